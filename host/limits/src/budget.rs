@@ -13,7 +13,7 @@ pub struct CallBudget {
     /// Wall-clock time for the guest's own execution (epoch deadline) and
     /// for the call as a whole.
     pub timeout: Duration,
-    /// Linear memory, summed over the component's memories.
+    /// Linear memory, per memory (a Rust guest has exactly one).
     pub memory: ByteSize,
     /// Core instances a component may create while instantiating.
     pub instances: u32,
@@ -74,9 +74,21 @@ impl CallBudget {
         ceiling: &CallBudget,
     ) -> Result<CallBudget, LimitError> {
         Ok(CallBudget {
-            timeout: pick("timeout", self.timeout, o.timeout, ceiling.timeout, fmt_duration)?,
+            timeout: pick(
+                "timeout",
+                self.timeout,
+                o.timeout,
+                ceiling.timeout,
+                fmt_duration,
+            )?,
             memory: pick("memory", self.memory, o.memory, ceiling.memory, fmt_bytes)?,
-            instances: pick("instances", self.instances, o.instances, ceiling.instances, fmt_num)?,
+            instances: pick(
+                "instances",
+                self.instances,
+                o.instances,
+                ceiling.instances,
+                fmt_num,
+            )?,
             tables: pick("tables", self.tables, o.tables, ceiling.tables, fmt_num)?,
             table_elements: pick(
                 "table_elements",
@@ -87,7 +99,13 @@ impl CallBudget {
             )?,
             output: pick("output", self.output, o.output, ceiling.output, fmt_bytes)?,
             log: pick("log", self.log, o.log, ceiling.log, fmt_bytes)?,
-            host_calls: pick("host_calls", self.host_calls, o.host_calls, ceiling.host_calls, fmt_num)?,
+            host_calls: pick(
+                "host_calls",
+                self.host_calls,
+                o.host_calls,
+                ceiling.host_calls,
+                fmt_num,
+            )?,
         })
     }
 }
@@ -109,9 +127,15 @@ fn pick<T: PartialOrd + Default + Copy>(
     ceiling: T,
     show: fn(T) -> String,
 ) -> Result<T, LimitError> {
-    let Some(v) = requested else { return Ok(default) };
+    let Some(v) = requested else {
+        return Ok(default);
+    };
     if v > ceiling {
-        return Err(LimitError::AboveCeiling { name, value: show(v), ceiling: show(ceiling) });
+        return Err(LimitError::AboveCeiling {
+            name,
+            value: show(v),
+            ceiling: show(ceiling),
+        });
     }
     if v == T::default() {
         return Err(LimitError::Zero { name });
@@ -180,7 +204,10 @@ mod tests {
     #[test]
     fn an_override_replaces_only_its_own_keys() {
         let b = CallBudget::DEFAULT
-            .with_override(&parse("memory = \"16 MiB\"\nhost_calls = 5"), &CallBudget::CEILING)
+            .with_override(
+                &parse("memory = \"16 MiB\"\nhost_calls = 5"),
+                &CallBudget::CEILING,
+            )
             .expect("within ceiling");
         assert_eq!(b.memory, ByteSize::mib(16));
         assert_eq!(b.host_calls, 5);
@@ -193,7 +220,10 @@ mod tests {
             .with_override(&parse("memory = \"1 GiB\""), &CallBudget::CEILING)
             .expect_err("above ceiling");
         let text = err.to_string();
-        assert!(text.contains("memory") && text.contains("1.0 GiB"), "{text}");
+        assert!(
+            text.contains("memory") && text.contains("1.0 GiB"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -39,7 +39,9 @@ impl Digest {
 impl FromStr for Digest {
     type Err = DigestError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let refuse = || DigestError { value: s.to_owned() };
+        let refuse = || DigestError {
+            value: s.to_owned(),
+        };
         let hexed = s.strip_prefix("sha256:").unwrap_or(s);
         if hexed.len() != 64 {
             return Err(refuse());
@@ -83,7 +85,10 @@ mod tests {
     fn digest_round_trips_through_hex() {
         let d = Digest::of(b"hello");
         let text = d.to_string();
-        assert_eq!(text, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+        assert_eq!(
+            text,
+            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        );
         assert_eq!(text.parse::<Digest>(), Ok(d));
         assert_eq!(format!("sha256:{text}").parse::<Digest>(), Ok(d));
     }

@@ -38,10 +38,18 @@ fn check(
     ok: impl Fn(char) -> bool,
 ) -> Result<(), NameError> {
     if value.is_empty() || value.len() > max {
-        return Err(NameError::Length { kind, value: value.to_owned(), max });
+        return Err(NameError::Length {
+            kind,
+            value: value.to_owned(),
+            max,
+        });
     }
     if !value.chars().all(ok) {
-        return Err(NameError::Character { kind, value: value.to_owned(), allowed });
+        return Err(NameError::Character {
+            kind,
+            value: value.to_owned(),
+            allowed,
+        });
     }
     Ok(())
 }
@@ -84,7 +92,7 @@ macro_rules! name_type {
 
         impl fmt::Display for $ty {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
+                f.pad(&self.0)
             }
         }
     };
@@ -130,7 +138,9 @@ mod tests {
 
     #[test]
     fn the_error_names_the_refused_value() {
-        let err = "no way".parse::<PluginName>().expect_err("space is refused");
+        let err = "no way"
+            .parse::<PluginName>()
+            .expect_err("space is refused");
         assert!(err.to_string().contains("\"no way\""), "{err}");
     }
 

@@ -54,12 +54,17 @@ impl Permission {
 impl FromStr for Permission {
     type Err = PermissionError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let refuse = || PermissionError { value: s.to_owned() };
+        let refuse = || PermissionError {
+            value: s.to_owned(),
+        };
         let (resource, action) = s.rsplit_once(':').ok_or_else(refuse)?;
         if !part_ok(action) || !resource.split(':').all(part_ok) {
             return Err(refuse());
         }
-        Ok(Self { resource: resource.to_owned(), action: action.to_owned() })
+        Ok(Self {
+            resource: resource.to_owned(),
+            action: action.to_owned(),
+        })
     }
 }
 
@@ -78,7 +83,7 @@ impl From<Permission> for String {
 
 impl fmt::Display for Permission {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.resource, self.action)
+        f.pad(&format!("{}:{}", self.resource, self.action))
     }
 }
 
@@ -117,7 +122,14 @@ mod tests {
 
     #[test]
     fn permission_refuses_missing_or_empty_parts() {
-        for bad in ["scenario", ":view", "scenario:", "a::b", "Scenario:View", "a:b c"] {
+        for bad in [
+            "scenario",
+            ":view",
+            "scenario:",
+            "a::b",
+            "Scenario:View",
+            "a:b c",
+        ] {
             assert!(bad.parse::<Permission>().is_err(), "{bad}");
         }
     }

@@ -1,0 +1,88 @@
+//! Why a plugin was refused. Every message names the file and the value.
+
+use std::path::PathBuf;
+
+use toolhost_types::Digest;
+
+/// A plugin the catalog refused to load (the rest still load).
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The manifest is not valid TOML of the manifest's shape (unknown keys included).
+    #[error("manifest {path}: {detail}")]
+    Manifest {
+        /// The manifest.
+        path: PathBuf,
+        /// What was wrong, naming the key or value.
+        detail: String,
+    },
+    /// The manifest names no component digest.
+    #[error("manifest {path}: no plugin.sha256: pin the component first (`toolhost plugin pin`)")]
+    Unpinned {
+        /// The manifest.
+        path: PathBuf,
+    },
+    /// The component's SHA-256 differs from the pinned one.
+    #[error(
+        "manifest {path}: component {component} has sha256 {actual}, the manifest pins {expected}"
+    )]
+    DigestMismatch {
+        /// The manifest.
+        path: PathBuf,
+        /// The component file.
+        component: PathBuf,
+        /// The pinned digest.
+        expected: Digest,
+        /// The file's digest.
+        actual: Digest,
+    },
+    /// Two manifests name the same plugin.
+    #[error("manifest {path}: plugin {plugin:?} is already loaded from another manifest")]
+    DuplicatePlugin {
+        /// The later manifest.
+        path: PathBuf,
+        /// The plugin name.
+        plugin: String,
+    },
+    /// A tool name is already served by another plugin.
+    #[error("manifest {path}: tool {tool:?} is already provided by plugin {other:?}")]
+    ToolCollision {
+        /// The refused plugin's manifest.
+        path: PathBuf,
+        /// The colliding tool.
+        tool: String,
+        /// The plugin that already provides it.
+        other: String,
+    },
+    /// The component and the reviewed manifest disagree about the tools.
+    #[error("manifest {path}: {detail}")]
+    Mismatch {
+        /// The manifest.
+        path: PathBuf,
+        /// The tool and what differs.
+        detail: String,
+    },
+    /// A budget override the host does not allow.
+    #[error("manifest {path}: {source}")]
+    Limit {
+        /// The manifest.
+        path: PathBuf,
+        /// Which limit and why.
+        source: toolhost_limits::LimitError,
+    },
+    /// The runtime refused the component.
+    #[error("manifest {path}: {source}")]
+    Load {
+        /// The manifest.
+        path: PathBuf,
+        /// The runtime's reason.
+        source: toolhost_runtime::LoadError,
+    },
+}

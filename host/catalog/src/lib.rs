@@ -1,0 +1,35 @@
+//! The catalog: plugin manifests, their validation, and the index of tools
+//! the host serves.
+//!
+//! A plugin is a component plus a TOML manifest pinned by the component's
+//! SHA-256. The manifest is what an admin reviewed: the tools and their
+//! permissions, and any budget overrides. At load the catalog checks the
+//! digest, asks the `runtime` to compile the component and describe its
+//! tools, and refuses the plugin if what it describes differs from what was
+//! reviewed. One bad plugin never stops the others from loading.
+//!
+//! It does not decide who sees a tool (`policy`) or run anything itself
+//! (`runtime`).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use toolhost_catalog::{Catalog, LoadOptions};
+//! use toolhost_runtime::{Runtime, RuntimeConfig};
+//! let runtime = Runtime::new(RuntimeConfig::default())?;
+//! let loaded = Catalog::load_dir("plugins.d".as_ref(), &runtime, &LoadOptions::default()).await;
+//! for e in &loaded.errors { eprintln!("{e}"); }
+//! for tool in loaded.catalog.tools() { println!("{}", tool.spec().name); }
+//! # Ok(()) }
+//! ```
+
+mod error;
+mod index;
+mod load;
+mod manifest;
+mod pin;
+
+pub use error::CatalogError;
+pub use index::{Catalog, LoadedPlugin, ToolRef};
+pub use load::{LoadOptions, Loaded};
+pub use manifest::{Manifest, PluginSection, ToolSection};
+pub use pin::pin;

@@ -1,0 +1,197 @@
+//! Loading a directory of manifests: every check that can refuse a plugin,
+//! in order, each naming the value it refused.
+
+use std::path::{Path, PathBuf};
+
+use toolhost_limits::CallBudget;
+use toolhost_runtime::{LoadReport, Runtime, ToolSpec};
+use toolhost_types::Digest;
+
+use crate::{Catalog, CatalogError, LoadedPlugin, Manifest};
+
+/// How plugins are loaded.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// The budget a call gets when its manifest says nothing.
+    pub defaults: CallBudget,
+    /// The most a manifest may ask for.
+    pub ceiling: CallBudget,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        Self {
+            defaults: CallBudget::DEFAULT,
+            ceiling: CallBudget::CEILING,
+        }
+    }
+}
+
+/// The result of loading a directory: the catalog of what loaded, and why
+/// each refused plugin was refused.
+pub struct Loaded {
+    /// The accepted plugins' tools.
+    pub catalog: Catalog,
+    /// One error per refused plugin.
+    pub errors: Vec<CatalogError>,
+    /// One report per accepted plugin, in load order.
+    pub reports: Vec<(String, LoadReport)>,
+}
+
+impl Catalog {
+    /// Loads every `*.toml` manifest in `dir` (in file-name order, so the
+    /// first of two colliding plugins wins, every time).
+    pub async fn load_dir(dir: &Path, runtime: &Runtime, opts: &LoadOptions) -> Loaded {
+        let mut loaded = Loaded {
+            catalog: Catalog::default(),
+            errors: Vec::new(),
+            reports: Vec::new(),
+        };
+        let paths = match manifests_in(dir) {
+            Ok(p) => p,
+            Err(source) => {
+                loaded.errors.push(CatalogError::Io {
+                    path: dir.into(),
+                    source,
+                });
+                return loaded;
+            }
+        };
+        for path in paths {
+            match load_one(&path, &loaded.catalog, runtime, opts).await {
+                Ok((plugin, report)) => {
+                    tracing::info!(plugin = %plugin.manifest.plugin.name, digest = %plugin.plugin.digest().short(),
+                        tools = plugin.plugin.tools().len(), cache = ?report.cache, "plugin loaded");
+                    loaded
+                        .reports
+                        .push((plugin.manifest.plugin.name.to_string(), report));
+                    loaded.catalog.insert(plugin);
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "plugin refused");
+                    loaded.errors.push(e);
+                }
+            }
+        }
+        loaded
+    }
+}
+
+fn manifests_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "toml") && path.is_file() {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    Ok(paths)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, CatalogError> {
+    std::fs::read(path).map_err(|source| CatalogError::Io {
+        path: path.into(),
+        source,
+    })
+}
+
+async fn load_one(
+    path: &Path,
+    catalog: &Catalog,
+    runtime: &Runtime,
+    opts: &LoadOptions,
+) -> Result<(LoadedPlugin, LoadReport), CatalogError> {
+    let text = String::from_utf8_lossy(&read(path)?).into_owned();
+    let manifest = Manifest::parse(&text, path)?;
+    let expected = manifest
+        .plugin
+        .sha256
+        .ok_or_else(|| CatalogError::Unpinned { path: path.into() })?;
+    let component = path.with_file_name(&manifest.plugin.component);
+    let bytes = read(&component)?;
+    let actual = Digest::of(&bytes);
+    if actual != expected {
+        return Err(CatalogError::DigestMismatch {
+            path: path.into(),
+            component,
+            expected,
+            actual,
+        });
+    }
+    if catalog.has_plugin(manifest.plugin.name.as_str()) {
+        let plugin = manifest.plugin.name.to_string();
+        return Err(CatalogError::DuplicatePlugin {
+            path: path.into(),
+            plugin,
+        });
+    }
+    for tool in manifest.tools.keys() {
+        if let Some(other) = catalog.provider(tool) {
+            let (tool, other) = (tool.to_string(), other.to_owned());
+            return Err(CatalogError::ToolCollision {
+                path: path.into(),
+                tool,
+                other,
+            });
+        }
+    }
+    let budget = opts
+        .defaults
+        .with_override(&manifest.limits, &opts.ceiling)
+        .map_err(|source| CatalogError::Limit {
+            path: path.into(),
+            source,
+        })?;
+    let (plugin, report) = runtime
+        .load(manifest.plugin.name.clone(), &bytes)
+        .await
+        .map_err(|source| CatalogError::Load {
+            path: path.into(),
+            source,
+        })?;
+    check_reviewed(&manifest, plugin.tools()).map_err(|detail| CatalogError::Mismatch {
+        path: path.into(),
+        detail,
+    })?;
+    Ok((
+        LoadedPlugin {
+            manifest,
+            path: path.into(),
+            plugin,
+            budget,
+        },
+        report,
+    ))
+}
+
+/// The component must describe exactly the reviewed tools, with the
+/// reviewed permissions: a plugin cannot add a tool or weaken a permission
+/// without a new review.
+fn check_reviewed(manifest: &Manifest, described: &[ToolSpec]) -> Result<(), String> {
+    for spec in described {
+        let Some(reviewed) = manifest.tools.get(&spec.name) else {
+            return Err(format!(
+                "the component describes tool {:?}, which the manifest does not declare",
+                spec.name.as_str()
+            ));
+        };
+        if reviewed.permission != spec.permission {
+            return Err(format!(
+                "tool {:?}: the component asks for permission {:?}, the manifest declares {:?}",
+                spec.name.as_str(),
+                spec.permission.to_string(),
+                reviewed.permission.to_string()
+            ));
+        }
+    }
+    for name in manifest.tools.keys() {
+        if !described.iter().any(|s| &s.name == name) {
+            return Err(format!(
+                "the manifest declares tool {:?}, which the component does not describe",
+                name.as_str()
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! The manifest file: parsed once into typed values, unknown keys refused.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use toolhost_limits::BudgetOverride;
+use toolhost_types::{Digest, Permission, PluginName, ToolName};
+
+/// A plugin manifest (`*.toml` in the plugin directory).
+///
+/// ```toml
+/// [plugin]
+/// name = "hello"
+/// version = "0.1.0"
+/// description = "Greetings."
+/// component = "hello.wasm"
+/// sha256 = "…64 hex…"
+///
+/// [limits]
+/// timeout = "2s"
+///
+/// [tools.greet]
+/// permission = "hello:read"
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Who the plugin is and which component it is.
+    pub plugin: PluginSection,
+    /// Budget overrides, each up to the host ceiling.
+    #[serde(default)]
+    pub limits: BudgetOverride,
+    /// Every tool the component exports, with the permission a caller needs.
+    pub tools: BTreeMap<ToolName, ToolSection>,
+}
+
+/// `[plugin]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginSection {
+    /// The plugin's name.
+    pub name: PluginName,
+    /// The plugin's own version, for people and the audit trail.
+    pub version: String,
+    /// What the plugin is for.
+    #[serde(default)]
+    pub description: String,
+    /// The component's file name, in the manifest's directory.
+    pub component: String,
+    /// The component's SHA-256; the plugin is refused if the file differs.
+    pub sha256: Option<Digest>,
+}
+
+/// `[tools.<name>]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSection {
+    /// The permission a caller needs to see and call the tool.
+    pub permission: Permission,
+}
+
+impl Manifest {
+    /// Parses manifest text; `path` only names the file in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, crate::CatalogError> {
+        let refuse = |detail: String| crate::CatalogError::Manifest {
+            path: path.into(),
+            detail,
+        };
+        let m: Manifest = toml::from_str(text).map_err(|e| refuse(e.message().to_owned()))?;
+        let c = &m.plugin.component;
+        let plain = !c.is_empty() && !c.contains(['/', '\\']) && c != "." && c != "..";
+        if !plain || !c.ends_with(".wasm") {
+            return Err(refuse(format!(
+                "plugin.component {c:?} must be a .wasm file name in the manifest's directory"
+            )));
+        }
+        if m.tools.is_empty() {
+            return Err(refuse("declares no [tools.*]".into()));
+        }
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+        [plugin]
+        name = "hello"
+        version = "0.1.0"
+        component = "hello.wasm"
+        sha256 = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        [limits]
+        timeout = "2s"
+        [tools.greet]
+        permission = "hello:read"
+    "#;
+
+    fn err(text: &str) -> String {
+        Manifest::parse(text, Path::new("m.toml"))
+            .expect_err("refused")
+            .to_string()
+    }
+
+    #[test]
+    fn a_good_manifest_parses_into_typed_values() {
+        let m = Manifest::parse(GOOD, Path::new("m.toml")).expect("valid");
+        assert_eq!(m.plugin.name.as_str(), "hello");
+        assert_eq!(m.limits.timeout, Some(std::time::Duration::from_secs(2)));
+        let greet: ToolName = "greet".parse().expect("valid");
+        assert_eq!(m.tools[&greet].permission.to_string(), "hello:read");
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_by_name() {
+        let e = err(&GOOD.replace("[limits]", "[limits]\nfuel = 9"));
+        assert!(e.contains("m.toml") && e.contains("fuel"), "{e}");
+        let e = err(&GOOD.replace("[plugin]", "[plugin]\nnetwork = true"));
+        assert!(e.contains("network"), "{e}");
+    }
+
+    #[test]
+    fn a_component_path_outside_the_directory_is_refused() {
+        for bad in ["../x.wasm", "/etc/passwd", "sub/x.wasm", "x.so"] {
+            let e = err(&GOOD.replace("hello.wasm", bad));
+            assert!(e.contains(bad), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_bad_digest_or_permission_is_refused_by_value() {
+        let e = err(&GOOD.replace("2cf24dba", "zzzz"));
+        assert!(e.contains("zzzz"), "{e}");
+        let e = err(&GOOD.replace("hello:read", "hello"));
+        assert!(e.contains("\"hello\""), "{e}");
+    }
+}

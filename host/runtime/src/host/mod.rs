@@ -1,0 +1,35 @@
+//! The host imports a plugin may use: one module per WIT interface, each
+//! seeing only its own state (the log capability cannot read the caller's
+//! identity beyond what it needs to tag a line).
+//!
+//! WASI p2 is linked too, because a Rust guest built with std imports it,
+//! but granted nothing: see `state::sandbox_wasi`.
+
+pub(crate) mod log;
+mod meter;
+
+pub(crate) use meter::HostCallMeter;
+
+use wasmtime::component::{HasData, Linker};
+
+use crate::bindings::toolhost::plugin as wit;
+use crate::state::HostState;
+
+struct HasLog;
+impl HasData for HasLog {
+    type Data<'a> = &'a mut log::LogCapability;
+}
+
+struct HasTypes;
+impl HasData for HasTypes {
+    type Data<'a> = &'a mut HostState;
+}
+impl wit::types::Host for HostState {}
+
+/// Links every host import into `l`.
+pub(crate) fn add_to_linker(l: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    wasmtime_wasi::p2::add_to_linker_async(l)?;
+    wit::types::add_to_linker::<HostState, HasTypes>(l, |s| s)?;
+    wit::log::add_to_linker::<HostState, HasLog>(l, |s| &mut s.log)?;
+    Ok(())
+}

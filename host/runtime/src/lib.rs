@@ -1,0 +1,41 @@
+//! The sandbox: every plugin call runs in a fresh, capped wasmtime `Store`.
+//!
+//! This room owns the `Engine` (trimmed features, sized pooling allocator,
+//! epoch interruption), the compiled-component cache on disk, one
+//! pre-instantiated component per plugin, the per-call `Store` with its
+//! budget, and the host imports (one module per WIT interface under
+//! [`host`]). It turns every trap and breached cap into a typed
+//! [`CallError`] and keeps serving.
+//!
+//! It does not decide who may call what (`policy`), read manifests
+//! (`catalog`) or write audit rows (`audit`): it runs what it is asked to run,
+//! within the budget it is given.
+//!
+//! ```no_run
+//! # async fn demo(component: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
+//! use toolhost_limits::CallBudget;
+//! use toolhost_runtime::{CallContext, Runtime, RuntimeConfig};
+//! let runtime = Runtime::new(RuntimeConfig::default())?;
+//! let (plugin, _report) = runtime.load("hello".parse()?, component).await?;
+//! let ctx = CallContext::new("tenant-a", "alice");
+//! let out = runtime.call(&plugin, &ctx, "greet", r#"{"name":"Ada"}"#, &CallBudget::DEFAULT).await?;
+//! println!("{}", out.structured);
+//! # Ok(()) }
+//! ```
+
+mod bindings;
+mod cache;
+mod config;
+mod engine;
+mod error;
+mod host;
+mod limiter;
+mod sandbox;
+mod spec;
+mod state;
+
+pub use cache::CacheOutcome;
+pub use config::RuntimeConfig;
+pub use error::{CallError, LoadError};
+pub use sandbox::{CallContext, LoadReport, Plugin, Runtime};
+pub use spec::{Annotations, Plan, Target, ToolOutput, ToolSpec};

@@ -1,0 +1,436 @@
+//! The runtime: load a component once, run each call in a fresh store.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+use toolhost_limits::CallBudget;
+use toolhost_types::{CallId, Digest, PluginName};
+use wasmtime::component::Linker;
+use wasmtime::{Engine, Store, UpdateDeadline};
+
+use crate::bindings::exports::toolhost::plugin::tool as wit_tool;
+use crate::bindings::toolhost::plugin::types as wit;
+use crate::cache::{CacheOutcome, ComponentCache};
+use crate::config::RuntimeConfig;
+use crate::engine::{self, EpochTicker};
+use crate::error::{Breach, CallError, LoadError};
+use crate::spec::{self, Plan, ToolOutput, ToolSpec};
+use crate::state::HostState;
+use crate::{bindings, host};
+
+/// Time allowed beyond the budget for the whole call before the host gives
+/// up on it: the epoch deadline normally fires first; this catches a call
+/// stuck in a host import.
+pub(crate) const WALL_GRACE: Duration = Duration::from_millis(100);
+
+/// Most tools one plugin may describe: beyond this, a catalog is a flood.
+const MAX_TOOLS_PER_PLUGIN: usize = 256;
+
+/// The sandbox runtime: one engine, one linker, the compiled-component
+/// cache and a bounded pool of sandboxes. Cheap to share behind an `Arc`.
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<HostState>,
+    cache: ComponentCache,
+    slots: Arc<Semaphore>,
+    _ticker: EpochTicker,
+}
+
+/// A loaded plugin: its component pre-instantiated against the host's
+/// imports, and the tools it described.
+pub struct Plugin {
+    name: PluginName,
+    digest: Digest,
+    pre: bindings::PluginPre<HostState>,
+    tools: Vec<ToolSpec>,
+}
+
+impl Plugin {
+    /// The plugin's name.
+    pub fn name(&self) -> &PluginName {
+        &self.name
+    }
+    /// The SHA-256 of the component it was loaded from.
+    pub fn digest(&self) -> &Digest {
+        &self.digest
+    }
+    /// The tools it described at load, validated.
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+}
+
+/// How a load went.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadReport {
+    /// Whether native code came from the precompiled cache.
+    pub cache: CacheOutcome,
+    /// Time to obtain the compiled component (compile or map).
+    pub compile: Duration,
+}
+
+/// Who a call is for. Passed to the plugin as its `call-context`.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    /// The call's id (also in logs and audit).
+    pub call_id: CallId,
+    /// The caller's tenant.
+    pub tenant: String,
+    /// The caller's stable id.
+    pub principal: String,
+}
+
+impl CallContext {
+    /// A context with a new call id.
+    pub fn new(tenant: &str, principal: &str) -> Self {
+        Self {
+            call_id: CallId::new(),
+            tenant: tenant.into(),
+            principal: principal.into(),
+        }
+    }
+
+    fn wit(&self) -> wit::CallContext {
+        wit::CallContext {
+            call_id: self.call_id.to_string(),
+            tenant: self.tenant.clone(),
+            principal: self.principal.clone(),
+        }
+    }
+}
+
+/// What to ask of a fresh instance.
+enum Ask<'a> {
+    Describe,
+    Plan(&'a wit::CallContext, &'a str, &'a str),
+    Call(&'a wit::CallContext, &'a str, &'a str),
+}
+
+/// What it answered.
+enum Answer {
+    Describe(Vec<wit::ToolSpec>),
+    Plan(Result<wit::CallPlan, wit::ToolError>),
+    Call(Result<wit::ToolOutput, wit::ToolError>),
+}
+
+impl Runtime {
+    /// Builds the engine, the linker with every host import, and starts the
+    /// epoch ticker.
+    pub fn new(config: RuntimeConfig) -> Result<Self, LoadError> {
+        let engine = engine::build(&config).map_err(|e| engine_error(&e))?;
+        let mut linker = Linker::new(&engine);
+        host::add_to_linker(&mut linker).map_err(|e| engine_error(&e))?;
+        let cache = ComponentCache::new(&engine, config.cache_dir.clone())?;
+        let _ticker = EpochTicker::start(engine.clone(), config.epoch_tick);
+        let slots = Arc::new(Semaphore::new(config.slots as usize));
+        Ok(Self {
+            engine,
+            linker,
+            cache,
+            slots,
+            _ticker,
+        })
+    }
+
+    /// Compiles (or maps from the cache) a component, links it against the
+    /// host's imports, and asks it to describe its tools.
+    pub async fn load(
+        &self,
+        name: PluginName,
+        bytes: &[u8],
+    ) -> Result<(Plugin, LoadReport), LoadError> {
+        let plugin = name.to_string();
+        let digest = Digest::of(bytes);
+        let started = Instant::now();
+        let (component, cache) =
+            self.cache
+                .load(&self.engine, &digest, bytes)
+                .map_err(|e| LoadError::Compile {
+                    plugin: plugin.clone(),
+                    detail: format!("{e:#}"),
+                })?;
+        let report = LoadReport {
+            cache,
+            compile: started.elapsed(),
+        };
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| LoadError::Imports {
+                plugin: plugin.clone(),
+                detail: format!("{e:#}"),
+            })?;
+        let pre = bindings::PluginPre::new(pre).map_err(|e| LoadError::Exports {
+            plugin: plugin.clone(),
+            detail: format!("{e:#}"),
+        })?;
+        let mut loaded = Plugin {
+            name,
+            digest,
+            pre,
+            tools: Vec::new(),
+        };
+        loaded.tools = self.describe(&loaded).await?;
+        Ok((loaded, report))
+    }
+
+    async fn describe(&self, plugin: &Plugin) -> Result<Vec<ToolSpec>, LoadError> {
+        let refuse = |detail: String| LoadError::Describe {
+            plugin: plugin.name.to_string(),
+            detail,
+        };
+        let ctx = CallContext::new("", "");
+        let answer = self
+            .sandboxed(plugin, &ctx, &CallBudget::DEFAULT, Ask::Describe)
+            .await
+            .map_err(|e| refuse(e.to_string()))?;
+        let Answer::Describe(specs) = answer else {
+            unreachable!("describe answers describe")
+        };
+        if specs.len() > MAX_TOOLS_PER_PLUGIN {
+            return Err(refuse(format!(
+                "{} tools, more than {MAX_TOOLS_PER_PLUGIN}",
+                specs.len()
+            )));
+        }
+        let mut tools = Vec::with_capacity(specs.len());
+        for s in specs {
+            let spec = spec::tool_spec(s).map_err(refuse)?;
+            if tools.iter().any(|t: &ToolSpec| t.name == spec.name) {
+                return Err(refuse(format!(
+                    "tool {:?} is described twice",
+                    spec.name.as_str()
+                )));
+            }
+            tools.push(spec);
+        }
+        Ok(tools)
+    }
+
+    /// Plans `tool` with `args` (a JSON object as text) in a fresh sandbox.
+    pub async fn plan(
+        &self,
+        plugin: &Plugin,
+        ctx: &CallContext,
+        tool: &str,
+        args: &str,
+        budget: &CallBudget,
+    ) -> Result<Plan, CallError> {
+        let wctx = ctx.wit();
+        match self
+            .sandboxed(plugin, ctx, budget, Ask::Plan(&wctx, tool, args))
+            .await?
+        {
+            Answer::Plan(Ok(p)) => {
+                let size = p.summary.len() + p.targets.iter().map(target_size).sum::<usize>();
+                check_output(size, budget)?;
+                Ok(spec::plan(p))
+            }
+            Answer::Plan(Err(e)) => Err(tool_error(e, budget)),
+            _ => unreachable!("plan answers plan"),
+        }
+    }
+
+    /// Calls `tool` with `args` (a JSON object as text) in a fresh sandbox.
+    ///
+    /// Dropping the returned future interrupts the guest at its next epoch
+    /// tick; the sandbox is discarded either way.
+    pub async fn call(
+        &self,
+        plugin: &Plugin,
+        ctx: &CallContext,
+        tool: &str,
+        args: &str,
+        budget: &CallBudget,
+    ) -> Result<ToolOutput, CallError> {
+        let wctx = ctx.wit();
+        match self
+            .sandboxed(plugin, ctx, budget, Ask::Call(&wctx, tool, args))
+            .await?
+        {
+            Answer::Call(Ok(out)) => {
+                let size = out.structured.len() + out.text.as_ref().map_or(0, String::len);
+                check_output(size, budget)?;
+                let structured = serde_json::from_str(&out.structured).map_err(|e| {
+                    CallError::InvalidOutput {
+                        detail: format!("structured is not JSON: {e}"),
+                    }
+                })?;
+                Ok(ToolOutput {
+                    structured,
+                    text: out.text,
+                })
+            }
+            Answer::Call(Err(e)) => Err(tool_error(e, budget)),
+            _ => unreachable!("call answers call"),
+        }
+    }
+
+    /// Instantiates `plugin` in a fresh sandbox under `budget` and drops it,
+    /// calling nothing: proves the plugin still instantiates (a readiness
+    /// check) and measures the per-call set-up cost on its own.
+    pub async fn probe(&self, plugin: &Plugin, budget: &CallBudget) -> Result<(), CallError> {
+        let _slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| CallError::Internal)?;
+        let mut store = self.new_store(plugin.name.as_str(), "probe", budget);
+        let outcome = plugin.pre.instantiate_async(&mut store).await.map(drop);
+        outcome.map_err(|e| classify(&e, store.data(), budget, "probe"))
+    }
+
+    /// Runs one ask in a fresh store with `budget` applied before the first
+    /// guest instruction.
+    async fn sandboxed(
+        &self,
+        plugin: &Plugin,
+        ctx: &CallContext,
+        budget: &CallBudget,
+        ask: Ask<'_>,
+    ) -> Result<Answer, CallError> {
+        let _slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| CallError::Internal)?;
+        let call_id = ctx.call_id.to_string();
+        let mut store = self.new_store(plugin.name.as_str(), &call_id, budget);
+        let run = run_ask(&plugin.pre, &mut store, ask);
+        let outcome = match tokio::time::timeout(budget.timeout + WALL_GRACE, run).await {
+            Ok(r) => r,
+            Err(_) => {
+                return Err(CallError::Timeout {
+                    limit: budget.timeout,
+                });
+            }
+        };
+        outcome.map_err(|e| classify(&e, store.data(), budget, &call_id))
+    }
+}
+
+impl Runtime {
+    /// A fresh store for one call: its own host state, the budget's limiter,
+    /// and a deadline checked on every epoch tick (yielding to the
+    /// scheduler in between, so a spinning guest never pins a thread).
+    pub(crate) fn new_store(
+        &self,
+        plugin: &str,
+        call_id: &str,
+        budget: &CallBudget,
+    ) -> Store<HostState> {
+        let mut store = Store::new(&self.engine, HostState::for_call(plugin, call_id, budget));
+        store.limiter(|s| &mut s.limiter);
+        let deadline = Instant::now() + budget.timeout;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= deadline {
+                Err(Breach::Timeout.into())
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        store
+    }
+}
+
+async fn run_ask(
+    pre: &bindings::PluginPre<HostState>,
+    store: &mut Store<HostState>,
+    ask: Ask<'_>,
+) -> wasmtime::Result<Answer> {
+    let instance = pre.instantiate_async(&mut *store).await?;
+    let tool: &wit_tool::Guest = instance.toolhost_plugin_tool();
+    Ok(match ask {
+        Ask::Describe => Answer::Describe(tool.call_describe(&mut *store).await?),
+        Ask::Plan(c, t, a) => Answer::Plan(tool.call_plan(&mut *store, c, t, a).await?),
+        Ask::Call(c, t, a) => Answer::Call(tool.call_call(&mut *store, c, t, a).await?),
+    })
+}
+
+/// Names a failed call after its cause.
+pub(crate) fn classify(
+    e: &wasmtime::Error,
+    state: &HostState,
+    budget: &CallBudget,
+    call: &str,
+) -> CallError {
+    if let Some(b) = e.downcast_ref::<Breach>() {
+        return match *b {
+            Breach::Timeout => CallError::Timeout {
+                limit: budget.timeout,
+            },
+            Breach::Log { limit } => CallError::LogLimit { limit },
+            Breach::HostCalls { limit } => CallError::HostCallLimit { limit },
+        };
+    }
+    if state.limiter.memory_refused {
+        return CallError::MemoryLimit {
+            limit: budget.memory,
+        };
+    }
+    if state.limiter.table_refused {
+        return CallError::ResourceLimit {
+            detail: "table elements".into(),
+        };
+    }
+    if let Some(trap) = e.downcast_ref::<wasmtime::Trap>() {
+        return match trap {
+            wasmtime::Trap::StackOverflow => CallError::StackOverflow,
+            wasmtime::Trap::Interrupt => CallError::Timeout {
+                limit: budget.timeout,
+            },
+            other => CallError::Trapped {
+                detail: other.to_string(),
+            },
+        };
+    }
+    // wasmtime reports instance/table/memory count limits only as text.
+    let text = e.to_string();
+    if let Some(detail) = text.strip_prefix("resource limit exceeded: ") {
+        return CallError::ResourceLimit {
+            detail: detail.to_owned(),
+        };
+    }
+    tracing::warn!(call, error = format!("{e:?}"), "sandbox failure");
+    CallError::Internal
+}
+
+fn check_output(size: usize, budget: &CallBudget) -> Result<(), CallError> {
+    if size as u64 > budget.output.as_u64() {
+        return Err(CallError::OutputLimit {
+            limit: budget.output,
+            size: size as u64,
+        });
+    }
+    Ok(())
+}
+
+fn target_size(t: &wit::Target) -> usize {
+    t.kind.len() + t.id.len() + t.name.len() + t.tags.iter().map(String::len).sum::<usize>()
+}
+
+fn tool_error(e: wit::ToolError, budget: &CallBudget) -> CallError {
+    let (text, make): (String, fn(String) -> CallError) = match e {
+        wit::ToolError::UnknownTool(t) => (t, CallError::UnknownTool),
+        wit::ToolError::InvalidArguments(t) => (t, CallError::InvalidArguments),
+        wit::ToolError::NotFound(t) => (t, CallError::NotFound),
+        wit::ToolError::Failed(t) => (t, CallError::ToolFailed),
+    };
+    match check_output(text.len(), budget) {
+        Ok(()) => make(text),
+        Err(e) => e,
+    }
+}
+
+fn engine_error(e: &wasmtime::Error) -> LoadError {
+    LoadError::Compile {
+        plugin: "(engine)".into(),
+        detail: format!("{e:#}"),
+    }
+}
+
+#[cfg(test)]
+#[path = "sandbox_tests.rs"]
+mod tests;

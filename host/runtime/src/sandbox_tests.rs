@@ -1,0 +1,230 @@
+//! Sandbox mechanics with inline WAT components: no guest toolchain needed.
+//! Each test runs a component exporting `run: func()` in a store built by
+//! the same `new_store` and judged by the same `classify` as plugin calls.
+
+use std::time::Duration;
+
+use toolhost_limits::{ByteSize, CallBudget};
+use wasmtime::component::Component;
+
+use super::*;
+
+fn runtime() -> Runtime {
+    Runtime::new(RuntimeConfig {
+        slots: 4,
+        ..RuntimeConfig::default()
+    })
+    .expect("runtime builds")
+}
+
+fn budget() -> CallBudget {
+    CallBudget {
+        timeout: Duration::from_millis(200),
+        ..CallBudget::DEFAULT
+    }
+}
+
+/// A component whose `run` export is the core function `body` of a module
+/// with one page of memory and a one-element table.
+fn component(body: &str) -> String {
+    format!(
+        r#"(component
+             (core module $m
+               (memory 1)
+               (table 1 funcref)
+               (func $run (export "run") {body}))
+             (core instance $i (instantiate $m))
+             (func (export "run") (canon lift (core func $i "run"))))"#
+    )
+}
+
+async fn run_wat(rt: &Runtime, wat: &str, budget: &CallBudget) -> Result<(), CallError> {
+    let bytes = wat::parse_str(wat).expect("valid WAT");
+    let component = Component::new(&rt.engine, &bytes).expect("the component compiles");
+    let mut store = rt.new_store("wat", "test-call", budget);
+    let run = async {
+        let instance = rt.linker.instantiate_async(&mut store, &component).await?;
+        let f = instance.get_typed_func::<(), ()>(&mut store, "run")?;
+        f.call_async(&mut store, ()).await
+    };
+    let outcome = match tokio::time::timeout(budget.timeout + WALL_GRACE, run).await {
+        Ok(r) => r,
+        Err(_) => {
+            return Err(CallError::Timeout {
+                limit: budget.timeout,
+            });
+        }
+    };
+    outcome.map_err(|e| classify(&e, store.data(), budget, "test-call"))
+}
+
+#[tokio::test]
+async fn a_component_that_returns_runs_cleanly() {
+    let rt = runtime();
+    assert_eq!(run_wat(&rt, &component("nop"), &budget()).await, Ok(()));
+}
+
+#[tokio::test]
+async fn an_infinite_loop_times_out_at_the_deadline_and_the_host_keeps_serving() {
+    let rt = runtime();
+    let started = Instant::now();
+    let r = run_wat(&rt, &component("(loop $l (br $l))"), &budget()).await;
+    assert_eq!(
+        r,
+        Err(CallError::Timeout {
+            limit: Duration::from_millis(200)
+        })
+    );
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(200) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+    assert_eq!(run_wat(&rt, &component("nop"), &budget()).await, Ok(()));
+}
+
+#[tokio::test]
+async fn growing_memory_past_the_budget_is_a_memory_limit() {
+    let rt = runtime();
+    let b = CallBudget {
+        memory: ByteSize::mib(1),
+        ..budget()
+    };
+    // 32 pages = 2 MiB: refused; the guest then dies as a Rust guest would.
+    let grow = "(if (i32.eq (memory.grow (i32.const 32)) (i32.const -1)) (then unreachable))";
+    assert_eq!(
+        run_wat(&rt, &component(grow), &b).await,
+        Err(CallError::MemoryLimit {
+            limit: ByteSize::mib(1)
+        })
+    );
+    // Within the budget, growing is fine.
+    let small = "(if (i32.eq (memory.grow (i32.const 4)) (i32.const -1)) (then unreachable))";
+    assert_eq!(run_wat(&rt, &component(small), &b).await, Ok(()));
+}
+
+#[tokio::test]
+async fn an_initial_memory_above_the_budget_fails_instantiation_as_a_memory_limit() {
+    let rt = runtime();
+    let b = CallBudget {
+        memory: ByteSize::mib(1),
+        ..budget()
+    };
+    let wat = component("nop").replace("(memory 1)", "(memory 100)");
+    assert_eq!(
+        run_wat(&rt, &wat, &b).await,
+        Err(CallError::MemoryLimit {
+            limit: ByteSize::mib(1)
+        })
+    );
+}
+
+#[tokio::test]
+async fn unreachable_is_a_trap_with_its_kind() {
+    let rt = runtime();
+    match run_wat(&rt, &component("unreachable"), &budget()).await {
+        Err(CallError::Trapped { detail }) => assert!(detail.contains("unreachable"), "{detail}"),
+        other => panic!("expected a trap, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn unbounded_recursion_is_a_stack_overflow() {
+    let rt = runtime();
+    assert_eq!(
+        run_wat(&rt, &component("(call $run)"), &budget()).await,
+        Err(CallError::StackOverflow)
+    );
+}
+
+#[tokio::test]
+async fn growing_a_table_past_the_budget_is_a_resource_limit() {
+    let rt = runtime();
+    let b = CallBudget {
+        table_elements: 100,
+        ..budget()
+    };
+    let grow = "(if (i32.eq (table.grow (ref.null func) (i32.const 1000)) (i32.const -1)) (then unreachable))";
+    match run_wat(&rt, &component(grow), &b).await {
+        Err(CallError::ResourceLimit { detail }) => assert!(detail.contains("table"), "{detail}"),
+        other => panic!("expected a resource limit, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn more_core_instances_than_the_budget_fail_as_a_resource_limit() {
+    let rt = runtime();
+    let b = CallBudget {
+        instances: 2,
+        ..budget()
+    };
+    let wat = r#"(component
+        (core module $m)
+        (core instance (instantiate $m))
+        (core instance (instantiate $m))
+        (core instance (instantiate $m))
+        (core module $r (func (export "run")))
+        (core instance $i (instantiate $r))
+        (func (export "run") (canon lift (core func $i "run"))))"#;
+    match run_wat(&rt, wat, &b).await {
+        Err(CallError::ResourceLimit { detail }) => {
+            assert!(detail.contains("instance"), "{detail}")
+        }
+        other => panic!("expected a resource limit, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_dropped_call_releases_its_slot_and_the_next_call_runs() {
+    let rt = Runtime::new(RuntimeConfig {
+        slots: 1,
+        ..RuntimeConfig::default()
+    })
+    .expect("runtime");
+    let long = CallBudget {
+        timeout: Duration::from_secs(30),
+        ..budget()
+    };
+    let spin = component("(loop $l (br $l))");
+    // The caller gives up after 50 ms: dropping the future interrupts the guest.
+    let r = tokio::time::timeout(Duration::from_millis(50), run_wat(&rt, &spin, &long)).await;
+    assert!(r.is_err(), "the spin cannot have finished");
+    let bytes = wat::parse_str(component("nop")).expect("valid");
+    let component = Component::new(&rt.engine, &bytes).expect("compiles");
+    let _slot = tokio::time::timeout(Duration::from_secs(1), rt.slots.acquire())
+        .await
+        .expect("the slot is free again")
+        .expect("the semaphore is open");
+    drop(component);
+}
+
+#[tokio::test]
+async fn a_component_importing_an_ungranted_interface_is_refused_at_load_by_name() {
+    let rt = runtime();
+    let wat = r#"(component
+        (import "wasi:http/outgoing-handler@0.2.0" (instance (export "handle" (func))))
+        (core module $m (func (export "run")))
+        (core instance $i (instantiate $m))
+        (func (export "run") (canon lift (core func $i "run"))))"#;
+    let bytes = wat::parse_str(wat).expect("valid WAT");
+    let err = rt
+        .load("ungranted".parse().expect("name"), &bytes)
+        .await
+        .err()
+        .expect("refused");
+    let text = err.to_string();
+    assert!(matches!(err, LoadError::Imports { .. }), "{text}");
+    assert!(text.contains("wasi:http/outgoing-handler"), "{text}");
+}
+
+#[tokio::test]
+async fn a_component_without_the_tool_export_is_refused_at_load() {
+    let rt = runtime();
+    let bytes = wat::parse_str(component("nop")).expect("valid WAT");
+    let err = rt
+        .load("no-export".parse().expect("name"), &bytes)
+        .await
+        .err()
+        .expect("refused");
+    assert!(matches!(err, LoadError::Exports { .. }), "{err}");
+}

@@ -1,0 +1,67 @@
+//! The state of one sandboxed call: a WASI context that grants nothing, the
+//! resource limiter, and each host capability's own state.
+
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::host::HostCallMeter;
+use crate::host::log::LogCapability;
+use crate::limiter::CallLimiter;
+use toolhost_limits::CallBudget;
+
+/// Everything a `Store` holds for one call. Built fresh per call, dropped
+/// with the store: nothing survives between callers.
+pub(crate) struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limiter: CallLimiter,
+    pub(crate) log: LogCapability,
+}
+
+impl HostState {
+    pub(crate) fn for_call(plugin: &str, call_id: &str, budget: &CallBudget) -> Self {
+        let meter = HostCallMeter::new(budget.host_calls);
+        Self {
+            wasi: sandbox_wasi(),
+            table: ResourceTable::new(),
+            limiter: CallLimiter::new(budget),
+            log: LogCapability::new(plugin, call_id, budget.log, meter),
+        }
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// A wall clock stopped at the Unix epoch: guests get no ambient time of
+/// day (time is a capability a later manifest key may grant).
+struct StoppedWallClock;
+
+impl wasmtime_wasi::HostWallClock for StoppedWallClock {
+    fn resolution(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(1)
+    }
+    fn now(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+}
+
+/// WASI p2 with nothing granted: no preopened directories, no environment,
+/// no arguments, stdin closed, stdout/stderr discarded, no TCP, UDP or name
+/// lookup and every socket address refused, the wall clock stopped. The
+/// monotonic clock and randomness stay (Rust's std needs them).
+fn sandbox_wasi() -> WasiCtx {
+    WasiCtx::builder()
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false)
+        .socket_addr_check(|_, _| Box::pin(async { false }))
+        .wall_clock(StoppedWallClock)
+        .build()
+}

@@ -1,0 +1,356 @@
+//! Every hostile fixture in `plugins/` against the real sandbox: each yields
+//! its typed error within its limit, the same plugin answers a normal call
+//! right after, escapes fail inside the guest, and memory stays bounded
+//! across a thousand hostile calls.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolhost_fixtures::{Fixture, HOSTILE};
+use toolhost_limits::{ByteSize, CallBudget};
+use toolhost_runtime::{CallContext, CallError, Plugin, Runtime, RuntimeConfig};
+
+fn runtime() -> Runtime {
+    Runtime::new(RuntimeConfig::default()).expect("runtime builds")
+}
+
+async fn load(rt: &Runtime, f: &Fixture) -> Plugin {
+    rt.load(
+        f.name.parse().expect("fixture names are plugin names"),
+        &f.bytes(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{} loads: {e}", f.name))
+    .0
+}
+
+async fn call(
+    rt: &Runtime,
+    p: &Plugin,
+    tool: &str,
+    args: Value,
+    budget: &CallBudget,
+) -> Result<Value, CallError> {
+    let ctx = CallContext::new("tenant-a", "alice");
+    rt.call(p, &ctx, tool, &args.to_string(), budget)
+        .await
+        .map(|o| o.structured)
+}
+
+/// The ping every fixture exports, proving the plugin still serves.
+async fn ping(rt: &Runtime, p: &Plugin) {
+    let pong = call(rt, p, "ping", json!({}), &CallBudget::DEFAULT).await;
+    assert_eq!(
+        pong,
+        Ok(json!({"pong": true})),
+        "{} answers right after",
+        p.name()
+    );
+}
+
+fn tight() -> CallBudget {
+    CallBudget {
+        timeout: Duration::from_millis(200),
+        memory: ByteSize::mib(16),
+        output: ByteSize::mib(1),
+        log: ByteSize::kib(4),
+        ..CallBudget::DEFAULT
+    }
+}
+
+/// The breach each limits/trap fixture must produce under `tight()`.
+const BREACHES: &[(&str, &str, &str)] = &[
+    ("t-limits-spin", "spin", "TIMEOUT"),
+    ("t-limits-alloc-bomb", "bomb", "MEMORY_LIMIT"),
+    ("t-limits-deep-recursion", "recurse", "STACK_OVERFLOW"),
+    // Rust's shadow stack lives in linear memory: overflowing it is an
+    // out-of-bounds access, which the sandbox reports as what it is.
+    ("t-limits-deep-recursion", "recurse_frames", "TRAPPED"),
+    ("t-limits-huge-output", "huge", "OUTPUT_LIMIT"),
+    ("t-limits-log-flood", "flood", "LOG_LIMIT"),
+    ("t-trap-panic", "panic", "TRAPPED"),
+];
+
+/// Escape fixtures, each with its own test below.
+const ESCAPES: &[&str] = &[
+    "t-escape-read-file",
+    "t-escape-read-env",
+    "t-escape-socket",
+    "t-escape-dns",
+    "t-escape-http",
+    "t-escape-clock",
+];
+
+fn fixture(name: &str) -> &'static Fixture {
+    HOSTILE
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("fixture {name} is built"))
+}
+
+#[test]
+fn every_hostile_fixture_has_a_case() {
+    let built: BTreeSet<&str> = HOSTILE.iter().map(|f| f.name).collect();
+    let covered: BTreeSet<&str> = BREACHES
+        .iter()
+        .map(|b| b.0)
+        .chain(ESCAPES.iter().copied())
+        .collect();
+    assert_eq!(
+        built, covered,
+        "add a case for each new fixture (and remove cases for deleted ones)"
+    );
+}
+
+#[tokio::test]
+async fn each_breach_is_typed_within_its_limit_and_the_plugin_serves_right_after() {
+    let rt = runtime();
+    for (name, tool, code) in BREACHES {
+        let p = load(&rt, fixture(name)).await;
+        let started = Instant::now();
+        let args = if *tool == "huge" {
+            json!({"bytes": 2 << 20})
+        } else {
+            json!({})
+        };
+        let err = call(&rt, &p, tool, args, &tight())
+            .await
+            .expect_err("a breach");
+        assert_eq!(err.code(), *code, "{name}: {err}");
+        assert!(err.is_breach(), "{name}");
+        // Within the time limit (plus the wall grace and scheduling slack).
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{name} took {:?}",
+            started.elapsed()
+        );
+        ping(&rt, &p).await;
+    }
+}
+
+#[tokio::test]
+async fn huge_output_within_the_limit_is_returned_whole() {
+    let rt = runtime();
+    let p = load(&rt, fixture("t-limits-huge-output")).await;
+    let out = call(&rt, &p, "huge", json!({"bytes": 1000}), &tight())
+        .await
+        .expect("within the limit");
+    assert!(out.to_string().len() >= 1000, "{out}");
+}
+
+fn guest_error(v: &Value) -> String {
+    assert_eq!(
+        v["ok"],
+        json!(false),
+        "the escape must fail inside the guest: {v}"
+    );
+    v["error"]
+        .as_str()
+        .expect("the fixture reports the WASI error text")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn reading_a_host_file_fails_inside_the_guest() {
+    let rt = runtime();
+    let p = load(&rt, fixture("t-escape-read-file")).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "host-secret-4242").expect("write");
+    for path in [
+        secret.to_str().expect("utf-8"),
+        "/etc/passwd",
+        "secret.txt",
+        ".",
+    ] {
+        let out = call(
+            &rt,
+            &p,
+            "read_file",
+            json!({"path": path}),
+            &CallBudget::DEFAULT,
+        )
+        .await
+        .expect("answers");
+        guest_error(&out);
+        assert!(!out.to_string().contains("host-secret-4242"));
+    }
+    ping(&rt, &p).await;
+}
+
+#[tokio::test]
+async fn the_host_environment_and_arguments_are_invisible() {
+    let rt = runtime();
+    let p = load(&rt, fixture("t-escape-read-env")).await;
+    let out = call(
+        &rt,
+        &p,
+        "read_env",
+        json!({"name": "PATH"}),
+        &CallBudget::DEFAULT,
+    )
+    .await
+    .expect("answers");
+    assert!(std::env::var("PATH").is_ok(), "the host has a PATH");
+    assert_eq!(out["vars"], json!(0), "{out}");
+    assert_eq!(out["args"], json!(0), "{out}");
+    assert!(out["value"].is_null(), "{out}");
+}
+
+fn listener() -> (TcpListener, u16) {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.set_nonblocking(true).expect("nonblocking");
+    let port = l.local_addr().expect("addr").port();
+    (l, port)
+}
+
+fn assert_no_connection(l: &TcpListener) {
+    match l.accept() {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        Ok((mut s, _)) => {
+            let mut buf = String::new();
+            let _ = s.read_to_string(&mut buf);
+            panic!("the guest reached the host's network: {buf:?}");
+        }
+        Err(e) => panic!("accept failed oddly: {e}"),
+    }
+}
+
+#[tokio::test]
+async fn sockets_are_refused_and_nothing_reaches_the_host_network() {
+    let rt = runtime();
+    let p = load(&rt, fixture("t-escape-socket")).await;
+    let (l, port) = listener();
+    let out = call(
+        &rt,
+        &p,
+        "connect",
+        json!({"addr": format!("127.0.0.1:{port}")}),
+        &CallBudget::DEFAULT,
+    )
+    .await
+    .expect("answers");
+    for key in ["connect", "tcp_listen", "udp_bind"] {
+        assert_eq!(out[key]["kind"], json!("PermissionDenied"), "{key}: {out}");
+        guest_error(&out[key]);
+    }
+    assert_no_connection(&l);
+    ping(&rt, &p).await;
+}
+
+#[tokio::test]
+async fn name_resolution_is_refused() {
+    let rt = runtime();
+    let p = load(&rt, fixture("t-escape-dns")).await;
+    let out = call(
+        &rt,
+        &p,
+        "resolve",
+        json!({"host": "localhost"}),
+        &CallBudget::DEFAULT,
+    )
+    .await
+    .expect("answers");
+    guest_error(&out);
+}
+
+#[tokio::test]
+async fn an_http_request_never_leaves_the_guest() {
+    let rt = runtime();
+    let p = load(&rt, fixture("t-escape-http")).await;
+    let (l, port) = listener();
+    let out = call(
+        &rt,
+        &p,
+        "http_get",
+        json!({"url": format!("http://127.0.0.1:{port}/")}),
+        &CallBudget::DEFAULT,
+    )
+    .await
+    .expect("answers");
+    assert_eq!(
+        out["step"],
+        json!("connect"),
+        "refused before a byte was sent: {out}"
+    );
+    assert_eq!(out["attempt"]["kind"], json!("PermissionDenied"), "{out}");
+    guest_error(&out["attempt"]);
+    assert_no_connection(&l);
+}
+
+#[tokio::test]
+async fn the_wall_clock_is_stopped_and_the_monotonic_clock_runs() {
+    let rt = runtime();
+    let p = load(&rt, fixture("t-escape-clock")).await;
+    let out = call(&rt, &p, "now", json!({}), &CallBudget::DEFAULT)
+        .await
+        .expect("answers");
+    assert_eq!(out["unix_seconds"], json!(0), "{out}");
+}
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("procfs");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .expect("VmRSS");
+    line.split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .expect("a number")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rss_stays_bounded_across_a_thousand_hostile_calls() {
+    let rt = std::sync::Arc::new(runtime());
+    let mut plugins = Vec::new();
+    for (name, tool, _) in BREACHES {
+        plugins.push((std::sync::Arc::new(load(&rt, fixture(name)).await), *tool));
+    }
+    let budget = CallBudget {
+        timeout: Duration::from_millis(20),
+        ..tight()
+    };
+    let round = |n: usize| {
+        let (rt, plugins) = (rt.clone(), plugins.clone());
+        async move {
+            let mut tasks = tokio::task::JoinSet::new();
+            for i in 0..n {
+                let (p, tool) = plugins[i % plugins.len()].clone();
+                let rt = rt.clone();
+                tasks.spawn(async move {
+                    let args = if tool == "huge" {
+                        json!({"bytes": 2 << 20})
+                    } else {
+                        json!({})
+                    };
+                    call(&rt, &p, tool, args, &budget)
+                        .await
+                        .expect_err("hostile");
+                });
+                if tasks.len() >= 8 {
+                    tasks.join_next().await.expect("a task").expect("no panic");
+                }
+            }
+            while let Some(r) = tasks.join_next().await {
+                r.expect("no panic");
+            }
+        }
+    };
+    round(120).await; // warm the pool's slots
+    let before = rss_kib();
+    round(1000).await;
+    let after = rss_kib();
+    let grown = after.saturating_sub(before);
+    eprintln!("RSS before {before} KiB, after {after} KiB, grown {grown} KiB");
+    assert!(
+        grown < 64 * 1024,
+        "RSS grew by {grown} KiB over 1000 hostile calls"
+    );
+    for (p, _) in &plugins {
+        ping(&rt, p).await;
+    }
+}

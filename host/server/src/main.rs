@@ -1,0 +1,189 @@
+//! `toolhost`: the host's command line.
+//!
+//! `plugin pin` turns a manifest template and a built component into a
+//! loadable, digest-pinned plugin; `catalog check` loads a plugin directory
+//! and reports every tool and every refusal; `call` runs one tool in the
+//! sandbox, in-process, for tool authors.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use toolhost_catalog::{Catalog, LoadOptions};
+use toolhost_runtime::{CallContext, Runtime, RuntimeConfig};
+
+#[derive(Parser)]
+#[command(
+    name = "toolhost",
+    version,
+    about = "An MCP tool host whose tools are sandboxed WebAssembly components"
+)]
+struct Cli {
+    /// Log as JSON lines instead of text.
+    #[arg(long, global = true, env = "TOOLHOST_LOG_JSON")]
+    log_json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Plugin packaging.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+    /// The plugin catalog.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+    /// Run one tool in the sandbox and print its answer (for tool authors).
+    Call {
+        /// The plugin directory (pinned manifests and their components).
+        #[arg(long, env = "TOOLHOST_PLUGINS")]
+        plugins: PathBuf,
+        /// Where precompiled components are cached.
+        #[arg(long, env = "TOOLHOST_CACHE_DIR")]
+        cache_dir: Option<PathBuf>,
+        /// The tool's name.
+        tool: String,
+        /// Its arguments, a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+        /// The tenant passed to the plugin.
+        #[arg(long, default_value = "local")]
+        tenant: String,
+        /// The principal passed to the plugin.
+        #[arg(long, default_value = "cli")]
+        principal: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum PluginCommand {
+    /// Pin a built component to its manifest: copies the component into
+    /// OUT and writes OUT/<plugin>.toml with the component's SHA-256.
+    Pin {
+        /// The manifest template (without sha256).
+        manifest: PathBuf,
+        /// The built component (.wasm).
+        #[arg(long)]
+        component: PathBuf,
+        /// The plugin directory to write into.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum CatalogCommand {
+    /// Load a plugin directory; list its tools and every refused plugin.
+    /// Exits non-zero if any plugin was refused.
+    Check {
+        /// The plugin directory.
+        #[arg(long, env = "TOOLHOST_PLUGINS")]
+        plugins: PathBuf,
+        /// Where precompiled components are cached.
+        #[arg(long, env = "TOOLHOST_CACHE_DIR")]
+        cache_dir: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_json);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build();
+    let result = rt
+        .context("starting the async runtime")
+        .and_then(|rt| rt.block_on(run(cli.command)));
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("toolhost: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Plugin(PluginCommand::Pin {
+            manifest,
+            component,
+            out,
+        }) => {
+            let written = toolhost_catalog::pin(&manifest, &component, &out)?;
+            println!("{}", written.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Catalog(CatalogCommand::Check { plugins, cache_dir }) => {
+            let runtime = Runtime::new(RuntimeConfig {
+                cache_dir,
+                ..RuntimeConfig::default()
+            })?;
+            let loaded = Catalog::load_dir(&plugins, &runtime, &LoadOptions::default()).await;
+            for tool in loaded.catalog.tools() {
+                let spec = tool.spec();
+                let plugin = &tool.plugin().manifest.plugin;
+                println!(
+                    "{:<24} {:<20} {:<16} {}",
+                    spec.name, spec.permission, plugin.name, spec.description
+                );
+            }
+            for e in &loaded.errors {
+                eprintln!("refused: {e}");
+            }
+            Ok(if loaded.errors.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Command::Call {
+            plugins,
+            cache_dir,
+            tool,
+            arguments,
+            tenant,
+            principal,
+        } => {
+            let runtime = Runtime::new(RuntimeConfig {
+                cache_dir,
+                ..RuntimeConfig::default()
+            })?;
+            let loaded = Catalog::load_dir(&plugins, &runtime, &LoadOptions::default()).await;
+            let entry = loaded
+                .catalog
+                .lookup(&tool)
+                .with_context(|| format!("no tool {tool:?} in {}", plugins.display()))?;
+            let ctx = CallContext::new(&tenant, &principal);
+            let plugin = entry.plugin();
+            match runtime
+                .call(&plugin.plugin, &ctx, &tool, &arguments, &plugin.budget)
+                .await
+            {
+                Ok(out) => {
+                    println!("{}", serde_json::to_string_pretty(&out.structured)?);
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    eprintln!("{}: {e}", e.code());
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+    }
+}
