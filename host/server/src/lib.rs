@@ -1,4 +1,4 @@
-//! `toolhost`: the host's command line.
+//! The `toolhost` binary's room: the command line, configuration and wiring.
 //!
 //! `plugin pin` turns a manifest template and a built component into a
 //! loadable, digest-pinned plugin; `catalog check` loads a plugin directory
@@ -87,7 +87,8 @@ enum CatalogCommand {
     },
 }
 
-fn main() -> ExitCode {
+/// Parses the command line and runs it; the binary's whole `main`.
+pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.log_json);
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -1,0 +1,110 @@
+//! One audit event per tool call, and where it goes.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use toolhost_types::Digest;
+
+/// How a call ended. Stored as the lowercase name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The tool ran and answered.
+    Executed,
+    /// The call stopped to ask which of several things was meant.
+    NeedsClarification,
+    /// The call waits for a person's approval.
+    ApprovalRequired,
+    /// The caller may not call this tool.
+    Denied,
+    /// A request bound refused the call before dispatch.
+    LimitRejected,
+    /// Anything else: unknown tool, the tool's own failure, a sandbox breach.
+    Error,
+}
+
+impl Outcome {
+    /// The stored name, e.g. `needs_clarification`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Outcome::Executed => "executed",
+            Outcome::NeedsClarification => "needs_clarification",
+            Outcome::ApprovalRequired => "approval_required",
+            Outcome::Denied => "denied",
+            Outcome::LimitRejected => "limit_rejected",
+            Outcome::Error => "error",
+        }
+    }
+
+    /// The outcome named `s`, if any.
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Outcome::Executed,
+            Outcome::NeedsClarification,
+            Outcome::ApprovalRequired,
+            Outcome::Denied,
+            Outcome::LimitRejected,
+            Outcome::Error,
+        ]
+        .into_iter()
+        .find(|o| o.as_str() == s)
+    }
+}
+
+/// One tool call, as the audit trail records it. Never holds arguments or
+/// answers themselves: only their digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEvent {
+    /// The call's id (also in logs).
+    pub call_id: String,
+    /// When the call started.
+    pub at: SystemTime,
+    /// Who called (an opaque principal id).
+    pub principal: String,
+    /// The caller's tenant.
+    pub tenant: String,
+    /// The tool's name as called (even if unknown).
+    pub tool: String,
+    /// The plugin that provides it, when the tool is known.
+    pub plugin: Option<String>,
+    /// The plugin component's digest, when the tool is known.
+    pub plugin_digest: Option<Digest>,
+    /// SHA-256 of the canonical JSON of the arguments.
+    pub argument_digest: Digest,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The stable error code, when it did not execute.
+    pub error_code: Option<String>,
+    /// How long the call took in the host.
+    pub duration: Duration,
+}
+
+/// Why an event could not be recorded.
+#[derive(Debug, thiserror::Error)]
+#[error("audit write failed: {0}")]
+pub struct AuditError(pub String);
+
+/// A boxed future, so sinks can be used as trait objects.
+pub type SinkFuture<'a> = Pin<Box<dyn Future<Output = Result<(), AuditError>> + Send + 'a>>;
+
+/// Where audit events go. A call's reply is sent only after its event is
+/// recorded, so an acknowledged call always has its row.
+pub trait AuditSink: Send + Sync {
+    /// Records one event durably.
+    fn record<'a>(&'a self, event: &'a AuditEvent) -> SinkFuture<'a>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_round_trip_through_their_names() {
+        for o in [Outcome::Executed, Outcome::NeedsClarification, Outcome::Denied, Outcome::Error] {
+            assert_eq!(Outcome::parse(o.as_str()), Some(o));
+        }
+        assert_eq!(Outcome::parse("maybe"), None);
+    }
+}
