@@ -54,12 +54,21 @@ mod tests {
     #[test]
     fn canonical_json_sorts_keys_at_every_depth() {
         let v = json!({"b": {"y": 1, "x": [true, null]}, "a": "s"});
-        assert_eq!(canonical_json(&v), r#"{"a":"s","b":{"x":[true,null],"y":1}}"#);
+        assert_eq!(
+            canonical_json(&v),
+            r#"{"a":"s","b":{"x":[true,null],"y":1}}"#
+        );
     }
 
     #[test]
     fn different_arguments_have_different_digests() {
-        assert_ne!(argument_digest(&json!({"a": 1})), argument_digest(&json!({"a": 2})));
-        assert_ne!(argument_digest(&json!([1, 2])), argument_digest(&json!([2, 1])));
+        assert_ne!(
+            argument_digest(&json!({"a": 1})),
+            argument_digest(&json!({"a": 2}))
+        );
+        assert_ne!(
+            argument_digest(&json!([1, 2])),
+            argument_digest(&json!([2, 1]))
+        );
     }
 }

@@ -102,7 +102,12 @@ mod tests {
 
     #[test]
     fn outcomes_round_trip_through_their_names() {
-        for o in [Outcome::Executed, Outcome::NeedsClarification, Outcome::Denied, Outcome::Error] {
+        for o in [
+            Outcome::Executed,
+            Outcome::NeedsClarification,
+            Outcome::Denied,
+            Outcome::Error,
+        ] {
             assert_eq!(Outcome::parse(o.as_str()), Some(o));
         }
         assert_eq!(Outcome::parse("maybe"), None);

@@ -1,9 +1,13 @@
 //! The `toolhost` binary's room: the command line, configuration and wiring.
 //!
-//! `plugin pin` turns a manifest template and a built component into a
+//! `serve` runs the host; `plugin pin` turns a manifest template and a built component into a
 //! loadable, digest-pinned plugin; `catalog check` loads a plugin directory
 //! and reports every tool and every refusal; `call` runs one tool in the
 //! sandbox, in-process, for tool authors.
+
+mod config;
+pub mod http;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,6 +33,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serve MCP over Streamable HTTP at /mcp (prints `MCP endpoint: URL` when ready).
+    Serve(config::ServeArgs),
     /// Plugin packaging.
     #[command(subcommand)]
     Plugin(PluginCommand),
@@ -121,6 +127,10 @@ fn init_logging(json: bool) {
 
 async fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Serve(args) => {
+            serve::run(config::Config::resolve(args)?).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Plugin(PluginCommand::Pin {
             manifest,
             component,

@@ -1,0 +1,234 @@
+//! [`Toolhost::call`]: the one path every tool call takes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
+use toolhost_catalog::Catalog;
+use toolhost_runtime::{CallContext, Runtime, ToolOutput};
+
+use crate::{HostTool, InvokeError, Tool};
+
+/// Who is calling. Until authentication lands every caller is the local
+/// principal of the default tenant.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// An opaque, stable principal id.
+    pub principal: String,
+    /// The principal's tenant.
+    pub tenant: String,
+}
+
+/// One tool call as the MCP edge received it.
+#[derive(Debug, Clone)]
+pub struct CallRequest {
+    /// The tool's name.
+    pub tool: String,
+    /// The arguments: a JSON object (an absent object is `{}`).
+    pub arguments: Value,
+}
+
+/// The host's call path: the catalog, the sandbox runtime and the audit sink.
+pub struct Toolhost {
+    catalog: Arc<Catalog>,
+    runtime: Arc<Runtime>,
+    audit: Arc<dyn AuditSink>,
+    host_tools: BTreeMap<String, Arc<dyn HostTool>>,
+    in_flight: TaskTracker,
+}
+
+impl Toolhost {
+    /// Wires the call path.
+    pub fn new(catalog: Arc<Catalog>, runtime: Arc<Runtime>, audit: Arc<dyn AuditSink>) -> Self {
+        Self {
+            catalog,
+            runtime,
+            audit,
+            host_tools: BTreeMap::new(),
+            in_flight: TaskTracker::new(),
+        }
+    }
+
+    /// Adds a tool the host provides itself. Its name must not collide with
+    /// a plugin's or another host tool's.
+    pub fn with_host_tool(mut self, tool: Arc<dyn HostTool>) -> Result<Self, InvokeError> {
+        let name = tool.spec().name.to_string();
+        if self.catalog.lookup(&name).is_some() || self.host_tools.contains_key(&name) {
+            return Err(InvokeError::DuplicateTool { tool: name });
+        }
+        self.host_tools.insert(name, tool);
+        Ok(self)
+    }
+
+    /// Waits until every call in flight has finished (and been audited).
+    /// Calls that start meanwhile are waited for too: stop accepting
+    /// requests first.
+    pub async fn drain(&self) {
+        self.in_flight.close();
+        self.in_flight.wait().await;
+    }
+
+    /// The tools `who` may see, in name order.
+    pub fn list(&self, _who: &Caller) -> Vec<Tool> {
+        let plugins = self.catalog.tools().cloned().map(Tool::Plugin);
+        let mut tools: Vec<Tool> = plugins
+            .chain(self.host_tools.values().cloned().map(Tool::Host))
+            .collect();
+        tools.sort_by(|a, b| a.spec().name.cmp(&b.spec().name));
+        tools
+    }
+
+    /// The tool called `name`, whoever asks (schemas are the same for every caller).
+    pub fn tool(&self, name: &str) -> Option<Tool> {
+        match self.host_tools.get(name) {
+            Some(t) => Some(Tool::Host(t.clone())),
+            None => self.catalog.lookup(name).cloned().map(Tool::Plugin),
+        }
+    }
+
+    /// The one path every tool call takes. Read this first.
+    ///
+    /// The audit event is written before the answer is returned: a caller
+    /// that got a reply can rely on its row. Cancelling `cancel` interrupts
+    /// the guest at its next epoch tick; the call is still audited.
+    pub async fn call(
+        &self,
+        who: &Caller,
+        req: CallRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, InvokeError> {
+        self.in_flight
+            .track_future(self.audited(who, req, cancel))
+            .await
+    }
+
+    async fn audited(
+        &self,
+        who: &Caller,
+        req: CallRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, InvokeError> {
+        let mut audit = Audit::start(who, &req);
+        let outcome = self.run(who, &req, cancel, &mut audit).await;
+        self.audit
+            .record(&audit.finish(&outcome))
+            .await
+            .map_err(InvokeError::Audit)?;
+        outcome
+    }
+
+    async fn run(
+        &self,
+        who: &Caller,
+        req: &CallRequest,
+        cancel: &CancellationToken,
+        audit: &mut Audit,
+    ) -> Result<ToolOutput, InvokeError> {
+        let tool = self
+            .tool(&req.tool)
+            .ok_or_else(|| InvokeError::ToolNotFound {
+                tool: req.tool.clone(),
+            })?;
+        audit.tool_found(&tool);
+        let args = arguments_text(&req.arguments)?;
+        let tool = match tool {
+            Tool::Plugin(t) => t,
+            Tool::Host(t) => {
+                return tokio::select! {
+                    out = t.call(who, &req.arguments) => out,
+                    () = cancel.cancelled() => Err(InvokeError::Cancelled),
+                };
+            }
+        };
+        let plugin = tool.plugin();
+        let ctx = CallContext::new(&who.tenant, &who.principal);
+        let call = self
+            .runtime
+            .call(&plugin.plugin, &ctx, &req.tool, &args, &plugin.budget);
+        tokio::select! {
+            out = call => Ok(out?),
+            () = cancel.cancelled() => Err(InvokeError::Cancelled),
+        }
+    }
+}
+
+fn arguments_text(args: &Value) -> Result<String, InvokeError> {
+    match args {
+        Value::Object(_) => Ok(args.to_string()),
+        Value::Null => Ok("{}".into()),
+        _ => Err(InvokeError::ArgumentsNotAnObject),
+    }
+}
+
+/// The audit event of one call, filled in as the call proceeds.
+struct Audit {
+    started: Instant,
+    event: AuditEvent,
+}
+
+impl Audit {
+    fn start(who: &Caller, req: &CallRequest) -> Self {
+        let event = AuditEvent {
+            call_id: toolhost_types::CallId::new().to_string(),
+            at: SystemTime::now(),
+            principal: who.principal.clone(),
+            tenant: who.tenant.clone(),
+            tool: req.tool.clone(),
+            plugin: None,
+            plugin_digest: None,
+            argument_digest: argument_digest(&req.arguments),
+            outcome: Outcome::Error,
+            error_code: None,
+            duration: Default::default(),
+        };
+        Self {
+            started: Instant::now(),
+            event,
+        }
+    }
+
+    fn tool_found(&mut self, tool: &Tool) {
+        match tool {
+            Tool::Plugin(t) => {
+                let plugin = &t.plugin().plugin;
+                self.event.plugin = Some(plugin.name().to_string());
+                self.event.plugin_digest = Some(*plugin.digest());
+            }
+            Tool::Host(_) => self.event.plugin = Some("(host)".into()),
+        }
+    }
+
+    fn finish(mut self, outcome: &Result<ToolOutput, InvokeError>) -> AuditEvent {
+        self.event.duration = self.started.elapsed();
+        let breach = matches!(outcome, Err(InvokeError::Call(e)) if e.is_breach());
+        match outcome {
+            Ok(_) => self.event.outcome = Outcome::Executed,
+            Err(e) => {
+                self.event.outcome = Outcome::Error;
+                self.event.error_code = Some(e.code().to_owned());
+            }
+        }
+        let e = &self.event;
+        // Unknown names are the client's to choose: one label for all of
+        // them keeps the metric's cardinality bounded by the catalog.
+        let label = if e.plugin.is_some() {
+            e.tool.as_str()
+        } else {
+            "(unknown)"
+        };
+        crate::metrics::record_call(
+            label,
+            e.outcome,
+            e.error_code.as_deref(),
+            breach,
+            e.duration,
+        );
+        tracing::info!(call = %e.call_id, tool = %e.tool, outcome = e.outcome.as_str(),
+            code = e.error_code.as_deref(), took_us = e.duration.as_micros() as u64, "tool call");
+        self.event
+    }
+}

@@ -1,0 +1,17 @@
+//! The call path. Every tool call the host serves goes through
+//! [`Toolhost::call`], one function you can read top to bottom; each later
+//! concern (authentication, policy, the resolver, gates, bounds) adds one
+//! line to it.
+//!
+//! This room owns the order of the steps and the one audit event per call.
+//! It owns none of the steps themselves: the catalog finds the tool, the
+//! runtime runs it, the audit sink stores the event.
+
+mod call;
+mod error;
+mod metrics;
+mod tool;
+
+pub use call::{CallRequest, Caller, Toolhost};
+pub use error::InvokeError;
+pub use tool::{HostTool, HostToolFuture, Tool};

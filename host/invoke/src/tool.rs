@@ -1,0 +1,44 @@
+//! The tools the host serves: plugin tools from the catalog, and tools the
+//! host provides itself (approvals, checkpoints, benchmark baselines).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+use toolhost_catalog::ToolRef;
+use toolhost_runtime::{ToolOutput, ToolSpec};
+
+use crate::{Caller, InvokeError};
+
+/// The future a host tool returns.
+pub type HostToolFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ToolOutput, InvokeError>> + Send + 'a>>;
+
+/// A tool implemented by the host itself: it runs outside the sandbox, so
+/// only the host's own code may implement it, never a plugin.
+pub trait HostTool: Send + Sync + 'static {
+    /// How it is listed.
+    fn spec(&self) -> &ToolSpec;
+    /// Runs it with `args` (a JSON object).
+    fn call<'a>(&'a self, who: &'a Caller, args: &'a Value) -> HostToolFuture<'a>;
+}
+
+/// A tool the host serves.
+#[derive(Clone)]
+pub enum Tool {
+    /// Provided by a sandboxed plugin.
+    Plugin(ToolRef),
+    /// Provided by the host.
+    Host(Arc<dyn HostTool>),
+}
+
+impl Tool {
+    /// How it is listed.
+    pub fn spec(&self) -> &ToolSpec {
+        match self {
+            Tool::Plugin(t) => t.spec(),
+            Tool::Host(t) => t.spec(),
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! The rmcp `ServerHandler`: `tools/list` and `tools/call` over the host.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, ErrorData, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
+use toolhost_invoke::{CallRequest, Caller, Toolhost};
+
+use crate::{convert, cursor};
+
+/// The MCP server: a cheap `Clone` handle over the host, built per request
+/// in stateless mode and per session in legacy mode.
+#[derive(Clone)]
+pub struct McpServer {
+    host: Arc<Toolhost>,
+}
+
+impl McpServer {
+    /// A handler over `host`.
+    pub fn new(host: Arc<Toolhost>) -> Self {
+        Self { host }
+    }
+
+    /// Who is calling. Until authentication lands: the local principal.
+    fn caller(&self, _ctx: &RequestContext<RoleServer>) -> Caller {
+        Caller {
+            principal: "local".into(),
+            tenant: "default".into(),
+        }
+    }
+}
+
+/// The Streamable HTTP service for `/mcp`, to mount in axum.
+pub fn service(
+    host: Arc<Toolhost>,
+    config: StreamableHttpServerConfig,
+) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    let server = McpServer::new(host);
+    StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Tools run in a sandbox. A result with isError carries a stable error code in \
+                 structuredContent.error.code; TOOL_NOT_FOUND means your tool list is stale.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let who = self.caller(&ctx);
+        let after = match request.and_then(|r| r.cursor) {
+            Some(c) => Some(
+                cursor::parse(&c)
+                    .ok_or_else(|| ErrorData::invalid_params("invalid cursor", None))?,
+            ),
+            None => None,
+        };
+        let visible = self.host.list(&who);
+        let page: Vec<Tool> = visible
+            .iter()
+            .map(toolhost_invoke::Tool::spec)
+            .filter(|s| after.as_deref().is_none_or(|a| s.name.as_str() > a))
+            .take(cursor::PAGE_SIZE + 1)
+            .map(convert::tool)
+            .collect();
+        let mut result = ListToolsResult::with_all_items(page);
+        if result.tools.len() > cursor::PAGE_SIZE {
+            result.tools.truncate(cursor::PAGE_SIZE);
+            result.next_cursor = result.tools.last().map(|t| cursor::after(&t.name));
+        }
+        // The list will depend on the caller's permissions: never share it,
+        // and let clients re-list whenever they need (ttl 0).
+        Ok(result.with_cache_scope(CacheScope::Private).with_ttl_ms(0))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let who = self.caller(&ctx);
+        let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let req = CallRequest {
+            tool: request.name.to_string(),
+            arguments,
+        };
+        let result = match self.host.call(&who, req, &ctx.ct).await {
+            Ok(out) => convert::answer(out),
+            Err(e) => convert::failure(&e)?,
+        };
+        Ok(CallToolResponse::Complete(result))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.host.tool(name).map(|t| convert::tool(t.spec()))
+    }
+}

@@ -1,0 +1,18 @@
+//! The MCP edge: [`McpServer`], an rmcp `ServerHandler` over the call path,
+//! served over Streamable HTTP at `/mcp` for both protocol eras (2025-11-25
+//! sessions and 2026-07-28 stateless requests, negotiated per request by
+//! rmcp).
+//!
+//! This room owns the translation between MCP and the host: tools as MCP
+//! `Tool`s, answers as `CallToolResult`s, and the one mapping from host
+//! errors to MCP. Whose problem a failure is decides its channel: a request
+//! that addresses nothing valid is a protocol error; a denial, a breached
+//! budget or the tool's own failure is a tool result with `isError` and a
+//! stable code; an internal failure is an opaque "internal error" (logged
+//! with the call id).
+
+mod convert;
+mod cursor;
+mod handler;
+
+pub use handler::{McpServer, service};

@@ -1,0 +1,208 @@
+//! `make bench`, part 2: `tools/call` over HTTP, end to end through the
+//! real router, rmcp, the call path and the audit store, for `greet` in the
+//! sandbox vs the same tool as a native host tool, at concurrency 1 and 32.
+//!
+//! Requests are 2026-07-28 stateless `tools/call`s answered as JSON, on
+//! keep-alive HTTP/1.1 connections (one per concurrent client) with
+//! TCP_NODELAY on both ends, client and server on the same 2 cores.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use axum::serve::ListenerExt;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use metrics_exporter_prometheus::PrometheusBuilder;
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use serde_json::{Value, json};
+use toolhost_catalog::{Catalog, LoadOptions};
+use toolhost_invoke::{Caller, HostTool, HostToolFuture, InvokeError, Toolhost};
+use toolhost_runtime::{Runtime, RuntimeConfig, ToolOutput, ToolSpec};
+use toolhost_server::http::{Ops, router};
+use toolhost_storage::Store;
+
+/// Calls per (tool, concurrency) measurement, after a warm-up.
+const CALLS: usize = 20_000;
+const WARMUP: usize = 2_000;
+
+/// `greet`, natively: the same arguments, the same answer, no sandbox.
+struct NativeGreet(ToolSpec);
+
+impl HostTool for NativeGreet {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn call<'a>(&'a self, _who: &'a Caller, args: &'a Value) -> HostToolFuture<'a> {
+        Box::pin(async move {
+            let name = args["name"]
+                .as_str()
+                .ok_or(InvokeError::ArgumentsNotAnObject)?
+                .trim();
+            let message = format!("Hello, {name}!");
+            Ok(ToolOutput {
+                structured: json!({"message": message}),
+                text: Some(message),
+            })
+        })
+    }
+}
+
+async fn start() -> (String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plugins = dir.path().join("plugins");
+    let f = toolhost_fixtures::HELLO;
+    toolhost_catalog::pin(f.manifest.as_ref(), f.component.as_ref(), &plugins).expect("pins hello");
+    let runtime = Arc::new(Runtime::new(RuntimeConfig::default()).expect("runtime"));
+    let loaded = Catalog::load_dir(&plugins, &runtime, &LoadOptions::default()).await;
+    assert!(loaded.errors.is_empty(), "hello loads");
+    let mut spec = loaded
+        .catalog
+        .lookup("greet")
+        .expect("greet")
+        .spec()
+        .clone();
+    spec.name = "greet_native".parse().expect("a tool name");
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("bench.db").display()
+    );
+    let store = Arc::new(Store::connect(&url).await.expect("store"));
+    let host = Toolhost::new(Arc::new(loaded.catalog), runtime, store.clone())
+        .with_host_tool(Arc::new(NativeGreet(spec)))
+        .expect("no collision");
+    let ops = Ops {
+        store,
+        metrics: PrometheusBuilder::new().build_recorder().handle(),
+        accepting: Arc::new(AtomicBool::new(true)),
+    };
+    let mcp = StreamableHttpServerConfig::default().with_json_response(true);
+    let app = router(ops, toolhost_mcp::service(Arc::new(host), mcp));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    (format!("{addr}"), dir)
+}
+
+fn request(addr: &str, tool: &str) -> hyper::Request<Full<Bytes>> {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {
+            "name": tool, "arguments": {"name": "Ada"},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}}
+        }
+    });
+    hyper::Request::post(format!("http://{addr}/mcp"))
+        .header("host", addr)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .body(Full::new(Bytes::from(body.to_string())))
+        .expect("a request")
+}
+
+/// One client: a keep-alive connection making `n` sequential calls.
+async fn client(addr: String, tool: &'static str, n: usize) -> Vec<Duration> {
+    let tcp = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    tcp.set_nodelay(true).expect("nodelay");
+    let (mut send, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
+        .await
+        .expect("handshake");
+    tokio::spawn(conn);
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        let resp = send
+            .send_request(request(&addr, tool))
+            .await
+            .expect("a response");
+        let status = resp.status();
+        let body = resp.into_body().collect().await.expect("a body").to_bytes();
+        assert!(
+            status.is_success(),
+            "{status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+        assert!(
+            body.windows(11).any(|w| w == b"Hello, Ada!"),
+            "{}",
+            String::from_utf8_lossy(&body)
+        );
+        samples.push(t.elapsed());
+    }
+    samples
+}
+
+struct Run {
+    per_sec: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+async fn run(addr: &str, tool: &'static str, concurrency: usize) -> Run {
+    let per_client = |total: usize| total.div_ceil(concurrency);
+    let warm: Vec<_> = (0..concurrency)
+        .map(|_| tokio::spawn(client(addr.into(), tool, per_client(WARMUP))))
+        .collect();
+    for w in warm {
+        w.await.expect("warm-up");
+    }
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..concurrency)
+        .map(|_| tokio::spawn(client(addr.into(), tool, per_client(CALLS))))
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.expect("client"));
+    }
+    let elapsed = started.elapsed();
+    all.sort();
+    Run {
+        per_sec: all.len() as f64 / elapsed.as_secs_f64(),
+        p50: all[all.len() / 2],
+        p99: all[all.len() * 99 / 100],
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1e3)
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    rt.block_on(async {
+        let (addr, _dir) = start().await;
+        println!("| concurrency | tool | calls/s | p50 ms | p99 ms | WASM/native calls/s |");
+        println!("|---|---|---|---|---|---|");
+        for c in [1, 32] {
+            let native = run(&addr, "greet_native", c).await;
+            let wasm = run(&addr, "greet", c).await;
+            let ratio = wasm.per_sec / native.per_sec;
+            println!(
+                "| {c} | native | {:.0} | {} | {} | |",
+                native.per_sec,
+                ms(native.p50),
+                ms(native.p99)
+            );
+            println!(
+                "| {c} | wasm | {:.0} | {} | {} | {ratio:.2} |",
+                wasm.per_sec,
+                ms(wasm.p50),
+                ms(wasm.p99)
+            );
+        }
+    });
+}

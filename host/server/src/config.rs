@@ -1,0 +1,192 @@
+//! `toolhost serve` configuration: a TOML file, then `TOOLHOST_*`
+//! environment variables, then flags, each overriding the one before.
+//! Parsed once into typed values; unknown keys are refused.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::Deserialize;
+
+/// The file, every key optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    listen: Option<SocketAddr>,
+    plugins: Option<PathBuf>,
+    database_url: Option<String>,
+    cache_dir: Option<PathBuf>,
+    allowed_hosts: Option<Vec<String>>,
+    allowed_origins: Option<Vec<String>>,
+    slots: Option<u32>,
+    #[serde(default, with = "humantime_serde")]
+    shutdown_grace: Option<Duration>,
+}
+
+/// Flags (and their `TOOLHOST_*` environment variables) of `toolhost serve`.
+#[derive(Debug, Default, clap::Args)]
+pub struct ServeArgs {
+    /// A TOML configuration file; flags and environment override its keys.
+    #[arg(long, env = "TOOLHOST_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on (`127.0.0.1:0` picks a free port).
+    #[arg(long, env = "TOOLHOST_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// The plugin directory: pinned manifests and their components.
+    #[arg(long, env = "TOOLHOST_PLUGINS")]
+    pub plugins: Option<PathBuf>,
+    /// `sqlite://FILE?mode=rwc` (default) or `postgres://…`.
+    #[arg(long, env = "TOOLHOST_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Where precompiled components are cached.
+    #[arg(long, env = "TOOLHOST_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// A Host header value to accept besides loopback (repeatable).
+    #[arg(
+        long = "allowed-host",
+        env = "TOOLHOST_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
+    pub allowed_hosts: Vec<String>,
+    /// A browser Origin to accept (repeatable); replaces the loopback default.
+    #[arg(
+        long = "allowed-origin",
+        env = "TOOLHOST_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub allowed_origins: Vec<String>,
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The plugin directory.
+    pub plugins: PathBuf,
+    /// The store.
+    pub database_url: String,
+    /// The precompiled-component cache.
+    pub cache_dir: Option<PathBuf>,
+    /// Accepted Host headers (loopback names always included).
+    pub allowed_hosts: Vec<String>,
+    /// Accepted browser Origins; a request without Origin is not a browser's.
+    pub allowed_origins: Vec<String>,
+    /// Concurrent sandboxes.
+    pub slots: u32,
+    /// How long shutdown waits for calls in flight.
+    pub shutdown_grace: Duration,
+}
+
+/// Default listen address: loopback only; exposing the host is a decision.
+const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+/// Default store: one SQLite file in the working directory.
+const DEFAULT_DATABASE: &str = "sqlite://toolhost.db?mode=rwc";
+/// Hosts a local server answers to (DNS-rebinding protection).
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+/// Origins a local server trusts by default: pages served from loopback.
+const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+/// Calls in flight get this long to finish at shutdown.
+const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+impl Config {
+    /// Resolves file, environment and flags (flags win).
+    pub fn resolve(args: ServeArgs) -> anyhow::Result<Config> {
+        let file = match &args.config {
+            Some(path) => read_file(path)?,
+            None => ConfigFile::default(),
+        };
+        let plugins = args.plugins.or(file.plugins).context(
+            "no plugin directory: pass --plugins DIR (or set `plugins` in the config file)",
+        )?;
+        let mut allowed_hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
+        allowed_hosts.extend(file.allowed_hosts.unwrap_or_default());
+        allowed_hosts.extend(args.allowed_hosts);
+        let origins = if args.allowed_origins.is_empty() {
+            file.allowed_origins
+        } else {
+            Some(args.allowed_origins)
+        };
+        Ok(Config {
+            listen: args
+                .listen
+                .or(file.listen)
+                .unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("a valid address")),
+            plugins,
+            database_url: args
+                .database_url
+                .or(file.database_url)
+                .unwrap_or_else(|| DEFAULT_DATABASE.into()),
+            cache_dir: args.cache_dir.or(file.cache_dir),
+            allowed_hosts,
+            allowed_origins: origins
+                .unwrap_or_else(|| LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect()),
+            slots: file
+                .slots
+                .unwrap_or(toolhost_runtime::RuntimeConfig::DEFAULT_SLOTS),
+            shutdown_grace: file.shutdown_grace.unwrap_or(DEFAULT_SHUTDOWN_GRACE),
+        })
+    }
+}
+
+fn read_file(path: &Path) -> anyhow::Result<ConfigFile> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    toml::from_str(&text).map_err(|e| anyhow::anyhow!("config {}: {}", path.display(), e.message()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(plugins: &str) -> ServeArgs {
+        ServeArgs {
+            plugins: Some(plugins.into()),
+            ..ServeArgs::default()
+        }
+    }
+
+    #[test]
+    fn defaults_listen_on_loopback_with_an_embedded_sqlite() {
+        let c = Config::resolve(args("p")).expect("resolves");
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+        assert!(c.database_url.starts_with("sqlite://"));
+        assert!(c.allowed_hosts.contains(&"localhost".to_owned()));
+        assert!(c.allowed_origins.iter().all(|o| o.starts_with("http://")));
+    }
+
+    #[test]
+    fn flags_override_the_file_and_unknown_keys_are_refused() {
+        let dir = tempfile::tempdir().expect("temp");
+        let path = dir.path().join("toolhost.toml");
+        std::fs::write(
+            &path,
+            "listen = \"127.0.0.1:9000\"\nplugins = \"from-file\"\nslots = 7\n",
+        )
+        .expect("write");
+        let c = Config::resolve(ServeArgs {
+            config: Some(path.clone()),
+            ..args("from-flag")
+        })
+        .expect("resolves");
+        assert_eq!(
+            (c.listen.port(), c.plugins.as_path(), c.slots),
+            (9000, Path::new("from-flag"), 7)
+        );
+
+        std::fs::write(&path, "listen = \"127.0.0.1:9000\"\nplugin_dir = \"x\"\n").expect("write");
+        let err = Config::resolve(ServeArgs {
+            config: Some(path),
+            ..args("p")
+        })
+        .expect_err("unknown key");
+        assert!(err.to_string().contains("plugin_dir"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_plugin_directory_is_a_clear_error() {
+        let err = Config::resolve(ServeArgs::default()).expect_err("no plugins");
+        assert!(err.to_string().contains("--plugins"), "{err}");
+    }
+}

@@ -1,0 +1,63 @@
+//! The HTTP surface besides `/mcp`: liveness, readiness, metrics.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use metrics_exporter_prometheus::PrometheusHandle;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use toolhost_mcp::McpServer;
+use toolhost_storage::Store;
+
+/// What the operational routes look at.
+#[derive(Clone)]
+pub struct Ops {
+    /// The store, pinged by `/readyz`.
+    pub store: Arc<Store>,
+    /// The Prometheus registry rendered by `/metrics`.
+    pub metrics: PrometheusHandle,
+    /// False from the moment shutdown starts: load balancers stop routing here.
+    pub accepting: Arc<AtomicBool>,
+}
+
+/// The host's router: `/mcp`, `/healthz`, `/readyz`, `/metrics`.
+pub fn router(ops: Ops, mcp: StreamableHttpService<McpServer, LocalSessionManager>) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(ops)
+        .route_service("/mcp", mcp)
+}
+
+/// Liveness: the process answers.
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// Readiness: accepting requests and the store answers.
+async fn readyz(State(ops): State<Ops>) -> impl IntoResponse {
+    if !ops.accepting.load(Ordering::Relaxed) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
+    }
+    match ops.store.ping().await {
+        Ok(()) => (StatusCode::OK, "ready\n"),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness: store unreachable");
+            (StatusCode::SERVICE_UNAVAILABLE, "store unreachable\n")
+        }
+    }
+}
+
+/// Prometheus text exposition.
+async fn metrics(State(ops): State<Ops>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        ops.metrics.render(),
+    )
+}

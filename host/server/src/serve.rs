@@ -1,0 +1,161 @@
+//! `toolhost serve`: wire the rooms together, listen, and shut down
+//! gracefully (stop accepting, let calls in flight finish and be audited,
+//! then close MCP sessions).
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context;
+use axum::serve::ListenerExt;
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use tokio_util::sync::CancellationToken;
+use toolhost_catalog::{Catalog, LoadOptions};
+use toolhost_invoke::Toolhost;
+use toolhost_runtime::{Runtime, RuntimeConfig};
+use toolhost_storage::Store;
+
+use crate::config::Config;
+use crate::http::{Ops, router};
+
+/// Latency buckets (seconds): sandbox calls take tens of microseconds,
+/// tools that wait on backends take seconds.
+const LATENCY_BUCKETS: [f64; 12] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 10.0,
+];
+
+/// Runs the host until SIGINT or SIGTERM.
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    let metrics = install_metrics()?;
+    let runtime_config = RuntimeConfig {
+        slots: config.slots,
+        cache_dir: config.cache_dir.clone(),
+        ..RuntimeConfig::default()
+    };
+    let runtime = Arc::new(Runtime::new(runtime_config)?);
+    let loaded = Catalog::load_dir(&config.plugins, &runtime, &LoadOptions::default()).await;
+    for e in &loaded.errors {
+        tracing::error!(error = %e, "plugin refused; serving the others");
+    }
+    let store = Arc::new(
+        Store::connect(&config.database_url)
+            .await
+            .with_context(|| format!("opening the store {}", redact(&config.database_url)))?,
+    );
+    let tools = loaded.catalog.tools().count();
+    let host = Arc::new(Toolhost::new(
+        Arc::new(loaded.catalog),
+        runtime,
+        store.clone(),
+    ));
+
+    let sessions = CancellationToken::new();
+    let mcp_config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(config.allowed_hosts.clone())
+        .with_allowed_origins(config.allowed_origins.clone())
+        .enforce_origin_validation()
+        .with_json_response(true)
+        .with_cancellation_token(sessions.clone());
+    let accepting = Arc::new(AtomicBool::new(true));
+    let ops = Ops {
+        store: store.clone(),
+        metrics,
+        accepting: accepting.clone(),
+    };
+    let app = router(ops, toolhost_mcp::service(host.clone(), mcp_config));
+
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("listening on {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, tools, plugins = %config.plugins.display(), "toolhost serving");
+    println!("MCP endpoint: http://{addr}/mcp");
+    std::io::stdout().flush()?;
+
+    let stopping = CancellationToken::new();
+    tokio::spawn(stop_on_signal(stopping.clone()));
+    let drain = {
+        let (stopping, host, grace) = (stopping.clone(), host.clone(), config.shutdown_grace);
+        async move {
+            stopping.cancelled().await;
+            accepting.store(false, Ordering::Relaxed);
+            if tokio::time::timeout(grace, host.drain()).await.is_err() {
+                tracing::warn!(
+                    ?grace,
+                    "calls still in flight at the end of the grace period"
+                );
+            }
+            sessions.cancel();
+        }
+    };
+    // Every reply is written in pieces (SSE): without TCP_NODELAY each one
+    // waits for the peer's delayed ACK (~40 ms).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
+    let serve =
+        axum::serve(listener, app).with_graceful_shutdown(stopping.clone().cancelled_owned());
+    let (served, ()) = tokio::join!(serve.into_future(), drain);
+    served.context("serving HTTP")?;
+    store.close().await;
+    tracing::info!("toolhost stopped");
+    Ok(())
+}
+
+fn install_metrics() -> anyhow::Result<PrometheusHandle> {
+    Ok(PrometheusBuilder::new()
+        .set_buckets(&LATENCY_BUCKETS)?
+        .install_recorder()?)
+}
+
+async fn stop_on_signal(stopping: CancellationToken) {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+    tracing::info!("shutdown requested: finishing calls in flight");
+    stopping.cancel();
+}
+
+/// A database URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn database_passwords_never_reach_messages() {
+        assert_eq!(
+            redact("postgres://app:s3cret@db:5432/x"),
+            "postgres://app:***@db:5432/x"
+        );
+        assert_eq!(
+            redact("sqlite://toolhost.db?mode=rwc"),
+            "sqlite://toolhost.db?mode=rwc"
+        );
+    }
+}

@@ -1,0 +1,143 @@
+//! Choosing the engine from a URL and opening its pool, with the settings an
+//! audit trail needs.
+
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+use crate::{Engine, StorageError};
+
+/// Default pool size. Every audit write is one short statement, so a few
+/// connections keep up with many concurrent calls; 8 stays well inside
+/// PostgreSQL's default `max_connections` (100) when several hosts share it.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
+
+/// Default wait for a pooled connection. A call's reply waits for its audit
+/// row, so this bounds how long a call can hang on a sick database; at
+/// start-up it is also how long `connect` retries a server that refuses
+/// connections (one still starting, say).
+pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a SQLite statement waits for another connection's write lock
+/// before failing with "database is locked". Writes are single-row inserts
+/// (microseconds), so 5 s only runs out when something is badly stuck.
+pub const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How to size and wait on the connection pool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// Most connections the pool opens. An in-memory SQLite database always
+    /// uses exactly one, since it lives only as long as its connection.
+    pub max_connections: u32,
+    /// Longest wait for a connection, at connect and for each operation.
+    pub acquire_timeout: Duration,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            acquire_timeout: DEFAULT_ACQUIRE_TIMEOUT,
+        }
+    }
+}
+
+/// One pool per engine; the rest of the crate matches on it.
+#[derive(Clone)]
+pub(crate) enum Pools {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// The engine `url` selects by its scheme.
+pub(crate) fn engine_of(url: &str) -> Result<Engine, StorageError> {
+    if url.starts_with("sqlite:") {
+        Ok(Engine::Sqlite)
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Engine::Postgres)
+    } else {
+        Err(StorageError::UnsupportedUrl {
+            url: crate::error::redact(url),
+        })
+    }
+}
+
+/// Opens `engine`'s pool at `url` and checks one connection works.
+pub(crate) async fn open(
+    engine: Engine,
+    url: &str,
+    opts: &StoreOptions,
+) -> Result<Pools, sqlx::Error> {
+    Ok(match engine {
+        Engine::Sqlite => Pools::Sqlite(open_sqlite(url, opts).await?),
+        Engine::Postgres => Pools::Postgres(open_postgres(url, opts).await?),
+    })
+}
+
+async fn open_sqlite(url: &str, opts: &StoreOptions) -> Result<SqlitePool, sqlx::Error> {
+    let connect = url
+        .parse::<SqliteConnectOptions>()?
+        .create_if_missing(true)
+        // WAL: readers (the CLI, `recent`) never block the writer.
+        .journal_mode(SqliteJournalMode::Wal)
+        // FULL, not NORMAL: in WAL mode NORMAL skips the fsync at commit, so
+        // a power cut or OS crash can lose the last commits. A call's reply
+        // is sent only once its audit row is recorded; the row must then
+        // survive, so every commit is synced.
+        .synchronous(SqliteSynchronous::Full)
+        .foreign_keys(true)
+        .busy_timeout(SQLITE_BUSY_TIMEOUT);
+    let pool = SqlitePoolOptions::new().acquire_timeout(opts.acquire_timeout);
+    let pool = if is_in_memory(url) {
+        // An in-memory database dies with its last connection: keep exactly
+        // one, forever (this also avoids shared-cache table locks).
+        pool.max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+    } else {
+        pool.max_connections(opts.max_connections)
+    };
+    pool.connect_with(connect).await
+}
+
+async fn open_postgres(url: &str, opts: &StoreOptions) -> Result<PgPool, sqlx::Error> {
+    // PostgreSQL's default `synchronous_commit = on` already flushes the WAL
+    // at every commit: the same guarantee as SQLite's FULL, nothing to set.
+    // No TLS feature is compiled in: a URL asking for `sslmode=require` fails.
+    let connect = url.parse::<PgConnectOptions>()?;
+    PgPoolOptions::new()
+        .max_connections(opts.max_connections)
+        .acquire_timeout(opts.acquire_timeout)
+        .connect_with(connect)
+        .await
+}
+
+/// Whether a SQLite URL names an in-memory database (sqlx keeps that fact
+/// private once parsed).
+fn is_in_memory(url: &str) -> bool {
+    url.contains(":memory:") || url.contains("mode=memory")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scheme_selects_the_engine() {
+        let cases = [
+            ("sqlite://audit.db?mode=rwc", Some(Engine::Sqlite)),
+            ("sqlite::memory:", Some(Engine::Sqlite)),
+            ("postgres://u@h/db", Some(Engine::Postgres)),
+            ("postgresql://u@h/db", Some(Engine::Postgres)),
+            ("mysql://u@h/db", None),
+            ("audit.db", None),
+        ];
+        for (url, want) in cases {
+            assert_eq!(engine_of(url).ok(), want, "{url}");
+        }
+    }
+}

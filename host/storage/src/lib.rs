@@ -1,0 +1,56 @@
+//! The host's database: SQLite or PostgreSQL behind one [`Store`], which
+//! implements the store traits the other rooms declare. Today that is
+//! [`toolhost_audit::AuditSink`]: one row per tool call in the `audit` table.
+//!
+//! This room owns the SQL, the schema migrations (`migrations/sqlite` and
+//! `migrations/postgres`, same numbers, same meaning, embedded in the binary
+//! and applied at connect), connection pooling and the engines' durability
+//! settings. It does not decide what an event says (`audit` does) nor when it
+//! is written (`invoke` does), and `sqlx` stays inside it: callers see
+//! [`StorageError`].
+//!
+//! The engine is chosen by the URL: `sqlite://audit.db?mode=rwc` (a file,
+//! created if missing), `sqlite::memory:` (tests, demos) or
+//! `postgres://user@host/db`.
+//!
+//! ```
+//! use std::time::{Duration, SystemTime};
+//! use serde_json::json;
+//! use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
+//! use toolhost_storage::Store;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Store::connect("sqlite::memory:").await?;
+//! let event = AuditEvent {
+//!     call_id: "call-1".into(),
+//!     at: SystemTime::now(),
+//!     principal: "alice".into(),
+//!     tenant: "acme".into(),
+//!     tool: "greet".into(),
+//!     plugin: None,
+//!     plugin_digest: None,
+//!     argument_digest: argument_digest(&json!({"name": "world"})),
+//!     outcome: Outcome::Executed,
+//!     error_code: None,
+//!     duration: Duration::from_micros(250),
+//! };
+//! store.record(&event).await?;
+//! assert_eq!(store.recent(10).await?[0].event.call_id, "call-1");
+//! assert!(store.record(&event).await.is_err(), "a call is recorded once");
+//! # Ok(())
+//! # }
+//! ```
+
+mod connect;
+mod error;
+mod migrations;
+mod record;
+mod store;
+
+pub use connect::{
+    DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, SQLITE_BUSY_TIMEOUT, StoreOptions,
+};
+pub use error::{Engine, StorageError};
+pub use record::AuditRecord;
+pub use store::Store;

@@ -1,0 +1,151 @@
+//! The schema migrations, embedded in the binary and run at connect.
+//!
+//! Why not `sqlx::migrate!`: in sqlx 0.9 that macro lives behind the
+//! `macros` feature, whose proc-macro crate links both drivers (and compiles
+//! the bundled SQLite a second time, for the build host). Listing the files
+//! here with `include_str!` costs one line per migration, and it also makes
+//! cargo rebuild when a listed file changes, which `migrate!` cannot do for
+//! a new file without a build script. A test checks these lists against the
+//! directories, so a file added there and forgotten here fails
+//! `cargo test`. Versions, descriptions and checksums are computed the way
+//! `migrate!` computes them, so the `_sqlx_migrations` rows are the same
+//! either way.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::pin::Pin;
+
+use sqlx::SqlSafeStr;
+use sqlx::error::BoxDynError;
+use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
+
+use crate::Engine;
+
+/// `(file name, SQL)` of each migration, oldest first.
+type Files = &'static [(&'static str, &'static str)];
+
+/// migrations/sqlite, in order.
+pub(crate) const SQLITE: Files = &[(
+    "0001_audit.sql",
+    include_str!("../../../migrations/sqlite/0001_audit.sql"),
+)];
+
+/// migrations/postgres, in order: the same numbers as [`SQLITE`].
+pub(crate) const POSTGRES: Files = &[(
+    "0001_audit.sql",
+    include_str!("../../../migrations/postgres/0001_audit.sql"),
+)];
+
+/// The migrator for `engine`'s embedded files.
+pub(crate) async fn migrator(engine: Engine) -> Result<Migrator, String> {
+    let files = match engine {
+        Engine::Sqlite => SQLITE,
+        Engine::Postgres => POSTGRES,
+    };
+    Migrator::new(Embedded(files))
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// A [`MigrationSource`] over files embedded at build time.
+#[derive(Debug)]
+struct Embedded(Files);
+
+impl MigrationSource<'static> for Embedded {
+    fn resolve(
+        self,
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<Migration>, BoxDynError>> + Send + 'static>> {
+        Box::pin(async move {
+            self.0
+                .iter()
+                .map(|&(name, sql)| migration(name, sql))
+                .collect()
+        })
+    }
+}
+
+/// `NNNN_words.sql` → version NNNN, description "words", as sqlx names them.
+fn migration(name: &'static str, sql: &'static str) -> Result<Migration, BoxDynError> {
+    let (version, rest) = name
+        .split_once('_')
+        .ok_or_else(|| format!("migration {name:?}: expected NNNN_description.sql"))?;
+    let version: i64 = version
+        .parse()
+        .map_err(|_| format!("migration {name:?}: {version:?} is not a version number"))?;
+    let description = rest
+        .strip_suffix(".sql")
+        .ok_or_else(|| format!("migration {name:?}: expected a .sql file"))?;
+    // Reversible (.up/.down) migrations are not used: refuse rather than misread them.
+    if description.ends_with(".up") || description.ends_with(".down") {
+        return Err(format!("migration {name:?}: reversible migrations are not supported").into());
+    }
+    Ok(Migration::new(
+        version,
+        Cow::Owned(description.replace('_', " ")),
+        MigrationType::Simple,
+        sql.into_sql_str(),
+        sql.starts_with("-- no-transaction"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// The `.sql` file names in migrations/`dir`, sorted.
+    fn on_disk(dir: &str) -> Vec<String> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../migrations")
+            .join(dir);
+        let mut names: Vec<String> = std::fs::read_dir(&path)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+            .map(|entry| entry.expect("a readable directory entry").file_name())
+            .map(|name| name.to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".sql"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn names(files: Files) -> Vec<String> {
+        files.iter().map(|(name, _)| name.to_string()).collect()
+    }
+
+    #[test]
+    fn every_migration_file_is_embedded_in_order() {
+        assert_eq!(
+            names(SQLITE),
+            on_disk("sqlite"),
+            "update migrations::SQLITE"
+        );
+        assert_eq!(
+            names(POSTGRES),
+            on_disk("postgres"),
+            "update migrations::POSTGRES"
+        );
+    }
+
+    #[test]
+    fn both_engines_have_the_same_migration_numbers() {
+        let versions = |files: Files| -> Vec<i64> {
+            files
+                .iter()
+                .map(|&(name, sql)| {
+                    migration(name, sql)
+                        .expect("a well-named migration")
+                        .version
+                })
+                .collect()
+        };
+        assert_eq!(versions(SQLITE), versions(POSTGRES));
+    }
+
+    #[test]
+    fn migrations_are_named_as_sqlx_names_them() {
+        let m = migration("0001_audit_trail.sql", "SELECT 1").expect("a well-named migration");
+        assert_eq!((m.version, m.description.as_ref()), (1, "audit trail"));
+        assert!(migration("audit.sql", "").is_err());
+        assert!(migration("0002_x.up.sql", "").is_err());
+    }
+}

@@ -1,0 +1,241 @@
+//! The `audit` table's rows: how an [`AuditEvent`] becomes column values and
+//! back. Pure conversions; the SQL that moves them lives in `store.rs`.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sqlx::{ColumnIndex, Decode, Row, Type};
+use toolhost_audit::{AuditEvent, Outcome};
+use toolhost_types::Digest;
+
+use crate::StorageError;
+
+/// One stored audit row: the event as recorded, plus its row id.
+///
+/// Read back, `event.at` is truncated to the millisecond and
+/// `event.duration` to the microsecond: the precision the table keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditRecord {
+    /// The row id: increasing in recording order, but not contiguous
+    /// (PostgreSQL spends a sequence value on a refused insert).
+    pub id: i64,
+    /// The event, field for field.
+    pub event: AuditEvent,
+}
+
+/// The column values of one event, in the table's units.
+pub(crate) struct Columns<'a> {
+    pub call_id: &'a str,
+    pub at_ms: i64,
+    pub principal: &'a str,
+    pub tenant: &'a str,
+    pub tool: &'a str,
+    pub plugin: Option<&'a str>,
+    pub plugin_digest: Option<String>,
+    pub argument_digest: String,
+    pub outcome: &'static str,
+    pub error_code: Option<&'a str>,
+    pub duration_us: i64,
+}
+
+impl<'a> Columns<'a> {
+    pub(crate) fn of(e: &'a AuditEvent) -> Self {
+        Columns {
+            call_id: &e.call_id,
+            at_ms: unix_millis(e.at),
+            principal: &e.principal,
+            tenant: &e.tenant,
+            tool: &e.tool,
+            plugin: e.plugin.as_deref(),
+            plugin_digest: e.plugin_digest.map(|d| d.to_string()),
+            argument_digest: e.argument_digest.to_string(),
+            outcome: e.outcome.as_str(),
+            error_code: e.error_code.as_deref(),
+            // Saturates past 292,000 years: a row with a wrong duration beats no row.
+            duration_us: i64::try_from(e.duration.as_micros()).unwrap_or(i64::MAX),
+        }
+    }
+}
+
+/// One row's column values as stored, before they are checked.
+#[derive(Debug, Clone)]
+pub(crate) struct Stored {
+    id: i64,
+    call_id: String,
+    at: i64,
+    principal: String,
+    tenant: String,
+    tool: String,
+    plugin: Option<String>,
+    plugin_digest: Option<String>,
+    argument_digest: String,
+    outcome: String,
+    error_code: Option<String>,
+    duration_us: i64,
+}
+
+impl Stored {
+    /// Reads the columns of an `audit` row by name, on either engine.
+    pub(crate) fn read<'r, R>(row: &'r R) -> Result<Stored, sqlx::Error>
+    where
+        R: Row,
+        &'static str: ColumnIndex<R>,
+        i64: Decode<'r, R::Database> + Type<R::Database>,
+        String: Decode<'r, R::Database> + Type<R::Database>,
+    {
+        Ok(Stored {
+            id: row.try_get("id")?,
+            call_id: row.try_get("call_id")?,
+            at: row.try_get("at")?,
+            principal: row.try_get("principal")?,
+            tenant: row.try_get("tenant")?,
+            tool: row.try_get("tool")?,
+            plugin: row.try_get("plugin")?,
+            plugin_digest: row.try_get("plugin_digest")?,
+            argument_digest: row.try_get("argument_digest")?,
+            outcome: row.try_get("outcome")?,
+            error_code: row.try_get("error_code")?,
+            duration_us: row.try_get("duration_us")?,
+        })
+    }
+
+    /// The record these values stand for, or [`StorageError::Corrupt`]
+    /// naming the first column this build cannot read back.
+    pub(crate) fn into_record(self) -> Result<AuditRecord, StorageError> {
+        let id = self.id;
+        let corrupt = |column, value: &dyn ToString, problem: &str| StorageError::Corrupt {
+            id,
+            column,
+            value: value.to_string(),
+            problem: problem.to_owned(),
+        };
+        let digest = |column, text: &str| {
+            text.parse::<Digest>()
+                .map_err(|_| corrupt(column, &text, "not a SHA-256 in hex"))
+        };
+        let event = AuditEvent {
+            at: from_unix_millis(self.at).ok_or_else(|| corrupt("at", &self.at, "out of range"))?,
+            plugin_digest: match &self.plugin_digest {
+                Some(text) => Some(digest("plugin_digest", text)?),
+                None => None,
+            },
+            argument_digest: digest("argument_digest", &self.argument_digest)?,
+            outcome: Outcome::parse(&self.outcome)
+                .ok_or_else(|| corrupt("outcome", &self.outcome, "not an outcome"))?,
+            duration: u64::try_from(self.duration_us)
+                .map(Duration::from_micros)
+                .map_err(|_| corrupt("duration_us", &self.duration_us, "negative"))?,
+            call_id: self.call_id,
+            principal: self.principal,
+            tenant: self.tenant,
+            tool: self.tool,
+            plugin: self.plugin,
+            error_code: self.error_code,
+        };
+        Ok(AuditRecord { id, event })
+    }
+}
+
+/// Milliseconds since the unix epoch, negative before it; saturates at the
+/// ends of `i64` (± 292 million years).
+pub(crate) fn unix_millis(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_millis()).unwrap_or(i64::MAX),
+        Err(before) => i64::try_from(before.duration().as_millis()).map_or(i64::MIN, |ms| -ms),
+    }
+}
+
+/// The instant `ms` milliseconds after (or before) the unix epoch, if the
+/// platform's `SystemTime` can hold it.
+pub(crate) fn from_unix_millis(ms: i64) -> Option<SystemTime> {
+    let offset = Duration::from_millis(ms.unsigned_abs());
+    if ms >= 0 {
+        UNIX_EPOCH.checked_add(offset)
+    } else {
+        UNIX_EPOCH.checked_sub(offset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_round_trip_through_unix_millis_on_both_sides_of_the_epoch() {
+        for ms in [0, 1, 1_764_000_000_123, -1, -86_400_000] {
+            let t = from_unix_millis(ms).expect("small offsets fit in SystemTime");
+            assert_eq!(unix_millis(t), ms);
+        }
+    }
+
+    fn stored() -> Stored {
+        Stored {
+            id: 7,
+            call_id: "c".into(),
+            at: 1_000,
+            principal: "p".into(),
+            tenant: "t".into(),
+            tool: "x".into(),
+            plugin: None,
+            plugin_digest: None,
+            argument_digest: Digest::of(b"{}").to_string(),
+            outcome: "denied".into(),
+            error_code: Some("DENIED".into()),
+            duration_us: 5,
+        }
+    }
+
+    #[test]
+    fn a_well_formed_row_becomes_its_event() {
+        let record = stored().into_record().expect("a well-formed row");
+        assert_eq!(record.id, 7);
+        assert_eq!(record.event.outcome, Outcome::Denied);
+        assert_eq!(record.event.at, UNIX_EPOCH + Duration::from_secs(1));
+        assert_eq!(record.event.duration, Duration::from_micros(5));
+    }
+
+    #[test]
+    fn an_unreadable_value_names_its_row_and_column() {
+        let cases = [
+            (
+                Stored {
+                    outcome: "maybe".into(),
+                    ..stored()
+                },
+                "outcome",
+            ),
+            (
+                Stored {
+                    duration_us: -1,
+                    ..stored()
+                },
+                "duration_us",
+            ),
+            (
+                Stored {
+                    argument_digest: "abc".into(),
+                    ..stored()
+                },
+                "argument_digest",
+            ),
+            (
+                Stored {
+                    plugin_digest: Some("zz".into()),
+                    ..stored()
+                },
+                "plugin_digest",
+            ),
+        ];
+        for (row, want) in cases {
+            match row.into_record() {
+                Err(StorageError::Corrupt { id: 7, column, .. }) => assert_eq!(column, want),
+                other => panic!("{want}: expected Corrupt, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn unix_millis_truncates_below_the_millisecond() {
+        let t = UNIX_EPOCH + Duration::from_micros(1_500);
+        assert_eq!(unix_millis(t), 1);
+    }
+}

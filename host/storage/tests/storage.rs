@@ -1,0 +1,405 @@
+//! One set of test bodies, run against SQLite (a temp file) and PostgreSQL.
+//!
+//! PostgreSQL tests use `TOOLHOST_TEST_PG_URL`, default
+//! `postgres://postgres@127.0.0.1:5432/test`. Each test gets its own schema,
+//! selected through the URL's `options[search_path]`, and drops it when done
+//! (also when the test fails). An unreachable server fails the tests: CI has
+//! one, and a skipped suite would hide a broken one.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::json;
+use sqlx::{AssertSqlSafe, Connection, PgConnection, SqliteConnection};
+use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
+use toolhost_storage::{Engine, StorageError, Store};
+use toolhost_types::Digest;
+
+const DEFAULT_PG_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+/// A database of one engine, private to one test.
+enum TestDb {
+    Sqlite {
+        _dir: tempfile::TempDir,
+        url: String,
+    },
+    Postgres {
+        admin_url: String,
+        schema: String,
+        url: String,
+    },
+}
+
+impl TestDb {
+    /// A SQLite file that does not exist yet, in a fresh temp directory.
+    fn sqlite() -> TestDb {
+        let dir = tempfile::tempdir().expect("a temp directory");
+        let path = dir.path().join("audit.db");
+        let url = format!("sqlite://{}?mode=rwc", path.display());
+        TestDb::Sqlite { _dir: dir, url }
+    }
+
+    /// A fresh, empty schema on the test server; panics (fails the test)
+    /// with the URL in the message if the server cannot be reached.
+    async fn postgres() -> TestDb {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let admin_url = std::env::var("TOOLHOST_TEST_PG_URL").unwrap_or(DEFAULT_PG_URL.into());
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("clock after 1970");
+        let schema = format!(
+            "toolhost_test_{}_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed),
+            nanos.subsec_nanos()
+        );
+        let mut admin = PgConnection::connect(&admin_url).await.unwrap_or_else(|e| {
+            panic!(
+                "PostgreSQL for the storage tests is unreachable at {admin_url}: {e}\n\
+                 Start it, or point TOOLHOST_TEST_PG_URL at one (tests fail rather than skip)."
+            )
+        });
+        let create = format!("CREATE SCHEMA {schema}");
+        sqlx::raw_sql(AssertSqlSafe(create))
+            .execute(&mut admin)
+            .await
+            .expect("creating the test schema");
+        let sep = if admin_url.contains('?') { '&' } else { '?' };
+        let url = format!("{admin_url}{sep}options[search_path]={schema}");
+        TestDb::Postgres {
+            admin_url,
+            schema,
+            url,
+        }
+    }
+
+    fn url(&self) -> &str {
+        match self {
+            TestDb::Sqlite { url, .. } | TestDb::Postgres { url, .. } => url,
+        }
+    }
+
+    async fn store(&self) -> Store {
+        Store::connect(self.url())
+            .await
+            .unwrap_or_else(|e| panic!("connecting to {}: {e}", self.url()))
+    }
+
+    /// Runs `sql` on a connection of its own, bypassing the store.
+    async fn raw(&self, sql: String) -> Result<(), sqlx::Error> {
+        let sql = sqlx::raw_sql(AssertSqlSafe(sql));
+        match self {
+            TestDb::Sqlite { url, .. } => {
+                sql.execute(&mut SqliteConnection::connect(url).await?)
+                    .await?;
+            }
+            TestDb::Postgres { url, .. } => {
+                sql.execute(&mut PgConnection::connect(url).await?).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for TestDb {
+    /// Drops the PostgreSQL schema, on a thread with its own runtime since
+    /// `Drop` cannot await. Runs during unwinding too, so failed tests clean up.
+    fn drop(&mut self) {
+        let TestDb::Postgres {
+            admin_url, schema, ..
+        } = self
+        else {
+            return;
+        };
+        let (admin_url, drop_schema) = (admin_url.clone(), format!("DROP SCHEMA {schema} CASCADE"));
+        let dropped = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(async {
+                let mut admin = PgConnection::connect(&admin_url).await?;
+                sqlx::raw_sql(AssertSqlSafe(drop_schema))
+                    .execute(&mut admin)
+                    .await?;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+            })
+        })
+        .join();
+        if !matches!(dropped, Ok(Ok(()))) {
+            eprintln!("warning: test schema {schema} was not dropped: {dropped:?}");
+        }
+    }
+}
+
+/// Declares each named body as a module with a `sqlite` and a `postgres` test.
+macro_rules! on_both_engines {
+    ($($body:ident),* $(,)?) => {$(
+        mod $body {
+            #[tokio::test]
+            async fn sqlite() {
+                super::$body(&super::TestDb::sqlite()).await
+            }
+            #[tokio::test]
+            async fn postgres() {
+                super::$body(&super::TestDb::postgres().await).await
+            }
+        }
+    )*};
+}
+
+on_both_engines!(
+    an_event_reads_back_field_for_field,
+    recent_lists_newest_first_up_to_the_limit,
+    a_duplicate_call_id_is_refused_without_a_partial_row,
+    the_outcome_check_refuses_an_unknown_outcome_written_by_raw_sql,
+    every_outcome_is_stored_and_read_back,
+    concurrent_appends_all_land,
+    migrations_are_idempotent_across_connects,
+    a_database_migrated_by_a_newer_build_is_refused,
+    ping_answers_on_a_live_store,
+);
+
+/// An event with every optional field set, at a whole millisecond and a
+/// whole microsecond of duration (the table's precision).
+fn event(call_id: &str, at_ms: u64) -> AuditEvent {
+    AuditEvent {
+        call_id: call_id.into(),
+        at: UNIX_EPOCH + Duration::from_millis(at_ms),
+        principal: "alice".into(),
+        tenant: "acme".into(),
+        tool: "greet".into(),
+        plugin: Some("hello".into()),
+        plugin_digest: Some(Digest::of(b"hello.wasm")),
+        argument_digest: argument_digest(&json!({"name": "world"})),
+        outcome: Outcome::Executed,
+        error_code: None,
+        duration: Duration::from_micros(1_234),
+    }
+}
+
+async fn an_event_reads_back_field_for_field(db: &TestDb) {
+    let store = db.store().await;
+    let full = event("call-full", 1_764_000_000_123);
+    let sparse = AuditEvent {
+        plugin: None,
+        plugin_digest: None,
+        outcome: Outcome::Error,
+        error_code: Some("TOOL_NOT_FOUND".into()),
+        ..event("call-sparse", 1_764_000_000_456)
+    };
+    store.record(&full).await.expect("recording the full event");
+    store
+        .record(&sparse)
+        .await
+        .expect("recording the sparse event");
+
+    let rows = store.recent(10).await.expect("reading back");
+    let events: Vec<&AuditEvent> = rows.iter().map(|r| &r.event).collect();
+    assert_eq!(events, [&sparse, &full]);
+    assert!(rows[0].id > rows[1].id, "ids follow recording order");
+}
+
+async fn recent_lists_newest_first_up_to_the_limit(db: &TestDb) {
+    let store = db.store().await;
+    for (i, call) in ["first", "second", "third"].into_iter().enumerate() {
+        store
+            .append(&event(call, 1_000 * i as u64))
+            .await
+            .expect("appending");
+    }
+    let calls = |rows: Vec<toolhost_storage::AuditRecord>| -> Vec<String> {
+        rows.into_iter().map(|r| r.event.call_id).collect()
+    };
+    assert_eq!(
+        calls(store.recent(2).await.expect("recent 2")),
+        ["third", "second"]
+    );
+    assert_eq!(
+        calls(store.recent(10).await.expect("recent 10")),
+        ["third", "second", "first"]
+    );
+    assert!(store.recent(0).await.expect("recent 0").is_empty());
+}
+
+async fn a_duplicate_call_id_is_refused_without_a_partial_row(db: &TestDb) {
+    let store = db.store().await;
+    let original = event("call-1", 1_000);
+    store.append(&original).await.expect("the first write");
+
+    let again = AuditEvent {
+        tool: "other".into(),
+        outcome: Outcome::Denied,
+        ..original.clone()
+    };
+    match store.append(&again).await {
+        Err(StorageError::DuplicateCallId { call_id }) => assert_eq!(call_id, "call-1"),
+        other => panic!("expected DuplicateCallId, got {other:?}"),
+    }
+    let via_sink = store
+        .record(&again)
+        .await
+        .expect_err("the sink refuses it too");
+    assert!(via_sink.to_string().contains("call-1"), "{via_sink}");
+
+    assert_eq!(store.count().await.expect("count"), 1);
+    let rows = store.recent(10).await.expect("recent");
+    assert_eq!(rows[0].event, original, "the first row is untouched");
+}
+
+async fn the_outcome_check_refuses_an_unknown_outcome_written_by_raw_sql(db: &TestDb) {
+    let store = db.store().await;
+    let insert_with = |outcome| {
+        format!(
+            "INSERT INTO audit (call_id, at, principal, tenant, tool, argument_digest, \
+             outcome, duration_us) VALUES ('raw-{outcome}', 0, 'p', 't', 'x', '{}', '{outcome}', 0)",
+            "0".repeat(64)
+        )
+    };
+    // The same statement with a known outcome succeeds, so only the outcome can be at fault.
+    db.raw(insert_with("executed"))
+        .await
+        .expect("a raw insert of a known outcome");
+    let refused = db
+        .raw(insert_with("maybe"))
+        .await
+        .expect_err("the CHECK constraint refuses 'maybe'");
+    let message = refused.to_string();
+    assert!(message.contains("audit_outcome_known"), "{message}");
+    assert_eq!(store.count().await.expect("count"), 1);
+}
+
+async fn every_outcome_is_stored_and_read_back(db: &TestDb) {
+    let store = db.store().await;
+    let outcomes = [
+        Outcome::Executed,
+        Outcome::NeedsClarification,
+        Outcome::ApprovalRequired,
+        Outcome::Denied,
+        Outcome::LimitRejected,
+        Outcome::Error,
+    ];
+    for (i, outcome) in outcomes.into_iter().enumerate() {
+        let e = AuditEvent {
+            outcome,
+            ..event(outcome.as_str(), i as u64)
+        };
+        store
+            .append(&e)
+            .await
+            .expect("every outcome passes the CHECK");
+    }
+    let mut read: Vec<Outcome> = store
+        .recent(10)
+        .await
+        .expect("recent")
+        .into_iter()
+        .map(|r| r.event.outcome)
+        .collect();
+    read.reverse();
+    assert_eq!(read, outcomes);
+}
+
+async fn concurrent_appends_all_land(db: &TestDb) {
+    let store = db.store().await;
+    let mut writers = tokio::task::JoinSet::new();
+    for i in 0..32u64 {
+        let store = store.clone();
+        writers.spawn(async move { store.append(&event(&format!("call-{i}"), i)).await });
+    }
+    while let Some(written) = writers.join_next().await {
+        written
+            .expect("a writer task")
+            .expect("a concurrent append");
+    }
+    assert_eq!(store.count().await.expect("count"), 32);
+}
+
+async fn migrations_are_idempotent_across_connects(db: &TestDb) {
+    let first = db.store().await;
+    first.append(&event("before", 1)).await.expect("appending");
+    first.close().await;
+
+    let second = db.store().await;
+    assert_eq!(second.count().await.expect("count"), 1, "the row survived");
+    second
+        .append(&event("after", 2))
+        .await
+        .expect("appending again");
+    assert_eq!(second.count().await.expect("count"), 2);
+}
+
+async fn a_database_migrated_by_a_newer_build_is_refused(db: &TestDb) {
+    db.store().await.close().await;
+    let checksum = match db {
+        TestDb::Sqlite { .. } => "X'00'",
+        TestDb::Postgres { .. } => "'\\x00'::bytea",
+    };
+    db.raw(format!(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES (9999, 'from the future', TRUE, {checksum}, 0)"
+    ))
+    .await
+    .expect("recording a migration this build does not have");
+    match Store::connect(db.url()).await {
+        Err(e @ StorageError::Migrate { .. }) => assert!(e.to_string().contains("9999"), "{e}"),
+        other => panic!("expected a Migrate error, got {other:?}"),
+    }
+}
+
+async fn ping_answers_on_a_live_store(db: &TestDb) {
+    let store = db.store().await;
+    store.ping().await.expect("ping");
+    let want = match db {
+        TestDb::Sqlite { .. } => Engine::Sqlite,
+        TestDb::Postgres { .. } => Engine::Postgres,
+    };
+    assert_eq!(store.engine(), want);
+    store.close().await;
+    assert!(store.ping().await.is_err(), "a closed store is not ready");
+}
+
+// SQLite-only behaviour.
+
+#[tokio::test]
+async fn a_missing_sqlite_file_is_created_in_wal_mode() {
+    let db = TestDb::sqlite();
+    let TestDb::Sqlite { _dir: dir, .. } = &db else {
+        unreachable!("TestDb::sqlite is SQLite")
+    };
+    let path = dir.path().join("audit.db");
+    assert!(!path.exists());
+    let store = db.store().await;
+    assert!(path.exists(), "create_if_missing");
+    store.close().await;
+
+    let mut c = SqliteConnection::connect(db.url())
+        .await
+        .expect("a raw connection");
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&mut c)
+        .await
+        .expect("reading journal_mode");
+    assert_eq!(mode, "wal");
+}
+
+#[tokio::test]
+async fn an_in_memory_sqlite_store_keeps_its_rows_while_open() {
+    let store = Store::connect("sqlite::memory:").await.expect("connecting");
+    store.append(&event("mem-1", 1)).await.expect("appending");
+    store.append(&event("mem-2", 2)).await.expect("appending");
+    assert_eq!(store.count().await.expect("count"), 2);
+}
+
+#[tokio::test]
+async fn an_unknown_scheme_is_refused_by_name() {
+    match Store::connect("mysql://root:hunter2@localhost/db").await {
+        Err(e @ StorageError::UnsupportedUrl { .. }) => {
+            let message = e.to_string();
+            assert!(
+                message.contains("mysql://root:***@localhost/db"),
+                "{message}"
+            );
+        }
+        other => panic!("expected UnsupportedUrl, got {other:?}"),
+    }
+}
