@@ -77,7 +77,7 @@ async fn start() -> (String, tempfile::TempDir) {
         accepting: Arc::new(AtomicBool::new(true)),
     };
     let mcp = StreamableHttpServerConfig::default().with_json_response(true);
-    let app = router(ops, toolhost_mcp::service(Arc::new(host), mcp));
+    let app = router(ops, toolhost_mcp::service(Arc::new(host), mcp), 4 << 20);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -20,6 +20,7 @@ pub struct ConfigFile {
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Option<Vec<String>>,
     slots: Option<u32>,
+    max_request_bytes: Option<usize>,
     #[serde(default, with = "humantime_serde")]
     shutdown_grace: Option<Duration>,
 }
@@ -75,6 +76,8 @@ pub struct Config {
     pub allowed_origins: Vec<String>,
     /// Concurrent sandboxes.
     pub slots: u32,
+    /// Largest request body accepted on `/mcp`.
+    pub max_request_bytes: usize,
     /// How long shutdown waits for calls in flight.
     pub shutdown_grace: Duration,
 }
@@ -125,6 +128,9 @@ impl Config {
             slots: file
                 .slots
                 .unwrap_or(toolhost_runtime::RuntimeConfig::DEFAULT_SLOTS),
+            max_request_bytes: file
+                .max_request_bytes
+                .unwrap_or(crate::guard::DEFAULT_MAX_REQUEST_BYTES),
             shutdown_grace: file.shutdown_grace.unwrap_or(DEFAULT_SHUTDOWN_GRACE),
         })
     }

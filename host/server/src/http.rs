@@ -25,14 +25,26 @@ pub struct Ops {
     pub accepting: Arc<AtomicBool>,
 }
 
-/// The host's router: `/mcp`, `/healthz`, `/readyz`, `/metrics`.
-pub fn router(ops: Ops, mcp: StreamableHttpService<McpServer, LocalSessionManager>) -> Router {
+/// The host's router: `/mcp` (behind the host's own request guard),
+/// `/healthz`, `/readyz`, `/metrics`.
+pub fn router(
+    ops: Ops,
+    mcp: StreamableHttpService<McpServer, LocalSessionManager>,
+    max_request_bytes: usize,
+) -> Router {
+    let guarded =
+        Router::new()
+            .route_service("/mcp", mcp)
+            .layer(axum::middleware::from_fn_with_state(
+                max_request_bytes,
+                crate::guard::mcp_guard,
+            ));
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .with_state(ops)
-        .route_service("/mcp", mcp)
+        .merge(guarded)
 }
 
 /// Liveness: the process answers.

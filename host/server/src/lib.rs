@@ -6,6 +6,7 @@
 //! sandbox, in-process, for tool authors.
 
 mod config;
+mod guard;
 pub mod http;
 mod serve;
 

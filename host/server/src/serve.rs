@@ -56,6 +56,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .with_allowed_origins(config.allowed_origins.clone())
         .enforce_origin_validation()
         .with_json_response(true)
+        .with_max_request_body_bytes(config.max_request_bytes)
         .with_cancellation_token(sessions.clone());
     let accepting = Arc::new(AtomicBool::new(true));
     let ops = Ops {
@@ -63,7 +64,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         metrics,
         accepting: accepting.clone(),
     };
-    let app = router(ops, toolhost_mcp::service(host.clone(), mcp_config));
+    let app = router(
+        ops,
+        toolhost_mcp::service(host.clone(), mcp_config),
+        config.max_request_bytes,
+    );
 
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await

@@ -1,0 +1,221 @@
+//! The call path end to end in-process: one audit event per call whatever
+//! the outcome, cancellation reaching the sandbox, and no answer without
+//! its audit row.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolhost_audit::{AuditError, AuditEvent, AuditSink, Outcome, SinkFuture};
+use toolhost_catalog::{Catalog, LoadOptions};
+use toolhost_invoke::{CallRequest, Caller, InvokeError, Toolhost};
+use toolhost_runtime::{Runtime, RuntimeConfig};
+
+/// An audit sink that keeps events in memory, or refuses them all.
+#[derive(Default)]
+struct Recorded {
+    events: Mutex<Vec<AuditEvent>>,
+    refuse: bool,
+}
+
+impl AuditSink for Recorded {
+    fn record<'a>(&'a self, event: &'a AuditEvent) -> SinkFuture<'a> {
+        Box::pin(async move {
+            if self.refuse {
+                return Err(AuditError("the store is down".into()));
+            }
+            self.events
+                .lock()
+                .expect("not poisoned")
+                .push(event.clone());
+            Ok(())
+        })
+    }
+}
+
+async fn host(audit: Arc<Recorded>, spin_timeout: &str) -> Toolhost {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for f in [toolhost_fixtures::HELLO, toolhost_fixtures::T_LIMITS_SPIN] {
+        toolhost_catalog::pin(Path::new(f.manifest), Path::new(f.component), dir.path())
+            .expect("pins");
+    }
+    let spin = dir.path().join("t-limits-spin.toml");
+    let text = std::fs::read_to_string(&spin)
+        .expect("read")
+        .replace("\"200ms\"", &format!("\"{spin_timeout}\""));
+    std::fs::write(&spin, text).expect("write");
+    let runtime = Arc::new(Runtime::new(RuntimeConfig::default()).expect("runtime"));
+    let loaded = Catalog::load_dir(dir.path(), &runtime, &LoadOptions::default()).await;
+    assert!(
+        loaded.errors.is_empty(),
+        "{:?}",
+        loaded
+            .errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    );
+    Toolhost::new(Arc::new(loaded.catalog), runtime, audit)
+}
+
+fn alice() -> Caller {
+    Caller {
+        principal: "alice".into(),
+        tenant: "acme".into(),
+    }
+}
+
+fn req(tool: &str, arguments: serde_json::Value) -> CallRequest {
+    CallRequest {
+        tool: tool.into(),
+        arguments,
+    }
+}
+
+#[tokio::test]
+async fn an_executed_call_is_answered_and_audited_once_with_its_digests() {
+    let audit = Arc::new(Recorded::default());
+    let host = host(audit.clone(), "200ms").await;
+    let out = host
+        .call(
+            &alice(),
+            req("greet", json!({"name": "Ada"})),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("greets");
+    assert_eq!(out.structured, json!({"message": "Hello, Ada!"}));
+    let events = audit.events.lock().expect("lock");
+    let [e] = events.as_slice() else {
+        panic!("one event, got {events:?}")
+    };
+    assert_eq!(
+        (e.outcome, e.tool.as_str(), e.plugin.as_deref()),
+        (Outcome::Executed, "greet", Some("hello"))
+    );
+    assert_eq!((e.principal.as_str(), e.tenant.as_str()), ("alice", "acme"));
+    assert_eq!(
+        e.argument_digest,
+        toolhost_audit::argument_digest(&json!({"name": "Ada"}))
+    );
+    assert!(e.plugin_digest.is_some() && e.error_code.is_none());
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_typed_and_audited_without_running_anything() {
+    let audit = Arc::new(Recorded::default());
+    let host = host(audit.clone(), "200ms").await;
+    let err = host
+        .call(&alice(), req("nope", json!({})), &CancellationToken::new())
+        .await
+        .expect_err("unknown");
+    assert_eq!(err.code(), "TOOL_NOT_FOUND");
+    let events = audit.events.lock().expect("lock");
+    assert_eq!(events.len(), 1);
+    assert_eq!(
+        (events[0].outcome, events[0].error_code.as_deref()),
+        (Outcome::Error, Some("TOOL_NOT_FOUND"))
+    );
+    assert!(events[0].plugin.is_none());
+}
+
+#[tokio::test]
+async fn arguments_that_are_not_an_object_are_refused_before_the_sandbox() {
+    let audit = Arc::new(Recorded::default());
+    let host = host(audit.clone(), "200ms").await;
+    let err = host
+        .call(
+            &alice(),
+            req("greet", json!([1, 2])),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect_err("refused");
+    assert!(matches!(err, InvokeError::ArgumentsNotAnObject), "{err}");
+    assert_eq!(
+        audit.events.lock().expect("lock")[0].error_code.as_deref(),
+        Some("INVALID_ARGUMENTS")
+    );
+}
+
+#[tokio::test]
+async fn cancelling_a_call_interrupts_the_guest_and_the_call_is_still_audited() {
+    let audit = Arc::new(Recorded::default());
+    let host = host(audit.clone(), "60s").await;
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let err = host
+        .call(&alice(), req("spin", json!({})), &cancel)
+        .await
+        .expect_err("cancelled");
+    assert_eq!(err.code(), "CANCELLED");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the 60 s spin was cut short: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        audit.events.lock().expect("lock")[0].error_code.as_deref(),
+        Some("CANCELLED")
+    );
+    // The host keeps serving.
+    let out = host
+        .call(&alice(), req("ping", json!({})), &CancellationToken::new())
+        .await
+        .expect("pong");
+    assert_eq!(out.structured, json!({"pong": true}));
+}
+
+#[tokio::test]
+async fn no_answer_leaves_the_host_without_its_audit_row() {
+    let audit = Arc::new(Recorded {
+        refuse: true,
+        ..Recorded::default()
+    });
+    let host = host(audit, "200ms").await;
+    let err = host
+        .call(
+            &alice(),
+            req("greet", json!({"name": "Ada"})),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect_err("withheld");
+    assert!(matches!(err, InvokeError::Audit(_)), "{err}");
+    assert_eq!(err.code(), "INTERNAL");
+}
+
+#[tokio::test]
+async fn drain_waits_for_calls_in_flight() {
+    let audit = Arc::new(Recorded::default());
+    let host = Arc::new(host(audit.clone(), "1s").await);
+    let running = {
+        let host = host.clone();
+        tokio::spawn(async move {
+            host.call(&alice(), req("spin", json!({})), &CancellationToken::new())
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    host.drain().await;
+    assert_eq!(
+        audit.events.lock().expect("lock").len(),
+        1,
+        "drain returned after the call was audited"
+    );
+    assert_eq!(
+        running
+            .await
+            .expect("joined")
+            .expect_err("timed out")
+            .code(),
+        "TIMEOUT"
+    );
+}

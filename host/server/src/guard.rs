@@ -1,0 +1,81 @@
+//! The host's own gate in front of rmcp on `/mcp`: the request body is
+//! bounded and must be JSON before any MCP machinery sees it, so an oversized
+//! or malformed request gets the host's typed JSON-RPC error (not a generic
+//! 413 or 415) and runs nothing.
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// JSON-RPC code for a request refused by one of the host's limits. Our own
+/// codes sit outside the range JSON-RPC reserves (−32768..−32000).
+pub const LIMIT_EXCEEDED: i64 = -31001;
+/// JSON-RPC's parse error.
+const PARSE_ERROR: i64 = -32700;
+
+/// Default bound on a request body: MCP requests are small JSON; 4 MiB
+/// leaves room for large tool arguments while bounding memory per request.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 4 << 20;
+
+/// Bounds a POST body and checks it parses as JSON, then hands it on.
+pub async fn mcp_guard(State(max): State<usize>, req: Request, next: Next) -> Response {
+    if req.method() != Method::POST {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return too_large(max);
+    }
+    let bytes: Bytes = match axum::body::to_bytes(body, max).await {
+        Ok(b) => b,
+        Err(_) => return too_large(max),
+    };
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            PARSE_ERROR,
+            format!("Parse error: {e}"),
+            None,
+        );
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+fn too_large(max: usize) -> Response {
+    let data = json!({"code": "LIMIT_EXCEEDED", "limit": "request_bytes", "value": max});
+    let message = format!("LIMIT_EXCEEDED: the request body exceeds {max} bytes");
+    error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        LIMIT_EXCEEDED,
+        message,
+        Some(data),
+    )
+}
+
+/// A JSON-RPC error response without an id (the request was not read as one).
+fn error(
+    status: StatusCode,
+    code: i64,
+    message: String,
+    data: Option<serde_json::Value>,
+) -> Response {
+    let mut error = json!({"code": code, "message": message});
+    if let Some(data) = data {
+        error["data"] = data;
+    }
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": error});
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
