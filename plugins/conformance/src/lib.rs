@@ -1,0 +1,305 @@
+//! `conformance`: the tools the MCP conformance suite
+//! (`@modelcontextprotocol/conformance server`) calls, under the suite's
+//! names, as far as a tool plugin can provide them.
+//!
+//! A plugin answers with structured JSON plus optional text (the WIT
+//! `tool-output`), or a tool error. So the text, error, schema and
+//! header-mirroring scenarios are served here; the ones that need image,
+//! audio or resource content blocks, progress or log notifications,
+//! sampling, elicitation, input-required rounds, list-changed
+//! notifications or a mid-call stream close are host features, listed with
+//! the expected failures in `tests/e2e_conformance.rs`.
+//!
+//! Served only by the end-to-end tests; never part of the reference catalog.
+
+use std::borrow::Cow;
+
+use schemars::{Schema, SchemaGenerator, json_schema};
+use toolhost_sdk::prelude::*;
+
+fn tools() -> Vec<Tool> {
+    let tool = |tool: Tool| {
+        tool.permission("conformance", "run")
+            .read_only()
+            .idempotent()
+    };
+    vec![
+        tool(Tool::new(
+            "test_simple_text",
+            "Returns a simple text response (scenario tools-call-simple-text).",
+            simple_text,
+        )),
+        tool(Tool::new(
+            "test_error_handling",
+            "Always fails with a tool error (scenario tools-call-error).",
+            error_handling,
+        )),
+        tool(Tool::new(
+            "json_schema_2020_12_tool",
+            "Tool with JSON Schema 2020-12 features (scenario json-schema-2020-12).",
+            json_schema_2020_12,
+        )),
+        tool(Tool::new(
+            "test_custom_headers",
+            "Echoes a string argument the client mirrors into the Mcp-Param-Region header \
+             (scenario http-custom-header-server-validation).",
+            custom_headers,
+        )),
+        tool(Tool::new(
+            "test_logging_tool",
+            "Logs one line and answers; a stateless request without a log level must get \
+             no notifications/message (scenario server-stateless).",
+            logging_tool,
+        )),
+        tool(Tool::new(
+            "test_tool_with_logging",
+            "Logs three lines at info level while it runs (scenario tools-call-with-logging).",
+            tool_with_logging,
+        )),
+        tool(Tool::new(
+            "test_tool_with_progress",
+            "Answers the progress scenario's call; progress notifications are the host's \
+             (scenario tools-call-with-progress).",
+            tool_with_progress,
+        )),
+    ]
+}
+
+toolhost_sdk::export_plugin!(tools);
+
+/// The suite calls these tools with no arguments (or none at all).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+/// A text answer: the same text as `structuredContent` and as a text block.
+#[derive(Debug, PartialEq, Serialize, JsonSchema)]
+struct Text {
+    /// What the tool says.
+    text: String,
+}
+
+fn text(text: &str) -> Output<Text> {
+    Output::new(Text { text: text.into() }).with_text(text)
+}
+
+/// The text `tools-call-simple-text` documents.
+const SIMPLE_TEXT: &str = "This is a simple text response for testing.";
+/// The error text `tools-call-error` documents.
+const ERROR_TEXT: &str = "This tool intentionally returns an error for testing";
+
+fn simple_text(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolError> {
+    Ok(text(SIMPLE_TEXT))
+}
+
+fn error_handling(_ctx: &Ctx, _args: NoArgs) -> Result<Text, ToolError> {
+    Err(ToolError::Failed(ERROR_TEXT.into()))
+}
+
+/// Arguments of `json_schema_2020_12_tool`. Its input schema is the suite's
+/// own, written by hand: `$defs` with an `$anchor`, `$ref`, `allOf`/`anyOf`,
+/// `if`/`then`/`else` and `additionalProperties: false` must reach the
+/// client as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[allow(dead_code)] // read through Debug only: the tool echoes what it parsed
+struct ContactArgs {
+    name: Option<String>,
+    address: Option<Address>,
+    contact_method: Option<ContactMethod>,
+    phone: Option<String>,
+    email: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct Address {
+    street: Option<String>,
+    city: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ContactMethod {
+    Phone,
+    Email,
+}
+
+impl JsonSchema for ContactArgs {
+    fn schema_name() -> Cow<'static, str> {
+        "ContactArgs".into()
+    }
+
+    fn json_schema(_generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {
+                        "street": { "type": "string" },
+                        "city": { "type": "string" }
+                    }
+                }
+            },
+            "properties": {
+                "name": { "type": "string" },
+                "address": { "$ref": "#/$defs/address" },
+                "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+                "phone": { "type": "string" },
+                "email": { "type": "string" }
+            },
+            "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+            "if": {
+                "properties": { "contactMethod": { "const": "phone" } },
+                "required": ["contactMethod"]
+            },
+            "then": { "required": ["phone"] },
+            "else": { "required": ["email"] },
+            "additionalProperties": false
+        })
+    }
+}
+
+/// How `json_schema_2020_12_tool` would reach the person.
+#[derive(Debug, PartialEq, Serialize, JsonSchema)]
+struct Contact {
+    /// `phone` or `email`.
+    via: String,
+    /// The number or address.
+    at: String,
+}
+
+fn json_schema_2020_12(_ctx: &Ctx, args: ContactArgs) -> Result<Contact, ToolError> {
+    let (via, at) = match (args.contact_method, args.phone, args.email) {
+        (Some(ContactMethod::Phone), Some(phone), _) => ("phone", phone),
+        (Some(ContactMethod::Phone), None, _) => {
+            return Err(ToolError::InvalidArguments(
+                "contactMethod is phone: phone is required".into(),
+            ));
+        }
+        (_, _, Some(email)) => ("email", email),
+        (None, Some(phone), None) => ("phone", phone),
+        (_, _, None) => {
+            return Err(ToolError::InvalidArguments("email is required".into()));
+        }
+    };
+    Ok(Contact {
+        via: via.into(),
+        at,
+    })
+}
+
+/// Arguments of `test_custom_headers`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CustomHeadersArgs {
+    /// A plain string value, mirrored into the `Mcp-Param-Region` header.
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    region: String,
+}
+
+/// The answer of `test_custom_headers`: the value the tool received.
+#[derive(Debug, PartialEq, Serialize, JsonSchema)]
+struct Region {
+    /// The `region` argument, as received.
+    region: String,
+}
+
+fn custom_headers(_ctx: &Ctx, args: CustomHeadersArgs) -> Result<Output<Region>, ToolError> {
+    let text = format!("region: {}", args.region);
+    Ok(Output::new(Region {
+        region: args.region,
+    })
+    .with_text(text))
+}
+
+fn logging_tool(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolError> {
+    log::info("test_logging_tool called");
+    Ok(text("Logged one line."))
+}
+
+fn tool_with_logging(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolError> {
+    // The suite asks for ~50 ms between lines; the sandbox has no sleep (and
+    // its clock reads the epoch), so the lines go out back to back.
+    log::info("Tool execution started");
+    log::info("Tool processing data");
+    log::info("Tool execution completed");
+    Ok(text("Tool with logging executed successfully"))
+}
+
+fn tool_with_progress(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolError> {
+    Ok(text("Tool with progress executed successfully"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Ctx {
+        Ctx::new("call-1", "tenant-a", "alice")
+    }
+
+    fn args<A: serde::de::DeserializeOwned>(json: &str) -> A {
+        serde_json::from_str(json).expect("arguments parse")
+    }
+
+    #[test]
+    fn simple_text_and_error_answer_the_suites_texts() {
+        let out = simple_text(&ctx(), NoArgs {}).expect("answers");
+        assert_eq!(out, text(SIMPLE_TEXT));
+        assert_eq!(
+            error_handling(&ctx(), NoArgs {}),
+            Err(ToolError::Failed(ERROR_TEXT.into()))
+        );
+    }
+
+    #[test]
+    fn the_2020_12_schema_keeps_every_keyword_the_suite_checks() {
+        let schema = serde_json::to_value(schemars::schema_for!(ContactArgs)).expect("json");
+        assert_eq!(
+            schema["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+        assert_eq!(schema["$defs"]["address"]["$anchor"], "addressDef");
+        assert_eq!(schema["additionalProperties"], false);
+        assert!(schema["allOf"][0]["anyOf"].is_array());
+        for key in ["if", "then", "else"] {
+            assert!(schema.get(key).is_some(), "{key} kept");
+        }
+    }
+
+    #[test]
+    fn the_2020_12_tool_follows_its_conditional_schema() {
+        let phone = json_schema_2020_12(&ctx(), args(r#"{"contactMethod":"phone","phone":"1"}"#));
+        assert_eq!(
+            phone,
+            Ok(Contact {
+                via: "phone".into(),
+                at: "1".into()
+            })
+        );
+        let email = json_schema_2020_12(&ctx(), args(r#"{"name":"Ada","email":"a@b"}"#));
+        assert_eq!(email.map(|c| c.via), Ok("email".into()));
+        assert!(json_schema_2020_12(&ctx(), args(r#"{"contactMethod":"phone"}"#)).is_err());
+        assert!(serde_json::from_str::<ContactArgs>(r#"{"other":1}"#).is_err());
+    }
+
+    #[test]
+    fn custom_headers_marks_region_for_header_mirroring() {
+        let schema = serde_json::to_value(schemars::schema_for!(CustomHeadersArgs)).expect("json");
+        let region = &schema["properties"]["region"];
+        assert_eq!(region["type"], "string");
+        assert_eq!(region["x-mcp-header"], "Region");
+        let out = custom_headers(&ctx(), args(r#"{"region":"eu"}"#)).expect("echoes");
+        assert_eq!(
+            out,
+            Output::new(Region {
+                region: "eu".into()
+            })
+            .with_text("region: eu")
+        );
+    }
+}

@@ -1,0 +1,93 @@
+"""The Python MCP SDK against a toolhost endpoint, in both protocol eras.
+
+    .venv/bin/python tests/e2e/python_client.py http://127.0.0.1:PORT/mcp
+
+Connects three ways with `mcp.Client` (mcp 2.3.0, tests/e2e/requirements.txt):
+
+* `legacy`: the 2025-11-25 `initialize` handshake and a session;
+* `auto`: probes `server/discover` and must land on the stateless
+  2026-07-28 era (toolhost serves it on the same endpoint);
+* `2026-07-28`: the version pinned, no probe, every request stateless.
+
+Each lists the tools (`greet` must be there), calls `greet` with
+{"name": "Ada"} and checks `structuredContent == {"message": "Hello, Ada!"}`
+and that a text block came along. Prints one line per step; exits 1 with the
+reason on the first failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import traceback
+from typing import Any
+
+from mcp import Client
+from mcp.types import Implementation, TextContent
+
+EXPECTED = {"message": "Hello, Ada!"}
+SESSION_VERSION = "2025-11-25"
+STATELESS_VERSION = "2026-07-28"
+CLIENT_INFO = Implementation(name="toolhost-e2e-python", version="0.1.0")
+
+
+class Failure(Exception):
+    """An expectation the server did not meet."""
+
+
+def check(cond: bool, what: str) -> None:
+    if not cond:
+        raise Failure(what)
+
+
+async def exercise(url: str, mode: str, want_version: str) -> None:
+    label = f"python mcp Client(mode={mode!r})"
+    async with Client(url, mode=mode, client_info=CLIENT_INFO, read_timeout_seconds=30) as client:
+        version = client.protocol_version
+        check(
+            version == want_version,
+            f"{label}: negotiated protocol version {version!r}, expected {want_version!r}",
+        )
+        if mode == "auto":
+            check(
+                client.session.discover_result is not None,
+                f"{label}: no server/discover result although {want_version} was negotiated",
+            )
+        listed = await client.list_tools()
+        names = [t.name for t in listed.tools]
+        check("greet" in names, f"{label}: tools/list has no 'greet' (got {names})")
+
+        result = await client.call_tool("greet", {"name": "Ada"})
+        check(not result.is_error, f"{label}: greet answered isError: {dump(result)}")
+        check(
+            result.structured_content == EXPECTED,
+            f"{label}: structuredContent is {result.structured_content!r}, expected {EXPECTED!r}",
+        )
+        texts = [c.text for c in result.content if isinstance(c, TextContent)]
+        check(bool(texts), f"{label}: greet answered no text content block: {dump(result)}")
+        print(f"ok  {label}: protocol {version}, {len(names)} tools, greet -> {result.structured_content} / {texts[0]!r}")
+
+
+def dump(result: Any) -> str:
+    try:
+        return result.model_dump_json(by_alias=True, exclude_none=True)
+    except Exception:  # pragma: no cover - diagnostics only
+        return repr(result)
+
+
+async def main(url: str) -> None:
+    await exercise(url, "legacy", SESSION_VERSION)
+    await exercise(url, "auto", STATELESS_VERSION)
+    await exercise(url, STATELESS_VERSION, STATELESS_VERSION)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python_client.py http://127.0.0.1:PORT/mcp")
+    try:
+        asyncio.run(main(sys.argv[1]))
+    except Failure as failure:
+        sys.exit(f"FAIL {failure}")
+    except BaseException as error:  # noqa: BLE001 - any SDK error fails the run, with its trace
+        traceback.print_exc()
+        sys.exit(f"FAIL python mcp client: {type(error).__name__}: {error}")

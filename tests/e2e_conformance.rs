@@ -1,0 +1,408 @@
+//! The MCP conformance suite (`@modelcontextprotocol/conformance server`)
+//! against the real `toolhost serve` with the conformance profile
+//! (plugins/conformance) pinned, once per protocol era:
+//!
+//! * `--spec-version 2025-11-25`: the initialize handshake and sessions;
+//! * `--spec-version 2026-07-28`: stateless requests with per-request `_meta`.
+//!
+//! Each run is `--suite all` (pending scenarios included: the host may pass
+//! what the suite's own fixture cannot). Every scenario, and every check,
+//! must pass except those in [`EXPECTED_FAILURES`], each of which names the
+//! host feature it waits for. An expected failure that passes fails the test
+//! too, so the list never goes stale: remove the entry when the feature lands.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{Server, Tools};
+
+/// The handshake era: `initialize`, `Mcp-Session-Id`.
+const SESSION: &str = "2025-11-25";
+/// The stateless era: `server/discover`, per-request `_meta`.
+const STATELESS: &str = "2026-07-28";
+const BOTH: &[&str] = &[SESSION, STATELESS];
+
+/// One known failure: a whole scenario, or one check as `scenario:check-id`
+/// (the suite's own baseline syntax), in the eras where it fails, with the
+/// feature the host (or the plugin contract) lacks.
+struct Expected {
+    entry: &'static str,
+    eras: &'static [&'static str],
+    needs: &'static str,
+}
+
+const fn expect(
+    entry: &'static str,
+    eras: &'static [&'static str],
+    needs: &'static str,
+) -> Expected {
+    Expected { entry, eras, needs }
+}
+
+/// Every scenario or check the suite is expected to fail, and why: the one
+/// list (the lead records it). Keep it sorted by feature.
+#[rustfmt::skip]
+const EXPECTED_FAILURES: &[Expected] = &[
+    // Content blocks: a plugin answers structured JSON plus text (WIT `tool-output`).
+    expect("tools-call-image", BOTH, "image content blocks in the plugin contract"),
+    expect("tools-call-audio", BOTH, "audio content blocks in the plugin contract"),
+    expect("tools-call-embedded-resource", BOTH, "embedded resource content blocks in the plugin contract"),
+    expect("tools-call-mixed-content", BOTH, "image and resource content blocks in the plugin contract"),
+    // Notifications during a call.
+    expect("tools-call-with-progress", BOTH, "progress notifications (a plugin progress import, host notifications/progress)"),
+    expect("tools-call-with-logging", &[SESSION], "logging: plugin log lines as notifications/message"),
+    expect("logging-set-level", &[SESSION], "the logging capability (logging/setLevel)"),
+    // Client features a tool calls back into.
+    expect("tools-call-sampling", &[SESSION], "sampling (sampling/createMessage)"),
+    expect("tools-call-elicitation", &[SESSION], "elicitation (elicitation/create)"),
+    expect("elicitation-sep1034-defaults", &[SESSION], "elicitation (elicitation/create)"),
+    expect("elicitation-sep1330-enums", &[SESSION], "elicitation (elicitation/create)"),
+    // Streams.
+    expect("server-sse-polling", &[SESSION], "SSE resumability: a tool whose stream the host closes mid-call (test_reconnection), event ids, Last-Event-ID"),
+    // Resources, prompts, completions.
+    expect("completion-complete", BOTH, "completions (completion/complete)"),
+    expect("resources-list", BOTH, "resources (resources/list)"),
+    expect("resources-read-text", BOTH, "resources"),
+    expect("resources-read-binary", BOTH, "resources"),
+    expect("resources-templates-read", BOTH, "resource templates"),
+    expect("resources-subscribe", &[SESSION], "resource subscriptions"),
+    expect("resources-unsubscribe", &[SESSION], "resource subscriptions"),
+    expect("sep-2164-resource-not-found:sep-2164-error-code", &[STATELESS], "resources (an unknown URI answers -32602, SHOULD)"),
+    expect("sep-2164-resource-not-found:sep-2164-data-uri", &[STATELESS], "resources (the -32602 error names the URI in data.uri, SHOULD)"),
+    expect("prompts-list", BOTH, "prompts (prompts/list)"),
+    expect("prompts-get-simple", BOTH, "prompts"),
+    expect("prompts-get-with-args", BOTH, "prompts"),
+    expect("prompts-get-embedded-resource", BOTH, "prompts"),
+    expect("prompts-get-with-image", BOTH, "prompts"),
+    // Caching hints on the lists the host does not serve yet (tools/list has them).
+    expect("caching:sep-2549-prompts-list-caching-hints", &[STATELESS], "prompts (prompts/list with ttlMs/cacheScope)"),
+    expect("caching:sep-2549-resources-list-caching-hints", &[STATELESS], "resources (resources/list with ttlMs/cacheScope)"),
+    expect("caching:sep-2549-resources-templates-list-caching-hints", &[STATELESS], "resource templates (resources/templates/list with ttlMs/cacheScope)"),
+    // 2026-07-28 input-required rounds (MRTR).
+    expect("input-required-result-basic-elicitation", &[STATELESS], "input-required results (MRTR): elicitation"),
+    expect("input-required-result-basic-sampling", &[STATELESS], "input-required results (MRTR): sampling"),
+    expect("input-required-result-basic-list-roots", &[STATELESS], "input-required results (MRTR): roots"),
+    expect("input-required-result-request-state", &[STATELESS], "input-required results (MRTR): request state"),
+    expect("input-required-result-multiple-input-requests", &[STATELESS], "input-required results (MRTR)"),
+    expect("input-required-result-multi-round", &[STATELESS], "input-required results (MRTR)"),
+    expect("input-required-result-missing-input-response", &[STATELESS], "input-required results (MRTR): re-request a missing input response (SHOULD)"),
+    expect("input-required-result-non-tool-request", &[STATELESS], "input-required results (MRTR) on prompts"),
+    expect("input-required-result-result-type", &[STATELESS], "input-required results (MRTR)"),
+    expect("input-required-result-tampered-state", &[STATELESS], "input-required results (MRTR): sealed request state"),
+    expect("input-required-result-capability-check", &[STATELESS], "input-required results (MRTR): client capability check"),
+    expect("input-required-result-validate-input", &[STATELESS], "input-required results (MRTR): validate inputResponses (SHOULD)"),
+    // server-stateless: the checks that need a tool the host cannot offer yet.
+    expect("server-stateless:sep-2575-server-rejects-undeclared-capability", &[STATELESS], "a tool requiring the sampling client capability (-32021), test_missing_capability"),
+    expect("server-stateless:sep-2575-missing-capability-http-400", &[STATELESS], "a tool requiring the sampling client capability (-32021), test_missing_capability"),
+];
+
+/// One era's run of the suite, judged.
+struct EraRun {
+    era: &'static str,
+    summary: String,
+    /// Entries that failed without being expected, with the failing checks.
+    unexpected: Vec<String>,
+    /// Expected entries that passed (remove them).
+    stale: Vec<String>,
+    /// The suite's own verdict disagreed (it exits non-zero on either).
+    suite_failed: Option<String>,
+}
+
+#[test]
+fn conformance_suite_server_scenarios_pass() {
+    let tools = Tools::require();
+    let server = Server::start(&[toolhost_fixtures::CONFORMANCE]);
+    let suite = tools
+        .node_modules
+        .join("@modelcontextprotocol/conformance/dist/index.js");
+
+    let runs: Vec<EraRun> = BOTH
+        .iter()
+        .map(|era| run_era(&tools, &server, &suite, era))
+        .collect();
+
+    let mut report = String::new();
+    for run in &runs {
+        writeln!(
+            report,
+            "== conformance suite, --spec-version {}\n{}",
+            run.era, run.summary
+        )
+        .ok();
+    }
+    println!("{report}");
+    println!("expected failures (needs a host feature):");
+    for e in EXPECTED_FAILURES {
+        println!("  [{}] {}: {}", e.eras.join(", "), e.entry, e.needs);
+    }
+
+    let mut problems = String::new();
+    for run in &runs {
+        for u in &run.unexpected {
+            writeln!(problems, "[{}] UNEXPECTED FAILURE {u}", run.era).ok();
+        }
+        for s in &run.stale {
+            writeln!(
+                problems,
+                "[{}] NOW PASSES {s}: remove it from EXPECTED_FAILURES in tests/e2e_conformance.rs",
+                run.era
+            )
+            .ok();
+        }
+        if let Some(why) = &run.suite_failed {
+            writeln!(problems, "[{}] the suite itself failed: {why}", run.era).ok();
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "conformance suite:\n{problems}\n{report}\n--- toolhost serve log (tail)\n{}",
+        tail(&server.log(), 80)
+    );
+}
+
+/// Runs the suite at `era` with its baseline, and judges every scenario's checks.
+fn run_era(tools: &Tools, server: &Server, suite: &Path, era: &'static str) -> EraRun {
+    // Kept after the run (target/tmp/conformance/ERA) for a look at checks.json.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("conformance")
+        .join(era);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("create the conformance results dir");
+    let expected: Vec<&Expected> = EXPECTED_FAILURES
+        .iter()
+        .filter(|e| e.eras.contains(&era))
+        .collect();
+    let baseline = dir.join("expected-failures.yml");
+    let mut yaml = String::from("server:\n");
+    for e in &expected {
+        writeln!(yaml, "  - {} # needs {}", e.entry, e.needs).ok();
+    }
+    fs::write(&baseline, yaml).expect("write the baseline");
+    let results = dir.join("results");
+
+    let mut cmd = Command::new(&tools.node);
+    cmd.arg(suite)
+        .args(["server", "--url", &server.url])
+        .args(["--suite", "all", "--spec-version", era])
+        .arg("--expected-failures")
+        .arg(&baseline)
+        .arg("--output-dir")
+        .arg(&results);
+    cmd.env("HOME", server.scratch(&format!("home-conformance-{era}")))
+        .env("NO_COLOR", "1")
+        .env("FORCE_COLOR", "0")
+        .current_dir(&dir);
+    let run = support::run(&mut cmd, Duration::from_secs(900));
+    fs::write(
+        dir.join("suite.log"),
+        format!("{}\n{}", run.stdout, run.stderr),
+    )
+    .ok();
+
+    let summary = match run.stdout.find("=== SUMMARY ===") {
+        Some(at) => format!(
+            "{}\n(results: {})",
+            run.stdout[at..].trim_end(),
+            dir.display()
+        ),
+        None => format!(
+            "(no summary; results: {})\n{}\n{}",
+            dir.display(),
+            tail(&run.stdout, 60),
+            tail(&run.stderr, 60)
+        ),
+    };
+    let scenarios = read_results(&results);
+    let (unexpected, stale) = judge(&scenarios, &expected);
+    let suite_failed = (!run.ok() && unexpected.is_empty() && stale.is_empty()).then(|| {
+        format!(
+            "{}\n{}\n{}",
+            run.verdict(),
+            tail(&run.stdout, 40),
+            tail(&run.stderr, 40)
+        )
+    });
+    EraRun {
+        era,
+        summary,
+        unexpected,
+        stale,
+        suite_failed,
+    }
+}
+
+/// One check of a scenario's `checks.json`.
+struct Check {
+    id: String,
+    /// SUCCESS, FAILURE, WARNING, SKIPPED or INFO.
+    status: String,
+    message: String,
+}
+
+impl Check {
+    /// What the suite's baseline logic counts as failing: a MUST that
+    /// failed, or a SHOULD (`WARNING`).
+    fn fails(&self) -> bool {
+        self.status == "FAILURE" || self.status == "WARNING"
+    }
+}
+
+/// Judges the scenarios as the suite's `--expected-failures` does:
+/// FAILURE and WARNING both fail; an entry for a whole scenario excuses all
+/// of it; a `scenario:check` entry excuses that check alone. Returns the
+/// unexpected failures and the stale entries (expected to fail but passing,
+/// or naming a scenario that did not run).
+fn judge(
+    scenarios: &BTreeMap<String, Vec<Check>>,
+    expected: &[&Expected],
+) -> (Vec<String>, Vec<String>) {
+    let mut unexpected = Vec::new();
+    for (scenario, checks) in scenarios {
+        if expected.iter().any(|e| e.entry == scenario) {
+            continue;
+        }
+        let mut line = String::new();
+        for c in checks.iter().filter(|c| c.fails()) {
+            let entry = format!("{scenario}:{}", c.id);
+            if !expected.iter().any(|e| e.entry == entry) {
+                write!(line, "\n    {} {}: {}", c.status, c.id, c.message).ok();
+            }
+        }
+        if !line.is_empty() {
+            unexpected.push(format!("{scenario}:{line}"));
+        }
+    }
+    let mut stale = Vec::new();
+    for e in expected {
+        let (scenario, check) = match e.entry.split_once(':') {
+            Some((s, c)) => (s, Some(c)),
+            None => (e.entry, None),
+        };
+        let Some(checks) = scenarios.get(scenario) else {
+            stale.push(format!("{} (the scenario did not run)", e.entry));
+            continue;
+        };
+        let passes = match check {
+            None => !checks.iter().any(Check::fails),
+            // Absent or skipped is tolerated (a failed prerequisite stops a scenario early).
+            Some(id) => {
+                let mine: Vec<&Check> = checks.iter().filter(|c| c.id == id).collect();
+                !mine.is_empty()
+                    && !mine.iter().any(|c| c.fails())
+                    && mine.iter().any(|c| c.status == "SUCCESS")
+            }
+        };
+        if passes {
+            stale.push(format!("{} ({})", e.entry, e.needs));
+        }
+    }
+    (unexpected, stale)
+}
+
+/// Every scenario that ran (`results/server-<scenario>-<timestamp>/checks.json`)
+/// with its checks; a missing or unreadable `checks.json` is one failed check.
+fn read_results(results: &Path) -> BTreeMap<String, Vec<Check>> {
+    let mut out: BTreeMap<String, Vec<Check>> = BTreeMap::new();
+    let Ok(entries) = fs::read_dir(results) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(scenario) = scenario_of(&name) else {
+            continue;
+        };
+        let path = entry.path().join("checks.json");
+        let checks: Vec<Check> = match fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Vec<Value>>(&b).ok())
+        {
+            Some(checks) => checks
+                .iter()
+                .map(|c| Check {
+                    id: c["id"].as_str().unwrap_or("?").to_owned(),
+                    status: c["status"].as_str().unwrap_or("?").to_owned(),
+                    message: c["errorMessage"].as_str().unwrap_or("").to_owned(),
+                })
+                .collect(),
+            None => vec![Check {
+                id: "(checks.json)".into(),
+                status: "FAILURE".into(),
+                message: format!("{} is missing or not JSON", path.display()),
+            }],
+        };
+        out.entry(scenario.to_owned()).or_default().extend(checks);
+    }
+    out
+}
+
+/// `server-tools-list-2026-11-30T03-03-00-862Z` → `tools-list`.
+fn scenario_of(dir: &str) -> Option<&str> {
+    let rest = dir.strip_prefix("server-")?;
+    // The timestamp is `YYYY-MM-DDTHH-MM-SS-mmmZ`, 24 characters.
+    let cut = rest.len().checked_sub(25)?;
+    let (scenario, stamp) = rest.split_at(cut);
+    (stamp.starts_with('-') && stamp.ends_with('Z') && stamp.contains('T')).then_some(scenario)
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[test]
+fn scenario_names_come_out_of_result_dirs() {
+    assert_eq!(
+        scenario_of("server-tools-list-2026-11-30T03-03-00-862Z"),
+        Some("tools-list")
+    );
+    assert_eq!(
+        scenario_of("server-server-stateless-2026-11-30T03-03-00-862Z"),
+        Some("server-stateless")
+    );
+    assert_eq!(scenario_of("results.json"), None);
+}
+
+#[test]
+fn judging_follows_the_suites_baseline_rules() {
+    let check = |id: &str, status: &str| Check {
+        id: id.into(),
+        status: status.into(),
+        message: format!("{id} {status}"),
+    };
+    let scenarios = BTreeMap::from([
+        (
+            "a".to_owned(),
+            vec![check("a-1", "SUCCESS"), check("a-2", "WARNING")],
+        ),
+        (
+            "b".to_owned(),
+            vec![check("b-1", "FAILURE"), check("b-2", "FAILURE")],
+        ),
+        (
+            "c".to_owned(),
+            vec![check("c-1", "SUCCESS"), check("c-2", "SKIPPED")],
+        ),
+        ("d".to_owned(), vec![check("d-1", "SUCCESS")]),
+    ]);
+    let entries = [
+        expect("b", BOTH, "x"),
+        expect("c:c-1", BOTH, "x"),
+        expect("c:c-2", BOTH, "x"),
+        expect("d", BOTH, "x"),
+        expect("e", BOTH, "x"),
+    ];
+    let expected: Vec<&Expected> = entries.iter().collect();
+    let (unexpected, stale) = judge(&scenarios, &expected);
+    assert_eq!(unexpected, ["a:\n    WARNING a-2: a-2 WARNING"]);
+    assert_eq!(
+        stale,
+        ["c:c-1 (x)", "d (x)", "e (the scenario did not run)"]
+    );
+}

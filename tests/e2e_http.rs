@@ -1,0 +1,302 @@
+//! Requests the host must refuse at the HTTP edge, with the status and
+//! JSON-RPC code the MCP spec gives, without running any plugin code; and
+//! the operational routes.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::Server;
+
+/// A raw HTTP/1.1 exchange, so tests control every header byte.
+fn exchange(
+    url: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("an authority");
+    let mut stream = TcpStream::connect(authority).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {authority}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    stream.write_all(req.as_bytes()).expect("write");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+fn modern(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+    let mut h = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+    ];
+    h.extend_from_slice(extra);
+    h
+}
+
+fn call_body(name: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"{name}","arguments":{{"name":"Ada"}},{META}}}}}"#
+    )
+}
+
+fn rpc_code(body: &str) -> i64 {
+    let v: Value = serde_json::from_str(body.trim())
+        .unwrap_or_else(|e| panic!("a JSON-RPC body ({e}): {body}"));
+    v["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("an error code: {body}"))
+}
+
+fn calls_made(server: &Server) -> bool {
+    let (status, metrics) = exchange(&server.url, "GET", "/metrics", &[], "");
+    assert_eq!(status, 200);
+    metrics
+        .lines()
+        .any(|l| l.starts_with("toolhost_calls_total{"))
+}
+
+#[test]
+fn bad_requests_get_the_spec_status_and_code_and_run_no_plugin_code() {
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    let url = server.url.as_str();
+    let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#);
+
+    // Malformed JSON: 400 with JSON-RPC's parse error.
+    let (s, b) = exchange(
+        url,
+        "POST",
+        "/mcp",
+        &modern(&[("Mcp-Method", "tools/call")]),
+        r#"{"jsonrpc":"2.0","id":1,"#,
+    );
+    assert_eq!((s, rpc_code(&b)), (400, -32700), "{b}");
+
+    // Missing or mismatched 2026-07-28 standard headers: 400, -32020.
+    let (s, b) = exchange(url, "POST", "/mcp", &modern(&[]), &call_body("greet"));
+    assert_eq!((s, rpc_code(&b)), (400, -32020), "missing Mcp-Method: {b}");
+    let (s, b) = exchange(
+        url,
+        "POST",
+        "/mcp",
+        &modern(&[("Mcp-Method", "tools/call")]),
+        &call_body("greet"),
+    );
+    assert_eq!((s, rpc_code(&b)), (400, -32020), "missing Mcp-Name: {b}");
+    let mismatched = modern(&[("Mcp-Method", "tools/call"), ("Mcp-Name", "add")]);
+    let (s, b) = exchange(url, "POST", "/mcp", &mismatched, &call_body("greet"));
+    assert_eq!((s, rpc_code(&b)), (400, -32020), "mismatched Mcp-Name: {b}");
+
+    // An unknown method: method not found.
+    let unknown =
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/frobnicate","params":{{{META}}}}}"#);
+    let (s, b) = exchange(
+        url,
+        "POST",
+        "/mcp",
+        &modern(&[("Mcp-Method", "tools/frobnicate")]),
+        &unknown,
+    );
+    assert_eq!((s, rpc_code(&b)), (404, -32601), "{b}");
+
+    // Content negotiation.
+    let no_accept = [
+        ("Content-Type", "application/json"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/list"),
+    ];
+    assert_eq!(exchange(url, "POST", "/mcp", &no_accept, &list).0, 406);
+    let wrong_type = [
+        ("Content-Type", "text/plain"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Mcp-Method", "tools/list"),
+    ];
+    assert_eq!(exchange(url, "POST", "/mcp", &wrong_type, &list).0, 415);
+
+    // A legacy request without a session, and an unknown protocol version.
+    let legacy = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    assert_eq!(
+        exchange(
+            url,
+            "POST",
+            "/mcp",
+            &legacy,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
+        )
+        .0,
+        400
+    );
+    let bad_version = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "1999-01-01"),
+    ];
+    assert_eq!(
+        exchange(
+            url,
+            "POST",
+            "/mcp",
+            &bad_version,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
+        )
+        .0,
+        400
+    );
+
+    // DNS rebinding and cross-site requests: 403.
+    let evil_origin = modern(&[
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "greet"),
+        ("Origin", "https://evil.example"),
+    ]);
+    assert_eq!(
+        exchange(url, "POST", "/mcp", &evil_origin, &call_body("greet")).0,
+        403
+    );
+    let evil_host = modern(&[
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "greet"),
+        ("Host", "evil.example"),
+    ]);
+    assert_eq!(
+        exchange(url, "POST", "/mcp", &evil_host, &call_body("greet")).0,
+        403
+    );
+
+    assert!(!calls_made(&server), "no request above reached a plugin");
+
+    // The same call, well-formed, from a loopback page: it runs, and the
+    // check above would have seen it.
+    let good = modern(&[
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "greet"),
+        ("Origin", "http://localhost:6274"),
+    ]);
+    let (s, b) = exchange(url, "POST", "/mcp", &good, &call_body("greet"));
+    assert_eq!(s, 200, "{b}");
+    let v: Value = serde_json::from_str(b.trim()).expect("JSON");
+    assert_eq!(
+        v["result"]["structuredContent"],
+        json!({"message": "Hello, Ada!"})
+    );
+    assert!(calls_made(&server));
+}
+
+/// Sends only the head of a request declaring a `length`-byte body, and
+/// reads the answer: the host must refuse before reading the body.
+fn declare_body(url: &str, headers: &[(&str, &str)], length: usize) -> (u16, String) {
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("an authority");
+    let mut stream = TcpStream::connect(authority).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nContent-Length: {length}\r\n"
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    stream.write_all(req.as_bytes()).expect("write");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    (
+        status,
+        text.split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_owned())
+            .unwrap_or_default(),
+    )
+}
+
+#[test]
+fn an_oversized_request_is_refused_by_the_host_with_its_limit() {
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    let headers = modern(&[("Mcp-Method", "tools/call"), ("Mcp-Name", "greet")]);
+    let (s, b) = declare_body(&server.url, &headers, (4 << 20) + 1);
+    assert_eq!(s, 413, "{b}");
+    let v: Value = serde_json::from_str(b.trim()).expect("JSON");
+    assert_eq!(
+        v["error"]["data"],
+        json!({"code": "LIMIT_EXCEEDED", "limit": "request_bytes", "value": 4 << 20})
+    );
+    assert!(!calls_made(&server));
+}
+
+#[test]
+fn health_readiness_and_metrics_answer() {
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    assert_eq!(
+        exchange(&server.url, "GET", "/healthz", &[], ""),
+        (200, "ok\n".into())
+    );
+    assert_eq!(
+        exchange(&server.url, "GET", "/readyz", &[], ""),
+        (200, "ready\n".into())
+    );
+    let headers = modern(&[("Mcp-Method", "tools/call"), ("Mcp-Name", "nope")]);
+    let (s, b) = exchange(&server.url, "POST", "/mcp", &headers, &call_body("nope"));
+    assert_eq!(s, 200);
+    let v: Value = serde_json::from_str(b.trim()).expect("JSON");
+    assert_eq!(v["result"]["isError"], json!(true));
+    assert_eq!(
+        v["result"]["structuredContent"]["error"]["code"],
+        json!("TOOL_NOT_FOUND")
+    );
+    assert!(
+        v["result"]["structuredContent"]["error"]["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("tools/list"))
+    );
+    let (_, metrics) = exchange(&server.url, "GET", "/metrics", &[], "");
+    assert!(
+        metrics.contains(r#"toolhost_calls_total{tool="(unknown)",outcome="error"} 1"#),
+        "{metrics}"
+    );
+}

