@@ -33,13 +33,13 @@ catalog: build plugins
 	  $(TOOLHOST) plugin pin plugins/$$p/toolhost.toml --component $(WASM_DIR)/$${p//-/_}.wasm --out $(CATALOG) >/dev/null; \
 	done
 
-## run: build everything, load the reference catalog and call a tool in the sandbox
+## run: build everything and serve the reference catalog on an embedded SQLite (Ctrl-C stops)
+PORT ?= 8080
 run: catalog
-	@echo "== catalog ($(CATALOG))"
 	@$(TOOLHOST) catalog check --plugins $(CATALOG) --cache-dir $(CACHE)
-	@echo "== toolhost call greet '{\"name\":\"world\"}'"
-	@$(TOOLHOST) call --plugins $(CATALOG) --cache-dir $(CACHE) greet '{"name":"world"}'
-	@echo "Try: $(TOOLHOST) call --plugins $(CATALOG) --cache-dir $(CACHE) word_stats '{\"text\":\"a b a\"}'"
+	@echo "Connect an MCP client over Streamable HTTP to the endpoint below (README: Connecting)."
+	@$(TOOLHOST) serve --plugins $(CATALOG) --cache-dir $(CACHE) --listen 127.0.0.1:$(PORT) \
+	  --database-url "sqlite://target/toolhost.db?mode=rwc"
 
 ## test: lints, then every test of both workspaces
 test: lint e2e-tools
@@ -57,9 +57,10 @@ fmt:
 	$(CARGO) fmt --all
 	$(CARGO) fmt --manifest-path plugins/Cargo.toml --all
 
-## bench: the sandbox benchmark (release build); results go in BENCHMARKS.md
-bench: toolchain
+## bench: the sandbox in-process, then tools/call over HTTP (release builds); results go in BENCHMARKS.md
+bench: plugins
 	$(CARGO) bench -p toolhost-runtime --bench sandbox --locked
+	$(CARGO) bench -p toolhost-server --bench http --locked
 
 ## e2e-tools: the MCP clients the end-to-end tests drive (tests/e2e_*.rs): Node 22, the
 ## npm clients, the Python SDK. Idempotent: each part keeps a stamp of what it installed

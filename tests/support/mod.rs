@@ -216,6 +216,23 @@ impl Server {
         }
     }
 
+    /// The server's process id (to signal it).
+    pub fn pid(&self) -> u32 {
+        self.child.borrow().id()
+    }
+
+    /// Waits up to `timeout` for the server to exit; its status, if it did.
+    pub fn wait_exit(&self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.borrow_mut().try_wait() {
+                return Some(status);
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
     /// The server's log (stderr) so far.
     pub fn log(&self) -> String {
         fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
@@ -346,4 +363,51 @@ pub fn run(cmd: &mut Command, timeout: Duration) -> Run {
         stdout: read(&out_path),
         stderr: read(&err_path),
     }
+}
+
+/// A raw HTTP/1.1 exchange with the server at `url`'s authority, so tests
+/// control every header byte. Returns the status and the body.
+pub fn exchange(
+    url: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    use std::io::{Read, Write};
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("an authority");
+    let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {authority}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    stream.write_all(req.as_bytes()).expect("write");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
 }

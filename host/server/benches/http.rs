@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use toolhost_catalog::{Catalog, LoadOptions};
 use toolhost_invoke::{Caller, HostTool, HostToolFuture, InvokeError, Toolhost};
 use toolhost_runtime::{Runtime, RuntimeConfig, ToolOutput, ToolSpec};
-use toolhost_server::http::{Ops, router};
+use toolhost_server::http::{Guard, Ops, router};
 use toolhost_storage::Store;
 
 /// Calls per (tool, concurrency) measurement, after a warm-up.
@@ -77,7 +77,11 @@ async fn start() -> (String, tempfile::TempDir) {
         accepting: Arc::new(AtomicBool::new(true)),
     };
     let mcp = StreamableHttpServerConfig::default().with_json_response(true);
-    let app = router(ops, toolhost_mcp::service(Arc::new(host), mcp), 4 << 20);
+    let app = router(
+        ops,
+        toolhost_mcp::service(Arc::new(host), mcp),
+        Guard::new(4 << 20),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

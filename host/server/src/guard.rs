@@ -9,6 +9,7 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+use tokio_util::task::TaskTracker;
 
 /// JSON-RPC code for a request refused by one of the host's limits. Our own
 /// codes sit outside the range JSON-RPC reserves (−32768..−32000).
@@ -20,11 +21,43 @@ const PARSE_ERROR: i64 = -32700;
 /// leaves room for large tool arguments while bounding memory per request.
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 4 << 20;
 
+/// The guard's state: the body bound, and the POSTs in flight (so shutdown
+/// can wait for their answers before closing MCP sessions).
+#[derive(Clone)]
+pub struct Guard {
+    max_request_bytes: usize,
+    in_flight: TaskTracker,
+}
+
+impl Guard {
+    /// A guard bounding bodies to `max_request_bytes`.
+    pub fn new(max_request_bytes: usize) -> Self {
+        Self {
+            max_request_bytes,
+            in_flight: TaskTracker::new(),
+        }
+    }
+
+    /// Waits until every POST in flight has its response.
+    pub async fn drain(&self) {
+        self.in_flight.close();
+        self.in_flight.wait().await;
+    }
+}
+
 /// Bounds a POST body and checks it parses as JSON, then hands it on.
-pub async fn mcp_guard(State(max): State<usize>, req: Request, next: Next) -> Response {
+pub async fn mcp_guard(State(guard): State<Guard>, req: Request, next: Next) -> Response {
     if req.method() != Method::POST {
         return next.run(req).await;
     }
+    guard
+        .in_flight
+        .clone()
+        .track_future(checked(guard.max_request_bytes, req, next))
+        .await
+}
+
+async fn checked(max: usize, req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
     let declared = parts
         .headers

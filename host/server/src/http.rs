@@ -14,6 +14,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use toolhost_mcp::McpServer;
 use toolhost_storage::Store;
 
+pub use crate::guard::Guard;
+
 /// What the operational routes look at.
 #[derive(Clone)]
 pub struct Ops {
@@ -30,13 +32,13 @@ pub struct Ops {
 pub fn router(
     ops: Ops,
     mcp: StreamableHttpService<McpServer, LocalSessionManager>,
-    max_request_bytes: usize,
+    guard: Guard,
 ) -> Router {
     let guarded =
         Router::new()
             .route_service("/mcp", mcp)
             .layer(axum::middleware::from_fn_with_state(
-                max_request_bytes,
+                guard,
                 crate::guard::mcp_guard,
             ));
     Router::new()

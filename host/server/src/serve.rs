@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use anyhow::Context;
 use axum::serve::ListenerExt;
@@ -17,7 +18,11 @@ use toolhost_runtime::{Runtime, RuntimeConfig};
 use toolhost_storage::Store;
 
 use crate::config::Config;
-use crate::http::{Ops, router};
+use crate::http::{Guard, Ops, router};
+
+/// After the last call in flight is answered, how long its response gets to
+/// reach the wire before MCP sessions (and their streams) are closed.
+const FLUSH: Duration = Duration::from_millis(100);
 
 /// Latency buckets (seconds): sandbox calls take tens of microseconds,
 /// tools that wait on backends take seconds.
@@ -64,10 +69,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         metrics,
         accepting: accepting.clone(),
     };
+    let guard = Guard::new(config.max_request_bytes);
     let app = router(
         ops,
         toolhost_mcp::service(host.clone(), mcp_config),
-        config.max_request_bytes,
+        guard.clone(),
     );
 
     let listener = tokio::net::TcpListener::bind(config.listen)
@@ -81,16 +87,26 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let stopping = CancellationToken::new();
     tokio::spawn(stop_on_signal(stopping.clone()));
     let drain = {
-        let (stopping, host, grace) = (stopping.clone(), host.clone(), config.shutdown_grace);
+        let (stopping, host, guard, grace) = (
+            stopping.clone(),
+            host.clone(),
+            guard.clone(),
+            config.shutdown_grace,
+        );
         async move {
             stopping.cancelled().await;
             accepting.store(false, Ordering::Relaxed);
-            if tokio::time::timeout(grace, host.drain()).await.is_err() {
+            let answered = async {
+                host.drain().await;
+                guard.drain().await;
+            };
+            if tokio::time::timeout(grace, answered).await.is_err() {
                 tracing::warn!(
                     ?grace,
                     "calls still in flight at the end of the grace period"
                 );
             }
+            tokio::time::sleep(FLUSH).await;
             sessions.cancel();
         }
     };
