@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
 use toolhost_catalog::Catalog;
-use toolhost_runtime::{CallContext, Runtime, ToolOutput};
+use toolhost_runtime::{CallContext, ProgressSink, Runtime, ToolOutput};
 
 use crate::{HostTool, InvokeError, Tool};
 
@@ -30,6 +30,8 @@ pub struct CallRequest {
     pub tool: String,
     /// The arguments: a JSON object (an absent object is `{}`).
     pub arguments: Value,
+    /// Where the plugin's progress reports go, if the client asked for them.
+    pub progress: Option<ProgressSink>,
 }
 
 /// The host's call path: the catalog, the sandbox runtime and the audit sink.
@@ -145,7 +147,7 @@ impl Toolhost {
             }
         };
         let plugin = tool.plugin();
-        let ctx = CallContext::new(&who.tenant, &who.principal);
+        let ctx = CallContext::new(&who.tenant, &who.principal).with_progress(req.progress.clone());
         let call = self
             .runtime
             .call(&plugin.plugin, &ctx, &req.tool, &args, &plugin.budget);

@@ -71,6 +71,7 @@ fn req(tool: &str, arguments: serde_json::Value) -> CallRequest {
     CallRequest {
         tool: tool.into(),
         arguments,
+        progress: None,
     }
 }
 

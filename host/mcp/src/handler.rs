@@ -13,6 +13,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::Value;
 use toolhost_invoke::{CallRequest, Caller, Toolhost};
 
+use crate::progress::ProgressRelay;
 use crate::{convert, cursor};
 
 /// The MCP server: a cheap `Clone` handle over the host, built per request
@@ -99,11 +100,23 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let who = self.caller(&ctx);
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let (progress, relay) = match ctx.meta.get_progress_token() {
+            Some(token) => {
+                let (sink, relay) = ProgressRelay::start(token, ctx.peer.clone());
+                (Some(sink), Some(relay))
+            }
+            None => (None, None),
+        };
         let req = CallRequest {
             tool: request.name.to_string(),
             arguments,
+            progress,
         };
-        let result = match self.host.call(&who, req, &ctx.ct).await {
+        let outcome = self.host.call(&who, req, &ctx.ct).await;
+        if let Some(relay) = relay {
+            relay.flush().await;
+        }
+        let result = match outcome {
             Ok(out) => convert::answer(out),
             Err(e) => convert::failure(&e)?,
         };

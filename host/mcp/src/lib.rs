@@ -14,5 +14,6 @@
 mod convert;
 mod cursor;
 mod handler;
+mod progress;
 
 pub use handler::{McpServer, service};

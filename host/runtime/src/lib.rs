@@ -37,5 +37,6 @@ mod state;
 pub use cache::CacheOutcome;
 pub use config::RuntimeConfig;
 pub use error::{CallError, LoadError};
+pub use host::progress::{MAX_PROGRESS_MESSAGE, ProgressReport, ProgressSink};
 pub use sandbox::{CallContext, LoadReport, Plugin, Runtime};
 pub use spec::{Annotations, Plan, Target, ToolOutput, ToolSpec};

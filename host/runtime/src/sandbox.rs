@@ -15,6 +15,7 @@ use crate::cache::{CacheOutcome, ComponentCache};
 use crate::config::RuntimeConfig;
 use crate::engine::{self, EpochTicker};
 use crate::error::{Breach, CallError, LoadError};
+use crate::host::progress::ProgressSink;
 use crate::spec::{self, Plan, ToolOutput, ToolSpec};
 use crate::state::HostState;
 use crate::{bindings, host};
@@ -79,6 +80,8 @@ pub struct CallContext {
     pub tenant: String,
     /// The caller's stable id.
     pub principal: String,
+    /// Where the plugin's progress reports go (none: they are dropped).
+    pub progress: Option<ProgressSink>,
 }
 
 impl CallContext {
@@ -88,7 +91,14 @@ impl CallContext {
             call_id: CallId::new(),
             tenant: tenant.into(),
             principal: principal.into(),
+            progress: None,
         }
+    }
+
+    /// This context, relaying progress reports to `sink`.
+    pub fn with_progress(mut self, sink: Option<ProgressSink>) -> Self {
+        self.progress = sink;
+        self
     }
 
     fn wit(&self) -> wit::CallContext {
@@ -276,7 +286,7 @@ impl Runtime {
             .acquire()
             .await
             .map_err(|_| CallError::Internal)?;
-        let mut store = self.new_store(plugin.name.as_str(), "probe", budget);
+        let mut store = self.new_store(plugin.name.as_str(), "probe", budget, None);
         let outcome = plugin.pre.instantiate_async(&mut store).await.map(drop);
         outcome.map_err(|e| classify(&e, store.data(), budget, "probe"))
     }
@@ -296,7 +306,8 @@ impl Runtime {
             .await
             .map_err(|_| CallError::Internal)?;
         let call_id = ctx.call_id.to_string();
-        let mut store = self.new_store(plugin.name.as_str(), &call_id, budget);
+        let mut store =
+            self.new_store(plugin.name.as_str(), &call_id, budget, ctx.progress.clone());
         let run = run_ask(&plugin.pre, &mut store, ask);
         let outcome = match tokio::time::timeout(budget.timeout + WALL_GRACE, run).await {
             Ok(r) => r,
@@ -319,8 +330,10 @@ impl Runtime {
         plugin: &str,
         call_id: &str,
         budget: &CallBudget,
+        progress: Option<ProgressSink>,
     ) -> Store<HostState> {
-        let mut store = Store::new(&self.engine, HostState::for_call(plugin, call_id, budget));
+        let state = HostState::for_call(plugin, call_id, budget, progress);
+        let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
         let deadline = Instant::now() + budget.timeout;
         store.set_epoch_deadline(1);

@@ -6,6 +6,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::host::HostCallMeter;
 use crate::host::log::LogCapability;
+use crate::host::progress::{ProgressCapability, ProgressSink};
 use crate::limiter::CallLimiter;
 use toolhost_limits::CallBudget;
 
@@ -16,16 +17,23 @@ pub(crate) struct HostState {
     table: ResourceTable,
     pub(crate) limiter: CallLimiter,
     pub(crate) log: LogCapability,
+    pub(crate) progress: ProgressCapability,
 }
 
 impl HostState {
-    pub(crate) fn for_call(plugin: &str, call_id: &str, budget: &CallBudget) -> Self {
+    pub(crate) fn for_call(
+        plugin: &str,
+        call_id: &str,
+        budget: &CallBudget,
+        progress: Option<ProgressSink>,
+    ) -> Self {
         let meter = HostCallMeter::new(budget.host_calls);
         Self {
             wasi: sandbox_wasi(),
             table: ResourceTable::new(),
             limiter: CallLimiter::new(budget),
-            log: LogCapability::new(plugin, call_id, budget.log, meter),
+            log: LogCapability::new(plugin, call_id, budget.log, meter.clone()),
+            progress: ProgressCapability::new(progress, meter),
         }
     }
 }

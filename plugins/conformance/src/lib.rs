@@ -58,7 +58,7 @@ fn tools() -> Vec<Tool> {
         )),
         tool(Tool::new(
             "test_tool_with_progress",
-            "Answers the progress scenario's call; progress notifications are the host's \
+            "Reports progress 0, 50 and 100 of 100, then answers \
              (scenario tools-call-with-progress).",
             tool_with_progress,
         )),
@@ -231,6 +231,9 @@ fn tool_with_logging(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolErro
 }
 
 fn tool_with_progress(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolError> {
+    for step in [0.0, 50.0, 100.0] {
+        toolhost_sdk::progress::report(step, Some(100.0), None);
+    }
     Ok(text("Tool with progress executed successfully"))
 }
 

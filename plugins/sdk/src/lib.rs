@@ -51,6 +51,7 @@ mod ctx;
 mod error;
 pub mod log;
 mod plan;
+pub mod progress;
 mod tool;
 
 #[doc(hidden)]
@@ -85,6 +86,7 @@ pub use tool::{IntoOutput, Output, Tool};
 /// the plugin crate must depend on both.
 pub mod prelude {
     pub use crate::log;
+    pub use crate::progress;
     pub use crate::{Ctx, Output, Plan, Risk, Target, Tool, ToolError};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

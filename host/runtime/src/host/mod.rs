@@ -7,6 +7,7 @@
 
 pub(crate) mod log;
 mod meter;
+pub(crate) mod progress;
 
 pub(crate) use meter::HostCallMeter;
 
@@ -20,6 +21,11 @@ impl HasData for HasLog {
     type Data<'a> = &'a mut log::LogCapability;
 }
 
+struct HasProgress;
+impl HasData for HasProgress {
+    type Data<'a> = &'a mut progress::ProgressCapability;
+}
+
 struct HasTypes;
 impl HasData for HasTypes {
     type Data<'a> = &'a mut HostState;
@@ -31,5 +37,6 @@ pub(crate) fn add_to_linker(l: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(l)?;
     wit::types::add_to_linker::<HostState, HasTypes>(l, |s| s)?;
     wit::log::add_to_linker::<HostState, HasLog>(l, |s| &mut s.log)?;
+    wit::progress::add_to_linker::<HostState, HasProgress>(l, |s| &mut s.progress)?;
     Ok(())
 }
