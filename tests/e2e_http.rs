@@ -4,12 +4,8 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
-
 use serde_json::{Value, json};
-use support::{Server, exchange};
+use support::{Server, declare_body, exchange};
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
@@ -172,42 +168,6 @@ fn bad_requests_get_the_spec_status_and_code_and_run_no_plugin_code() {
         json!({"message": "Hello, Ada!"})
     );
     assert!(calls_made(&server));
-}
-
-/// Sends only the head of a request declaring a `length`-byte body, and
-/// reads the answer: the host must refuse before reading the body.
-fn declare_body(url: &str, headers: &[(&str, &str)], length: usize) -> (u16, String) {
-    let authority = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .expect("an authority");
-    let mut stream = TcpStream::connect(authority).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nContent-Length: {length}\r\n"
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    stream.write_all(req.as_bytes()).expect("write");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).expect("read");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("a status line");
-    (
-        status,
-        text.split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_owned())
-            .unwrap_or_default(),
-    )
 }
 
 #[test]

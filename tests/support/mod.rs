@@ -374,6 +374,23 @@ pub fn exchange(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
+    raw_request(url, method, path, headers, body.len(), body)
+}
+
+/// Sends only the head of a POST declaring a `length`-byte body, then reads
+/// the answer: for limits the host must enforce before reading the body.
+pub fn declare_body(url: &str, headers: &[(&str, &str)], length: usize) -> (u16, String) {
+    raw_request(url, "POST", "/mcp", headers, length, "")
+}
+
+fn raw_request(
+    url: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    length: usize,
+    body: &str,
+) -> (u16, String) {
     use std::io::{Read, Write};
     let authority = url
         .trim_start_matches("http://")
@@ -384,10 +401,8 @@ pub fn exchange(
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .expect("timeout");
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
+    let mut req =
+        format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {length}\r\n");
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         req.push_str(&format!("Host: {authority}\r\n"));
     }
