@@ -5,6 +5,10 @@
 //! Requests are 2026-07-28 stateless `tools/call`s answered as JSON, on
 //! keep-alive HTTP/1.1 connections (one per concurrent client) with
 //! TCP_NODELAY on both ends, client and server on the same 2 cores.
+//!
+//! Two profiles: the host as shipped (audit rows in SQLite, fsynced, with
+//! group commit), and the same host with an in-memory audit sink, to show
+//! where the time goes.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -16,6 +20,7 @@ use hyper::body::Bytes;
 use metrics_exporter_prometheus::PrometheusBuilder;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use serde_json::{Value, json};
+use toolhost_audit::{AuditEvent, AuditSink, SinkFuture};
 use toolhost_catalog::{Catalog, LoadOptions};
 use toolhost_invoke::{Caller, HostTool, HostToolFuture, InvokeError, Toolhost};
 use toolhost_runtime::{Runtime, RuntimeConfig, ToolOutput, ToolSpec};
@@ -48,7 +53,16 @@ impl HostTool for NativeGreet {
     }
 }
 
-async fn start() -> (String, tempfile::TempDir) {
+/// An audit sink that keeps nothing: the "where does the time go" profile.
+struct Discard;
+
+impl AuditSink for Discard {
+    fn record<'a>(&'a self, _event: &'a AuditEvent) -> SinkFuture<'a> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+async fn start(durable_audit: bool) -> (String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let plugins = dir.path().join("plugins");
     let f = toolhost_fixtures::HELLO;
@@ -68,7 +82,12 @@ async fn start() -> (String, tempfile::TempDir) {
         dir.path().join("bench.db").display()
     );
     let store = Arc::new(Store::connect(&url).await.expect("store"));
-    let host = Toolhost::new(Arc::new(loaded.catalog), runtime, store.clone())
+    let audit: Arc<dyn AuditSink> = if durable_audit {
+        store.clone()
+    } else {
+        Arc::new(Discard)
+    };
+    let host = Toolhost::new(Arc::new(loaded.catalog), runtime, audit)
         .with_host_tool(Arc::new(NativeGreet(spec)))
         .expect("no collision");
     let ops = Ops {
@@ -188,25 +207,34 @@ fn main() {
         .build()
         .expect("tokio");
     rt.block_on(async {
-        let (addr, _dir) = start().await;
-        println!("| concurrency | tool | calls/s | p50 ms | p99 ms | WASM/native calls/s |");
-        println!("|---|---|---|---|---|---|");
-        for c in [1, 32] {
-            let native = run(&addr, "greet_native", c).await;
-            let wasm = run(&addr, "greet", c).await;
-            let ratio = wasm.per_sec / native.per_sec;
-            println!(
-                "| {c} | native | {:.0} | {} | {} | |",
-                native.per_sec,
-                ms(native.p50),
-                ms(native.p99)
-            );
-            println!(
-                "| {c} | wasm | {:.0} | {} | {} | {ratio:.2} |",
-                wasm.per_sec,
-                ms(wasm.p50),
-                ms(wasm.p99)
-            );
+        println!(
+            "| audit | concurrency | tool | calls/s | p50 ms | p99 ms | WASM/native calls/s |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for (durable, profile) in [(true, "SQLite, fsynced"), (false, "in memory")] {
+            let (addr, _dir) = start(durable).await;
+            table(&addr, profile).await;
         }
     });
+}
+
+async fn table(addr: &str, profile: &str) {
+    for c in [1, 32] {
+        let native = run(addr, "greet_native", c).await;
+        let wasm = run(addr, "greet", c).await;
+        let ratio = wasm.per_sec / native.per_sec;
+        let (n, w) = (&native, &wasm);
+        println!(
+            "| {profile} | {c} | native | {:.0} | {} | {} | |",
+            n.per_sec,
+            ms(n.p50),
+            ms(n.p99)
+        );
+        println!(
+            "| {profile} | {c} | wasm | {:.0} | {} | {} | {ratio:.2} |",
+            w.per_sec,
+            ms(w.p50),
+            ms(w.p99)
+        );
+    }
 }

@@ -83,6 +83,9 @@ pub enum StorageError {
         /// The driver's message.
         message: String,
     },
+    /// The store's audit writer has stopped (the store was closed).
+    #[error("the store is closed")]
+    Closed,
 }
 
 impl StorageError {

@@ -44,6 +44,7 @@
 
 mod connect;
 mod error;
+pub mod group;
 mod migrations;
 mod record;
 mod store;

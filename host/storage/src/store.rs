@@ -6,6 +6,7 @@ use toolhost_audit::{AuditError, AuditEvent, AuditSink, SinkFuture};
 
 use crate::connect::{self, Pools, StoreOptions};
 use crate::error::redact;
+use crate::group::GroupCommit;
 use crate::record::{AuditRecord, Columns, Stored};
 use crate::{Engine, StorageError, migrations};
 
@@ -35,6 +36,7 @@ macro_rules! on_pool {
 #[derive(Clone)]
 pub struct Store {
     pools: Pools,
+    audit: GroupCommit,
 }
 
 impl Store {
@@ -72,7 +74,8 @@ impl Store {
         };
         let migrator = migrations::migrator(engine).await.map_err(migrate)?;
         on_pool!(&pools, pool => migrator.run(pool).await).map_err(|e| migrate(e.to_string()))?;
-        Ok(Store { pools })
+        let audit = GroupCommit::start(pools.clone());
+        Ok(Store { pools, audit })
     }
 
     /// Which engine this store talks to.
@@ -152,15 +155,50 @@ impl Store {
 }
 
 impl AuditSink for Store {
-    /// [`Store::append`], with the error as text for the trait.
+    /// Records `event` through group commit (see [`crate::group`]): it
+    /// returns once the row is committed, sharing the commit with the rows
+    /// of concurrent calls.
     fn record<'a>(&'a self, event: &'a AuditEvent) -> SinkFuture<'a> {
         Box::pin(async move {
-            self.append(event)
+            self.audit
+                .record(event)
                 .await
-                .map(drop)
                 .map_err(|e| AuditError(e.to_string()))
         })
     }
+}
+
+/// The columns of an audit row, in `INSERT` order.
+const AUDIT_COLUMNS: &str = "INSERT INTO audit (call_id, at, principal, tenant, tool, plugin, \
+     plugin_digest, argument_digest, outcome, error_code, duration_us) ";
+
+/// Inserts `events` with one multi-row `INSERT` (one statement, so all of
+/// them or none, and one commit).
+pub(crate) async fn insert_all(pools: &Pools, events: &[&AuditEvent]) -> Result<(), StorageError> {
+    let columns: Vec<Columns<'_>> = events.iter().map(|e| Columns::of(e)).collect();
+    let inserted = on_pool!(pools, pool => {
+        let mut insert = sqlx::QueryBuilder::new(AUDIT_COLUMNS);
+        insert.push_values(&columns, |mut row, c| {
+            row.push_bind(c.call_id)
+                .push_bind(c.at_ms)
+                .push_bind(c.principal)
+                .push_bind(c.tenant)
+                .push_bind(c.tool)
+                .push_bind(c.plugin)
+                .push_bind(c.plugin_digest.as_deref())
+                .push_bind(c.argument_digest.as_str())
+                .push_bind(c.outcome)
+                .push_bind(c.error_code)
+                .push_bind(c.duration_us);
+        });
+        insert.build().execute(pool).await.map(drop)
+    });
+    inserted.map_err(|e| match (e.as_database_error(), events) {
+        (Some(db), [one]) if db.is_unique_violation() => StorageError::DuplicateCallId {
+            call_id: one.call_id.clone(),
+        },
+        _ => StorageError::query("insert audit rows")(e),
+    })
 }
 
 impl fmt::Debug for Store {

@@ -154,6 +154,8 @@ on_both_engines!(
     the_outcome_check_refuses_an_unknown_outcome_written_by_raw_sql,
     every_outcome_is_stored_and_read_back,
     concurrent_appends_all_land,
+    concurrent_records_share_commits_and_all_land,
+    a_duplicate_in_a_batch_fails_only_its_own_caller,
     migrations_are_idempotent_across_connects,
     a_database_migrated_by_a_newer_build_is_refused,
     ping_answers_on_a_live_store,
@@ -312,6 +314,55 @@ async fn concurrent_appends_all_land(db: &TestDb) {
             .expect("a concurrent append");
     }
     assert_eq!(store.count().await.expect("count"), 32);
+}
+
+async fn concurrent_records_share_commits_and_all_land(db: &TestDb) {
+    let store = db.store().await;
+    let mut writers = tokio::task::JoinSet::new();
+    for i in 0..200u64 {
+        let store = store.clone();
+        writers.spawn(async move { store.record(&event(&format!("grouped-{i}"), i)).await });
+    }
+    while let Some(written) = writers.join_next().await {
+        written.expect("a writer task").expect("a grouped record");
+    }
+    // Every acknowledged record is there, each exactly once.
+    assert_eq!(store.count().await.expect("count"), 200);
+    let ids: std::collections::BTreeSet<String> = store
+        .recent(1000)
+        .await
+        .expect("recent")
+        .into_iter()
+        .map(|r| r.event.call_id)
+        .collect();
+    assert_eq!(ids.len(), 200);
+}
+
+async fn a_duplicate_in_a_batch_fails_only_its_own_caller(db: &TestDb) {
+    let store = db.store().await;
+    store
+        .append(&event("taken", 1))
+        .await
+        .expect("the first row");
+    let mut writers = tokio::task::JoinSet::new();
+    for i in 0..40u64 {
+        let store = store.clone();
+        let id = if i == 20 {
+            "taken".to_owned()
+        } else {
+            format!("fresh-{i}")
+        };
+        writers.spawn(async move { (i, store.record(&event(&id, i)).await) });
+    }
+    let mut failed = Vec::new();
+    while let Some(joined) = writers.join_next().await {
+        let (i, result) = joined.expect("a writer task");
+        if result.is_err() {
+            failed.push(i);
+        }
+    }
+    assert_eq!(failed, [20], "only the duplicate's caller sees an error");
+    assert_eq!(store.count().await.expect("count"), 40);
 }
 
 async fn migrations_are_idempotent_across_connects(db: &TestDb) {
