@@ -76,18 +76,14 @@ impl ServerHandler for McpServer {
             None => None,
         };
         let visible = self.host.list(&who);
-        let page: Vec<Tool> = visible
+        let names = visible.iter().map(|t| t.spec().name.as_str());
+        let (range, next) = cursor::page(names, after.as_deref(), cursor::PAGE_SIZE);
+        let tools: Vec<Tool> = visible[range]
             .iter()
-            .map(toolhost_invoke::Tool::spec)
-            .filter(|s| after.as_deref().is_none_or(|a| s.name.as_str() > a))
-            .take(cursor::PAGE_SIZE + 1)
-            .map(convert::tool)
+            .map(|t| convert::tool(t.spec()))
             .collect();
-        let mut result = ListToolsResult::with_all_items(page);
-        if result.tools.len() > cursor::PAGE_SIZE {
-            result.tools.truncate(cursor::PAGE_SIZE);
-            result.next_cursor = result.tools.last().map(|t| cursor::after(&t.name));
-        }
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = next;
         // The list will depend on the caller's permissions: never share it,
         // and let clients re-list whenever they need (ttl 0).
         Ok(result.with_cache_scope(CacheScope::Private).with_ttl_ms(0))
