@@ -7,6 +7,7 @@
 //! still answers right after the hostile call. Built into a test constant by
 //! `host/fixtures`; never deployed.
 
+use fixture_kit::NoArgs;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use toolhost_sdk::prelude::*;
 
@@ -19,9 +20,7 @@ fn tools() -> Vec<Tool> {
         )
         .permission("fixture", "run")
         .read_only(),
-        Tool::new("ping", "Answers {\"pong\": true}.", ping)
-            .permission("fixture", "run")
-            .read_only(),
+        fixture_kit::ping(),
     ]
 }
 
@@ -60,19 +59,4 @@ fn now(_ctx: &Ctx, _args: NoArgs) -> Result<Now, ToolError> {
         error,
         monotonic_elapsed_nanos: u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX),
     })
-}
-
-/// `ping` takes no arguments.
-#[derive(Deserialize, JsonSchema)]
-struct NoArgs {}
-
-/// The answer of `ping`.
-#[derive(Serialize, JsonSchema)]
-struct Pong {
-    pong: bool,
-}
-
-/// Proves the plugin still works after the hostile call.
-fn ping(_ctx: &Ctx, _args: NoArgs) -> Result<Pong, ToolError> {
-    Ok(Pong { pong: true })
 }

@@ -7,6 +7,7 @@
 //! still answers right after the hostile call. Built into a test constant by
 //! `host/fixtures`; never deployed.
 
+use fixture_kit::Attempt;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use toolhost_sdk::prelude::*;
@@ -20,47 +21,11 @@ fn tools() -> Vec<Tool> {
         )
         .permission("fixture", "run")
         .read_only(),
-        Tool::new("ping", "Answers {\"pong\": true}.", ping)
-            .permission("fixture", "run")
-            .read_only(),
+        fixture_kit::ping(),
     ]
 }
 
 toolhost_sdk::export_plugin!(tools);
-
-/// The outcome of one attempt, reported rather than panicked on.
-#[derive(Serialize, JsonSchema)]
-struct Attempt {
-    ok: bool,
-    /// What succeeded (an address, a status line), if it did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    detail: Option<String>,
-    /// The I/O error's text, if it failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    /// The I/O error's kind (`Unsupported`, `PermissionDenied` …), if it failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kind: Option<String>,
-}
-
-impl Attempt {
-    fn of<T>(result: std::io::Result<T>, detail: impl FnOnce(T) -> String) -> Self {
-        match result {
-            Ok(v) => Attempt {
-                ok: true,
-                detail: Some(detail(v)),
-                error: None,
-                kind: None,
-            },
-            Err(e) => Attempt {
-                ok: false,
-                detail: None,
-                kind: Some(format!("{:?}", e.kind())),
-                error: Some(e.to_string()),
-            },
-        }
-    }
-}
 
 /// Arguments of `http_get`.
 #[derive(Deserialize, JsonSchema)]
@@ -114,19 +79,4 @@ fn http_get(_ctx: &Ctx, args: GetArgs) -> Result<GetReport, ToolError> {
     let text = String::from_utf8_lossy(&head);
     let status = text.lines().next().unwrap_or_default().to_owned();
     report("done", Attempt::of(Ok(status), |s| s))
-}
-
-/// `ping` takes no arguments.
-#[derive(Deserialize, JsonSchema)]
-struct NoArgs {}
-
-/// The answer of `ping`.
-#[derive(Serialize, JsonSchema)]
-struct Pong {
-    pong: bool,
-}
-
-/// Proves the plugin still works after the hostile call.
-fn ping(_ctx: &Ctx, _args: NoArgs) -> Result<Pong, ToolError> {
-    Ok(Pong { pong: true })
 }

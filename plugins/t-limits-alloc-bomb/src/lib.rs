@@ -7,6 +7,7 @@
 //! still answers right after the hostile call. Built into a test constant by
 //! `host/fixtures`; never deployed.
 
+use fixture_kit::{Never, NoArgs};
 use toolhost_sdk::prelude::*;
 
 fn tools() -> Vec<Tool> {
@@ -18,17 +19,11 @@ fn tools() -> Vec<Tool> {
         )
         .permission("fixture", "run")
         .read_only(),
-        Tool::new("ping", "Answers {\"pong\": true}.", ping)
-            .permission("fixture", "run")
-            .read_only(),
+        fixture_kit::ping(),
     ]
 }
 
 toolhost_sdk::export_plugin!(tools);
-
-/// Never produced: the tool does not return.
-#[derive(Serialize, JsonSchema)]
-struct Never {}
 
 const MIB: usize = 1 << 20;
 
@@ -38,19 +33,4 @@ fn bomb(_ctx: &Ctx, _args: NoArgs) -> Result<Never, ToolError> {
         hoard.push(vec![0xA5; MIB]);
         std::hint::black_box(&hoard);
     }
-}
-
-/// `ping` takes no arguments.
-#[derive(Deserialize, JsonSchema)]
-struct NoArgs {}
-
-/// The answer of `ping`.
-#[derive(Serialize, JsonSchema)]
-struct Pong {
-    pong: bool,
-}
-
-/// Proves the plugin still works after the hostile call.
-fn ping(_ctx: &Ctx, _args: NoArgs) -> Result<Pong, ToolError> {
-    Ok(Pong { pong: true })
 }

@@ -9,6 +9,7 @@
 //! still answers right after the hostile call. Built into a test constant by
 //! `host/fixtures`; never deployed.
 
+use fixture_kit::{Never, NoArgs};
 use toolhost_sdk::prelude::*;
 
 fn tools() -> Vec<Tool> {
@@ -27,17 +28,11 @@ fn tools() -> Vec<Tool> {
         )
         .permission("fixture", "run")
         .read_only(),
-        Tool::new("ping", "Answers {\"pong\": true}.", ping)
-            .permission("fixture", "run")
-            .read_only(),
+        fixture_kit::ping(),
     ]
 }
 
 toolhost_sdk::export_plugin!(tools);
-
-/// Never produced: the tool does not return.
-#[derive(Serialize, JsonSchema)]
-struct Never {}
 
 fn recurse(_ctx: &Ctx, _args: NoArgs) -> Result<Never, ToolError> {
     descend_in_locals(0, std::hint::black_box(u64::MAX));
@@ -68,19 +63,4 @@ fn descend(depth: u64) -> u64 {
     let frame = std::hint::black_box([depth; 16]);
     let below = descend(std::hint::black_box(depth + 1));
     below.wrapping_add(frame[(depth % 16) as usize])
-}
-
-/// `ping` takes no arguments.
-#[derive(Deserialize, JsonSchema)]
-struct NoArgs {}
-
-/// The answer of `ping`.
-#[derive(Serialize, JsonSchema)]
-struct Pong {
-    pong: bool,
-}
-
-/// Proves the plugin still works after the hostile call.
-fn ping(_ctx: &Ctx, _args: NoArgs) -> Result<Pong, ToolError> {
-    Ok(Pong { pong: true })
 }

@@ -23,9 +23,7 @@ fn tools() -> Vec<Tool> {
         )
         .permission("fixture", "run")
         .read_only(),
-        Tool::new("ping", "Answers {\"pong\": true}.", ping)
-            .permission("fixture", "run")
-            .read_only(),
+        fixture_kit::ping(),
     ]
 }
 
@@ -79,19 +77,4 @@ fn huge(_ctx: &Ctx, args: HugeArgs) -> Result<Huge, ToolError> {
     Ok(Huge {
         data: Filler(args.bytes),
     })
-}
-
-/// `ping` takes no arguments.
-#[derive(Deserialize, JsonSchema)]
-struct NoArgs {}
-
-/// The answer of `ping`.
-#[derive(Serialize, JsonSchema)]
-struct Pong {
-    pong: bool,
-}
-
-/// Proves the plugin still works after the hostile call.
-fn ping(_ctx: &Ctx, _args: NoArgs) -> Result<Pong, ToolError> {
-    Ok(Pong { pong: true })
 }

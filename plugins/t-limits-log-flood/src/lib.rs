@@ -6,6 +6,7 @@
 //! still answers right after the hostile call. Built into a test constant by
 //! `host/fixtures`; never deployed.
 
+use fixture_kit::{Never, NoArgs};
 use toolhost_sdk::prelude::*;
 
 fn tools() -> Vec<Tool> {
@@ -13,17 +14,11 @@ fn tools() -> Vec<Tool> {
         Tool::new("flood", "Logs lines through the log import forever.", flood)
             .permission("fixture", "run")
             .read_only(),
-        Tool::new("ping", "Answers {\"pong\": true}.", ping)
-            .permission("fixture", "run")
-            .read_only(),
+        fixture_kit::ping(),
     ]
 }
 
 toolhost_sdk::export_plugin!(tools);
-
-/// Never produced: the tool does not return.
-#[derive(Serialize, JsonSchema)]
-struct Never {}
 
 fn flood(_ctx: &Ctx, _args: NoArgs) -> Result<Never, ToolError> {
     let mut line: u64 = 0;
@@ -31,19 +26,4 @@ fn flood(_ctx: &Ctx, _args: NoArgs) -> Result<Never, ToolError> {
         log::info!("flood line {line}: the quick brown fox jumps over the lazy dog");
         line += 1;
     }
-}
-
-/// `ping` takes no arguments.
-#[derive(Deserialize, JsonSchema)]
-struct NoArgs {}
-
-/// The answer of `ping`.
-#[derive(Serialize, JsonSchema)]
-struct Pong {
-    pong: bool,
-}
-
-/// Proves the plugin still works after the hostile call.
-fn ping(_ctx: &Ctx, _args: NoArgs) -> Result<Pong, ToolError> {
-    Ok(Pong { pong: true })
 }

@@ -6,6 +6,7 @@
 //! still answers right after the hostile call. Built into a test constant by
 //! `host/fixtures`; never deployed.
 
+use fixture_kit::{Never, NoArgs};
 use toolhost_sdk::prelude::*;
 
 fn tools() -> Vec<Tool> {
@@ -13,17 +14,11 @@ fn tools() -> Vec<Tool> {
         Tool::new("spin", "Loops forever without yielding.", spin)
             .permission("fixture", "run")
             .read_only(),
-        Tool::new("ping", "Answers {\"pong\": true}.", ping)
-            .permission("fixture", "run")
-            .read_only(),
+        fixture_kit::ping(),
     ]
 }
 
 toolhost_sdk::export_plugin!(tools);
-
-/// Never produced: the tool does not return.
-#[derive(Serialize, JsonSchema)]
-struct Never {}
 
 fn spin(_ctx: &Ctx, _args: NoArgs) -> Result<Never, ToolError> {
     // `black_box` keeps the optimizer from proving the loop does nothing.
@@ -31,19 +26,4 @@ fn spin(_ctx: &Ctx, _args: NoArgs) -> Result<Never, ToolError> {
     loop {
         i = std::hint::black_box(i.wrapping_add(1));
     }
-}
-
-/// `ping` takes no arguments.
-#[derive(Deserialize, JsonSchema)]
-struct NoArgs {}
-
-/// The answer of `ping`.
-#[derive(Serialize, JsonSchema)]
-struct Pong {
-    pong: bool,
-}
-
-/// Proves the plugin still works after the hostile call.
-fn ping(_ctx: &Ctx, _args: NoArgs) -> Result<Pong, ToolError> {
-    Ok(Pong { pong: true })
 }
