@@ -39,7 +39,7 @@ run: catalog
 	@$(TOOLHOST) catalog check --plugins $(CATALOG) --cache-dir $(CACHE)
 	@echo "Connect an MCP client over Streamable HTTP to the endpoint below (README: Connecting)."
 	@$(TOOLHOST) serve --plugins $(CATALOG) --cache-dir $(CACHE) --listen 127.0.0.1:$(PORT) \
-	  --database-url "sqlite://target/toolhost.db?mode=rwc"
+	  --database-url "sqlite://target/toolhost.db?mode=rwc" --seed-demo
 
 ## test: lints, then every test of both workspaces
 test: lint e2e-tools

@@ -21,7 +21,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{Server, Tools};
+use support::{AuthProxy, Server, Tools};
 
 /// The handshake era: `initialize`, `Mcp-Session-Id`.
 const SESSION: &str = "2025-11-25";
@@ -122,9 +122,11 @@ fn conformance_suite_server_scenarios_pass() {
         .node_modules
         .join("@modelcontextprotocol/conformance/dist/index.js");
 
+    // The suite cannot send a bearer token: a proxy adds the harness's.
+    let proxy = AuthProxy::start(&tools, &server);
     let runs: Vec<EraRun> = BOTH
         .iter()
-        .map(|era| run_era(&tools, &server, &suite, era))
+        .map(|era| run_era(&tools, &server, &proxy.url, &suite, era))
         .collect();
 
     let mut report = String::new();
@@ -167,7 +169,7 @@ fn conformance_suite_server_scenarios_pass() {
 }
 
 /// Runs the suite at `era` with its baseline, and judges every scenario's checks.
-fn run_era(tools: &Tools, server: &Server, suite: &Path, era: &'static str) -> EraRun {
+fn run_era(tools: &Tools, server: &Server, url: &str, suite: &Path, era: &'static str) -> EraRun {
     // Kept after the run (target/tmp/conformance/ERA) for a look at checks.json.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("conformance")
@@ -188,7 +190,7 @@ fn run_era(tools: &Tools, server: &Server, suite: &Path, era: &'static str) -> E
 
     let mut cmd = Command::new(&tools.node);
     cmd.arg(suite)
-        .args(["server", "--url", &server.url])
+        .args(["server", "--url", url])
         .args(["--suite", "all", "--spec-version", era])
         .arg("--expected-failures")
         .arg(&baseline)

@@ -9,7 +9,7 @@ use support::{Server, declare_body, exchange};
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
-fn modern(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+fn modern<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
     let mut h = vec![
         ("Content-Type", "application/json"),
         ("Accept", "application/json, text/event-stream"),
@@ -23,6 +23,13 @@ fn call_body(name: &str) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"{name}","arguments":{{"name":"Ada"}},{META}}}}}"#
     )
+}
+
+/// POSTs to `/mcp` with the server's bearer token added to `headers`.
+fn mcp(server: &Server, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    let mut with_token = headers.to_vec();
+    with_token.push(("Authorization", server.bearer()));
+    exchange(&server.url, "POST", "/mcp", &with_token, body)
 }
 
 fn rpc_code(body: &str) -> i64 {
@@ -44,41 +51,34 @@ fn calls_made(server: &Server) -> bool {
 #[test]
 fn bad_requests_get_the_spec_status_and_code_and_run_no_plugin_code() {
     let server = Server::start(&[toolhost_fixtures::HELLO]);
-    let url = server.url.as_str();
     let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#);
 
     // Malformed JSON: 400 with JSON-RPC's parse error.
-    let (s, b) = exchange(
-        url,
-        "POST",
-        "/mcp",
+    let (s, b) = mcp(
+        &server,
         &modern(&[("Mcp-Method", "tools/call")]),
         r#"{"jsonrpc":"2.0","id":1,"#,
     );
     assert_eq!((s, rpc_code(&b)), (400, -32700), "{b}");
 
     // Missing or mismatched 2026-07-28 standard headers: 400, -32020.
-    let (s, b) = exchange(url, "POST", "/mcp", &modern(&[]), &call_body("greet"));
+    let (s, b) = mcp(&server, &modern(&[]), &call_body("greet"));
     assert_eq!((s, rpc_code(&b)), (400, -32020), "missing Mcp-Method: {b}");
-    let (s, b) = exchange(
-        url,
-        "POST",
-        "/mcp",
+    let (s, b) = mcp(
+        &server,
         &modern(&[("Mcp-Method", "tools/call")]),
         &call_body("greet"),
     );
     assert_eq!((s, rpc_code(&b)), (400, -32020), "missing Mcp-Name: {b}");
     let mismatched = modern(&[("Mcp-Method", "tools/call"), ("Mcp-Name", "add")]);
-    let (s, b) = exchange(url, "POST", "/mcp", &mismatched, &call_body("greet"));
+    let (s, b) = mcp(&server, &mismatched, &call_body("greet"));
     assert_eq!((s, rpc_code(&b)), (400, -32020), "mismatched Mcp-Name: {b}");
 
     // An unknown method: method not found.
     let unknown =
         format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/frobnicate","params":{{{META}}}}}"#);
-    let (s, b) = exchange(
-        url,
-        "POST",
-        "/mcp",
+    let (s, b) = mcp(
+        &server,
         &modern(&[("Mcp-Method", "tools/frobnicate")]),
         &unknown,
     );
@@ -90,13 +90,13 @@ fn bad_requests_get_the_spec_status_and_code_and_run_no_plugin_code() {
         ("MCP-Protocol-Version", "2026-07-28"),
         ("Mcp-Method", "tools/list"),
     ];
-    assert_eq!(exchange(url, "POST", "/mcp", &no_accept, &list).0, 406);
+    assert_eq!(mcp(&server, &no_accept, &list).0, 406);
     let wrong_type = [
         ("Content-Type", "text/plain"),
         ("Accept", "application/json, text/event-stream"),
         ("Mcp-Method", "tools/list"),
     ];
-    assert_eq!(exchange(url, "POST", "/mcp", &wrong_type, &list).0, 415);
+    assert_eq!(mcp(&server, &wrong_type, &list).0, 415);
 
     // A legacy request without a session, and an unknown protocol version.
     let legacy = [
@@ -104,10 +104,8 @@ fn bad_requests_get_the_spec_status_and_code_and_run_no_plugin_code() {
         ("Accept", "application/json, text/event-stream"),
     ];
     assert_eq!(
-        exchange(
-            url,
-            "POST",
-            "/mcp",
+        mcp(
+            &server,
             &legacy,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
         )
@@ -120,10 +118,8 @@ fn bad_requests_get_the_spec_status_and_code_and_run_no_plugin_code() {
         ("MCP-Protocol-Version", "1999-01-01"),
     ];
     assert_eq!(
-        exchange(
-            url,
-            "POST",
-            "/mcp",
+        mcp(
+            &server,
             &bad_version,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
         )
@@ -137,19 +133,13 @@ fn bad_requests_get_the_spec_status_and_code_and_run_no_plugin_code() {
         ("Mcp-Name", "greet"),
         ("Origin", "https://evil.example"),
     ]);
-    assert_eq!(
-        exchange(url, "POST", "/mcp", &evil_origin, &call_body("greet")).0,
-        403
-    );
+    assert_eq!(mcp(&server, &evil_origin, &call_body("greet")).0, 403);
     let evil_host = modern(&[
         ("Mcp-Method", "tools/call"),
         ("Mcp-Name", "greet"),
         ("Host", "evil.example"),
     ]);
-    assert_eq!(
-        exchange(url, "POST", "/mcp", &evil_host, &call_body("greet")).0,
-        403
-    );
+    assert_eq!(mcp(&server, &evil_host, &call_body("greet")).0, 403);
 
     assert!(!calls_made(&server), "no request above reached a plugin");
 
@@ -160,7 +150,7 @@ fn bad_requests_get_the_spec_status_and_code_and_run_no_plugin_code() {
         ("Mcp-Name", "greet"),
         ("Origin", "http://localhost:6274"),
     ]);
-    let (s, b) = exchange(url, "POST", "/mcp", &good, &call_body("greet"));
+    let (s, b) = mcp(&server, &good, &call_body("greet"));
     assert_eq!(s, 200, "{b}");
     let v: Value = serde_json::from_str(b.trim()).expect("JSON");
     assert_eq!(
@@ -173,7 +163,8 @@ fn bad_requests_get_the_spec_status_and_code_and_run_no_plugin_code() {
 #[test]
 fn an_oversized_request_is_refused_by_the_host_with_its_limit() {
     let server = Server::start(&[toolhost_fixtures::HELLO]);
-    let headers = modern(&[("Mcp-Method", "tools/call"), ("Mcp-Name", "greet")]);
+    let mut headers = modern(&[("Mcp-Method", "tools/call"), ("Mcp-Name", "greet")]);
+    headers.push(("Authorization", server.bearer()));
     let (s, b) = declare_body(&server.url, &headers, (4 << 20) + 1);
     assert_eq!(s, 413, "{b}");
     let v: Value = serde_json::from_str(b.trim()).expect("JSON");
@@ -196,7 +187,7 @@ fn health_readiness_and_metrics_answer() {
         (200, "ready\n".into())
     );
     let headers = modern(&[("Mcp-Method", "tools/call"), ("Mcp-Name", "nope")]);
-    let (s, b) = exchange(&server.url, "POST", "/mcp", &headers, &call_body("nope"));
+    let (s, b) = mcp(&server, &headers, &call_body("nope"));
     assert_eq!(s, 200);
     let v: Value = serde_json::from_str(b.trim()).expect("JSON");
     assert_eq!(v["result"]["isError"], json!(true));

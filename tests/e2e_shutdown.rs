@@ -15,6 +15,7 @@ fn sigterm_finishes_the_call_in_flight_then_exits_cleanly() {
     // still in flight when the signal arrives 50 ms in.
     let server = Server::start(&[toolhost_fixtures::T_LIMITS_SPIN]);
     let url = server.url.clone();
+    let bearer = server.bearer().to_owned();
     let call = std::thread::spawn(move || {
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"spin","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
         let headers = [
@@ -23,6 +24,7 @@ fn sigterm_finishes_the_call_in_flight_then_exits_cleanly() {
             ("MCP-Protocol-Version", "2026-07-28"),
             ("Mcp-Method", "tools/call"),
             ("Mcp-Name", "spin"),
+            ("Authorization", bearer.as_str()),
         ];
         exchange(&url, "POST", "/mcp", &headers, body)
     });

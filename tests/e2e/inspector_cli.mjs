@@ -33,7 +33,8 @@ function check(cond, what) {
 function inspector(url, era, args) {
   const argv = [
     INSPECTOR, "--cli", url, "--transport", "http", "--protocol-era", era,
-    "--format", "json", "--connect-timeout", "30000", ...args,
+    "--format", "json", "--connect-timeout", "30000",
+    "--header", `Authorization: Bearer ${process.env.TOOLHOST_E2E_TOKEN}`, ...args,
   ];
   const shown = `mcp-inspector ${argv.slice(1).join(" ")}`;
   let stdout;

@@ -18,11 +18,14 @@ reason on the first failure.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import traceback
 from typing import Any
 
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import Implementation, TextContent
 
 EXPECTED = {"message": "Hello, Ada!"}
@@ -42,7 +45,11 @@ def check(cond: bool, what: str) -> None:
 
 async def exercise(url: str, mode: str, want_version: str) -> None:
     label = f"python mcp Client(mode={mode!r})"
-    async with Client(url, mode=mode, client_info=CLIENT_INFO, read_timeout_seconds=30) as client:
+    # The host's bearer token (a service client's, minted by the harness:
+    # tests/e2e_oauth.rs drives the SDK's own OAuth flow).
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {os.environ['TOOLHOST_E2E_TOKEN']}"})
+    transport = streamable_http_client(url, http_client=http)
+    async with http, Client(transport, mode=mode, client_info=CLIENT_INFO, read_timeout_seconds=30) as client:
         version = client.protocol_version
         check(
             version == want_version,

@@ -25,6 +25,9 @@ import {
 
 const EXPECTED = { message: "Hello, Ada!" };
 const CLIENT_INFO = { name: "toolhost-e2e-typescript", version: "0.1.0" };
+// The host's bearer token, minted by the harness for a service client
+// (tests/e2e_oauth.rs drives the full OAuth flow with the Python SDK).
+const AUTH = { Authorization: `Bearer ${process.env.TOOLHOST_E2E_TOKEN}` };
 
 class Failure extends Error {}
 
@@ -51,7 +54,7 @@ async function listAndCall(label, client) {
 async function sessionV1(url) {
   const label = "typescript sdk v1 (initialize, session)";
   const client = new ClientV1(CLIENT_INFO);
-  const transport = new TransportV1(new URL(url));
+  const transport = new TransportV1(new URL(url), { requestInit: { headers: AUTH } });
   await client.connect(transport);
   try {
     check(transport.sessionId, `${label}: the server issued no Mcp-Session-Id`);
@@ -66,7 +69,7 @@ async function sessionV1(url) {
 async function statelessV2(url, mode) {
   const label = `typescript client v2 (versionNegotiation ${JSON.stringify(mode)})`;
   const client = new ClientV2(CLIENT_INFO, { versionNegotiation: { mode } });
-  await client.connect(new TransportV2(new URL(url)));
+  await client.connect(new TransportV2(new URL(url), { requestInit: { headers: AUTH } }));
   try {
     const era = client.getProtocolEra();
     const version = client.getNegotiatedProtocolVersion();

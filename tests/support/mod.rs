@@ -28,6 +28,10 @@ const ENDPOINT_PREFIX: &str = "MCP endpoint: ";
 const START_TIMEOUT: Duration = Duration::from_secs(180);
 /// The real binary, built by cargo for the integration tests.
 const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
+/// The password of the demo user `demo` every test server seeds.
+pub const DEMO_PASSWORD: &str = "e2e-demo-password";
+/// The environment variable client scripts read their bearer token from.
+pub const TOKEN_ENV: &str = "TOOLHOST_E2E_TOKEN";
 
 /// The repository root.
 pub fn repo() -> &'static Path {
@@ -135,17 +139,26 @@ impl Tools {
 }
 
 /// A running `toolhost serve` on 127.0.0.1, with its own plugin directory and
-/// SQLite file in a temp dir. Killed when dropped.
+/// SQLite file in a temp dir, the demo user seeded, and a service client
+/// whose bearer token tests that are not about OAuth use. Killed when dropped.
 pub struct Server {
     child: RefCell<Child>,
     /// `http://127.0.0.1:PORT/mcp`, as the server printed it.
     pub url: String,
+    database_url: String,
+    token: String,
+    bearer: String,
     dir: TempDir,
 }
 
 impl Server {
     /// Pins `plugins` into a fresh directory and serves them.
     pub fn start(plugins: &[Fixture]) -> Server {
+        Server::start_with(plugins, &[])
+    }
+
+    /// [`Server::start`] with extra `serve` flags.
+    pub fn start_with(plugins: &[Fixture], flags: &[&str]) -> Server {
         let dir = tempfile::Builder::new()
             .prefix("toolhost-e2e-")
             .tempdir()
@@ -156,13 +169,16 @@ impl Server {
             pin(plugin, &plugin_dir);
         }
         let database = dir.path().join("toolhost.db");
+        let database_url = format!("sqlite://{}?mode=rwc", database.display());
         let log = dir.path().join("server.log");
         let mut child = Command::new(TOOLHOST)
             .arg("serve")
-            .args(["--listen", "127.0.0.1:0", "--plugins"])
+            .args(["--listen", "127.0.0.1:0", "--seed-demo", "--plugins"])
             .arg(&plugin_dir)
             .arg("--database-url")
-            .arg(format!("sqlite://{}?mode=rwc", database.display()))
+            .arg(&database_url)
+            .args(flags)
+            .env("TOOLHOST_DEMO_PASSWORD", DEMO_PASSWORD)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(File::create(&log).expect("create the server log"))
@@ -209,11 +225,91 @@ impl Server {
             url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
             "unexpected endpoint line: {ENDPOINT_PREFIX}{url}"
         );
-        Server {
+        let mut server = Server {
             child: RefCell::new(child),
             url,
+            database_url,
+            token: String::new(),
+            bearer: String::new(),
             dir,
-        }
+        };
+        server.token = server.service_token("mcp");
+        server.bearer = format!("Bearer {}", server.token);
+        server
+    }
+
+    /// The OAuth issuer: the endpoint without `/mcp`.
+    pub fn issuer(&self) -> String {
+        self.url.trim_end_matches("/mcp").to_owned()
+    }
+
+    /// The store's URL (the same SQLite file the server uses).
+    pub fn database_url(&self) -> &str {
+        &self.database_url
+    }
+
+    /// A bearer token of the harness's service client (tenant `demo`).
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// `Bearer …`: the `Authorization` value for raw exchanges.
+    pub fn bearer(&self) -> &str {
+        &self.bearer
+    }
+
+    /// Runs `toolhost ARGS… --database-url <this server's store>`.
+    pub fn admin(&self, args: &[&str]) -> std::process::Output {
+        Command::new(TOOLHOST)
+            .args(args)
+            .args(["--database-url", &self.database_url])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("run {TOOLHOST} {args:?}: {e}"))
+    }
+
+    /// Adds a service client with `scope` in tenant `demo` and returns a
+    /// client-credentials access token for it.
+    pub fn service_token(&self, scope: &str) -> String {
+        let out = self.admin(&[
+            "client",
+            "add-service",
+            "e2e",
+            "--tenant",
+            "demo",
+            "--scope",
+            scope,
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "client add-service failed: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().to_owned())
+                .unwrap_or_else(|| panic!("no {name} in: {text}"))
+        };
+        let form = format!(
+            "grant_type=client_credentials&client_id={}&client_secret={}",
+            field("client_id:"),
+            field("client_secret:")
+        );
+        let (status, body) = exchange(
+            &self.url,
+            "POST",
+            "/oauth/token",
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            &form,
+        );
+        assert_eq!(status, 200, "client_credentials token: {body}");
+        let value: serde_json::Value = serde_json::from_str(&body).expect("a JSON token response");
+        value["access_token"]
+            .as_str()
+            .expect("an access_token")
+            .to_owned()
     }
 
     /// The server's process id (to signal it).
@@ -260,7 +356,7 @@ impl Server {
     /// `timeout`; returns its stdout otherwise.
     pub fn run_client(&self, what: &str, mut cmd: Command, timeout: Duration) -> String {
         let home = self.scratch(&format!("home-{}", what.replace(' ', "-")));
-        cmd.env("HOME", &home);
+        cmd.env("HOME", &home).env(TOKEN_ENV, &self.token);
         let run = run(&mut cmd, timeout);
         if !run.ok() {
             panic!(
@@ -374,13 +470,46 @@ pub fn exchange(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
+    let r = raw_request(url, method, path, headers, body.len(), body);
+    (r.status, r.body)
+}
+
+/// A raw answer: status, headers (names lower-cased) and body.
+pub struct Answer {
+    /// The status code.
+    pub status: u16,
+    /// Every header, name lower-cased, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body (not de-chunked).
+    pub body: String,
+}
+
+impl Answer {
+    /// The first header called `name` (lower-case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// [`exchange`], keeping the response headers.
+pub fn exchange_full(
+    url: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
     raw_request(url, method, path, headers, body.len(), body)
 }
 
 /// Sends only the head of a POST declaring a `length`-byte body, then reads
 /// the answer: for limits the host must enforce before reading the body.
 pub fn declare_body(url: &str, headers: &[(&str, &str)], length: usize) -> (u16, String) {
-    raw_request(url, "POST", "/mcp", headers, length, "")
+    let r = raw_request(url, "POST", "/mcp", headers, length, "");
+    (r.status, r.body)
 }
 
 fn raw_request(
@@ -390,7 +519,7 @@ fn raw_request(
     headers: &[(&str, &str)],
     length: usize,
     body: &str,
-) -> (u16, String) {
+) -> Answer {
     use std::io::{Read, Write};
     let authority = url
         .trim_start_matches("http://")
@@ -420,9 +549,59 @@ fn raw_request(
         .nth(1)
         .and_then(|s| s.parse().ok())
         .expect("a status line");
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status, body)
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let headers = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    Answer {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
+}
+
+/// `tests/e2e/auth_proxy.mjs` in front of a server: for clients that cannot
+/// send a bearer token, it adds the server's. Killed when dropped.
+pub struct AuthProxy {
+    child: Child,
+    /// `http://127.0.0.1:PORT/mcp` through the proxy.
+    pub url: String,
+}
+
+impl AuthProxy {
+    /// Starts the proxy in front of `server`.
+    pub fn start(tools: &Tools, server: &Server) -> AuthProxy {
+        let mut cmd = tools.node("auth_proxy.mjs", &[&server.issuer()]);
+        let mut child = cmd
+            .env(TOKEN_ENV, server.token())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn auth_proxy.mjs: {e}"));
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the proxy's address");
+        let base = line
+            .trim()
+            .strip_prefix("proxy: ")
+            .unwrap_or_else(|| panic!("auth_proxy.mjs printed {line:?}"))
+            .to_owned();
+        AuthProxy {
+            child,
+            url: format!("{base}/mcp"),
+        }
+    }
+}
+
+impl Drop for AuthProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

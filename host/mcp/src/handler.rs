@@ -12,6 +12,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
 use toolhost_invoke::{CallRequest, Caller, Toolhost};
+use toolhost_types::Principal;
 
 use crate::progress::ProgressRelay;
 use crate::{convert, cursor};
@@ -29,12 +30,22 @@ impl McpServer {
         Self { host }
     }
 
-    /// Who is calling. Until authentication lands: the local principal.
-    fn caller(&self, _ctx: &RequestContext<RoleServer>) -> Caller {
-        Caller {
-            principal: "local".into(),
-            tenant: "default".into(),
-        }
+    /// Who is calling: the principal the bearer check (in front of `/mcp`)
+    /// put into the request's extensions. A request without one never
+    /// reaches a tool.
+    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+        let principal = ctx
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Principal>())
+            .ok_or_else(|| {
+                tracing::error!("an unauthenticated request reached the MCP handler");
+                ErrorData::internal_error("request is not authenticated", None)
+            })?;
+        Ok(Caller {
+            principal: principal.subject.clone(),
+            tenant: principal.tenant.clone(),
+        })
     }
 }
 
@@ -67,7 +78,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let who = self.caller(&ctx);
+        let who = self.caller(&ctx)?;
         let after = match request.and_then(|r| r.cursor) {
             Some(c) => Some(
                 cursor::parse(&c)
@@ -94,7 +105,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let who = self.caller(&ctx);
+        let who = self.caller(&ctx)?;
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let (progress, relay) = match ctx.meta.get_progress_token() {
             Some(token) => {

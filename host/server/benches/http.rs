@@ -21,6 +21,7 @@ use metrics_exporter_prometheus::PrometheusBuilder;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use serde_json::{Value, json};
 use toolhost_audit::{AuditEvent, AuditSink, SinkFuture};
+use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_catalog::{Catalog, LoadOptions};
 use toolhost_invoke::{Caller, HostTool, HostToolFuture, InvokeError, Toolhost};
 use toolhost_runtime::{Runtime, RuntimeConfig, ToolOutput, ToolSpec};
@@ -96,20 +97,54 @@ async fn start(durable_audit: bool) -> (String, tempfile::TempDir) {
         accepting: Arc::new(AtomicBool::new(true)),
     };
     let mcp = StreamableHttpServerConfig::default().with_json_response(true);
-    let app = router(
-        ops,
-        toolhost_mcp::service(Arc::new(host), mcp),
-        Guard::new(4 << 20),
-    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
+    // Every call is authenticated, as in production: a service client's token.
+    let auth = AuthServer::start(AuthConfig::new(format!("http://{addr}")), store.clone())
+        .await
+        .expect("auth server");
+    let (client, secret) = toolhost_auth::admin::add_service(auth.store(), "bench", "bench", "mcp")
+        .await
+        .expect("a service client");
+    let app = router(
+        ops,
+        toolhost_mcp::service(Arc::new(host), mcp),
+        Guard::new(4 << 20),
+        auth,
+    );
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
     tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    let token = token(&addr.to_string(), &client.client_id, &secret).await;
+    *TOKEN.write().expect("token lock") = format!("Bearer {token}");
     (format!("{addr}"), dir)
+}
+
+/// The bearer value every benchmark request carries: each server sets its
+/// own (their keys live in their own stores) before it is measured.
+static TOKEN: std::sync::RwLock<String> = std::sync::RwLock::new(String::new());
+
+/// A client-credentials access token from the server at `addr`.
+async fn token(addr: &str, client_id: &str, secret: &str) -> String {
+    let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let (mut send, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
+        .await
+        .expect("handshake");
+    tokio::spawn(conn);
+    let form =
+        format!("grant_type=client_credentials&client_id={client_id}&client_secret={secret}");
+    let req = hyper::Request::post(format!("http://{addr}/oauth/token"))
+        .header("host", addr)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Full::new(Bytes::from(form)))
+        .expect("a request");
+    let resp = send.send_request(req).await.expect("a response");
+    let body = resp.into_body().collect().await.expect("a body").to_bytes();
+    let v: Value = serde_json::from_slice(&body).expect("JSON");
+    v["access_token"].as_str().expect("a token").to_owned()
 }
 
 fn request(addr: &str, tool: &str) -> hyper::Request<Full<Bytes>> {
@@ -128,6 +163,7 @@ fn request(addr: &str, tool: &str) -> hyper::Request<Full<Bytes>> {
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "tools/call")
         .header("mcp-name", tool)
+        .header("authorization", TOKEN.read().expect("token lock").as_str())
         .body(Full::new(Bytes::from(body.to_string())))
         .expect("a request")
 }

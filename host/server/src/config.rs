@@ -23,6 +23,12 @@ pub struct ConfigFile {
     max_request_bytes: Option<usize>,
     #[serde(default, with = "humantime_serde")]
     shutdown_grace: Option<Duration>,
+    public_url: Option<String>,
+    #[serde(default, with = "humantime_serde")]
+    access_token_ttl: Option<Duration>,
+    #[serde(default, with = "humantime_serde")]
+    code_ttl: Option<Duration>,
+    registrations_per_minute: Option<u32>,
 }
 
 /// Flags (and their `TOOLHOST_*` environment variables) of `toolhost serve`.
@@ -57,6 +63,21 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allowed_origins: Vec<String>,
+    /// The URL clients reach this host at, without a trailing slash: the
+    /// OAuth issuer, and `{url}/mcp` is the protected resource. Default:
+    /// `http://` and the bound address.
+    #[arg(long, env = "TOOLHOST_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Lifetime of access tokens (default 10m).
+    #[arg(long, env = "TOOLHOST_ACCESS_TOKEN_TTL", value_parser = humantime::parse_duration)]
+    pub access_token_ttl: Option<Duration>,
+    /// Lifetime of authorization codes (default 60s).
+    #[arg(long, env = "TOOLHOST_CODE_TTL", value_parser = humantime::parse_duration)]
+    pub code_ttl: Option<Duration>,
+    /// Create the demo tenant and its admin user `demo` if missing; the
+    /// password is `$TOOLHOST_DEMO_PASSWORD`, else generated and printed.
+    #[arg(long, env = "TOOLHOST_SEED_DEMO")]
+    pub seed_demo: bool,
 }
 
 /// The resolved configuration.
@@ -80,6 +101,16 @@ pub struct Config {
     pub max_request_bytes: usize,
     /// How long shutdown waits for calls in flight.
     pub shutdown_grace: Duration,
+    /// The OAuth issuer, if set; else derived from the bound address.
+    pub public_url: Option<String>,
+    /// Access-token lifetime, if not the default.
+    pub access_token_ttl: Option<Duration>,
+    /// Authorization-code lifetime, if not the default.
+    pub code_ttl: Option<Duration>,
+    /// Dynamic registrations per source address per minute, if not the default.
+    pub registrations_per_minute: Option<u32>,
+    /// Seed the demo tenant and user.
+    pub seed_demo: bool,
 }
 
 /// Default listen address: loopback only; exposing the host is a decision.
@@ -132,6 +163,14 @@ impl Config {
                 .max_request_bytes
                 .unwrap_or(crate::guard::DEFAULT_MAX_REQUEST_BYTES),
             shutdown_grace: file.shutdown_grace.unwrap_or(DEFAULT_SHUTDOWN_GRACE),
+            public_url: args
+                .public_url
+                .or(file.public_url)
+                .map(|u| u.trim_end_matches('/').to_owned()),
+            access_token_ttl: args.access_token_ttl.or(file.access_token_ttl),
+            code_ttl: args.code_ttl.or(file.code_ttl),
+            registrations_per_minute: file.registrations_per_minute,
+            seed_demo: args.seed_demo,
         })
     }
 }

@@ -11,6 +11,7 @@ use axum::routing::get;
 use metrics_exporter_prometheus::PrometheusHandle;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use toolhost_auth::AuthServer;
 use toolhost_mcp::McpServer;
 use toolhost_storage::Store;
 
@@ -27,26 +28,34 @@ pub struct Ops {
     pub accepting: Arc<AtomicBool>,
 }
 
-/// The host's router: `/mcp` (behind the host's own request guard),
-/// `/healthz`, `/readyz`, `/metrics`.
+/// The host's router: `/mcp` (behind the bearer check, then the host's
+/// own request guard), the OAuth authorization server, `/healthz`,
+/// `/readyz`, `/metrics`.
+///
+/// The bearer check runs first: no unauthenticated body is read or parsed.
 pub fn router(
     ops: Ops,
     mcp: StreamableHttpService<McpServer, LocalSessionManager>,
     guard: Guard,
+    auth: Arc<AuthServer>,
 ) -> Router {
-    let guarded =
-        Router::new()
-            .route_service("/mcp", mcp)
-            .layer(axum::middleware::from_fn_with_state(
-                guard,
-                crate::guard::mcp_guard,
-            ));
+    let guarded = Router::new()
+        .route_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(
+            guard,
+            crate::guard::mcp_guard,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            auth.clone(),
+            toolhost_auth::require_bearer,
+        ));
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .with_state(ops)
         .merge(guarded)
+        .merge(toolhost_auth::router(auth))
 }
 
 /// Liveness: the process answers.

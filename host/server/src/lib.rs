@@ -1,10 +1,12 @@
 //! The `toolhost` binary's room: the command line, configuration and wiring.
 //!
-//! `serve` runs the host; `plugin pin` turns a manifest template and a built component into a
+//! `serve` runs the host; `user` and `client` administer accounts and
+//! OAuth clients; `plugin pin` turns a manifest template and a built component into a
 //! loadable, digest-pinned plugin; `catalog check` loads a plugin directory
 //! and reports every tool and every refusal; `call` runs one tool in the
 //! sandbox, in-process, for tool authors.
 
+mod admin;
 mod config;
 mod guard;
 pub mod http;
@@ -42,6 +44,12 @@ enum Command {
     /// The plugin catalog.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+    /// Local user accounts (people who log in to authorize MCP clients).
+    #[command(subcommand)]
+    User(admin::UserCommand),
+    /// OAuth clients: list and revoke registered ones, add service clients.
+    #[command(subcommand)]
+    Client(admin::ClientCommand),
     /// Run one tool in the sandbox and print its answer (for tool authors).
     Call {
         /// The plugin directory (pinned manifests and their components).
@@ -132,6 +140,8 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             serve::run(config::Config::resolve(args)?).await?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::User(command) => admin::user(command).await,
+        Command::Client(command) => admin::client(command).await,
         Command::Plugin(PluginCommand::Pin {
             manifest,
             component,

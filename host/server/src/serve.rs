@@ -3,6 +3,7 @@
 //! then close MCP sessions).
 
 use std::io::Write;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -12,6 +13,7 @@ use axum::serve::ListenerExt;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use tokio_util::sync::CancellationToken;
+use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_catalog::{Catalog, LoadOptions};
 use toolhost_invoke::Toolhost;
 use toolhost_runtime::{Runtime, RuntimeConfig};
@@ -23,6 +25,9 @@ use crate::http::{Guard, Ops, router};
 /// After the last call in flight is answered, how long its response gets to
 /// reach the wire before MCP sessions (and their streams) are closed.
 const FLUSH: Duration = Duration::from_millis(100);
+
+/// How often signing keys are re-read and idle clients expired.
+const MAINTENANCE: Duration = Duration::from_secs(60);
 
 /// Latency buckets (seconds): sandbox calls take tens of microseconds,
 /// tools that wait on backends take seconds.
@@ -70,18 +75,41 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         accepting: accepting.clone(),
     };
     let guard = Guard::new(config.max_request_bytes);
-    let app = router(
-        ops,
-        toolhost_mcp::service(host.clone(), mcp_config),
-        guard.clone(),
-    );
 
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
     let addr = listener.local_addr()?;
-    tracing::info!(%addr, tools, plugins = %config.plugins.display(), "toolhost serving");
-    println!("MCP endpoint: http://{addr}/mcp");
+    let auth = start_auth(&config, addr, store.clone()).await?;
+    let demo_password = if config.seed_demo {
+        let wanted = std::env::var("TOOLHOST_DEMO_PASSWORD")
+            .ok()
+            .filter(|p| !p.is_empty());
+        toolhost_auth::admin::seed_demo(auth.store(), wanted.as_deref())
+            .await
+            .context("seeding the demo user")?
+            .map(|p| (p, wanted.is_some()))
+    } else {
+        None
+    };
+    let maintenance = tokio::spawn(auth.clone().maintain_every(MAINTENANCE));
+    let app = router(
+        ops,
+        toolhost_mcp::service(host.clone(), mcp_config),
+        guard.clone(),
+        auth.clone(),
+    );
+    tracing::info!(%addr, tools, plugins = %config.plugins.display(), issuer = %auth.config().issuer, "toolhost serving");
+    println!("MCP endpoint: {}", auth.config().resource());
+    println!("OAuth issuer: {}", auth.config().issuer);
+    match demo_password {
+        Some((_, true)) => println!("Demo login: user demo, password from $TOOLHOST_DEMO_PASSWORD"),
+        Some((p, false)) => println!("Demo login: user demo, password {p}"),
+        None if config.seed_demo => {
+            println!("Demo login: user demo (created earlier; password unchanged)")
+        }
+        None => {}
+    }
     std::io::stdout().flush()?;
 
     let stopping = CancellationToken::new();
@@ -117,13 +145,41 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             tracing::warn!(error = %e, "could not set TCP_NODELAY");
         }
     });
+    let app = app.into_make_service_with_connect_info::<SocketAddr>();
     let serve =
         axum::serve(listener, app).with_graceful_shutdown(stopping.clone().cancelled_owned());
     let (served, ()) = tokio::join!(serve.into_future(), drain);
+    maintenance.abort();
     served.context("serving HTTP")?;
     store.close().await;
     tracing::info!("toolhost stopped");
     Ok(())
+}
+
+/// The authorization server: issuer from the configuration or the bound
+/// address, keys loaded (or made) from the store.
+async fn start_auth(
+    config: &Config,
+    addr: SocketAddr,
+    store: Arc<Store>,
+) -> anyhow::Result<Arc<AuthServer>> {
+    let issuer = config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{addr}"));
+    let mut auth = AuthConfig::new(issuer);
+    if let Some(ttl) = config.access_token_ttl {
+        auth.access_ttl = ttl;
+    }
+    if let Some(ttl) = config.code_ttl {
+        auth.code_ttl = ttl;
+    }
+    if let Some(n) = config.registrations_per_minute {
+        auth.registrations_per_minute = n;
+    }
+    AuthServer::start(auth, store)
+        .await
+        .context("starting the authorization server")
 }
 
 fn install_metrics() -> anyhow::Result<PrometheusHandle> {

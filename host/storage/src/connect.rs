@@ -52,6 +52,18 @@ pub(crate) enum Pools {
     Postgres(PgPool),
 }
 
+/// Runs `$body` with `$pool` bound to whichever engine's pool `$pools` holds.
+/// The body is compiled once per engine, so the two can never drift apart.
+macro_rules! on_pool {
+    ($pools:expr, $pool:ident => $body:expr) => {
+        match $pools {
+            $crate::connect::Pools::Sqlite($pool) => $body,
+            $crate::connect::Pools::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use on_pool;
+
 /// The engine `url` selects by its scheme.
 pub(crate) fn engine_of(url: &str) -> Result<Engine, StorageError> {
     if url.starts_with("sqlite:") {
@@ -88,6 +100,8 @@ async fn open_sqlite(url: &str, opts: &StoreOptions) -> Result<SqlitePool, sqlx:
         // is sent only once its audit row is recorded; the row must then
         // survive, so every commit is synced.
         .synchronous(SqliteSynchronous::Full)
+        // Per connection in SQLite: deleting an OAuth client cascades to its
+        // grants, codes and tokens only with this on (see src/auth.rs).
         .foreign_keys(true)
         .busy_timeout(SQLITE_BUSY_TIMEOUT);
     let pool = SqlitePoolOptions::new().acquire_timeout(opts.acquire_timeout);

@@ -1,13 +1,18 @@
 //! The host's database: SQLite or PostgreSQL behind one [`Store`], which
-//! implements the store traits the other rooms declare. Today that is
-//! [`toolhost_audit::AuditSink`]: one row per tool call in the `audit` table.
+//! implements the store traits the other rooms declare:
+//!
+//! - [`toolhost_audit::AuditSink`]: one row per tool call in the `audit` table;
+//! - [`toolhost_auth::AuthStore`]: the authorization server's tenants, users,
+//!   clients, grants, codes, refresh tokens, signing keys, browser sessions,
+//!   consents and security events (`src/auth.rs`).
 //!
 //! This room owns the SQL, the schema migrations (`migrations/sqlite` and
 //! `migrations/postgres`, same numbers, same meaning, embedded in the binary
 //! and applied at connect), connection pooling and the engines' durability
 //! settings. It does not decide what an event says (`audit` does) nor when it
-//! is written (`invoke` does), and `sqlx` stays inside it: callers see
-//! [`StorageError`].
+//! is written (`invoke` does), nor what a token or a grant allows (`auth`
+//! does), and `sqlx` stays inside it: callers see [`StorageError`] (or the
+//! trait's own error, such as [`toolhost_auth::AuthStoreError`]).
 //!
 //! The engine is chosen by the URL: `sqlite://audit.db?mode=rwc` (a file,
 //! created if missing), `sqlite::memory:` (tests, demos) or
@@ -42,6 +47,7 @@
 //! # }
 //! ```
 
+mod auth;
 mod connect;
 mod error;
 pub mod group;

@@ -25,16 +25,28 @@ use crate::Engine;
 type Files = &'static [(&'static str, &'static str)];
 
 /// migrations/sqlite, in order.
-pub(crate) const SQLITE: Files = &[(
-    "0001_audit.sql",
-    include_str!("../../../migrations/sqlite/0001_audit.sql"),
-)];
+pub(crate) const SQLITE: Files = &[
+    (
+        "0001_audit.sql",
+        include_str!("../../../migrations/sqlite/0001_audit.sql"),
+    ),
+    (
+        "0002_auth.sql",
+        include_str!("../../../migrations/sqlite/0002_auth.sql"),
+    ),
+];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
-pub(crate) const POSTGRES: Files = &[(
-    "0001_audit.sql",
-    include_str!("../../../migrations/postgres/0001_audit.sql"),
-)];
+pub(crate) const POSTGRES: Files = &[
+    (
+        "0001_audit.sql",
+        include_str!("../../../migrations/postgres/0001_audit.sql"),
+    ),
+    (
+        "0002_auth.sql",
+        include_str!("../../../migrations/postgres/0002_auth.sql"),
+    ),
+];
 
 /// The migrator for `engine`'s embedded files.
 pub(crate) async fn migrator(engine: Engine) -> Result<Migrator, String> {

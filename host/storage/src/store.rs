@@ -4,7 +4,7 @@ use std::fmt;
 
 use toolhost_audit::{AuditError, AuditEvent, AuditSink, SinkFuture};
 
-use crate::connect::{self, Pools, StoreOptions};
+use crate::connect::{self, Pools, StoreOptions, on_pool};
 use crate::error::redact;
 use crate::group::GroupCommit;
 use crate::record::{AuditRecord, Columns, Stored};
@@ -20,22 +20,11 @@ const SELECT_RECENT: &str = "SELECT id, call_id, at, principal, tenant, tool, pl
      FROM audit ORDER BY id DESC LIMIT $1";
 const COUNT_AUDIT: &str = "SELECT COUNT(*) FROM audit";
 
-/// Runs `$body` with `$pool` bound to whichever engine's pool `$pools` holds.
-/// The body is compiled once per engine, so the two can never drift apart.
-macro_rules! on_pool {
-    ($pools:expr, $pool:ident => $body:expr) => {
-        match $pools {
-            Pools::Sqlite($pool) => $body,
-            Pools::Postgres($pool) => $body,
-        }
-    };
-}
-
 /// The host's database: a pool over SQLite or PostgreSQL, migrated at
 /// connect. Cheap to clone (clones share the pool).
 #[derive(Clone)]
 pub struct Store {
-    pools: Pools,
+    pub(crate) pools: Pools,
     audit: GroupCommit,
 }
 

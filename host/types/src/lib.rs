@@ -1,5 +1,5 @@
 //! The shared words of toolhost: tool and plugin names, digests, permissions,
-//! risk classes and call identities.
+//! risk classes, call identities and principals.
 //!
 //! This room owns validation of these values at the boundary (parse once,
 //! then pass types). It does no I/O and decides nothing; the rooms that
@@ -18,8 +18,10 @@ mod digest;
 mod ids;
 mod names;
 mod permission;
+mod principal;
 
 pub use digest::{Digest, DigestError};
 pub use ids::CallId;
 pub use names::{NameError, PluginName, ToolName};
 pub use permission::{Permission, PermissionError, Risk};
+pub use principal::{Principal, PrincipalKind};

@@ -1,0 +1,734 @@
+//! `/oauth/authorize` and the browser flow behind it: validate the request,
+//! log the person in (or reuse their web session), ask for consent (or
+//! reuse an earlier one), and send the browser back with a code.
+//!
+//! Until the client and its redirect URI are known good, errors are shown
+//! as a page (never redirected: RFC 6749 §4.1.2.1); after that they go back
+//! to the client with `error`, `state` and `iss`.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Form, Query, RawQuery, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
+use serde::{Deserialize, Serialize};
+
+use crate::cimd;
+use crate::pages::{self, ConsentPage, LoginPage};
+use crate::params::Params;
+use crate::routes::Source;
+use crate::scope::Scopes;
+use crate::server::{AuthServer, now, secs};
+use crate::store::{
+    AuthCode, Client, ClientKind, ClientOrigin, PendingAuthorization, User, WebSession,
+};
+use crate::{password, pkce, secret};
+
+/// The browser's login session.
+const SESSION_COOKIE: &str = "toolhost_session";
+/// Binds pending authorization requests to the browser that started them.
+const BROWSER_COOKIE: &str = "toolhost_browser";
+/// How long a fetched metadata document is trusted before it is fetched again.
+const DOCUMENT_TTL: i64 = 3600;
+
+pub(crate) fn routes() -> Router<Arc<AuthServer>> {
+    Router::new()
+        .route("/oauth/authorize", get(authorize))
+        .route("/oauth/login", post(login))
+        .route("/oauth/consent", get(consent_page).post(consent))
+        .route("/oauth/upstream/start", get(upstream_start))
+        .route("/oauth/upstream/callback", get(upstream_callback))
+}
+
+/// A validated authorization request, kept server-side while the person
+/// logs in and decides.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Request {
+    client_id: String,
+    client_name: String,
+    redirect_uri: String,
+    state: Option<String>,
+    code_challenge: String,
+    scope: String,
+    resource: String,
+    force_consent: bool,
+}
+
+/// A refusal on the way: a page, or a redirect back to the client.
+enum Refusal {
+    Page(StatusCode, String),
+    Redirect(Response),
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        match self {
+            Refusal::Page(status, message) => pages::error(status, &message),
+            Refusal::Redirect(r) => r,
+        }
+    }
+}
+
+fn page(message: impl Into<String>) -> Refusal {
+    Refusal::Page(StatusCode::BAD_REQUEST, message.into())
+}
+
+async fn authorize(
+    State(auth): State<Arc<AuthServer>>,
+    jar: CookieJar,
+    RawQuery(query): RawQuery,
+) -> Response {
+    match start(&auth, jar, query.unwrap_or_default()).await {
+        Ok(r) | Err(Refusal::Redirect(r)) => r,
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+async fn start(auth: &AuthServer, jar: CookieJar, query: String) -> Result<Response, Refusal> {
+    let params = Params::parse(query.as_bytes()).map_err(|e| page(e.description))?;
+    let client_id = params
+        .get("client_id")
+        .ok_or_else(|| page("client_id is missing"))?;
+    let client = client_for(auth, client_id).await?;
+    if client.kind == ClientKind::Service {
+        return Err(page(
+            "service clients use client_credentials, not the browser flow",
+        ));
+    }
+    let redirect_uri = params
+        .get("redirect_uri")
+        .ok_or_else(|| page("redirect_uri is missing"))?;
+    if !client.redirect_uris.iter().any(|u| u == redirect_uri) {
+        return Err(page(
+            "redirect_uri is not registered for this client (exact match required)",
+        ));
+    }
+    // From here on the client is told: redirect with error, state and iss.
+    let state = params.get("state").map(str::to_owned);
+    let refuse = |code: &str, description: &str| {
+        Refusal::Redirect(back(
+            auth,
+            redirect_uri,
+            state.as_deref(),
+            &[("error", code), ("error_description", description)],
+        ))
+    };
+    if params.get("response_type") != Some("code") {
+        return Err(refuse(
+            "unsupported_response_type",
+            "response_type must be code",
+        ));
+    }
+    let challenge = params
+        .get("code_challenge")
+        .ok_or_else(|| refuse("invalid_request", "code_challenge is required (PKCE S256)"))?;
+    if params.get("code_challenge_method") != Some("S256") {
+        return Err(refuse(
+            "invalid_request",
+            "code_challenge_method must be S256; plain is not accepted",
+        ));
+    }
+    if !pkce::valid_challenge(challenge) {
+        return Err(refuse(
+            "invalid_request",
+            "code_challenge is not a base64url SHA-256",
+        ));
+    }
+    if params
+        .get("resource")
+        .is_some_and(|r| r != auth.config.resource())
+    {
+        return Err(refuse(
+            "invalid_target",
+            "this server issues tokens only for its /mcp resource",
+        ));
+    }
+    let allowed = Scopes::parse(&client.scope).unwrap_or_default();
+    let scope = match params.get("scope") {
+        Some(s) => Scopes::parse(s).map_err(|e| refuse("invalid_scope", &e))?,
+        None => allowed.clone(),
+    };
+    if scope.is_empty() || !scope.is_subset_of(&allowed) {
+        return Err(refuse(
+            "invalid_scope",
+            "the requested scope is not allowed for this client",
+        ));
+    }
+    let request = Request {
+        client_id: client.client_id.clone(),
+        client_name: client.name.clone(),
+        redirect_uri: redirect_uri.to_owned(),
+        state: state.clone(),
+        code_challenge: challenge.to_owned(),
+        scope: scope.to_string(),
+        resource: auth.config.resource(),
+        force_consent: params
+            .get("prompt")
+            .is_some_and(|p| p.split(' ').any(|v| v == "consent")),
+    };
+    let (jar, pending) = open_pending(auth, jar, &request).await?;
+    match logged_in(auth, &jar).await {
+        Some(user) => {
+            Ok((jar, continue_as(auth, &user, &pending, &request).await?).into_response())
+        }
+        None => Ok((
+            jar,
+            login_page(auth, &pending, &request, None, StatusCode::OK),
+        )
+            .into_response()),
+    }
+}
+
+/// The client named by `client_id`: registered, or described by a metadata
+/// document at that URL (fetched safely, cached for an hour).
+async fn client_for(auth: &AuthServer, client_id: &str) -> Result<Client, Refusal> {
+    let known = auth
+        .usable_client(client_id)
+        .await
+        .map_err(|e| page(e.description))?;
+    let fresh = |c: &Client| {
+        c.origin != ClientOrigin::MetadataDocument || c.refresh_at.is_some_and(|t| now() < t)
+    };
+    match known {
+        Some(c) if fresh(&c) => return Ok(c),
+        _ if !cimd::is_document_url(client_id) => {
+            return Err(page("unknown, revoked or expired client"));
+        }
+        _ => {}
+    }
+    let revoked = auth
+        .store
+        .client(client_id)
+        .await
+        .ok()
+        .flatten()
+        .is_some_and(|c| c.revoked_at.is_some());
+    if revoked {
+        return Err(page("unknown, revoked or expired client"));
+    }
+    let meta = auth
+        .fetcher
+        .fetch(client_id, crate::scope::FIRST_PARTY, crate::scope::MCP)
+        .await
+        .map_err(|e| {
+            page(format!(
+                "the client's metadata document cannot be used: {e}"
+            ))
+        })?;
+    let client = Client {
+        client_id: client_id.to_owned(),
+        secret_hash: None,
+        kind: ClientKind::Public,
+        origin: ClientOrigin::MetadataDocument,
+        name: meta.client_name,
+        redirect_uris: meta.redirect_uris,
+        scope: meta.scope,
+        tenant: None,
+        owner: None,
+        created_at: now(),
+        last_used_at: None,
+        revoked_at: None,
+        refresh_at: Some(now() + DOCUMENT_TTL),
+    };
+    auth.store
+        .upsert_document_client(&client)
+        .await
+        .map_err(|e| page(e.to_string()))?;
+    auth.event(
+        "client.document.fetched",
+        Some(client_id),
+        None,
+        None,
+        format!("{:?}", client.name),
+    )
+    .await;
+    Ok(client)
+}
+
+/// Stores the request, bound to this browser and a CSRF token.
+async fn open_pending(
+    auth: &AuthServer,
+    jar: CookieJar,
+    request: &Request,
+) -> Result<(CookieJar, PendingAuthorization), Refusal> {
+    let (jar, browser) = match jar.get(BROWSER_COOKIE) {
+        Some(c) if c.value().len() >= 32 => {
+            let v = c.value().to_owned();
+            (jar, v)
+        }
+        _ => {
+            let v = secret::random(32);
+            let jar = jar.add(cookie(auth, BROWSER_COOKIE, v.clone()));
+            (jar, v)
+        }
+    };
+    let pending = PendingAuthorization {
+        id: secret::random(18),
+        browser_hash: secret::digest(&browser),
+        csrf: secret::random(24),
+        request: serde_json::to_string(request).map_err(|e| page(e.to_string()))?,
+        expires_at: now() + secs(auth.config.pending_ttl),
+    };
+    auth.store
+        .insert_pending(&pending)
+        .await
+        .map_err(|e| page(e.to_string()))?;
+    Ok((jar, pending))
+}
+
+/// The pending request `id`, if it is unexpired and was opened by this
+/// browser (and, when `csrf` is given, the form echoes its token).
+async fn pending_for(
+    auth: &AuthServer,
+    jar: &CookieJar,
+    id: &str,
+    csrf: Option<&str>,
+) -> Result<(PendingAuthorization, Request), Refusal> {
+    let expired = || page("this sign-in form expired or was opened in another browser");
+    let pending = auth
+        .store
+        .pending(id)
+        .await
+        .map_err(|e| page(e.to_string()))?
+        .ok_or_else(expired)?;
+    let browser = jar.get(BROWSER_COOKIE).map(|c| secret::digest(c.value()));
+    let same_browser = browser.is_some_and(|b| secret::same(&b, &pending.browser_hash));
+    let csrf_ok = csrf.is_none_or(|c| secret::same(c, &pending.csrf));
+    if now() >= pending.expires_at || !same_browser || !csrf_ok {
+        return Err(expired());
+    }
+    let request: Request =
+        serde_json::from_str(&pending.request).map_err(|e| page(e.to_string()))?;
+    Ok((pending, request))
+}
+
+/// The user this browser is logged in as, if any.
+async fn logged_in(auth: &AuthServer, jar: &CookieJar) -> Option<User> {
+    let id = jar.get(SESSION_COOKIE)?.value().to_owned();
+    let session = auth
+        .store
+        .session(&secret::digest(&id))
+        .await
+        .ok()
+        .flatten()?;
+    if now() >= session.expires_at {
+        return None;
+    }
+    auth.store
+        .user_by_id(&session.user_id)
+        .await
+        .ok()
+        .flatten()
+        .filter(|u| !u.disabled)
+}
+
+/// A logged-in user: straight back with a code if they already approved
+/// this client for these scopes, else to the consent page.
+async fn continue_as(
+    auth: &AuthServer,
+    user: &User,
+    pending: &PendingAuthorization,
+    request: &Request,
+) -> Result<Response, Refusal> {
+    let approved = auth
+        .store
+        .consent(&user.id, &request.client_id)
+        .await
+        .map_err(|e| page(e.to_string()))?
+        .and_then(|s| Scopes::parse(&s).ok());
+    let wanted = Scopes::parse(&request.scope).unwrap_or_default();
+    if !request.force_consent && approved.is_some_and(|a| wanted.is_subset_of(&a)) {
+        if !auth
+            .store
+            .take_pending(&pending.id)
+            .await
+            .map_err(|e| page(e.to_string()))?
+        {
+            return Err(page("this sign-in was already completed"));
+        }
+        return issue_code(auth, user, request).await;
+    }
+    Ok(see_other(&format!("/oauth/consent?pending={}", pending.id)))
+}
+
+fn login_page(
+    auth: &AuthServer,
+    pending: &PendingAuthorization,
+    request: &Request,
+    error: Option<&str>,
+    status: StatusCode,
+) -> Response {
+    pages::login(
+        status,
+        &LoginPage {
+            pending: &pending.id,
+            csrf: &pending.csrf,
+            client_name: &request.client_name,
+            error,
+            upstream: auth.upstream.as_ref().map(|u| u.label()),
+        },
+    )
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    pending: String,
+    csrf: String,
+    username: String,
+    password: String,
+}
+
+async fn login(
+    State(auth): State<Arc<AuthServer>>,
+    Source(source): Source,
+    jar: CookieJar,
+    Form(form): Form<LoginForm>,
+) -> Response {
+    let (pending, request) = match pending_for(&auth, &jar, &form.pending, Some(&form.csrf)).await {
+        Ok(p) => p,
+        Err(r) => return r.into_response(),
+    };
+    if let Err(e) = auth.allow_login(source) {
+        return login_page(
+            &auth,
+            &pending,
+            &request,
+            Some(&e.description),
+            StatusCode::TOO_MANY_REQUESTS,
+        );
+    }
+    let user = auth.store.user_by_name(&form.username).await.ok().flatten();
+    let stored = user
+        .as_ref()
+        .map_or(password::DUMMY.to_owned(), |u| u.password_hash.clone());
+    let matches = password::verify(form.password, stored).await;
+    let user = match user {
+        Some(u) if matches && !u.disabled => u,
+        _ => {
+            auth.event(
+                "login.failed",
+                Some(&request.client_id),
+                None,
+                source,
+                format!("username {:?}", form.username),
+            )
+            .await;
+            let message = "Wrong username or password, or the account is disabled.";
+            return login_page(
+                &auth,
+                &pending,
+                &request,
+                Some(message),
+                StatusCode::UNAUTHORIZED,
+            );
+        }
+    };
+    match start_session(&auth, jar, &user).await {
+        Ok(jar) => {
+            auth.event(
+                "login",
+                Some(&request.client_id),
+                Some(&user.id),
+                source,
+                "password",
+            )
+            .await;
+            (
+                jar,
+                see_other(&format!("/oauth/consent?pending={}", pending.id)),
+            )
+                .into_response()
+        }
+        Err(r) => r.into_response(),
+    }
+}
+
+async fn start_session(
+    auth: &AuthServer,
+    jar: CookieJar,
+    user: &User,
+) -> Result<CookieJar, Refusal> {
+    let id = secret::random(32);
+    let session = WebSession {
+        id_hash: secret::digest(&id),
+        user_id: user.id.clone(),
+        created_at: now(),
+        expires_at: now() + secs(auth.config.session_ttl),
+    };
+    auth.store
+        .insert_session(&session)
+        .await
+        .map_err(|e| page(e.to_string()))?;
+    Ok(jar.add(cookie(auth, SESSION_COOKIE, id)))
+}
+
+#[derive(Deserialize)]
+struct PendingQuery {
+    pending: String,
+}
+
+async fn consent_page(
+    State(auth): State<Arc<AuthServer>>,
+    jar: CookieJar,
+    Query(q): Query<PendingQuery>,
+) -> Response {
+    let answer = async {
+        let (pending, request) = pending_for(&auth, &jar, &q.pending, None).await?;
+        let Some(user) = logged_in(&auth, &jar).await else {
+            return Ok(login_page(&auth, &pending, &request, None, StatusCode::OK));
+        };
+        let approved = auth
+            .store
+            .consent(&user.id, &request.client_id)
+            .await
+            .ok()
+            .flatten();
+        let covered = approved
+            .and_then(|a| Scopes::parse(&a).ok())
+            .is_some_and(|a| {
+                Scopes::parse(&request.scope)
+                    .unwrap_or_default()
+                    .is_subset_of(&a)
+            });
+        if covered && !request.force_consent {
+            return continue_as(&auth, &user, &pending, &request).await;
+        }
+        let host = url::Url::parse(&request.redirect_uri)
+            .ok()
+            .map(|u| {
+                u.host_str()
+                    .map_or_else(|| u.scheme().to_owned(), str::to_owned)
+            })
+            .unwrap_or_default();
+        Ok(pages::consent(&ConsentPage {
+            pending: &pending.id,
+            csrf: &pending.csrf,
+            client_name: &request.client_name,
+            redirect_host: &host,
+            username: &user.username,
+            scopes: &request.scope,
+        }))
+    };
+    answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+#[derive(Deserialize)]
+struct ConsentForm {
+    pending: String,
+    csrf: String,
+    decision: String,
+}
+
+async fn consent(
+    State(auth): State<Arc<AuthServer>>,
+    jar: CookieJar,
+    Form(form): Form<ConsentForm>,
+) -> Response {
+    let answer = async {
+        let (pending, request) = pending_for(&auth, &jar, &form.pending, Some(&form.csrf)).await?;
+        let user = logged_in(&auth, &jar)
+            .await
+            .ok_or_else(|| page("you are not signed in"))?;
+        if !auth
+            .store
+            .take_pending(&pending.id)
+            .await
+            .map_err(|e| page(e.to_string()))?
+        {
+            return Err(page("this sign-in was already completed"));
+        }
+        if form.decision != "allow" {
+            let denied = [
+                ("error", "access_denied"),
+                ("error_description", "the user denied access"),
+            ];
+            return Ok(back(
+                &auth,
+                &request.redirect_uri,
+                request.state.as_deref(),
+                &denied,
+            ));
+        }
+        auth.store
+            .save_consent(&user.id, &request.client_id, &request.scope, now())
+            .await
+            .map_err(|e| page(e.to_string()))?;
+        issue_code(&auth, &user, &request).await
+    };
+    answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// Issues a code and sends the browser back to the client with it.
+async fn issue_code(
+    auth: &AuthServer,
+    user: &User,
+    request: &Request,
+) -> Result<Response, Refusal> {
+    let code = secret::random(32);
+    let record = AuthCode {
+        code_hash: secret::digest(&code),
+        family_id: secret::random(16),
+        client_id: request.client_id.clone(),
+        user_id: user.id.clone(),
+        redirect_uri: request.redirect_uri.clone(),
+        code_challenge: request.code_challenge.clone(),
+        scope: request.scope.clone(),
+        resource: request.resource.clone(),
+        expires_at: now() + secs(auth.config.code_ttl),
+    };
+    auth.store
+        .insert_code(&record)
+        .await
+        .map_err(|e| page(e.to_string()))?;
+    Ok(back(
+        auth,
+        &request.redirect_uri,
+        request.state.as_deref(),
+        &[("code", &code)],
+    ))
+}
+
+/// A redirect to the client's `redirect_uri` with `pairs`, `state` (echoed)
+/// and `iss` (RFC 9207).
+fn back(
+    auth: &AuthServer,
+    redirect_uri: &str,
+    state: Option<&str>,
+    pairs: &[(&str, &str)],
+) -> Response {
+    let Ok(mut url) = url::Url::parse(redirect_uri) else {
+        return pages::error(StatusCode::BAD_REQUEST, "the redirect_uri is not a URL");
+    };
+    {
+        let mut q = url.query_pairs_mut();
+        for (k, v) in pairs {
+            q.append_pair(k, v);
+        }
+        if let Some(s) = state {
+            q.append_pair("state", s);
+        }
+        q.append_pair("iss", &auth.config.issuer);
+    }
+    let mut r = StatusCode::FOUND.into_response();
+    if let Ok(v) = HeaderValue::from_str(url.as_str()) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+fn see_other(location: &str) -> Response {
+    let mut r = StatusCode::SEE_OTHER.into_response();
+    if let Ok(v) = HeaderValue::from_str(location) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r
+}
+
+/// A browser-session cookie (no Max-Age: the server-side row's expiry is
+/// what counts, and the browser forgets it when closed).
+fn cookie(auth: &AuthServer, name: &'static str, value: String) -> Cookie<'static> {
+    Cookie::build((name, value))
+        .path("/oauth")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(auth.config.secure_cookies())
+        .build()
+}
+
+async fn upstream_start(
+    State(auth): State<Arc<AuthServer>>,
+    jar: CookieJar,
+    Query(q): Query<PendingQuery>,
+) -> Response {
+    let Some(upstream) = auth.upstream.clone() else {
+        return pages::error(
+            StatusCode::NOT_FOUND,
+            "no upstream identity provider is configured",
+        );
+    };
+    match pending_for(&auth, &jar, &q.pending, None).await {
+        Ok((pending, _)) => {
+            let callback = format!("{}/oauth/upstream/callback", auth.config.issuer);
+            see_other(&upstream.authorization_url(&pending.id, &callback))
+        }
+        Err(r) => r.into_response(),
+    }
+}
+
+#[derive(Deserialize)]
+struct UpstreamCallback {
+    code: Option<String>,
+    state: String,
+}
+
+async fn upstream_callback(
+    State(auth): State<Arc<AuthServer>>,
+    Source(source): Source,
+    jar: CookieJar,
+    Query(q): Query<UpstreamCallback>,
+) -> Response {
+    let Some(upstream) = auth.upstream.clone() else {
+        return pages::error(
+            StatusCode::NOT_FOUND,
+            "no upstream identity provider is configured",
+        );
+    };
+    let (pending, request) = match pending_for(&auth, &jar, &q.state, None).await {
+        Ok(p) => p,
+        Err(r) => return r.into_response(),
+    };
+    let callback = format!("{}/oauth/upstream/callback", auth.config.issuer);
+    let identity = match q.code {
+        Some(code) => upstream.exchange(&code, &callback).await,
+        None => Err(crate::upstream::UpstreamError("no code returned".into())),
+    };
+    let user = match identity {
+        Ok(id) => auth
+            .store
+            .user_by_name(&id.username)
+            .await
+            .ok()
+            .flatten()
+            .filter(|u| !u.disabled),
+        Err(e) => {
+            tracing::warn!(error = %e, "upstream login failed");
+            None
+        }
+    };
+    let Some(user) = user else {
+        let message = format!(
+            "{} could not sign you in; use your password.",
+            upstream.label()
+        );
+        return login_page(
+            &auth,
+            &pending,
+            &request,
+            Some(&message),
+            StatusCode::BAD_GATEWAY,
+        );
+    };
+    match start_session(&auth, jar, &user).await {
+        Ok(jar) => {
+            auth.event(
+                "login",
+                Some(&request.client_id),
+                Some(&user.id),
+                source,
+                "upstream",
+            )
+            .await;
+            (
+                jar,
+                see_other(&format!("/oauth/consent?pending={}", pending.id)),
+            )
+                .into_response()
+        }
+        Err(r) => r.into_response(),
+    }
+}

@@ -1,0 +1,177 @@
+//! The resource server: every `/mcp` request presents a bearer token in
+//! the `Authorization` header (never the query or body), which must be ours,
+//! unexpired, for exactly our `/mcp` resource, carry the `mcp` scope, and
+//! belong to a grant that is live in the database right now.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use toolhost_types::Principal;
+
+use crate::scope;
+use crate::server::AuthServer;
+use crate::token::{self, TokenError};
+
+/// Why a request was not let through.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BearerError {
+    /// No `Authorization: Bearer` header: the client should discover how to
+    /// get a token.
+    #[error("an access token is required")]
+    Missing,
+    /// The token is not valid.
+    #[error("{0}")]
+    Invalid(String),
+    /// The token is valid but lacks a scope.
+    #[error("the access token lacks scope {0}")]
+    InsufficientScope(&'static str),
+    /// The store could not be read; the request cannot be judged.
+    #[error("authorization could not be checked; try again")]
+    Unavailable,
+}
+
+impl From<TokenError> for BearerError {
+    fn from(e: TokenError) -> Self {
+        BearerError::Invalid(e.to_string())
+    }
+}
+
+impl AuthServer {
+    /// Turns an `Authorization` header into the live principal it names.
+    pub async fn authenticate(
+        &self,
+        authorization: Option<&str>,
+    ) -> Result<Principal, BearerError> {
+        let token = match authorization.and_then(|h| h.split_once(' ')) {
+            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+            Some(_) => {
+                return Err(BearerError::Invalid(
+                    "only Bearer tokens are accepted".into(),
+                ));
+            }
+            None => return Err(BearerError::Missing),
+        };
+        let claims = token::verify(
+            &self.keys,
+            token,
+            &self.config.issuer,
+            &self.config.resource(),
+        )?;
+        let grant = self
+            .store
+            .live_grant(&claims.sid)
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "reading a grant");
+                BearerError::Unavailable
+            })?
+            .filter(|g| g.family.subject == claims.sub && g.family.client_id == claims.client_id)
+            .ok_or_else(|| {
+                BearerError::Invalid("the access token's grant does not exist".into())
+            })?;
+        if grant.family.revoked_at.is_some() {
+            return Err(BearerError::Invalid("the access token was revoked".into()));
+        }
+        if grant.client_revoked_at.is_some() {
+            return Err(BearerError::Invalid("the client was revoked".into()));
+        }
+        if grant.disabled {
+            return Err(BearerError::Invalid("the user is disabled".into()));
+        }
+        let principal = Principal {
+            subject: claims.sub,
+            kind: grant.family.subject_kind,
+            name: grant.name,
+            tenant: grant.tenant,
+            client_id: claims.client_id,
+            scopes: claims
+                .scope
+                .split(' ')
+                .filter(|s| !s.is_empty())
+                .map(Into::into)
+                .collect(),
+            session: claims.sid,
+        };
+        if !principal.has_scope(scope::MCP) {
+            return Err(BearerError::InsufficientScope(scope::MCP));
+        }
+        Ok(principal)
+    }
+
+    /// The `WWW-Authenticate` challenge and status for a refusal (RFC 6750
+    /// §3, RFC 9728 §5.1).
+    pub fn challenge(&self, e: &BearerError) -> Response {
+        let metadata = format!(
+            "{}/.well-known/oauth-protected-resource/mcp",
+            self.config.issuer
+        );
+        let (status, code, value) = match e {
+            BearerError::Missing => (
+                StatusCode::UNAUTHORIZED,
+                "invalid_request",
+                format!(
+                    "Bearer resource_metadata=\"{metadata}\", scope=\"{}\"",
+                    scope::MCP
+                ),
+            ),
+            BearerError::Invalid(d) => (
+                StatusCode::UNAUTHORIZED,
+                "invalid_token",
+                format!(
+                    "Bearer error=\"invalid_token\", error_description=\"{}\", resource_metadata=\"{metadata}\", scope=\"{}\"",
+                    quoted(d),
+                    scope::MCP
+                ),
+            ),
+            BearerError::InsufficientScope(s) => (
+                StatusCode::FORBIDDEN,
+                "insufficient_scope",
+                format!(
+                    "Bearer error=\"insufficient_scope\", scope=\"{s}\", resource_metadata=\"{metadata}\""
+                ),
+            ),
+            BearerError::Unavailable => {
+                let body =
+                    json!({"error": "temporarily_unavailable", "error_description": e.to_string()});
+                return (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response();
+            }
+        };
+        let body = json!({"error": code, "error_description": e.to_string()});
+        let mut response = (status, axum::Json(body)).into_response();
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        }
+        response
+    }
+}
+
+/// Middleware for `/mcp`: authenticates, then hands the [`Principal`] to
+/// the MCP handler through the request's extensions.
+pub async fn require_bearer(
+    State(auth): State<Arc<AuthServer>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let header = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    match auth.authenticate(header).await {
+        Ok(principal) => {
+            request.extensions_mut().insert(principal);
+            next.run(request).await
+        }
+        Err(e) => auth.challenge(&e),
+    }
+}
+
+/// A description safe inside a quoted-string.
+fn quoted(s: &str) -> String {
+    s.chars()
+        .filter(|c| *c != '"' && *c != '\\' && !c.is_control())
+        .collect()
+}

@@ -1,0 +1,105 @@
+//! OAuth error responses (RFC 6749 §5.2, RFC 7591 §3.2.2, RFC 7009): a JSON
+//! body with `error` and `error_description`, never cached.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// An error the token, registration or revocation endpoint answers with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// The RFC's error code (`invalid_grant`, `invalid_client`, …).
+    pub code: &'static str,
+    /// A precise human description (never a secret).
+    pub description: String,
+    /// Seconds to wait, for 429.
+    pub retry_after: Option<u64>,
+}
+
+impl OAuthError {
+    fn new(status: StatusCode, code: &'static str, description: impl Into<String>) -> Self {
+        OAuthError {
+            status,
+            code,
+            description: description.into(),
+            retry_after: None,
+        }
+    }
+
+    /// `invalid_request` (400): a parameter is missing, repeated or malformed.
+    pub fn invalid_request(d: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_request", d)
+    }
+    /// `invalid_client` (401): client authentication failed.
+    pub fn invalid_client(d: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "invalid_client", d)
+    }
+    /// `invalid_grant` (400): the code or refresh token is not valid.
+    pub fn invalid_grant(d: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_grant", d)
+    }
+    /// `unauthorized_client` (400): this client may not use this grant.
+    pub fn unauthorized_client(d: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "unauthorized_client", d)
+    }
+    /// `unsupported_grant_type` (400).
+    pub fn unsupported_grant_type(d: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "unsupported_grant_type", d)
+    }
+    /// `invalid_scope` (400): more than was granted or allowed.
+    pub fn invalid_scope(d: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_scope", d)
+    }
+    /// `invalid_target` (400, RFC 8707): a resource we do not serve.
+    pub fn invalid_target(d: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_target", d)
+    }
+    /// `invalid_client_metadata` / `invalid_redirect_uri` (400, RFC 7591).
+    pub fn registration(code: &'static str, d: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, d)
+    }
+    /// `slow_down`-style 429 with `Retry-After`.
+    pub fn rate_limited(d: impl Into<String>, retry_after: u64) -> Self {
+        let mut e = Self::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", d);
+        e.retry_after = Some(retry_after.max(1));
+        e
+    }
+    /// `server_error` (500): the store failed; details go to the log only.
+    pub fn server_error() -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "the authorization server failed; try again",
+        )
+    }
+}
+
+impl<E: std::fmt::Display> From<&E> for OAuthError {
+    fn from(e: &E) -> Self {
+        tracing::error!(error = %e, "authorization server error");
+        OAuthError::server_error()
+    }
+}
+
+impl IntoResponse for OAuthError {
+    fn into_response(self) -> Response {
+        let body = json!({ "error": self.code, "error_description": self.description });
+        let mut response = (self.status, Json(body)).into_response();
+        let headers = response.headers_mut();
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+        if let Some(secs) = self.retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if self.status == StatusCode::UNAUTHORIZED {
+            headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"toolhost\""),
+            );
+        }
+        response
+    }
+}

@@ -1,0 +1,378 @@
+//! The token endpoint's grants (RFC 6749 §4.1.3, §6, §4.4) and client
+//! authentication (§2.3). Every refusal is the RFC's error and writes
+//! nothing, except where revoking is the point (a replayed code or refresh
+//! token revokes its whole family).
+
+use serde::Serialize;
+use toolhost_types::PrincipalKind;
+
+use crate::error::OAuthError;
+use crate::params::Params;
+use crate::pkce;
+use crate::scope::Scopes;
+use crate::secret;
+use crate::server::{AuthServer, now, secs};
+use crate::store::{Client, ClientKind, CodeRedemption, Family, RefreshToken};
+
+/// A successful token response (RFC 6749 §5.1).
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenResponse {
+    /// The JWT access token.
+    pub access_token: String,
+    /// Always `Bearer`.
+    pub token_type: &'static str,
+    /// Seconds until the access token expires.
+    pub expires_in: i64,
+    /// The granted scopes.
+    pub scope: String,
+    /// The next refresh token (authorization code and refresh grants).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
+}
+
+/// Client credentials from an `Authorization: Basic` header.
+#[derive(Debug, Clone)]
+pub struct BasicCredentials {
+    /// The client id (form-decoded).
+    pub client_id: String,
+    /// The secret (form-decoded).
+    pub secret: String,
+}
+
+impl AuthServer {
+    /// Handles one token request.
+    pub async fn token(
+        &self,
+        params: &Params,
+        basic: Option<BasicCredentials>,
+    ) -> Result<TokenResponse, OAuthError> {
+        let client = self.authenticate_client(params, basic).await?;
+        self.check_resource(params)?;
+        let response = match params.require("grant_type")? {
+            "authorization_code" => self.redeem_code(&client, params).await,
+            "refresh_token" => self.refresh(&client, params).await,
+            "client_credentials" => self.client_credentials(&client, params).await,
+            other => Err(OAuthError::unsupported_grant_type(format!(
+                "grant_type {other} is not supported (authorization_code, refresh_token, client_credentials are)"
+            ))),
+        }?;
+        if let Err(e) = self.store.touch_client(&client.client_id, now()).await {
+            tracing::warn!(error = %e, "recording client use");
+        }
+        Ok(response)
+    }
+
+    /// RFC 8707: a `resource` parameter, if sent, must be our `/mcp` URI.
+    pub(crate) fn check_resource(&self, params: &Params) -> Result<(), OAuthError> {
+        match params.get("resource") {
+            Some(r) if r != self.config.resource() => Err(OAuthError::invalid_target(format!(
+                "this server issues tokens only for {}",
+                self.config.resource()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// RFC 6749 §2.3: a public client names itself; others prove their
+    /// secret by exactly one method (Basic or form).
+    pub(crate) async fn authenticate_client(
+        &self,
+        params: &Params,
+        basic: Option<BasicCredentials>,
+    ) -> Result<Client, OAuthError> {
+        let (client_id, presented) = match basic {
+            Some(_) if params.get("client_secret").is_some() => {
+                return Err(OAuthError::invalid_request(
+                    "use one client authentication method, not Basic and client_secret both",
+                ));
+            }
+            Some(b) => {
+                if params.get("client_id").is_some_and(|id| id != b.client_id) {
+                    return Err(OAuthError::invalid_request(
+                        "client_id differs from the Basic credentials",
+                    ));
+                }
+                (b.client_id, Some(b.secret))
+            }
+            None => (
+                params.require("client_id")?.to_owned(),
+                params.get("client_secret").map(str::to_owned),
+            ),
+        };
+        let unknown = || OAuthError::invalid_client("unknown, revoked or expired client");
+        let client = self.usable_client(&client_id).await?.ok_or_else(unknown)?;
+        match (&client.secret_hash, presented) {
+            (None, None) => Ok(client),
+            (None, Some(_)) => Err(OAuthError::invalid_client(
+                "this client is public and has no secret",
+            )),
+            (Some(_), None) => Err(OAuthError::invalid_client(
+                "client authentication is required",
+            )),
+            (Some(hash), Some(s)) if secret::same(hash, &secret::digest(&s)) => Ok(client),
+            (Some(_), Some(_)) => Err(OAuthError::invalid_client("wrong client secret")),
+        }
+    }
+
+    async fn redeem_code(
+        &self,
+        client: &Client,
+        params: &Params,
+    ) -> Result<TokenResponse, OAuthError> {
+        if client.kind == ClientKind::Service {
+            return Err(OAuthError::unauthorized_client(
+                "service clients use client_credentials",
+            ));
+        }
+        let code = params.require("code")?;
+        let redirect_uri = params.require("redirect_uri")?;
+        let verifier = params
+            .get("code_verifier")
+            .ok_or_else(|| OAuthError::invalid_grant("code_verifier is required (PKCE)"))?;
+        let code = match self
+            .store
+            .redeem_code(&secret::digest(code), now())
+            .await
+            .map_err(|e| OAuthError::from(&e))?
+        {
+            CodeRedemption::Redeemed(code) => code,
+            CodeRedemption::Unknown => {
+                return Err(OAuthError::invalid_grant("unknown authorization code"));
+            }
+            CodeRedemption::Replayed { family_id } => {
+                self.revoke_for_replay(&family_id, &client.client_id, "authorization code")
+                    .await;
+                return Err(OAuthError::invalid_grant(
+                    "authorization code already used; the tokens it minted are revoked",
+                ));
+            }
+        };
+        // The code is spent from here on: a failed check burns it.
+        if code.client_id != client.client_id {
+            return Err(OAuthError::invalid_grant(
+                "the code was issued to another client",
+            ));
+        }
+        if now() >= code.expires_at {
+            return Err(OAuthError::invalid_grant("authorization code expired"));
+        }
+        if code.redirect_uri != redirect_uri {
+            return Err(OAuthError::invalid_grant(
+                "redirect_uri differs from the authorization request",
+            ));
+        }
+        if !pkce::verify(verifier, &code.code_challenge) {
+            return Err(OAuthError::invalid_grant(
+                "code_verifier does not match the code_challenge",
+            ));
+        }
+        let user = self
+            .store
+            .user_by_id(&code.user_id)
+            .await
+            .map_err(|e| OAuthError::from(&e))?;
+        if user.is_none_or(|u| u.disabled) {
+            return Err(OAuthError::invalid_grant(
+                "the user who approved this code is disabled",
+            ));
+        }
+        let family = Family {
+            id: code.family_id.clone(),
+            client_id: client.client_id.clone(),
+            subject: code.user_id.clone(),
+            subject_kind: PrincipalKind::User,
+            scope: code.scope.clone(),
+            created_at: now(),
+            revoked_at: None,
+        };
+        self.store
+            .insert_family(&family)
+            .await
+            .map_err(|e| OAuthError::from(&e))?;
+        self.issue(&family, &code.scope, &code.resource, true).await
+    }
+
+    async fn refresh(&self, client: &Client, params: &Params) -> Result<TokenResponse, OAuthError> {
+        let presented = params.require("refresh_token")?;
+        let old = self
+            .store
+            .refresh_token(&secret::digest(presented))
+            .await
+            .map_err(|e| OAuthError::from(&e))?
+            .filter(|t| t.client_id == client.client_id)
+            .ok_or_else(|| OAuthError::invalid_grant("unknown refresh token"))?;
+        if old.used_at.is_some() {
+            self.revoke_for_replay(&old.family_id, &client.client_id, "refresh token")
+                .await;
+            return Err(OAuthError::invalid_grant(
+                "refresh token already used; the whole grant is revoked",
+            ));
+        }
+        if now() >= old.expires_at {
+            return Err(OAuthError::invalid_grant("refresh token expired"));
+        }
+        let grant = self
+            .store
+            .live_grant(&old.family_id)
+            .await
+            .map_err(|e| OAuthError::from(&e))?
+            .filter(|g| {
+                g.family.revoked_at.is_none() && g.client_revoked_at.is_none() && !g.disabled
+            })
+            .ok_or_else(|| OAuthError::invalid_grant("the grant was revoked"))?;
+        let granted = scopes(&old.scope)?;
+        let scope = match params.get("scope") {
+            None => granted.clone(),
+            Some(asked) => {
+                let asked = Scopes::parse(asked).map_err(OAuthError::invalid_scope)?;
+                let extra = asked.missing_from(&granted);
+                if !extra.is_empty() {
+                    return Err(OAuthError::invalid_scope(format!(
+                        "scope {} was not granted; a refresh can only narrow",
+                        extra.join(" ")
+                    )));
+                }
+                asked
+            }
+        };
+        let next = secret::random(32);
+        let rotated = RefreshToken {
+            token_hash: secret::digest(&next),
+            family_id: old.family_id.clone(),
+            client_id: client.client_id.clone(),
+            scope: old.scope.clone(),
+            resource: old.resource.clone(),
+            expires_at: now() + secs(self.config.refresh_ttl),
+            used_at: None,
+        };
+        let won = self
+            .store
+            .rotate_refresh(&old.token_hash, &rotated, now())
+            .await
+            .map_err(|e| OAuthError::from(&e))?;
+        if !won {
+            return Err(OAuthError::invalid_grant(
+                "refresh token already used by a concurrent request",
+            ));
+        }
+        let scope = scope.to_string();
+        let (access_token, expires_in) = self.mint_access(
+            &grant.family.subject,
+            &client.client_id,
+            &old.family_id,
+            &scope,
+        );
+        Ok(TokenResponse {
+            access_token,
+            token_type: "Bearer",
+            expires_in,
+            scope,
+            refresh_token: Some(next),
+        })
+    }
+
+    async fn client_credentials(
+        &self,
+        client: &Client,
+        params: &Params,
+    ) -> Result<TokenResponse, OAuthError> {
+        if client.kind != ClientKind::Service {
+            return Err(OAuthError::unauthorized_client(
+                "only service clients may use client_credentials",
+            ));
+        }
+        let allowed = scopes(&client.scope)?;
+        let scope = match params.get("scope") {
+            None => allowed,
+            Some(asked) => {
+                let asked = Scopes::parse(asked).map_err(OAuthError::invalid_scope)?;
+                let extra = asked.missing_from(&allowed);
+                if !extra.is_empty() {
+                    return Err(OAuthError::invalid_scope(format!(
+                        "scope {} is not in this service's scope set",
+                        extra.join(" ")
+                    )));
+                }
+                asked
+            }
+        };
+        let family = Family {
+            id: secret::random(16),
+            client_id: client.client_id.clone(),
+            subject: client.client_id.clone(),
+            subject_kind: PrincipalKind::Service,
+            scope: scope.to_string(),
+            created_at: now(),
+            revoked_at: None,
+        };
+        self.store
+            .insert_family(&family)
+            .await
+            .map_err(|e| OAuthError::from(&e))?;
+        self.issue(&family, &family.scope, &self.config.resource(), false)
+            .await
+    }
+
+    /// Mints the access token (and a first refresh token) of a new grant.
+    async fn issue(
+        &self,
+        family: &Family,
+        scope: &str,
+        resource: &str,
+        with_refresh: bool,
+    ) -> Result<TokenResponse, OAuthError> {
+        let refresh_token = if with_refresh {
+            let token = secret::random(32);
+            let record = RefreshToken {
+                token_hash: secret::digest(&token),
+                family_id: family.id.clone(),
+                client_id: family.client_id.clone(),
+                scope: scope.into(),
+                resource: resource.into(),
+                expires_at: now() + secs(self.config.refresh_ttl),
+                used_at: None,
+            };
+            self.store
+                .insert_refresh(&record)
+                .await
+                .map_err(|e| OAuthError::from(&e))?;
+            Some(token)
+        } else {
+            None
+        };
+        let (access_token, expires_in) =
+            self.mint_access(&family.subject, &family.client_id, &family.id, scope);
+        Ok(TokenResponse {
+            access_token,
+            token_type: "Bearer",
+            expires_in,
+            scope: scope.into(),
+            refresh_token,
+        })
+    }
+
+    /// A code or refresh token came back after use: someone holds a copy,
+    /// so everything minted from that grant dies.
+    async fn revoke_for_replay(&self, family_id: &str, client_id: &str, what: &str) {
+        match self.store.revoke_family(family_id, now()).await {
+            Ok(_) => {
+                self.event(
+                    "family.revoked.replay",
+                    Some(client_id),
+                    None,
+                    None,
+                    format!("{what} replayed; grant {family_id} revoked"),
+                )
+                .await
+            }
+            Err(e) => tracing::error!(error = %e, "revoking a replayed grant"),
+        }
+    }
+}
+
+fn scopes(stored: &str) -> Result<Scopes, OAuthError> {
+    Scopes::parse(stored).map_err(|e| {
+        tracing::error!(error = %e, "a stored scope does not parse");
+        OAuthError::server_error()
+    })
+}

@@ -1,0 +1,47 @@
+//! OAuth 2.1 for `/mcp`: the host is both the Authorization Server (metadata,
+//! registration, authorize with login and consent, token, revocation, JWKS)
+//! and the Resource Server (the bearer check that turns a token into a live
+//! [`Principal`](toolhost_types::Principal)).
+//!
+//! - [`AuthServer`] holds the state; [`router`] serves the authorization
+//!   server; [`require_bearer`] guards `/mcp`.
+//! - Access tokens carry identity only; [`require_bearer`] re-reads the
+//!   grant, the client and the user from the store on every request, so a
+//!   revocation or a disabled account takes effect on the next request.
+//! - The store contract ([`AuthStore`]) lives here; `storage` implements it.
+
+pub mod admin;
+mod authorize;
+mod bearer;
+pub mod cimd;
+pub mod client_metadata;
+mod config;
+mod error;
+mod grant;
+pub mod keys;
+mod metadata;
+mod pages;
+mod params;
+mod password;
+pub mod pkce;
+mod routes;
+pub mod scope;
+pub mod secret;
+mod server;
+pub mod store;
+mod token;
+pub mod upstream;
+
+pub use bearer::{BearerError, require_bearer};
+pub use config::AuthConfig;
+pub use error::OAuthError;
+pub use grant::TokenResponse;
+pub use keys::KeyError;
+pub use routes::router;
+pub use server::AuthServer;
+pub use store::{
+    AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, ClientKind, ClientOrigin,
+    CodeRedemption, Family, LiveGrant, PendingAuthorization, RefreshToken, SigningKey, StoreFuture,
+    Tenant, User, WebSession,
+};
+pub use token::{AccessClaims, TokenError};

@@ -1,0 +1,43 @@
+//! Discovery documents: RFC 8414 authorization-server metadata (also served
+//! as OpenID discovery) and RFC 9728 protected-resource metadata.
+
+use serde_json::{Value, json};
+
+use crate::config::AuthConfig;
+use crate::scope;
+
+/// RFC 8414 metadata. One issuer string everywhere: here, in the resource
+/// metadata, in the `iss` of authorization responses and tokens.
+pub fn authorization_server(config: &AuthConfig) -> Value {
+    let i = &config.issuer;
+    json!({
+        "issuer": i,
+        "authorization_endpoint": format!("{i}/oauth/authorize"),
+        "token_endpoint": format!("{i}/oauth/token"),
+        "registration_endpoint": format!("{i}/oauth/register"),
+        "revocation_endpoint": format!("{i}/oauth/revoke"),
+        "jwks_uri": format!("{i}/oauth/jwks"),
+        "scopes_supported": scope::FIRST_PARTY,
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
+        "revocation_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
+        "code_challenge_methods_supported": ["S256"],
+        "authorization_response_iss_parameter_supported": true,
+        "client_id_metadata_document_supported": true,
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": ["EdDSA"],
+    })
+}
+
+/// RFC 9728 metadata for `/mcp`.
+pub fn protected_resource(config: &AuthConfig) -> Value {
+    json!({
+        "resource": config.resource(),
+        "authorization_servers": [config.issuer],
+        "scopes_supported": scope::FIRST_PARTY,
+        "bearer_methods_supported": ["header"],
+        "resource_name": "toolhost",
+    })
+}

@@ -1,0 +1,138 @@
+//! The server-rendered pages of the browser flow: login, consent, and the
+//! error page for requests that cannot be redirected back to a client.
+//! Every interpolated value is HTML-escaped.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+
+/// What the login page shows.
+pub(crate) struct LoginPage<'a> {
+    pub pending: &'a str,
+    pub csrf: &'a str,
+    pub client_name: &'a str,
+    pub error: Option<&'a str>,
+    pub upstream: Option<&'a str>,
+}
+
+/// What the consent page shows.
+pub(crate) struct ConsentPage<'a> {
+    pub pending: &'a str,
+    pub csrf: &'a str,
+    pub client_name: &'a str,
+    pub redirect_host: &'a str,
+    pub username: &'a str,
+    pub scopes: &'a str,
+}
+
+pub(crate) fn login(status: StatusCode, p: &LoginPage<'_>) -> Response {
+    let error = p
+        .error
+        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e)))
+        .unwrap_or_default();
+    let upstream = p
+        .upstream
+        .map(|label| {
+            format!(
+                "<p><a href=\"/oauth/upstream/start?pending={}\">Sign in with {}</a></p>",
+                escape(p.pending),
+                escape(label)
+            )
+        })
+        .unwrap_or_default();
+    let body = format!(
+        "<h1>Sign in</h1>\n<p><strong>{client}</strong> wants to use your tools.</p>\n{error}\
+         <form method=\"post\" action=\"/oauth/login\">\n\
+         <input type=\"hidden\" name=\"pending\" value=\"{pending}\">\n\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\n\
+         <label>Username <input name=\"username\" autocomplete=\"username\" required autofocus></label>\n\
+         <label>Password <input name=\"password\" type=\"password\" autocomplete=\"current-password\" required></label>\n\
+         <button type=\"submit\">Sign in</button>\n</form>\n{upstream}",
+        client = escape(p.client_name),
+        pending = escape(p.pending),
+        csrf = escape(p.csrf),
+    );
+    page(status, "Sign in", &body)
+}
+
+pub(crate) fn consent(p: &ConsentPage<'_>) -> Response {
+    let body = format!(
+        "<h1>Allow access?</h1>\n<p>Signed in as <strong>{user}</strong>.</p>\n\
+         <p><strong>{client}</strong> (returning to <code>{host}</code>) asks for: <code>{scopes}</code>.\
+         It will be able to list and call the tools your roles allow, as you.</p>\n\
+         <form method=\"post\" action=\"/oauth/consent\">\n\
+         <input type=\"hidden\" name=\"pending\" value=\"{pending}\">\n\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\n\
+         <button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button>\n\
+         <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button>\n</form>",
+        user = escape(p.username),
+        client = escape(p.client_name),
+        host = escape(p.redirect_host),
+        scopes = escape(p.scopes),
+        pending = escape(p.pending),
+        csrf = escape(p.csrf),
+    );
+    page(StatusCode::OK, "Allow access", &body)
+}
+
+pub(crate) fn error(status: StatusCode, message: &str) -> Response {
+    let body = format!(
+        "<h1>Cannot continue</h1>\n<p class=\"error\" role=\"alert\">{}</p>\n\
+         <p>Start again from your application.</p>",
+        escape(message)
+    );
+    page(status, "Error", &body)
+}
+
+fn page(status: StatusCode, title: &str, body: &str) -> Response {
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width\"><title>{} · toolhost</title>\
+         <style>body{{font-family:sans-serif;max-width:28rem;margin:3rem auto}}label{{display:block;margin:.5rem 0}}\
+         .error{{color:#a00}}</style></head>\n<body>\n{body}\n</body></html>\n",
+        escape(title)
+    );
+    let mut r = (status, Html(html)).into_response();
+    let h = r.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+        ),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    r
+}
+
+/// HTML-escapes text for element content and quoted attributes.
+pub(crate) fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn markup_is_escaped() {
+        assert_eq!(
+            escape("<a href=\"x\">'&"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;"
+        );
+    }
+}

@@ -1,0 +1,227 @@
+//! [`AuthServer`]: the authorization server's state, shared by its routes
+//! and the resource server's bearer check.
+
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+
+use crate::cimd::{FetchLimits, MetadataFetcher};
+use crate::config::AuthConfig;
+use crate::error::OAuthError;
+use crate::keys::{KeyError, KeyRing, KeySchedule};
+use crate::store::{AuthEvent, AuthStore, Client, ClientKind, ClientOrigin};
+use crate::upstream::UpstreamIdentity;
+use crate::{secret, token};
+
+/// The authorization server: configuration, store, keys and limiters.
+pub struct AuthServer {
+    pub(crate) config: AuthConfig,
+    pub(crate) store: Arc<dyn AuthStore>,
+    pub(crate) keys: KeyRing,
+    pub(crate) fetcher: MetadataFetcher,
+    pub(crate) upstream: Option<Arc<dyn UpstreamIdentity>>,
+    registrations: DefaultKeyedRateLimiter<IpAddr>,
+    logins: DefaultKeyedRateLimiter<IpAddr>,
+}
+
+impl AuthServer {
+    /// Loads (or makes) the signing keys and builds the server.
+    pub async fn start(
+        config: AuthConfig,
+        store: Arc<dyn AuthStore>,
+    ) -> Result<Arc<AuthServer>, KeyError> {
+        let keys = KeyRing::load(store.as_ref(), schedule(&config), now()).await?;
+        let fetcher =
+            MetadataFetcher::new(FetchLimits::default()).map_err(|e| KeyError::Unreadable {
+                kid: "-".into(),
+                message: format!("metadata fetcher: {e}"),
+            })?;
+        let per_minute =
+            |n: u32| Quota::per_minute(NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN));
+        Ok(Arc::new(AuthServer {
+            registrations: RateLimiter::keyed(per_minute(config.registrations_per_minute)),
+            logins: RateLimiter::keyed(per_minute(config.logins_per_minute)),
+            config,
+            store,
+            keys,
+            fetcher,
+            upstream: None,
+        }))
+    }
+
+    /// Adds an upstream identity provider (shown on the login page).
+    pub fn with_upstream(mut self: Arc<Self>, upstream: Arc<dyn UpstreamIdentity>) -> Arc<Self> {
+        if let Some(me) = Arc::get_mut(&mut self) {
+            me.upstream = Some(upstream);
+        }
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AuthConfig {
+        &self.config
+    }
+
+    /// The store.
+    pub fn store(&self) -> &dyn AuthStore {
+        self.store.as_ref()
+    }
+
+    /// Periodic upkeep: picks up key rotations (ours or another
+    /// replica's) and deletes clients unused past the idle expiry.
+    pub async fn maintain(&self) {
+        if let Err(e) = self
+            .keys
+            .reload(self.store(), schedule(&self.config), now())
+            .await
+        {
+            tracing::error!(error = %e, "reloading signing keys");
+        }
+        let before = now() - secs(self.config.client_idle_expiry);
+        match self.store.expire_idle_clients(before).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(clients = n, "expired idle OAuth clients"),
+            Err(e) => tracing::error!(error = %e, "expiring idle clients"),
+        }
+    }
+
+    /// Runs [`AuthServer::maintain`] every `every` until the task is dropped.
+    pub async fn maintain_every(self: Arc<Self>, every: Duration) {
+        let mut tick = tokio::time::interval(every);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            self.maintain().await;
+        }
+    }
+
+    /// Signs an access token for a grant; returns it with its lifetime.
+    pub(crate) fn mint_access(
+        &self,
+        subject: &str,
+        client_id: &str,
+        family: &str,
+        scope: &str,
+    ) -> (String, i64) {
+        let ttl = secs(self.config.access_ttl);
+        let claims = token::AccessClaims::new(
+            &self.config.issuer,
+            &self.config.resource(),
+            subject,
+            client_id,
+            family,
+            scope,
+            now(),
+            ttl,
+        );
+        (token::sign(&self.keys, &claims), ttl)
+    }
+
+    /// The client, if it exists, is not revoked, and has not expired from
+    /// disuse.
+    pub(crate) async fn usable_client(
+        &self,
+        client_id: &str,
+    ) -> Result<Option<Client>, OAuthError> {
+        let client = self
+            .store
+            .client(client_id)
+            .await
+            .map_err(|e| OAuthError::from(&e))?;
+        Ok(client.filter(|c| c.revoked_at.is_none() && !self.idle_expired(c)))
+    }
+
+    fn idle_expired(&self, c: &Client) -> bool {
+        let expires = matches!(
+            c.origin,
+            ClientOrigin::Dynamic | ClientOrigin::MetadataDocument
+        );
+        let last = c.last_used_at.unwrap_or(c.created_at);
+        expires && now() - last > secs(self.config.client_idle_expiry)
+    }
+
+    /// Checks a registration against the per-source limit; the error says
+    /// how long to wait.
+    pub(crate) fn allow_registration(&self, source: Option<IpAddr>) -> Result<(), OAuthError> {
+        check(&self.registrations, source, "registrations")
+    }
+
+    /// Checks a login attempt against the per-source limit.
+    pub(crate) fn allow_login(&self, source: Option<IpAddr>) -> Result<(), OAuthError> {
+        check(&self.logins, source, "login attempts")
+    }
+
+    /// Appends a security event; a failure is logged, never fatal.
+    pub(crate) async fn event(
+        &self,
+        kind: &str,
+        client_id: Option<&str>,
+        subject: Option<&str>,
+        source: Option<IpAddr>,
+        detail: impl Into<String>,
+    ) {
+        let event = AuthEvent {
+            at: now(),
+            kind: kind.into(),
+            client_id: client_id.map(Into::into),
+            subject: subject.map(Into::into),
+            source: source.map(|s| s.to_string()),
+            detail: detail.into(),
+        };
+        tracing::info!(kind, client_id, subject, detail = %event.detail, "auth event");
+        if let Err(e) = self.store.record_event(&event).await {
+            tracing::error!(error = %e, kind, "recording an auth event");
+        }
+    }
+
+    /// A new client secret and the digest stored for it, for kinds that have one.
+    pub(crate) fn new_secret(kind: ClientKind) -> Option<(String, String)> {
+        match kind {
+            ClientKind::Public => None,
+            ClientKind::Confidential | ClientKind::Service => {
+                let s = secret::random(32);
+                let d = secret::digest(&s);
+                Some((s, d))
+            }
+        }
+    }
+}
+
+fn check(
+    limiter: &DefaultKeyedRateLimiter<IpAddr>,
+    source: Option<IpAddr>,
+    what: &str,
+) -> Result<(), OAuthError> {
+    let key = source.unwrap_or(IpAddr::from([0, 0, 0, 0]));
+    limiter.check_key(&key).map_err(|not_until| {
+        let wait = not_until.wait_time_from(DefaultClock::default().now());
+        OAuthError::rate_limited(
+            format!("too many {what} from this address; retry later"),
+            wait.as_secs() + 1,
+        )
+    })
+}
+
+fn schedule(config: &AuthConfig) -> KeySchedule {
+    KeySchedule {
+        rotate_after: config.key_rotation,
+        publish_after_superseded: config.access_ttl * 2 + Duration::from_secs(60),
+    }
+}
+
+/// Now, in Unix seconds.
+pub(crate) fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default()
+}
+
+/// A duration in whole seconds, saturating.
+pub(crate) fn secs(d: Duration) -> i64 {
+    i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,412 @@
+//! [`AuthStore`]: what the authorization server keeps, as records and the
+//! operations on them. `storage` implements it for SQLite and PostgreSQL.
+//!
+//! Secrets never reach the store in the clear: codes, refresh tokens, client
+//! secrets and browser-session ids are stored as SHA-256 hex digests
+//! ([`crate::secret::digest`]), passwords as argon2 PHC strings. Times are
+//! Unix seconds.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use toolhost_types::PrincipalKind;
+
+/// A boxed future, so stores can be used as trait objects.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, AuthStoreError>> + Send + 'a>>;
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthStoreError {
+    /// A row with the same key exists already (username, client id, kid…);
+    /// nothing was written.
+    #[error("{what} already exists")]
+    Conflict {
+        /// What collided, e.g. `user "demo"`.
+        what: String,
+    },
+    /// The database failed; the message is the driver's, without secrets.
+    #[error("auth store: {0}")]
+    Database(String),
+}
+
+/// A tenant: the boundary no data crosses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tenant {
+    /// Its id, a short slug (`demo`, `acme`).
+    pub id: String,
+    /// When it was created.
+    pub created_at: i64,
+}
+
+/// A local user account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    /// Stable id (the token's `sub`), never reused.
+    pub id: String,
+    /// The user's tenant.
+    pub tenant: String,
+    /// Login name, unique across the host.
+    pub username: String,
+    /// argon2id PHC string.
+    pub password_hash: String,
+    /// A disabled user cannot log in, and their tokens stop working at once.
+    pub disabled: bool,
+    /// When the account was created.
+    pub created_at: i64,
+}
+
+/// How a client authenticates at the token endpoint, and what it may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientKind {
+    /// No secret (`token_endpoint_auth_method=none`): PKCE is its proof.
+    Public,
+    /// Has a secret; uses the authorization code grant for users.
+    Confidential,
+    /// A machine client: client credentials only, acts as its own service
+    /// principal in one tenant with its own scope set.
+    Service,
+}
+
+impl ClientKind {
+    /// The stable name stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientKind::Public => "public",
+            ClientKind::Confidential => "confidential",
+            ClientKind::Service => "service",
+        }
+    }
+
+    /// The kind [`ClientKind::as_str`] names.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "public" => Some(ClientKind::Public),
+            "confidential" => Some(ClientKind::Confidential),
+            "service" => Some(ClientKind::Service),
+            _ => None,
+        }
+    }
+}
+
+/// How a client came to exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientOrigin {
+    /// RFC 7591 dynamic registration.
+    Dynamic,
+    /// A Client ID Metadata Document fetched from its `client_id` URL.
+    MetadataDocument,
+    /// Created by an operator (`toolhost client add`).
+    Admin,
+}
+
+impl ClientOrigin {
+    /// The stable name stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientOrigin::Dynamic => "dcr",
+            ClientOrigin::MetadataDocument => "cimd",
+            ClientOrigin::Admin => "admin",
+        }
+    }
+
+    /// The origin [`ClientOrigin::as_str`] names.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "dcr" => Some(ClientOrigin::Dynamic),
+            "cimd" => Some(ClientOrigin::MetadataDocument),
+            "admin" => Some(ClientOrigin::Admin),
+            _ => None,
+        }
+    }
+}
+
+/// A registered OAuth client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Client {
+    /// The `client_id` (random for DCR and admin clients, the document URL for CIMD).
+    pub client_id: String,
+    /// SHA-256 hex of the client secret, for confidential and service clients.
+    pub secret_hash: Option<String>,
+    /// Public, confidential or service.
+    pub kind: ClientKind,
+    /// Dynamic, metadata document or admin.
+    pub origin: ClientOrigin,
+    /// Display name shown on the consent page.
+    pub name: String,
+    /// Exact redirect URIs (empty for service clients).
+    pub redirect_uris: Vec<String>,
+    /// Space-separated scopes this client may ever be granted.
+    pub scope: String,
+    /// Service clients: the tenant their principal belongs to.
+    pub tenant: Option<String>,
+    /// Who created it: the registering source address, or the operator.
+    pub owner: Option<String>,
+    /// When it was created.
+    pub created_at: i64,
+    /// When a token was last issued to it.
+    pub last_used_at: Option<i64>,
+    /// When it was revoked; a revoked client's tokens stop working at once.
+    pub revoked_at: Option<i64>,
+    /// Metadata documents: when the cached copy must be fetched again.
+    pub refresh_at: Option<i64>,
+}
+
+/// A grant: every token minted from one authorization (or one client
+/// credentials exchange) belongs to one family, revoked as a whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Family {
+    /// Random id; access tokens carry it as `sid`.
+    pub id: String,
+    /// The client the grant was made to.
+    pub client_id: String,
+    /// User id or service client id.
+    pub subject: String,
+    /// User or service.
+    pub subject_kind: PrincipalKind,
+    /// The granted scopes, space-separated.
+    pub scope: String,
+    /// When the grant was made.
+    pub created_at: i64,
+    /// When it was revoked (replay, logout, revocation request).
+    pub revoked_at: Option<i64>,
+}
+
+/// An authorization code, issued by `/oauth/authorize` and redeemed once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthCode {
+    /// SHA-256 hex of the code.
+    pub code_hash: String,
+    /// The family its tokens will belong to (created at redemption).
+    pub family_id: String,
+    /// The client it was issued to.
+    pub client_id: String,
+    /// The user who approved it.
+    pub user_id: String,
+    /// The exact redirect URI of the authorization request.
+    pub redirect_uri: String,
+    /// The PKCE S256 challenge.
+    pub code_challenge: String,
+    /// The approved scopes, space-separated.
+    pub scope: String,
+    /// The resource (RFC 8707) the tokens are for.
+    pub resource: String,
+    /// After this, the code is refused.
+    pub expires_at: i64,
+}
+
+/// What redeeming a code found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeRedemption {
+    /// First use: the code is now spent.
+    Redeemed(AuthCode),
+    /// The code was spent already: whatever it minted must be revoked.
+    Replayed {
+        /// The family the first redemption created.
+        family_id: String,
+    },
+    /// No such code.
+    Unknown,
+}
+
+/// A refresh token (opaque; only its digest is stored).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefreshToken {
+    /// SHA-256 hex of the token.
+    pub token_hash: String,
+    /// Its family.
+    pub family_id: String,
+    /// The client it was issued to.
+    pub client_id: String,
+    /// The scopes it may refresh to (never more), space-separated.
+    pub scope: String,
+    /// The resource its access tokens are for.
+    pub resource: String,
+    /// After this, it is refused.
+    pub expires_at: i64,
+    /// When it was rotated (used); a used token presented again is a replay.
+    pub used_at: Option<i64>,
+}
+
+/// What the resource server needs to know, live, about a family: one read
+/// per request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveGrant {
+    /// The family itself.
+    pub family: Family,
+    /// The client's revocation time, if revoked.
+    pub client_revoked_at: Option<i64>,
+    /// The principal's tenant: the user's, or the service client's.
+    pub tenant: String,
+    /// The principal's display name: username or client name.
+    pub name: String,
+    /// True if the user is disabled (always false for services).
+    pub disabled: bool,
+}
+
+/// A signing key for access tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SigningKey {
+    /// Key id, published in the JWKS and the token header.
+    pub kid: String,
+    /// JOSE algorithm name (`EdDSA`).
+    pub alg: String,
+    /// The private key, PKCS#8 DER.
+    pub private_der: Vec<u8>,
+    /// When it was created (keys sign from creation until the next rotation).
+    pub created_at: i64,
+    /// When it stopped being published (tokens it signed have all expired).
+    pub retired_at: Option<i64>,
+}
+
+/// A logged-in browser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSession {
+    /// SHA-256 hex of the session cookie's value.
+    pub id_hash: String,
+    /// The user.
+    pub user_id: String,
+    /// When the user logged in.
+    pub created_at: i64,
+    /// When the session ends.
+    pub expires_at: i64,
+}
+
+/// An authorization request between `/oauth/authorize` and the consent
+/// decision: its parameters, bound to one browser and one CSRF token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingAuthorization {
+    /// Random id carried in the forms.
+    pub id: String,
+    /// SHA-256 hex of the browser-binding cookie set with it.
+    pub browser_hash: String,
+    /// The CSRF token the forms must echo.
+    pub csrf: String,
+    /// The validated request, JSON.
+    pub request: String,
+    /// After this, the forms are refused.
+    pub expires_at: i64,
+}
+
+/// A security event: registrations, revocations, replays, failed logins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthEvent {
+    /// When.
+    pub at: i64,
+    /// What: `client.registered`, `family.revoked.replay`, `login.failed`, …
+    pub kind: String,
+    /// The client concerned.
+    pub client_id: Option<String>,
+    /// The user or service concerned.
+    pub subject: Option<String>,
+    /// The source address of the request, if any.
+    pub source: Option<String>,
+    /// A human-readable detail, never a secret.
+    pub detail: String,
+}
+
+/// The authorization server's storage. Every method is one transaction.
+pub trait AuthStore: Send + Sync {
+    /// Creates the tenant if it does not exist.
+    fn ensure_tenant<'a>(&'a self, id: &'a str, now: i64) -> StoreFuture<'a, ()>;
+    /// Creates a user; `Conflict` if the username is taken.
+    fn insert_user<'a>(&'a self, user: &'a User) -> StoreFuture<'a, ()>;
+    /// The user with this username.
+    fn user_by_name<'a>(&'a self, username: &'a str) -> StoreFuture<'a, Option<User>>;
+    /// The user with this id.
+    fn user_by_id<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<User>>;
+    /// Replaces a user's password hash; false if there is no such user.
+    fn set_password<'a>(&'a self, username: &'a str, hash: &'a str) -> StoreFuture<'a, bool>;
+    /// Enables or disables a user; false if there is no such user.
+    fn set_disabled<'a>(&'a self, username: &'a str, disabled: bool) -> StoreFuture<'a, bool>;
+
+    /// Registers a client; `Conflict` if the id is taken.
+    fn insert_client<'a>(&'a self, client: &'a Client) -> StoreFuture<'a, ()>;
+    /// Inserts or replaces a metadata-document client (never an admin or
+    /// dynamic one with the same id: `Conflict`).
+    fn upsert_document_client<'a>(&'a self, client: &'a Client) -> StoreFuture<'a, ()>;
+    /// The client with this id (revoked ones included).
+    fn client<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, Option<Client>>;
+    /// Every client, oldest first.
+    fn clients(&self) -> StoreFuture<'_, Vec<Client>>;
+    /// Revokes a client; false if there is no such client or it was revoked already.
+    fn revoke_client<'a>(&'a self, client_id: &'a str, now: i64) -> StoreFuture<'a, bool>;
+    /// Records that a token was just issued to the client.
+    fn touch_client<'a>(&'a self, client_id: &'a str, now: i64) -> StoreFuture<'a, ()>;
+    /// Deletes dynamic and metadata-document clients unused since `before`
+    /// (last use, or creation if never used), with their families, tokens
+    /// and codes; returns how many clients went.
+    fn expire_idle_clients(&self, before: i64) -> StoreFuture<'_, u64>;
+
+    /// Stores a new authorization code.
+    fn insert_code<'a>(&'a self, code: &'a AuthCode) -> StoreFuture<'a, ()>;
+    /// Spends a code: the first call for a hash gets `Redeemed`, every later
+    /// one `Replayed` (a conditional update, so concurrent redemptions get
+    /// exactly one `Redeemed`).
+    fn redeem_code<'a>(&'a self, code_hash: &'a str, now: i64) -> StoreFuture<'a, CodeRedemption>;
+
+    /// Records a new grant.
+    fn insert_family<'a>(&'a self, family: &'a Family) -> StoreFuture<'a, ()>;
+    /// Revokes a grant; false if unknown or already revoked.
+    fn revoke_family<'a>(&'a self, id: &'a str, now: i64) -> StoreFuture<'a, bool>;
+    /// Revokes every grant of a subject (user logout everywhere, disable).
+    fn revoke_subject_families<'a>(&'a self, subject: &'a str, now: i64) -> StoreFuture<'a, u64>;
+    /// The grant, its client's and subject's standing, and the tenant: the
+    /// resource server's one read per request. None if the family is unknown
+    /// (or its subject no longer exists).
+    fn live_grant<'a>(&'a self, family_id: &'a str) -> StoreFuture<'a, Option<LiveGrant>>;
+
+    /// Stores a new refresh token.
+    fn insert_refresh<'a>(&'a self, token: &'a RefreshToken) -> StoreFuture<'a, ()>;
+    /// The refresh token with this digest (used ones included).
+    fn refresh_token<'a>(&'a self, token_hash: &'a str) -> StoreFuture<'a, Option<RefreshToken>>;
+    /// Rotates: marks `old_hash` used if it is still unused and inserts
+    /// `next`, in one transaction. False (and nothing written) if another
+    /// request rotated it first.
+    fn rotate_refresh<'a>(
+        &'a self,
+        old_hash: &'a str,
+        next: &'a RefreshToken,
+        now: i64,
+    ) -> StoreFuture<'a, bool>;
+
+    /// Every signing key, retired ones included, newest first.
+    fn signing_keys(&self) -> StoreFuture<'_, Vec<SigningKey>>;
+    /// Stores a new signing key; `Conflict` if the kid exists.
+    fn insert_signing_key<'a>(&'a self, key: &'a SigningKey) -> StoreFuture<'a, ()>;
+    /// Marks a key retired (no longer published).
+    fn retire_signing_key<'a>(&'a self, kid: &'a str, now: i64) -> StoreFuture<'a, ()>;
+
+    /// Stores a browser session.
+    fn insert_session<'a>(&'a self, session: &'a WebSession) -> StoreFuture<'a, ()>;
+    /// The session with this digest, if it exists (expired ones included).
+    fn session<'a>(&'a self, id_hash: &'a str) -> StoreFuture<'a, Option<WebSession>>;
+    /// Ends every browser session of a user.
+    fn delete_user_sessions<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, u64>;
+
+    /// Stores a pending authorization request.
+    fn insert_pending<'a>(&'a self, pending: &'a PendingAuthorization) -> StoreFuture<'a, ()>;
+    /// The pending request with this id.
+    fn pending<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<PendingAuthorization>>;
+    /// Removes a pending request; true for exactly one caller (single use).
+    fn take_pending<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool>;
+
+    /// The scopes (space-separated) the user already approved for the client.
+    fn consent<'a>(
+        &'a self,
+        user_id: &'a str,
+        client_id: &'a str,
+    ) -> StoreFuture<'a, Option<String>>;
+    /// Records (or replaces) the user's approval for the client.
+    fn save_consent<'a>(
+        &'a self,
+        user_id: &'a str,
+        client_id: &'a str,
+        scope: &'a str,
+        now: i64,
+    ) -> StoreFuture<'a, ()>;
+
+    /// Appends a security event.
+    fn record_event<'a>(&'a self, event: &'a AuthEvent) -> StoreFuture<'a, ()>;
+    /// The latest `limit` security events, newest first.
+    fn recent_events(&self, limit: u32) -> StoreFuture<'_, Vec<AuthEvent>>;
+}

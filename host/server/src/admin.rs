@@ -1,0 +1,227 @@
+//! `toolhost user …` and `toolhost client …`: operator commands on the
+//! store the server uses (run them against the same `--database-url`).
+
+use std::io::BufRead;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Subcommand;
+use toolhost_auth::admin;
+use toolhost_auth::{AuthStore, Client};
+use toolhost_storage::Store;
+
+/// Where the store is, for every admin command.
+#[derive(Debug, clap::Args)]
+pub struct StoreArg {
+    /// `sqlite://FILE?mode=rwc` (default) or `postgres://…`: the server's store.
+    #[arg(
+        long,
+        env = "TOOLHOST_DATABASE_URL",
+        default_value = "sqlite://toolhost.db?mode=rwc"
+    )]
+    database_url: String,
+}
+
+/// `toolhost user …`
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create a user. The password is read from stdin (one line) with
+    /// `--password-stdin`, else from `$TOOLHOST_PASSWORD`, else generated and printed.
+    Add {
+        /// The login name.
+        username: String,
+        /// The user's tenant (created if missing).
+        #[arg(long)]
+        tenant: String,
+        /// Read the password from the first line of stdin.
+        #[arg(long)]
+        password_stdin: bool,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Set a user's password (same sources as `add`); ends their browser sessions.
+    Passwd {
+        /// The login name.
+        username: String,
+        /// Read the password from the first line of stdin.
+        #[arg(long)]
+        password_stdin: bool,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Disable a user: no login, and their tokens stop working at once.
+    Disable {
+        /// The login name.
+        username: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Enable a disabled user again (old tokens stay revoked).
+    Enable {
+        /// The login name.
+        username: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
+/// `toolhost client …`
+#[derive(Debug, Subcommand)]
+pub enum ClientCommand {
+    /// Every client: id, kind, origin, owner, redirect URIs, created, last used, state.
+    List {
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Revoke a client: its tokens stop working at once.
+    Revoke {
+        /// The client id.
+        client_id: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Add a service (machine) client for the client credentials grant.
+    /// Prints its id and secret; the secret is not shown again.
+    AddService {
+        /// A readable name.
+        name: String,
+        /// The tenant its principal belongs to (created if missing).
+        #[arg(long)]
+        tenant: String,
+        /// Its scope set, space-separated (`mcp` is needed to reach /mcp).
+        #[arg(long, default_value = "mcp")]
+        scope: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
+async fn open(store: &StoreArg) -> anyhow::Result<Store> {
+    Store::connect(&store.database_url)
+        .await
+        .context("opening the store")
+}
+
+/// Runs a `user` command.
+pub async fn user(command: UserCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        UserCommand::Add {
+            username,
+            tenant,
+            password_stdin,
+            store,
+        } => {
+            let store = open(&store).await?;
+            let (password, generated) = password(password_stdin)?;
+            let user = admin::add_user(&store, &tenant, &username, &password).await?;
+            println!(
+                "user {} ({}) added to tenant {}",
+                user.username, user.id, user.tenant
+            );
+            if generated {
+                println!("password: {password}");
+            }
+        }
+        UserCommand::Passwd {
+            username,
+            password_stdin,
+            store,
+        } => {
+            let store = open(&store).await?;
+            let (password, generated) = password(password_stdin)?;
+            admin::set_password(&store, &username, &password).await?;
+            println!("password of {username} changed; their browser sessions ended");
+            if generated {
+                println!("password: {password}");
+            }
+        }
+        UserCommand::Disable { username, store } => {
+            admin::set_disabled(&open(&store).await?, &username, true).await?;
+            println!("{username} disabled; their tokens are revoked");
+        }
+        UserCommand::Enable { username, store } => {
+            admin::set_disabled(&open(&store).await?, &username, false).await?;
+            println!("{username} enabled");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs a `client` command.
+pub async fn client(command: ClientCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        ClientCommand::List { store } => {
+            let store = open(&store).await?;
+            println!(
+                "{:<32} {:<12} {:<6} {:<16} {:<20} {:<20} {:<8} {:<24} REDIRECT URIS",
+                "CLIENT ID", "KIND", "ORIGIN", "OWNER", "CREATED", "LAST USED", "STATE", "NAME"
+            );
+            for c in store.clients().await? {
+                print_client(&c);
+            }
+        }
+        ClientCommand::Revoke { client_id, store } => {
+            admin::revoke_client(&open(&store).await?, &client_id).await?;
+            println!("client {client_id} revoked; its tokens stop working now");
+        }
+        ClientCommand::AddService {
+            name,
+            tenant,
+            scope,
+            store,
+        } => {
+            let store = open(&store).await?;
+            let (client, secret) = admin::add_service(&store, &tenant, &name, &scope).await?;
+            println!("client_id: {}", client.client_id);
+            println!("client_secret: {secret}");
+            println!("tenant: {tenant}");
+            println!("scope: {}", client.scope);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_client(c: &Client) {
+    let when = |t: Option<i64>| t.map_or_else(|| "-".to_owned(), timestamp);
+    let state = if c.revoked_at.is_some() {
+        "revoked"
+    } else {
+        "active"
+    };
+    println!(
+        "{:<32} {:<12} {:<6} {:<16} {:<20} {:<20} {:<8} {:<24} {}",
+        c.client_id,
+        c.kind.as_str(),
+        c.origin.as_str(),
+        c.owner.as_deref().unwrap_or("-"),
+        timestamp(c.created_at),
+        when(c.last_used_at),
+        state,
+        c.name,
+        c.redirect_uris.join(" ")
+    );
+}
+
+/// Unix seconds as RFC 3339 UTC.
+fn timestamp(secs: i64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// The password for `add`/`passwd`, and whether it was generated here.
+fn password(from_stdin: bool) -> anyhow::Result<(String, bool)> {
+    if from_stdin {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .context("reading the password from stdin")?;
+        return Ok((line.trim_end_matches(['\r', '\n']).to_owned(), false));
+    }
+    if let Ok(p) = std::env::var("TOOLHOST_PASSWORD")
+        && !p.is_empty()
+    {
+        return Ok((p, false));
+    }
+    Ok((toolhost_auth::secret::random(12), true))
+}

@@ -1,0 +1,538 @@
+//! [`AuthStore`] for [`Store`]: each operation is one statement (or one
+//! transaction) from `sql.rs`, run on whichever engine the store holds, its
+//! rows read back by `rows.rs`.
+//!
+//! Single use is decided by the database, never by a read followed by a
+//! write: a code is spent, a refresh token rotated and a pending request
+//! taken by a conditional `UPDATE`/`DELETE` whose affected-row count names
+//! the one winner, on either engine and across hosts sharing a database.
+//!
+//! Deleting a client cascades (foreign keys, `ON DELETE CASCADE`) to its
+//! grants, codes, refresh tokens and consents; SQLite enforces foreign keys
+//! because `connect` turns them on for every connection.
+
+mod rows;
+mod sql;
+
+use toolhost_auth::{
+    AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, CodeRedemption, Family, LiveGrant,
+    PendingAuthorization, RefreshToken, SigningKey, StoreFuture, User, WebSession,
+};
+
+use crate::Store;
+use crate::connect::on_pool;
+use rows::Fields as _;
+
+/// Runs `$sql` with `$bind`s on either engine; the number of rows it changed.
+macro_rules! execute {
+    ($pools:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
+        on_pool!($pools, pool => sqlx::query($sql)
+            $(.bind($bind))*
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))
+    };
+}
+
+/// Runs `$sql` with `$bind`s; the row it returns, if any, read by `$read`.
+macro_rules! fetch_optional {
+    ($pools:expr, $read:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
+        on_pool!($pools, pool => sqlx::query($sql)
+            $(.bind($bind))*
+            .fetch_optional(pool)
+            .await
+            .and_then(|row| row.as_ref().map($read).transpose()))
+    };
+}
+
+/// Runs `$sql` with `$bind`s; every row it returns, read by `$read`.
+macro_rules! fetch_all {
+    ($pools:expr, $read:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
+        on_pool!($pools, pool => sqlx::query($sql)
+            $(.bind($bind))*
+            .fetch_all(pool)
+            .await
+            .and_then(|rows| rows.iter().map($read).collect::<Result<Vec<_>, _>>()))
+    };
+}
+
+/// Maps a driver error met while doing `operation`. The driver's message
+/// names tables and constraints, never bound values, so no secret leaks.
+fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> AuthStoreError {
+    move |e| AuthStoreError::Database(format!("{operation}: {e}"))
+}
+
+/// [`failed`], except that a unique-key violation is `Conflict { what }`.
+fn conflict(operation: &'static str, what: String) -> impl FnOnce(sqlx::Error) -> AuthStoreError {
+    move |e| match e.as_database_error() {
+        Some(db) if db.is_unique_violation() => AuthStoreError::Conflict { what },
+        _ => failed(operation)(e),
+    }
+}
+
+impl Store {
+    /// Writes `client` with `statement` (an insert or the document upsert, which
+    /// bind the same columns); the number of rows written.
+    async fn write_client(
+        &self,
+        statement: &'static str,
+        client: &Client,
+    ) -> Result<u64, sqlx::Error> {
+        let uris = rows::redirect_uris(client);
+        execute!(
+            &self.pools,
+            statement,
+            client.client_id.as_str(),
+            client.secret_hash.as_deref(),
+            client.kind.as_str(),
+            client.origin.as_str(),
+            client.name.as_str(),
+            uris.as_str(),
+            client.scope.as_str(),
+            client.tenant.as_deref(),
+            client.owner.as_deref(),
+            client.created_at,
+            client.last_used_at,
+            client.revoked_at,
+            client.refresh_at,
+        )
+    }
+
+    /// The outcome of a redemption that changed no row: the code was spent
+    /// already (`Replayed`) or never existed (`Unknown`).
+    async fn code_lost(&self, code_hash: &str) -> Result<CodeRedemption, sqlx::Error> {
+        let family = fetch_optional!(
+            &self.pools,
+            |row| row.text("family_id"),
+            sql::CODE_FAMILY,
+            code_hash
+        )?;
+        Ok(match family {
+            Some(family_id) => CodeRedemption::Replayed { family_id },
+            None => CodeRedemption::Unknown,
+        })
+    }
+}
+
+impl AuthStore for Store {
+    fn ensure_tenant<'a>(&'a self, id: &'a str, now: i64) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(&self.pools, sql::ENSURE_TENANT, id, now).map_err(failed("ensure tenant"))?;
+            Ok(())
+        })
+    }
+
+    fn insert_user<'a>(&'a self, user: &'a User) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::INSERT_USER,
+                user.id.as_str(),
+                user.tenant.as_str(),
+                user.username.as_str(),
+                user.password_hash.as_str(),
+                user.disabled,
+                user.created_at,
+            )
+            .map_err(conflict("insert user", format!("user {:?}", user.username)))?;
+            Ok(())
+        })
+    }
+
+    fn user_by_name<'a>(&'a self, username: &'a str) -> StoreFuture<'a, Option<User>> {
+        Box::pin(async move {
+            fetch_optional!(&self.pools, rows::user, sql::USER_BY_NAME, username)
+                .map_err(failed("select user by name"))
+        })
+    }
+
+    fn user_by_id<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<User>> {
+        Box::pin(async move {
+            fetch_optional!(&self.pools, rows::user, sql::USER_BY_ID, id)
+                .map_err(failed("select user by id"))
+        })
+    }
+
+    fn set_password<'a>(&'a self, username: &'a str, hash: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let changed = execute!(&self.pools, sql::SET_PASSWORD, hash, username)
+                .map_err(failed("set password"))?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn set_disabled<'a>(&'a self, username: &'a str, disabled: bool) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let changed = execute!(&self.pools, sql::SET_DISABLED, disabled, username)
+                .map_err(failed("set disabled"))?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn insert_client<'a>(&'a self, client: &'a Client) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let what = format!("client {:?}", client.client_id);
+            self.write_client(sql::INSERT_CLIENT, client)
+                .await
+                .map_err(conflict("insert client", what))?;
+            Ok(())
+        })
+    }
+
+    fn upsert_document_client<'a>(&'a self, client: &'a Client) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let what = || {
+                format!(
+                    "client {:?} (not a metadata-document client)",
+                    client.client_id
+                )
+            };
+            let written = self
+                .write_client(sql::UPSERT_DOCUMENT_CLIENT, client)
+                .await
+                .map_err(conflict("upsert document client", what()))?;
+            match written {
+                0 => Err(AuthStoreError::Conflict { what: what() }),
+                _ => Ok(()),
+            }
+        })
+    }
+
+    fn client<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, Option<Client>> {
+        Box::pin(async move {
+            fetch_optional!(&self.pools, rows::client, sql::CLIENT, client_id)
+                .map_err(failed("select client"))
+        })
+    }
+
+    fn clients(&self) -> StoreFuture<'_, Vec<Client>> {
+        Box::pin(async move {
+            fetch_all!(&self.pools, rows::client, sql::CLIENTS).map_err(failed("select clients"))
+        })
+    }
+
+    fn revoke_client<'a>(&'a self, client_id: &'a str, now: i64) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let changed = execute!(&self.pools, sql::REVOKE_CLIENT, now, client_id)
+                .map_err(failed("revoke client"))?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn touch_client<'a>(&'a self, client_id: &'a str, now: i64) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(&self.pools, sql::TOUCH_CLIENT, now, client_id)
+                .map_err(failed("touch client"))?;
+            Ok(())
+        })
+    }
+
+    fn expire_idle_clients(&self, before: i64) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            // Counts the clients only: cascaded deletes are not "rows changed".
+            execute!(&self.pools, sql::EXPIRE_IDLE_CLIENTS, before)
+                .map_err(failed("expire idle clients"))
+        })
+    }
+
+    fn insert_code<'a>(&'a self, code: &'a AuthCode) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::INSERT_CODE,
+                code.code_hash.as_str(),
+                code.family_id.as_str(),
+                code.client_id.as_str(),
+                code.user_id.as_str(),
+                code.redirect_uri.as_str(),
+                code.code_challenge.as_str(),
+                code.scope.as_str(),
+                code.resource.as_str(),
+                code.expires_at,
+            )
+            .map_err(conflict("insert code", "authorization code".into()))?;
+            Ok(())
+        })
+    }
+
+    fn redeem_code<'a>(&'a self, code_hash: &'a str, now: i64) -> StoreFuture<'a, CodeRedemption> {
+        Box::pin(async move {
+            // The conditional UPDATE picks the winner; expiry is the caller's check.
+            let won = fetch_optional!(&self.pools, rows::code, sql::REDEEM_CODE, now, code_hash)
+                .map_err(failed("redeem code"))?;
+            match won {
+                Some(code) => Ok(CodeRedemption::Redeemed(code)),
+                None => self
+                    .code_lost(code_hash)
+                    .await
+                    .map_err(failed("look up spent code")),
+            }
+        })
+    }
+
+    fn insert_family<'a>(&'a self, family: &'a Family) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::INSERT_FAMILY,
+                family.id.as_str(),
+                family.client_id.as_str(),
+                family.subject.as_str(),
+                family.subject_kind.as_str(),
+                family.scope.as_str(),
+                family.created_at,
+                family.revoked_at,
+            )
+            .map_err(conflict("insert family", format!("family {:?}", family.id)))?;
+            Ok(())
+        })
+    }
+
+    fn revoke_family<'a>(&'a self, id: &'a str, now: i64) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let changed = execute!(&self.pools, sql::REVOKE_FAMILY, now, id)
+                .map_err(failed("revoke family"))?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn revoke_subject_families<'a>(&'a self, subject: &'a str, now: i64) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            execute!(&self.pools, sql::REVOKE_SUBJECT_FAMILIES, now, subject)
+                .map_err(failed("revoke subject families"))
+        })
+    }
+
+    fn live_grant<'a>(&'a self, family_id: &'a str) -> StoreFuture<'a, Option<LiveGrant>> {
+        Box::pin(async move {
+            let grant = fetch_optional!(&self.pools, rows::live_grant, sql::LIVE_GRANT, family_id)
+                .map_err(failed("select live grant"))?;
+            Ok(grant.flatten())
+        })
+    }
+
+    fn insert_refresh<'a>(&'a self, token: &'a RefreshToken) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::INSERT_REFRESH,
+                token.token_hash.as_str(),
+                token.family_id.as_str(),
+                token.client_id.as_str(),
+                token.scope.as_str(),
+                token.resource.as_str(),
+                token.expires_at,
+                token.used_at,
+            )
+            .map_err(conflict("insert refresh token", "refresh token".into()))?;
+            Ok(())
+        })
+    }
+
+    fn refresh_token<'a>(&'a self, token_hash: &'a str) -> StoreFuture<'a, Option<RefreshToken>> {
+        Box::pin(async move {
+            fetch_optional!(&self.pools, rows::refresh, sql::REFRESH_TOKEN, token_hash)
+                .map_err(failed("select refresh token"))
+        })
+    }
+
+    fn rotate_refresh<'a>(
+        &'a self,
+        old_hash: &'a str,
+        next: &'a RefreshToken,
+        now: i64,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let rotated = on_pool!(&self.pools, pool => async {
+                let mut tx = pool.begin().await?;
+                let used = sqlx::query(sql::USE_REFRESH)
+                    .bind(now)
+                    .bind(old_hash)
+                    .execute(&mut *tx)
+                    .await?;
+                if used.rows_affected() == 0 {
+                    // Another request rotated it first; dropping `tx` rolls back.
+                    return Ok(false);
+                }
+                sqlx::query(sql::INSERT_REFRESH)
+                    .bind(next.token_hash.as_str())
+                    .bind(next.family_id.as_str())
+                    .bind(next.client_id.as_str())
+                    .bind(next.scope.as_str())
+                    .bind(next.resource.as_str())
+                    .bind(next.expires_at)
+                    .bind(next.used_at)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok::<_, sqlx::Error>(true)
+            }
+            .await);
+            rotated.map_err(conflict("rotate refresh token", "refresh token".into()))
+        })
+    }
+
+    fn signing_keys(&self) -> StoreFuture<'_, Vec<SigningKey>> {
+        Box::pin(async move {
+            fetch_all!(&self.pools, rows::signing_key, sql::SIGNING_KEYS)
+                .map_err(failed("select signing keys"))
+        })
+    }
+
+    fn insert_signing_key<'a>(&'a self, key: &'a SigningKey) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::INSERT_SIGNING_KEY,
+                key.kid.as_str(),
+                key.alg.as_str(),
+                key.private_der.as_slice(),
+                key.created_at,
+                key.retired_at,
+            )
+            .map_err(conflict(
+                "insert signing key",
+                format!("signing key {:?}", key.kid),
+            ))?;
+            Ok(())
+        })
+    }
+
+    fn retire_signing_key<'a>(&'a self, kid: &'a str, now: i64) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(&self.pools, sql::RETIRE_SIGNING_KEY, now, kid)
+                .map_err(failed("retire signing key"))?;
+            Ok(())
+        })
+    }
+
+    fn insert_session<'a>(&'a self, session: &'a WebSession) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::INSERT_SESSION,
+                session.id_hash.as_str(),
+                session.user_id.as_str(),
+                session.created_at,
+                session.expires_at,
+            )
+            .map_err(conflict("insert session", "browser session".into()))?;
+            Ok(())
+        })
+    }
+
+    fn session<'a>(&'a self, id_hash: &'a str) -> StoreFuture<'a, Option<WebSession>> {
+        Box::pin(async move {
+            fetch_optional!(&self.pools, rows::session, sql::SESSION, id_hash)
+                .map_err(failed("select session"))
+        })
+    }
+
+    fn delete_user_sessions<'a>(&'a self, user_id: &'a str) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            execute!(&self.pools, sql::DELETE_USER_SESSIONS, user_id)
+                .map_err(failed("delete user sessions"))
+        })
+    }
+
+    fn insert_pending<'a>(&'a self, pending: &'a PendingAuthorization) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::INSERT_PENDING,
+                pending.id.as_str(),
+                pending.browser_hash.as_str(),
+                pending.csrf.as_str(),
+                pending.request.as_str(),
+                pending.expires_at,
+            )
+            .map_err(conflict(
+                "insert pending authorization",
+                "pending authorization".into(),
+            ))?;
+            Ok(())
+        })
+    }
+
+    fn pending<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<PendingAuthorization>> {
+        Box::pin(async move {
+            fetch_optional!(&self.pools, rows::pending, sql::PENDING, id)
+                .map_err(failed("select pending authorization"))
+        })
+    }
+
+    fn take_pending<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let deleted = execute!(&self.pools, sql::TAKE_PENDING, id)
+                .map_err(failed("take pending authorization"))?;
+            Ok(deleted == 1)
+        })
+    }
+
+    fn consent<'a>(
+        &'a self,
+        user_id: &'a str,
+        client_id: &'a str,
+    ) -> StoreFuture<'a, Option<String>> {
+        Box::pin(async move {
+            fetch_optional!(
+                &self.pools,
+                |row| row.text("scope"),
+                sql::CONSENT,
+                user_id,
+                client_id
+            )
+            .map_err(failed("select consent"))
+        })
+    }
+
+    fn save_consent<'a>(
+        &'a self,
+        user_id: &'a str,
+        client_id: &'a str,
+        scope: &'a str,
+        now: i64,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::SAVE_CONSENT,
+                user_id,
+                client_id,
+                scope,
+                now
+            )
+            .map_err(failed("save consent"))?;
+            Ok(())
+        })
+    }
+
+    fn record_event<'a>(&'a self, event: &'a AuthEvent) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::RECORD_EVENT,
+                event.at,
+                event.kind.as_str(),
+                event.client_id.as_deref(),
+                event.subject.as_deref(),
+                event.source.as_deref(),
+                event.detail.as_str(),
+            )
+            .map_err(failed("record auth event"))?;
+            Ok(())
+        })
+    }
+
+    fn recent_events(&self, limit: u32) -> StoreFuture<'_, Vec<AuthEvent>> {
+        Box::pin(async move {
+            fetch_all!(
+                &self.pools,
+                rows::event,
+                sql::RECENT_EVENTS,
+                i64::from(limit)
+            )
+            .map_err(failed("select recent auth events"))
+        })
+    }
+}

@@ -1,0 +1,150 @@
+//! What every storage test binary shares: a private database per test, of
+//! either engine, and the macro that runs one body on both.
+//!
+//! PostgreSQL tests use `TOOLHOST_TEST_PG_URL`, default
+//! `postgres://postgres@127.0.0.1:5432/test`. Each test gets its own schema,
+//! selected through the URL's `options[search_path]`, and drops it when done
+//! (also when the test fails). An unreachable server fails the tests: CI has
+//! one, and a skipped suite would hide a broken one.
+
+// Each test binary compiles this module and uses a different part of it.
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sqlx::{AssertSqlSafe, Connection, PgConnection, SqliteConnection};
+use toolhost_storage::Store;
+
+const DEFAULT_PG_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+/// A database of one engine, private to one test.
+pub enum TestDb {
+    Sqlite {
+        _dir: tempfile::TempDir,
+        url: String,
+    },
+    Postgres {
+        admin_url: String,
+        schema: String,
+        url: String,
+    },
+}
+
+impl TestDb {
+    /// A SQLite file that does not exist yet, in a fresh temp directory.
+    pub fn sqlite() -> TestDb {
+        let dir = tempfile::tempdir().expect("a temp directory");
+        let path = dir.path().join("audit.db");
+        let url = format!("sqlite://{}?mode=rwc", path.display());
+        TestDb::Sqlite { _dir: dir, url }
+    }
+
+    /// A fresh, empty schema on the test server; panics (fails the test)
+    /// with the URL in the message if the server cannot be reached.
+    pub async fn postgres() -> TestDb {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let admin_url = std::env::var("TOOLHOST_TEST_PG_URL").unwrap_or(DEFAULT_PG_URL.into());
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("clock after 1970");
+        let schema = format!(
+            "toolhost_test_{}_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed),
+            nanos.subsec_nanos()
+        );
+        let mut admin = PgConnection::connect(&admin_url).await.unwrap_or_else(|e| {
+            panic!(
+                "PostgreSQL for the storage tests is unreachable at {admin_url}: {e}\n\
+                 Start it, or point TOOLHOST_TEST_PG_URL at one (tests fail rather than skip)."
+            )
+        });
+        let create = format!("CREATE SCHEMA {schema}");
+        sqlx::raw_sql(AssertSqlSafe(create))
+            .execute(&mut admin)
+            .await
+            .expect("creating the test schema");
+        let sep = if admin_url.contains('?') { '&' } else { '?' };
+        let url = format!("{admin_url}{sep}options[search_path]={schema}");
+        TestDb::Postgres {
+            admin_url,
+            schema,
+            url,
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        match self {
+            TestDb::Sqlite { url, .. } | TestDb::Postgres { url, .. } => url,
+        }
+    }
+
+    pub async fn store(&self) -> Store {
+        Store::connect(self.url())
+            .await
+            .unwrap_or_else(|e| panic!("connecting to {}: {e}", self.url()))
+    }
+
+    /// Runs `sql` on a connection of its own, bypassing the store.
+    pub async fn raw(&self, sql: String) -> Result<(), sqlx::Error> {
+        let sql = sqlx::raw_sql(AssertSqlSafe(sql));
+        match self {
+            TestDb::Sqlite { url, .. } => {
+                sql.execute(&mut SqliteConnection::connect(url).await?)
+                    .await?;
+            }
+            TestDb::Postgres { url, .. } => {
+                sql.execute(&mut PgConnection::connect(url).await?).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for TestDb {
+    /// Drops the PostgreSQL schema, on a thread with its own runtime since
+    /// `Drop` cannot await. Runs during unwinding too, so failed tests clean up.
+    fn drop(&mut self) {
+        let TestDb::Postgres {
+            admin_url, schema, ..
+        } = self
+        else {
+            return;
+        };
+        let (admin_url, drop_schema) = (admin_url.clone(), format!("DROP SCHEMA {schema} CASCADE"));
+        let dropped = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(async {
+                let mut admin = PgConnection::connect(&admin_url).await?;
+                sqlx::raw_sql(AssertSqlSafe(drop_schema))
+                    .execute(&mut admin)
+                    .await?;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+            })
+        })
+        .join();
+        if !matches!(dropped, Ok(Ok(()))) {
+            eprintln!("warning: test schema {schema} was not dropped: {dropped:?}");
+        }
+    }
+}
+
+/// Declares each named body as a module with a `sqlite` and a `postgres` test
+/// (`#[macro_use] mod common;` brings it into scope).
+macro_rules! on_both_engines {
+    ($($body:ident),* $(,)?) => {$(
+        mod $body {
+            #[tokio::test]
+            async fn sqlite() {
+                super::$body(&$crate::common::TestDb::sqlite()).await
+            }
+            #[tokio::test]
+            async fn postgres() {
+                super::$body(&$crate::common::TestDb::postgres().await).await
+            }
+        }
+    )*};
+}

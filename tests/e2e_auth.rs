@@ -1,0 +1,729 @@
+//! OAuth 2.1 at the HTTP edge of the real binary: what the resource server
+//! refuses on `/mcp`, and every negative case of the authorization server,
+//! each answered with the RFC's error and changing nothing it should not.
+//! (The happy paths with real clients are in e2e_oauth.rs.)
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{Answer, DEMO_PASSWORD, Server, exchange, exchange_full};
+use toolhost_auth::pkce;
+
+const REDIRECT: &str = "http://127.0.0.1:9/callback";
+const VERIFIER: &str = "e2e-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
+
+/// A cookie-holding HTTP client for the login and consent pages.
+#[derive(Default)]
+struct Browser {
+    cookies: BTreeMap<String, String>,
+}
+
+impl Browser {
+    fn send(&mut self, server: &Server, method: &str, path: &str, form: Option<&str>) -> Answer {
+        let cookie = self
+            .cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let mut headers = vec![("Cookie", cookie.as_str())];
+        if form.is_some() {
+            headers.push(("Content-Type", "application/x-www-form-urlencoded"));
+        }
+        let answer = exchange_full(&server.url, method, path, &headers, form.unwrap_or(""));
+        for (name, value) in &answer.headers {
+            if name == "set-cookie"
+                && let Some((k, v)) = value.split(';').next().and_then(|c| c.split_once('='))
+            {
+                self.cookies.insert(k.trim().into(), v.trim().into());
+            }
+        }
+        answer
+    }
+
+    /// Submits the page's form (its hidden fields plus `fields`).
+    fn submit(&mut self, server: &Server, page: &Answer, fields: &[(&str, &str)]) -> Answer {
+        let action = attribute(&page.body, "action=\"").expect("a form");
+        let mut form: Vec<(String, String)> = hidden_fields(&page.body);
+        form.extend(fields.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let body = form
+            .iter()
+            .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        self.send(server, "POST", &action, Some(&body))
+    }
+}
+
+fn attribute(html: &str, prefix: &str) -> Option<String> {
+    let start = html.find(prefix)? + prefix.len();
+    let end = html[start..].find('"')? + start;
+    Some(html[start..end].replace("&amp;", "&"))
+}
+
+fn hidden_fields(html: &str) -> Vec<(String, String)> {
+    html.split("<input type=\"hidden\" ")
+        .skip(1)
+        .filter_map(|chunk| Some((attribute(chunk, "name=\"")?, attribute(chunk, "value=\"")?)))
+        .collect()
+}
+
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn query_param(location: &str, name: &str) -> Option<String> {
+    let query = location.split_once('?')?.1;
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=')?;
+        (k == name).then(|| v.replace("%3A", ":").replace("%2F", "/"))
+    })
+}
+
+fn json(body: &str) -> Value {
+    serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("JSON ({e}): {body}"))
+}
+
+/// Registers a public client by DCR; returns its id.
+fn register(server: &Server) -> String {
+    let body = format!(r#"{{"redirect_uris":["{REDIRECT}"],"client_name":"e2e"}}"#);
+    let (s, b) = exchange(
+        &server.url,
+        "POST",
+        "/oauth/register",
+        &[("Content-Type", "application/json")],
+        &body,
+    );
+    assert_eq!(s, 201, "{b}");
+    json(&b)["client_id"]
+        .as_str()
+        .expect("client_id")
+        .to_owned()
+}
+
+fn authorize_path(client_id: &str, extra: &str) -> String {
+    format!(
+        "/oauth/authorize?response_type=code&client_id={}&redirect_uri={}&state=s1&code_challenge={}&code_challenge_method=S256{extra}",
+        enc(client_id),
+        enc(REDIRECT),
+        pkce::s256(VERIFIER)
+    )
+}
+
+/// Logs in as `user` and approves; returns the redirect's `Location`.
+fn approve(
+    server: &Server,
+    browser: &mut Browser,
+    client_id: &str,
+    user: &str,
+    password: &str,
+) -> String {
+    let page = browser.send(server, "GET", &authorize_path(client_id, ""), None);
+    if page.status == 302 {
+        return page.header("location").expect("a location").to_owned();
+    }
+    assert_eq!(page.status, 200, "login page: {}", page.body);
+    let after = browser.submit(server, &page, &[("username", user), ("password", password)]);
+    assert_eq!(after.status, 303, "login: {}", after.body);
+    let consent_path = after.header("location").expect("to consent").to_owned();
+    let consent = browser.send(server, "GET", &consent_path, None);
+    if consent.status == 302 {
+        return consent.header("location").expect("a location").to_owned();
+    }
+    assert_eq!(consent.status, 200, "consent page: {}", consent.body);
+    let done = browser.submit(server, &consent, &[("decision", "allow")]);
+    assert_eq!(done.status, 302, "consent: {}", done.body);
+    done.header("location").expect("a location").to_owned()
+}
+
+/// A fresh code for the demo user.
+fn code(server: &Server, client_id: &str) -> String {
+    let location = approve(
+        server,
+        &mut Browser::default(),
+        client_id,
+        "demo",
+        DEMO_PASSWORD,
+    );
+    assert!(location.starts_with(REDIRECT), "{location}");
+    query_param(&location, "code").expect("a code")
+}
+
+fn token(server: &Server, form: &str) -> (u16, Value) {
+    let (s, b) = exchange(
+        &server.url,
+        "POST",
+        "/oauth/token",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        form,
+    );
+    (s, json(&b))
+}
+
+fn redeem(server: &Server, client_id: &str, code: &str, verifier: &str) -> (u16, Value) {
+    token(
+        server,
+        &format!(
+            "grant_type=authorization_code&client_id={}&code={code}&redirect_uri={}&code_verifier={verifier}",
+            enc(client_id),
+            enc(REDIRECT)
+        ),
+    )
+}
+
+fn refresh(server: &Server, client_id: &str, refresh_token: &str, extra: &str) -> (u16, Value) {
+    token(
+        server,
+        &format!(
+            "grant_type=refresh_token&client_id={}&refresh_token={refresh_token}{extra}",
+            enc(client_id)
+        ),
+    )
+}
+
+/// A stateless `tools/list` with `authorization`; its status and answer.
+fn list_tools(server: &Server, authorization: &str) -> Answer {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/list"),
+    ];
+    if !authorization.is_empty() {
+        headers.push(("Authorization", authorization));
+    }
+    exchange_full(&server.url, "POST", "/mcp", &headers, body)
+}
+
+fn bearer(t: &Value) -> String {
+    format!(
+        "Bearer {}",
+        t["access_token"].as_str().expect("an access token")
+    )
+}
+
+fn assert_error(answer: (u16, Value), status: u16, code: &str) {
+    assert_eq!(
+        (answer.0, answer.1["error"].as_str()),
+        (status, Some(code)),
+        "{}",
+        answer.1
+    );
+}
+
+#[test]
+fn the_resource_server_refuses_without_a_valid_token_and_points_at_discovery() {
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    let issuer = server.issuer();
+
+    let none = list_tools(&server, "");
+    assert_eq!(none.status, 401);
+    let challenge = none.header("www-authenticate").expect("a challenge");
+    assert!(
+        challenge.starts_with("Bearer ")
+            && challenge.contains(&format!(
+                "resource_metadata=\"{issuer}/.well-known/oauth-protected-resource/mcp\""
+            ))
+            && challenge.contains("scope=\"mcp\""),
+        "{challenge}"
+    );
+    // A token anywhere but the Authorization header does not count.
+    let in_query = exchange(
+        &server.url,
+        "POST",
+        &format!("/mcp?access_token={}", server.token()),
+        &[],
+        "{}",
+    );
+    assert_eq!(in_query.0, 401);
+    let forged = list_tools(&server, "Bearer not.a.jwt");
+    assert_eq!(forged.status, 401);
+    assert!(
+        forged
+            .header("www-authenticate")
+            .is_some_and(|c| c.contains("error=\"invalid_token\""))
+    );
+    let basic = list_tools(&server, "Basic ZGVtbzpkZW1v");
+    assert_eq!(basic.status, 401);
+
+    // A valid token without the `mcp` scope: 403 insufficient_scope.
+    let narrow = server.service_token("hello:read");
+    let refused = list_tools(&server, &format!("Bearer {narrow}"));
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(
+        refused.header("www-authenticate").is_some_and(|c| c
+            .contains("error=\"insufficient_scope\"")
+            && c.contains("scope=\"mcp\"")),
+        "{:?}",
+        refused.headers
+    );
+    assert_eq!(list_tools(&server, server.bearer()).status, 200);
+
+    // Discovery documents: one issuer string everywhere.
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let (s, b) = exchange(&server.url, "GET", path, &[], "");
+        assert_eq!(s, 200);
+        let prm = json(&b);
+        assert_eq!(prm["resource"], Value::from(server.url.clone()));
+        assert_eq!(prm["authorization_servers"], serde_json::json!([issuer]));
+    }
+    for path in [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+    ] {
+        let (s, b) = exchange(&server.url, "GET", path, &[], "");
+        assert_eq!(s, 200);
+        let meta = json(&b);
+        assert_eq!(meta["issuer"], Value::from(issuer.clone()));
+        assert_eq!(
+            meta["code_challenge_methods_supported"],
+            serde_json::json!(["S256"])
+        );
+        assert_eq!(
+            meta["authorization_response_iss_parameter_supported"],
+            Value::Bool(true)
+        );
+    }
+    let (s, b) = exchange(&server.url, "GET", "/oauth/jwks", &[], "");
+    assert_eq!(s, 200);
+    let keys = json(&b)["keys"].as_array().expect("keys").clone();
+    assert!(
+        keys.iter()
+            .all(|k| k["kty"] == "OKP" && k["kid"].is_string() && k.get("d").is_none()),
+        "{b}"
+    );
+}
+
+#[test]
+fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors() {
+    let server = Server::start_with(&[toolhost_fixtures::HELLO], &["--code-ttl", "1s"]);
+    let client = register(&server);
+    let mut browser = Browser::default();
+
+    // Before the redirect URI is known good: a page, never a redirect.
+    let wrong_redirect =
+        authorize_path(&client, "").replace(&enc(REDIRECT), &enc("http://127.0.0.1:9/other"));
+    let page = browser.send(&server, "GET", &wrong_redirect, None);
+    assert_eq!(
+        (page.status, page.header("location")),
+        (400, None),
+        "{}",
+        page.body
+    );
+    let unknown = browser.send(&server, "GET", &authorize_path("no-such-client", ""), None);
+    assert_eq!((unknown.status, unknown.header("location")), (400, None));
+
+    // After: back to the client with error, state and iss.
+    let issuer = server.issuer();
+    for (path, error) in [
+        (
+            authorize_path(&client, "").replace("&code_challenge_method=S256", ""),
+            "invalid_request",
+        ),
+        (
+            authorize_path(&client, "")
+                .replace("code_challenge_method=S256", "code_challenge_method=plain"),
+            "invalid_request",
+        ),
+        (
+            format!(
+                "/oauth/authorize?response_type=code&client_id={}&redirect_uri={}&state=s1",
+                enc(&client),
+                enc(REDIRECT)
+            ),
+            "invalid_request",
+        ),
+        (
+            authorize_path(&client, "&resource=https%3A%2F%2Fother.example%2Fmcp"),
+            "invalid_target",
+        ),
+        (authorize_path(&client, "&scope=admin"), "invalid_scope"),
+        (
+            authorize_path(&client, "").replace("response_type=code", "response_type=token"),
+            "unsupported_response_type",
+        ),
+    ] {
+        let answer = browser.send(&server, "GET", &path, None);
+        let location = answer
+            .header("location")
+            .unwrap_or_else(|| panic!("{path}: {}", answer.body));
+        assert!(location.starts_with(REDIRECT), "{location}");
+        assert_eq!(
+            query_param(location, "error").as_deref(),
+            Some(error),
+            "{path} → {location}"
+        );
+        assert_eq!(query_param(location, "state").as_deref(), Some("s1"));
+        assert_eq!(
+            query_param(location, "iss").as_deref(),
+            Some(issuer.as_str())
+        );
+    }
+
+    // A good flow issues a code with state and iss.
+    let location = approve(&server, &mut browser, &client, "demo", DEMO_PASSWORD);
+    assert_eq!(query_param(&location, "state").as_deref(), Some("s1"));
+    assert_eq!(
+        query_param(&location, "iss").as_deref(),
+        Some(issuer.as_str())
+    );
+    // The wrong verifier: invalid_grant, and the code is spent.
+    let first = query_param(&location, "code").expect("a code");
+    assert_error(
+        redeem(&server, &client, &first, &format!("{VERIFIER}x")),
+        400,
+        "invalid_grant",
+    );
+    assert_error(
+        redeem(&server, &client, &first, VERIFIER),
+        400,
+        "invalid_grant",
+    );
+    // The logged-in browser skips the password and the remembered consent.
+    let again = browser.send(&server, "GET", &authorize_path(&client, ""), None);
+    assert_eq!(
+        again.status, 302,
+        "an active session goes straight back: {}",
+        again.body
+    );
+    // No verifier at all.
+    let code_2 = query_param(again.header("location").expect("location"), "code").expect("a code");
+    let no_verifier = token(
+        &server,
+        &format!(
+            "grant_type=authorization_code&client_id={}&code={code_2}&redirect_uri={}",
+            enc(&client),
+            enc(REDIRECT)
+        ),
+    );
+    assert_error(no_verifier, 400, "invalid_grant");
+    // A redirect URI that differs from the request's.
+    let code_3 = code(&server, &client);
+    let other_redirect = token(
+        &server,
+        &format!(
+            "grant_type=authorization_code&client_id={}&code={code_3}&redirect_uri={}&code_verifier={VERIFIER}",
+            enc(&client),
+            enc("http://127.0.0.1:9/other")
+        ),
+    );
+    assert_error(other_redirect, 400, "invalid_grant");
+    // Another resource.
+    let code_4 = code(&server, &client);
+    let foreign = token(
+        &server,
+        &format!(
+            "grant_type=authorization_code&client_id={}&code={code_4}&redirect_uri={}&code_verifier={VERIFIER}&resource={}",
+            enc(&client),
+            enc(REDIRECT),
+            enc("https://other.example/mcp")
+        ),
+    );
+    assert_error(foreign, 400, "invalid_target");
+
+    // Replay: the second use fails and revokes what the first minted.
+    let code_5 = code(&server, &client);
+    let (s, minted) = redeem(&server, &client, &code_5, VERIFIER);
+    assert_eq!(s, 200, "{minted}");
+    assert_eq!(list_tools(&server, &bearer(&minted)).status, 200);
+    assert_error(
+        redeem(&server, &client, &code_5, VERIFIER),
+        400,
+        "invalid_grant",
+    );
+    assert_eq!(
+        list_tools(&server, &bearer(&minted)).status,
+        401,
+        "the first token died with the replay"
+    );
+    let rt = minted["refresh_token"].as_str().expect("a refresh token");
+    assert_error(refresh(&server, &client, rt, ""), 400, "invalid_grant");
+
+    // An expired code.
+    let code_6 = code(&server, &client);
+    std::thread::sleep(Duration::from_millis(2100));
+    assert_error(
+        redeem(&server, &client, &code_6, VERIFIER),
+        400,
+        "invalid_grant",
+    );
+
+    // Unknown grant types and clients.
+    assert_error(
+        token(
+            &server,
+            &format!("grant_type=password&client_id={}", enc(&client)),
+        ),
+        400,
+        "unsupported_grant_type",
+    );
+    assert_error(
+        token(
+            &server,
+            "grant_type=authorization_code&client_id=nobody&code=x",
+        ),
+        401,
+        "invalid_client",
+    );
+    assert_error(
+        token(
+            &server,
+            &format!("grant_type=client_credentials&client_id={}", enc(&client)),
+        ),
+        400,
+        "unauthorized_client",
+    );
+}
+
+#[test]
+fn refresh_tokens_rotate_and_a_replay_revokes_the_whole_family() {
+    let server = Server::start_with(&[toolhost_fixtures::HELLO], &["--access-token-ttl", "2s"]);
+    let client = register(&server);
+    let (s, first) = redeem(&server, &client, &code(&server, &client), VERIFIER);
+    assert_eq!(s, 200, "{first}");
+    assert_eq!(first["token_type"], "Bearer");
+    let rt_1 = first["refresh_token"].as_str().expect("rt").to_owned();
+
+    // Asking for more than was granted: invalid_scope, and nothing changes.
+    assert_error(
+        refresh(&server, &client, &rt_1, "&scope=mcp%20admin"),
+        400,
+        "invalid_scope",
+    );
+
+    // An expired access token: a typed 401, then a refresh gives one that works.
+    // `exp` has one-second resolution and is valid through its second.
+    std::thread::sleep(Duration::from_millis(3200));
+    let expired = list_tools(&server, &bearer(&first));
+    assert_eq!(expired.status, 401);
+    assert!(
+        expired
+            .header("www-authenticate")
+            .is_some_and(|c| c.contains("invalid_token") && c.contains("expired")),
+        "{:?}",
+        expired.headers
+    );
+    let (s, second) = refresh(&server, &client, &rt_1, "");
+    assert_eq!(s, 200, "{second}");
+    let rt_2 = second["refresh_token"].as_str().expect("rt").to_owned();
+    assert_ne!(rt_1, rt_2, "rotated");
+    assert_eq!(list_tools(&server, &bearer(&second)).status, 200);
+
+    // Replaying the rotated token revokes the family: the newest tokens die too.
+    assert_error(refresh(&server, &client, &rt_1, ""), 400, "invalid_grant");
+    assert_eq!(list_tools(&server, &bearer(&second)).status, 401);
+    assert_error(refresh(&server, &client, &rt_2, ""), 400, "invalid_grant");
+
+    // RFC 7009: revoking a refresh token ends its grant at once.
+    let (_, third) = redeem(&server, &client, &code(&server, &client), VERIFIER);
+    assert_eq!(list_tools(&server, &bearer(&third)).status, 200);
+    let form = format!(
+        "token={}&client_id={}",
+        third["refresh_token"].as_str().expect("rt"),
+        enc(&client)
+    );
+    let (s, _) = exchange(
+        &server.url,
+        "POST",
+        "/oauth/revoke",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        &form,
+    );
+    assert_eq!(s, 200);
+    assert_eq!(list_tools(&server, &bearer(&third)).status, 401);
+}
+
+#[test]
+fn revoking_a_client_or_disabling_a_user_kills_their_tokens_at_once() {
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    let added = server.admin(&["user", "add", "alice", "--tenant", "demo"]);
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let out = String::from_utf8_lossy(&added.stdout).into_owned();
+    let password = out
+        .lines()
+        .find_map(|l| l.strip_prefix("password: "))
+        .expect("a generated password")
+        .to_owned();
+
+    let client = register(&server);
+    let location = approve(
+        &server,
+        &mut Browser::default(),
+        &client,
+        "alice",
+        &password,
+    );
+    let (s, alice) = redeem(
+        &server,
+        &client,
+        &query_param(&location, "code").expect("code"),
+        VERIFIER,
+    );
+    assert_eq!(s, 200, "{alice}");
+    assert_eq!(list_tools(&server, &bearer(&alice)).status, 200);
+    assert!(server.admin(&["user", "disable", "alice"]).status.success());
+    assert_eq!(
+        list_tools(&server, &bearer(&alice)).status,
+        401,
+        "disabled user's token"
+    );
+    // A disabled user cannot log in.
+    let mut browser = Browser::default();
+    let page = browser.send(&server, "GET", &authorize_path(&client, ""), None);
+    let refused = browser.submit(
+        &server,
+        &page,
+        &[("username", "alice"), ("password", &password)],
+    );
+    assert_eq!(refused.status, 401);
+    // A wrong password neither.
+    let page = browser.send(&server, "GET", &authorize_path(&client, ""), None);
+    let refused = browser.submit(
+        &server,
+        &page,
+        &[("username", "demo"), ("password", "wrong-password")],
+    );
+    assert_eq!(refused.status, 401);
+
+    let (s, demo) = redeem(&server, &client, &code(&server, &client), VERIFIER);
+    assert_eq!(s, 200, "{demo}");
+    assert_eq!(list_tools(&server, &bearer(&demo)).status, 200);
+    let listed = String::from_utf8_lossy(&server.admin(&["client", "list"]).stdout).into_owned();
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with(&client))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(
+        line.contains("dcr") && line.contains(REDIRECT) && line.contains("active"),
+        "{line}"
+    );
+    assert!(
+        server
+            .admin(&["client", "revoke", &client])
+            .status
+            .success()
+    );
+    assert_eq!(
+        list_tools(&server, &bearer(&demo)).status,
+        401,
+        "revoked client's token"
+    );
+    let rt = demo["refresh_token"].as_str().expect("rt");
+    assert_error(refresh(&server, &client, rt, ""), 401, "invalid_client");
+    let listed = String::from_utf8_lossy(&server.admin(&["client", "list"]).stdout).into_owned();
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with(&client) && l.contains("revoked")),
+        "{listed}"
+    );
+}
+
+#[test]
+fn bad_registrations_are_refused_and_registration_is_rate_limited() {
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    let clients = || {
+        String::from_utf8_lossy(&server.admin(&["client", "list"]).stdout)
+            .lines()
+            .count()
+    };
+    let before = clients();
+    let post = |body: &str| {
+        let (s, b) = exchange(
+            &server.url,
+            "POST",
+            "/oauth/register",
+            &[("Content-Type", "application/json")],
+            body,
+        );
+        (s, json(&b))
+    };
+    assert_error(post("{not json"), 400, "invalid_client_metadata");
+    assert_error(
+        post(r#"{"client_name":"no redirect"}"#),
+        400,
+        "invalid_redirect_uri",
+    );
+    assert_error(
+        post(r#"{"redirect_uris":["javascript:alert(1)"]}"#),
+        400,
+        "invalid_redirect_uri",
+    );
+    assert_error(
+        post(r#"{"redirect_uris":["http://evil.example/cb"]}"#),
+        400,
+        "invalid_redirect_uri",
+    );
+    assert_error(
+        post(&format!(
+            r#"{{"redirect_uris":["{REDIRECT}"],"scope":"mcp admin"}}"#
+        )),
+        400,
+        "invalid_client_metadata",
+    );
+    assert_error(
+        post(&format!(
+            r#"{{"redirect_uris":["{REDIRECT}"],"grant_types":["client_credentials"]}}"#
+        )),
+        400,
+        "invalid_client_metadata",
+    );
+    let huge = format!(
+        r#"{{"redirect_uris":["{REDIRECT}"],"client_name":"{}"}}"#,
+        "x".repeat(20_000)
+    );
+    assert_error(post(&huge), 400, "invalid_client_metadata");
+    assert_eq!(clients(), before, "no refused registration left a client");
+
+    // A metadata document on a private address is never fetched.
+    let mut browser = Browser::default();
+    let cimd = authorize_path("https://localhost/client.json", "");
+    let page = browser.send(&server, "GET", &cimd, None);
+    assert_eq!(page.status, 400);
+    assert!(page.body.contains("private address"), "{}", page.body);
+
+    // Seven refusals above counted toward the per-source limit (10 a minute).
+    let mut limited = None;
+    for _ in 0..12 {
+        let answer = exchange_full(
+            &server.url,
+            "POST",
+            "/oauth/register",
+            &[("Content-Type", "application/json")],
+            &format!(r#"{{"redirect_uris":["{REDIRECT}"]}}"#),
+        );
+        if answer.status == 429 {
+            limited = Some(answer);
+            break;
+        }
+        assert_eq!(answer.status, 201, "{}", answer.body);
+    }
+    let limited = limited.expect("registration is rate-limited");
+    assert!(
+        limited
+            .header("retry-after")
+            .and_then(|v| v.parse::<u64>().ok())
+            .is_some_and(|s| s >= 1),
+        "{:?}",
+        limited.headers
+    );
+    assert_eq!(json(&limited.body)["error"], "rate_limited");
+}
