@@ -692,6 +692,11 @@ fn bad_registrations_are_refused_and_registration_is_rate_limited() {
     );
     assert_error(post(&huge), 400, "invalid_client_metadata");
     assert_eq!(clients(), before, "no refused registration left a client");
+    let events = String::from_utf8_lossy(&server.admin(&["client", "events"]).stdout).into_owned();
+    assert!(
+        events.contains("client.registration.refused"),
+        "refusals are audited: {events}"
+    );
 
     // A metadata document on a private address is never fetched.
     let mut browser = Browser::default();
@@ -717,6 +722,11 @@ fn bad_registrations_are_refused_and_registration_is_rate_limited() {
         assert_eq!(answer.status, 201, "{}", answer.body);
     }
     let limited = limited.expect("registration is rate-limited");
+    let events = String::from_utf8_lossy(&server.admin(&["client", "events"]).stdout).into_owned();
+    assert!(
+        events.contains("client.registered"),
+        "registrations are audited: {events}"
+    );
     assert!(
         limited
             .header("retry-after")

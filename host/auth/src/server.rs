@@ -34,6 +34,16 @@ impl AuthServer {
         config: AuthConfig,
         store: Arc<dyn AuthStore>,
     ) -> Result<Arc<AuthServer>, KeyError> {
+        AuthServer::start_with_upstream(config, store, None).await
+    }
+
+    /// [`AuthServer::start`] with an upstream identity provider offered on
+    /// the login page next to the password form.
+    pub async fn start_with_upstream(
+        config: AuthConfig,
+        store: Arc<dyn AuthStore>,
+        upstream: Option<Arc<dyn UpstreamIdentity>>,
+    ) -> Result<Arc<AuthServer>, KeyError> {
         let keys = KeyRing::load(store.as_ref(), schedule(&config), now()).await?;
         let fetcher =
             MetadataFetcher::new(FetchLimits::default()).map_err(|e| KeyError::Unreadable {
@@ -49,16 +59,8 @@ impl AuthServer {
             store,
             keys,
             fetcher,
-            upstream: None,
+            upstream,
         }))
-    }
-
-    /// Adds an upstream identity provider (shown on the login page).
-    pub fn with_upstream(mut self: Arc<Self>, upstream: Arc<dyn UpstreamIdentity>) -> Arc<Self> {
-        if let Some(me) = Arc::get_mut(&mut self) {
-            me.upstream = Some(upstream);
-        }
-        self
     }
 
     /// The configuration.
@@ -72,7 +74,8 @@ impl AuthServer {
     }
 
     /// Periodic upkeep: picks up key rotations (ours or another
-    /// replica's) and deletes clients unused past the idle expiry.
+    /// replica's), deletes clients unused past the idle expiry, and purges
+    /// expired codes, refresh tokens, pending requests and sessions.
     pub async fn maintain(&self) {
         if let Err(e) = self
             .keys
@@ -86,6 +89,13 @@ impl AuthServer {
             Ok(0) => {}
             Ok(n) => tracing::info!(clients = n, "expired idle OAuth clients"),
             Err(e) => tracing::error!(error = %e, "expiring idle clients"),
+        }
+        // A spent code is kept until it expires, so that its replay is
+        // recognised (and revokes its grant) for as long as it could matter.
+        match self.store.purge_expired(now()).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(rows = n, "purged expired codes, tokens and sessions"),
+            Err(e) => tracing::error!(error = %e, "purging expired auth rows"),
         }
     }
 

@@ -337,6 +337,11 @@ pub trait AuthStore: Send + Sync {
     /// and codes; returns how many clients went.
     fn expire_idle_clients(&self, before: i64) -> StoreFuture<'_, u64>;
 
+    /// Deletes what can no longer be used: codes, refresh tokens, pending
+    /// authorizations and browser sessions that expired before `before`.
+    /// Returns how many rows went.
+    fn purge_expired(&self, before: i64) -> StoreFuture<'_, u64>;
+
     /// Stores a new authorization code.
     fn insert_code<'a>(&'a self, code: &'a AuthCode) -> StoreFuture<'a, ()>;
     /// Spends a code: the first call for a hash gets `Redeemed`, every later

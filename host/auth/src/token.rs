@@ -194,7 +194,17 @@ mod tests {
         keys.sort_unstable();
         assert_eq!(
             keys,
-            ["aud", "client_id", "exp", "iat", "iss", "jti", "scope", "sid", "sub"]
+            [
+                "aud",
+                "client_id",
+                "exp",
+                "iat",
+                "iss",
+                "jti",
+                "scope",
+                "sid",
+                "sub"
+            ]
         );
     }
 }

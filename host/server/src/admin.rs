@@ -80,6 +80,15 @@ pub enum ClientCommand {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// The latest security events: registrations (and refusals), logins and
+    /// failed logins, revocations, replays.
+    Events {
+        /// How many, newest first.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        #[command(flatten)]
+        store: StoreArg,
+    },
     /// Add a service (machine) client for the client credentials grant.
     /// Prints its id and secret; the secret is not shown again.
     AddService {
@@ -163,6 +172,19 @@ pub async fn client(command: ClientCommand) -> anyhow::Result<ExitCode> {
         ClientCommand::Revoke { client_id, store } => {
             admin::revoke_client(&open(&store).await?, &client_id).await?;
             println!("client {client_id} revoked; its tokens stop working now");
+        }
+        ClientCommand::Events { limit, store } => {
+            for e in open(&store).await?.recent_events(limit).await? {
+                println!(
+                    "{} {:<28} client={} subject={} source={} {}",
+                    timestamp(e.at),
+                    e.kind,
+                    e.client_id.as_deref().unwrap_or("-"),
+                    e.subject.as_deref().unwrap_or("-"),
+                    e.source.as_deref().unwrap_or("-"),
+                    e.detail
+                );
+            }
         }
         ClientCommand::AddService {
             name,

@@ -235,6 +235,17 @@ impl AuthStore for Store {
         })
     }
 
+    fn purge_expired(&self, before: i64) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let mut purged = 0;
+            for statement in sql::PURGE_EXPIRED {
+                purged += execute!(&self.pools, statement, before)
+                    .map_err(failed("purge expired auth rows"))?;
+            }
+            Ok(purged)
+        })
+    }
+
     fn insert_code<'a>(&'a self, code: &'a AuthCode) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             execute!(

@@ -27,6 +27,7 @@ on_both_engines!(
     consent_is_saved_and_replaced,
     events_are_listed_newest_first_up_to_the_limit,
     idle_dynamic_clients_expire_with_their_tokens_but_admin_clients_stay,
+    expired_codes_tokens_requests_and_sessions_are_purged,
 );
 
 const NOW: i64 = 1_764_000_000;
@@ -623,4 +624,51 @@ async fn idle_dynamic_clients_expire_with_their_tokens_but_admin_clients_stay(db
         store.expire_idle_clients(NOW + 100).await.expect("again"),
         0
     );
+}
+
+async fn expired_codes_tokens_requests_and_sessions_are_purged(db: &TestDb) {
+    let store = seeded(db).await;
+    // Codes expire at NOW + 60, refresh tokens at NOW + 86 400.
+    store
+        .insert_family(&family("f-1", "c-app", "u-alice", PrincipalKind::User))
+        .await
+        .expect("family");
+    store
+        .insert_code(&code("old-code", "f-1"))
+        .await
+        .expect("code");
+    store
+        .insert_refresh(&refresh("old-rt", "f-1"))
+        .await
+        .expect("rt");
+    let session = WebSession {
+        id_hash: "s-old".into(),
+        user_id: "u-alice".into(),
+        created_at: NOW,
+        expires_at: NOW + 3600,
+    };
+    store.insert_session(&session).await.expect("session");
+    let pending = PendingAuthorization {
+        id: "p-old".into(),
+        browser_hash: "ab".repeat(32),
+        csrf: "csrf".into(),
+        request: "{}".into(),
+        expires_at: NOW + 600,
+    };
+    store.insert_pending(&pending).await.expect("pending");
+
+    // Nothing has expired yet.
+    assert_eq!(store.purge_expired(NOW).await.expect("purge"), 0);
+    // After an hour and a bit: the code, the request and the session.
+    assert_eq!(store.purge_expired(NOW + 3601).await.expect("purge"), 3);
+    assert_eq!(
+        store.redeem_code("old-code", NOW).await.expect("redeem"),
+        CodeRedemption::Unknown
+    );
+    assert_eq!(store.pending("p-old").await.expect("get"), None);
+    assert_eq!(store.session("s-old").await.expect("get"), None);
+    assert!(store.refresh_token("old-rt").await.expect("get").is_some());
+    // A day later, the refresh token.
+    assert_eq!(store.purge_expired(NOW + 86_401).await.expect("purge"), 1);
+    assert_eq!(store.refresh_token("old-rt").await.expect("get"), None);
 }

@@ -127,3 +127,11 @@ pub(super) const RECORD_EVENT: &str = "INSERT INTO auth_events \
 // By id, not `at`: two events in the same second keep their recording order.
 pub(super) const RECENT_EVENTS: &str = "SELECT at, kind, client_id, subject, source, detail \
      FROM auth_events ORDER BY id DESC LIMIT $1";
+
+/// What [`AuthStore::purge_expired`](toolhost_auth::AuthStore::purge_expired) deletes, one statement per table.
+pub(super) const PURGE_EXPIRED: [&str; 4] = [
+    "DELETE FROM auth_codes WHERE expires_at < $1",
+    "DELETE FROM refresh_tokens WHERE expires_at < $1",
+    "DELETE FROM pending_authorizations WHERE expires_at < $1",
+    "DELETE FROM web_sessions WHERE expires_at < $1",
+];

@@ -1,0 +1,231 @@
+//! The upstream identity provider is one adapter behind a trait: when it
+//! vouches for a local user the browser is logged in; when it is down the
+//! login page says so and the local password keeps working.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use reqwest::redirect::Policy;
+use toolhost_auth::upstream::{ExternalIdentity, UpstreamError, UpstreamFuture, UpstreamIdentity};
+use toolhost_auth::{AuthConfig, AuthServer, AuthStore, admin, pkce};
+use toolhost_storage::Store;
+
+/// A test double for an OIDC provider: a code `ok-<username>` names the
+/// user; `up` false makes every exchange fail as a down provider would.
+struct FakeIdp {
+    up: AtomicBool,
+}
+
+impl UpstreamIdentity for FakeIdp {
+    fn label(&self) -> &str {
+        "Fake SSO"
+    }
+    fn authorization_url(&self, state: &str, redirect_uri: &str) -> String {
+        format!("https://idp.invalid/authorize?state={state}&redirect_uri={redirect_uri}")
+    }
+    fn exchange<'a>(&'a self, code: &'a str, _redirect_uri: &'a str) -> UpstreamFuture<'a> {
+        Box::pin(async move {
+            if !self.up.load(Ordering::SeqCst) {
+                return Err(UpstreamError("connection refused".into()));
+            }
+            code.strip_prefix("ok-")
+                .map(|u| ExternalIdentity { username: u.into() })
+                .ok_or_else(|| UpstreamError("bad code".into()))
+        })
+    }
+}
+
+struct Site {
+    base: String,
+    http: reqwest::Client,
+    cookies: BTreeMap<String, String>,
+}
+
+impl Site {
+    async fn send(&mut self, req: reqwest::RequestBuilder) -> (u16, Option<String>, String) {
+        let cookie = self
+            .cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let resp = req
+            .header("cookie", cookie)
+            .send()
+            .await
+            .expect("a response");
+        for v in resp.headers().get_all("set-cookie") {
+            if let Some((k, v)) = v
+                .to_str()
+                .ok()
+                .and_then(|c| c.split(';').next())
+                .and_then(|c| c.split_once('='))
+            {
+                self.cookies.insert(k.into(), v.into());
+            }
+        }
+        let status = resp.status().as_u16();
+        let location = resp
+            .headers()
+            .get("location")
+            .and_then(|l| l.to_str().ok())
+            .map(str::to_owned);
+        (status, location, resp.text().await.unwrap_or_default())
+    }
+
+    async fn get(&mut self, path: &str) -> (u16, Option<String>, String) {
+        let req = self.http.get(format!("{}{path}", self.base));
+        self.send(req).await
+    }
+}
+
+fn field(html: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html.find(&marker).expect("the field") + marker.len();
+    html[start..start + html[start..].find('"').expect("a quote")].to_owned()
+}
+
+async fn serve(idp: Arc<FakeIdp>) -> (Site, Arc<AuthServer>) {
+    let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let auth = AuthServer::start_with_upstream(AuthConfig::new(base.clone()), store, Some(idp))
+        .await
+        .expect("auth server");
+    let app = toolhost_auth::router(auth.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    let http = reqwest::Client::builder()
+        .redirect(Policy::none())
+        .build()
+        .expect("client");
+    (
+        Site {
+            base,
+            http,
+            cookies: BTreeMap::new(),
+        },
+        auth,
+    )
+}
+
+/// A public client and the path of an authorization request for it.
+async fn client(auth: &AuthServer) -> String {
+    let store: &dyn AuthStore = auth.store();
+    store.ensure_tenant("demo", 0).await.expect("tenant");
+    let c = toolhost_auth::Client {
+        client_id: "app".into(),
+        secret_hash: None,
+        kind: toolhost_auth::ClientKind::Public,
+        origin: toolhost_auth::ClientOrigin::Admin,
+        name: "app".into(),
+        redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+        scope: "mcp".into(),
+        tenant: None,
+        owner: None,
+        created_at: 0,
+        last_used_at: None,
+        revoked_at: None,
+        refresh_at: None,
+    };
+    store.insert_client(&c).await.expect("client");
+    format!(
+        "/oauth/authorize?response_type=code&client_id=app&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&code_challenge={}&code_challenge_method=S256",
+        pkce::s256("a-verifier-that-is-long-enough-0123456789abcdef")
+    )
+}
+
+#[tokio::test]
+async fn the_upstream_logs_a_user_in_and_its_outage_leaves_password_login_working() {
+    let idp = Arc::new(FakeIdp {
+        up: AtomicBool::new(false),
+    });
+    let (mut site, auth) = serve(idp.clone()).await;
+    admin::add_user(auth.store(), "demo", "alice", "alice-password")
+        .await
+        .expect("alice");
+    let authorize = client(&auth).await;
+
+    // The login page offers the upstream next to the password form.
+    let (status, _, page) = site.get(&authorize).await;
+    assert_eq!(status, 200);
+    assert!(page.contains("Sign in with Fake SSO"), "{page}");
+    let pending = field(&page, "pending");
+    let (status, location, _) = site
+        .get(&format!("/oauth/upstream/start?pending={pending}"))
+        .await;
+    assert_eq!(status, 303);
+    assert!(
+        location
+            .expect("to the idp")
+            .starts_with("https://idp.invalid/authorize?state=")
+    );
+
+    // The provider is down: the page says so; the password still works.
+    let (status, _, page) = site
+        .get(&format!(
+            "/oauth/upstream/callback?code=ok-alice&state={pending}"
+        ))
+        .await;
+    assert_eq!(status, 502);
+    assert!(page.contains("use your password"), "{page}");
+    let form = [
+        ("pending", pending.clone()),
+        ("csrf", field(&page, "csrf")),
+        ("username", "alice".into()),
+        ("password", "alice-password".into()),
+    ];
+    let req = site
+        .http
+        .post(format!("{}/oauth/login", site.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(encode(&form));
+    let (status, location, _) = site.send(req).await;
+    assert_eq!(
+        (status, location.as_deref()),
+        (
+            303,
+            Some(format!("/oauth/consent?pending={pending}").as_str())
+        )
+    );
+
+    // The provider is back: a fresh browser is logged in through it alone.
+    idp.up.store(true, Ordering::SeqCst);
+    site.cookies.clear();
+    let (_, _, page) = site.get(&authorize).await;
+    let pending = field(&page, "pending");
+    let (status, location, _) = site
+        .get(&format!(
+            "/oauth/upstream/callback?code=ok-alice&state={pending}"
+        ))
+        .await;
+    assert_eq!(status, 303);
+    let (status, _, consent) = site.get(&location.expect("to consent")).await;
+    assert_eq!(status, 200);
+    assert!(
+        consent.contains("Signed in as <strong>alice</strong>"),
+        "{consent}"
+    );
+
+    // It cannot vouch for someone who has no local account.
+    site.cookies.clear();
+    let (_, _, page) = site.get(&authorize).await;
+    let pending = field(&page, "pending");
+    let (status, _, _) = site
+        .get(&format!(
+            "/oauth/upstream/callback?code=ok-mallory&state={pending}"
+        ))
+        .await;
+    assert_eq!(status, 502);
+}
+
+/// `application/x-www-form-urlencoded` of `pairs`.
+fn encode<V: AsRef<str>>(pairs: &[(&str, V)]) -> String {
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        form.append_pair(k, v.as_ref());
+    }
+    form.finish()
+}
