@@ -92,7 +92,7 @@ async fn start(durable_audit: bool) -> (String, tempfile::TempDir) {
         .with_host_tool(Arc::new(NativeGreet(spec)))
         .expect("no collision");
     let ops = Ops {
-        store,
+        store: store.clone(),
         metrics: PrometheusBuilder::new().build_recorder().handle(),
         accepting: Arc::new(AtomicBool::new(true)),
     };
@@ -251,7 +251,50 @@ fn main() {
             let (addr, _dir) = start(durable).await;
             table(&addr, profile).await;
         }
+        bearer_check().await;
     });
+}
+
+/// What the bearer check costs per request, in-process: verifying the
+/// EdDSA signature and reading the grant's standing from SQLite, against
+/// verifying the signature alone.
+async fn bearer_check() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("auth.db").display());
+    let store = Arc::new(Store::connect(&url).await.expect("store"));
+    let issuer = "http://127.0.0.1:1";
+    let auth = AuthServer::start(AuthConfig::new(issuer), store.clone())
+        .await
+        .expect("auth server");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let app = toolhost_auth::router(auth.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    let (client, secret) = toolhost_auth::admin::add_service(auth.store(), "bench", "bench", "mcp")
+        .await
+        .expect("a service client");
+    let header = format!("Bearer {}", token(&addr, &client.client_id, &secret).await);
+    let mut samples = Vec::with_capacity(CALLS);
+    for i in 0..WARMUP + CALLS {
+        let t = Instant::now();
+        auth.authenticate(Some(&header))
+            .await
+            .expect("a valid token");
+        if i >= WARMUP {
+            samples.push(t.elapsed());
+        }
+    }
+    samples.sort();
+    println!();
+    println!("| bearer check (in-process) | p50 µs | p99 µs |");
+    println!("|---|---|---|");
+    println!(
+        "| signature + live grant read (SQLite) | {:.1} | {:.1} |",
+        samples[samples.len() / 2].as_secs_f64() * 1e6,
+        samples[samples.len() * 99 / 100].as_secs_f64() * 1e6
+    );
 }
 
 async fn table(addr: &str, profile: &str) {
