@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::Value;
+use support::oauth::{encode, json, query, register, token};
 use support::{Answer, DEMO_PASSWORD, Server, exchange, exchange_full};
 use toolhost_auth::pkce;
 
@@ -51,7 +52,7 @@ impl Browser {
         form.extend(fields.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let body = form
             .iter()
-            .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+            .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
             .collect::<Vec<_>>()
             .join("&");
         self.send(server, "POST", &action, Some(&body))
@@ -71,51 +72,11 @@ fn hidden_fields(html: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn enc(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-fn query_param(location: &str, name: &str) -> Option<String> {
-    let query = location.split_once('?')?.1;
-    query.split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=')?;
-        (k == name).then(|| v.replace("%3A", ":").replace("%2F", "/"))
-    })
-}
-
-fn json(body: &str) -> Value {
-    serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("JSON ({e}): {body}"))
-}
-
-/// Registers a public client by DCR; returns its id.
-fn register(server: &Server) -> String {
-    let body = format!(r#"{{"redirect_uris":["{REDIRECT}"],"client_name":"e2e"}}"#);
-    let (s, b) = exchange(
-        &server.url,
-        "POST",
-        "/oauth/register",
-        &[("Content-Type", "application/json")],
-        &body,
-    );
-    assert_eq!(s, 201, "{b}");
-    json(&b)["client_id"]
-        .as_str()
-        .expect("client_id")
-        .to_owned()
-}
-
 fn authorize_path(client_id: &str, extra: &str) -> String {
     format!(
         "/oauth/authorize?response_type=code&client_id={}&redirect_uri={}&state=s1&code_challenge={}&code_challenge_method=S256{extra}",
-        enc(client_id),
-        enc(REDIRECT),
+        encode(client_id),
+        encode(REDIRECT),
         pkce::s256(VERIFIER)
     )
 }
@@ -156,18 +117,7 @@ fn code(server: &Server, client_id: &str) -> String {
         DEMO_PASSWORD,
     );
     assert!(location.starts_with(REDIRECT), "{location}");
-    query_param(&location, "code").expect("a code")
-}
-
-fn token(server: &Server, form: &str) -> (u16, Value) {
-    let (s, b) = exchange(
-        &server.url,
-        "POST",
-        "/oauth/token",
-        &[("Content-Type", "application/x-www-form-urlencoded")],
-        form,
-    );
-    (s, json(&b))
+    query(&location, "code").expect("a code")
 }
 
 fn redeem(server: &Server, client_id: &str, code: &str, verifier: &str) -> (u16, Value) {
@@ -175,8 +125,8 @@ fn redeem(server: &Server, client_id: &str, code: &str, verifier: &str) -> (u16,
         server,
         &format!(
             "grant_type=authorization_code&client_id={}&code={code}&redirect_uri={}&code_verifier={verifier}",
-            enc(client_id),
-            enc(REDIRECT)
+            encode(client_id),
+            encode(REDIRECT)
         ),
     )
 }
@@ -186,7 +136,7 @@ fn refresh(server: &Server, client_id: &str, refresh_token: &str, extra: &str) -
         server,
         &format!(
             "grant_type=refresh_token&client_id={}&refresh_token={refresh_token}{extra}",
-            enc(client_id)
+            encode(client_id)
         ),
     )
 }
@@ -311,12 +261,12 @@ fn the_resource_server_refuses_without_a_valid_token_and_points_at_discovery() {
 #[test]
 fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors() {
     let server = Server::start_with(&[toolhost_fixtures::HELLO], &["--code-ttl", "1s"]);
-    let client = register(&server);
+    let client = register(&server, REDIRECT, "e2e");
     let mut browser = Browser::default();
 
     // Before the redirect URI is known good: a page, never a redirect.
     let wrong_redirect =
-        authorize_path(&client, "").replace(&enc(REDIRECT), &enc("http://127.0.0.1:9/other"));
+        authorize_path(&client, "").replace(&encode(REDIRECT), &encode("http://127.0.0.1:9/other"));
     let page = browser.send(&server, "GET", &wrong_redirect, None);
     assert_eq!(
         (page.status, page.header("location")),
@@ -342,8 +292,8 @@ fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors()
         (
             format!(
                 "/oauth/authorize?response_type=code&client_id={}&redirect_uri={}&state=s1",
-                enc(&client),
-                enc(REDIRECT)
+                encode(&client),
+                encode(REDIRECT)
             ),
             "invalid_request",
         ),
@@ -363,26 +313,20 @@ fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors()
             .unwrap_or_else(|| panic!("{path}: {}", answer.body));
         assert!(location.starts_with(REDIRECT), "{location}");
         assert_eq!(
-            query_param(location, "error").as_deref(),
+            query(location, "error").as_deref(),
             Some(error),
             "{path} → {location}"
         );
-        assert_eq!(query_param(location, "state").as_deref(), Some("s1"));
-        assert_eq!(
-            query_param(location, "iss").as_deref(),
-            Some(issuer.as_str())
-        );
+        assert_eq!(query(location, "state").as_deref(), Some("s1"));
+        assert_eq!(query(location, "iss").as_deref(), Some(issuer.as_str()));
     }
 
     // A good flow issues a code with state and iss.
     let location = approve(&server, &mut browser, &client, "demo", DEMO_PASSWORD);
-    assert_eq!(query_param(&location, "state").as_deref(), Some("s1"));
-    assert_eq!(
-        query_param(&location, "iss").as_deref(),
-        Some(issuer.as_str())
-    );
+    assert_eq!(query(&location, "state").as_deref(), Some("s1"));
+    assert_eq!(query(&location, "iss").as_deref(), Some(issuer.as_str()));
     // The wrong verifier: invalid_grant, and the code is spent.
-    let first = query_param(&location, "code").expect("a code");
+    let first = query(&location, "code").expect("a code");
     assert_error(
         redeem(&server, &client, &first, &format!("{VERIFIER}x")),
         400,
@@ -401,13 +345,13 @@ fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors()
         again.body
     );
     // No verifier at all.
-    let code_2 = query_param(again.header("location").expect("location"), "code").expect("a code");
+    let code_2 = query(again.header("location").expect("location"), "code").expect("a code");
     let no_verifier = token(
         &server,
         &format!(
             "grant_type=authorization_code&client_id={}&code={code_2}&redirect_uri={}",
-            enc(&client),
-            enc(REDIRECT)
+            encode(&client),
+            encode(REDIRECT)
         ),
     );
     assert_error(no_verifier, 400, "invalid_grant");
@@ -417,8 +361,8 @@ fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors()
         &server,
         &format!(
             "grant_type=authorization_code&client_id={}&code={code_3}&redirect_uri={}&code_verifier={VERIFIER}",
-            enc(&client),
-            enc("http://127.0.0.1:9/other")
+            encode(&client),
+            encode("http://127.0.0.1:9/other")
         ),
     );
     assert_error(other_redirect, 400, "invalid_grant");
@@ -428,9 +372,9 @@ fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors()
         &server,
         &format!(
             "grant_type=authorization_code&client_id={}&code={code_4}&redirect_uri={}&code_verifier={VERIFIER}&resource={}",
-            enc(&client),
-            enc(REDIRECT),
-            enc("https://other.example/mcp")
+            encode(&client),
+            encode(REDIRECT),
+            encode("https://other.example/mcp")
         ),
     );
     assert_error(foreign, 400, "invalid_target");
@@ -466,7 +410,7 @@ fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors()
     assert_error(
         token(
             &server,
-            &format!("grant_type=password&client_id={}", enc(&client)),
+            &format!("grant_type=password&client_id={}", encode(&client)),
         ),
         400,
         "unsupported_grant_type",
@@ -482,7 +426,10 @@ fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors()
     assert_error(
         token(
             &server,
-            &format!("grant_type=client_credentials&client_id={}", enc(&client)),
+            &format!(
+                "grant_type=client_credentials&client_id={}",
+                encode(&client)
+            ),
         ),
         400,
         "unauthorized_client",
@@ -492,7 +439,7 @@ fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors()
 #[test]
 fn refresh_tokens_rotate_and_a_replay_revokes_the_whole_family() {
     let server = Server::start_with(&[toolhost_fixtures::HELLO], &["--access-token-ttl", "2s"]);
-    let client = register(&server);
+    let client = register(&server, REDIRECT, "e2e");
     let (s, first) = redeem(&server, &client, &code(&server, &client), VERIFIER);
     assert_eq!(s, 200, "{first}");
     assert_eq!(first["token_type"], "Bearer");
@@ -534,7 +481,7 @@ fn refresh_tokens_rotate_and_a_replay_revokes_the_whole_family() {
     let form = format!(
         "token={}&client_id={}",
         third["refresh_token"].as_str().expect("rt"),
-        enc(&client)
+        encode(&client)
     );
     let (s, _) = exchange(
         &server.url,
@@ -563,7 +510,7 @@ fn revoking_a_client_or_disabling_a_user_kills_their_tokens_at_once() {
         .expect("a generated password")
         .to_owned();
 
-    let client = register(&server);
+    let client = register(&server, REDIRECT, "e2e");
     let location = approve(
         &server,
         &mut Browser::default(),
@@ -574,7 +521,7 @@ fn revoking_a_client_or_disabling_a_user_kills_their_tokens_at_once() {
     let (s, alice) = redeem(
         &server,
         &client,
-        &query_param(&location, "code").expect("code"),
+        &query(&location, "code").expect("code"),
         VERIFIER,
     );
     assert_eq!(s, 200, "{alice}");

@@ -10,6 +10,8 @@
 //! Each test crate uses part of this module.
 #![allow(dead_code)]
 
+pub mod oauth;
+
 use std::cell::RefCell;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader};

@@ -7,7 +7,9 @@ use crate::config::AuthConfig;
 use crate::scope;
 
 /// RFC 8414 metadata. One issuer string everywhere: here, in the resource
-/// metadata, in the `iss` of authorization responses and tokens.
+/// metadata, in the `iss` of authorization responses and tokens. The same
+/// document answers at the OpenID discovery path for clients that only look
+/// there; it claims no OpenID Connect features (no ID tokens, no userinfo).
 pub fn authorization_server(config: &AuthConfig) -> Value {
     let i = &config.issuer;
     json!({
@@ -26,8 +28,6 @@ pub fn authorization_server(config: &AuthConfig) -> Value {
         "code_challenge_methods_supported": ["S256"],
         "authorization_response_iss_parameter_supported": true,
         "client_id_metadata_document_supported": true,
-        "subject_types_supported": ["public"],
-        "id_token_signing_alg_values_supported": ["EdDSA"],
     })
 }
 

@@ -57,7 +57,7 @@ pub(crate) fn login(status: StatusCode, p: &LoginPage<'_>) -> Response {
 pub(crate) fn consent(p: &ConsentPage<'_>) -> Response {
     let body = format!(
         "<h1>Allow access?</h1>\n<p>Signed in as <strong>{user}</strong>.</p>\n\
-         <p><strong>{client}</strong> (returning to <code>{host}</code>) asks for: <code>{scopes}</code>.\
+         <p><strong>{client}</strong> (returning to <code>{host}</code>) asks for: <code>{scopes}</code>. \
          It will be able to list and call the tools your roles allow, as you.</p>\n\
          <form method=\"post\" action=\"/oauth/consent\">\n\
          <input type=\"hidden\" name=\"pending\" value=\"{pending}\">\n\
