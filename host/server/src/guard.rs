@@ -45,16 +45,21 @@ impl Guard {
     }
 }
 
+/// Counts a POST as in flight from the moment it arrives (before the bearer
+/// check) until its response, so shutdown waits for it wherever it is.
+pub async fn track_in_flight(State(guard): State<Guard>, req: Request, next: Next) -> Response {
+    if req.method() != Method::POST {
+        return next.run(req).await;
+    }
+    guard.in_flight.clone().track_future(next.run(req)).await
+}
+
 /// Bounds a POST body and checks it parses as JSON, then hands it on.
 pub async fn mcp_guard(State(guard): State<Guard>, req: Request, next: Next) -> Response {
     if req.method() != Method::POST {
         return next.run(req).await;
     }
-    guard
-        .in_flight
-        .clone()
-        .track_future(checked(guard.max_request_bytes, req, next))
-        .await
+    checked(guard.max_request_bytes, req, next).await
 }
 
 async fn checked(max: usize, req: Request, next: Next) -> Response {

@@ -39,15 +39,21 @@ pub fn router(
     guard: Guard,
     auth: Arc<AuthServer>,
 ) -> Router {
+    // Outermost first: count the POST as in flight, check the token, bound
+    // and parse the body, then rmcp.
     let guarded = Router::new()
         .route_service("/mcp", mcp)
         .layer(axum::middleware::from_fn_with_state(
-            guard,
+            guard.clone(),
             crate::guard::mcp_guard,
         ))
         .layer(axum::middleware::from_fn_with_state(
             auth.clone(),
             toolhost_auth::require_bearer,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            guard,
+            crate::guard::track_in_flight,
         ));
     Router::new()
         .route("/healthz", get(healthz))
