@@ -141,8 +141,9 @@ impl Tools {
 }
 
 /// A running `toolhost serve` on 127.0.0.1, with its own plugin directory and
-/// SQLite file in a temp dir, the demo user seeded, and a service client
-/// whose bearer token tests that are not about OAuth use. Killed when dropped.
+/// SQLite file in a temp dir, the demo user seeded (an admin of tenant
+/// `demo`), and a service client allowed every fixture's tools, whose bearer
+/// token tests that are not about OAuth use. Killed when dropped.
 pub struct Server {
     child: RefCell<Child>,
     /// `http://127.0.0.1:PORT/mcp`, as the server printed it.
@@ -235,7 +236,8 @@ impl Server {
             bearer: String::new(),
             dir,
         };
-        server.token = server.service_token("mcp");
+        // The scopes of a service allowed every fixture's tools.
+        server.token = server.service_token("mcp hello:read conformance:run fixture:run");
         server.bearer = format!("Bearer {}", server.token);
         server
     }

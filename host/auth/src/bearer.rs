@@ -82,18 +82,22 @@ impl AuthServer {
         if grant.disabled {
             return Err(BearerError::Invalid("the user is disabled".into()));
         }
+        // The token's scopes, less any its client has lost since it was
+        // issued (an operator narrowing a service takes effect at once).
+        let live: Vec<&str> = grant.client_scope.split(' ').collect();
+        let scopes = claims
+            .scope
+            .split(' ')
+            .filter(|s| !s.is_empty() && live.contains(s))
+            .map(Into::into)
+            .collect();
         let principal = Principal {
             subject: claims.sub,
             kind: grant.family.subject_kind,
             name: grant.name,
             tenant: grant.tenant,
             client_id: claims.client_id,
-            scopes: claims
-                .scope
-                .split(' ')
-                .filter(|s| !s.is_empty())
-                .map(Into::into)
-                .collect(),
+            scopes,
             session: claims.sid,
         };
         if !principal.has_scope(scope::MCP) {

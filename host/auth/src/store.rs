@@ -235,6 +235,8 @@ pub struct LiveGrant {
     pub family: Family,
     /// The client's revocation time, if revoked.
     pub client_revoked_at: Option<i64>,
+    /// The client's scope set as it is now (an operator may have narrowed it).
+    pub client_scope: String,
     /// The principal's tenant: the user's, or the service client's.
     pub tenant: String,
     /// The principal's display name: username or client name.

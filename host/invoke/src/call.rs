@@ -9,19 +9,11 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
 use toolhost_catalog::Catalog;
+use toolhost_policy::{Decision, Grants, PolicyStore, Use, decide};
 use toolhost_runtime::{CallContext, ProgressSink, Runtime, ToolOutput};
+use toolhost_types::{Principal, PrincipalKind};
 
 use crate::{HostTool, InvokeError, Tool};
-
-/// Who is calling. Until authentication lands every caller is the local
-/// principal of the default tenant.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    /// An opaque, stable principal id.
-    pub principal: String,
-    /// The principal's tenant.
-    pub tenant: String,
-}
 
 /// One tool call as the MCP edge received it.
 #[derive(Debug, Clone)]
@@ -34,9 +26,11 @@ pub struct CallRequest {
     pub progress: Option<ProgressSink>,
 }
 
-/// The host's call path: the catalog, the sandbox runtime and the audit sink.
+/// The host's call path: the catalog, the policy's live state, the sandbox
+/// runtime and the audit sink.
 pub struct Toolhost {
     catalog: Arc<Catalog>,
+    policy: Arc<dyn PolicyStore>,
     runtime: Arc<Runtime>,
     audit: Arc<dyn AuditSink>,
     host_tools: BTreeMap<String, Arc<dyn HostTool>>,
@@ -45,9 +39,15 @@ pub struct Toolhost {
 
 impl Toolhost {
     /// Wires the call path.
-    pub fn new(catalog: Arc<Catalog>, runtime: Arc<Runtime>, audit: Arc<dyn AuditSink>) -> Self {
+    pub fn new(
+        catalog: Arc<Catalog>,
+        policy: Arc<dyn PolicyStore>,
+        runtime: Arc<Runtime>,
+        audit: Arc<dyn AuditSink>,
+    ) -> Self {
         Self {
             catalog,
+            policy,
             runtime,
             audit,
             host_tools: BTreeMap::new(),
@@ -74,14 +74,33 @@ impl Toolhost {
         self.in_flight.wait().await;
     }
 
-    /// The tools `who` may see, in name order.
-    pub fn list(&self, _who: &Caller) -> Vec<Tool> {
+    /// The tools `who` may see, in name order: the same decision a call
+    /// gets, from the principal's roles as they are now.
+    pub async fn list(&self, who: &Principal) -> Result<Vec<Tool>, InvokeError> {
+        let grants = self.grants(who).await?;
         let plugins = self.catalog.tools().cloned().map(Tool::Plugin);
         let mut tools: Vec<Tool> = plugins
             .chain(self.host_tools.values().cloned().map(Tool::Host))
+            .filter(|t| {
+                let spec = t.spec();
+                decide(who, &grants, &spec.permission, spec.risk, Use::List).permits()
+            })
             .collect();
         tools.sort_by(|a, b| a.spec().name.cmp(&b.spec().name));
-        tools
+        Ok(tools)
+    }
+
+    /// `who`'s roles in its tenant, read now (services have none: their
+    /// token's scopes bound them).
+    async fn grants(&self, who: &Principal) -> Result<Grants, InvokeError> {
+        match who.kind {
+            PrincipalKind::User => self
+                .policy
+                .grants(&who.tenant, &who.subject)
+                .await
+                .map_err(InvokeError::Policy),
+            PrincipalKind::Service => Ok(Grants::none()),
+        }
     }
 
     /// The tool called `name`, whoever asks (schemas are the same for every caller).
@@ -99,7 +118,7 @@ impl Toolhost {
     /// the guest at its next epoch tick; the call is still audited.
     pub async fn call(
         &self,
-        who: &Caller,
+        who: &Principal,
         req: CallRequest,
         cancel: &CancellationToken,
     ) -> Result<ToolOutput, InvokeError> {
@@ -110,7 +129,7 @@ impl Toolhost {
 
     async fn audited(
         &self,
-        who: &Caller,
+        who: &Principal,
         req: CallRequest,
         cancel: &CancellationToken,
     ) -> Result<ToolOutput, InvokeError> {
@@ -125,7 +144,7 @@ impl Toolhost {
 
     async fn run(
         &self,
-        who: &Caller,
+        who: &Principal,
         req: &CallRequest,
         cancel: &CancellationToken,
         audit: &mut Audit,
@@ -136,6 +155,13 @@ impl Toolhost {
                 tool: req.tool.clone(),
             })?;
         audit.tool_found(&tool);
+        let spec = tool.spec();
+        let grants = self.grants(who).await?;
+        if decide(who, &grants, &spec.permission, spec.risk, Use::Call) == Decision::Denied {
+            return Err(InvokeError::PermissionDenied {
+                tool: req.tool.clone(),
+            });
+        }
         let args = arguments_text(&req.arguments)?;
         let tool = match tool {
             Tool::Plugin(t) => t,
@@ -147,7 +173,7 @@ impl Toolhost {
             }
         };
         let plugin = tool.plugin();
-        let ctx = CallContext::new(&who.tenant, &who.principal).with_progress(req.progress.clone());
+        let ctx = CallContext::new(&who.tenant, &who.subject).with_progress(req.progress.clone());
         let call = self
             .runtime
             .call(&plugin.plugin, &ctx, &req.tool, &args, &plugin.budget);
@@ -173,11 +199,11 @@ struct Audit {
 }
 
 impl Audit {
-    fn start(who: &Caller, req: &CallRequest) -> Self {
+    fn start(who: &Principal, req: &CallRequest) -> Self {
         let event = AuditEvent {
             call_id: toolhost_types::CallId::new().to_string(),
             at: SystemTime::now(),
-            principal: who.principal.clone(),
+            principal: who.subject.clone(),
             tenant: who.tenant.clone(),
             tool: req.tool.clone(),
             plugin: None,
@@ -209,6 +235,10 @@ impl Audit {
         let breach = matches!(outcome, Err(InvokeError::Call(e)) if e.is_breach());
         match outcome {
             Ok(_) => self.event.outcome = Outcome::Executed,
+            Err(e @ InvokeError::PermissionDenied { .. }) => {
+                self.event.outcome = Outcome::Denied;
+                self.event.error_code = Some(e.code().to_owned());
+            }
             Err(e) => {
                 self.event.outcome = Outcome::Error;
                 self.event.error_code = Some(e.code().to_owned());

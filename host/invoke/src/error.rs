@@ -11,6 +11,13 @@ pub enum InvokeError {
         /// The name the client asked for.
         tool: String,
     },
+    /// The caller may not call this tool (its client's catalog is stale, or
+    /// a role was revoked); no plugin code ran.
+    #[error("you may not call {tool:?}: list the tools again to see what you may use")]
+    PermissionDenied {
+        /// The tool's name.
+        tool: String,
+    },
     /// The arguments are not a JSON object.
     #[error("the arguments must be a JSON object")]
     ArgumentsNotAnObject,
@@ -26,6 +33,9 @@ pub enum InvokeError {
         /// The name.
         tool: String,
     },
+    /// The principal's roles could not be read, so nothing is decided.
+    #[error("internal error")]
+    Policy(#[source] toolhost_policy::PolicyStoreError),
     /// The audit row could not be written, so the answer is withheld.
     #[error("internal error")]
     Audit(#[source] toolhost_audit::AuditError),
@@ -36,10 +46,13 @@ impl InvokeError {
     pub fn code(&self) -> &'static str {
         match self {
             InvokeError::ToolNotFound { .. } => "TOOL_NOT_FOUND",
+            InvokeError::PermissionDenied { .. } => "PERMISSION_DENIED",
             InvokeError::ArgumentsNotAnObject => "INVALID_ARGUMENTS",
             InvokeError::Cancelled => "CANCELLED",
             InvokeError::Call(e) => e.code(),
-            InvokeError::Audit(_) | InvokeError::DuplicateTool { .. } => "INTERNAL",
+            InvokeError::Audit(_) | InvokeError::Policy(_) | InvokeError::DuplicateTool { .. } => {
+                "INTERNAL"
+            }
         }
     }
 }

@@ -5,13 +5,14 @@
 //!
 //! This room owns the order of the steps and the one audit event per call.
 //! It owns none of the steps themselves: the catalog finds the tool, the
-//! runtime runs it, the audit sink stores the event.
+//! policy decides (the same decision for listing and calling), the runtime
+//! runs it, the audit sink stores the event.
 
 mod call;
 mod error;
 mod metrics;
 mod tool;
 
-pub use call::{CallRequest, Caller, Toolhost};
+pub use call::{CallRequest, Toolhost};
 pub use error::InvokeError;
 pub use tool::{HostTool, HostToolFuture, Tool};

@@ -9,7 +9,9 @@ use serde_json::Value;
 use toolhost_catalog::ToolRef;
 use toolhost_runtime::{ToolOutput, ToolSpec};
 
-use crate::{Caller, InvokeError};
+use toolhost_types::Principal;
+
+use crate::InvokeError;
 
 /// The future a host tool returns.
 pub type HostToolFuture<'a> =
@@ -21,7 +23,7 @@ pub trait HostTool: Send + Sync + 'static {
     /// How it is listed.
     fn spec(&self) -> &ToolSpec;
     /// Runs it with `args` (a JSON object).
-    fn call<'a>(&'a self, who: &'a Caller, args: &'a Value) -> HostToolFuture<'a>;
+    fn call<'a>(&'a self, who: &'a Principal, args: &'a Value) -> HostToolFuture<'a>;
 }
 
 /// A tool the host serves.

@@ -10,8 +10,10 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolhost_audit::{AuditError, AuditEvent, AuditSink, Outcome, SinkFuture};
 use toolhost_catalog::{Catalog, LoadOptions};
-use toolhost_invoke::{CallRequest, Caller, InvokeError, Toolhost};
+use toolhost_invoke::{CallRequest, InvokeError, Toolhost};
+use toolhost_policy::{FixedGrants, Grants};
 use toolhost_runtime::{Runtime, RuntimeConfig};
+use toolhost_types::{Principal, PrincipalKind};
 
 /// An audit sink that keeps events in memory, or refuses them all.
 #[derive(Default)]
@@ -57,13 +59,31 @@ async fn host(audit: Arc<Recorded>, spin_timeout: &str) -> Toolhost {
             .map(ToString::to_string)
             .collect::<Vec<_>>()
     );
-    Toolhost::new(Arc::new(loaded.catalog), runtime, audit)
+    // Alice's roles allow what hello and spin need, nothing else.
+    let grants = Grants::new(
+        false,
+        [
+            "hello:read".parse().expect("valid"),
+            "fixture:run".parse().expect("valid"),
+        ],
+    );
+    Toolhost::new(
+        Arc::new(loaded.catalog),
+        Arc::new(FixedGrants(grants)),
+        runtime,
+        audit,
+    )
 }
 
-fn alice() -> Caller {
-    Caller {
-        principal: "alice".into(),
+fn alice() -> Principal {
+    Principal {
+        subject: "alice".into(),
+        kind: PrincipalKind::User,
+        name: "alice".into(),
         tenant: "acme".into(),
+        client_id: "app".into(),
+        scopes: vec!["mcp".into()],
+        session: "grant".into(),
     }
 }
 
@@ -219,4 +239,43 @@ async fn drain_waits_for_calls_in_flight() {
             .code(),
         "TIMEOUT"
     );
+}
+
+#[tokio::test]
+async fn a_call_without_the_permission_is_denied_audited_and_runs_no_plugin_code() {
+    let audit = Arc::new(Recorded::default());
+    let host = host(audit.clone(), "200ms").await;
+    let bob = Principal {
+        subject: "bob".into(),
+        kind: PrincipalKind::Service,
+        scopes: vec!["mcp".into(), "hello:read".into()],
+        ..alice()
+    };
+    // bob's scopes allow hello, not the fixtures: `spin` is neither listed
+    // nor callable, and the refused call never reaches the sandbox.
+    let listed: Vec<String> = host
+        .list(&bob)
+        .await
+        .expect("lists")
+        .iter()
+        .map(|t| t.spec().name.to_string())
+        .collect();
+    assert!(
+        listed.contains(&"greet".to_string()) && !listed.contains(&"spin".to_string()),
+        "{listed:?}"
+    );
+    let err = host
+        .call(&bob, req("spin", json!({})), &CancellationToken::new())
+        .await
+        .expect_err("denied");
+    assert!(
+        matches!(err, InvokeError::PermissionDenied { .. }),
+        "{err:?}"
+    );
+    assert_eq!(err.code(), "PERMISSION_DENIED");
+    let events = audit.events.lock().expect("not poisoned");
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].outcome, Outcome::Denied);
+    assert_eq!(events[0].error_code.as_deref(), Some("PERMISSION_DENIED"));
+    assert_eq!(events[0].principal, "bob");
 }

@@ -49,12 +49,15 @@ pub(crate) fn answer(out: ToolOutput) -> CallToolResult {
 /// `isError` and a stable code; only an internal failure is a protocol
 /// error, and an opaque one.
 pub(crate) fn failure(e: &InvokeError) -> Result<CallToolResult, ErrorData> {
-    if matches!(e, InvokeError::Audit(_)) {
+    if matches!(e, InvokeError::Audit(_) | InvokeError::Policy(_)) {
         tracing::error!(error = ?e, "call failed internally");
         return Err(ErrorData::internal_error("internal error", None));
     }
     let mut error = json!({"code": e.code(), "message": e.to_string()});
-    if matches!(e, InvokeError::ToolNotFound { .. }) {
+    if matches!(
+        e,
+        InvokeError::ToolNotFound { .. } | InvokeError::PermissionDenied { .. }
+    ) {
         error["hint"] = json!("call tools/list to refresh your tool catalog");
     }
     let text = format!("{}: {e}", e.code());

@@ -11,7 +11,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
-use toolhost_invoke::{CallRequest, Caller, Toolhost};
+use toolhost_invoke::{CallRequest, Toolhost};
 use toolhost_types::Principal;
 
 use crate::progress::ProgressRelay;
@@ -33,7 +33,7 @@ impl McpServer {
     /// Who is calling: the principal the bearer check (in front of `/mcp`)
     /// put into the request's extensions. A request without one never
     /// reaches a tool.
-    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Principal, ErrorData> {
         let principal = ctx
             .extensions
             .get::<http::request::Parts>()
@@ -42,10 +42,7 @@ impl McpServer {
                 tracing::error!("an unauthenticated request reached the MCP handler");
                 ErrorData::internal_error("request is not authenticated", None)
             })?;
-        Ok(Caller {
-            principal: principal.subject.clone(),
-            tenant: principal.tenant.clone(),
-        })
+        Ok(principal.clone())
     }
 }
 
@@ -86,7 +83,10 @@ impl ServerHandler for McpServer {
             ),
             None => None,
         };
-        let visible = self.host.list(&who);
+        let visible = self.host.list(&who).await.map_err(|e| {
+            tracing::error!(error = ?e, "listing tools failed internally");
+            ErrorData::internal_error("internal error", None)
+        })?;
         let names = visible.iter().map(|t| t.spec().name.as_str());
         let (range, next) = cursor::page(names, after.as_deref(), cursor::PAGE_SIZE);
         let tools: Vec<Tool> = visible[range]
@@ -95,8 +95,8 @@ impl ServerHandler for McpServer {
             .collect();
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;
-        // The list will depend on the caller's permissions: never share it,
-        // and let clients re-list whenever they need (ttl 0).
+        // The list depends on the caller's permissions, read live: never
+        // share it, and let clients re-list whenever they need (ttl 0).
         Ok(result.with_cache_scope(CacheScope::Private).with_ttl_ms(0))
     }
 

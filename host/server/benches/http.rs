@@ -23,10 +23,11 @@ use serde_json::{Value, json};
 use toolhost_audit::{AuditEvent, AuditSink, SinkFuture};
 use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_catalog::{Catalog, LoadOptions};
-use toolhost_invoke::{Caller, HostTool, HostToolFuture, InvokeError, Toolhost};
+use toolhost_invoke::{HostTool, HostToolFuture, InvokeError, Toolhost};
 use toolhost_runtime::{Runtime, RuntimeConfig, ToolOutput, ToolSpec};
 use toolhost_server::http::{Guard, Ops, router};
 use toolhost_storage::Store;
+use toolhost_types::Principal;
 
 /// Calls per (tool, concurrency) measurement, after a warm-up.
 const CALLS: usize = 20_000;
@@ -39,7 +40,7 @@ impl HostTool for NativeGreet {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(&'a self, _who: &'a Caller, args: &'a Value) -> HostToolFuture<'a> {
+    fn call<'a>(&'a self, _who: &'a Principal, args: &'a Value) -> HostToolFuture<'a> {
         Box::pin(async move {
             let name = args["name"]
                 .as_str()
@@ -88,7 +89,7 @@ async fn start(durable_audit: bool) -> (String, tempfile::TempDir) {
     } else {
         Arc::new(Discard)
     };
-    let host = Toolhost::new(Arc::new(loaded.catalog), runtime, audit)
+    let host = Toolhost::new(Arc::new(loaded.catalog), store.clone(), runtime, audit)
         .with_host_tool(Arc::new(NativeGreet(spec)))
         .expect("no collision");
     let ops = Ops {
@@ -105,9 +106,10 @@ async fn start(durable_audit: bool) -> (String, tempfile::TempDir) {
     let auth = AuthServer::start(AuthConfig::new(format!("http://{addr}")), store.clone())
         .await
         .expect("auth server");
-    let (client, secret) = toolhost_auth::admin::add_service(auth.store(), "bench", "bench", "mcp")
-        .await
-        .expect("a service client");
+    let (client, secret) =
+        toolhost_auth::admin::add_service(auth.store(), "bench", "bench", "mcp hello:read")
+            .await
+            .expect("a service client");
     let app = router(
         ops,
         toolhost_mcp::service(Arc::new(host), mcp),

@@ -105,7 +105,8 @@ pub enum ClientCommand {
     },
 }
 
-async fn open(store: &StoreArg) -> anyhow::Result<Store> {
+/// Opens (and migrates) the store `store` names.
+pub(crate) async fn open(store: &StoreArg) -> anyhow::Result<Store> {
     Store::connect(&store.database_url)
         .await
         .context("opening the store")

@@ -1,7 +1,8 @@
 //! The `toolhost` binary's room: the command line, configuration and wiring.
 //!
 //! `serve` runs the host; `user` and `client` administer accounts and
-//! OAuth clients; `plugin pin` turns a manifest template and a built component into a
+//! OAuth clients; `tenant`, `role`, `grant` and `revoke` administer tenants
+//! and their roles; `plugin pin` turns a manifest template and a built component into a
 //! loadable, digest-pinned plugin; `catalog check` loads a plugin directory
 //! and reports every tool and every refusal; `call` runs one tool in the
 //! sandbox, in-process, for tool authors.
@@ -10,6 +11,7 @@ mod admin;
 mod config;
 mod guard;
 pub mod http;
+mod rbac;
 mod serve;
 
 use std::path::PathBuf;
@@ -50,6 +52,16 @@ enum Command {
     /// OAuth clients: list and revoke registered ones, add service clients.
     #[command(subcommand)]
     Client(admin::ClientCommand),
+    /// Tenants: add and list them.
+    #[command(subcommand)]
+    Tenant(rbac::TenantCommand),
+    /// A tenant's roles: add, delete, permit and forbid permissions, list.
+    #[command(subcommand)]
+    Role(rbac::RoleCommand),
+    /// Give a role to a user of its tenant (effective on their next request).
+    Grant(rbac::GrantArgs),
+    /// Take a role from a user (effective on their next request).
+    Revoke(rbac::GrantArgs),
     /// Run one tool in the sandbox and print its answer (for tool authors).
     Call {
         /// The plugin directory (pinned manifests and their components).
@@ -142,6 +154,10 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::User(command) => admin::user(command).await,
         Command::Client(command) => admin::client(command).await,
+        Command::Tenant(command) => rbac::tenant(command).await,
+        Command::Role(command) => rbac::role(command).await,
+        Command::Grant(args) => rbac::grant(args).await,
+        Command::Revoke(args) => rbac::revoke(args).await,
         Command::Plugin(PluginCommand::Pin {
             manifest,
             component,

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_catalog::{Catalog, LoadOptions};
 use toolhost_invoke::Toolhost;
+use toolhost_policy::{PolicyStore, PolicyStoreError};
 use toolhost_runtime::{Runtime, RuntimeConfig};
 use toolhost_storage::Store;
 
@@ -56,6 +57,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let tools = loaded.catalog.tools().count();
     let host = Arc::new(Toolhost::new(
         Arc::new(loaded.catalog),
+        store.clone(),
         runtime,
         store.clone(),
     ));
@@ -85,10 +87,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         let wanted = std::env::var("TOOLHOST_DEMO_PASSWORD")
             .ok()
             .filter(|p| !p.is_empty());
-        toolhost_auth::admin::seed_demo(auth.store(), wanted.as_deref())
+        let created = toolhost_auth::admin::seed_demo(auth.store(), wanted.as_deref())
             .await
-            .context("seeding the demo user")?
-            .map(|p| (p, wanted.is_some()))
+            .context("seeding the demo user")?;
+        seed_demo_admin(&store).await?;
+        created.map(|p| (p, wanted.is_some()))
     } else {
         None
     };
@@ -153,6 +156,22 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     served.context("serving HTTP")?;
     store.close().await;
     tracing::info!("toolhost stopped");
+    Ok(())
+}
+
+/// The demo tenant's `admin` role (an admin role: every tool), held by `demo`.
+async fn seed_demo_admin(store: &Store) -> anyhow::Result<()> {
+    match PolicyStore::create_role(store, "demo", "admin", true).await {
+        Ok(()) | Err(PolicyStoreError::Conflict { .. }) => {}
+        Err(e) => return Err(e).context("seeding the demo admin role"),
+    }
+    let demo = toolhost_auth::AuthStore::user_by_name(store, "demo")
+        .await
+        .context("reading the demo user")?
+        .context("the demo user is missing")?;
+    PolicyStore::assign(store, "demo", "admin", &demo.id)
+        .await
+        .context("giving demo the admin role")?;
     Ok(())
 }
 

@@ -4,13 +4,17 @@
 //! - [`toolhost_audit::AuditSink`]: one row per tool call in the `audit` table;
 //! - [`toolhost_auth::AuthStore`]: the authorization server's tenants, users,
 //!   clients, grants, codes, refresh tokens, signing keys, browser sessions,
-//!   consents and security events (`src/auth.rs`).
+//!   consents and security events (`src/auth.rs`);
+//! - [`toolhost_policy::PolicyStore`]: each tenant's roles, their
+//!   permissions and their members (`src/policy.rs`), plus
+//!   [`Store::tenants`] for operators.
 //!
 //! This room owns the SQL, the schema migrations (`migrations/sqlite` and
 //! `migrations/postgres`, same numbers, same meaning, embedded in the binary
 //! and applied at connect), connection pooling and the engines' durability
 //! settings. It does not decide what an event says (`audit` does) nor when it
 //! is written (`invoke` does), nor what a token or a grant allows (`auth`
+//! does), nor what a role's permissions let a principal do (`policy`
 //! does), and `sqlx` stays inside it: callers see [`StorageError`] (or the
 //! trait's own error, such as [`toolhost_auth::AuthStoreError`]).
 //!
@@ -52,6 +56,7 @@ mod connect;
 mod error;
 pub mod group;
 mod migrations;
+mod policy;
 mod record;
 mod store;
 

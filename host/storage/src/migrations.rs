@@ -34,6 +34,10 @@ pub(crate) const SQLITE: Files = &[
         "0002_auth.sql",
         include_str!("../../../migrations/sqlite/0002_auth.sql"),
     ),
+    (
+        "0003_rbac.sql",
+        include_str!("../../../migrations/sqlite/0003_rbac.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -45,6 +49,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0002_auth.sql",
         include_str!("../../../migrations/postgres/0002_auth.sql"),
+    ),
+    (
+        "0003_rbac.sql",
+        include_str!("../../../migrations/postgres/0003_rbac.sql"),
     ),
 ];
 

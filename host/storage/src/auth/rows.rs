@@ -157,6 +157,7 @@ pub(crate) fn live_grant(row: &impl Fields) -> Result<Option<LiveGrant>, sqlx::E
     };
     Ok(Some(LiveGrant {
         client_revoked_at: row.maybe_int("client_revoked_at")?,
+        client_scope: row.text("client_scope")?,
         family,
         tenant,
         name,

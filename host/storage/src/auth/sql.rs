@@ -74,6 +74,7 @@ pub(super) const REVOKE_SUBJECT_FAMILIES: &str = "UPDATE token_families SET revo
 pub(super) const LIVE_GRANT: &str = "SELECT \
      f.id, f.client_id, f.subject, f.subject_kind, f.scope, f.created_at, f.revoked_at, \
      c.revoked_at AS client_revoked_at, c.tenant AS client_tenant, c.name AS client_name, \
+     c.scope AS client_scope, \
      u.tenant AS user_tenant, u.username, u.disabled AS user_disabled \
      FROM token_families f \
      JOIN oauth_clients c ON c.client_id = f.client_id \

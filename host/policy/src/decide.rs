@@ -1,0 +1,188 @@
+//! [`decide`]: the one decision behind listing and calling.
+
+use std::collections::BTreeSet;
+
+use toolhost_types::{Permission, Principal, PrincipalKind, Risk};
+
+/// What the caller is doing with the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Use {
+    /// Seeing it in `tools/list`.
+    List,
+    /// Calling it.
+    Call,
+}
+
+/// The answer for one (principal, tool, use).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Not listed: the principal lacks the permission.
+    Hidden,
+    /// Listed, or callable.
+    Allowed,
+    /// Callable after a person approves this invocation (its risk is high).
+    Gated,
+    /// The call is refused: the principal lacks the permission (a stale
+    /// client catalog); no plugin code runs.
+    Denied,
+}
+
+impl Decision {
+    /// True when the tool appears in the list / the call may proceed (maybe
+    /// through a gate).
+    pub fn permits(self) -> bool {
+        matches!(self, Decision::Allowed | Decision::Gated)
+    }
+}
+
+/// A principal's standing in its tenant, read live: whether one of its
+/// roles is an admin role, and the union of its roles' permissions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grants {
+    admin: bool,
+    permissions: BTreeSet<Permission>,
+}
+
+impl Grants {
+    /// Grants from an admin flag and permissions.
+    pub fn new(admin: bool, permissions: impl IntoIterator<Item = Permission>) -> Self {
+        Grants {
+            admin,
+            permissions: permissions.into_iter().collect(),
+        }
+    }
+
+    /// No role at all.
+    pub fn none() -> Self {
+        Grants::default()
+    }
+
+    /// True if an admin role is among them.
+    pub fn is_admin(&self) -> bool {
+        self.admin
+    }
+
+    /// True if `required` is granted exactly, or by `resource:*`.
+    pub fn allows(&self, required: &Permission) -> bool {
+        self.admin || self.permissions.iter().any(|p| covers(p, required))
+    }
+}
+
+/// True if the granted permission covers the required one: the same, or the
+/// same resource with action `*`.
+fn covers(granted: &Permission, required: &Permission) -> bool {
+    granted.resource() == required.resource()
+        && (granted.action() == required.action() || granted.action() == "*")
+}
+
+/// A service principal's scopes as permissions (`mcp` and any other
+/// non-permission scope are skipped).
+fn scope_allows(scopes: &[String], required: &Permission) -> bool {
+    scopes
+        .iter()
+        .filter_map(|s| s.parse::<Permission>().ok())
+        .any(|p| covers(&p, required))
+}
+
+/// Decides whether `who` may see (`Use::List`) or call (`Use::Call`) a tool
+/// needing `required`, whose invocation carries `risk`.
+///
+/// People are judged by their live roles (an admin role allows everything);
+/// service principals only by their token's scopes. Missing permission
+/// hides on list and denies on call. Risk never hides: a permitted call at
+/// high risk is `Gated`.
+pub fn decide(
+    who: &Principal,
+    grants: &Grants,
+    required: &Permission,
+    risk: Risk,
+    use_: Use,
+) -> Decision {
+    let permitted = match who.kind {
+        PrincipalKind::User => grants.allows(required),
+        PrincipalKind::Service => scope_allows(&who.scopes, required),
+    };
+    match (permitted, use_) {
+        (false, Use::List) => Decision::Hidden,
+        (false, Use::Call) => Decision::Denied,
+        (true, Use::Call) if risk == Risk::High => Decision::Gated,
+        (true, _) => Decision::Allowed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn principal(kind: PrincipalKind, scopes: &[&str]) -> Principal {
+        Principal {
+            subject: "s".into(),
+            kind,
+            name: "n".into(),
+            tenant: "acme".into(),
+            client_id: "c".into(),
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            session: "f".into(),
+        }
+    }
+
+    fn perm(s: &str) -> Permission {
+        s.parse().expect("a permission")
+    }
+
+    #[test]
+    fn the_decision_table() {
+        let user = principal(PrincipalKind::User, &["mcp"]);
+        let analyst = Grants::new(false, [perm("report:view"), perm("dataset:*")]);
+        let admin = Grants::new(true, []);
+        let service = principal(PrincipalKind::Service, &["mcp", "report:view"]);
+        use Decision::*;
+        use Use::*;
+        let rows: &[(&Principal, &Grants, &str, Risk, Use, Decision)] = &[
+            (&user, &analyst, "report:view", Risk::Low, List, Allowed),
+            (&user, &analyst, "report:view", Risk::Low, Call, Allowed),
+            (&user, &analyst, "report:edit", Risk::Low, List, Hidden),
+            (&user, &analyst, "report:edit", Risk::Low, Call, Denied),
+            (
+                &user,
+                &analyst,
+                "dataset:refresh",
+                Risk::Medium,
+                Call,
+                Allowed,
+            ),
+            (
+                &user,
+                &analyst,
+                "dataset:lineage:refresh",
+                Risk::Low,
+                List,
+                Hidden,
+            ),
+            // Risk never hides; it gates a permitted call.
+            (&user, &analyst, "report:view", Risk::High, List, Allowed),
+            (&user, &analyst, "report:view", Risk::High, Call, Gated),
+            (&user, &admin, "anything:at-all", Risk::Low, List, Allowed),
+            (
+                &user,
+                &Grants::none(),
+                "report:view",
+                Risk::Low,
+                List,
+                Hidden,
+            ),
+            // Services: scopes only; a user's roles never apply.
+            (&service, &admin, "report:view", Risk::Low, Call, Allowed),
+            (&service, &admin, "report:edit", Risk::Low, List, Hidden),
+            (&service, &admin, "report:edit", Risk::Low, Call, Denied),
+        ];
+        for (who, grants, required, risk, use_, want) in rows {
+            assert_eq!(
+                decide(who, grants, &perm(required), *risk, *use_),
+                *want,
+                "{:?} {required} {risk} {use_:?}",
+                who.kind
+            );
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! RBAC and tenancy: who may see and use which tool, decided by one pure
+//! function over live state.
+//!
+//! - [`decide`] is the only decision: `tools/list` and `tools/call` both ask
+//!   it, so the two can never drift. A missing permission hides the tool from
+//!   the list and denies the call; contextual risk never hides a tool, it
+//!   gates the call.
+//! - [`Grants`] are a principal's roles in its tenant, read from the store on
+//!   every request ([`PolicyStore::grants`]): a role granted or revoked
+//!   changes the next list and the next call, with the same token.
+//! - Service principals are bounded by their token's scopes alone; roles
+//!   are for people.
+//!
+//! ```
+//! use toolhost_policy::{Decision, Grants, Use, decide};
+//! use toolhost_types::{Principal, PrincipalKind, Risk};
+//! let who = Principal { subject: "u1".into(), kind: PrincipalKind::User, name: "ada".into(),
+//!     tenant: "acme".into(), client_id: "app".into(), scopes: vec!["mcp".into()], session: "s".into() };
+//! let grants = Grants::new(false, ["hello:read".parse().unwrap()]);
+//! assert_eq!(decide(&who, &grants, &"hello:read".parse().unwrap(), Risk::Low, Use::Call), Decision::Allowed);
+//! assert_eq!(decide(&who, &grants, &"hello:write".parse().unwrap(), Risk::Low, Use::List), Decision::Hidden);
+//! ```
+
+mod decide;
+mod store;
+
+pub use decide::{Decision, Grants, Use, decide};
+pub use store::{FixedGrants, PolicyFuture, PolicyStore, PolicyStoreError, Role};

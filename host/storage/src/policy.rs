@@ -1,0 +1,278 @@
+//! [`PolicyStore`] for [`Store`]: roles, their permissions and their
+//! members, each operation one statement from `sql.rs` on either engine.
+//!
+//! The database keeps the invariants, not a read followed by a write: a
+//! role's tenant must exist and its name be free (`create_role`), a
+//! permission or an assignment must name an existing role, and an
+//! assignment's subject must be a user *of the role's tenant* (a foreign key
+//! on `(tenant, subject)`), so a role can never be given across tenants.
+//! Deleting a role cascades to its permissions and assignments.
+
+mod sql;
+
+use std::collections::BTreeMap;
+
+use sqlx::Row as _;
+use toolhost_policy::{Grants, PolicyFuture, PolicyStore, PolicyStoreError, Role};
+use toolhost_types::Permission;
+
+use crate::connect::on_pool;
+use crate::{StorageError, Store};
+
+/// Runs `$sql` with `$bind`s on either engine; the number of rows it changed.
+macro_rules! execute {
+    ($pools:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
+        on_pool!($pools, pool => sqlx::query($sql)
+            $(.bind($bind))*
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))
+    };
+}
+
+/// Runs `$sql` with `$bind`s; every row it returns, read by `$read` (a
+/// closure over the engine's row type, compiled once per engine).
+macro_rules! fetch_all {
+    ($pools:expr, $read:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
+        on_pool!($pools, pool => sqlx::query($sql)
+            $(.bind($bind))*
+            .fetch_all(pool)
+            .await
+            .and_then(|rows| rows.iter().map($read).collect::<Result<Vec<_>, sqlx::Error>>()))
+    };
+}
+
+/// Maps a driver error met while doing `operation`. The driver's message
+/// names tables and constraints, never bound values.
+fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> PolicyStoreError {
+    move |e| PolicyStoreError::Database(format!("{operation}: {e}"))
+}
+
+/// True if `e` is the database refusing a reference to a missing row.
+fn is_missing_reference(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .is_some_and(|db| db.is_foreign_key_violation())
+}
+
+/// `value`, read back from `role_permissions`, as a [`Permission`]; a value
+/// this build cannot read is a database error naming it (written by hand,
+/// or by a build with other rules), never silently dropped.
+fn stored_permission(
+    tenant: &str,
+    role: &str,
+    value: &str,
+) -> Result<Permission, PolicyStoreError> {
+    value.parse().map_err(|_| {
+        PolicyStoreError::Database(format!(
+            "role_permissions of role {role:?} in tenant {tenant:?}: \
+             {value:?} is not a `resource:action` permission"
+        ))
+    })
+}
+
+/// One row of [`sql::ROLES`]: a role (with its admin flag), one of its
+/// permissions, or one of its members.
+type RoleRow = (String, Option<bool>, Option<String>, Option<String>);
+
+impl Store {
+    /// Every tenant's id, sorted. Tenants are created by `ensure_tenant`
+    /// (adding a user, a service client or a tenant by hand) and never
+    /// deleted.
+    pub async fn tenants(&self) -> Result<Vec<String>, StorageError> {
+        fetch_all!(&self.pools, |row| row.try_get("id"), sql::TENANTS)
+            .map_err(StorageError::query("select tenants"))
+    }
+
+    /// The error for an assignment the database refused: which of the role
+    /// and the user (of this tenant) is missing.
+    async fn missing_for_assign(
+        &self,
+        tenant: &str,
+        role: &str,
+        subject: &str,
+    ) -> PolicyStoreError {
+        let counts = fetch_all!(
+            &self.pools,
+            |row| Ok((
+                row.try_get::<i64, _>("roles")?,
+                row.try_get::<i64, _>("users")?
+            )),
+            sql::ASSIGN_REFERENCES,
+            tenant,
+            role,
+            subject
+        );
+        let what = match counts {
+            Ok(rows) if rows.first().is_some_and(|&(roles, _)| roles == 0) => {
+                format!("role {role:?} in tenant {tenant:?}")
+            }
+            Ok(_) => format!("user {subject:?} in tenant {tenant:?}"),
+            Err(e) => return failed("look up a refused assignment")(e),
+        };
+        PolicyStoreError::NotFound { what }
+    }
+}
+
+impl PolicyStore for Store {
+    fn grants<'a>(&'a self, tenant: &'a str, subject: &'a str) -> PolicyFuture<'a, Grants> {
+        Box::pin(async move {
+            let rows = fetch_all!(
+                &self.pools,
+                |row| Ok((
+                    row.try_get::<String, _>("role")?,
+                    row.try_get::<bool, _>("admin")?,
+                    row.try_get::<Option<String>, _>("permission")?,
+                )),
+                sql::GRANTS,
+                tenant,
+                subject
+            )
+            .map_err(failed("select grants"))?;
+            let admin = rows.iter().any(|&(_, admin, _)| admin);
+            let permissions = rows
+                .iter()
+                .filter_map(|(role, _, p)| p.as_deref().map(|p| (role, p)))
+                .map(|(role, p)| stored_permission(tenant, role, p))
+                .collect::<Result<Vec<_>, _>>()?;
+            // No rows at all is `Grants::none()`: no admin, no permissions.
+            Ok(Grants::new(admin, permissions))
+        })
+    }
+
+    fn create_role<'a>(
+        &'a self,
+        tenant: &'a str,
+        name: &'a str,
+        admin: bool,
+    ) -> PolicyFuture<'a, ()> {
+        Box::pin(async move {
+            let created = execute!(&self.pools, sql::CREATE_ROLE, tenant, name, admin);
+            created.map(drop).map_err(|e| match e.as_database_error() {
+                Some(db) if db.is_unique_violation() => PolicyStoreError::Conflict {
+                    what: format!("role {name:?} in tenant {tenant:?}"),
+                },
+                Some(db) if db.is_foreign_key_violation() => PolicyStoreError::NotFound {
+                    what: format!("tenant {tenant:?}"),
+                },
+                _ => failed("create role")(e),
+            })
+        })
+    }
+
+    fn delete_role<'a>(&'a self, tenant: &'a str, name: &'a str) -> PolicyFuture<'a, bool> {
+        Box::pin(async move {
+            let deleted = execute!(&self.pools, sql::DELETE_ROLE, tenant, name)
+                .map_err(failed("delete role"))?;
+            Ok(deleted == 1)
+        })
+    }
+
+    fn permit<'a>(
+        &'a self,
+        tenant: &'a str,
+        role: &'a str,
+        permission: &'a Permission,
+    ) -> PolicyFuture<'a, bool> {
+        Box::pin(async move {
+            let permission = permission.to_string();
+            match execute!(&self.pools, sql::PERMIT, tenant, role, permission.as_str()) {
+                Ok(added) => Ok(added == 1),
+                Err(e) if is_missing_reference(&e) => Err(PolicyStoreError::NotFound {
+                    what: format!("role {role:?} in tenant {tenant:?}"),
+                }),
+                Err(e) => Err(failed("permit")(e)),
+            }
+        })
+    }
+
+    fn forbid<'a>(
+        &'a self,
+        tenant: &'a str,
+        role: &'a str,
+        permission: &'a Permission,
+    ) -> PolicyFuture<'a, bool> {
+        Box::pin(async move {
+            let permission = permission.to_string();
+            let removed = execute!(&self.pools, sql::FORBID, tenant, role, permission.as_str())
+                .map_err(failed("forbid"))?;
+            Ok(removed == 1)
+        })
+    }
+
+    fn assign<'a>(
+        &'a self,
+        tenant: &'a str,
+        role: &'a str,
+        subject: &'a str,
+    ) -> PolicyFuture<'a, bool> {
+        Box::pin(async move {
+            match execute!(&self.pools, sql::ASSIGN, tenant, role, subject) {
+                Ok(added) => Ok(added == 1),
+                // Refused as a whole: no row was written.
+                Err(e) if is_missing_reference(&e) => {
+                    Err(self.missing_for_assign(tenant, role, subject).await)
+                }
+                Err(e) => Err(failed("assign role")(e)),
+            }
+        })
+    }
+
+    fn unassign<'a>(
+        &'a self,
+        tenant: &'a str,
+        role: &'a str,
+        subject: &'a str,
+    ) -> PolicyFuture<'a, bool> {
+        Box::pin(async move {
+            let removed = execute!(&self.pools, sql::UNASSIGN, tenant, role, subject)
+                .map_err(failed("unassign role"))?;
+            Ok(removed == 1)
+        })
+    }
+
+    fn roles<'a>(&'a self, tenant: &'a str) -> PolicyFuture<'a, Vec<Role>> {
+        Box::pin(async move {
+            let rows: Vec<RoleRow> = fetch_all!(
+                &self.pools,
+                |row| Ok((
+                    row.try_get("role")?,
+                    row.try_get("admin")?,
+                    row.try_get("permission")?,
+                    row.try_get("subject")?,
+                )),
+                sql::ROLES,
+                tenant
+            )
+            .map_err(failed("select roles"))?;
+            assemble(tenant, rows)
+        })
+    }
+}
+
+/// The rows of [`sql::ROLES`] as roles sorted by name, each with sorted
+/// permissions and members.
+fn assemble(tenant: &str, rows: Vec<RoleRow>) -> Result<Vec<Role>, PolicyStoreError> {
+    let mut roles: BTreeMap<String, Role> = BTreeMap::new();
+    for (name, admin, permission, subject) in rows {
+        let role = roles.entry(name.clone()).or_insert_with(|| Role {
+            tenant: tenant.to_owned(),
+            name: name.clone(),
+            admin: false,
+            permissions: Vec::new(),
+            members: Vec::new(),
+        });
+        role.admin |= admin.unwrap_or(false);
+        if let Some(p) = permission {
+            role.permissions.push(stored_permission(tenant, &name, &p)?);
+        }
+        role.members.extend(subject);
+    }
+    Ok(roles
+        .into_values()
+        .map(|mut role| {
+            role.permissions.sort();
+            role.members.sort();
+            role
+        })
+        .collect())
+}

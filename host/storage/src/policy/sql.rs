@@ -1,0 +1,44 @@
+//! The policy store's SQL: one text per operation, valid on both engines
+//! (SQLite reads `$n` as PostgreSQL does, a repeated `$1` being one value).
+
+// The one read on every MCP request, served by `role_assignments_subject`:
+// a row per (assigned role, permission), with a NULL permission for a role
+// that has none, so an admin role without permissions still shows.
+pub(super) const GRANTS: &str = "SELECT a.role, r.admin, p.permission \
+     FROM role_assignments a \
+     JOIN roles r ON r.tenant = a.tenant AND r.name = a.role \
+     LEFT JOIN role_permissions p ON p.tenant = a.tenant AND p.role = a.role \
+     WHERE a.tenant = $1 AND a.subject = $2";
+
+// A missing tenant is a foreign-key violation, a taken name a unique one.
+pub(super) const CREATE_ROLE: &str = "INSERT INTO roles (tenant, name, admin) VALUES ($1, $2, $3)";
+// Permissions and assignments go by ON DELETE CASCADE.
+pub(super) const DELETE_ROLE: &str = "DELETE FROM roles WHERE tenant = $1 AND name = $2";
+
+// A missing role is a foreign-key violation; a permission held already, no row.
+pub(super) const PERMIT: &str = "INSERT INTO role_permissions (tenant, role, permission) \
+     VALUES ($1, $2, $3) ON CONFLICT (tenant, role, permission) DO NOTHING";
+pub(super) const FORBID: &str = "DELETE FROM role_permissions \
+     WHERE tenant = $1 AND role = $2 AND permission = $3";
+
+// A missing role, or a subject who is not a user of this tenant, is a
+// foreign-key violation: the database refuses a cross-tenant assignment.
+pub(super) const ASSIGN: &str = "INSERT INTO role_assignments (tenant, role, subject) \
+     VALUES ($1, $2, $3) ON CONFLICT (tenant, role, subject) DO NOTHING";
+pub(super) const UNASSIGN: &str = "DELETE FROM role_assignments \
+     WHERE tenant = $1 AND role = $2 AND subject = $3";
+// After a refused assignment: which of the two references was missing.
+pub(super) const ASSIGN_REFERENCES: &str = "SELECT \
+     (SELECT COUNT(*) FROM roles WHERE tenant = $1 AND name = $2) AS roles, \
+     (SELECT COUNT(*) FROM users WHERE tenant = $1 AND id = $3) AS users";
+
+// A tenant's roles, permissions and members in one statement (one snapshot):
+// a row per role (with `admin`), per permission and per member, each naming
+// its role; the store assembles and sorts them.
+pub(super) const ROLES: &str = "\
+     SELECT name AS role, admin, NULL AS permission, NULL AS subject \
+     FROM roles WHERE tenant = $1 \
+     UNION ALL SELECT role, NULL, permission, NULL FROM role_permissions WHERE tenant = $1 \
+     UNION ALL SELECT role, NULL, NULL, subject FROM role_assignments WHERE tenant = $1";
+
+pub(super) const TENANTS: &str = "SELECT id FROM tenants ORDER BY id";
