@@ -286,9 +286,9 @@ fn a_revoked_permission_hides_and_denies_at_once_and_granting_it_back_restores_w
 }
 
 #[test]
-fn a_service_principal_lists_only_its_scopes_tools_and_cannot_hold_roles() {
+fn a_service_principal_lists_only_its_live_scopes_tools_and_cannot_hold_roles() {
     let server = Server::start(&catalog());
-    let service = server.service_token("mcp hello:read");
+    let (client, service) = server.service_client("mcp hello:read");
     assert_eq!(
         listed(&server, &service),
         ["add", "greet", "word_stats"]
@@ -301,6 +301,15 @@ fn a_service_principal_lists_only_its_scopes_tools_and_cannot_hold_roles() {
         call(&server, &service, "ping", "{}").as_deref(),
         Some("PERMISSION_DENIED")
     );
+    // Narrowing the client's scope set applies to its live token at once.
+    admin(&server, &["client", "scope", &client, "mcp"]);
+    assert!(listed(&server, &service).is_empty());
+    assert_eq!(
+        call(&server, &service, "greet", r#"{"name":"Ada"}"#).as_deref(),
+        Some("PERMISSION_DENIED")
+    );
+    admin(&server, &["client", "scope", &client, "mcp hello:read"]);
+    assert_eq!(call(&server, &service, "greet", r#"{"name":"Ada"}"#), None);
     // A role is for people: a service client cannot be given one.
     admin(&server, &["role", "add", "analyst", "--tenant", "demo"]);
     let out = server.admin(&["grant", "analyst", "e2e", "--tenant", "demo"]);

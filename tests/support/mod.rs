@@ -275,6 +275,11 @@ impl Server {
     /// Adds a service client with `scope` in tenant `demo` and returns a
     /// client-credentials access token for it.
     pub fn service_token(&self, scope: &str) -> String {
+        self.service_client(scope).1
+    }
+
+    /// [`Server::service_token`], with the client's id.
+    pub fn service_client(&self, scope: &str) -> (String, String) {
         let out = self.admin(&[
             "client",
             "add-service",
@@ -310,10 +315,8 @@ impl Server {
         );
         assert_eq!(status, 200, "client_credentials token: {body}");
         let value: serde_json::Value = serde_json::from_str(&body).expect("a JSON token response");
-        value["access_token"]
-            .as_str()
-            .expect("an access_token")
-            .to_owned()
+        let token = value["access_token"].as_str().expect("an access_token");
+        (field("client_id:"), token.to_owned())
     }
 
     /// The server's process id (to signal it).

@@ -123,6 +123,29 @@ pub async fn add_service(
     Ok((client, secret_value))
 }
 
+/// Replaces a service client's scope set. Its tokens lose removed scopes
+/// on their next request; new tokens get at most the new set.
+pub async fn set_service_scope(
+    store: &dyn AuthStore,
+    client_id: &str,
+    scope: &str,
+) -> Result<(), AdminError> {
+    let scopes = Scopes::parse(scope).map_err(AdminError::Invalid)?;
+    match store.client(client_id).await? {
+        Some(c) if c.kind == ClientKind::Service => {}
+        Some(_) => {
+            return Err(AdminError::Invalid(format!(
+                "{client_id:?} is not a service client"
+            )));
+        }
+        None => return Err(AdminError::NotFound(format!("client {client_id:?}"))),
+    }
+    store
+        .set_client_scope(client_id, &scopes.to_string())
+        .await?;
+    Ok(())
+}
+
 /// Revokes a client: every token it holds stops working at once.
 pub async fn revoke_client(store: &dyn AuthStore, client_id: &str) -> Result<(), AdminError> {
     if store.revoke_client(client_id, now()).await? {

@@ -55,12 +55,20 @@ impl AuthServer {
             }
             None => return Err(BearerError::Missing),
         };
-        let claims = token::verify(
-            &self.keys,
-            token,
-            &self.config.issuer,
-            &self.config.resource(),
-        )?;
+        let now = crate::server::now();
+        let claims = match self.verified.get(token, now) {
+            Some(claims) => claims,
+            None => {
+                let claims = token::verify(
+                    &self.keys,
+                    token,
+                    &self.config.issuer,
+                    &self.config.resource(),
+                )?;
+                self.verified.insert(token, &claims, now);
+                claims
+            }
+        };
         let grant = self
             .store
             .live_grant(&claims.sid)

@@ -31,6 +31,7 @@ mod server;
 pub mod store;
 mod token;
 pub mod upstream;
+mod verified;
 
 pub use bearer::{BearerError, require_bearer};
 pub use config::AuthConfig;

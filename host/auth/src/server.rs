@@ -15,6 +15,7 @@ use crate::error::OAuthError;
 use crate::keys::{KeyError, KeyRing, KeySchedule};
 use crate::store::{AuthEvent, AuthStore, Client, ClientKind, ClientOrigin};
 use crate::upstream::UpstreamIdentity;
+use crate::verified::Verified;
 use crate::{secret, token};
 
 /// The authorization server: configuration, store, keys and limiters.
@@ -24,6 +25,7 @@ pub struct AuthServer {
     pub(crate) keys: KeyRing,
     pub(crate) fetcher: MetadataFetcher,
     pub(crate) upstream: Option<Arc<dyn UpstreamIdentity>>,
+    pub(crate) verified: Verified,
     registrations: DefaultKeyedRateLimiter<IpAddr>,
     logins: DefaultKeyedRateLimiter<IpAddr>,
 }
@@ -60,6 +62,7 @@ impl AuthServer {
             keys,
             fetcher,
             upstream,
+            verified: Verified::default(),
         }))
     }
 

@@ -332,6 +332,9 @@ pub trait AuthStore: Send + Sync {
     fn clients(&self) -> StoreFuture<'_, Vec<Client>>;
     /// Revokes a client; false if there is no such client or it was revoked already.
     fn revoke_client<'a>(&'a self, client_id: &'a str, now: i64) -> StoreFuture<'a, bool>;
+    /// Replaces a client's scope set; false if there is no such client.
+    /// Tokens already issued lose the removed scopes on their next request.
+    fn set_client_scope<'a>(&'a self, client_id: &'a str, scope: &'a str) -> StoreFuture<'a, bool>;
     /// Records that a token was just issued to the client.
     fn touch_client<'a>(&'a self, client_id: &'a str, now: i64) -> StoreFuture<'a, ()>;
     /// Deletes dynamic and metadata-document clients unused since `before`

@@ -89,6 +89,16 @@ pub enum ClientCommand {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// Replace a service client's scope set; its tokens lose removed scopes
+    /// on their next request.
+    Scope {
+        /// The service client's id.
+        client_id: String,
+        /// The new scope set, space-separated.
+        scope: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
     /// Add a service (machine) client for the client credentials grant.
     /// Prints its id and secret; the secret is not shown again.
     AddService {
@@ -173,6 +183,14 @@ pub async fn client(command: ClientCommand) -> anyhow::Result<ExitCode> {
         ClientCommand::Revoke { client_id, store } => {
             admin::revoke_client(&open(&store).await?, &client_id).await?;
             println!("client {client_id} revoked; its tokens stop working now");
+        }
+        ClientCommand::Scope {
+            client_id,
+            scope,
+            store,
+        } => {
+            admin::set_service_scope(&open(&store).await?, &client_id, &scope).await?;
+            println!("client {client_id} now has scope {scope:?}");
         }
         ClientCommand::Events { limit, store } => {
             for e in open(&store).await?.recent_events(limit).await? {

@@ -219,6 +219,14 @@ impl AuthStore for Store {
         })
     }
 
+    fn set_client_scope<'a>(&'a self, client_id: &'a str, scope: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let changed = execute!(&self.pools, sql::SET_CLIENT_SCOPE, scope, client_id)
+                .map_err(failed("set client scope"))?;
+            Ok(changed == 1)
+        })
+    }
+
     fn touch_client<'a>(&'a self, client_id: &'a str, now: i64) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             execute!(&self.pools, sql::TOUCH_CLIENT, now, client_id)

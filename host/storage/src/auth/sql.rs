@@ -45,6 +45,8 @@ pub(super) const CLIENTS: &str = "SELECT \
      FROM oauth_clients ORDER BY created_at, client_id";
 pub(super) const REVOKE_CLIENT: &str = "UPDATE oauth_clients SET revoked_at = $1 \
      WHERE client_id = $2 AND revoked_at IS NULL";
+pub(super) const SET_CLIENT_SCOPE: &str = "UPDATE oauth_clients SET scope = $1 \
+     WHERE client_id = $2";
 pub(super) const TOUCH_CLIENT: &str = "UPDATE oauth_clients SET last_used_at = $1 \
      WHERE client_id = $2";
 // Families, codes, refresh tokens and consents go by ON DELETE CASCADE.
