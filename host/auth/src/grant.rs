@@ -220,21 +220,11 @@ impl AuthServer {
                 g.family.revoked_at.is_none() && g.client_revoked_at.is_none() && !g.disabled
             })
             .ok_or_else(|| OAuthError::invalid_grant("the grant was revoked"))?;
-        let granted = scopes(&old.scope)?;
-        let scope = match params.get("scope") {
-            None => granted.clone(),
-            Some(asked) => {
-                let asked = Scopes::parse(asked).map_err(OAuthError::invalid_scope)?;
-                let extra = asked.missing_from(&granted);
-                if !extra.is_empty() {
-                    return Err(OAuthError::invalid_scope(format!(
-                        "scope {} was not granted; a refresh can only narrow",
-                        extra.join(" ")
-                    )));
-                }
-                asked
-            }
-        };
+        let scope = narrowed(
+            &scopes(&old.scope)?,
+            params.get("scope"),
+            "was not granted; a refresh can only narrow",
+        )?;
         let next = secret::random(32);
         let rotated = RefreshToken {
             token_hash: secret::digest(&next),
@@ -281,21 +271,11 @@ impl AuthServer {
                 "only service clients may use client_credentials",
             ));
         }
-        let allowed = scopes(&client.scope)?;
-        let scope = match params.get("scope") {
-            None => allowed,
-            Some(asked) => {
-                let asked = Scopes::parse(asked).map_err(OAuthError::invalid_scope)?;
-                let extra = asked.missing_from(&allowed);
-                if !extra.is_empty() {
-                    return Err(OAuthError::invalid_scope(format!(
-                        "scope {} is not in this service's scope set",
-                        extra.join(" ")
-                    )));
-                }
-                asked
-            }
-        };
+        let scope = narrowed(
+            &scopes(&client.scope)?,
+            params.get("scope"),
+            "is not in this service's scope set",
+        )?;
         let family = Family {
             id: secret::random(16),
             client_id: client.client_id.clone(),
@@ -368,6 +348,23 @@ impl AuthServer {
             Err(e) => tracing::error!(error = %e, "revoking a replayed grant"),
         }
     }
+}
+
+/// The scopes a request asks for (all of `allowed` when it names none), or
+/// `invalid_scope` naming what it asked beyond `allowed` and `why` not.
+fn narrowed(allowed: &Scopes, asked: Option<&str>, why: &str) -> Result<Scopes, OAuthError> {
+    let Some(asked) = asked else {
+        return Ok(allowed.clone());
+    };
+    let asked = Scopes::parse(asked).map_err(OAuthError::invalid_scope)?;
+    let extra = asked.missing_from(allowed);
+    if !extra.is_empty() {
+        return Err(OAuthError::invalid_scope(format!(
+            "scope {} {why}",
+            extra.join(" ")
+        )));
+    }
+    Ok(asked)
 }
 
 fn scopes(stored: &str) -> Result<Scopes, OAuthError> {

@@ -20,41 +20,8 @@ use toolhost_auth::{
 };
 
 use crate::Store;
-use crate::connect::on_pool;
+use crate::connect::{execute, fetch_all, fetch_optional, on_pool};
 use rows::Fields as _;
-
-/// Runs `$sql` with `$bind`s on either engine; the number of rows it changed.
-macro_rules! execute {
-    ($pools:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
-        on_pool!($pools, pool => sqlx::query($sql)
-            $(.bind($bind))*
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))
-    };
-}
-
-/// Runs `$sql` with `$bind`s; the row it returns, if any, read by `$read`.
-macro_rules! fetch_optional {
-    ($pools:expr, $read:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
-        on_pool!($pools, pool => sqlx::query($sql)
-            $(.bind($bind))*
-            .fetch_optional(pool)
-            .await
-            .and_then(|row| row.as_ref().map($read).transpose()))
-    };
-}
-
-/// Runs `$sql` with `$bind`s; every row it returns, read by `$read`.
-macro_rules! fetch_all {
-    ($pools:expr, $read:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
-        on_pool!($pools, pool => sqlx::query($sql)
-            $(.bind($bind))*
-            .fetch_all(pool)
-            .await
-            .and_then(|rows| rows.iter().map($read).collect::<Result<Vec<_>, _>>()))
-    };
-}
 
 /// Maps a driver error met while doing `operation`. The driver's message
 /// names tables and constraints, never bound values, so no secret leaks.

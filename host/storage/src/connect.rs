@@ -64,6 +64,43 @@ macro_rules! on_pool {
 }
 pub(crate) use on_pool;
 
+/// Runs `$sql` with `$bind`s on either engine; the number of rows it changed.
+macro_rules! execute {
+    ($pools:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
+        $crate::connect::on_pool!($pools, pool => sqlx::query($sql)
+            $(.bind($bind))*
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))
+    };
+}
+pub(crate) use execute;
+
+/// Runs `$sql` with `$bind`s; the row it returns, if any, read by `$read`
+/// (a closure over the engine's row type, compiled once per engine).
+macro_rules! fetch_optional {
+    ($pools:expr, $read:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
+        $crate::connect::on_pool!($pools, pool => sqlx::query($sql)
+            $(.bind($bind))*
+            .fetch_optional(pool)
+            .await
+            .and_then(|row| row.as_ref().map($read).transpose()))
+    };
+}
+pub(crate) use fetch_optional;
+
+/// Runs `$sql` with `$bind`s; every row it returns, read by `$read`.
+macro_rules! fetch_all {
+    ($pools:expr, $read:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
+        $crate::connect::on_pool!($pools, pool => sqlx::query($sql)
+            $(.bind($bind))*
+            .fetch_all(pool)
+            .await
+            .and_then(|rows| rows.iter().map($read).collect::<Result<Vec<_>, sqlx::Error>>()))
+    };
+}
+pub(crate) use fetch_all;
+
 /// The engine `url` selects by its scheme.
 pub(crate) fn engine_of(url: &str) -> Result<Engine, StorageError> {
     if url.starts_with("sqlite:") {

@@ -16,31 +16,8 @@ use sqlx::Row as _;
 use toolhost_policy::{Grants, PolicyFuture, PolicyStore, PolicyStoreError, Role};
 use toolhost_types::Permission;
 
-use crate::connect::on_pool;
+use crate::connect::{execute, fetch_all};
 use crate::{StorageError, Store};
-
-/// Runs `$sql` with `$bind`s on either engine; the number of rows it changed.
-macro_rules! execute {
-    ($pools:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
-        on_pool!($pools, pool => sqlx::query($sql)
-            $(.bind($bind))*
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))
-    };
-}
-
-/// Runs `$sql` with `$bind`s; every row it returns, read by `$read` (a
-/// closure over the engine's row type, compiled once per engine).
-macro_rules! fetch_all {
-    ($pools:expr, $read:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
-        on_pool!($pools, pool => sqlx::query($sql)
-            $(.bind($bind))*
-            .fetch_all(pool)
-            .await
-            .and_then(|rows| rows.iter().map($read).collect::<Result<Vec<_>, sqlx::Error>>()))
-    };
-}
 
 /// Maps a driver error met while doing `operation`. The driver's message
 /// names tables and constraints, never bound values.
