@@ -6,7 +6,7 @@ CARGO ?= cargo
 PLUGIN_TARGET := target/plugins
 WASM_DIR := $(PLUGIN_TARGET)/wasm32-wasip2/release
 # The reviewed reference plugins `make run` serves (hostile fixtures are for tests only).
-REFERENCE_PLUGINS := hello
+REFERENCE_PLUGINS := hello testbench
 CATALOG := target/catalog
 CACHE := target/cwasm
 TOOLHOST := target/debug/toolhost
@@ -33,13 +33,20 @@ catalog: build plugins
 	  $(TOOLHOST) plugin pin plugins/$$p/toolhost.toml --component $(WASM_DIR)/$${p//-/_}.wasm --out $(CATALOG) >/dev/null; \
 	done
 
-## run: build everything and serve the reference catalog on an embedded SQLite (Ctrl-C stops)
+## run: build everything and serve the reference catalog on an embedded SQLite, with the
+## testbench backend the testbench plugin talks to (Ctrl-C stops both)
 PORT ?= 8080
+BACKEND_PORT ?= 8081
+BACKEND_TOKEN := target/testbench.token
 run: catalog
 	@$(TOOLHOST) catalog check --plugins $(CATALOG) --cache-dir $(CACHE)
+	@[ -s $(BACKEND_TOKEN) ] || (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > $(BACKEND_TOKEN))
 	@echo "Connect an MCP client over Streamable HTTP to the endpoint below (README: Connecting)."
-	@$(TOOLHOST) serve --plugins $(CATALOG) --cache-dir $(CACHE) --listen 127.0.0.1:$(PORT) \
-	  --database-url "sqlite://target/toolhost.db?mode=rwc" --seed-demo
+	@target/debug/testbench-backend --listen 127.0.0.1:$(BACKEND_PORT) --seed contract \
+	  --token-file $(BACKEND_TOKEN) & backend=$$!; trap 'kill $$backend 2>/dev/null' EXIT; \
+	$(TOOLHOST) serve --plugins $(CATALOG) --cache-dir $(CACHE) --listen 127.0.0.1:$(PORT) \
+	  --database-url "sqlite://target/toolhost.db?mode=rwc" --seed-demo \
+	  --backend testbench=http://127.0.0.1:$(BACKEND_PORT) --backend-token-file testbench=$(BACKEND_TOKEN)
 
 ## test: lints, then every test of both workspaces
 test: lint e2e-tools
@@ -76,7 +83,7 @@ NODE_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Ht
 NODE_DIR := $(TOOLS)/node
 E2E_PATH := $(CURDIR)/$(NODE_DIR)/bin:$(PATH)
 # The end-to-end tests, one per client.
-E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac
+E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver
 
 .PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python
 

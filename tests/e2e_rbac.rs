@@ -266,16 +266,12 @@ fn a_revoked_permission_hides_and_denies_at_once_and_granting_it_back_restores_w
     assert!(listed(&server, al).contains("greet"));
 
     // Each denial wrote its audit row, outcome denied.
-    let database = server
-        .database_url()
-        .trim_start_matches("sqlite://")
-        .split('?')
-        .next()
-        .expect("a path")
-        .to_owned();
+    let database = server.database_path();
     let query = "SELECT COUNT(*) FROM audit WHERE outcome = 'denied' AND error_code = 'PERMISSION_DENIED' AND tool = 'ping'";
     let mut count = std::process::Command::new(&tools.python);
-    count.args(["-c", &format!("import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute({query:?}).fetchone()[0])"), &database]);
+    count
+        .args(["-c", &format!("import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute({query:?}).fetchone()[0])")])
+        .arg(&database);
     let out = count.output().expect("python runs");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),

@@ -252,6 +252,17 @@ impl Server {
         &self.database_url
     }
 
+    /// The store's SQLite file.
+    pub fn database_path(&self) -> PathBuf {
+        PathBuf::from(
+            self.database_url
+                .trim_start_matches("sqlite://")
+                .split('?')
+                .next()
+                .expect("a path"),
+        )
+    }
+
     /// A bearer token of the harness's service client (tenant `demo`).
     pub fn token(&self) -> &str {
         &self.token

@@ -154,6 +154,10 @@ async fn load_one(
         path: path.into(),
         detail,
     })?;
+    check_kinds(&manifest, plugin.kinds()).map_err(|detail| CatalogError::Mismatch {
+        path: path.into(),
+        detail,
+    })?;
     Ok((
         LoadedPlugin {
             manifest,
@@ -163,6 +167,22 @@ async fn load_one(
         },
         report,
     ))
+}
+
+/// Every kind a tool resolves or invalidates must be one the component's
+/// `entities` export lists.
+fn check_kinds(manifest: &Manifest, kinds: &[String]) -> Result<(), String> {
+    for (tool, section) in &manifest.tools {
+        for kind in section.resolves.iter().chain(&section.invalidates) {
+            if !kinds.contains(kind) {
+                return Err(format!(
+                    "tool {:?} resolves kind {kind:?}, which the component's entities export does not list (it lists {kinds:?})",
+                    tool.as_str()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The component must describe exactly the reviewed tools, with the

@@ -20,8 +20,12 @@ use toolhost_types::{Digest, Permission, PluginName, ToolName};
 /// [limits]
 /// timeout = "2s"
 ///
+/// [backends.testbench]
+/// purpose = "Projects and test runs."
+///
 /// [tools.greet]
 /// permission = "hello:read"
+/// resolves = ["project"]
 /// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,8 +35,21 @@ pub struct Manifest {
     /// Budget overrides, each up to the host ceiling.
     #[serde(default)]
     pub limits: BudgetOverride,
+    /// The backends the plugin may reach through the `backend` import, by
+    /// name. The operator's configuration says where each is and holds its
+    /// credential; a name the operator did not configure is unreachable.
+    #[serde(default)]
+    pub backends: BTreeMap<String, BackendSection>,
     /// Every tool the component exports, with the permission a caller needs.
     pub tools: BTreeMap<ToolName, ToolSection>,
+}
+
+/// `[backends.<name>]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackendSection {
+    /// What the plugin uses it for, for the reviewer.
+    pub purpose: String,
 }
 
 /// `[plugin]`.
@@ -58,6 +75,15 @@ pub struct PluginSection {
 pub struct ToolSection {
     /// The permission a caller needs to see and call the tool.
     pub permission: Permission,
+    /// The entity kinds the tool resolves names of; the host fetches their
+    /// snapshots (once per conversation) before the call. Each must be a
+    /// kind the component's `entities` export lists.
+    #[serde(default)]
+    pub resolves: Vec<String>,
+    /// The kinds a successful call changes (a new scenario): their
+    /// snapshots are fetched again on the conversation's next call.
+    #[serde(default)]
+    pub invalidates: Vec<String>,
 }
 
 impl Manifest {
@@ -78,7 +104,26 @@ impl Manifest {
         if m.tools.is_empty() {
             return Err(refuse("declares no [tools.*]".into()));
         }
+        if let Some(name) = m.backends.keys().find(|n| !is_name(n)) {
+            return Err(refuse(format!(
+                "backends.{name:?}: a backend name is 1–64 of [a-z0-9_-]"
+            )));
+        }
         Ok(m)
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+impl Manifest {
+    /// The names of the backends this plugin declares.
+    pub fn backend_names(&self) -> std::collections::BTreeSet<String> {
+        self.backends.keys().cloned().collect()
     }
 }
 
@@ -127,6 +172,29 @@ mod tests {
             let e = err(&GOOD.replace("hello.wasm", bad));
             assert!(e.contains(bad), "{e}");
         }
+    }
+
+    #[test]
+    fn backends_and_resolved_kinds_are_read_and_bad_backend_names_refused() {
+        let text = GOOD.replace(
+            "[tools.greet]\n        permission = \"hello:read\"",
+            "[backends.testbench]\npurpose = \"runs\"\n[tools.greet]\npermission = \"hello:read\"\nresolves = [\"project\"]\ninvalidates = [\"scenario\"]",
+        );
+        let m = Manifest::parse(&text, Path::new("m.toml")).expect("valid");
+        assert_eq!(
+            m.backend_names().into_iter().collect::<Vec<_>>(),
+            ["testbench"]
+        );
+        let greet: ToolName = "greet".parse().expect("valid");
+        assert_eq!(m.tools[&greet].resolves, ["project"]);
+        assert_eq!(m.tools[&greet].invalidates, ["scenario"]);
+        let e = err(&text.replace("[backends.testbench]", "[backends.\"Test Bench\"]"));
+        assert!(e.contains("Test Bench"), "{e}");
+        let e = err(&text.replace(
+            "purpose = \"runs\"",
+            "purpose = \"runs\"\nurl = \"http://x\"",
+        ));
+        assert!(e.contains("url"), "the manifest never names a host: {e}");
     }
 
     #[test]

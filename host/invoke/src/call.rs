@@ -8,11 +8,14 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
+use toolhost_backend::Backends;
 use toolhost_catalog::Catalog;
+use toolhost_catalog::{LoadedPlugin, ToolRef};
 use toolhost_policy::{Decision, Grants, PolicyStore, Use, decide};
-use toolhost_runtime::{CallContext, ProgressSink, Runtime, ToolOutput};
+use toolhost_runtime::{BackendGrant, CallContext, ProgressSink, Reply, Runtime, Snapshots};
 use toolhost_types::{Principal, PrincipalKind};
 
+use crate::snapshots::{Conversation, SnapshotCache};
 use crate::{HostTool, InvokeError, Tool};
 
 /// One tool call as the MCP edge received it.
@@ -24,6 +27,22 @@ pub struct CallRequest {
     pub arguments: Value,
     /// Where the plugin's progress reports go, if the client asked for them.
     pub progress: Option<ProgressSink>,
+    /// The conversation the call belongs to (the resolver's snapshots are
+    /// cached per conversation). `None`: the principal and its client.
+    pub conversation: Option<Conversation>,
+}
+
+impl CallRequest {
+    /// A call of `tool` with `arguments`, no progress, in the caller's
+    /// default conversation.
+    pub fn new(tool: &str, arguments: Value) -> Self {
+        Self {
+            tool: tool.into(),
+            arguments,
+            progress: None,
+            conversation: None,
+        }
+    }
 }
 
 /// The host's call path: the catalog, the policy's live state, the sandbox
@@ -34,6 +53,8 @@ pub struct Toolhost {
     runtime: Arc<Runtime>,
     audit: Arc<dyn AuditSink>,
     host_tools: BTreeMap<String, Arc<dyn HostTool>>,
+    backends: Backends,
+    snapshots: SnapshotCache,
     in_flight: TaskTracker,
 }
 
@@ -51,8 +72,17 @@ impl Toolhost {
             runtime,
             audit,
             host_tools: BTreeMap::new(),
+            backends: Backends::empty(),
+            snapshots: SnapshotCache::default(),
             in_flight: TaskTracker::new(),
         }
+    }
+
+    /// The operator's backends, which plugins reach by the names their
+    /// manifests declare.
+    pub fn with_backends(mut self, backends: Backends) -> Self {
+        self.backends = backends;
+        self
     }
 
     /// Adds a tool the host provides itself. Its name must not collide with
@@ -121,7 +151,7 @@ impl Toolhost {
         who: &Principal,
         req: CallRequest,
         cancel: &CancellationToken,
-    ) -> Result<ToolOutput, InvokeError> {
+    ) -> Result<Reply, InvokeError> {
         self.in_flight
             .track_future(self.audited(who, req, cancel))
             .await
@@ -132,7 +162,7 @@ impl Toolhost {
         who: &Principal,
         req: CallRequest,
         cancel: &CancellationToken,
-    ) -> Result<ToolOutput, InvokeError> {
+    ) -> Result<Reply, InvokeError> {
         let mut audit = Audit::start(who, &req);
         let outcome = self.run(who, &req, cancel, &mut audit).await;
         self.audit
@@ -148,7 +178,7 @@ impl Toolhost {
         req: &CallRequest,
         cancel: &CancellationToken,
         audit: &mut Audit,
-    ) -> Result<ToolOutput, InvokeError> {
+    ) -> Result<Reply, InvokeError> {
         let tool = self
             .tool(&req.tool)
             .ok_or_else(|| InvokeError::ToolNotFound {
@@ -167,21 +197,95 @@ impl Toolhost {
             Tool::Plugin(t) => t,
             Tool::Host(t) => {
                 return tokio::select! {
-                    out = t.call(who, &req.arguments) => out,
+                    out = t.call(who, &req.arguments) => out.map(Reply::Output),
                     () = cancel.cancelled() => Err(InvokeError::Cancelled),
                 };
             }
         };
         let plugin = tool.plugin();
-        let ctx = CallContext::new(&who.tenant, &who.subject).with_progress(req.progress.clone());
-        let call = self
-            .runtime
-            .call(&plugin.plugin, &ctx, &req.tool, &args, &plugin.budget);
+        let conversation = req
+            .conversation
+            .clone()
+            .unwrap_or_else(|| Conversation::Client {
+                subject: who.subject.clone(),
+                client: who.client_id.clone(),
+            });
+        let call = async {
+            let snapshots = self.snapshots_for(who, &tool, &conversation).await?;
+            let ctx = CallContext::new(&who.tenant, &who.subject)
+                .with_progress(req.progress.clone())
+                .with_snapshots(snapshots)
+                .with_backends(self.grant(plugin));
+            let reply = self
+                .runtime
+                .call(&plugin.plugin, &ctx, &req.tool, &args, &plugin.budget)
+                .await?;
+            if let Reply::Output(_) = reply {
+                let name = plugin.manifest.plugin.name.as_str();
+                let invalidates = &section(&tool).invalidates;
+                self.snapshots
+                    .invalidate(&conversation, &who.tenant, name, invalidates);
+            }
+            Ok(reply)
+        };
         tokio::select! {
-            out = call => Ok(out?),
+            out = call => out,
             () = cancel.cancelled() => Err(InvokeError::Cancelled),
         }
     }
+
+    /// The snapshots of every kind `tool` resolves, for this conversation
+    /// and tenant: cached, or listed by the plugin in sandboxes of their
+    /// own, one kind after another, before the call starts.
+    async fn snapshots_for(
+        &self,
+        who: &Principal,
+        tool: &ToolRef,
+        conversation: &Conversation,
+    ) -> Result<Arc<Snapshots>, InvokeError> {
+        let plugin = tool.plugin();
+        let mut snapshots = Snapshots::new();
+        for kind in &section(tool).resolves {
+            let rows = self
+                .snapshots
+                .get(
+                    conversation,
+                    &who.tenant,
+                    plugin.manifest.plugin.name.as_str(),
+                    kind,
+                    || async {
+                        let ctx = CallContext::new(&who.tenant, &who.subject)
+                            .with_backends(self.grant(plugin));
+                        self.runtime
+                            .snapshot(&plugin.plugin, &ctx, kind, &plugin.budget)
+                            .await
+                    },
+                )
+                .await?;
+            snapshots.insert(kind.clone(), rows);
+        }
+        Ok(Arc::new(snapshots))
+    }
+
+    /// The backends `plugin` may reach: those its manifest declares.
+    fn grant(&self, plugin: &LoadedPlugin) -> Option<BackendGrant> {
+        if plugin.manifest.backends.is_empty() {
+            return None;
+        }
+        Some(BackendGrant {
+            backends: self.backends.clone(),
+            declared: Arc::new(plugin.manifest.backend_names()),
+        })
+    }
+}
+
+/// The reviewed manifest entry of a catalog tool.
+fn section(tool: &ToolRef) -> &toolhost_catalog::ToolSection {
+    tool.plugin()
+        .manifest
+        .tools
+        .get(&tool.spec().name)
+        .expect("the catalog only holds tools its manifest declares")
 }
 
 fn arguments_text(args: &Value) -> Result<String, InvokeError> {
@@ -230,11 +334,12 @@ impl Audit {
         }
     }
 
-    fn finish(mut self, outcome: &Result<ToolOutput, InvokeError>) -> AuditEvent {
+    fn finish(mut self, outcome: &Result<Reply, InvokeError>) -> AuditEvent {
         self.event.duration = self.started.elapsed();
         let breach = matches!(outcome, Err(InvokeError::Call(e)) if e.is_breach());
         match outcome {
-            Ok(_) => self.event.outcome = Outcome::Executed,
+            Ok(Reply::Output(_)) => self.event.outcome = Outcome::Executed,
+            Ok(Reply::Clarify(_)) => self.event.outcome = Outcome::NeedsClarification,
             Err(e @ InvokeError::PermissionDenied { .. }) => {
                 self.event.outcome = Outcome::Denied;
                 self.event.error_code = Some(e.code().to_owned());

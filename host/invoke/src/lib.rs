@@ -11,8 +11,10 @@
 mod call;
 mod error;
 mod metrics;
+mod snapshots;
 mod tool;
 
 pub use call::{CallRequest, Toolhost};
 pub use error::InvokeError;
+pub use snapshots::{Conversation, SNAPSHOT_IDLE, SnapshotCache};
 pub use tool::{HostTool, HostToolFuture, Tool};

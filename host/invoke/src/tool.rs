@@ -43,4 +43,18 @@ impl Tool {
             Tool::Host(t) => t.spec(),
         }
     }
+
+    /// Whether a call may be answered with a clarification: the tool
+    /// resolves names of things (its manifest entry declares `resolves`).
+    pub fn resolves(&self) -> bool {
+        match self {
+            Tool::Plugin(t) => t
+                .plugin()
+                .manifest
+                .tools
+                .get(&t.spec().name)
+                .is_some_and(|s| !s.resolves.is_empty()),
+            Tool::Host(_) => false,
+        }
+    }
 }

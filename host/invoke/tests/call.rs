@@ -88,11 +88,7 @@ fn alice() -> Principal {
 }
 
 fn req(tool: &str, arguments: serde_json::Value) -> CallRequest {
-    CallRequest {
-        tool: tool.into(),
-        arguments,
-        progress: None,
-    }
+    CallRequest::new(tool, arguments)
 }
 
 #[tokio::test]
@@ -106,7 +102,9 @@ async fn an_executed_call_is_answered_and_audited_once_with_its_digests() {
             &CancellationToken::new(),
         )
         .await
-        .expect("greets");
+        .expect("greets")
+        .into_output()
+        .expect("an answer");
     assert_eq!(out.structured, json!({"message": "Hello, Ada!"}));
     let events = audit.events.lock().expect("lock");
     let [e] = events.as_slice() else {
@@ -190,7 +188,9 @@ async fn cancelling_a_call_interrupts_the_guest_and_the_call_is_still_audited() 
     let out = host
         .call(&alice(), req("ping", json!({})), &CancellationToken::new())
         .await
-        .expect("pong");
+        .expect("pong")
+        .into_output()
+        .expect("an answer");
     assert_eq!(out.structured, json!({"pong": true}));
 }
 

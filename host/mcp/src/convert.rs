@@ -4,15 +4,18 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, ErrorData, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
-use toolhost_invoke::InvokeError;
-use toolhost_runtime::{ToolOutput, ToolSpec};
+use toolhost_invoke::{InvokeError, Tool as HostTool};
+use toolhost_runtime::ToolOutput;
 
 fn object(v: &Value) -> JsonObject {
     v.as_object().cloned().unwrap_or_default()
 }
 
-/// A catalog tool as MCP lists it.
-pub(crate) fn tool(spec: &ToolSpec) -> Tool {
+/// A catalog tool as MCP lists it. A tool that resolves names may answer
+/// with a clarification, so its output schema admits one.
+pub(crate) fn tool(t: &HostTool) -> Tool {
+    let spec = t.spec();
+    let t_resolves = t.resolves();
     let a = &spec.annotations;
     let annotations = ToolAnnotations::from_raw(
         spec.title.clone(),
@@ -30,7 +33,10 @@ pub(crate) fn tool(spec: &ToolSpec) -> Tool {
     if let Some(title) = &spec.title {
         t = t.with_title(title.clone());
     }
-    if let Some(schema) = &spec.output_schema {
+    if t_resolves {
+        let schema = crate::clarify::output_schema(spec.output_schema.as_ref());
+        t = t.with_raw_output_schema(Arc::new(object(&schema)));
+    } else if let Some(schema) = &spec.output_schema {
         t = t.with_raw_output_schema(Arc::new(object(schema)));
     }
     t

@@ -11,23 +11,30 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
-use toolhost_invoke::{CallRequest, Toolhost};
+use toolhost_invoke::{CallRequest, Conversation, Toolhost};
+use toolhost_resolver::Clarification;
+use toolhost_runtime::Reply;
 use toolhost_types::Principal;
 
+use crate::ask::{self, Asker};
 use crate::progress::ProgressRelay;
-use crate::{convert, cursor};
+use crate::{clarify, convert, cursor};
 
 /// The MCP server: a cheap `Clone` handle over the host, built per request
 /// in stateless mode and per session in legacy mode.
 #[derive(Clone)]
 pub struct McpServer {
     host: Arc<Toolhost>,
+    asker: Arc<Asker>,
 }
 
 impl McpServer {
     /// A handler over `host`.
     pub fn new(host: Arc<Toolhost>) -> Self {
-        Self { host }
+        Self {
+            host,
+            asker: Arc::new(Asker::new()),
+        }
     }
 
     /// Who is calling: the principal the bearer check (in front of `/mcp`)
@@ -44,6 +51,65 @@ impl McpServer {
             })?;
         Ok(principal.clone())
     }
+}
+
+impl McpServer {
+    /// One run of the call path, relaying progress if the client asked.
+    async fn run(
+        &self,
+        who: &Principal,
+        tool: &str,
+        arguments: Value,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Reply, toolhost_invoke::InvokeError> {
+        let (progress, relay) = match ctx.meta.get_progress_token() {
+            Some(token) => {
+                let (sink, relay) = ProgressRelay::start(token, ctx.peer.clone());
+                (Some(sink), Some(relay))
+            }
+            None => (None, None),
+        };
+        let req = CallRequest {
+            tool: tool.to_owned(),
+            arguments,
+            progress,
+            conversation: conversation(ctx),
+        };
+        let outcome = self.host.call(who, req, &ctx.ct).await;
+        if let Some(relay) = relay {
+            relay.flush().await;
+        }
+        outcome
+    }
+}
+
+/// Asks the person in the legacy session, from the call's own future (so
+/// the request rides the call's response stream). No sandbox is alive
+/// while the person decides: the call that asked has ended.
+async fn elicit(ctx: &RequestContext<RoleServer>, c: &Clarification) -> ask::Answer {
+    let Ok(params) = ask::form(c) else {
+        return ask::Answer::Declined;
+    };
+    let offered: Vec<i64> = c.candidates.iter().map(|c| c.id).collect();
+    match ctx
+        .peer
+        .create_elicitation_with_timeout(params, Some(ask::ELICITATION_TIMEOUT))
+        .await
+    {
+        Ok(answer) => ask::chosen_id(&answer, &c.field, &offered),
+        Err(e) => {
+            tracing::info!(error = %e, "the elicitation was not answered; answering with the question");
+            ask::Answer::Declined
+        }
+    }
+}
+
+/// The conversation a request belongs to: its legacy session, if any; else
+/// the invoke room's default (the principal and its client).
+fn conversation(ctx: &RequestContext<RoleServer>) -> Option<Conversation> {
+    let parts = ctx.extensions.get::<http::request::Parts>()?;
+    let id = parts.headers.get("mcp-session-id")?.to_str().ok()?;
+    Some(Conversation::Session(id.to_owned()))
 }
 
 /// The Streamable HTTP service for `/mcp`, to mount in axum.
@@ -89,10 +155,7 @@ impl ServerHandler for McpServer {
         })?;
         let names = visible.iter().map(|t| t.spec().name.as_str());
         let (range, next) = cursor::page(names, after.as_deref(), cursor::PAGE_SIZE);
-        let tools: Vec<Tool> = visible[range]
-            .iter()
-            .map(|t| convert::tool(t.spec()))
-            .collect();
+        let tools: Vec<Tool> = visible[range].iter().map(convert::tool).collect();
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;
         // The list depends on the caller's permissions, read live: never
@@ -106,31 +169,64 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let who = self.caller(&ctx)?;
+        let tool = request.name.to_string();
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let (progress, relay) = match ctx.meta.get_progress_token() {
-            Some(token) => {
-                let (sink, relay) = ProgressRelay::start(token, ctx.peer.clone());
-                (Some(sink), Some(relay))
+        let mut retry = match &request.request_state {
+            Some(state) => self.asker.retry(
+                &who,
+                &tool,
+                &arguments,
+                state,
+                request.input_responses.as_ref(),
+            )?,
+            None => ask::Retry::default(),
+        };
+        let channel = ask::channel(
+            ctx.protocol_version().as_ref(),
+            ctx.client_capabilities().as_ref(),
+        );
+        let mut rounds = 0;
+        loop {
+            let pinned = ask::pinned(&arguments, &retry.chosen);
+            let question = match self.run(&who, &tool, pinned, &ctx).await {
+                Ok(Reply::Clarify(c)) if !retry.declined => c,
+                Ok(Reply::Clarify(c)) => {
+                    return Ok(CallToolResponse::Complete(clarify::result(&c)));
+                }
+                Ok(Reply::Output(out)) => {
+                    return Ok(CallToolResponse::Complete(convert::answer(out)));
+                }
+                Err(e) => return Ok(CallToolResponse::Complete(convert::failure(&e)?)),
+            };
+            match channel {
+                ask::Channel::InputRequired => {
+                    let asked = self.asker.input_required(
+                        &who,
+                        &tool,
+                        &arguments,
+                        &question,
+                        &retry.chosen,
+                    )?;
+                    return Ok(CallToolResponse::InputRequired(asked));
+                }
+                ask::Channel::Elicitation if rounds < ask::MAX_ROUNDS => {
+                    rounds += 1;
+                    match elicit(&ctx, &question).await {
+                        ask::Answer::Chose(id) => {
+                            retry.chosen.insert(question.field.clone(), id);
+                        }
+                        ask::Answer::Declined => {
+                            return Ok(CallToolResponse::Complete(clarify::result(&question)));
+                        }
+                        ask::Answer::Unusable => {}
+                    }
+                }
+                _ => return Ok(CallToolResponse::Complete(clarify::result(&question))),
             }
-            None => (None, None),
-        };
-        let req = CallRequest {
-            tool: request.name.to_string(),
-            arguments,
-            progress,
-        };
-        let outcome = self.host.call(&who, req, &ctx.ct).await;
-        if let Some(relay) = relay {
-            relay.flush().await;
         }
-        let result = match outcome {
-            Ok(out) => convert::answer(out),
-            Err(e) => convert::failure(&e)?,
-        };
-        Ok(CallToolResponse::Complete(result))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.host.tool(name).map(|t| convert::tool(t.spec()))
+        self.host.tool(name).map(|t| convert::tool(&t))
     }
 }

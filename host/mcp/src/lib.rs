@@ -9,8 +9,11 @@
 //! that addresses nothing valid is a protocol error; a denial, a breached
 //! budget or the tool's own failure is a tool result with `isError` and a
 //! stable code; an internal failure is an opaque "internal error" (logged
-//! with the call id).
+//! with the call id). A question the resolver asks is none of these: it is
+//! a normal result (`clarify`).
 
+mod ask;
+mod clarify;
 mod convert;
 mod cursor;
 mod handler;

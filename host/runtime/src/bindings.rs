@@ -1,11 +1,19 @@
-//! The one `bindgen!` of the plugin world. Generated types stay inside this
+//! The one `bindgen!` of the plugin worlds. Generated types stay inside this
 //! room: `spec` converts them to the host's own types.
+//!
+//! It binds `catalog-plugin`, the widest world, but the sandbox loads each
+//! export's indices on its own: `tool` is required, `entities` optional, so
+//! a component built against `plugin` alone still loads.
 
 wasmtime::component::bindgen!({
-    world: "plugin",
+    world: "catalog-plugin",
     path: "../../wit",
     // Imports may trap (budget breaches end the call); exports run async so
-    // epoch ticks can yield and a dropped call future stops the guest.
-    imports: { default: trappable },
+    // epoch ticks can yield and a dropped call future stops the guest. The
+    // backend import awaits the network without holding a thread.
+    imports: {
+        "toolhost:plugin/backend.send": async | trappable,
+        default: trappable,
+    },
     exports: { default: async },
 });

@@ -77,6 +77,13 @@ pub enum CallError {
         /// What was wrong.
         detail: String,
     },
+    /// The plugin used a capability outside what its manifest declares
+    /// (a resolver kind not in `resolves`, …): a bug in the plugin.
+    #[error("the plugin broke its contract: {detail}")]
+    ContractViolation {
+        /// What it did.
+        detail: String,
+    },
     /// A host-side failure; details are logged, not returned.
     #[error("internal error")]
     Internal,
@@ -99,6 +106,7 @@ impl CallError {
             CallError::HostCallLimit { .. } => "HOST_CALL_LIMIT",
             CallError::Trapped { .. } => "TRAPPED",
             CallError::InvalidOutput { .. } => "INVALID_OUTPUT",
+            CallError::ContractViolation { .. } => "CONTRACT_VIOLATION",
             CallError::Internal => "INTERNAL",
         }
     }
@@ -167,3 +175,9 @@ pub(crate) enum Breach {
     #[error("host-call limit of {limit} reached")]
     HostCalls { limit: u32 },
 }
+
+/// A plugin stepped outside its declared capabilities inside a host import:
+/// raised as the trap that ends the instance, then recognised by `classify`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct ContractBreach(pub(crate) String);

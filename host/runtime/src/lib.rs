@@ -14,12 +14,15 @@
 //! ```no_run
 //! # async fn demo(component: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
 //! use toolhost_limits::CallBudget;
-//! use toolhost_runtime::{CallContext, Runtime, RuntimeConfig};
+//! use toolhost_runtime::{CallContext, Reply, Runtime, RuntimeConfig};
 //! let runtime = Runtime::new(RuntimeConfig::default())?;
 //! let (plugin, _report) = runtime.load("hello".parse()?, component).await?;
 //! let ctx = CallContext::new("tenant-a", "alice");
 //! let out = runtime.call(&plugin, &ctx, "greet", r#"{"name":"Ada"}"#, &CallBudget::DEFAULT).await?;
-//! println!("{}", out.structured);
+//! match out {
+//!     Reply::Output(out) => println!("{}", out.structured),
+//!     Reply::Clarify(question) => println!("{}", question.ask_user),
+//! }
 //! # Ok(()) }
 //! ```
 
@@ -37,6 +40,8 @@ mod state;
 pub use cache::CacheOutcome;
 pub use config::RuntimeConfig;
 pub use error::{CallError, LoadError};
+pub use host::backend::BackendGrant;
 pub use host::progress::{MAX_PROGRESS_MESSAGE, ProgressReport, ProgressSink};
-pub use sandbox::{CallContext, LoadReport, Plugin, Runtime};
+pub use host::resolver::Snapshots;
+pub use sandbox::{CallContext, LoadReport, Plugin, Reply, Runtime};
 pub use spec::{Annotations, Plan, Target, ToolOutput, ToolSpec};

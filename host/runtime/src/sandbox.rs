@@ -5,20 +5,24 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 use toolhost_limits::CallBudget;
+use toolhost_resolver::{Clarification, Entity};
 use toolhost_types::{CallId, Digest, PluginName};
-use wasmtime::component::Linker;
+use wasmtime::component::{InstancePre, Linker};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
+use crate::bindings::exports::toolhost::plugin::entities as wit_entities;
 use crate::bindings::exports::toolhost::plugin::tool as wit_tool;
 use crate::bindings::toolhost::plugin::types as wit;
 use crate::cache::{CacheOutcome, ComponentCache};
 use crate::config::RuntimeConfig;
 use crate::engine::{self, EpochTicker};
-use crate::error::{Breach, CallError, LoadError};
+use crate::error::{Breach, CallError, ContractBreach, LoadError};
+use crate::host;
+use crate::host::backend::BackendGrant;
 use crate::host::progress::ProgressSink;
+use crate::host::resolver::Snapshots;
 use crate::spec::{self, Plan, ToolOutput, ToolSpec};
 use crate::state::HostState;
-use crate::{bindings, host};
 
 /// Time allowed beyond the budget for the whole call before the host gives
 /// up on it: the epoch deadline normally fires first; this catches a call
@@ -27,6 +31,9 @@ pub(crate) const WALL_GRACE: Duration = Duration::from_millis(100);
 
 /// Most tools one plugin may describe: beyond this, a catalog is a flood.
 const MAX_TOOLS_PER_PLUGIN: usize = 256;
+/// Most entity kinds one plugin may list, and the longest kind name.
+const MAX_KINDS_PER_PLUGIN: usize = 64;
+const MAX_KIND_LEN: usize = 64;
 
 /// The sandbox runtime: one engine, one linker, the compiled-component
 /// cache and a bounded pool of sandboxes. Cheap to share behind an `Arc`.
@@ -43,8 +50,12 @@ pub struct Runtime {
 pub struct Plugin {
     name: PluginName,
     digest: Digest,
-    pre: bindings::PluginPre<HostState>,
+    pre: InstancePre<HostState>,
+    tool: wit_tool::GuestIndices,
+    /// Present when the component exports `entities`.
+    entities: Option<wit_entities::GuestIndices>,
     tools: Vec<ToolSpec>,
+    kinds: Vec<String>,
 }
 
 impl Plugin {
@@ -59,6 +70,30 @@ impl Plugin {
     /// The tools it described at load, validated.
     pub fn tools(&self) -> &[ToolSpec] {
         &self.tools
+    }
+    /// The entity kinds its `entities` export lists (none without one).
+    pub fn kinds(&self) -> &[String] {
+        &self.kinds
+    }
+}
+
+/// A call's answer: the tool's output, or the question the resolver asked
+/// instead (the call then had no side effects after asking).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The tool answered.
+    Output(ToolOutput),
+    /// The call needs a person to choose first.
+    Clarify(Clarification),
+}
+
+impl Reply {
+    /// The tool's output, or the question asked instead.
+    pub fn into_output(self) -> Result<ToolOutput, Box<Clarification>> {
+        match self {
+            Reply::Output(out) => Ok(out),
+            Reply::Clarify(c) => Err(Box::new(c)),
+        }
     }
 }
 
@@ -82,6 +117,10 @@ pub struct CallContext {
     pub principal: String,
     /// Where the plugin's progress reports go (none: they are dropped).
     pub progress: Option<ProgressSink>,
+    /// What the resolver import resolves over (empty: nothing declared).
+    pub snapshots: Arc<Snapshots>,
+    /// The backends the plugin may reach (none: every request is refused).
+    pub backends: Option<BackendGrant>,
 }
 
 impl CallContext {
@@ -92,7 +131,21 @@ impl CallContext {
             tenant: tenant.into(),
             principal: principal.into(),
             progress: None,
+            snapshots: Arc::default(),
+            backends: None,
         }
+    }
+
+    /// This context, resolving over `snapshots`.
+    pub fn with_snapshots(mut self, snapshots: Arc<Snapshots>) -> Self {
+        self.snapshots = snapshots;
+        self
+    }
+
+    /// This context, reaching the backends of `grant`.
+    pub fn with_backends(mut self, grant: Option<BackendGrant>) -> Self {
+        self.backends = grant;
+        self
     }
 
     /// This context, relaying progress reports to `sink`.
@@ -113,15 +166,30 @@ impl CallContext {
 /// What to ask of a fresh instance.
 enum Ask<'a> {
     Describe,
+    Kinds,
+    Snapshot(&'a wit::CallContext, &'a str),
     Plan(&'a wit::CallContext, &'a str, &'a str),
     Call(&'a wit::CallContext, &'a str, &'a str),
+}
+
+impl Ask<'_> {
+    /// Asks that may have side effects; every other runs quiet (safe
+    /// backend methods only).
+    fn may_act(&self) -> bool {
+        matches!(self, Ask::Call(..))
+    }
 }
 
 /// What it answered.
 enum Answer {
     Describe(Vec<wit::ToolSpec>),
+    Kinds(Vec<String>),
+    Snapshot(Result<Vec<wit_entities::Entity>, wit::ToolError>),
     Plan(Result<wit::CallPlan, wit::ToolError>),
-    Call(Result<wit::ToolOutput, wit::ToolError>),
+    Call(
+        Result<wit::ToolOutput, wit::ToolError>,
+        Option<Clarification>,
+    ),
 }
 
 impl Runtime {
@@ -171,18 +239,98 @@ impl Runtime {
                 plugin: plugin.clone(),
                 detail: format!("{e:#}"),
             })?;
-        let pre = bindings::PluginPre::new(pre).map_err(|e| LoadError::Exports {
+        let tool = wit_tool::GuestIndices::new(&pre).map_err(|e| LoadError::Exports {
             plugin: plugin.clone(),
             detail: format!("{e:#}"),
         })?;
+        let entities = if pre
+            .component()
+            .get_export_index(None, ENTITIES_EXPORT)
+            .is_some()
+        {
+            Some(
+                wit_entities::GuestIndices::new(&pre).map_err(|e| LoadError::Exports {
+                    plugin: plugin.clone(),
+                    detail: format!("{e:#}"),
+                })?,
+            )
+        } else {
+            None
+        };
         let mut loaded = Plugin {
             name,
             digest,
             pre,
+            tool,
+            entities,
             tools: Vec::new(),
+            kinds: Vec::new(),
         };
         loaded.tools = self.describe(&loaded).await?;
+        loaded.kinds = self.kinds(&loaded).await?;
         Ok((loaded, report))
+    }
+
+    async fn kinds(&self, plugin: &Plugin) -> Result<Vec<String>, LoadError> {
+        if plugin.entities.is_none() {
+            return Ok(Vec::new());
+        }
+        let refuse = |detail: String| LoadError::Describe {
+            plugin: plugin.name.to_string(),
+            detail,
+        };
+        let ctx = CallContext::new("", "");
+        let answer = self
+            .sandboxed(plugin, &ctx, &CallBudget::DEFAULT, Ask::Kinds)
+            .await
+            .map_err(|e| refuse(format!("kinds: {e}")))?;
+        let Answer::Kinds(mut kinds) = answer else {
+            unreachable!("kinds answers kinds")
+        };
+        if kinds.len() > MAX_KINDS_PER_PLUGIN {
+            return Err(refuse(format!(
+                "{} entity kinds, more than {MAX_KINDS_PER_PLUGIN}",
+                kinds.len()
+            )));
+        }
+        if let Some(bad) = kinds.iter().find(|k| !valid_kind(k)) {
+            return Err(refuse(format!(
+                "entity kind {bad:?} is not 1–{MAX_KIND_LEN} of [a-z0-9_]"
+            )));
+        }
+        kinds.sort();
+        kinds.dedup();
+        Ok(kinds)
+    }
+
+    /// Lists every entity of `kind` for `ctx.tenant` in a fresh sandbox
+    /// that may not have side effects. Rows are returned as the plugin gave
+    /// them: the tenancy floor is the caller's to apply.
+    pub async fn snapshot(
+        &self,
+        plugin: &Plugin,
+        ctx: &CallContext,
+        kind: &str,
+        budget: &CallBudget,
+    ) -> Result<Vec<Entity>, CallError> {
+        if plugin.entities.is_none() || !plugin.kinds.iter().any(|k| k == kind) {
+            return Err(CallError::ContractViolation {
+                detail: format!("the plugin lists no entities of kind {kind:?}"),
+            });
+        }
+        let wctx = ctx.wit();
+        match self
+            .sandboxed(plugin, ctx, budget, Ask::Snapshot(&wctx, kind))
+            .await?
+        {
+            Answer::Snapshot(Ok(rows)) => {
+                let size: usize = rows.iter().map(entity_size).sum();
+                check_output(size, budget)?;
+                Ok(rows.into_iter().map(spec::entity).collect())
+            }
+            Answer::Snapshot(Err(e)) => Err(tool_error(e, budget)),
+            _ => unreachable!("snapshot answers snapshot"),
+        }
     }
 
     async fn describe(&self, plugin: &Plugin) -> Result<Vec<ToolSpec>, LoadError> {
@@ -243,6 +391,8 @@ impl Runtime {
     }
 
     /// Calls `tool` with `args` (a JSON object as text) in a fresh sandbox.
+    /// If the plugin's resolver asked a question, that question is the
+    /// answer, whatever the plugin returned after.
     ///
     /// Dropping the returned future interrupts the guest at its next epoch
     /// tick; the sandbox is discarded either way.
@@ -253,13 +403,14 @@ impl Runtime {
         tool: &str,
         args: &str,
         budget: &CallBudget,
-    ) -> Result<ToolOutput, CallError> {
+    ) -> Result<Reply, CallError> {
         let wctx = ctx.wit();
         match self
             .sandboxed(plugin, ctx, budget, Ask::Call(&wctx, tool, args))
             .await?
         {
-            Answer::Call(Ok(out)) => {
+            Answer::Call(_, Some(question)) => Ok(Reply::Clarify(question)),
+            Answer::Call(Ok(out), None) => {
                 let size = out.structured.len() + out.text.as_ref().map_or(0, String::len);
                 check_output(size, budget)?;
                 let structured = serde_json::from_str(&out.structured).map_err(|e| {
@@ -267,12 +418,12 @@ impl Runtime {
                         detail: format!("structured is not JSON: {e}"),
                     }
                 })?;
-                Ok(ToolOutput {
+                Ok(Reply::Output(ToolOutput {
                     structured,
                     text: out.text,
-                })
+                }))
             }
-            Answer::Call(Err(e)) => Err(tool_error(e, budget)),
+            Answer::Call(Err(e), None) => Err(tool_error(e, budget)),
             _ => unreachable!("call answers call"),
         }
     }
@@ -286,7 +437,8 @@ impl Runtime {
             .acquire()
             .await
             .map_err(|_| CallError::Internal)?;
-        let mut store = self.new_store(plugin.name.as_str(), "probe", budget, None);
+        let ctx = CallContext::new("", "");
+        let mut store = self.new_store(plugin.name.as_str(), &ctx, "probe", budget, true);
         let outcome = plugin.pre.instantiate_async(&mut store).await.map(drop);
         outcome.map_err(|e| classify(&e, store.data(), budget, "probe"))
     }
@@ -306,9 +458,9 @@ impl Runtime {
             .await
             .map_err(|_| CallError::Internal)?;
         let call_id = ctx.call_id.to_string();
-        let mut store =
-            self.new_store(plugin.name.as_str(), &call_id, budget, ctx.progress.clone());
-        let run = run_ask(&plugin.pre, &mut store, ask);
+        let quiet = !ask.may_act();
+        let mut store = self.new_store(plugin.name.as_str(), ctx, &call_id, budget, quiet);
+        let run = run_ask(plugin, &mut store, ask);
         let outcome = match tokio::time::timeout(budget.timeout + WALL_GRACE, run).await {
             Ok(r) => r,
             Err(_) => {
@@ -328,11 +480,12 @@ impl Runtime {
     pub(crate) fn new_store(
         &self,
         plugin: &str,
+        ctx: &CallContext,
         call_id: &str,
         budget: &CallBudget,
-        progress: Option<ProgressSink>,
+        quiet: bool,
     ) -> Store<HostState> {
-        let state = HostState::for_call(plugin, call_id, budget, progress);
+        let state = HostState::for_call(plugin, ctx, call_id, budget, quiet);
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
         let deadline = Instant::now() + budget.timeout;
@@ -348,17 +501,40 @@ impl Runtime {
     }
 }
 
+/// The `entities` export's instance name.
+const ENTITIES_EXPORT: &str = "toolhost:plugin/entities@0.1.0";
+
 async fn run_ask(
-    pre: &bindings::PluginPre<HostState>,
+    plugin: &Plugin,
     store: &mut Store<HostState>,
     ask: Ask<'_>,
 ) -> wasmtime::Result<Answer> {
-    let instance = pre.instantiate_async(&mut *store).await?;
-    let tool: &wit_tool::Guest = instance.toolhost_plugin_tool();
+    let instance = plugin.pre.instantiate_async(&mut *store).await?;
+    let entities = |store: &mut Store<HostState>| {
+        let indices = plugin
+            .entities
+            .as_ref()
+            .ok_or_else(|| wasmtime::format_err!("the plugin exports no entities"))?;
+        indices.load(store, &instance)
+    };
     Ok(match ask {
-        Ask::Describe => Answer::Describe(tool.call_describe(&mut *store).await?),
-        Ask::Plan(c, t, a) => Answer::Plan(tool.call_plan(&mut *store, c, t, a).await?),
-        Ask::Call(c, t, a) => Answer::Call(tool.call_call(&mut *store, c, t, a).await?),
+        Ask::Kinds => Answer::Kinds(entities(store)?.call_kinds(&mut *store).await?),
+        Ask::Snapshot(c, k) => {
+            Answer::Snapshot(entities(store)?.call_snapshot(&mut *store, c, k).await?)
+        }
+        Ask::Describe => {
+            let tool = plugin.tool.load(&mut *store, &instance)?;
+            Answer::Describe(tool.call_describe(&mut *store).await?)
+        }
+        Ask::Plan(c, t, a) => {
+            let tool = plugin.tool.load(&mut *store, &instance)?;
+            Answer::Plan(tool.call_plan(&mut *store, c, t, a).await?)
+        }
+        Ask::Call(c, t, a) => {
+            let tool = plugin.tool.load(&mut *store, &instance)?;
+            let out = tool.call_call(&mut *store, c, t, a).await?;
+            Answer::Call(out, store.data_mut().resolver.pending.take())
+        }
     })
 }
 
@@ -376,6 +552,11 @@ pub(crate) fn classify(
             },
             Breach::Log { limit } => CallError::LogLimit { limit },
             Breach::HostCalls { limit } => CallError::HostCallLimit { limit },
+        };
+    }
+    if let Some(ContractBreach(detail)) = e.downcast_ref::<ContractBreach>() {
+        return CallError::ContractViolation {
+            detail: detail.clone(),
         };
     }
     if state.limiter.memory_refused {
@@ -418,6 +599,21 @@ fn check_output(size: usize, budget: &CallBudget) -> Result<(), CallError> {
         });
     }
     Ok(())
+}
+
+fn entity_size(e: &wit_entities::Entity) -> usize {
+    e.name.len()
+        + e.tenant.len()
+        + e.detail.as_ref().map_or(0, String::len)
+        + e.parents.iter().map(|p| p.kind.len() + 8).sum::<usize>()
+        + 8
+}
+
+fn valid_kind(k: &str) -> bool {
+    !k.is_empty()
+        && k.len() <= MAX_KIND_LEN
+        && k.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
 fn target_size(t: &wit::Target) -> usize {

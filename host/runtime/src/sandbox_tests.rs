@@ -41,7 +41,8 @@ fn component(body: &str) -> String {
 async fn run_wat(rt: &Runtime, wat: &str, budget: &CallBudget) -> Result<(), CallError> {
     let bytes = wat::parse_str(wat).expect("valid WAT");
     let component = Component::new(&rt.engine, &bytes).expect("the component compiles");
-    let mut store = rt.new_store("wat", "test-call", budget, None);
+    let ctx = CallContext::new("tenant-a", "alice");
+    let mut store = rt.new_store("wat", &ctx, "test-call", budget, false);
     let run = async {
         let instance = rt.linker.instantiate_async(&mut store, &component).await?;
         let f = instance.get_typed_func::<(), ()>(&mut store, "run")?;

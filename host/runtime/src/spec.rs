@@ -144,3 +144,23 @@ pub(crate) fn plan(p: wit::CallPlan) -> Plan {
         summary: p.summary,
     }
 }
+
+/// A row of an `entities` snapshot as the resolver room sees it.
+pub(crate) fn entity(
+    e: crate::bindings::exports::toolhost::plugin::entities::Entity,
+) -> toolhost_resolver::Entity {
+    toolhost_resolver::Entity {
+        id: e.id,
+        name: e.name,
+        tenant: e.tenant,
+        parents: e
+            .parents
+            .into_iter()
+            .map(|p| toolhost_resolver::Parent {
+                kind: p.kind,
+                id: p.id,
+            })
+            .collect(),
+        detail: e.detail,
+    }
+}

@@ -5,9 +5,12 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::host::HostCallMeter;
+use crate::host::backend::BackendCapability;
 use crate::host::log::LogCapability;
-use crate::host::progress::{ProgressCapability, ProgressSink};
+use crate::host::progress::ProgressCapability;
+use crate::host::resolver::{Quiet, ResolverCapability};
 use crate::limiter::CallLimiter;
+use crate::sandbox::CallContext;
 use toolhost_limits::CallBudget;
 
 /// Everything a `Store` holds for one call. Built fresh per call, dropped
@@ -18,22 +21,36 @@ pub(crate) struct HostState {
     pub(crate) limiter: CallLimiter,
     pub(crate) log: LogCapability,
     pub(crate) progress: ProgressCapability,
+    pub(crate) resolver: ResolverCapability,
+    pub(crate) backend: BackendCapability,
 }
 
 impl HostState {
+    /// The state of one call of `plugin` for `ctx`. `quiet`: the call may
+    /// not have side effects (planning, listing entities).
     pub(crate) fn for_call(
         plugin: &str,
+        ctx: &CallContext,
         call_id: &str,
         budget: &CallBudget,
-        progress: Option<ProgressSink>,
+        quiet: bool,
     ) -> Self {
         let meter = HostCallMeter::new(budget.host_calls);
+        let quiet = Quiet::new(quiet);
         Self {
             wasi: sandbox_wasi(),
             table: ResourceTable::new(),
             limiter: CallLimiter::new(budget),
             log: LogCapability::new(plugin, call_id, budget.log, meter.clone()),
-            progress: ProgressCapability::new(progress, meter),
+            progress: ProgressCapability::new(ctx.progress.clone(), meter.clone()),
+            resolver: ResolverCapability::new(
+                plugin,
+                &ctx.tenant,
+                ctx.snapshots.clone(),
+                meter.clone(),
+                quiet.clone(),
+            ),
+            backend: BackendCapability::new(ctx.backends.clone(), &ctx.tenant, meter, quiet),
         }
     }
 }

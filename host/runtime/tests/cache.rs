@@ -54,7 +54,9 @@ async fn the_second_start_maps_the_precompiled_component_and_it_still_runs() {
             &CallBudget::DEFAULT,
         )
         .await
-        .expect("the cached component runs");
+        .expect("the cached component runs")
+        .into_output()
+        .expect("an answer");
     assert!(
         out.structured.to_string().contains("Ada"),
         "{}",

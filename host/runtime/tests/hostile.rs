@@ -37,7 +37,11 @@ async fn call(
     let ctx = CallContext::new("tenant-a", "alice");
     rt.call(p, &ctx, tool, &args.to_string(), budget)
         .await
-        .map(|o| o.structured)
+        .map(|r| {
+            r.into_output()
+                .expect("hostile fixtures ask no questions")
+                .structured
+        })
 }
 
 /// The ping every fixture exports, proving the plugin still serves.
@@ -82,6 +86,7 @@ const ESCAPES: &[&str] = &[
     "t-escape-dns",
     "t-escape-http",
     "t-escape-clock",
+    "t-escape-backend",
 ];
 
 fn fixture(name: &str) -> &'static Fixture {
@@ -279,6 +284,48 @@ async fn an_http_request_never_leaves_the_guest() {
     assert_eq!(out["attempt"]["kind"], json!("PermissionDenied"), "{out}");
     guest_error(&out["attempt"]);
     assert_no_connection(&l);
+}
+
+#[tokio::test]
+async fn a_backend_is_reached_only_by_a_declared_name_and_never_beyond_its_base() {
+    let rt = runtime();
+    let p = load(&rt, fixture("t-escape-backend")).await;
+    let (l, port) = listener();
+    let base = url::Url::parse(&format!("http://127.0.0.1:{port}/base")).expect("a URL");
+    // The operator configured both; the manifest declares only `decoy`.
+    let backends = toolhost_backend::Backends::new(vec![
+        toolhost_backend::BackendConfig::new("testbench", base.clone()),
+        toolhost_backend::BackendConfig::new("decoy", base),
+    ])
+    .expect("valid");
+    let grant = toolhost_runtime::BackendGrant {
+        backends,
+        declared: std::sync::Arc::new(BTreeSet::from(["decoy".to_owned()])),
+    };
+    let attempts = [
+        ("testbench", "/api"),
+        ("elsewhere", "/api"),
+        ("decoy", "//127.0.0.1/api"),
+        ("decoy", "/../api"),
+        ("decoy", "/a/%2e%2e/api"),
+        ("decoy", "http://127.0.0.1/api"),
+        ("decoy", "/a@127.0.0.1/api"),
+    ];
+    for (backend, path) in attempts {
+        let ctx = CallContext::new("tenant-a", "alice").with_backends(Some(grant.clone()));
+        let args = json!({"backend": backend, "path": path});
+        let out = rt
+            .call(&p, &ctx, "reach", &args.to_string(), &CallBudget::DEFAULT)
+            .await
+            .expect("answers")
+            .into_output()
+            .expect("no question")
+            .structured;
+        assert_eq!(out["ok"], json!(false), "{backend} {path}: {out}");
+        assert!(out["error"].is_string(), "{out}");
+    }
+    assert_no_connection(&l);
+    ping(&rt, &p).await;
 }
 
 #[tokio::test]

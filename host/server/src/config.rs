@@ -6,8 +6,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::collections::BTreeMap;
+
 use anyhow::Context;
 use serde::Deserialize;
+use toolhost_backend::{BackendConfig, Secret};
 
 /// The file, every key optional.
 #[derive(Debug, Default, Deserialize)]
@@ -29,6 +32,22 @@ pub struct ConfigFile {
     #[serde(default, with = "humantime_serde")]
     code_ttl: Option<Duration>,
     registrations_per_minute: Option<u32>,
+    #[serde(default)]
+    backends: BTreeMap<String, BackendFile>,
+}
+
+/// `[backends.<name>]`: where a backend plugins may reach is, and its
+/// credential (read from a file, so the secret is in no config and no
+/// process list).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BackendFile {
+    url: String,
+    token_file: Option<PathBuf>,
+    credential_header: Option<String>,
+    #[serde(default, with = "humantime_serde")]
+    timeout: Option<Duration>,
+    max_response: Option<bytesize::ByteSize>,
 }
 
 /// Flags (and their `TOOLHOST_*` environment variables) of `toolhost serve`.
@@ -78,6 +97,13 @@ pub struct ServeArgs {
     /// password is `$TOOLHOST_DEMO_PASSWORD`, else generated and printed.
     #[arg(long, env = "TOOLHOST_SEED_DEMO")]
     pub seed_demo: bool,
+    /// A backend plugins may reach, `NAME=URL` (repeatable; replaces the
+    /// file's entry of that name).
+    #[arg(long = "backend", value_name = "NAME=URL")]
+    pub backends: Vec<String>,
+    /// The file holding a backend's bearer token, `NAME=PATH` (repeatable).
+    #[arg(long = "backend-token-file", value_name = "NAME=PATH")]
+    pub backend_token_files: Vec<String>,
 }
 
 /// The resolved configuration.
@@ -111,6 +137,8 @@ pub struct Config {
     pub registrations_per_minute: Option<u32>,
     /// Seed the demo tenant and user.
     pub seed_demo: bool,
+    /// The backends plugins may reach, credentials loaded.
+    pub backends: Vec<BackendConfig>,
 }
 
 /// Default listen address: loopback only; exposing the host is a decision.
@@ -137,6 +165,7 @@ impl Config {
         let mut allowed_hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
         allowed_hosts.extend(file.allowed_hosts.unwrap_or_default());
         allowed_hosts.extend(args.allowed_hosts);
+        let backends = backends(file.backends, &args.backends, &args.backend_token_files)?;
         let origins = if args.allowed_origins.is_empty() {
             file.allowed_origins
         } else {
@@ -171,8 +200,64 @@ impl Config {
             code_ttl: args.code_ttl.or(file.code_ttl),
             registrations_per_minute: file.registrations_per_minute,
             seed_demo: args.seed_demo,
+            backends,
         })
     }
+}
+
+/// `NAME=VALUE` of a repeatable flag.
+fn pair<'a>(flag: &str, s: &'a str) -> anyhow::Result<(&'a str, &'a str)> {
+    s.split_once('=')
+        .filter(|(n, v)| !n.is_empty() && !v.is_empty())
+        .with_context(|| format!("--{flag} {s:?}: expected NAME=VALUE"))
+}
+
+fn backends(
+    mut file: BTreeMap<String, BackendFile>,
+    urls: &[String],
+    token_files: &[String],
+) -> anyhow::Result<Vec<BackendConfig>> {
+    for u in urls {
+        let (name, url) = pair("backend", u)?;
+        let entry = file.entry(name.into()).or_insert_with(|| BackendFile {
+            url: String::new(),
+            token_file: None,
+            credential_header: None,
+            timeout: None,
+            max_response: None,
+        });
+        entry.url = url.into();
+    }
+    for t in token_files {
+        let (name, path) = pair("backend-token-file", t)?;
+        let entry = file.get_mut(name).with_context(|| {
+            format!("--backend-token-file {name}=…: no backend {name:?} is configured")
+        })?;
+        entry.token_file = Some(path.into());
+    }
+    let mut out = Vec::new();
+    for (name, b) in file {
+        let url = url::Url::parse(&b.url)
+            .with_context(|| format!("backend {name:?}: url {:?} is not a URL", b.url))?;
+        let mut c = BackendConfig::new(&name, url);
+        if let Some(path) = &b.token_file {
+            let token = std::fs::read_to_string(path).with_context(|| {
+                format!("backend {name:?}: reading token file {}", path.display())
+            })?;
+            c.credential = Some(Secret::new(token.trim().to_owned()));
+        }
+        if let Some(h) = b.credential_header {
+            c.credential_header = h;
+        }
+        if let Some(t) = b.timeout {
+            c.timeout = t;
+        }
+        if let Some(m) = b.max_response {
+            c.max_response = m.as_u64();
+        }
+        out.push(c);
+    }
+    Ok(out)
 }
 
 fn read_file(path: &Path) -> anyhow::Result<ConfigFile> {

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use toolhost_catalog::{Catalog, LoadOptions};
-use toolhost_runtime::{CallContext, Runtime, RuntimeConfig};
+use toolhost_runtime::{CallContext, Reply, Runtime, RuntimeConfig};
 
 #[derive(Parser)]
 #[command(
@@ -213,9 +213,13 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 .call(&plugin.plugin, &ctx, &tool, &arguments, &plugin.budget)
                 .await
             {
-                Ok(out) => {
+                Ok(Reply::Output(out)) => {
                     println!("{}", serde_json::to_string_pretty(&out.structured)?);
                     Ok(ExitCode::SUCCESS)
+                }
+                Ok(Reply::Clarify(c)) => {
+                    eprintln!("NEEDS_CLARIFICATION: {}", c.ask_user);
+                    Ok(ExitCode::FAILURE)
                 }
                 Err(e) => {
                     eprintln!("{}: {e}", e.code());

@@ -14,6 +14,7 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use tokio_util::sync::CancellationToken;
 use toolhost_auth::{AuthConfig, AuthServer};
+use toolhost_backend::Backends;
 use toolhost_catalog::{Catalog, LoadOptions};
 use toolhost_invoke::Toolhost;
 use toolhost_policy::{PolicyStore, PolicyStoreError};
@@ -55,12 +56,24 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             .with_context(|| format!("opening the store {}", redact(&config.database_url)))?,
     );
     let tools = loaded.catalog.tools().count();
-    let host = Arc::new(Toolhost::new(
-        Arc::new(loaded.catalog),
-        store.clone(),
-        runtime,
-        store.clone(),
-    ));
+    let backends = Backends::new(config.backends.clone()).context("configuring backends")?;
+    for plugin in loaded.catalog.plugins() {
+        for name in plugin.manifest.backends.keys() {
+            if !backends.is_configured(name) {
+                tracing::warn!(plugin = %plugin.manifest.plugin.name, backend = %name,
+                    "the plugin declares a backend the configuration does not name: its requests to it are refused");
+            }
+        }
+    }
+    let host = Arc::new(
+        Toolhost::new(
+            Arc::new(loaded.catalog),
+            store.clone(),
+            runtime,
+            store.clone(),
+        )
+        .with_backends(backends),
+    );
 
     let sessions = CancellationToken::new();
     let mcp_config = StreamableHttpServerConfig::default()

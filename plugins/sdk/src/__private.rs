@@ -1,11 +1,13 @@
 //! What [`export_plugin!`](crate::export_plugin) expands to calls: the
-//! dispatch from the WIT exports to a plugin's [`Tool`]s. Not a public API.
+//! dispatch from the WIT exports to a plugin's [`Tool`]s and [`Entities`].
+//! Not a public API.
 
+pub use crate::bindings::exports::toolhost::plugin::entities::Entity;
 pub use crate::bindings::toolhost::plugin::types::{
     CallContext, ToolError as WitToolError, ToolOutput, ToolSpec,
 };
 
-use crate::{Plan, Tool};
+use crate::{Entities, Plan, Tool};
 
 /// `describe`: every tool's spec, in the plugin's order.
 pub fn describe(tools: Vec<Tool>) -> Vec<ToolSpec> {
@@ -35,6 +37,21 @@ pub fn call(
     args: &str,
 ) -> Result<ToolOutput, WitToolError> {
     Ok(find(tools, tool)?.run_call(&ctx.into(), args)?)
+}
+
+/// `entities.kinds`: the kinds the plugin lists (none by default).
+pub fn kinds(entities: Entities) -> Vec<String> {
+    entities.kinds()
+}
+
+/// `entities.snapshot`: every entity of `kind`, or `invalid-arguments` for a
+/// kind the plugin does not list.
+pub fn snapshot(
+    entities: Entities,
+    ctx: CallContext,
+    kind: &str,
+) -> Result<Vec<Entity>, WitToolError> {
+    Ok(entities.snapshot(&ctx.into(), kind)?)
 }
 
 fn find(tools: Vec<Tool>, name: &str) -> Result<Tool, WitToolError> {
@@ -173,6 +190,28 @@ mod tests {
             (p.targets[0].id.as_str(), p.targets[0].tags.as_slice()),
             ("hi", &["english".to_owned()][..])
         );
+    }
+
+    #[test]
+    fn a_plugin_without_entities_lists_no_kinds_and_refuses_snapshots_naming_the_kind() {
+        assert!(kinds(Entities::none()).is_empty());
+        let err = snapshot(Entities::none(), ctx(), "project").expect_err("no kinds");
+        assert!(
+            matches!(&err, WitToolError::InvalidArguments(m) if m.contains("\"project\"")),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_snapshot_reaches_the_plugins_function_with_the_callers_context() {
+        let entities = Entities::new(["project"], |ctx: &Ctx, _: &str| {
+            Ok(vec![
+                Entity::new(1, "payments", ctx.tenant.clone()).child_of("org", 9),
+            ])
+        });
+        let rows = snapshot(entities, ctx(), "project").expect("a listed kind");
+        assert_eq!((rows[0].id, rows[0].tenant.as_str()), (1, "t1"));
+        assert_eq!(rows[0].parents[0].id, 9);
     }
 
     #[test]

@@ -1,15 +1,21 @@
 //! The guest SDK: a toolhost tool plugin in about thirty lines of Rust.
 //!
 //! This crate owns the plugin side of the `toolhost:plugin` WIT world
-//! (`wit/` at the repository root): it answers the host's `describe`, `plan`
-//! and `call` from a list of [`Tool`]s, derives each tool's JSON Schemas from
-//! its Rust argument and output types, parses arguments, serializes outputs,
-//! maps [`ToolError`] onto the WIT error, and forwards [`log`] lines to the
-//! host. It enforces nothing: budgets, permissions, approvals and tenancy are
-//! the host's, which trusts none of what a plugin says about itself.
+//! `catalog-plugin` (`wit/` at the repository root): it answers the host's
+//! `describe`, `plan` and `call` from a list of [`Tool`]s, derives each
+//! tool's JSON Schemas from its Rust argument and output types, parses
+//! arguments, serializes outputs, maps [`ToolError`] onto the WIT error,
+//! lists [`entities`] for the host's resolver, and wraps the host's imports:
+//! [`log`] lines, [`progress`] reports, [`resolve`] (names to ids) and
+//! [`backend`] (HTTP to the backends the manifest declares). It enforces
+//! nothing: budgets, permissions, approvals, tenancy and the resolver's
+//! decisions are the host's, which trusts none of what a plugin says about
+//! itself.
 //!
 //! Every call runs in a fresh instance, so the tool list is rebuilt per call;
-//! building it is cheap (schemas are only computed for `describe`).
+//! building it is cheap (schemas are only computed for `describe`). A
+//! component imports only what its code calls: a plugin that never resolves
+//! or reaches a backend does not import `resolver` or `backend`.
 //!
 //! ```no_run
 //! use toolhost_sdk::prelude::*;
@@ -42,28 +48,100 @@
 //! toolhost_sdk::export_plugin!(tools);
 //! ```
 //!
+//! # Tools that take names
+//!
+//! An argument that names a thing takes a [`NameOrId`] (a string or an
+//! integer). The tool asks the host to [`resolve`] it against the plugin's
+//! [`Entities`], and gets the thing's id and name back ([`Resolved`]: the
+//! name needs no second request). When the host cannot tell which thing
+//! was meant, it turns the call's answer into a question for the person,
+//! and the tool only propagates the error with `?`. The tool's manifest
+//! entry declares the kinds it resolves (`resolves = ["project"]`) and the
+//! backend it reaches (`[backends.tb]`).
+//!
+//! ```no_run
+//! use toolhost_sdk::prelude::*;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct ListArgs {
+//!     /// The project, by name or id; omit it to be asked.
+//!     #[serde(default)]
+//!     project: Option<NameOrId>,
+//! }
+//!
+//! #[derive(Serialize, Deserialize, JsonSchema)]
+//! struct Pipeline {
+//!     id: i64,
+//!     name: String,
+//! }
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! struct Pipelines {
+//!     /// The project's name, as the host's snapshot has it.
+//!     project: String,
+//!     pipelines: Vec<Pipeline>,
+//! }
+//!
+//! fn list_pipelines(_ctx: &Ctx, args: ListArgs) -> Result<Pipelines, ToolError> {
+//!     let project = resolve(Query::new("project", "project", args.project))?;
+//!     let path = format!("/api/pipelines?project_id={}", project.id);
+//!     let pipelines = backend::get("tb", &path)?.ok()?.json()?;
+//!     Ok(Pipelines { project: project.name, pipelines })
+//! }
+//!
+//! #[derive(Deserialize)]
+//! struct Project {
+//!     id: i64,
+//!     name: String,
+//!     tenant: String,
+//! }
+//!
+//! fn entities() -> Entities {
+//!     Entities::new(["project"], |_ctx, _kind| {
+//!         let rows: Vec<Project> = backend::get("tb", "/api/projects")?.ok()?.json()?;
+//!         Ok(rows.into_iter().map(|p| Entity::new(p.id, p.name, p.tenant)).collect())
+//!     })
+//! }
+//!
+//! fn tools() -> Vec<Tool> {
+//!     vec![
+//!         Tool::new("list_pipelines", "Lists a project's pipelines.", list_pipelines)
+//!             .permission("tb", "read")
+//!             .read_only(),
+//!     ]
+//! }
+//!
+//! toolhost_sdk::export_plugin!(tools, entities = entities);
+//! ```
+//!
 //! A plugin crate is a `cdylib` built with `--target wasm32-wasip2`, which
 //! emits a component directly. It depends on `toolhost-sdk`, `serde` and
 //! `schemars`: the derive macros re-exported by the [`prelude`] expand to
-//! paths in those two crates.
+//! paths in those two crates. Outside wasm (native unit tests of tool
+//! functions) log lines and progress go to stderr, and [`resolve`] and
+//! [`backend`] requests fail with a [`ToolError`] instead of reaching a host.
 
+pub mod backend;
 mod ctx;
+pub mod entities;
 mod error;
 pub mod log;
+mod name_or_id;
 mod plan;
 pub mod progress;
+pub mod resolve;
 mod tool;
 
 #[doc(hidden)]
 pub mod __private;
 
-/// The code `wit_bindgen` generates for the `plugin` world. Plugin authors
+/// The code `wit_bindgen` generates for the `catalog-plugin` world. Plugin authors
 /// need none of it directly: [`export_plugin!`] wires it up.
 #[doc(hidden)]
 #[allow(missing_docs, unsafe_code)]
 pub mod bindings {
     wit_bindgen::generate!({
-        world: "plugin",
+        world: "catalog-plugin",
         path: "../../wit",
         pub_export_macro: true,
         export_macro_name: "__export_bindings",
@@ -71,12 +149,18 @@ pub mod bindings {
     });
 }
 
+/// One thing the entities export lists (the WIT `entity` record). Build one
+/// with [`Entity::new`].
+pub use bindings::exports::toolhost::plugin::entities::{Entity, Parent};
 /// What `plan` answers: the targets a call would act on, its risk, and a
 /// one-line summary (the WIT `call-plan` record). Build one with [`Plan::new`].
 pub use bindings::toolhost::plugin::types::CallPlan as Plan;
 pub use bindings::toolhost::plugin::types::{Risk, Target};
 pub use ctx::Ctx;
+pub use entities::Entities;
 pub use error::ToolError;
+pub use name_or_id::NameOrId;
+pub use resolve::{Query, Resolved, resolve};
 pub use tool::{IntoOutput, Output, Tool};
 
 /// Everything a plugin usually needs, in one `use`.
@@ -85,9 +169,13 @@ pub use tool::{IntoOutput, Output, Tool};
 /// traits) of `serde` and `schemars`; their expansions name those crates, so
 /// the plugin crate must depend on both.
 pub mod prelude {
+    pub use crate::backend;
     pub use crate::log;
     pub use crate::progress;
-    pub use crate::{Ctx, Output, Plan, Risk, Target, Tool, ToolError};
+    pub use crate::{
+        Ctx, Entities, Entity, NameOrId, Output, Plan, Query, Resolved, Risk, Target, Tool,
+        ToolError, resolve,
+    };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }
@@ -97,9 +185,22 @@ pub mod prelude {
 /// Use it once per plugin crate, at the crate root. `$tools` runs at every
 /// `describe`, `plan` and `call` (each in a fresh instance): keep it a plain
 /// list of [`Tool`] builders.
+///
+/// - `export_plugin!(tools)`: the plugin lists no entities
+///   ([`Entities::none`]), as every plugin whose tools take no names.
+/// - `export_plugin!(tools, entities = my_entities)`: `my_entities` is a
+///   `fn() -> Entities` giving the kinds the host's resolver may ask for
+///   and the snapshot function that lists one; it runs at every `kinds` and
+///   `snapshot`, like `$tools`.
+///
+/// Either way the component exports the WIT world `catalog-plugin`: `tool`
+/// and `entities`.
 #[macro_export]
 macro_rules! export_plugin {
     ($tools:path) => {
+        $crate::export_plugin!($tools, entities = $crate::Entities::none);
+    };
+    ($tools:path, entities = $entities:path $(,)?) => {
         const _: () = {
             struct Plugin;
 
@@ -125,6 +226,22 @@ macro_rules! export_plugin {
                     $crate::__private::WitToolError,
                 > {
                     $crate::__private::call($tools(), ctx, &tool, &arguments)
+                }
+            }
+
+            impl $crate::bindings::exports::toolhost::plugin::entities::Guest for Plugin {
+                fn kinds() -> ::std::vec::Vec<::std::string::String> {
+                    $crate::__private::kinds($entities())
+                }
+
+                fn snapshot(
+                    ctx: $crate::__private::CallContext,
+                    kind: ::std::string::String,
+                ) -> ::std::result::Result<
+                    ::std::vec::Vec<$crate::__private::Entity>,
+                    $crate::__private::WitToolError,
+                > {
+                    $crate::__private::snapshot($entities(), ctx, &kind)
                 }
             }
 

@@ -5,9 +5,11 @@
 //! WASI p2 is linked too, because a Rust guest built with std imports it,
 //! but granted nothing: see `state::sandbox_wasi`.
 
+pub(crate) mod backend;
 pub(crate) mod log;
 mod meter;
 pub(crate) mod progress;
+pub(crate) mod resolver;
 
 pub(crate) use meter::HostCallMeter;
 
@@ -26,6 +28,16 @@ impl HasData for HasProgress {
     type Data<'a> = &'a mut progress::ProgressCapability;
 }
 
+struct HasResolver;
+impl HasData for HasResolver {
+    type Data<'a> = &'a mut resolver::ResolverCapability;
+}
+
+struct HasBackend;
+impl HasData for HasBackend {
+    type Data<'a> = &'a mut backend::BackendCapability;
+}
+
 struct HasTypes;
 impl HasData for HasTypes {
     type Data<'a> = &'a mut HostState;
@@ -38,5 +50,7 @@ pub(crate) fn add_to_linker(l: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wit::types::add_to_linker::<HostState, HasTypes>(l, |s| s)?;
     wit::log::add_to_linker::<HostState, HasLog>(l, |s| &mut s.log)?;
     wit::progress::add_to_linker::<HostState, HasProgress>(l, |s| &mut s.progress)?;
+    wit::resolver::add_to_linker::<HostState, HasResolver>(l, |s| &mut s.resolver)?;
+    wit::backend::add_to_linker::<HostState, HasBackend>(l, |s| &mut s.backend)?;
     Ok(())
 }

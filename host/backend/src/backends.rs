@@ -1,0 +1,171 @@
+//! The configured backends and the one path every plugin request takes.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Instant;
+
+use reqwest::header::{HeaderMap, HeaderValue};
+
+use crate::headers::{self, TENANT_HEADER};
+use crate::target::{Credential, Target};
+use crate::{Access, BackendConfig, BackendError, ConfigError, Method, Request, Response, Secret};
+
+/// Largest request body a plugin may send. Tool arguments are small JSON;
+/// 1 MiB bounds what one call can push at a backend.
+pub const MAX_REQUEST_BODY: usize = 1024 * 1024;
+
+/// Every backend the operator configured, checked once at start-up.
+/// Cloning is cheap (an `Arc`); share one value across calls so each
+/// backend keeps its connection pool.
+#[derive(Clone)]
+pub struct Backends {
+    targets: Arc<BTreeMap<String, Target>>,
+}
+
+impl Backends {
+    /// Checks every config: names (`[a-z0-9_-]{1,64}`, unique), base URLs
+    /// (`http`/`https`, no userinfo, query or fragment), credential header
+    /// and value. The first problem found is returned, naming the value
+    /// (never the credential).
+    pub fn new(configs: Vec<BackendConfig>) -> Result<Self, ConfigError> {
+        let mut targets = BTreeMap::new();
+        for config in configs {
+            let name = config.name.clone();
+            let target = Target::new(config)?;
+            if targets.insert(name.clone(), target).is_some() {
+                return Err(ConfigError::Duplicate(name));
+            }
+        }
+        Ok(Backends {
+            targets: Arc::new(targets),
+        })
+    }
+
+    /// No backends: every request is [`BackendError::NotDeclared`].
+    pub fn empty() -> Self {
+        Backends {
+            targets: Arc::new(BTreeMap::new()),
+        }
+    }
+
+    /// Whether the operator configured a backend of this name (whether a
+    /// plugin may use it is a question for its manifest too).
+    pub fn is_configured(&self, name: &str) -> bool {
+        self.targets.contains_key(name)
+    }
+
+    /// The configured names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.targets.keys().cloned().collect()
+    }
+
+    /// Every configured credential, for scanning outputs and logs for them.
+    pub fn secrets(&self) -> Vec<Secret> {
+        let credentials = self.targets.values().filter_map(|t| t.credential.as_ref());
+        credentials.map(|c| c.secret.clone()).collect()
+    }
+
+    /// Sends a plugin's request to a backend it declared, adding the
+    /// operator's credential and the caller's tenant.
+    ///
+    /// Checks run in this order and a refusal sends nothing: the backend is
+    /// declared and configured ([`BackendError::NotDeclared`]); the method
+    /// is safe if `access.safe_only` ([`BackendError::Refused`]); the path
+    /// stays under the base URL and the headers are valid and within
+    /// bounds (`Refused`); the body is at most [`MAX_REQUEST_BODY`]
+    /// ([`BackendError::TooLarge`]). Then the exchange, body included, must
+    /// finish within the backend's timeout ([`BackendError::Timeout`]) and
+    /// its response cap (`TooLarge`); an unreachable backend is
+    /// [`BackendError::Unavailable`]. Logs one debug line per request.
+    ///
+    /// Needs a Tokio runtime with the time driver (the deadline is a
+    /// `tokio::time::timeout` around the whole exchange).
+    pub async fn send(&self, access: &Access, req: Request) -> Result<Response, BackendError> {
+        let started = Instant::now();
+        let (backend, method) = (req.backend.clone(), req.method);
+        let route = route_for_log(&req.path).to_owned();
+        let outcome = self.dispatch(access, req).await;
+        let status = outcome.as_ref().map_or(0, |r| r.status);
+        let error = outcome.as_ref().err().map(ToString::to_string);
+        tracing::debug!(
+            backend = %backend, method = method.as_str(), path = ?route,
+            tenant = %access.tenant, status, error, elapsed_ms = started.elapsed().as_millis(),
+            "backend request"
+        );
+        outcome
+    }
+
+    /// The checks, in order, then the exchange.
+    async fn dispatch(&self, access: &Access, req: Request) -> Result<Response, BackendError> {
+        let target = self.target(access, &req.backend)?;
+        permit(access, req.method)?;
+        let url = target.base.join(&req.path).map_err(BackendError::Refused)?;
+        let credential = target.credential.as_ref();
+        let mut headers = headers::outbound(&req.headers, credential.map(|c| &c.header))
+            .map_err(BackendError::Refused)?;
+        within_body_cap(req.body.as_deref())?;
+        add_host_headers(&mut headers, &access.tenant, credential)?;
+        target.exchange(req.method, url, headers, req.body).await
+    }
+
+    fn target(&self, access: &Access, name: &str) -> Result<&Target, BackendError> {
+        let target = self
+            .targets
+            .get(name)
+            .filter(|_| access.declared.contains(name));
+        target.ok_or_else(|| BackendError::NotDeclared(name.to_owned()))
+    }
+}
+
+impl fmt::Debug for Backends {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Backends")
+            .field("names", &self.names())
+            .finish()
+    }
+}
+
+fn permit(access: &Access, method: Method) -> Result<(), BackendError> {
+    if access.safe_only && !method.is_safe() {
+        return Err(BackendError::Refused(format!(
+            "{} is not allowed while the call may not have side effects",
+            method.as_str()
+        )));
+    }
+    Ok(())
+}
+
+fn within_body_cap(body: Option<&[u8]>) -> Result<(), BackendError> {
+    match body {
+        Some(body) if body.len() > MAX_REQUEST_BODY => Err(BackendError::TooLarge),
+        _ => Ok(()),
+    }
+}
+
+/// `X-Tenant` and the credential, replacing anything of the same name.
+fn add_host_headers(
+    headers: &mut HeaderMap,
+    tenant: &str,
+    credential: Option<&Credential>,
+) -> Result<(), BackendError> {
+    let tenant = HeaderValue::from_str(tenant).map_err(|_| {
+        BackendError::Refused("the caller's tenant cannot be sent as a header".to_owned())
+    })?;
+    headers.insert(TENANT_HEADER, tenant);
+    if let Some(credential) = credential {
+        headers.insert(credential.header.clone(), credential.value.clone());
+    }
+    Ok(())
+}
+
+/// The path without its query (which may carry values), cut to a bound a
+/// log line can afford.
+fn route_for_log(path: &str) -> &str {
+    let route = path.split_once('?').map_or(path, |(route, _query)| route);
+    let mut end = route.len().min(crate::MAX_PATH);
+    while !route.is_char_boundary(end) {
+        end -= 1;
+    }
+    &route[..end]
+}

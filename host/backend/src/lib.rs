@@ -1,0 +1,45 @@
+//! Outbound HTTP for plugins: a plugin names a backend its manifest
+//! declares and a path; the operator's config holds the base URL and the
+//! credential; the host adds the credential and the caller's tenant.
+//!
+//! This room owns the policy (which backend, which method, which path and
+//! headers, how large) and the HTTP client that applies it. It does not own
+//! the WIT glue (`runtime` calls [`Backends::send`] from the `backend`
+//! import), the manifest's declarations (`catalog`), or parsing the
+//! operator's config file (`server`).
+//!
+//! ```
+//! use toolhost_backend::{BackendConfig, Backends, Secret};
+//! let mut crm = BackendConfig::new("crm", "http://127.0.0.1:8081/api".parse()?);
+//! crm.credential = Some(Secret::new("s3cret".to_owned()));
+//! let backends = Backends::new(vec![crm])?;
+//! assert!(backends.is_configured("crm"));
+//! assert_eq!(format!("{:?}", backends.secrets()), "[[redacted]]");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod access;
+mod backends;
+mod config;
+mod error;
+mod exchange;
+mod headers;
+mod message;
+mod method;
+mod path;
+mod redact;
+mod secret;
+mod target;
+
+pub use access::Access;
+pub use backends::{Backends, MAX_REQUEST_BODY};
+pub use config::{
+    BackendConfig, ConfigError, DEFAULT_CREDENTIAL_HEADER, DEFAULT_MAX_RESPONSE, DEFAULT_TIMEOUT,
+    MAX_NAME,
+};
+pub use error::BackendError;
+pub use headers::{MAX_HEADER_BYTES, MAX_HEADERS, TENANT_HEADER};
+pub use message::{Request, Response};
+pub use method::Method;
+pub use path::MAX_PATH;
+pub use secret::{REDACTED, Secret};

@@ -1,0 +1,567 @@
+//! `Backends::send` against a tiny real HTTP server on 127.0.0.1:0 that
+//! records every request it receives.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, to_bytes};
+use axum::extract::State;
+use axum::http::header::{HeaderMap, HeaderName, HeaderValue};
+use axum::http::{Method as HttpMethod, StatusCode};
+use axum::response::IntoResponse;
+use tokio::net::TcpListener;
+use toolhost_backend::{
+    Access, BackendConfig, BackendError, Backends, ConfigError, MAX_REQUEST_BODY, Method, Request,
+    Response, Secret,
+};
+use url::Url;
+
+const SECRET: &str = "s3cret-token-0123456789";
+const TENANT: &str = "acme";
+
+/// What the server received.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: HttpMethod,
+    uri: String,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<Seen>>>);
+
+impl Recorder {
+    fn push(&self, seen: Seen) {
+        self.0.lock().expect("recorder lock").push(seen);
+    }
+    fn all(&self) -> Vec<Seen> {
+        self.0.lock().expect("recorder lock").clone()
+    }
+}
+
+struct Server {
+    addr: SocketAddr,
+    seen: Recorder,
+}
+
+impl Server {
+    async fn start() -> Server {
+        let seen = Recorder::default();
+        let app = axum::Router::new()
+            .fallback(handle)
+            .with_state(seen.clone());
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("local addr");
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Server { addr, seen }
+    }
+
+    fn url(&self, path: &str) -> Url {
+        format!("http://{}{path}", self.addr)
+            .parse()
+            .expect("valid URL")
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.all()
+    }
+
+    /// One backend `crm` at this server, with the secret as a bearer token.
+    fn backends(&self, tweak: impl FnOnce(&mut BackendConfig)) -> Backends {
+        let mut config = BackendConfig::new("crm", self.url("/"));
+        config.credential = Some(Secret::new(SECRET.to_owned()));
+        tweak(&mut config);
+        Backends::new(vec![config]).expect("valid config")
+    }
+}
+
+/// Records the request, then answers by its last path segment.
+async fn handle(
+    State(seen): State<Recorder>,
+    req: axum::extract::Request,
+) -> axum::response::Response {
+    let (parts, body) = req.into_parts();
+    let body = to_bytes(body, usize::MAX)
+        .await
+        .expect("request body")
+        .to_vec();
+    let route = parts
+        .uri
+        .path()
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let headers = parts.headers.clone();
+    seen.push(Seen {
+        method: parts.method,
+        uri: parts.uri.to_string(),
+        headers,
+        body,
+    });
+    match route.as_str() {
+        "echo" => echo(&parts.headers),
+        "big" => vec![b'x'; 2048].into_response(),
+        "big-stream" => {
+            Body::from_stream(Body::from(vec![b'x'; 2048]).into_data_stream()).into_response()
+        }
+        "slow" => {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            "late".into_response()
+        }
+        "redirect" => {
+            let headers = [
+                ("location", "http://evil.example/"),
+                ("set-cookie", "sid=1"),
+            ];
+            (StatusCode::FOUND, headers, "moved").into_response()
+        }
+        _ => ([("set-cookie", "sid=2"), ("x-route", "default")], "ok").into_response(),
+    }
+}
+
+/// Every request header back, in the body and as `x-echo-<name>` headers.
+fn echo(headers: &HeaderMap) -> axum::response::Response {
+    let mut body = Vec::new();
+    let mut echoed = HeaderMap::new();
+    for (name, value) in headers {
+        body.extend_from_slice(format!("{name}: ").as_bytes());
+        body.extend_from_slice(value.as_bytes());
+        body.push(b'\n');
+        let echo_name = HeaderName::try_from(format!("x-echo-{name}")).expect("valid name");
+        echoed.append(echo_name, value.clone());
+    }
+    (echoed, body).into_response()
+}
+
+fn access(declared: &[&str], safe_only: bool) -> Access {
+    let declared: BTreeSet<String> = declared.iter().map(|s| (*s).to_owned()).collect();
+    Access {
+        declared: Arc::new(declared),
+        tenant: TENANT.to_owned(),
+        safe_only,
+    }
+}
+
+fn get(backend: &str, path: &str) -> Request {
+    Request {
+        backend: backend.to_owned(),
+        method: Method::Get,
+        path: path.to_owned(),
+        headers: Vec::new(),
+        body: None,
+    }
+}
+
+fn header<'a>(response: &'a Response, name: &str) -> Option<&'a str> {
+    response
+        .headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+#[tokio::test]
+async fn an_undeclared_or_unconfigured_backend_is_refused_and_nothing_is_sent() {
+    let server = Server::start().await;
+    let mut other = BackendConfig::new("other", server.url("/"));
+    other.credential = Some(Secret::new(SECRET.to_owned()));
+    let crm = BackendConfig::new("crm", server.url("/"));
+    let backends = Backends::new(vec![crm, other]).expect("valid config");
+    let who = access(&["crm", "ghost"], false);
+
+    for name in ["other", "ghost"] {
+        let err = backends
+            .send(&who, get(name, "/x"))
+            .await
+            .expect_err("refused");
+        assert_eq!(err, BackendError::NotDeclared(name.to_owned()));
+    }
+    let err = Backends::empty()
+        .send(&who, get("crm", "/x"))
+        .await
+        .expect_err("refused");
+    assert_eq!(err, BackendError::NotDeclared("crm".to_owned()));
+    assert!(server.seen().is_empty());
+}
+
+#[tokio::test]
+async fn safe_only_refuses_side_effects_and_allows_get_and_head() {
+    let server = Server::start().await;
+    let backends = server.backends(|_| {});
+    let who = access(&["crm"], true);
+    for method in [Method::Post, Method::Put, Method::Patch, Method::Delete] {
+        let req = Request {
+            method,
+            ..get("crm", "/x")
+        };
+        let err = backends.send(&who, req).await.expect_err("refused");
+        assert!(
+            matches!(&err, BackendError::Refused(m) if m.contains("side effects")),
+            "{err}"
+        );
+    }
+    assert!(server.seen().is_empty());
+
+    for method in [Method::Get, Method::Head] {
+        let req = Request {
+            method,
+            ..get("crm", "/x")
+        };
+        let response = backends.send(&who, req).await.expect("allowed");
+        assert_eq!(response.status, 200);
+    }
+    let methods: Vec<_> = server.seen().into_iter().map(|s| s.method).collect();
+    assert_eq!(methods, [HttpMethod::GET, HttpMethod::HEAD]);
+}
+
+#[tokio::test]
+async fn paths_that_could_leave_the_base_are_refused_and_nothing_is_sent() {
+    let server = Server::start().await;
+    let backends = server.backends(|_| {});
+    let who = access(&["crm"], false);
+    let paths = [
+        "//evil.example/x",
+        "http://evil/x",
+        "/../x",
+        "/a/%2e%2e/b",
+        "\\x",
+        "/a@b",
+    ];
+    for path in paths {
+        let err = backends.send(&who, get("crm", path)).await.expect_err(path);
+        assert!(matches!(err, BackendError::Refused(_)), "{path}: {err}");
+    }
+    assert!(server.seen().is_empty());
+}
+
+#[tokio::test]
+async fn the_plugins_credential_tenant_and_cookie_are_replaced_by_the_hosts() {
+    let server = Server::start().await;
+    let backends = server.backends(|_| {});
+    let plugin_headers = [
+        ("Authorization", "Bearer forged"),
+        ("X-Tenant", "someone-else"),
+        ("Cookie", "sid=stolen"),
+        ("X-Forwarded-For", "10.0.0.1"),
+        ("Content-Type", "application/json"),
+    ];
+    let req = Request {
+        method: Method::Post,
+        headers: plugin_headers
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect(),
+        body: Some(b"{\"a\":1}".to_vec()),
+        ..get("crm", "/items?limit=5")
+    };
+    let response = backends
+        .send(&access(&["crm"], false), req)
+        .await
+        .expect("sent");
+    assert_eq!(response.status, 200);
+
+    let seen = server.seen().pop().expect("one request");
+    let values = |name: &str| -> Vec<&[u8]> {
+        seen.headers
+            .get_all(name)
+            .iter()
+            .map(HeaderValue::as_bytes)
+            .collect()
+    };
+    assert_eq!(
+        values("authorization"),
+        [format!("Bearer {SECRET}").as_bytes()]
+    );
+    assert_eq!(values("x-tenant"), [TENANT.as_bytes()]);
+    assert!(values("cookie").is_empty());
+    assert!(values("x-forwarded-for").is_empty());
+    assert_eq!(values("content-type"), [&b"application/json"[..]]);
+    assert_eq!(
+        (seen.method, seen.uri.as_str()),
+        (HttpMethod::POST, "/items?limit=5")
+    );
+    assert_eq!(seen.body, b"{\"a\":1}");
+}
+
+#[tokio::test]
+async fn an_echoed_credential_comes_back_redacted_in_body_and_headers() {
+    let server = Server::start().await;
+    let bearer = server.backends(|_| {});
+    let api_key = server.backends(|c| c.credential_header = "X-Api-Key".to_owned());
+    for backends in [bearer, api_key] {
+        let response = backends
+            .send(&access(&["crm"], false), get("crm", "/echo"))
+            .await
+            .expect("sent");
+        let body = String::from_utf8(response.body.clone()).expect("utf-8");
+        assert!(!body.contains(SECRET), "{body}");
+        assert!(body.contains("[redacted]"), "{body}");
+        for (name, value) in &response.headers {
+            assert!(!value.contains(SECRET), "{name}: {value}");
+        }
+        let echoed = ["x-echo-authorization", "x-echo-x-api-key"].map(|n| header(&response, n));
+        assert!(
+            echoed.contains(&Some("[redacted]")),
+            "{:?}",
+            response.headers
+        );
+        assert_eq!(
+            header(&response, "content-length"),
+            Some(body.len().to_string().as_str())
+        );
+    }
+    let sent: Vec<_> = server.seen().into_iter().map(|s| s.headers).collect();
+    assert_eq!(
+        sent[1].get("x-api-key").map(HeaderValue::as_bytes),
+        Some(SECRET.as_bytes())
+    );
+    assert!(sent[1].get("authorization").is_none());
+}
+
+#[tokio::test]
+async fn a_response_over_max_response_is_too_large_with_or_without_a_length() {
+    let server = Server::start().await;
+    let backends = server.backends(|c| c.max_response = 1024);
+    let who = access(&["crm"], false);
+    for path in ["/big", "/big-stream"] {
+        let err = backends.send(&who, get("crm", path)).await.expect_err(path);
+        assert_eq!(err, BackendError::TooLarge, "{path}");
+    }
+    let fits = server.backends(|c| c.max_response = 2048);
+    let response = fits
+        .send(&who, get("crm", "/big-stream"))
+        .await
+        .expect("fits");
+    assert_eq!(response.body.len(), 2048);
+}
+
+#[tokio::test]
+async fn a_request_body_over_the_cap_is_too_large_and_not_sent() {
+    let server = Server::start().await;
+    let backends = server.backends(|_| {});
+    let req = Request {
+        method: Method::Put,
+        body: Some(vec![0; MAX_REQUEST_BODY + 1]),
+        ..get("crm", "/x")
+    };
+    let err = backends
+        .send(&access(&["crm"], false), req)
+        .await
+        .expect_err("too large");
+    assert_eq!(err, BackendError::TooLarge);
+    assert!(server.seen().is_empty());
+}
+
+#[tokio::test]
+async fn invalid_plugin_headers_are_refused_and_nothing_is_sent() {
+    let server = Server::start().await;
+    let backends = server.backends(|_| {});
+    for (name, value) in [("X-A", "a\r\nX-Tenant: evil"), ("bad name", "v")] {
+        let req = Request {
+            headers: vec![(name.to_owned(), value.to_owned())],
+            ..get("crm", "/x")
+        };
+        let err = backends
+            .send(&access(&["crm"], false), req)
+            .await
+            .expect_err("refused");
+        assert!(matches!(err, BackendError::Refused(_)), "{err}");
+    }
+    assert!(server.seen().is_empty());
+}
+
+#[tokio::test]
+async fn a_slow_backend_times_out() {
+    let server = Server::start().await;
+    let backends = server.backends(|c| c.timeout = Duration::from_millis(200));
+    let started = Instant::now();
+    let err = backends
+        .send(&access(&["crm"], false), get("crm", "/slow"))
+        .await
+        .expect_err("slow");
+    assert_eq!(err, BackendError::Timeout);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn a_body_that_stalls_after_the_headers_times_out() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("local addr");
+    tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.expect("accept");
+        read_request_head(&stream).await;
+        let head = b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc";
+        stream.writable().await.expect("writable");
+        assert_eq!(stream.try_write(head).expect("write"), head.len());
+        tokio::time::sleep(Duration::from_secs(10)).await;
+    });
+    let mut config = BackendConfig::new("crm", format!("http://{addr}").parse().expect("URL"));
+    config.timeout = Duration::from_millis(300);
+    let backends = Backends::new(vec![config]).expect("valid config");
+    let err = backends
+        .send(&access(&["crm"], false), get("crm", "/x"))
+        .await
+        .expect_err("stalls");
+    assert_eq!(err, BackendError::Timeout);
+}
+
+/// Reads until the blank line that ends a request head (no body expected).
+async fn read_request_head(stream: &tokio::net::TcpStream) {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        stream.readable().await.expect("readable");
+        match stream.try_read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) => panic!("read: {e}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_closed_port_is_unavailable_without_naming_the_url() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("local addr");
+    drop(listener);
+    let config = BackendConfig::new("crm", format!("http://{addr}/base").parse().expect("URL"));
+    let backends = Backends::new(vec![config]).expect("valid config");
+    let err = backends
+        .send(&access(&["crm"], false), get("crm", "/x"))
+        .await
+        .expect_err("closed");
+    assert_eq!(
+        err,
+        BackendError::Unavailable("connection failed".to_owned())
+    );
+    assert!(!err.to_string().contains("127.0.0.1"), "{err}");
+}
+
+#[tokio::test]
+async fn a_redirect_is_returned_not_followed_and_set_cookie_is_dropped() {
+    let server = Server::start().await;
+    let backends = server.backends(|_| {});
+    let who = access(&["crm"], false);
+    let response = backends
+        .send(&who, get("crm", "/redirect"))
+        .await
+        .expect("sent");
+    assert_eq!(response.status, 302);
+    assert_eq!(header(&response, "location"), Some("http://evil.example/"));
+    assert_eq!(header(&response, "set-cookie"), None);
+    assert_eq!(response.body, b"moved");
+
+    let response = backends
+        .send(&who, get("crm", "/plain"))
+        .await
+        .expect("sent");
+    assert_eq!(header(&response, "x-route"), Some("default"));
+    assert_eq!(header(&response, "set-cookie"), None);
+    assert_eq!(server.seen().len(), 2);
+}
+
+#[tokio::test]
+async fn a_base_url_with_a_path_prefix_keeps_the_prefix() {
+    let server = Server::start().await;
+    for base in ["/base", "/base/"] {
+        let backends = server.backends(|c| c.url = server.url(base));
+        let response = backends
+            .send(&access(&["crm"], false), get("crm", "/items/1?x=2"))
+            .await
+            .expect("sent");
+        assert_eq!(response.status, 200);
+    }
+    let uris: Vec<_> = server.seen().into_iter().map(|s| s.uri).collect();
+    assert_eq!(uris, ["/base/items/1?x=2", "/base/items/1?x=2"]);
+}
+
+#[test]
+fn the_send_future_can_move_between_threads() {
+    fn is_send<T: Send>(_: &T) {}
+    let (backends, who) = (Backends::empty(), access(&[], false));
+    let future = backends.send(&who, get("crm", "/x"));
+    is_send(&future);
+}
+
+#[test]
+fn debug_and_display_of_secrets_configs_and_backends_never_show_the_secret() {
+    let secret = Secret::new(SECRET.to_owned());
+    let mut config = BackendConfig::new("crm", "http://127.0.0.1:1/".parse().expect("URL"));
+    config.credential = Some(secret.clone());
+    let backends = Backends::new(vec![config.clone()]).expect("valid config");
+    let printed = [
+        format!("{secret:?}"),
+        format!("{secret}"),
+        format!("{config:?}"),
+        format!("{backends:?}"),
+        format!("{:?}", backends.secrets()),
+    ];
+    for text in printed {
+        assert!(!text.contains(SECRET), "{text}");
+    }
+    assert_eq!(format!("{secret}"), "[redacted]");
+    let exposed: Vec<_> = backends
+        .secrets()
+        .iter()
+        .map(|s| s.expose().to_owned())
+        .collect();
+    assert_eq!(exposed, [SECRET]);
+}
+
+#[test]
+fn backends_new_refuses_bad_configs_naming_the_value() {
+    let url = |s: &str| -> Url { s.parse().expect("URL") };
+    let ok = || BackendConfig::new("crm", url("http://127.0.0.1:1/"));
+    let with = |f: fn(&mut BackendConfig)| {
+        let mut config = ok();
+        f(&mut config);
+        config
+    };
+    let cases: [(Vec<BackendConfig>, &str); 7] = [
+        (vec![ok(), ok()], "\"crm\""),
+        (
+            vec![BackendConfig::new("CRM!", url("http://127.0.0.1:1/"))],
+            "\"CRM!\"",
+        ),
+        (
+            vec![BackendConfig::new("", url("http://127.0.0.1:1/"))],
+            "\"\"",
+        ),
+        (
+            vec![with(|c| {
+                c.url = "http://bob:pw@127.0.0.1:1/".parse().expect("URL")
+            })],
+            "userinfo",
+        ),
+        (
+            vec![with(|c| c.url = "ftp://127.0.0.1/".parse().expect("URL"))],
+            "ftp://127.0.0.1/",
+        ),
+        (
+            vec![with(|c| c.credential_header = "x-tenant".to_owned())],
+            "\"x-tenant\"",
+        ),
+        (
+            vec![with(|c| {
+                c.credential = Some(Secret::new("a\nb".to_owned()))
+            })],
+            "credential",
+        ),
+    ];
+    for (configs, named) in cases {
+        let err = Backends::new(configs).expect_err(named);
+        let message = err.to_string();
+        assert!(message.contains(named), "{message}");
+        assert!(
+            !message.contains("pw") && !message.contains("a\nb"),
+            "{message}"
+        );
+    }
+    let err = Backends::new(vec![ok(), ok()]).expect_err("duplicate");
+    assert_eq!(err, ConfigError::Duplicate("crm".to_owned()));
+}

@@ -1,0 +1,446 @@
+//! Putting a clarification to the person, when the client can: as an MRTR
+//! `InputRequiredResult` (2026-07-28) or an in-session form elicitation
+//! (2025-11-25), each a single-select of the candidates. The answer pins
+//! the chosen id and the call runs again, through the whole call path.
+//!
+//! The MRTR `requestState` is sealed (HMAC, rmcp's codec) and bound to the
+//! principal, tenant, client, tool and a digest of the arguments, expires,
+//! and is single use. It carries the ids offered (a choice outside them is
+//! not taken: the set never widens) and the choices of earlier rounds (a
+//! call may ask about several arguments in turn).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, EnumSchema, ErrorData, InputRequest, InputRequiredResult, InputResponses,
+    ProtocolVersion, RequestStateCodec, SealOptions,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use toolhost_resolver::Clarification;
+use toolhost_types::Principal;
+
+/// How long a sealed question stays answerable: a person's time to choose.
+pub(crate) const STATE_TTL: Duration = Duration::from_secs(10 * 60);
+/// How long an in-session elicitation waits for the person.
+pub(crate) const ELICITATION_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+/// Most questions one legacy call asks before answering with the last one.
+pub(crate) const MAX_ROUNDS: usize = 8;
+
+/// How a question reaches the person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Channel {
+    /// As the call's structured result (the model relays `ask_user`).
+    Result,
+    /// As an MRTR `InputRequiredResult` (2026-07-28, form elicitation).
+    InputRequired,
+    /// As an `elicitation/create` request in the legacy session.
+    Elicitation,
+}
+
+/// The channel for a client of `version` with `caps`. Elicitation declared
+/// as `{}` means form (the spec's default mode).
+pub(crate) fn channel(
+    version: Option<&ProtocolVersion>,
+    caps: Option<&ClientCapabilities>,
+) -> Channel {
+    let form = caps
+        .and_then(|c| c.elicitation.as_ref())
+        .is_some_and(|e| e.form.is_some() || e.url.is_none());
+    if !form {
+        return Channel::Result;
+    }
+    let stateless = version.is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    if stateless {
+        Channel::InputRequired
+    } else {
+        Channel::Elicitation
+    }
+}
+
+/// What a retry's `requestState` carried.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Sealed {
+    /// Makes the state single use.
+    nonce: String,
+    /// The argument asked about (the `inputRequests` key).
+    field: String,
+    /// The ids offered.
+    offered: Vec<i64>,
+    /// Earlier rounds' choices: argument → id.
+    chosen: BTreeMap<String, i64>,
+}
+
+/// What a retry asks the call path to do.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Retry {
+    /// Every choice made so far, to pin into the arguments.
+    pub(crate) chosen: BTreeMap<String, i64>,
+    /// The person declined: answer with the question, not another form.
+    pub(crate) declined: bool,
+}
+
+/// Seals questions and opens answers. One per server process: the key is
+/// random at start, so a restart invalidates pending questions (they are
+/// asked again on the next call).
+pub(crate) struct Asker {
+    codec: RequestStateCodec,
+    used: Mutex<HashMap<String, Instant>>,
+}
+
+impl Asker {
+    pub(crate) fn new() -> Self {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).expect("the OS random source is available");
+        let codec = RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key is long enough");
+        Self {
+            codec,
+            used: Mutex::default(),
+        }
+    }
+
+    /// The question as an MRTR result, sealing what the retry needs.
+    pub(crate) fn input_required(
+        &self,
+        who: &Principal,
+        tool: &str,
+        arguments: &Value,
+        c: &Clarification,
+        chosen: &BTreeMap<String, i64>,
+    ) -> Result<InputRequiredResult, ErrorData> {
+        let mut nonce = [0u8; 16];
+        getrandom::fill(&mut nonce).expect("the OS random source is available");
+        let sealed = Sealed {
+            nonce: hex(&nonce),
+            field: c.field.clone(),
+            offered: c.candidates.iter().map(|c| c.id).collect(),
+            chosen: chosen.clone(),
+        };
+        let bound = binding(who, tool, arguments);
+        let state = self
+            .codec
+            .seal_json_with(
+                &sealed,
+                &SealOptions::new()
+                    .associated_data(bound.as_bytes())
+                    .ttl(STATE_TTL),
+            )
+            .map_err(|e| {
+                tracing::error!(error = %e, "sealing a request state failed");
+                ErrorData::internal_error("internal error", None)
+            })?;
+        let request = InputRequest::Elicitation(ElicitRequest::new(form(c)?));
+        let requests = BTreeMap::from([(c.field.clone(), request)]);
+        Ok(InputRequiredResult::new(Some(requests), Some(state)))
+    }
+
+    /// Opens a retry's state and reads the person's answer. A state that
+    /// was tampered with, expired, bound to another caller, tool or
+    /// arguments, or already used is refused (`-32602`). An answer that is
+    /// missing or outside the offered ids is ignored: the call asks again.
+    pub(crate) fn retry(
+        &self,
+        who: &Principal,
+        tool: &str,
+        arguments: &Value,
+        state: &str,
+        responses: Option<&InputResponses>,
+    ) -> Result<Retry, ErrorData> {
+        let bound = binding(who, tool, arguments);
+        let sealed: Sealed = self
+            .codec
+            .open_json_with(state, bound.as_bytes())
+            .map_err(|e| {
+                tracing::info!(error = %e, "a requestState was refused");
+                ErrorData::invalid_params(
+                    "requestState is invalid, expired or not for this call",
+                    None,
+                )
+            })?;
+        self.spend(&sealed.nonce)?;
+        let mut retry = Retry {
+            chosen: sealed.chosen,
+            declined: false,
+        };
+        let Some(answer) = responses.and_then(|r| r.get(&sealed.field)) else {
+            return Ok(retry);
+        };
+        let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|_| {
+            ErrorData::invalid_params(
+                format!(
+                    "inputResponses.{} is not an elicitation result",
+                    sealed.field
+                ),
+                None,
+            )
+        })?;
+        match chosen_id(&answer, &sealed.field, &sealed.offered) {
+            Answer::Chose(id) => {
+                retry.chosen.insert(sealed.field, id);
+            }
+            Answer::Declined => retry.declined = true,
+            Answer::Unusable => {}
+        }
+        Ok(retry)
+    }
+
+    /// Marks a nonce used; a second use is refused.
+    fn spend(&self, nonce: &str) -> Result<(), ErrorData> {
+        let now = Instant::now();
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        used.retain(|_, at| now.duration_since(*at) < STATE_TTL);
+        if used.insert(nonce.to_owned(), now).is_some() {
+            return Err(ErrorData::invalid_params(
+                "requestState was already used: retry the original call",
+                None,
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What a person's answer to a form means.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// One of the offered ids.
+    Chose(i64),
+    /// Declined or cancelled.
+    Declined,
+    /// Accepted, but with nothing usable (missing, not an offered id).
+    Unusable,
+}
+
+/// Reads `answer`'s choice for `field` among `offered`.
+pub(crate) fn chosen_id(answer: &ElicitResult, field: &str, offered: &[i64]) -> Answer {
+    match answer.action {
+        ElicitationAction::Accept => {}
+        _ => return Answer::Declined,
+    }
+    let value = answer.content.as_ref().and_then(|c| c.get(field));
+    let id = match value {
+        Some(Value::String(s)) => s.trim().parse::<i64>().ok(),
+        Some(Value::Number(n)) => n.as_i64(),
+        _ => None,
+    };
+    match id {
+        Some(id) if offered.contains(&id) => Answer::Chose(id),
+        _ => Answer::Unusable,
+    }
+}
+
+/// The form: one required single-select named after the argument, its
+/// options the candidates' ids (as strings), titled by their labels.
+pub(crate) fn form(c: &Clarification) -> Result<ElicitRequestParams, ErrorData> {
+    let ids: Vec<String> = c.candidates.iter().map(|c| c.id.to_string()).collect();
+    let labels: Vec<String> = c.candidates.iter().map(|c| c.label.clone()).collect();
+    let internal = |e: &str| {
+        tracing::error!(error = e, "building an elicitation form failed");
+        ErrorData::internal_error("internal error", None)
+    };
+    if ids.is_empty() {
+        return Err(ErrorData::internal_error("internal error", None));
+    }
+    let choice = EnumSchema::builder(ids)
+        .enum_titles(labels)
+        .map_err(|e| internal(&e))?
+        .title(c.field.clone())
+        .build();
+    let schema = ElicitationSchema::builder()
+        .required_enum_schema(c.field.clone(), choice)
+        .build()
+        .map_err(internal)?;
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: c.ask_user.clone(),
+        requested_schema: schema,
+    })
+}
+
+/// What a sealed state is bound to: who asked, in which tenant, through
+/// which client, which tool, with which arguments.
+fn binding(who: &Principal, tool: &str, arguments: &Value) -> String {
+    let digest = Sha256::digest(arguments.to_string().as_bytes());
+    format!(
+        "toolhost/ask/v1\n{}\n{}\n{}\n{tool}\n{}",
+        who.subject,
+        who.tenant,
+        who.client_id,
+        hex(&digest)
+    )
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `arguments` with every choice pinned (ids as integers).
+pub(crate) fn pinned(arguments: &Value, chosen: &BTreeMap<String, i64>) -> Value {
+    if chosen.is_empty() {
+        return arguments.clone();
+    }
+    let mut args = match arguments {
+        Value::Object(m) => m.clone(),
+        _ => serde_json::Map::new(),
+    };
+    for (field, id) in chosen {
+        args.insert(field.clone(), Value::from(*id));
+    }
+    Value::Object(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::ElicitationCapability;
+    use serde_json::json;
+    use toolhost_resolver::{Candidate, Reason};
+    use toolhost_types::PrincipalKind;
+
+    fn who(subject: &str) -> Principal {
+        Principal {
+            subject: subject.into(),
+            kind: PrincipalKind::User,
+            name: subject.into(),
+            tenant: "demo".into(),
+            client_id: "c1".into(),
+            scopes: vec!["mcp".into()],
+            session: "s".into(),
+        }
+    }
+
+    fn question() -> Clarification {
+        Clarification {
+            reason: Reason::Ambiguous,
+            ask_user: "Which project?".into(),
+            candidates: vec![
+                Candidate {
+                    id: 1,
+                    name: "payments".into(),
+                    label: "payments".into(),
+                },
+                Candidate {
+                    id: 2,
+                    name: "auth".into(),
+                    label: "auth".into(),
+                },
+            ],
+            scoped_by: Default::default(),
+            field: "project".into(),
+        }
+    }
+
+    fn state(asker: &Asker, args: &Value) -> String {
+        let r = asker
+            .input_required(
+                &who("ann"),
+                "run_by_tag",
+                args,
+                &question(),
+                &BTreeMap::from([("environment".into(), 12)]),
+            )
+            .expect("sealed");
+        let v = serde_json::to_value(&r).expect("serializes");
+        assert_eq!(v["resultType"], "input_required");
+        assert_eq!(
+            v["inputRequests"]["project"]["method"],
+            "elicitation/create"
+        );
+        let schema = &v["inputRequests"]["project"]["params"]["requestedSchema"];
+        assert_eq!(
+            schema["properties"]["project"]["oneOf"][1],
+            json!({"const": "2", "title": "auth"})
+        );
+        r.request_state.expect("a state")
+    }
+
+    fn accept(id: &str) -> InputResponses {
+        BTreeMap::from([(
+            "project".into(),
+            json!({"action": "accept", "content": {"project": id}}),
+        )])
+    }
+
+    #[test]
+    fn an_answer_pins_the_choice_and_keeps_earlier_rounds() {
+        let asker = Asker::new();
+        let args = json!({"tags": ["smoke"]});
+        let s = state(&asker, &args);
+        let retry = asker
+            .retry(&who("ann"), "run_by_tag", &args, &s, Some(&accept("1")))
+            .expect("opens");
+        assert_eq!(
+            retry.chosen,
+            BTreeMap::from([("environment".into(), 12), ("project".into(), 1)])
+        );
+        assert_eq!(
+            pinned(&args, &retry.chosen),
+            json!({"tags": ["smoke"], "environment": 12, "project": 1})
+        );
+    }
+
+    #[test]
+    fn a_state_is_single_use_and_bound_to_caller_tool_and_arguments() {
+        let asker = Asker::new();
+        let args = json!({"tags": ["smoke"]});
+        let s = state(&asker, &args);
+        let refused = |who: &Principal, tool: &str, args: &Value, s: &str| {
+            asker
+                .retry(who, tool, args, s, None)
+                .expect_err("refused")
+                .code
+                .0
+        };
+        assert_eq!(refused(&who("bob"), "run_by_tag", &args, &s), -32602);
+        assert_eq!(refused(&who("ann"), "run_pipeline", &args, &s), -32602);
+        assert_eq!(
+            refused(&who("ann"), "run_by_tag", &json!({"tags": ["x"]}), &s),
+            -32602
+        );
+        assert_eq!(
+            refused(&who("ann"), "run_by_tag", &args, &format!("{s}-TAMPERED")),
+            -32602
+        );
+        asker
+            .retry(&who("ann"), "run_by_tag", &args, &s, None)
+            .expect("first use");
+        assert_eq!(
+            refused(&who("ann"), "run_by_tag", &args, &s),
+            -32602,
+            "replay"
+        );
+    }
+
+    #[test]
+    fn a_choice_outside_the_offer_is_not_taken_and_a_decline_is_kept() {
+        let asker = Asker::new();
+        let args = json!({});
+        let s = state(&asker, &args);
+        let retry = asker
+            .retry(&who("ann"), "run_by_tag", &args, &s, Some(&accept("3")))
+            .expect("opens");
+        assert!(!retry.chosen.contains_key("project") && !retry.declined);
+        let s = state(&asker, &args);
+        let declined = BTreeMap::from([("project".into(), json!({"action": "decline"}))]);
+        let retry = asker
+            .retry(&who("ann"), "run_by_tag", &args, &s, Some(&declined))
+            .expect("opens");
+        assert!(retry.declined);
+    }
+
+    #[test]
+    fn the_channel_follows_the_era_and_the_declared_capability() {
+        let modern = ProtocolVersion::V_2026_07_28;
+        let legacy = ProtocolVersion::V_2025_11_25;
+        let none = ClientCapabilities::default();
+        let mut form = ClientCapabilities::default();
+        form.elicitation = Some(ElicitationCapability::default());
+        assert_eq!(channel(Some(&modern), Some(&none)), Channel::Result);
+        assert_eq!(channel(Some(&modern), Some(&form)), Channel::InputRequired);
+        assert_eq!(channel(Some(&legacy), Some(&form)), Channel::Elicitation);
+        assert_eq!(channel(None, None), Channel::Result);
+    }
+}

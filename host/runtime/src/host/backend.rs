@@ -1,0 +1,187 @@
+//! `toolhost:plugin/backend`: HTTP to the backends the plugin's manifest
+//! declares, through `toolhost-backend` (which owns the URL, path, header
+//! and redaction rules). This module adds what belongs to one call: the
+//! host-call budget, the caller's tenant, and quiet mode.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use toolhost_backend::{Access, BackendError, Backends, Method, Request};
+
+use super::HostCallMeter;
+use super::resolver::Quiet;
+use crate::bindings::toolhost::plugin::backend as wit;
+
+/// The backends a call may reach: the operator's configured backends and
+/// the names the plugin's manifest declares.
+#[derive(Debug, Clone)]
+pub struct BackendGrant {
+    /// The operator's backends (base URLs and credentials).
+    pub backends: Backends,
+    /// The names the plugin's manifest declares.
+    pub declared: Arc<BTreeSet<String>>,
+}
+
+/// The backend capability of one call.
+pub(crate) struct BackendCapability {
+    grant: Option<BackendGrant>,
+    tenant: String,
+    meter: HostCallMeter,
+    quiet: Quiet,
+}
+
+impl BackendCapability {
+    pub(crate) fn new(
+        grant: Option<BackendGrant>,
+        tenant: &str,
+        meter: HostCallMeter,
+        quiet: Quiet,
+    ) -> Self {
+        Self {
+            grant,
+            tenant: tenant.into(),
+            meter,
+            quiet,
+        }
+    }
+}
+
+fn method(m: wit::Method) -> Method {
+    match m {
+        wit::Method::Get => Method::Get,
+        wit::Method::Head => Method::Head,
+        wit::Method::Post => Method::Post,
+        wit::Method::Put => Method::Put,
+        wit::Method::Patch => Method::Patch,
+        wit::Method::Delete => Method::Delete,
+    }
+}
+
+fn error(e: BackendError) -> wit::Error {
+    match e {
+        BackendError::NotDeclared(n) => wit::Error::NotDeclared(n),
+        BackendError::Refused(r) => wit::Error::Refused(r),
+        BackendError::Timeout => wit::Error::Timeout,
+        BackendError::TooLarge => wit::Error::TooLarge,
+        BackendError::Unavailable(r) => wit::Error::Unavailable(r),
+    }
+}
+
+impl wit::Host for BackendCapability {
+    async fn send(
+        &mut self,
+        req: wit::Request,
+    ) -> wasmtime::Result<Result<wit::Response, wit::Error>> {
+        self.meter.charge()?;
+        let Some(grant) = self.grant.clone() else {
+            return Ok(Err(wit::Error::NotDeclared(req.backend)));
+        };
+        let access = Access {
+            declared: grant.declared,
+            tenant: self.tenant.clone(),
+            safe_only: self.quiet.is_set(),
+        };
+        let request = Request {
+            backend: req.backend,
+            method: method(req.method),
+            path: req.path,
+            headers: req.headers,
+            body: req.body,
+        };
+        Ok(match grant.backends.send(&access, request).await {
+            Ok(r) => Ok(wit::Response {
+                status: r.status,
+                headers: r.headers,
+                body: r.body,
+            }),
+            Err(e) => Err(error(e)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::toolhost::plugin::backend::Host;
+    use toolhost_backend::BackendConfig;
+
+    /// A backend on a port nothing listens on: a request that got through
+    /// the host's checks would come back `unavailable`, never `refused`.
+    fn grant(declared: &[&str]) -> BackendGrant {
+        let url = url::Url::parse("http://127.0.0.1:9/").expect("a URL");
+        let backends = Backends::new(vec![BackendConfig::new("testbench", url)]).expect("valid");
+        BackendGrant {
+            backends,
+            declared: Arc::new(declared.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    fn request(backend: &str, method: wit::Method) -> wit::Request {
+        wit::Request {
+            backend: backend.into(),
+            method,
+            path: "/api/executions".into(),
+            headers: Vec::new(),
+            body: None,
+        }
+    }
+
+    fn capability(grant: Option<BackendGrant>, quiet: &Quiet) -> BackendCapability {
+        BackendCapability::new(grant, "acme", HostCallMeter::new(10), quiet.clone())
+    }
+
+    #[tokio::test]
+    async fn once_the_call_has_asked_a_question_it_may_not_write() {
+        let quiet = Quiet::new(false);
+        let mut cap = capability(Some(grant(&["testbench"])), &quiet);
+        let before = cap
+            .send(request("testbench", wit::Method::Post))
+            .await
+            .expect("no trap");
+        assert!(
+            matches!(before, Err(wit::Error::Unavailable(_))),
+            "{before:?}"
+        );
+        quiet.set();
+        let after = cap
+            .send(request("testbench", wit::Method::Post))
+            .await
+            .expect("no trap");
+        assert!(matches!(after, Err(wit::Error::Refused(_))), "{after:?}");
+        let read = cap
+            .send(request("testbench", wit::Method::Get))
+            .await
+            .expect("no trap");
+        assert!(
+            matches!(read, Err(wit::Error::Unavailable(_))),
+            "reads still go: {read:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_backend_the_manifest_does_not_declare_is_refused() {
+        let quiet = Quiet::new(false);
+        for g in [None, Some(grant(&[])), Some(grant(&["other"]))] {
+            let mut cap = capability(g, &quiet);
+            let r = cap
+                .send(request("testbench", wit::Method::Get))
+                .await
+                .expect("no trap");
+            assert!(
+                matches!(r, Err(wit::Error::NotDeclared(ref n)) if n == "testbench"),
+                "{r:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn every_request_counts_against_the_host_call_budget() {
+        let quiet = Quiet::new(false);
+        let mut cap = BackendCapability::new(None, "acme", HostCallMeter::new(1), quiet);
+        assert!(cap.send(request("x", wit::Method::Get)).await.is_ok());
+        assert!(
+            cap.send(request("x", wit::Method::Get)).await.is_err(),
+            "the second traps"
+        );
+    }
+}

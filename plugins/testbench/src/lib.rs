@@ -1,0 +1,139 @@
+//! `testbench`: the test platform's projects, environments, API scenarios,
+//! UI tests, pipelines and executions, behind one backend (`testbench` in
+//! the manifest; the host adds its URL, credential and the caller's tenant).
+//!
+//! The reference plugin for tools that take names: every argument naming a
+//! thing accepts a name or an id ([`NameOrId`]) and is resolved by the host
+//! over this plugin's entities export ([`catalog`]), so an ambiguous,
+//! unknown or missing name turns the call's answer into a question instead
+//! of a guess. Read tools need `testbench:read`; tools that create or run
+//! need `testbench:run`, are mutating, and plan with GET requests only.
+//!
+//! Rooms: [`api`] (the backend's rows and requests), [`catalog`] (entities),
+//! [`selection`] and [`kind`] (pure: what runs where, questions, answers),
+//! and one module per group of tools.
+
+mod api;
+mod by_tag;
+mod catalog;
+mod create;
+mod executions;
+mod kind;
+mod listing;
+mod run;
+mod selection;
+
+use toolhost_sdk::prelude::*;
+
+use crate::run::{ExecuteScenarioArgs, RunPipelineArgs, RunUiTestArgs};
+
+fn tools() -> Vec<Tool> {
+    let read = |t: Tool| t.permission("testbench", "read").read_only();
+    let write = |t: Tool| {
+        t.permission("testbench", "run")
+            .mutating()
+            .risk(Risk::Medium)
+    };
+    vec![
+        read(Tool::new(
+            "list_project_applications",
+            "Lists a project's applications.",
+            listing::applications,
+        )),
+        read(Tool::new(
+            "list_environments",
+            "Lists the environments a project can run in: its own and the shared ones, with their tags.",
+            listing::environments,
+        )),
+        read(Tool::new(
+            "find_scenarios",
+            "Finds a project's API scenarios, optionally only those with a tag.",
+            listing::scenarios,
+        )),
+        read(Tool::new(
+            "find_ui_tests",
+            "Finds a project's UI tests, optionally only those with a tag.",
+            listing::ui_tests,
+        )),
+        read(Tool::new(
+            "list_pipelines",
+            "Lists a project's pipelines.",
+            listing::pipelines,
+        )),
+        write(Tool::new(
+            "create_api_scenario",
+            "Creates an API scenario in a project; answers the new scenario.",
+            create::create,
+        ))
+        .plan(create::plan),
+        write(Tool::new(
+            "execute_scenario",
+            "Runs one API scenario in an environment; answers the queued execution.",
+            run::run::<ExecuteScenarioArgs>,
+        ))
+        .plan(run::plan::<ExecuteScenarioArgs>),
+        write(Tool::new(
+            "run_ui_test",
+            "Runs one UI test in an environment; answers the queued execution.",
+            run::run::<RunUiTestArgs>,
+        ))
+        .plan(run::plan::<RunUiTestArgs>),
+        write(Tool::new(
+            "run_pipeline",
+            "Runs one pipeline in an environment; answers the queued execution.",
+            run::run::<RunPipelineArgs>,
+        ))
+        .plan(run::plan::<RunPipelineArgs>),
+        write(Tool::new(
+            "run_by_tag",
+            "Runs every API scenario and UI test with any of the tags in an environment, for one project; dry_run lists them instead.",
+            by_tag::run_by_tag,
+        ))
+        .plan(by_tag::plan),
+        read(Tool::new(
+            "get_execution_status",
+            "Reports an execution's status and steps.",
+            executions::status,
+        )),
+        read(Tool::new(
+            "summarize_execution",
+            "Summarizes an execution's outcome: passed and failed steps, in brief.",
+            executions::summary,
+        )),
+    ]
+}
+
+toolhost_sdk::export_plugin!(tools, entities = catalog::entities);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every tool's name and permission, as `toolhost.toml` must list them.
+    const MANIFEST: &str = include_str!("../toolhost.toml");
+
+    #[test]
+    fn every_tool_is_in_the_manifest_with_its_permission() {
+        for spec in toolhost_sdk::__private::describe(tools()) {
+            let entry = format!(
+                "[tools.{}]\npermission = \"{}:{}\"",
+                spec.name, spec.permission.resource, spec.permission.action
+            );
+            assert!(MANIFEST.contains(&entry), "{entry} missing");
+        }
+    }
+
+    #[test]
+    fn read_tools_are_read_only_and_run_tools_are_mutating_with_medium_risk() {
+        for spec in toolhost_sdk::__private::describe(tools()) {
+            let run = spec.permission.action == "run";
+            assert_eq!(spec.mutating, run, "{}", spec.name);
+            assert_eq!(
+                spec.risk,
+                if run { Risk::Medium } else { Risk::Low },
+                "{}",
+                spec.name
+            );
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! The `/api` routes: the lists, creating scenarios, executions, and the
+//! hostile `_echo`. Every route is behind [`crate::guard`]; each handler
+//! reads [`Store`](crate::store::Store) under the lock and answers JSON.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Extension, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ApiError;
+use crate::guard::{Guarded, Tenant};
+use crate::handle::Handle;
+use crate::seed::{Pipeline, Test};
+use crate::store::{Filter, NewExecution, NewScenario};
+
+pub(crate) fn routes(handle: &Handle) -> Router<Handle> {
+    Guarded::new(handle)
+        .get("/api/projects", projects)
+        .get("/api/projects/{id}/applications", applications)
+        .get("/api/environments", environments)
+        .get("/api/scenarios", scenarios)
+        .post("/api/scenarios", create_scenario)
+        .get("/api/ui-tests", ui_tests)
+        .get("/api/pipelines", pipelines)
+        .post("/api/executions", start_execution)
+        .get("/api/executions/{executionId}", execution)
+        .get("/api/executions/{executionId}/summary", summary)
+        .get("/api/_echo", echo)
+        .into_router()
+}
+
+/// The query of the lists: `tag=a,b` (any of) and `project_id=N`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ListQuery {
+    tag: Option<String>,
+    project_id: Option<u64>,
+}
+
+impl ListQuery {
+    fn parse(query: Result<Query<ListQuery>, QueryRejection>) -> Result<Filter, ApiError> {
+        let Query(q) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+        let tags = q.tag.iter().flat_map(|t| t.split(',')).map(str::trim);
+        let tags = tags.filter(|t| !t.is_empty()).map(str::to_owned).collect();
+        Ok(Filter {
+            tags,
+            project_id: q.project_id,
+        })
+    }
+}
+
+/// A test as the lists show it: without its scripted outcome.
+#[derive(Serialize)]
+struct TestRow {
+    id: u64,
+    name: String,
+    project_id: u64,
+    tags: Vec<String>,
+    tenant: String,
+}
+
+impl From<&Test> for TestRow {
+    fn from(t: &Test) -> TestRow {
+        let (name, tags, tenant) = (t.name.clone(), t.tags.clone(), t.tenant.clone());
+        TestRow {
+            id: t.id,
+            name,
+            project_id: t.project_id,
+            tags,
+            tenant,
+        }
+    }
+}
+
+/// A pipeline as the list shows it: without its scripted outcome.
+#[derive(Serialize)]
+struct PipelineRow {
+    id: u64,
+    name: String,
+    project_id: u64,
+    tenant: String,
+}
+
+impl From<&Pipeline> for PipelineRow {
+    fn from(p: &Pipeline) -> PipelineRow {
+        let (name, tenant) = (p.name.clone(), p.tenant.clone());
+        PipelineRow {
+            id: p.id,
+            name,
+            project_id: p.project_id,
+            tenant,
+        }
+    }
+}
+
+type Caller = Extension<Tenant>;
+type ApiResult = Result<Response, ApiError>;
+
+async fn projects(State(h): State<Handle>, Extension(Tenant(t)): Caller) -> Response {
+    h.with(|s| Json(s.store.projects(&t)).into_response())
+}
+
+/// A project id that is not a number names no project: 404, not 400.
+async fn applications(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let project_id = id
+        .parse::<u64>()
+        .map_err(|_| ApiError::not_found("project", &id))?;
+    h.with(|s| Ok(Json(s.store.applications(&t, project_id)?).into_response()))
+}
+
+async fn environments(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> ApiResult {
+    let filter = ListQuery::parse(query)?;
+    h.with(|s| Ok(Json(s.store.environments(&t, filter.project_id)).into_response()))
+}
+
+async fn scenarios(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> ApiResult {
+    let filter = ListQuery::parse(query)?;
+    let rows: Vec<TestRow> = h.with(|s| {
+        s.store
+            .scenarios(&t, &filter)
+            .into_iter()
+            .map(TestRow::from)
+            .collect()
+    });
+    Ok(Json(rows).into_response())
+}
+
+async fn ui_tests(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> ApiResult {
+    let filter = ListQuery::parse(query)?;
+    let rows: Vec<TestRow> = h.with(|s| {
+        s.store
+            .ui_tests(&t, &filter)
+            .into_iter()
+            .map(TestRow::from)
+            .collect()
+    });
+    Ok(Json(rows).into_response())
+}
+
+async fn pipelines(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> ApiResult {
+    let filter = ListQuery::parse(query)?;
+    let rows = h.with(|s| {
+        s.store
+            .pipelines(&t, filter.project_id)
+            .into_iter()
+            .map(PipelineRow::from)
+            .collect()
+    });
+    Ok(Json::<Vec<PipelineRow>>(rows).into_response())
+}
+
+async fn create_scenario(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    body: Result<Json<NewScenario>, JsonRejection>,
+) -> ApiResult {
+    let Json(new) = body.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    h.with(|s| {
+        let row = TestRow::from(s.store.create_scenario(&t, new)?);
+        s.counters.writes += 1;
+        Ok((StatusCode::CREATED, Json(row)).into_response())
+    })
+}
+
+async fn start_execution(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    body: Result<Json<NewExecution>, JsonRejection>,
+) -> ApiResult {
+    let Json(new) = body.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    h.with(|s| {
+        let created = (
+            StatusCode::CREATED,
+            Json(s.store.start(&t, new, Instant::now())?.created()),
+        )
+            .into_response();
+        s.counters.writes += 1;
+        Ok(created)
+    })
+}
+
+/// Moves the execution one step first under [`crate::Advance::OnRead`].
+async fn execution(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let advance = h.advance();
+    h.with(|s| {
+        let ex = s.store.execution(&t, &id)?;
+        let status = ex.read(advance, Instant::now());
+        Ok(Json(ex.details(status)).into_response())
+    })
+}
+
+/// Never moves the execution.
+async fn summary(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let advance = h.advance();
+    h.with(|s| {
+        let ex = s.store.execution(&t, &id)?;
+        Ok(Json(ex.summary(ex.status(advance, Instant::now()))).into_response())
+    })
+}
+
+/// Deliberately hostile: echoes every request header, `Authorization`
+/// included, so tests can prove the host redacts its secret. Repeated
+/// headers are joined with `, `; non-UTF-8 bytes are replaced.
+async fn echo(headers: HeaderMap) -> Json<serde_json::Value> {
+    let mut echoed: BTreeMap<String, String> = BTreeMap::new();
+    for (name, value) in &headers {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        echoed
+            .entry(name.as_str().to_owned())
+            .and_modify(|v| *v = format!("{v}, {value}"))
+            .or_insert(value.into_owned());
+    }
+    Json(serde_json::json!({ "headers": echoed }))
+}

@@ -1,0 +1,117 @@
+//! The running backend's shared state, and the [`Handle`] tests hold to read
+//! counters and change the data without going through HTTP.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::counters::Counters;
+use crate::execution::Advance;
+use crate::seed::{Seed, SeedError};
+use crate::store::Store;
+
+/// A handle on one backend's state; clones share it.
+#[derive(Clone)]
+pub struct Handle {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handle").finish_non_exhaustive()
+    }
+}
+
+struct Shared {
+    token: String,
+    seed: Seed,
+    advance: Advance,
+    test_api: bool,
+    state: Mutex<State>,
+}
+
+/// What a request may change, under one lock so a reset is atomic.
+pub(crate) struct State {
+    pub(crate) store: Store,
+    pub(crate) counters: Counters,
+}
+
+impl Handle {
+    pub(crate) fn new(config: crate::Config) -> Handle {
+        let state = State {
+            store: Store::new(config.seed.clone()),
+            counters: Counters::default(),
+        };
+        let shared = Shared {
+            token: config.token,
+            seed: config.seed,
+            advance: config.advance,
+            test_api: config.test_api,
+            state: Mutex::new(state),
+        };
+        Handle {
+            shared: Arc::new(shared),
+        }
+    }
+
+    /// A snapshot of the request counters.
+    pub fn counters(&self) -> Counters {
+        self.with(|s| s.counters.clone())
+    }
+
+    /// Counters to zero, data back to the configured seed, executions
+    /// cleared (numbering restarts at `ex-1`), leak mode off.
+    pub fn reset(&self) {
+        let seed = self.shared.seed.clone();
+        self.with(|s| {
+            *s = State {
+                store: Store::new(seed),
+                counters: Counters::default(),
+            }
+        });
+    }
+
+    /// Leak mode: reads skip the tenant predicate and return every
+    /// tenant's rows. Off by default and after [`Handle::reset`].
+    pub fn set_leak(&self, on: bool) {
+        self.with(|s| s.store.set_leak(on));
+    }
+
+    /// Replaces the data with `seed` (checked first; nothing changes on
+    /// error), clearing executions and counters. Leak mode is kept. A later
+    /// [`Handle::reset`] returns to the configured seed, not this one.
+    pub fn load(&self, seed: Seed) -> Result<(), SeedError> {
+        seed.check()?;
+        self.with(|s| {
+            let mut store = Store::new(seed);
+            store.set_leak(s.store.leaking());
+            *s = State {
+                store,
+                counters: Counters::default(),
+            };
+        });
+        Ok(())
+    }
+
+    pub(crate) fn token(&self) -> &str {
+        &self.shared.token
+    }
+
+    pub(crate) fn advance(&self) -> Advance {
+        self.shared.advance
+    }
+
+    pub(crate) fn test_api(&self) -> bool {
+        self.shared.test_api
+    }
+
+    /// Runs `f` under the lock. A panic in another request cannot leave the
+    /// state half-written (every change is one assignment or push), so a
+    /// poisoned lock is still used.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        let mut state = self
+            .shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        f(&mut state)
+    }
+}

@@ -1,0 +1,151 @@
+//! `testbench`: a small, real, in-memory test-platform backend. It is the
+//! service the `testbench` plugin reaches through the host's `backend`
+//! capability, and the e2e tests run it in-process to count what the host
+//! asked of it.
+//!
+//! What it owns: the seed data ([`Seed`]), the HTTP API under `/api` (bearer
+//! token, `X-Tenant`, an explicit tenant predicate on every read), the
+//! execution state machine ([`Advance`]), request counters ([`Counters`])
+//! and the test API under `/_test`. What it does not: the plugin and the
+//! host's resolver (the `testbench` plugin and `toolhost-resolver`). It has
+//! no persistence: a restart returns to the seed.
+//!
+//! Routes (`/api/*` need `Authorization: Bearer <token>` (else 401) and
+//! `X-Tenant` (else 400); lists are JSON arrays in id order, each row with
+//! its `tenant`; foreign and missing things are the same 404):
+//!
+//! ```text
+//! GET  /api/projects                          [{id,name,tenant}]
+//! GET  /api/projects/{id}/applications        [{id,name,project_id,tenant}]
+//! GET  /api/environments[?project_id=]        [{id,name,project_id|null,tenant,tags}] (+ shared ones)
+//! GET  /api/scenarios[?tag=a,b&project_id=]   [{id,name,project_id,tags,tenant}] (any of the tags)
+//! GET  /api/ui-tests[?tag=&project_id=]       same shape
+//! GET  /api/pipelines[?project_id=]           [{id,name,project_id,tenant}]
+//! POST /api/scenarios {project_id,name,tags}  201 the new row
+//! POST /api/executions {kind,target_id,environment_id}   201 {executionId,...,status:"QUEUED"}
+//! GET  /api/executions/{executionId}          {...,status,steps}, see Advance
+//! GET  /api/executions/{executionId}/summary  {executionId,status,passed,failed,summary}
+//! GET  /api/_echo                             {headers:{...}}, every request header
+//! GET  /_test/counters   POST /_test/reset   POST /_test/seed   POST /_test/leak {on}
+//! ```
+//!
+//! It is deliberately hostile in two opt-in ways the host must survive:
+//! leak mode ([`Handle::set_leak`]) returns every tenant's rows, and
+//! `GET /api/_echo` echoes request headers, the token included.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use testbench::{Advance, Config, Seed};
+//! let config = Config { token: "t0ken".into(), seed: Seed::contract(), test_api: true, advance: Advance::OnRead };
+//! let backend = testbench::start("127.0.0.1:0".parse().expect("an address"), config).await?;
+//! // ... point the host at backend.url(), drive a conversation ...
+//! assert_eq!(backend.handle.counters().requests_to("GET /api/projects"), 1);
+//! # Ok(()) }
+//! ```
+
+mod api;
+mod counters;
+mod error;
+mod execution;
+mod guard;
+mod handle;
+mod seed;
+mod store;
+mod test_api;
+
+use std::fmt;
+use std::net::SocketAddr;
+
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub use counters::Counters;
+pub use execution::{Advance, Kind, Status};
+pub use handle::Handle;
+pub use seed::{Application, Environment, Outcome, Pipeline, Project, Seed, SeedError, Test};
+
+/// How a backend runs.
+#[derive(Clone)]
+pub struct Config {
+    /// The bearer token every `/api` request must carry. An empty token
+    /// refuses every request. Never printed (see the `Debug` impl).
+    pub token: String,
+    /// The data at start and after a reset. Not checked here: built-in
+    /// seeds are valid, and callers loading JSON call [`Seed::check`].
+    pub seed: Seed,
+    /// Mount `/_test/*` (no token needed there). Off: those routes are 404.
+    pub test_api: bool,
+    /// How executions move.
+    pub advance: Advance,
+}
+
+impl Config {
+    /// The contract seed, no test API, [`Advance::OnRead`].
+    pub fn new(token: impl Into<String>) -> Config {
+        Config {
+            token: token.into(),
+            seed: Seed::contract(),
+            test_api: false,
+            advance: Advance::OnRead,
+        }
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("token", &"<redacted>")
+            .field("test_api", &self.test_api)
+            .field("advance", &self.advance)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The backend's routes, and a [`Handle`] on their shared state.
+pub fn router(config: Config) -> (axum::Router, Handle) {
+    let handle = Handle::new(config);
+    let mut app = api::routes(&handle);
+    if handle.test_api() {
+        app = app.merge(test_api::routes());
+    }
+    (app.with_state(handle.clone()), handle)
+}
+
+/// Serves the backend on `listener` until the task is dropped or fails.
+pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()> {
+    let (app, _handle) = router(config);
+    axum::serve(listener, app).await
+}
+
+/// A backend serving on a task of the current runtime.
+#[derive(Debug)]
+pub struct Running {
+    /// The bound address (the real port when started on port 0).
+    pub addr: SocketAddr,
+    /// Counters and test controls.
+    pub handle: Handle,
+    /// The serving task; it ends only on an I/O error or when aborted.
+    pub task: JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// The base URL, e.g. `http://127.0.0.1:40123`, without a trailing slash.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops serving; connections in flight are dropped.
+    pub fn stop(self) {
+        self.task.abort();
+    }
+}
+
+/// Binds `addr` (`127.0.0.1:0` picks a free port), then serves on a spawned
+/// task. Fails only if binding fails.
+pub async fn start(addr: SocketAddr, config: Config) -> std::io::Result<Running> {
+    let listener = TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    let (app, handle) = router(config);
+    let task = tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(Running { addr, handle, task })
+}

@@ -1,0 +1,353 @@
+//! The in-memory data and executions, and the one tenant predicate every
+//! read goes through.
+//!
+//! Reads keep a row when [`Store::visible`] says so: the row's tenant is the
+//! caller's, unless leak mode is on, in which case every tenant's rows come
+//! back (tests use that to prove the host drops foreign rows). Writes and
+//! executions always check the tenant: leak mode only widens reads.
+//! Lists come back in id order.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde::Deserialize;
+
+use crate::error::ApiError;
+use crate::execution::{Execution, Kind};
+use crate::seed::{Application, Environment, Outcome, Pipeline, Project, Seed, Test};
+
+/// Longest scenario name `POST /api/scenarios` accepts, in characters: a
+/// name is a label people read in one line.
+const MAX_NAME_CHARS: usize = 200;
+/// Most tags a new scenario may carry, and longest tag: tags are short
+/// filter words, not data.
+const MAX_TAGS: usize = 20;
+const MAX_TAG_CHARS: usize = 50;
+
+/// The filters of the test lists.
+#[derive(Debug, Default)]
+pub(crate) struct Filter {
+    /// Keep rows with ANY of these tags; empty keeps every row.
+    pub(crate) tags: Vec<String>,
+    /// Keep rows of this project only.
+    pub(crate) project_id: Option<u64>,
+}
+
+/// The body of `POST /api/scenarios`. Unknown fields are ignored: a client
+/// may send more than the backend needs.
+#[derive(Debug, Deserialize)]
+pub(crate) struct NewScenario {
+    project_id: u64,
+    name: String,
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+/// The body of `POST /api/executions`; an unknown `kind` fails to parse (400).
+#[derive(Debug, Deserialize)]
+pub(crate) struct NewExecution {
+    kind: Kind,
+    target_id: u64,
+    environment_id: u64,
+}
+
+/// What an execution targets, found in the caller's tenant.
+struct Target<'a> {
+    name: &'a str,
+    project_id: u64,
+    outcome: Outcome,
+}
+
+/// The data, leak mode and executions.
+pub(crate) struct Store {
+    data: Seed,
+    leak: bool,
+    executions: BTreeMap<u64, Execution>,
+    last_execution: u64,
+}
+
+impl Store {
+    /// A store holding `seed`'s rows in id order, leak off, no executions.
+    pub(crate) fn new(mut seed: Seed) -> Store {
+        seed.projects.sort_by_key(|r| r.id);
+        seed.applications.sort_by_key(|r| r.id);
+        seed.environments.sort_by_key(|r| r.id);
+        seed.scenarios.sort_by_key(|r| r.id);
+        seed.ui_tests.sort_by_key(|r| r.id);
+        seed.pipelines.sort_by_key(|r| r.id);
+        Store {
+            data: seed,
+            leak: false,
+            executions: BTreeMap::new(),
+            last_execution: 0,
+        }
+    }
+
+    pub(crate) fn set_leak(&mut self, on: bool) {
+        self.leak = on;
+    }
+
+    pub(crate) fn leaking(&self) -> bool {
+        self.leak
+    }
+
+    /// THE tenant predicate of every read.
+    fn visible(&self, row_tenant: &str, tenant: &str) -> bool {
+        self.leak || row_tenant == tenant
+    }
+
+    pub(crate) fn projects(&self, tenant: &str) -> Vec<&Project> {
+        self.data
+            .projects
+            .iter()
+            .filter(|p| self.visible(&p.tenant, tenant))
+            .collect()
+    }
+
+    /// 404 when the project is not visible to the caller.
+    pub(crate) fn applications(
+        &self,
+        tenant: &str,
+        project_id: u64,
+    ) -> Result<Vec<&Application>, ApiError> {
+        if !self.projects(tenant).iter().any(|p| p.id == project_id) {
+            return Err(ApiError::not_found("project", project_id));
+        }
+        let apps = self.data.applications.iter();
+        Ok(apps
+            .filter(|a| a.project_id == project_id && self.visible(&a.tenant, tenant))
+            .collect())
+    }
+
+    /// With a project: that project's environments plus the shared ones.
+    pub(crate) fn environments(&self, tenant: &str, project_id: Option<u64>) -> Vec<&Environment> {
+        let in_scope = |e: &&Environment| {
+            project_id.is_none() || e.project_id.is_none() || e.project_id == project_id
+        };
+        let envs = self.data.environments.iter().filter(in_scope);
+        envs.filter(|e| self.visible(&e.tenant, tenant)).collect()
+    }
+
+    pub(crate) fn scenarios(&self, tenant: &str, filter: &Filter) -> Vec<&Test> {
+        self.tests(&self.data.scenarios, tenant, filter)
+    }
+
+    pub(crate) fn ui_tests(&self, tenant: &str, filter: &Filter) -> Vec<&Test> {
+        self.tests(&self.data.ui_tests, tenant, filter)
+    }
+
+    fn tests<'a>(&'a self, rows: &'a [Test], tenant: &str, filter: &Filter) -> Vec<&'a Test> {
+        let tagged =
+            |t: &&Test| filter.tags.is_empty() || t.tags.iter().any(|g| filter.tags.contains(g));
+        let in_project = |t: &&Test| filter.project_id.is_none_or(|p| t.project_id == p);
+        let rows = rows.iter().filter(tagged).filter(in_project);
+        rows.filter(|t| self.visible(&t.tenant, tenant)).collect()
+    }
+
+    pub(crate) fn pipelines(&self, tenant: &str, project_id: Option<u64>) -> Vec<&Pipeline> {
+        let rows = self
+            .data
+            .pipelines
+            .iter()
+            .filter(|p| project_id.is_none_or(|id| p.project_id == id));
+        rows.filter(|p| self.visible(&p.tenant, tenant)).collect()
+    }
+
+    /// Adds a scenario numbered above every existing id; 400 on a bad name
+    /// or tags, 404 when the project is not the caller's.
+    pub(crate) fn create_scenario(
+        &mut self,
+        tenant: &str,
+        new: NewScenario,
+    ) -> Result<&Test, ApiError> {
+        let name = checked_name(&new.name)?;
+        let tags = checked_tags(new.tags)?;
+        if !self
+            .data
+            .projects
+            .iter()
+            .any(|p| p.id == new.project_id && p.tenant == tenant)
+        {
+            return Err(ApiError::not_found("project", new.project_id));
+        }
+        let id = self.data.max_id() + 1;
+        let (project_id, tenant, outcome) = (new.project_id, tenant.to_owned(), Outcome::Passed);
+        self.data.scenarios.push(Test {
+            id,
+            name,
+            project_id,
+            tags,
+            tenant,
+            outcome,
+        });
+        Ok(&self.data.scenarios[self.data.scenarios.len() - 1])
+    }
+
+    /// Starts an execution; 404 unless the target is the caller's and the
+    /// environment is the caller's and shared or of the target's project.
+    pub(crate) fn start(
+        &mut self,
+        tenant: &str,
+        new: NewExecution,
+        now: Instant,
+    ) -> Result<&Execution, ApiError> {
+        let target = self.target(tenant, new.kind, new.target_id)?;
+        let environment = self
+            .data
+            .environments
+            .iter()
+            .find(|e| e.id == new.environment_id && e.tenant == tenant)
+            .filter(|e| e.project_id.is_none_or(|p| p == target.project_id))
+            .ok_or_else(|| ApiError::not_found("environment", new.environment_id))?;
+        let number = self.last_execution + 1;
+        let execution = Execution {
+            id: format!("ex-{number}"),
+            tenant: tenant.to_owned(),
+            kind: new.kind,
+            target_id: new.target_id,
+            target_name: target.name.to_owned(),
+            environment_id: environment.id,
+            environment: environment.name.clone(),
+            outcome: target.outcome,
+            created: now,
+            reads: 0,
+        };
+        self.last_execution = number;
+        Ok(self.executions.entry(number).or_insert(execution))
+    }
+
+    fn target(&self, tenant: &str, kind: Kind, id: u64) -> Result<Target<'_>, ApiError> {
+        let found = match kind {
+            Kind::ApiScenario => find_test(&self.data.scenarios, tenant, id),
+            Kind::UiTest => find_test(&self.data.ui_tests, tenant, id),
+            Kind::Pipeline => {
+                let mut rows = self.data.pipelines.iter();
+                let row = rows.find(|p| p.id == id && p.tenant == tenant);
+                row.map(|p| Target {
+                    name: &p.name,
+                    project_id: p.project_id,
+                    outcome: p.outcome,
+                })
+            }
+        };
+        found.ok_or_else(|| ApiError::not_found("target", id))
+    }
+
+    /// The caller's execution `ex-<n>`; 404 for anyone else's.
+    pub(crate) fn execution(&mut self, tenant: &str, id: &str) -> Result<&mut Execution, ApiError> {
+        let number = id.strip_prefix("ex-").and_then(|n| n.parse::<u64>().ok());
+        let execution = number.and_then(|n| self.executions.get_mut(&n));
+        execution
+            .filter(|e| e.tenant == tenant)
+            .ok_or_else(|| ApiError::not_found("execution", id))
+    }
+}
+
+fn find_test<'a>(rows: &'a [Test], tenant: &str, id: u64) -> Option<Target<'a>> {
+    let row = rows.iter().find(|t| t.id == id && t.tenant == tenant)?;
+    Some(Target {
+        name: &row.name,
+        project_id: row.project_id,
+        outcome: row.outcome,
+    })
+}
+
+fn checked_name(name: &str) -> Result<String, ApiError> {
+    let name = name.trim();
+    match name.chars().count() {
+        0 => Err(ApiError::BadRequest("name must not be empty".into())),
+        n if n > MAX_NAME_CHARS => Err(ApiError::BadRequest(format!(
+            "name is longer than {MAX_NAME_CHARS} characters"
+        ))),
+        _ => Ok(name.to_owned()),
+    }
+}
+
+fn checked_tags(tags: Vec<String>) -> Result<Vec<String>, ApiError> {
+    if tags.len() > MAX_TAGS {
+        return Err(ApiError::BadRequest(format!("more than {MAX_TAGS} tags")));
+    }
+    let bad = |t: &String| t.trim().is_empty() || t.chars().count() > MAX_TAG_CHARS;
+    match tags.iter().find(|t| bad(t)) {
+        Some(t) => Err(ApiError::BadRequest(format!(
+            "tag {t:?} must be 1 to {MAX_TAG_CHARS} characters"
+        ))),
+        None => Ok(tags),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids<T>(rows: &[&T], id: impl Fn(&T) -> u64) -> Vec<u64> {
+        rows.iter().map(|r| id(r)).collect()
+    }
+
+    #[test]
+    fn reads_keep_the_callers_tenant_unless_leaking() {
+        let mut store = Store::new(Seed::contract());
+        assert_eq!(ids(&store.projects("acme"), |p| p.id), [101, 102]);
+        store.set_leak(true);
+        assert_eq!(ids(&store.projects("acme"), |p| p.id), [1, 2, 101, 102]);
+    }
+
+    #[test]
+    fn a_tag_filter_keeps_rows_with_any_of_the_tags() {
+        let store = Store::new(Seed::contract());
+        let filter = |tags: &[&str], project_id| Filter {
+            tags: tags.iter().map(|&t| t.into()).collect(),
+            project_id,
+        };
+        assert_eq!(
+            ids(
+                &store.scenarios("demo", &filter(&["smoke"], Some(1))),
+                |t| t.id
+            ),
+            [204, 205]
+        );
+        let any = store.scenarios("demo", &filter(&["regression", "smoke"], None));
+        assert_eq!(ids(&any, |t| t.id), [204, 205, 206, 301, 302]);
+    }
+
+    #[test]
+    fn an_environment_of_another_project_cannot_run_a_target() {
+        let mut seed = Seed::contract();
+        seed.environments.push(Environment {
+            id: 14,
+            name: "auth-only".into(),
+            project_id: Some(2),
+            tenant: "demo".into(),
+            tags: vec![],
+        });
+        let mut store = Store::new(seed);
+        let new = NewExecution {
+            kind: Kind::ApiScenario,
+            target_id: 204,
+            environment_id: 14,
+        };
+        assert!(matches!(
+            store.start("demo", new, Instant::now()),
+            Err(ApiError::NotFound(_))
+        ));
+        let new = NewExecution {
+            kind: Kind::ApiScenario,
+            target_id: 301,
+            environment_id: 14,
+        };
+        assert_eq!(
+            store
+                .start("demo", new, Instant::now())
+                .map(|e| e.id.clone())
+                .ok(),
+            Some("ex-1".into())
+        );
+    }
+
+    #[test]
+    fn a_name_must_be_one_to_two_hundred_characters() {
+        assert!(checked_name("  ").is_err());
+        assert!(checked_name(&"é".repeat(201)).is_err());
+        assert_eq!(checked_name(" Cart ").ok(), Some("Cart".into()));
+    }
+}
