@@ -6,112 +6,13 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::oauth::{json, user_token};
-use support::{DEMO_PASSWORD, Server, Tools, exchange};
-use toolhost_fixtures::{T_ESCAPE_BACKEND, TESTBENCH};
-
-/// The backend's credential. Nothing a client, a log or the audit trail
-/// shows may contain it.
-const BACKEND_TOKEN: &str = "tb-secret-7f3a9c2e51d04b8e9a6f0c1d2e3b4a59";
-
-/// The testbench backend, serving on its own runtime for the test's life.
-struct Backend {
-    running: testbench::Running,
-    token_file: PathBuf,
-    _dir: tempfile::TempDir,
-    _rt: tokio::runtime::Runtime,
-}
-
-impl Backend {
-    fn start() -> Backend {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        let config = testbench::Config::new(BACKEND_TOKEN);
-        let running = rt
-            .block_on(testbench::start(
-                "127.0.0.1:0".parse().expect("addr"),
-                config,
-            ))
-            .expect("the backend starts");
-        let dir = tempfile::tempdir().expect("temp");
-        let token_file = dir.path().join("testbench.token");
-        std::fs::write(&token_file, format!("{BACKEND_TOKEN}\n")).expect("write");
-        Backend {
-            running,
-            token_file,
-            _dir: dir,
-            _rt: rt,
-        }
-    }
-
-    fn flags(&self) -> [String; 4] {
-        [
-            "--backend".into(),
-            format!("testbench={}", self.running.url()),
-            "--backend-token-file".into(),
-            format!("testbench={}", self.token_file.display()),
-        ]
-    }
-
-    fn requests(&self, route: &str) -> u64 {
-        self.running.handle.counters().requests_to(route)
-    }
-
-    fn writes(&self) -> u64 {
-        self.running.handle.counters().writes
-    }
-}
-
-/// A server with the testbench plugin reaching `backend`, and the demo
-/// admin's token.
-fn serve(backend: &Backend, extra: &[toolhost_fixtures::Fixture]) -> (Server, String) {
-    let flags = backend.flags();
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let mut plugins = vec![TESTBENCH];
-    plugins.extend_from_slice(extra);
-    let server = Server::start_with(&plugins, &flags);
-    let token = user_token(&server, "demo", DEMO_PASSWORD);
-    (server, token)
-}
-
-/// A stateless `tools/call` with `token`; the JSON-RPC answer.
-fn call(server: &Server, token: &str, tool: &str, arguments: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": tool, "arguments": arguments,
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        },
-    }})
-    .to_string();
-    let authorization = format!("Bearer {token}");
-    let headers = [
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", tool),
-        ("Authorization", authorization.as_str()),
-    ];
-    let (status, answer) = exchange(&server.url, "POST", "/mcp", &headers, &body);
-    assert_eq!(status, 200, "{tool}: {answer}");
-    json(&answer)
-}
-
-/// The structured answer of a call that must not be an error.
-fn answer(server: &Server, token: &str, tool: &str, arguments: Value) -> Value {
-    let a = call(server, token, tool, arguments);
-    let result = &a["result"];
-    assert_eq!(result["isError"], json!(false), "{tool}: {a}");
-    result["structuredContent"].clone()
-}
+use support::bench::{BACKEND_TOKEN, Backend, answer, call, serve};
+use support::oauth::user_token;
+use support::{DEMO_PASSWORD, Server, Tools};
+use toolhost_fixtures::T_ESCAPE_BACKEND;
 
 /// A clarification's parts a test compares, one by one.
 fn question(v: &Value) -> (String, String, Vec<(i64, String)>, Value, String) {

@@ -10,6 +10,7 @@
 //! Each test crate uses part of this module.
 #![allow(dead_code)]
 
+pub mod bench;
 pub mod oauth;
 
 use std::cell::RefCell;
@@ -162,6 +163,12 @@ impl Server {
 
     /// [`Server::start`] with extra `serve` flags.
     pub fn start_with(plugins: &[Fixture], flags: &[&str]) -> Server {
+        Server::start_on(plugins, flags, None)
+    }
+
+    /// [`Server::start_with`] on the store at `database_url` (default: a
+    /// SQLite file in the server's temp dir).
+    pub fn start_on(plugins: &[Fixture], flags: &[&str], database_url: Option<&str>) -> Server {
         let dir = tempfile::Builder::new()
             .prefix("toolhost-e2e-")
             .tempdir()
@@ -172,7 +179,10 @@ impl Server {
             pin(plugin, &plugin_dir);
         }
         let database = dir.path().join("toolhost.db");
-        let database_url = format!("sqlite://{}?mode=rwc", database.display());
+        let database_url = database_url.map_or_else(
+            || format!("sqlite://{}?mode=rwc", database.display()),
+            str::to_owned,
+        );
         let log = dir.path().join("server.log");
         let mut child = Command::new(TOOLHOST)
             .arg("serve")
@@ -397,6 +407,57 @@ impl Drop for Server {
         let _ = child.kill();
         let _ = child.wait();
     }
+}
+
+/// A fresh PostgreSQL schema on the machine's server (`TOOLHOST_TEST_PG_URL`,
+/// default `postgres://postgres@127.0.0.1:5432/test`), made and dropped with
+/// `psql`; its URL selects it through `options[search_path]`.
+pub struct PgSchema {
+    admin_url: String,
+    name: String,
+    /// The URL a server uses to store into this schema only.
+    pub url: String,
+}
+
+impl PgSchema {
+    /// Creates the schema.
+    pub fn create(label: &str) -> PgSchema {
+        let admin_url = std::env::var("TOOLHOST_TEST_PG_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!("e2e_{label}_{}_{nanos}", std::process::id());
+        psql(&admin_url, &format!("CREATE SCHEMA {name}"));
+        let sep = if admin_url.contains('?') { '&' } else { '?' };
+        let url = format!("{admin_url}{sep}options[search_path]={name}");
+        PgSchema {
+            admin_url,
+            name,
+            url,
+        }
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        psql(
+            &self.admin_url,
+            &format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name),
+        );
+    }
+}
+
+fn psql(url: &str, sql: &str) {
+    let out = Command::new("psql")
+        .args([url, "-v", "ON_ERROR_STOP=1", "-qc", sql])
+        .output()
+        .unwrap_or_else(|e| panic!("run psql: {e}"));
+    assert!(
+        out.status.success(),
+        "psql {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// `toolhost plugin pin MANIFEST --component WASM --out DIR`.

@@ -28,7 +28,7 @@ use crate::store::{
 use crate::{password, pkce, secret};
 
 /// The browser's login session.
-const SESSION_COOKIE: &str = "toolhost_session";
+pub(crate) const SESSION_COOKIE: &str = "toolhost_session";
 /// Binds pending authorization requests to the browser that started them.
 const BROWSER_COOKIE: &str = "toolhost_browser";
 /// How long a fetched metadata document is trusted before it is fetched again.
@@ -58,7 +58,7 @@ struct Request {
 }
 
 /// A refusal on the way: a page, or a redirect back to the client.
-enum Refusal {
+pub(crate) enum Refusal {
     Page(StatusCode, String),
     Redirect(Response),
 }
@@ -72,7 +72,7 @@ impl IntoResponse for Refusal {
     }
 }
 
-fn page(message: impl Into<String>) -> Refusal {
+pub(crate) fn page(message: impl Into<String>) -> Refusal {
     Refusal::Page(StatusCode::BAD_REQUEST, message.into())
 }
 
@@ -248,11 +248,12 @@ async fn client_for(auth: &AuthServer, client_id: &str) -> Result<Client, Refusa
     Ok(client)
 }
 
-/// Stores the request, bound to this browser and a CSRF token.
-async fn open_pending(
+/// Stores the request (an authorization request, or a plain sign-in's
+/// return path), bound to this browser and a CSRF token.
+pub(crate) async fn open_pending<T: Serialize>(
     auth: &AuthServer,
     jar: CookieJar,
-    request: &Request,
+    request: &T,
 ) -> Result<(CookieJar, PendingAuthorization), Refusal> {
     let (jar, browser) = match jar.get(BROWSER_COOKIE) {
         Some(c) if c.value().len() >= 32 => {
@@ -279,14 +280,27 @@ async fn open_pending(
     Ok((jar, pending))
 }
 
-/// The pending request `id`, if it is unexpired and was opened by this
-/// browser (and, when `csrf` is given, the form echoes its token).
+/// The pending authorization request `id`: see [`pending_row`].
 async fn pending_for(
     auth: &AuthServer,
     jar: &CookieJar,
     id: &str,
     csrf: Option<&str>,
 ) -> Result<(PendingAuthorization, Request), Refusal> {
+    let pending = pending_row(auth, jar, id, csrf).await?;
+    let request: Request =
+        serde_json::from_str(&pending.request).map_err(|e| page(e.to_string()))?;
+    Ok((pending, request))
+}
+
+/// The pending row `id`, if it is unexpired and was opened by this
+/// browser (and, when `csrf` is given, the form echoes its token).
+pub(crate) async fn pending_row(
+    auth: &AuthServer,
+    jar: &CookieJar,
+    id: &str,
+    csrf: Option<&str>,
+) -> Result<PendingAuthorization, Refusal> {
     let expired = || page("this sign-in form expired or was opened in another browser");
     let pending = auth
         .store
@@ -300,13 +314,11 @@ async fn pending_for(
     if now() >= pending.expires_at || !same_browser || !csrf_ok {
         return Err(expired());
     }
-    let request: Request =
-        serde_json::from_str(&pending.request).map_err(|e| page(e.to_string()))?;
-    Ok((pending, request))
+    Ok(pending)
 }
 
 /// The user this browser is logged in as, if any.
-async fn logged_in(auth: &AuthServer, jar: &CookieJar) -> Option<User> {
+pub(crate) async fn logged_in(auth: &AuthServer, jar: &CookieJar) -> Option<User> {
     let id = jar.get(SESSION_COOKIE)?.value().to_owned();
     let session = auth
         .store
@@ -364,9 +376,10 @@ fn login_page(
     pages::login(
         status,
         &LoginPage {
+            action: "/oauth/login",
             pending: &pending.id,
             csrf: &pending.csrf,
-            client_name: &request.client_name,
+            client_name: Some(&request.client_name),
             error,
             upstream: auth.upstream.as_ref().map(|u| u.label()),
         },
@@ -391,39 +404,18 @@ async fn login(
         Ok(p) => p,
         Err(r) => return r.into_response(),
     };
-    if let Err(e) = auth.allow_login(source) {
-        return login_page(
-            &auth,
-            &pending,
-            &request,
-            Some(&e.description),
-            StatusCode::TOO_MANY_REQUESTS,
-        );
-    }
-    let user = auth.store.user_by_name(&form.username).await.ok().flatten();
-    let stored = user
-        .as_ref()
-        .map_or(password::DUMMY.to_owned(), |u| u.password_hash.clone());
-    let matches = password::verify(form.password, stored).await;
-    let user = match user {
-        Some(u) if matches && !u.disabled => u,
-        _ => {
-            auth.event(
-                "login.failed",
-                Some(&request.client_id),
-                None,
-                source,
-                format!("username {:?}", form.username),
-            )
-            .await;
-            let message = "Wrong username or password, or the account is disabled.";
-            return login_page(
-                &auth,
-                &pending,
-                &request,
-                Some(message),
-                StatusCode::UNAUTHORIZED,
-            );
+    let user = match check_password(
+        &auth,
+        source,
+        Some(&request.client_id),
+        &form.username,
+        form.password,
+    )
+    .await
+    {
+        Ok(u) => u,
+        Err((status, message)) => {
+            return login_page(&auth, &pending, &request, Some(&message), status);
         }
     };
     match start_session(&auth, jar, &user).await {
@@ -446,7 +438,42 @@ async fn login(
     }
 }
 
-async fn start_session(
+/// A password sign-in attempt: rate-limited per source address, the same
+/// work whether or not the user exists, a failure recorded as an event.
+/// The refusal is the status and message for the login page.
+pub(crate) async fn check_password(
+    auth: &AuthServer,
+    source: Option<std::net::IpAddr>,
+    client_id: Option<&str>,
+    username: &str,
+    password: String,
+) -> Result<User, (StatusCode, String)> {
+    auth.allow_login(source)
+        .map_err(|e| (StatusCode::TOO_MANY_REQUESTS, e.description))?;
+    let user = auth.store.user_by_name(username).await.ok().flatten();
+    let stored = user
+        .as_ref()
+        .map_or(password::DUMMY.to_owned(), |u| u.password_hash.clone());
+    let matches = password::verify(password, stored).await;
+    match user {
+        Some(u) if matches && !u.disabled => Ok(u),
+        _ => {
+            auth.event(
+                "login.failed",
+                client_id,
+                None,
+                source,
+                format!("username {username:?}"),
+            )
+            .await;
+            let message = "Wrong username or password, or the account is disabled.";
+            Err((StatusCode::UNAUTHORIZED, message.to_owned()))
+        }
+    }
+}
+
+/// Logs this browser in as `user`: a new session row and its cookie.
+pub(crate) async fn start_session(
     auth: &AuthServer,
     jar: CookieJar,
     user: &User,
@@ -621,7 +648,7 @@ fn back(
     r
 }
 
-fn see_other(location: &str) -> Response {
+pub(crate) fn see_other(location: &str) -> Response {
     let mut r = StatusCode::SEE_OTHER.into_response();
     if let Ok(v) = HeaderValue::from_str(location) {
         r.headers_mut().insert(header::LOCATION, v);

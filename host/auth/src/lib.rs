@@ -9,6 +9,9 @@
 //!   grant, the client and the user from the store on every request, so a
 //!   revocation or a disabled account takes effect on the next request.
 //! - The store contract ([`AuthStore`]) lives here; `storage` implements it.
+//! - The host's own pages (the approvals page) read the browser's web
+//!   session with [`AuthServer::web_user`] and sign people in through
+//!   [`sign_in_path`]; they live under `/oauth/`, where its cookie goes.
 
 pub mod admin;
 mod authorize;
@@ -32,12 +35,14 @@ pub mod store;
 mod token;
 pub mod upstream;
 mod verified;
+mod web;
 
 pub use bearer::{BearerError, require_bearer};
 pub use config::AuthConfig;
 pub use error::OAuthError;
 pub use grant::TokenResponse;
 pub use keys::KeyError;
+pub use pages::escape as escape_html;
 pub use routes::router;
 pub use server::AuthServer;
 pub use store::{
@@ -46,3 +51,4 @@ pub use store::{
     Tenant, User, WebSession,
 };
 pub use token::{AccessClaims, TokenError};
+pub use web::{WebUser, sign_in_path};

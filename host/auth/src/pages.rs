@@ -7,9 +7,14 @@ use axum::response::{Html, IntoResponse, Response};
 
 /// What the login page shows.
 pub(crate) struct LoginPage<'a> {
+    /// Where the form posts: `/oauth/login` in an authorization request,
+    /// `/oauth/signin` for the host's own pages.
+    pub action: &'a str,
     pub pending: &'a str,
     pub csrf: &'a str,
-    pub client_name: &'a str,
+    /// The client asking, in an authorization request; `None` when the
+    /// person signs in to one of the host's own pages.
+    pub client_name: Option<&'a str>,
     pub error: Option<&'a str>,
     pub upstream: Option<&'a str>,
 }
@@ -39,15 +44,22 @@ pub(crate) fn login(status: StatusCode, p: &LoginPage<'_>) -> Response {
             )
         })
         .unwrap_or_default();
+    let lead = match p.client_name {
+        Some(client) => format!(
+            "<p><strong>{}</strong> wants to use your tools.</p>",
+            escape(client)
+        ),
+        None => "<p>Sign in to continue.</p>".to_owned(),
+    };
     let body = format!(
-        "<h1>Sign in</h1>\n<p><strong>{client}</strong> wants to use your tools.</p>\n{error}\
-         <form method=\"post\" action=\"/oauth/login\">\n\
+        "<h1>Sign in</h1>\n{lead}\n{error}\
+         <form method=\"post\" action=\"{action}\">\n\
          <input type=\"hidden\" name=\"pending\" value=\"{pending}\">\n\
          <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\n\
          <label>Username <input name=\"username\" autocomplete=\"username\" required autofocus></label>\n\
          <label>Password <input name=\"password\" type=\"password\" autocomplete=\"current-password\" required></label>\n\
          <button type=\"submit\">Sign in</button>\n</form>\n{upstream}",
-        client = escape(p.client_name),
+        action = escape(p.action),
         pending = escape(p.pending),
         csrf = escape(p.csrf),
     );
@@ -108,8 +120,9 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
     r
 }
 
-/// HTML-escapes text for element content and quoted attributes.
-pub(crate) fn escape(s: &str) -> String {
+/// HTML-escapes text for element content and quoted attributes: the one
+/// escape of every server-rendered page, the host's own pages included.
+pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

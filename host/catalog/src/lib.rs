@@ -31,5 +31,5 @@ mod pin;
 pub use error::CatalogError;
 pub use index::{Catalog, LoadedPlugin, ToolRef};
 pub use load::{LoadOptions, Loaded};
-pub use manifest::{BackendSection, Manifest, PluginSection, ToolSection};
+pub use manifest::{BackendSection, Manifest, PluginSection, RiskSection, ToolSection};
 pub use pin::pin;

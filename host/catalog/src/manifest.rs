@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use toolhost_limits::BudgetOverride;
-use toolhost_types::{Digest, Permission, PluginName, ToolName};
+use toolhost_types::{Digest, Permission, PluginName, Risk, ToolName};
 
 /// A plugin manifest (`*.toml` in the plugin directory).
 ///
@@ -40,8 +40,22 @@ pub struct Manifest {
     /// credential; a name the operator did not configure is unreachable.
     #[serde(default)]
     pub backends: BTreeMap<String, BackendSection>,
+    /// Rules that raise a call's risk (and so gate it).
+    #[serde(default)]
+    pub risk: RiskSection,
     /// Every tool the component exports, with the permission a caller needs.
     pub tools: BTreeMap<ToolName, ToolSection>,
+}
+
+/// `[risk]`: what makes a call of this plugin high-risk beyond the
+/// plugin's own classification (which can only be raised, never lowered).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RiskSection {
+    /// A call whose plan names a target carrying any of these tags is
+    /// high-risk (`["prod"]`: any production environment).
+    #[serde(default)]
+    pub high_when_tagged: Vec<String>,
 }
 
 /// `[backends.<name>]`.
@@ -84,6 +98,10 @@ pub struct ToolSection {
     /// snapshots are fetched again on the conversation's next call.
     #[serde(default)]
     pub invalidates: Vec<String>,
+    /// The reviewer's floor for this tool's risk (`"high"`: every call is
+    /// gated); the plugin and the risk rules may raise it further.
+    #[serde(default)]
+    pub risk: Option<Risk>,
 }
 
 impl Manifest {

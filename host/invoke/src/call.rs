@@ -11,12 +11,14 @@ use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
 use toolhost_backend::Backends;
 use toolhost_catalog::Catalog;
 use toolhost_catalog::{LoadedPlugin, ToolRef};
+use toolhost_gates::{CheckpointStore, GateStore};
 use toolhost_policy::{Decision, Grants, PolicyStore, Use, decide};
-use toolhost_runtime::{BackendGrant, CallContext, ProgressSink, Reply, Runtime, Snapshots};
+use toolhost_runtime::{BackendGrant, CallContext, ProgressSink, Runtime, Snapshots};
 use toolhost_types::{Principal, PrincipalKind};
 
+use crate::gating::GatePolicy;
 use crate::snapshots::{Conversation, SnapshotCache};
-use crate::{HostTool, InvokeError, Tool};
+use crate::{Answer, HostTool, InvokeError, Tool};
 
 /// One tool call as the MCP edge received it.
 #[derive(Debug, Clone)]
@@ -50,11 +52,14 @@ impl CallRequest {
 pub struct Toolhost {
     catalog: Arc<Catalog>,
     policy: Arc<dyn PolicyStore>,
-    runtime: Arc<Runtime>,
+    pub(crate) runtime: Arc<Runtime>,
     audit: Arc<dyn AuditSink>,
     host_tools: BTreeMap<String, Arc<dyn HostTool>>,
-    backends: Backends,
-    snapshots: SnapshotCache,
+    pub(crate) backends: Backends,
+    pub(crate) snapshots: SnapshotCache,
+    pub(crate) gates: Option<Arc<dyn GateStore>>,
+    pub(crate) checkpoints: Option<Arc<dyn CheckpointStore>>,
+    pub(crate) gate_policy: GatePolicy,
     in_flight: TaskTracker,
 }
 
@@ -74,8 +79,26 @@ impl Toolhost {
             host_tools: BTreeMap::new(),
             backends: Backends::empty(),
             snapshots: SnapshotCache::default(),
+            gates: None,
+            checkpoints: None,
+            gate_policy: GatePolicy::default(),
             in_flight: TaskTracker::new(),
         }
+    }
+
+    /// Where plugins' human checkpoints are kept (without one, a plugin's
+    /// `checkpoint.open` is refused).
+    pub fn with_checkpoints(mut self, store: Arc<dyn CheckpointStore>) -> Self {
+        self.checkpoints = Some(store);
+        self
+    }
+
+    /// The gate store, and how gates behave. Without one, a call that
+    /// must be gated fails (internal error) rather than run unapproved.
+    pub fn with_gates(mut self, store: Arc<dyn GateStore>, policy: GatePolicy) -> Self {
+        self.gates = Some(store);
+        self.gate_policy = policy;
+        self
     }
 
     /// The operator's backends, which plugins reach by the names their
@@ -151,7 +174,7 @@ impl Toolhost {
         who: &Principal,
         req: CallRequest,
         cancel: &CancellationToken,
-    ) -> Result<Reply, InvokeError> {
+    ) -> Result<Answer, InvokeError> {
         self.in_flight
             .track_future(self.audited(who, req, cancel))
             .await
@@ -162,7 +185,7 @@ impl Toolhost {
         who: &Principal,
         req: CallRequest,
         cancel: &CancellationToken,
-    ) -> Result<Reply, InvokeError> {
+    ) -> Result<Answer, InvokeError> {
         let mut audit = Audit::start(who, &req);
         let outcome = self.run(who, &req, cancel, &mut audit).await;
         self.audit
@@ -178,7 +201,7 @@ impl Toolhost {
         req: &CallRequest,
         cancel: &CancellationToken,
         audit: &mut Audit,
-    ) -> Result<Reply, InvokeError> {
+    ) -> Result<Answer, InvokeError> {
         let tool = self
             .tool(&req.tool)
             .ok_or_else(|| InvokeError::ToolNotFound {
@@ -192,44 +215,18 @@ impl Toolhost {
                 tool: req.tool.clone(),
             });
         }
-        let args = arguments_text(&req.arguments)?;
         let tool = match tool {
             Tool::Plugin(t) => t,
             Tool::Host(t) => {
+                arguments_text(&req.arguments)?;
                 return tokio::select! {
-                    out = t.call(who, &req.arguments) => out.map(Reply::Output),
+                    out = t.call(who, &req.arguments) => out.map(Answer::Output),
                     () = cancel.cancelled() => Err(InvokeError::Cancelled),
                 };
             }
         };
-        let plugin = tool.plugin();
-        let conversation = req
-            .conversation
-            .clone()
-            .unwrap_or_else(|| Conversation::Client {
-                subject: who.subject.clone(),
-                client: who.client_id.clone(),
-            });
-        let call = async {
-            let snapshots = self.snapshots_for(who, &tool, &conversation).await?;
-            let ctx = CallContext::new(&who.tenant, &who.subject)
-                .with_progress(req.progress.clone())
-                .with_snapshots(snapshots)
-                .with_backends(self.grant(plugin));
-            let reply = self
-                .runtime
-                .call(&plugin.plugin, &ctx, &req.tool, &args, &plugin.budget)
-                .await?;
-            if let Reply::Output(_) = reply {
-                let name = plugin.manifest.plugin.name.as_str();
-                let invalidates = &section(&tool).invalidates;
-                self.snapshots
-                    .invalidate(&conversation, &who.tenant, name, invalidates);
-            }
-            Ok(reply)
-        };
         tokio::select! {
-            out = call => out,
+            out = self.run_plugin(who, &grants, &tool, req) => out,
             () = cancel.cancelled() => Err(InvokeError::Cancelled),
         }
     }
@@ -237,7 +234,7 @@ impl Toolhost {
     /// The snapshots of every kind `tool` resolves, for this conversation
     /// and tenant: cached, or listed by the plugin in sandboxes of their
     /// own, one kind after another, before the call starts.
-    async fn snapshots_for(
+    pub(crate) async fn snapshots_for(
         &self,
         who: &Principal,
         tool: &ToolRef,
@@ -268,7 +265,7 @@ impl Toolhost {
     }
 
     /// The backends `plugin` may reach: those its manifest declares.
-    fn grant(&self, plugin: &LoadedPlugin) -> Option<BackendGrant> {
+    pub(crate) fn grant(&self, plugin: &LoadedPlugin) -> Option<BackendGrant> {
         if plugin.manifest.backends.is_empty() {
             return None;
         }
@@ -280,7 +277,7 @@ impl Toolhost {
 }
 
 /// The reviewed manifest entry of a catalog tool.
-fn section(tool: &ToolRef) -> &toolhost_catalog::ToolSection {
+pub(crate) fn section(tool: &ToolRef) -> &toolhost_catalog::ToolSection {
     tool.plugin()
         .manifest
         .tools
@@ -288,7 +285,7 @@ fn section(tool: &ToolRef) -> &toolhost_catalog::ToolSection {
         .expect("the catalog only holds tools its manifest declares")
 }
 
-fn arguments_text(args: &Value) -> Result<String, InvokeError> {
+pub(crate) fn arguments_text(args: &Value) -> Result<String, InvokeError> {
     match args {
         Value::Object(_) => Ok(args.to_string()),
         Value::Null => Ok("{}".into()),
@@ -334,12 +331,13 @@ impl Audit {
         }
     }
 
-    fn finish(mut self, outcome: &Result<Reply, InvokeError>) -> AuditEvent {
+    fn finish(mut self, outcome: &Result<Answer, InvokeError>) -> AuditEvent {
         self.event.duration = self.started.elapsed();
         let breach = matches!(outcome, Err(InvokeError::Call(e)) if e.is_breach());
         match outcome {
-            Ok(Reply::Output(_)) => self.event.outcome = Outcome::Executed,
-            Ok(Reply::Clarify(_)) => self.event.outcome = Outcome::NeedsClarification,
+            Ok(Answer::Output(_)) => self.event.outcome = Outcome::Executed,
+            Ok(Answer::Clarify(_)) => self.event.outcome = Outcome::NeedsClarification,
+            Ok(Answer::ApprovalRequired(_)) => self.event.outcome = Outcome::ApprovalRequired,
             Err(e @ InvokeError::PermissionDenied { .. }) => {
                 self.event.outcome = Outcome::Denied;
                 self.event.error_code = Some(e.code().to_owned());

@@ -1,5 +1,6 @@
 //! Why a call did not produce an answer, as the MCP edge needs to know it.
 
+use toolhost_gates::{ConsumeError, DecideError};
 use toolhost_runtime::CallError;
 
 /// A failed call. `code()` is the stable code a client sees.
@@ -21,6 +22,49 @@ pub enum InvokeError {
     /// The arguments are not a JSON object.
     #[error("the arguments must be a JSON object")]
     ArgumentsNotAnObject,
+    /// An argument the host owns (`gate_id`, `idempotency_key`, or a host
+    /// tool's) is malformed.
+    #[error("invalid arguments: {detail}")]
+    InvalidArguments {
+        /// Which and why.
+        detail: String,
+    },
+    /// The gate a retry names cannot be used; nothing ran.
+    #[error("{0}")]
+    Gate(#[source] toolhost_gates::ConsumeError),
+    /// A decision on a gate was refused; nothing changed.
+    #[error("{0}")]
+    Decide(#[source] toolhost_gates::DecideError),
+    /// A checkpoint disposition was refused; nothing changed.
+    #[error("{0}")]
+    Checkpoint(#[source] toolhost_gates::CheckpointError),
+    /// The person who raised the gate may not decide it.
+    #[error("you raised gate {gate}: another person must decide it")]
+    SelfApproval {
+        /// The gate.
+        gate: String,
+    },
+    /// Confirming a high-risk gate needs a reason.
+    #[error("gate {gate} is high-risk: confirming it needs a reason")]
+    ReasonRequired {
+        /// The gate.
+        gate: String,
+    },
+    /// The idempotency key was used for another request.
+    #[error("idempotency key {key:?} was used for another request of this tool")]
+    IdempotencyKeyReused {
+        /// The key.
+        key: String,
+    },
+    /// The same request with this key is still running.
+    #[error("idempotency key {key:?}: the same request is still running; retry shortly")]
+    IdempotencyInProgress {
+        /// The key.
+        key: String,
+    },
+    /// The gate store failed, so nothing is decided.
+    #[error("internal error")]
+    Gates(#[source] toolhost_gates::GateStoreError),
     /// The client cancelled the call; the guest was interrupted.
     #[error("the call was cancelled")]
     Cancelled,
@@ -42,17 +86,54 @@ pub enum InvokeError {
 }
 
 impl InvokeError {
+    /// Whether the failure is the host's own (a store failed): the caller
+    /// gets an opaque internal error.
+    pub fn is_internal(&self) -> bool {
+        matches!(
+            self,
+            InvokeError::Audit(_)
+                | InvokeError::Policy(_)
+                | InvokeError::Gates(_)
+                | InvokeError::Gate(ConsumeError::Store(_))
+                | InvokeError::Decide(DecideError::Store(_))
+                | InvokeError::Checkpoint(toolhost_gates::CheckpointError::Store(_))
+        )
+    }
+
     /// The stable code a client sees.
     pub fn code(&self) -> &'static str {
         match self {
             InvokeError::ToolNotFound { .. } => "TOOL_NOT_FOUND",
             InvokeError::PermissionDenied { .. } => "PERMISSION_DENIED",
-            InvokeError::ArgumentsNotAnObject => "INVALID_ARGUMENTS",
+            InvokeError::ArgumentsNotAnObject | InvokeError::InvalidArguments { .. } => {
+                "INVALID_ARGUMENTS"
+            }
+            InvokeError::Gate(e) => match e {
+                ConsumeError::NotFound(_) => "GATE_NOT_FOUND",
+                ConsumeError::Pending(_) => "GATE_PENDING",
+                ConsumeError::Denied(_) => "GATE_DENIED",
+                ConsumeError::Consumed(_) => "GATE_CONSUMED",
+                ConsumeError::Expired(_) => "GATE_EXPIRED",
+                ConsumeError::Mismatch { .. } => "GATE_MISMATCH",
+                ConsumeError::Store(_) => "INTERNAL",
+            },
+            InvokeError::Decide(e) => match e {
+                DecideError::NotFound(_) => "GATE_NOT_FOUND",
+                DecideError::Decided { .. } => "GATE_DECIDED",
+                DecideError::Expired(_) => "GATE_EXPIRED",
+                DecideError::Store(_) => "INTERNAL",
+            },
+            InvokeError::Checkpoint(e) => crate::checkpoints::code(e),
+            InvokeError::SelfApproval { .. } => "SELF_APPROVAL",
+            InvokeError::ReasonRequired { .. } => "REASON_REQUIRED",
+            InvokeError::IdempotencyKeyReused { .. } => "IDEMPOTENCY_KEY_REUSED",
+            InvokeError::IdempotencyInProgress { .. } => "IDEMPOTENCY_IN_PROGRESS",
             InvokeError::Cancelled => "CANCELLED",
             InvokeError::Call(e) => e.code(),
-            InvokeError::Audit(_) | InvokeError::Policy(_) | InvokeError::DuplicateTool { .. } => {
-                "INTERNAL"
-            }
+            InvokeError::Audit(_)
+            | InvokeError::Policy(_)
+            | InvokeError::Gates(_)
+            | InvokeError::DuplicateTool { .. } => "INTERNAL",
         }
     }
 }

@@ -8,13 +8,25 @@
 //! policy decides (the same decision for listing and calling), the runtime
 //! runs it, the audit sink stores the event.
 
+mod approvals;
 mod call;
+mod checkpoints;
 mod error;
+mod gating;
 mod metrics;
+mod plugin_call;
 mod snapshots;
 mod tool;
 
+pub use approvals::{
+    DECIDE_PERMISSION, DecideApproval, ListPendingApprovals, READ_PERMISSION, ToolPermission,
+};
 pub use call::{CallRequest, Toolhost};
+pub use checkpoints::{
+    CHECKPOINT_DECIDE_PERMISSION, CHECKPOINT_READ_PERMISSION, DecideCheckpoint, ListCheckpoints,
+};
 pub use error::InvokeError;
+pub use gating::{Clock, DEFAULT_GATE_TTL, GATE_ID_ARG, GatePolicy, IDEMPOTENCY_KEY_ARG, millis};
+pub use plugin_call::Answer;
 pub use snapshots::{Conversation, SNAPSHOT_IDLE, SnapshotCache};
 pub use tool::{HostTool, HostToolFuture, Tool};

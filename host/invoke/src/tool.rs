@@ -44,6 +44,15 @@ impl Tool {
         }
     }
 
+    /// Whether calls are planned and may be gated: such a tool's arguments
+    /// also take the host-owned `gate_id` and `idempotency_key`.
+    pub fn gateable(&self) -> bool {
+        match self {
+            Tool::Plugin(t) => crate::gating::gateable(t),
+            Tool::Host(_) => false,
+        }
+    }
+
     /// Whether a call may be answered with a clarification: the tool
     /// resolves names of things (its manifest entry declares `resolves`).
     pub fn resolves(&self) -> bool {
@@ -56,5 +65,40 @@ impl Tool {
                 .is_some_and(|s| !s.resolves.is_empty()),
             Tool::Host(_) => false,
         }
+    }
+}
+
+/// The spec of a host tool: low risk, no output schema, annotations from
+/// whether it changes state. Names and permissions are literals.
+pub(crate) fn host_spec(
+    name: &str,
+    title: &str,
+    description: &str,
+    input: Value,
+    permission: &str,
+    mutating: bool,
+) -> ToolSpec {
+    ToolSpec {
+        name: name.parse().expect("a valid tool name literal"),
+        title: Some(title.into()),
+        description: description.into(),
+        input_schema: input,
+        output_schema: None,
+        annotations: toolhost_runtime::Annotations {
+            read_only: Some(!mutating),
+            destructive: Some(false),
+            idempotent: Some(!mutating),
+            open_world: Some(false),
+        },
+        permission: permission.parse().expect("a valid permission literal"),
+        risk: toolhost_types::Risk::Low,
+        mutating,
+    }
+}
+
+/// A host tool's malformed arguments.
+pub(crate) fn invalid(detail: impl Into<String>) -> InvokeError {
+    InvokeError::InvalidArguments {
+        detail: detail.into(),
     }
 }

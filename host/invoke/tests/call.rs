@@ -103,7 +103,7 @@ async fn an_executed_call_is_answered_and_audited_once_with_its_digests() {
         )
         .await
         .expect("greets")
-        .into_output()
+        .output()
         .expect("an answer");
     assert_eq!(out.structured, json!({"message": "Hello, Ada!"}));
     let events = audit.events.lock().expect("lock");
@@ -189,7 +189,7 @@ async fn cancelling_a_call_interrupts_the_guest_and_the_call_is_still_audited() 
         .call(&alice(), req("ping", json!({})), &CancellationToken::new())
         .await
         .expect("pong")
-        .into_output()
+        .output()
         .expect("an answer");
     assert_eq!(out.structured, json!({"pong": true}));
 }

@@ -6,9 +6,9 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 use toolhost_resolver::Clarification;
 
-/// The key under which a resolving tool's output schema holds the
-/// clarification's schema.
-const DEF: &str = "toolhost_clarification";
+/// The prefix of the `$defs` keys under which a tool's output schema holds
+/// the host's own answers.
+const DEF: &str = "toolhost_answer";
 
 /// The clarification as `structuredContent`.
 pub(crate) fn structured(c: &Clarification) -> Value {
@@ -31,7 +31,7 @@ pub(crate) fn result(c: &Clarification) -> CallToolResult {
 }
 
 /// The JSON Schema of a clarification.
-fn schema() -> Value {
+pub(crate) fn schema() -> Value {
     json!({
         "type": "object",
         "description": "The call needs a choice first: relay ask_user to the person verbatim, then call again with the chosen candidate's id in `field`.",
@@ -58,11 +58,12 @@ fn schema() -> Value {
     })
 }
 
-/// A resolving tool's output schema: the plugin's, or a clarification.
-/// Clients validate `structuredContent` against the listed schema, so a
-/// clarification must fit it. The plugin's `$defs` are hoisted to the root
-/// so its `#/$defs/…` references still resolve.
-pub(crate) fn output_schema(plugin: Option<&Value>) -> Value {
+/// A tool's output schema when the host may answer for it: the plugin's,
+/// or one of the host's `answers` (a clarification, an approval gate).
+/// Clients validate `structuredContent` against the listed schema, so every
+/// answer must fit it. The plugin's `$defs` are hoisted to the root so its
+/// `#/$defs/…` references still resolve.
+pub(crate) fn output_schema(plugin: Option<&Value>, answers: Vec<Value>) -> Value {
     let mut defs = Map::new();
     let mut branches = Vec::new();
     if let Some(Value::Object(schema)) = plugin {
@@ -75,8 +76,11 @@ pub(crate) fn output_schema(plugin: Option<&Value>) -> Value {
     } else {
         branches.push(json!({"type": "object"}));
     }
-    defs.insert(DEF.into(), schema());
-    branches.push(json!({"$ref": format!("#/$defs/{DEF}")}));
+    for (i, answer) in answers.into_iter().enumerate() {
+        let name = format!("{DEF}_{i}");
+        defs.insert(name.clone(), answer);
+        branches.push(json!({"$ref": format!("#/$defs/{name}")}));
+    }
     json!({"type": "object", "$defs": defs, "anyOf": branches})
 }
 
@@ -128,8 +132,8 @@ mod tests {
             "properties": {"queued": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
             "$defs": {"Item": {"type": "object"}},
         });
-        let s = output_schema(Some(&plugin));
-        assert!(s["$defs"]["Item"].is_object() && s["$defs"][DEF].is_object());
+        let s = output_schema(Some(&plugin), vec![schema()]);
+        assert!(s["$defs"]["Item"].is_object() && s["$defs"][format!("{DEF}_0")].is_object());
         assert_eq!(
             s["anyOf"][0]["properties"]["queued"]["items"]["$ref"],
             "#/$defs/Item"

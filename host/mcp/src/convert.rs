@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, ErrorData, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
-use toolhost_invoke::{InvokeError, Tool as HostTool};
+use toolhost_gates::Gate;
+use toolhost_invoke::{GATE_ID_ARG, IDEMPOTENCY_KEY_ARG, InvokeError, Tool as HostTool};
 use toolhost_runtime::ToolOutput;
 
 fn object(v: &Value) -> JsonObject {
@@ -16,6 +17,7 @@ fn object(v: &Value) -> JsonObject {
 pub(crate) fn tool(t: &HostTool) -> Tool {
     let spec = t.spec();
     let t_resolves = t.resolves();
+    let t_gateable = t.gateable();
     let a = &spec.annotations;
     let annotations = ToolAnnotations::from_raw(
         spec.title.clone(),
@@ -24,22 +26,88 @@ pub(crate) fn tool(t: &HostTool) -> Tool {
         a.idempotent,
         a.open_world,
     );
+    let input = if t_gateable {
+        with_host_arguments(&spec.input_schema)
+    } else {
+        spec.input_schema.clone()
+    };
     let mut t = Tool::new(
         spec.name.to_string(),
         spec.description.clone(),
-        Arc::new(object(&spec.input_schema)),
+        Arc::new(object(&input)),
     )
     .with_annotations(annotations);
     if let Some(title) = &spec.title {
         t = t.with_title(title.clone());
     }
+    let mut answers = Vec::new();
     if t_resolves {
-        let schema = crate::clarify::output_schema(spec.output_schema.as_ref());
+        answers.push(crate::clarify::schema());
+    }
+    if t_gateable {
+        answers.push(approval_schema());
+    }
+    if !answers.is_empty() {
+        let schema = crate::clarify::output_schema(spec.output_schema.as_ref(), answers);
         t = t.with_raw_output_schema(Arc::new(object(&schema)));
     } else if let Some(schema) = &spec.output_schema {
         t = t.with_raw_output_schema(Arc::new(object(schema)));
     }
     t
+}
+
+/// A gateable tool's input schema: the plugin's, plus the arguments the
+/// host owns (and takes out before the plugin sees them).
+fn with_host_arguments(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert(
+            GATE_ID_ARG.into(),
+            json!({"type": "string", "description": "Set when retrying a call that answered approval_required, after a person confirmed the gate (decide_approval): the call then runs once."}),
+        );
+        props.insert(
+            IDEMPOTENCY_KEY_ARG.into(),
+            json!({"type": "string", "minLength": 1, "maxLength": 255, "description": "Your key for this request: a retry with the same key and arguments answers with the first result instead of running again."}),
+        );
+    }
+    schema
+}
+
+/// The JSON Schema of an `approval_required` answer.
+fn approval_schema() -> Value {
+    json!({
+        "type": "object",
+        "description": "The call waits for a person's approval; nothing ran. A person decides with decide_approval; then call again with the same arguments and gate_id.",
+        "required": ["approval_required"],
+        "properties": {"approval_required": {
+            "type": "object",
+            "required": ["gate_id", "targets", "risk", "reason_required", "expires_at"],
+            "properties": {
+                "gate_id": {"type": "string"},
+                "targets": {"type": "array"},
+                "risk": {"enum": ["low", "medium", "high"]},
+                "reason_required": {"type": "boolean"},
+                "expires_at": {"type": "string"},
+            },
+        }},
+    })
+}
+
+/// A gated call's answer: a normal result naming the gate.
+pub(crate) fn approval(gate: &Gate) -> CallToolResult {
+    let now = toolhost_invoke::millis(std::time::SystemTime::now());
+    let view = gate.view(now);
+    let text = format!(
+        "Approval required ({} risk): {}. A person must confirm gate {} with decide_approval; then call {} again with the same arguments and gate_id. It expires at {}.",
+        gate.opened.risk,
+        gate.opened.summary,
+        gate.id(),
+        gate.opened.tool,
+        view["expires_at"].as_str().unwrap_or_default()
+    );
+    let mut result = CallToolResult::structured(json!({"approval_required": view}));
+    result.content = vec![ContentBlock::text(text)];
+    result
 }
 
 /// A tool's answer: `structuredContent` plus a text block (the plugin's text,
@@ -55,7 +123,7 @@ pub(crate) fn answer(out: ToolOutput) -> CallToolResult {
 /// `isError` and a stable code; only an internal failure is a protocol
 /// error, and an opaque one.
 pub(crate) fn failure(e: &InvokeError) -> Result<CallToolResult, ErrorData> {
-    if matches!(e, InvokeError::Audit(_) | InvokeError::Policy(_)) {
+    if e.is_internal() {
         tracing::error!(error = ?e, "call failed internally");
         return Err(ErrorData::internal_error("internal error", None));
     }

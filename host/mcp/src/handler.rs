@@ -11,9 +11,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
-use toolhost_invoke::{CallRequest, Conversation, Toolhost};
+use toolhost_invoke::{Answer, CallRequest, Conversation, Toolhost};
 use toolhost_resolver::Clarification;
-use toolhost_runtime::Reply;
 use toolhost_types::Principal;
 
 use crate::ask::{self, Asker};
@@ -61,7 +60,7 @@ impl McpServer {
         tool: &str,
         arguments: Value,
         ctx: &RequestContext<RoleServer>,
-    ) -> Result<Reply, toolhost_invoke::InvokeError> {
+    ) -> Result<Answer, toolhost_invoke::InvokeError> {
         let (progress, relay) = match ctx.meta.get_progress_token() {
             Some(token) => {
                 let (sink, relay) = ProgressRelay::start(token, ctx.peer.clone());
@@ -189,12 +188,15 @@ impl ServerHandler for McpServer {
         loop {
             let pinned = ask::pinned(&arguments, &retry.chosen);
             let question = match self.run(&who, &tool, pinned, &ctx).await {
-                Ok(Reply::Clarify(c)) if !retry.declined => c,
-                Ok(Reply::Clarify(c)) => {
+                Ok(Answer::Clarify(c)) if !retry.declined => c,
+                Ok(Answer::Clarify(c)) => {
                     return Ok(CallToolResponse::Complete(clarify::result(&c)));
                 }
-                Ok(Reply::Output(out)) => {
+                Ok(Answer::Output(out)) => {
                     return Ok(CallToolResponse::Complete(convert::answer(out)));
+                }
+                Ok(Answer::ApprovalRequired(gate)) => {
+                    return Ok(CallToolResponse::Complete(convert::approval(&gate)));
                 }
                 Err(e) => return Ok(CallToolResponse::Complete(convert::failure(&e)?)),
             };

@@ -13,6 +13,7 @@ wasmtime::component::bindgen!({
     // backend import awaits the network without holding a thread.
     imports: {
         "toolhost:plugin/backend.send": async | trappable,
+        "toolhost:plugin/checkpoint.open": async | trappable,
         default: trappable,
     },
     exports: { default: async },

@@ -19,6 +19,7 @@ use crate::engine::{self, EpochTicker};
 use crate::error::{Breach, CallError, ContractBreach, LoadError};
 use crate::host;
 use crate::host::backend::BackendGrant;
+use crate::host::checkpoint::CheckpointGrant;
 use crate::host::progress::ProgressSink;
 use crate::host::resolver::Snapshots;
 use crate::spec::{self, Plan, ToolOutput, ToolSpec};
@@ -87,6 +88,15 @@ pub enum Reply {
     Clarify(Clarification),
 }
 
+/// A plan's answer: the plan, or the question the resolver asked instead.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Planned {
+    /// The targets, risk and summary of the call.
+    Plan(Plan),
+    /// The call needs a person to choose first.
+    Clarify(Clarification),
+}
+
 impl Reply {
     /// The tool's output, or the question asked instead.
     pub fn into_output(self) -> Result<ToolOutput, Box<Clarification>> {
@@ -121,6 +131,8 @@ pub struct CallContext {
     pub snapshots: Arc<Snapshots>,
     /// The backends the plugin may reach (none: every request is refused).
     pub backends: Option<BackendGrant>,
+    /// Where the plugin's checkpoints go (none: opening one is refused).
+    pub checkpoints: Option<CheckpointGrant>,
 }
 
 impl CallContext {
@@ -133,7 +145,14 @@ impl CallContext {
             progress: None,
             snapshots: Arc::default(),
             backends: None,
+            checkpoints: None,
         }
+    }
+
+    /// This context, opening checkpoints through `grant`.
+    pub fn with_checkpoints(mut self, grant: Option<CheckpointGrant>) -> Self {
+        self.checkpoints = grant;
+        self
     }
 
     /// This context, resolving over `snapshots`.
@@ -185,7 +204,7 @@ enum Answer {
     Describe(Vec<wit::ToolSpec>),
     Kinds(Vec<String>),
     Snapshot(Result<Vec<wit_entities::Entity>, wit::ToolError>),
-    Plan(Result<wit::CallPlan, wit::ToolError>),
+    Plan(Result<wit::CallPlan, wit::ToolError>, Option<Clarification>),
     Call(
         Result<wit::ToolOutput, wit::ToolError>,
         Option<Clarification>,
@@ -366,7 +385,9 @@ impl Runtime {
         Ok(tools)
     }
 
-    /// Plans `tool` with `args` (a JSON object as text) in a fresh sandbox.
+    /// Plans `tool` with `args` (a JSON object as text) in a fresh sandbox
+    /// that may not have side effects (safe backend methods only). A plan
+    /// may ask a question instead, as a call may.
     pub async fn plan(
         &self,
         plugin: &Plugin,
@@ -374,18 +395,19 @@ impl Runtime {
         tool: &str,
         args: &str,
         budget: &CallBudget,
-    ) -> Result<Plan, CallError> {
+    ) -> Result<Planned, CallError> {
         let wctx = ctx.wit();
         match self
             .sandboxed(plugin, ctx, budget, Ask::Plan(&wctx, tool, args))
             .await?
         {
-            Answer::Plan(Ok(p)) => {
+            Answer::Plan(_, Some(question)) => Ok(Planned::Clarify(question)),
+            Answer::Plan(Ok(p), None) => {
                 let size = p.summary.len() + p.targets.iter().map(target_size).sum::<usize>();
                 check_output(size, budget)?;
-                Ok(spec::plan(p))
+                Ok(Planned::Plan(spec::plan(p)))
             }
-            Answer::Plan(Err(e)) => Err(tool_error(e, budget)),
+            Answer::Plan(Err(e), None) => Err(tool_error(e, budget)),
             _ => unreachable!("plan answers plan"),
         }
     }
@@ -528,7 +550,8 @@ async fn run_ask(
         }
         Ask::Plan(c, t, a) => {
             let tool = plugin.tool.load(&mut *store, &instance)?;
-            Answer::Plan(tool.call_plan(&mut *store, c, t, a).await?)
+            let out = tool.call_plan(&mut *store, c, t, a).await?;
+            Answer::Plan(out, store.data_mut().resolver.pending.take())
         }
         Ask::Call(c, t, a) => {
             let tool = plugin.tool.load(&mut *store, &instance)?;

@@ -6,6 +6,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::host::HostCallMeter;
 use crate::host::backend::BackendCapability;
+use crate::host::checkpoint::CheckpointCapability;
 use crate::host::log::LogCapability;
 use crate::host::progress::ProgressCapability;
 use crate::host::resolver::{Quiet, ResolverCapability};
@@ -23,6 +24,7 @@ pub(crate) struct HostState {
     pub(crate) progress: ProgressCapability,
     pub(crate) resolver: ResolverCapability,
     pub(crate) backend: BackendCapability,
+    pub(crate) checkpoint: CheckpointCapability,
 }
 
 impl HostState {
@@ -50,7 +52,19 @@ impl HostState {
                 meter.clone(),
                 quiet.clone(),
             ),
-            backend: BackendCapability::new(ctx.backends.clone(), &ctx.tenant, meter, quiet),
+            backend: BackendCapability::new(
+                ctx.backends.clone(),
+                &ctx.tenant,
+                meter.clone(),
+                quiet.clone(),
+            ),
+            checkpoint: CheckpointCapability::new(
+                ctx.checkpoints.clone(),
+                &ctx.tenant,
+                &ctx.principal,
+                meter,
+                quiet,
+            ),
         }
     }
 }

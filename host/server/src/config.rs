@@ -34,6 +34,9 @@ pub struct ConfigFile {
     registrations_per_minute: Option<u32>,
     #[serde(default)]
     backends: BTreeMap<String, BackendFile>,
+    #[serde(default, with = "humantime_serde")]
+    gate_ttl: Option<Duration>,
+    allow_self_approval: Option<bool>,
 }
 
 /// `[backends.<name>]`: where a backend plugins may reach is, and its
@@ -97,6 +100,13 @@ pub struct ServeArgs {
     /// password is `$TOOLHOST_DEMO_PASSWORD`, else generated and printed.
     #[arg(long, env = "TOOLHOST_SEED_DEMO")]
     pub seed_demo: bool,
+    /// How long an approval gate can be decided and used (default 1h).
+    #[arg(long, env = "TOOLHOST_GATE_TTL", value_parser = humantime::parse_duration)]
+    pub gate_ttl: Option<Duration>,
+    /// Let the person who raised a gate decide it (default: another person
+    /// must). For single-person demos.
+    #[arg(long, env = "TOOLHOST_ALLOW_SELF_APPROVAL")]
+    pub allow_self_approval: bool,
     /// A backend plugins may reach, `NAME=URL` (repeatable; replaces the
     /// file's entry of that name).
     #[arg(long = "backend", value_name = "NAME=URL")]
@@ -139,6 +149,10 @@ pub struct Config {
     pub seed_demo: bool,
     /// The backends plugins may reach, credentials loaded.
     pub backends: Vec<BackendConfig>,
+    /// How long a gate lives.
+    pub gate_ttl: Duration,
+    /// Whether the person who raised a gate may decide it.
+    pub allow_self_approval: bool,
 }
 
 /// Default listen address: loopback only; exposing the host is a decision.
@@ -201,6 +215,12 @@ impl Config {
             registrations_per_minute: file.registrations_per_minute,
             seed_demo: args.seed_demo,
             backends,
+            gate_ttl: args
+                .gate_ttl
+                .or(file.gate_ttl)
+                .unwrap_or(toolhost_invoke::DEFAULT_GATE_TTL),
+            allow_self_approval: args.allow_self_approval
+                || file.allow_self_approval.unwrap_or(false),
         })
     }
 }

@@ -1,4 +1,5 @@
-//! The HTTP surface besides `/mcp`: liveness, readiness, metrics.
+//! The HTTP surface besides `/mcp`: liveness, readiness, metrics, and the
+//! approvals page.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,9 +13,11 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use toolhost_auth::AuthServer;
+use toolhost_invoke::Toolhost;
 use toolhost_mcp::McpServer;
 use toolhost_storage::Store;
 
+use crate::approvals_page::ApprovalsPage;
 pub use crate::guard::Guard;
 
 /// What the operational routes look at.
@@ -62,6 +65,13 @@ pub fn router(
         .with_state(ops)
         .merge(guarded)
         .merge(toolhost_auth::router(auth))
+}
+
+/// `app` with the approvals page (`/oauth/approvals`): the gates of `host`
+/// for people signed in to `auth`. Separate from [`router`] because only a
+/// host wired with gates has a page to show.
+pub fn with_approvals(app: Router, auth: Arc<AuthServer>, host: Arc<Toolhost>) -> Router {
+    app.merge(ApprovalsPage::new(auth, host).routes())
 }
 
 /// Liveness: the process answers.

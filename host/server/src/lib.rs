@@ -8,6 +8,7 @@
 //! sandbox, in-process, for tool authors.
 
 mod admin;
+mod approvals_page;
 mod config;
 mod guard;
 pub mod http;

@@ -16,7 +16,9 @@ use tokio_util::sync::CancellationToken;
 use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_backend::Backends;
 use toolhost_catalog::{Catalog, LoadOptions};
-use toolhost_invoke::Toolhost;
+use toolhost_invoke::{
+    DecideApproval, DecideCheckpoint, GatePolicy, ListCheckpoints, ListPendingApprovals, Toolhost,
+};
 use toolhost_policy::{PolicyStore, PolicyStoreError};
 use toolhost_runtime::{Runtime, RuntimeConfig};
 use toolhost_storage::Store;
@@ -65,14 +67,35 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             }
         }
     }
+    let catalog = Arc::new(loaded.catalog);
+    let gate_policy = GatePolicy {
+        ttl: config.gate_ttl,
+        allow_self_approval: config.allow_self_approval,
+        ..GatePolicy::default()
+    };
+    let permissions = catalog.clone();
+    let tool_permission = Arc::new(move |name: &str| {
+        permissions
+            .lookup(name)
+            .map(|t| t.spec().permission.clone())
+    });
     let host = Arc::new(
-        Toolhost::new(
-            Arc::new(loaded.catalog),
-            store.clone(),
-            runtime,
-            store.clone(),
-        )
-        .with_backends(backends),
+        Toolhost::new(catalog, store.clone(), runtime, store.clone())
+            .with_backends(backends)
+            .with_gates(store.clone(), gate_policy.clone())
+            .with_host_tool(Arc::new(ListPendingApprovals::new(
+                store.clone(),
+                store.clone(),
+                gate_policy.clone(),
+                tool_permission,
+            )))?
+            .with_host_tool(Arc::new(DecideApproval::new(
+                store.clone(),
+                gate_policy.clone(),
+            )))?
+            .with_checkpoints(store.clone())
+            .with_host_tool(Arc::new(ListCheckpoints::new(store.clone())))?
+            .with_host_tool(Arc::new(DecideCheckpoint::new(store.clone(), gate_policy)))?,
     );
 
     let sessions = CancellationToken::new();
@@ -115,6 +138,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         guard.clone(),
         auth.clone(),
     );
+    let app = crate::http::with_approvals(app, auth.clone(), host.clone());
     tracing::info!(%addr, tools, plugins = %config.plugins.display(), issuer = %auth.config().issuer, "toolhost serving");
     println!("MCP endpoint: {}", auth.config().resource());
     println!("OAuth issuer: {}", auth.config().issuer);

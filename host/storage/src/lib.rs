@@ -7,7 +7,12 @@
 //!   consents and security events (`src/auth.rs`);
 //! - [`toolhost_policy::PolicyStore`]: each tenant's roles, their
 //!   permissions and their members (`src/policy.rs`), plus
-//!   [`Store::tenants`] for operators.
+//!   [`Store::tenants`] for operators;
+//! - [`toolhost_gates::GateStore`]: approval gates and idempotency keys,
+//!   every transition a compare-and-set in the database (`src/gates.rs`);
+//! - [`toolhost_gates::CheckpointStore`]: human checkpoints, one per
+//!   plugin's subject, decided by a compare-and-set on their version
+//!   (`src/checkpoints.rs`).
 //!
 //! This room owns the SQL, the schema migrations (`migrations/sqlite` and
 //! `migrations/postgres`, same numbers, same meaning, embedded in the binary
@@ -15,8 +20,9 @@
 //! settings. It does not decide what an event says (`audit` does) nor when it
 //! is written (`invoke` does), nor what a token or a grant allows (`auth`
 //! does), nor what a role's permissions let a principal do (`policy`
-//! does), and `sqlx` stays inside it: callers see [`StorageError`] (or the
-//! trait's own error, such as [`toolhost_auth::AuthStoreError`]).
+//! does), nor when a call needs a gate (`invoke` does), and `sqlx` stays
+//! inside it: callers see [`StorageError`] (or the trait's own error, such
+//! as [`toolhost_auth::AuthStoreError`]).
 //!
 //! The engine is chosen by the URL: `sqlite://audit.db?mode=rwc` (a file,
 //! created if missing), `sqlite::memory:` (tests, demos) or
@@ -52,8 +58,11 @@
 //! ```
 
 mod auth;
+mod checkpoints;
 mod connect;
 mod error;
+mod fields;
+mod gates;
 pub mod group;
 mod migrations;
 mod policy;

@@ -38,6 +38,14 @@ pub(crate) const SQLITE: Files = &[
         "0003_rbac.sql",
         include_str!("../../../migrations/sqlite/0003_rbac.sql"),
     ),
+    (
+        "0004_gates.sql",
+        include_str!("../../../migrations/sqlite/0004_gates.sql"),
+    ),
+    (
+        "0005_checkpoints.sql",
+        include_str!("../../../migrations/sqlite/0005_checkpoints.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -53,6 +61,14 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0003_rbac.sql",
         include_str!("../../../migrations/postgres/0003_rbac.sql"),
+    ),
+    (
+        "0004_gates.sql",
+        include_str!("../../../migrations/postgres/0004_gates.sql"),
+    ),
+    (
+        "0005_checkpoints.sql",
+        include_str!("../../../migrations/postgres/0005_checkpoints.sql"),
     ),
 ];
 

@@ -6,8 +6,9 @@
 //! tool's JSON Schemas from its Rust argument and output types, parses
 //! arguments, serializes outputs, maps [`ToolError`] onto the WIT error,
 //! lists [`entities`] for the host's resolver, and wraps the host's imports:
-//! [`log`] lines, [`progress`] reports, [`resolve`] (names to ids) and
-//! [`backend`] (HTTP to the backends the manifest declares). It enforces
+//! [`log`] lines, [`progress`] reports, [`resolve`] (names to ids),
+//! [`backend`] (HTTP to the backends the manifest declares) and
+//! [`checkpoint`] (a person's judgement of a run). It enforces
 //! nothing: budgets, permissions, approvals, tenancy and the resolver's
 //! decisions are the host's, which trusts none of what a plugin says about
 //! itself.
@@ -118,10 +119,12 @@
 //! emits a component directly. It depends on `toolhost-sdk`, `serde` and
 //! `schemars`: the derive macros re-exported by the [`prelude`] expand to
 //! paths in those two crates. Outside wasm (native unit tests of tool
-//! functions) log lines and progress go to stderr, and [`resolve`] and
-//! [`backend`] requests fail with a [`ToolError`] instead of reaching a host.
+//! functions) log lines and progress go to stderr, and [`resolve`],
+//! [`backend`] requests and [`checkpoint::open`] fail with a [`ToolError`]
+//! instead of reaching a host.
 
 pub mod backend;
+pub mod checkpoint;
 mod ctx;
 pub mod entities;
 mod error;
@@ -156,6 +159,7 @@ pub use bindings::exports::toolhost::plugin::entities::{Entity, Parent};
 /// one-line summary (the WIT `call-plan` record). Build one with [`Plan::new`].
 pub use bindings::toolhost::plugin::types::CallPlan as Plan;
 pub use bindings::toolhost::plugin::types::{Risk, Target};
+pub use checkpoint::CheckpointInfo;
 pub use ctx::Ctx;
 pub use entities::Entities;
 pub use error::ToolError;
@@ -170,11 +174,12 @@ pub use tool::{IntoOutput, Output, Tool};
 /// the plugin crate must depend on both.
 pub mod prelude {
     pub use crate::backend;
+    pub use crate::checkpoint;
     pub use crate::log;
     pub use crate::progress;
     pub use crate::{
-        Ctx, Entities, Entity, NameOrId, Output, Plan, Query, Resolved, Risk, Target, Tool,
-        ToolError, resolve,
+        CheckpointInfo, Ctx, Entities, Entity, NameOrId, Output, Plan, Query, Resolved, Risk,
+        Target, Tool, ToolError, resolve,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

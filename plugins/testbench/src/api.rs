@@ -227,6 +227,24 @@ pub fn execution<T: DeserializeOwned>(id: &str, suffix: &str) -> Result<T, ToolE
     answer.ok()?.json()
 }
 
+/// `POST /api/executions/{id}/disposition`: records a person's review of
+/// an execution waiting for one, answering the execution as it is now
+/// (parsed as `T`). `None`: the backend answered 409, the execution no
+/// longer waits (another call carried the same decision first); read it
+/// again. 404 is not-found naming the execution.
+pub fn dispose<T: DeserializeOwned>(
+    id: &str,
+    disposition: &impl Serialize,
+) -> Result<Option<T>, ToolError> {
+    let path = format!("/api/executions/{}/disposition", backend::escape(id));
+    let answer = backend::post_json(BACKEND, &path, disposition)?;
+    match answer.status {
+        404 => Err(ToolError::NotFound(format!("no execution {id:?}"))),
+        409 => Ok(None),
+        _ => answer.ok()?.json().map(Some),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,10 +8,13 @@
 //! unknown or missing name turns the call's answer into a question instead
 //! of a guess. Read tools need `testbench:read`; tools that create or run
 //! need `testbench:run`, are mutating, and plan with GET requests only.
+//! `get_execution_status` is one of the latter: an execution waiting for a
+//! person's review opens a human checkpoint on the host, and the person's
+//! decision is recorded on the execution ([`review`]).
 //!
 //! Rooms: [`api`] (the backend's rows and requests), [`catalog`] (entities),
-//! [`selection`] and [`kind`] (pure: what runs where, questions, answers),
-//! and one module per group of tools.
+//! [`selection`], [`kind`] and [`review`] (pure: what runs where,
+//! questions, answers, checkpoints), and one module per group of tools.
 
 mod api;
 mod by_tag;
@@ -20,6 +23,7 @@ mod create;
 mod executions;
 mod kind;
 mod listing;
+mod review;
 mod run;
 mod selection;
 
@@ -90,9 +94,9 @@ fn tools() -> Vec<Tool> {
             by_tag::run_by_tag,
         ))
         .plan(by_tag::plan),
-        read(Tool::new(
+        write(Tool::new(
             "get_execution_status",
-            "Reports an execution's status and steps.",
+            "Reports an execution's status and steps. An execution WAITING_HUMAN needs a person's review: this opens its human checkpoint (answered under `checkpoint`; a person decides it with decide_checkpoint), and once decided records the decision on the execution, which ends PASSED or INCONCLUSIVE.",
             executions::status,
         )),
         read(Tool::new(
@@ -121,6 +125,20 @@ mod tests {
             );
             assert!(MANIFEST.contains(&entry), "{entry} missing");
         }
+    }
+
+    #[test]
+    fn the_status_output_schema_has_the_executions_fields_and_the_checkpoint() {
+        let spec = (toolhost_sdk::__private::describe(tools()).into_iter())
+            .find(|s| s.name == "get_execution_status")
+            .expect("listed");
+        let schema: serde_json::Value =
+            serde_json::from_str(&spec.output_schema.expect("an output schema")).expect("JSON");
+        let properties = &schema["properties"];
+        for field in ["executionId", "status", "steps", "decided_by", "checkpoint"] {
+            assert!(properties.get(field).is_some(), "{field}: {schema}");
+        }
+        assert_eq!(spec.annotations.read_only, Some(false));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::error::ApiError;
 use crate::guard::{Guarded, Tenant};
 use crate::handle::Handle;
 use crate::seed::{Pipeline, Test};
-use crate::store::{Filter, NewExecution, NewScenario};
+use crate::store::{Disposition, Filter, NewExecution, NewScenario};
 
 pub(crate) fn routes(handle: &Handle) -> Router<Handle> {
     Guarded::new(handle)
@@ -30,6 +30,7 @@ pub(crate) fn routes(handle: &Handle) -> Router<Handle> {
         .post("/api/executions", start_execution)
         .get("/api/executions/{executionId}", execution)
         .get("/api/executions/{executionId}/summary", summary)
+        .post("/api/executions/{executionId}/disposition", disposition)
         .get("/api/_echo", echo)
         .into_router()
 }
@@ -215,6 +216,25 @@ async fn execution(
         let ex = s.store.execution(&t, &id)?;
         let status = ex.read(advance, Instant::now());
         Ok(Json(ex.details(status)).into_response())
+    })
+}
+
+/// A person's review of a `WAITING_HUMAN` execution: answers its details
+/// with the new status. Counted as a write when it succeeds.
+async fn disposition(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    Path(id): Path<String>,
+    body: Result<Json<Disposition>, JsonRejection>,
+) -> ApiResult {
+    let Json(decided) = body.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    let advance = h.advance();
+    h.with(|s| {
+        let now = Instant::now();
+        let ex = s.store.decide(&t, &id, decided, advance, now)?;
+        let answer = Json(ex.details(ex.status(advance, now))).into_response();
+        s.counters.writes += 1;
+        Ok(answer)
     })
 }
 

@@ -23,6 +23,10 @@ pub(crate) enum ApiError {
     /// A malformed query or body.
     #[error("{0}")]
     BadRequest(String),
+    /// The thing is not in a state the request applies to (a disposition
+    /// for an execution that is not waiting for one).
+    #[error("{0}")]
+    Conflict(String),
 }
 
 impl ApiError {
@@ -36,6 +40,7 @@ impl ApiError {
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::MissingTenant | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
         }
     }
 }

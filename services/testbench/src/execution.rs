@@ -1,5 +1,9 @@
 //! Executions: what `POST /api/executions` starts, and how its status moves
-//! `QUEUED → RUNNING → PASSED | FAILED`.
+//! `QUEUED → RUNNING → PASSED | FAILED`; for a test with a human step,
+//! `QUEUED → RUNNING → WAITING_HUMAN`, where it stays until a person's
+//! disposition (`POST /api/executions/{id}/disposition`) makes it `PASSED`
+//! or `INCONCLUSIVE`. A human-step test whose run fails ends `FAILED`: there
+//! is nothing for a person to review.
 //!
 //! Pure: the clock is an argument, so the state machine is tested without
 //! sleeping. Where executions are kept, and whose they are, is
@@ -15,8 +19,9 @@ use crate::seed::Outcome;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Advance {
     /// Each `GET /api/executions/{id}` moves it one step, then answers: the
-    /// first read says `RUNNING`, the second the outcome. Deterministic, for
-    /// tests. The summary route never moves it.
+    /// first read says `RUNNING`, the second the outcome (or
+    /// `WAITING_HUMAN`). Deterministic, for tests. The summary route never
+    /// moves it.
     OnRead,
     /// One step per interval since creation, computed on read; for demos.
     /// A zero interval finishes executions at once.
@@ -37,27 +42,69 @@ pub enum Kind {
 
 /// An execution's status, upper case on the wire as in the contract.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Status {
     /// Created, nothing ran yet.
     Queued,
     /// The environment is ready; the target runs.
     Running,
-    /// Finished, the target passed.
+    /// The target ran; a person must review it (a human-step test). Stays
+    /// so until a disposition arrives, in both advance modes.
+    WaitingHuman,
+    /// Finished, the target passed (and its review, if any, confirmed it).
     Passed,
     /// Finished, the target failed.
     Failed,
+    /// Finished: the person reviewing it could not confirm it.
+    Inconclusive,
 }
 
 /// The status of one step of an execution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "UPPERCASE")]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 enum StepStatus {
     Pending,
     Running,
+    WaitingHuman,
     Passed,
     Failed,
+    Inconclusive,
+    /// The human review of a run that failed: nothing to review.
+    Skipped,
 }
+
+/// What a person decided, as `POST /api/executions/{id}/disposition`
+/// carries it: `passed` or `inconclusive` (anything else is a 400).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Reviewed {
+    /// The person confirmed the run.
+    Passed,
+    /// The person could not confirm it, or found it a false positive.
+    Inconclusive,
+}
+
+impl Reviewed {
+    fn status(self) -> Status {
+        match self {
+            Reviewed::Passed => Status::Passed,
+            Reviewed::Inconclusive => Status::Inconclusive,
+        }
+    }
+}
+
+/// A person's review of a human-step execution, once given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Review {
+    pub(crate) outcome: Reviewed,
+    /// Who decided, as the caller named them (free text, checked for length).
+    pub(crate) decided_by: String,
+}
+
+/// A disposition for an execution that is not `WAITING_HUMAN` (not yet,
+/// never, or already decided).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct NotWaiting;
 
 /// The last step index: 0 queued, 1 running, 2 finished.
 const FINISHED: u32 = 2;
@@ -74,6 +121,10 @@ pub(crate) struct Execution {
     pub(crate) environment_id: u64,
     pub(crate) environment: String,
     pub(crate) outcome: Outcome,
+    /// Whether a person reviews a passed run before it finishes.
+    pub(crate) human_step: bool,
+    /// That review, once a disposition arrived.
+    pub(crate) review: Option<Review>,
     pub(crate) created: Instant,
     /// Steps taken by reads, under [`Advance::OnRead`].
     pub(crate) reads: u32,
@@ -102,7 +153,10 @@ pub(crate) struct Details<'a> {
     environment_id: u64,
     environment: &'a str,
     status: Status,
-    steps: [Step; 2],
+    steps: Vec<Step>,
+    /// Who decided its human review; absent until someone did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decided_by: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -136,9 +190,29 @@ impl Execution {
         match (self.step(advance, now), self.outcome) {
             (0, _) => Status::Queued,
             (1, _) => Status::Running,
-            (_, Outcome::Passed) => Status::Passed,
             (_, Outcome::Failed) => Status::Failed,
+            (_, Outcome::Passed) if !self.human_step => Status::Passed,
+            (_, Outcome::Passed) => self
+                .review
+                .as_ref()
+                .map_or(Status::WaitingHuman, |r| r.outcome.status()),
         }
+    }
+
+    /// Records `review` if the execution is `WAITING_HUMAN` now, and
+    /// answers its new status. Never moves it otherwise: a review cannot
+    /// come early, and a decided one cannot be replaced.
+    pub(crate) fn decide(
+        &mut self,
+        review: Review,
+        advance: Advance,
+        now: Instant,
+    ) -> Result<Status, NotWaiting> {
+        if self.status(advance, now) != Status::WaitingHuman {
+            return Err(NotWaiting);
+        }
+        self.review = Some(review);
+        Ok(self.status(advance, now))
     }
 
     fn step(&self, advance: Advance, now: Instant) -> u32 {
@@ -173,6 +247,7 @@ impl Execution {
             environment: &self.environment,
             status,
             steps: self.steps(status),
+            decided_by: self.review.as_ref().map(|r| r.decided_by.as_str()),
         }
     }
 
@@ -180,8 +255,13 @@ impl Execution {
         let steps = self.steps(status);
         let count = |s| steps.iter().filter(|step| step.status == s).count();
         let (passed, failed) = (count(StepStatus::Passed), count(StepStatus::Failed));
+        let review = match (&self.review, status) {
+            (Some(r), _) => format!("; reviewed by {}", r.decided_by),
+            (None, Status::WaitingHuman) => "; waiting for a person's review".to_owned(),
+            (None, _) => String::new(),
+        };
         let summary = format!(
-            "{} {:?} in {}: {} ({passed} of {} steps passed, {failed} failed)",
+            "{} {:?} in {}: {} ({passed} of {} steps passed, {failed} failed{review})",
             kind_label(self.kind),
             self.target_name,
             self.environment,
@@ -197,25 +277,27 @@ impl Execution {
         }
     }
 
-    /// Two steps: preparing the environment, then running the target.
-    fn steps(&self, status: Status) -> [Step; 2] {
+    /// Preparing the environment, running the target, and for a human-step
+    /// test a third step, `human review`.
+    fn steps(&self, status: Status) -> Vec<Step> {
         use StepStatus as S;
-        let (prepare, run) = match status {
-            Status::Queued => (S::Pending, S::Pending),
-            Status::Running => (S::Passed, S::Running),
-            Status::Passed => (S::Passed, S::Passed),
-            Status::Failed => (S::Passed, S::Failed),
+        let (prepare, run, review) = match status {
+            Status::Queued => (S::Pending, S::Pending, S::Pending),
+            Status::Running => (S::Passed, S::Running, S::Pending),
+            Status::WaitingHuman => (S::Passed, S::Passed, S::WaitingHuman),
+            Status::Passed => (S::Passed, S::Passed, S::Passed),
+            Status::Failed => (S::Passed, S::Failed, S::Skipped),
+            Status::Inconclusive => (S::Passed, S::Passed, S::Inconclusive),
         };
-        [
-            Step {
-                name: format!("prepare {}", self.environment),
-                status: prepare,
-            },
-            Step {
-                name: format!("run {}", self.target_name),
-                status: run,
-            },
-        ]
+        let step = |name: String, status| Step { name, status };
+        let mut steps = vec![
+            step(format!("prepare {}", self.environment), prepare),
+            step(format!("run {}", self.target_name), run),
+        ];
+        if self.human_step {
+            steps.push(step("human review".to_owned(), review));
+        }
+        steps
     }
 }
 
@@ -231,8 +313,10 @@ fn status_label(status: Status) -> &'static str {
     match status {
         Status::Queued => "QUEUED",
         Status::Running => "RUNNING",
+        Status::WaitingHuman => "WAITING_HUMAN",
         Status::Passed => "PASSED",
         Status::Failed => "FAILED",
+        Status::Inconclusive => "INCONCLUSIVE",
     }
 }
 
@@ -250,8 +334,17 @@ mod tests {
             environment_id: 12,
             environment: "staging".into(),
             outcome,
+            human_step: false,
+            review: None,
             created,
             reads: 0,
+        }
+    }
+
+    fn review(outcome: Reviewed) -> Review {
+        Review {
+            outcome,
+            decided_by: "checkpoint chk_1".into(),
         }
     }
 
@@ -288,6 +381,76 @@ mod tests {
         assert_eq!(
             ex.status(Advance::Every(Duration::ZERO), start),
             Status::Passed
+        );
+    }
+
+    #[test]
+    fn a_human_step_waits_for_a_review_in_both_advance_modes() {
+        let start = Instant::now();
+        for advance in [Advance::OnRead, Advance::Every(Duration::from_secs(2))] {
+            let mut ex = execution(Outcome::Passed, start);
+            ex.human_step = true;
+            let later = |secs| start + Duration::from_secs(secs);
+            let seen: Vec<Status> = [1, 3, 60, 3600]
+                .into_iter()
+                .map(|s| ex.read(advance, later(s)))
+                .collect();
+            let want = match advance {
+                Advance::OnRead => [Status::Running, Status::WaitingHuman],
+                Advance::Every(_) => [Status::Queued, Status::Running],
+            };
+            assert_eq!(seen[..2], want, "{advance:?}");
+            assert_eq!(seen[2..], [Status::WaitingHuman; 2], "{advance:?}");
+        }
+    }
+
+    #[test]
+    fn a_review_finishes_a_waiting_execution_once_and_only_then() {
+        let now = Instant::now();
+        let mut ex = execution(Outcome::Passed, now);
+        ex.human_step = true;
+        let early = ex.decide(review(Reviewed::Passed), Advance::OnRead, now);
+        assert_eq!(early, Err(NotWaiting), "still queued");
+        ex.read(Advance::OnRead, now);
+        ex.read(Advance::OnRead, now);
+        let decided = ex.decide(review(Reviewed::Inconclusive), Advance::OnRead, now);
+        assert_eq!(decided, Ok(Status::Inconclusive));
+        let again = ex.decide(review(Reviewed::Passed), Advance::OnRead, now);
+        assert_eq!(again, Err(NotWaiting), "a decided review stays");
+        assert_eq!(ex.read(Advance::OnRead, now), Status::Inconclusive);
+    }
+
+    #[test]
+    fn a_failed_human_step_run_ends_failed_with_its_review_skipped() {
+        let mut ex = execution(Outcome::Failed, Instant::now());
+        ex.human_step = true;
+        let zero = Advance::Every(Duration::ZERO);
+        assert_eq!(ex.status(zero, Instant::now()), Status::Failed);
+        assert_eq!(
+            ex.decide(review(Reviewed::Passed), zero, Instant::now()),
+            Err(NotWaiting)
+        );
+        let steps = serde_json::to_value(ex.details(Status::Failed).steps).expect("JSON");
+        assert_eq!(
+            steps[2],
+            serde_json::json!({"name": "human review", "status": "SKIPPED"})
+        );
+    }
+
+    #[test]
+    fn a_summary_says_who_reviewed_or_that_a_review_is_awaited() {
+        let mut ex = execution(Outcome::Passed, Instant::now());
+        ex.human_step = true;
+        assert_eq!(
+            ex.summary(Status::WaitingHuman).summary,
+            r#"API scenario "Cart" in staging: WAITING_HUMAN (2 of 3 steps passed, 0 failed; waiting for a person's review)"#
+        );
+        ex.review = Some(review(Reviewed::Passed));
+        let s = ex.summary(Status::Passed);
+        assert_eq!((s.passed, s.failed), (3, 0));
+        assert_eq!(
+            s.summary,
+            r#"API scenario "Cart" in staging: PASSED (3 of 3 steps passed, 0 failed; reviewed by checkpoint chk_1)"#
         );
     }
 

@@ -25,6 +25,9 @@
 //! POST /api/executions {kind,target_id,environment_id}   201 {executionId,...,status:"QUEUED"}
 //! GET  /api/executions/{executionId}          {...,status,steps}, see Advance
 //! GET  /api/executions/{executionId}/summary  {executionId,status,passed,failed,summary}
+//! POST /api/executions/{executionId}/disposition {outcome:"passed"|"inconclusive",decided_by}
+//!                                             200 the details, PASSED or INCONCLUSIVE;
+//!                                             409 {"error":"not waiting"} unless WAITING_HUMAN
 //! GET  /api/_echo                             {headers:{...}}, every request header
 //! GET  /_test/counters   POST /_test/reset   POST /_test/seed   POST /_test/leak {on}
 //! ```

@@ -89,6 +89,11 @@ pub struct Test {
     /// What an execution of it ends as.
     #[serde(default)]
     pub outcome: Outcome,
+    /// Whether a person reviews a passed run: its execution then waits in
+    /// `WAITING_HUMAN` for a disposition instead of ending `PASSED`.
+    /// Default `false`.
+    #[serde(default)]
+    pub human_step: bool,
 }
 
 /// A pipeline.
@@ -154,8 +159,9 @@ impl Seed {
 
     /// The built-in seed `contract`: tenant `demo` reproduces the documented
     /// `run_by_tag` conversation (the only smoke tests in payments are
-    /// scenarios 204 and 205, 205 fails); tenant `acme` holds a namesake
-    /// `payments` project and a namesake `Login flow` scenario.
+    /// scenarios 204 and 205, 205 fails) and holds one human-step scenario,
+    /// 207 `Checkout manual review` (tag `manual`); tenant `acme` holds a
+    /// namesake `payments` project and a namesake `Login flow` scenario.
     pub fn contract() -> Seed {
         use Outcome::{Failed, Passed};
         Seed {
@@ -180,6 +186,17 @@ impl Seed {
                 test(204, "Login flow", 1, &["smoke"], "demo", Passed),
                 test(205, "Cart", 1, &["smoke"], "demo", Failed),
                 test(206, "Refund", 1, &["regression"], "demo", Passed),
+                Test {
+                    human_step: true,
+                    ..test(
+                        207,
+                        "Checkout manual review",
+                        1,
+                        &["manual"],
+                        "demo",
+                        Passed,
+                    )
+                },
                 test(301, "Login flow", 2, &["smoke"], "demo", Passed),
                 test(302, "Password reset", 2, &["smoke"], "demo", Passed),
                 test(601, "Login flow", 101, &["smoke"], "acme", Passed),
@@ -349,6 +366,7 @@ fn test(
         tags,
         tenant: tenant.into(),
         outcome,
+        human_step: false,
     }
 }
 
@@ -387,11 +405,22 @@ mod tests {
     }
 
     #[test]
+    fn the_only_human_step_test_is_207_in_payments() {
+        let seed = Seed::contract();
+        let human: Vec<(u64, u64)> = (seed.scenarios.iter().chain(&seed.ui_tests))
+            .filter(|t| t.human_step)
+            .map(|t| (t.id, t.project_id))
+            .collect();
+        assert_eq!(human, [(207, 1)]);
+    }
+
+    #[test]
     fn missing_arrays_default_to_empty_and_outcome_to_passed() {
         let json = r#"{"scenarios":[{"id":1,"name":"a","project_id":9,"tenant":"t"}]}"#;
         let seed: Seed = serde_json::from_str(json).expect("a valid seed");
         assert!(seed.projects.is_empty() && seed.pipelines.is_empty());
         assert_eq!(seed.scenarios[0].outcome, Outcome::Passed);
+        assert!(!seed.scenarios[0].human_step);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::Instant;
 use serde::Deserialize;
 
 use crate::error::ApiError;
-use crate::execution::{Execution, Kind};
+use crate::execution::{Advance, Execution, Kind, Review, Reviewed};
 use crate::seed::{Application, Environment, Outcome, Pipeline, Project, Seed, Test};
 
 /// Longest scenario name `POST /api/scenarios` accepts, in characters: a
@@ -23,6 +23,9 @@ const MAX_NAME_CHARS: usize = 200;
 /// filter words, not data.
 const MAX_TAGS: usize = 20;
 const MAX_TAG_CHARS: usize = 50;
+/// Longest `decided_by` a disposition accepts, in characters: a person's
+/// or a checkpoint's name, one line.
+const MAX_DECIDED_BY_CHARS: usize = 200;
 
 /// The filters of the test lists.
 #[derive(Debug, Default)]
@@ -51,11 +54,22 @@ pub(crate) struct NewExecution {
     environment_id: u64,
 }
 
+/// The body of `POST /api/executions/{id}/disposition`: what a person
+/// decided and who they are. Unknown fields are ignored, as for
+/// [`NewScenario`]; an `outcome` other than `passed` or `inconclusive`
+/// fails to parse (400).
+#[derive(Debug, Deserialize)]
+pub(crate) struct Disposition {
+    outcome: Reviewed,
+    decided_by: String,
+}
+
 /// What an execution targets, found in the caller's tenant.
 struct Target<'a> {
     name: &'a str,
     project_id: u64,
     outcome: Outcome,
+    human_step: bool,
 }
 
 /// The data, leak mode and executions.
@@ -153,8 +167,9 @@ impl Store {
         rows.filter(|p| self.visible(&p.tenant, tenant)).collect()
     }
 
-    /// Adds a scenario numbered above every existing id; 400 on a bad name
-    /// or tags, 404 when the project is not the caller's.
+    /// Adds a scenario numbered above every existing id, passing and with
+    /// no human step; 400 on a bad name or tags, 404 when the project is
+    /// not the caller's.
     pub(crate) fn create_scenario(
         &mut self,
         tenant: &str,
@@ -179,6 +194,7 @@ impl Store {
             tags,
             tenant,
             outcome,
+            human_step: false,
         });
         Ok(&self.data.scenarios[self.data.scenarios.len() - 1])
     }
@@ -209,6 +225,8 @@ impl Store {
             environment_id: environment.id,
             environment: environment.name.clone(),
             outcome: target.outcome,
+            human_step: target.human_step,
+            review: None,
             created: now,
             reads: 0,
         };
@@ -227,6 +245,7 @@ impl Store {
                     name: &p.name,
                     project_id: p.project_id,
                     outcome: p.outcome,
+                    human_step: false,
                 })
             }
         };
@@ -241,6 +260,28 @@ impl Store {
             .filter(|e| e.tenant == tenant)
             .ok_or_else(|| ApiError::not_found("execution", id))
     }
+
+    /// Records a person's disposition of the caller's execution `id`: 400
+    /// on a blank or overlong `decided_by`, 404 for anyone else's, 409
+    /// `not waiting` unless it is `WAITING_HUMAN` now.
+    pub(crate) fn decide(
+        &mut self,
+        tenant: &str,
+        id: &str,
+        disposition: Disposition,
+        advance: Advance,
+        now: Instant,
+    ) -> Result<&Execution, ApiError> {
+        let review = Review {
+            outcome: disposition.outcome,
+            decided_by: checked_decider(&disposition.decided_by)?,
+        };
+        let execution = self.execution(tenant, id)?;
+        execution
+            .decide(review, advance, now)
+            .map_err(|_| ApiError::Conflict("not waiting".into()))?;
+        Ok(execution)
+    }
 }
 
 fn find_test<'a>(rows: &'a [Test], tenant: &str, id: u64) -> Option<Target<'a>> {
@@ -249,7 +290,19 @@ fn find_test<'a>(rows: &'a [Test], tenant: &str, id: u64) -> Option<Target<'a>> 
         name: &row.name,
         project_id: row.project_id,
         outcome: row.outcome,
+        human_step: row.human_step,
     })
+}
+
+fn checked_decider(decided_by: &str) -> Result<String, ApiError> {
+    let who = decided_by.trim();
+    match who.chars().count() {
+        0 => Err(ApiError::BadRequest("decided_by must not be empty".into())),
+        n if n > MAX_DECIDED_BY_CHARS => Err(ApiError::BadRequest(format!(
+            "decided_by is longer than {MAX_DECIDED_BY_CHARS} characters"
+        ))),
+        _ => Ok(who.to_owned()),
+    }
 }
 
 fn checked_name(name: &str) -> Result<String, ApiError> {
@@ -278,6 +331,8 @@ fn checked_tags(tags: Vec<String>) -> Result<Vec<String>, ApiError> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn ids<T>(rows: &[&T], id: impl Fn(&T) -> u64) -> Vec<u64> {
@@ -342,6 +397,32 @@ mod tests {
                 .ok(),
             Some("ex-1".into())
         );
+    }
+
+    #[test]
+    fn a_disposition_reaches_only_the_callers_waiting_execution() {
+        let mut store = Store::new(Seed::contract());
+        let new = NewExecution {
+            kind: Kind::ApiScenario,
+            target_id: 207,
+            environment_id: 12,
+        };
+        let now = Instant::now();
+        store.start("demo", new, now).expect("207 is demo's");
+        let disposition = |who: &str| Disposition {
+            outcome: Reviewed::Passed,
+            decided_by: who.into(),
+        };
+        let mut decide = |tenant, who| {
+            let d = disposition(who);
+            (store.decide(tenant, "ex-1", d, Advance::Every(Duration::ZERO), now))
+                .map(|e| e.review.clone())
+        };
+        assert!(matches!(decide("demo", " "), Err(ApiError::BadRequest(_))));
+        assert!(matches!(decide("acme", "ann"), Err(ApiError::NotFound(_))));
+        let decided = decide("demo", " ann ").expect("waiting");
+        assert_eq!(decided.map(|r| r.decided_by).as_deref(), Some("ann"));
+        assert!(matches!(decide("demo", "bob"), Err(ApiError::Conflict(_))));
     }
 
     #[test]

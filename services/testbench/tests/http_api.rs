@@ -41,7 +41,7 @@ async fn each_tenant_sees_only_its_own_rows() {
             "demo",
             vec![1, 2],
             vec![11, 12, 13],
-            vec![204, 205, 206, 301, 302],
+            vec![204, 205, 206, 207, 301, 302],
         ),
         ("acme", vec![101, 102], vec![21], vec![601]),
     ] {

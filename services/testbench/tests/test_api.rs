@@ -79,7 +79,7 @@ async fn reset_restores_the_seed_and_clears_counters_executions_and_leak() {
     assert_eq!(ids(&b.get("acme", "/api/projects").await.1), [101, 102]);
     assert_eq!(
         ids(&b.get("demo", "/api/scenarios?project_id=1").await.1),
-        [204, 205, 206]
+        [204, 205, 206, 207]
     );
     assert_eq!(b.get("demo", "/api/executions/ex-1").await.0, 404);
 }

@@ -6,6 +6,7 @@
 //! but granted nothing: see `state::sandbox_wasi`.
 
 pub(crate) mod backend;
+pub(crate) mod checkpoint;
 pub(crate) mod log;
 mod meter;
 pub(crate) mod progress;
@@ -38,6 +39,11 @@ impl HasData for HasBackend {
     type Data<'a> = &'a mut backend::BackendCapability;
 }
 
+struct HasCheckpoint;
+impl HasData for HasCheckpoint {
+    type Data<'a> = &'a mut checkpoint::CheckpointCapability;
+}
+
 struct HasTypes;
 impl HasData for HasTypes {
     type Data<'a> = &'a mut HostState;
@@ -52,5 +58,6 @@ pub(crate) fn add_to_linker(l: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wit::progress::add_to_linker::<HostState, HasProgress>(l, |s| &mut s.progress)?;
     wit::resolver::add_to_linker::<HostState, HasResolver>(l, |s| &mut s.resolver)?;
     wit::backend::add_to_linker::<HostState, HasBackend>(l, |s| &mut s.backend)?;
+    wit::checkpoint::add_to_linker::<HostState, HasCheckpoint>(l, |s| &mut s.checkpoint)?;
     Ok(())
 }

@@ -6,56 +6,14 @@
 //! the row's key and the column: the row was written by hand or by another
 //! build, and guessing would be worse.
 
-use sqlx::{ColumnIndex, Decode, Row, Type};
 use toolhost_auth::{
     AuthCode, AuthEvent, Client, ClientKind, ClientOrigin, Family, LiveGrant, PendingAuthorization,
     RefreshToken, SigningKey, User, WebSession,
 };
 use toolhost_types::PrincipalKind;
 
-/// Typed column access by name, for a row of either engine.
-pub(crate) trait Fields {
-    fn text(&self, column: &'static str) -> Result<String, sqlx::Error>;
-    fn maybe_text(&self, column: &'static str) -> Result<Option<String>, sqlx::Error>;
-    fn int(&self, column: &'static str) -> Result<i64, sqlx::Error>;
-    fn maybe_int(&self, column: &'static str) -> Result<Option<i64>, sqlx::Error>;
-    fn maybe_flag(&self, column: &'static str) -> Result<Option<bool>, sqlx::Error>;
-    fn bytes(&self, column: &'static str) -> Result<Vec<u8>, sqlx::Error>;
-}
-
-impl<R> Fields for R
-where
-    R: Row,
-    &'static str: ColumnIndex<R>,
-    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> bool: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> Vec<u8>: Decode<'r, R::Database> + Type<R::Database>,
-{
-    fn text(&self, column: &'static str) -> Result<String, sqlx::Error> {
-        self.try_get(column)
-    }
-    fn maybe_text(&self, column: &'static str) -> Result<Option<String>, sqlx::Error> {
-        self.try_get(column)
-    }
-    fn int(&self, column: &'static str) -> Result<i64, sqlx::Error> {
-        self.try_get(column)
-    }
-    fn maybe_int(&self, column: &'static str) -> Result<Option<i64>, sqlx::Error> {
-        self.try_get(column)
-    }
-    fn maybe_flag(&self, column: &'static str) -> Result<Option<bool>, sqlx::Error> {
-        self.try_get(column)
-    }
-    fn bytes(&self, column: &'static str) -> Result<Vec<u8>, sqlx::Error> {
-        self.try_get(column)
-    }
-}
-
-/// A decode error for a stored value this build cannot read.
-fn corrupt(table: &str, key: &str, column: &str, value: &str, problem: &str) -> sqlx::Error {
-    sqlx::Error::Decode(format!("{table} row {key:?}: {column} holds {value:?}: {problem}").into())
-}
+pub(crate) use crate::fields::Fields;
+use crate::fields::corrupt;
 
 /// A `users` row.
 pub(crate) fn user(row: &impl Fields) -> Result<User, sqlx::Error> {

@@ -16,11 +16,16 @@ pub struct Backend {
 impl Backend {
     /// The contract seed, executions advancing on read.
     pub async fn start(test_api: bool) -> Backend {
+        Backend::start_advancing(test_api, Advance::OnRead).await
+    }
+
+    /// The contract seed, executions advancing as `advance` says.
+    pub async fn start_advancing(test_api: bool, advance: Advance) -> Backend {
         let config = Config {
             token: TOKEN.into(),
             seed: Seed::contract(),
             test_api,
-            advance: Advance::OnRead,
+            advance,
         };
         let addr = "127.0.0.1:0".parse().expect("a socket address");
         let running = testbench::start(addr, config)

@@ -1,0 +1,245 @@
+//! The web session beyond the authorization flow: the host's own pages
+//! (the approvals page) ask who this browser is signed in as
+//! ([`AuthServer::web_user`]), get a CSRF token bound to that session, and
+//! send a stranger to `/oauth/signin` ([`sign_in_path`]), which logs them
+//! in with the same password check as `/oauth/login` and returns them to a
+//! plain path.
+//!
+//! The session cookie stays scoped to `/oauth`, so such pages live under
+//! `/oauth/` too. A return path anywhere else would arrive without the
+//! session, and is refused; that also rules out open redirects.
+//!
+//! ```
+//! assert_eq!(
+//!     toolhost_auth::sign_in_path("/oauth/approvals"),
+//!     "/oauth/signin?return_to=%2Foauth%2Fapprovals"
+//! );
+//! ```
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Form, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum_extra::extract::cookie::CookieJar;
+use serde::{Deserialize, Serialize};
+
+use crate::authorize::{
+    SESSION_COOKIE, check_password, logged_in, open_pending, page, pending_row, see_other,
+    start_session,
+};
+use crate::pages::{self, LoginPage};
+use crate::routes::Source;
+use crate::secret;
+use crate::server::AuthServer;
+use crate::store::PendingAuthorization;
+
+/// The only paths `/oauth/signin` returns to: those the session cookie reaches.
+const RETURN_PREFIX: &str = "/oauth/";
+/// The longest return path accepted: the host's pages have short addresses.
+const MAX_RETURN: usize = 256;
+/// Separates the session's CSRF token from every other digest of its cookie.
+const CSRF_LABEL: &str = "toolhost web csrf v1\0";
+
+/// The person a browser is signed in as, for the host's own pages.
+#[derive(Debug, Clone)]
+pub struct WebUser {
+    /// Their stable id (a token's `sub`).
+    pub subject: String,
+    /// Their login name.
+    pub username: String,
+    /// Their tenant.
+    pub tenant: String,
+    csrf: String,
+}
+
+impl WebUser {
+    /// The token the page's forms carry. It is derived from the session
+    /// cookie (SHA-256 of a label and the cookie's 256 random bits): a page
+    /// of another origin can neither read nor compute it, it reveals
+    /// nothing of the cookie, and it ends with the session.
+    pub fn csrf(&self) -> &str {
+        &self.csrf
+    }
+
+    /// Whether a form's token is this session's (constant time).
+    pub fn csrf_matches(&self, presented: &str) -> bool {
+        secret::same(presented, &self.csrf)
+    }
+}
+
+impl AuthServer {
+    /// Who the browser sending `headers` is signed in as: an unexpired web
+    /// session of an enabled user, read from the store on every request.
+    /// `None` without one (send them to [`sign_in_path`]).
+    pub async fn web_user(&self, headers: &HeaderMap) -> Option<WebUser> {
+        let jar = CookieJar::from_headers(headers);
+        let user = logged_in(self, &jar).await?;
+        let cookie = jar.get(SESSION_COOKIE)?.value();
+        Some(WebUser {
+            subject: user.id,
+            username: user.username,
+            tenant: user.tenant,
+            csrf: session_csrf(cookie),
+        })
+    }
+}
+
+/// Where to send a browser that is not signed in, so that it comes back
+/// to `return_to` (a path under `/oauth/`, else the sign-in page refuses).
+pub fn sign_in_path(return_to: &str) -> String {
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("return_to", return_to)
+        .finish();
+    format!("/oauth/signin?{query}")
+}
+
+pub(crate) fn routes() -> Router<Arc<AuthServer>> {
+    Router::new().route("/oauth/signin", get(sign_in_page).post(sign_in))
+}
+
+fn session_csrf(cookie: &str) -> String {
+    secret::digest(&format!("{CSRF_LABEL}{cookie}"))
+}
+
+/// `s` if it is a plain path under `/oauth/`: no scheme, no authority, no
+/// `..`, nothing a browser could read as another site.
+fn return_path(s: &str) -> Option<&str> {
+    let ok = s.starts_with(RETURN_PREFIX)
+        && s.len() <= MAX_RETURN
+        && !s.contains("//")
+        && !s.contains("..")
+        && s.bytes().all(|b| b.is_ascii_graphic() && b != b'\\');
+    ok.then_some(s)
+}
+
+/// What a sign-in's pending row holds.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SignIn {
+    return_to: String,
+}
+
+#[derive(Deserialize)]
+struct SignInQuery {
+    #[serde(default)]
+    return_to: String,
+}
+
+async fn sign_in_page(
+    State(auth): State<Arc<AuthServer>>,
+    jar: CookieJar,
+    Query(q): Query<SignInQuery>,
+) -> Response {
+    let Some(return_to) = return_path(&q.return_to) else {
+        return pages::error(StatusCode::BAD_REQUEST, "nowhere to return to");
+    };
+    if logged_in(&auth, &jar).await.is_some() {
+        return see_other(return_to);
+    }
+    let request = SignIn {
+        return_to: return_to.to_owned(),
+    };
+    match open_pending(&auth, jar, &request).await {
+        Ok((jar, pending)) => (jar, form(&pending, None, StatusCode::OK)).into_response(),
+        Err(r) => r.into_response(),
+    }
+}
+
+fn form(pending: &PendingAuthorization, error: Option<&str>, status: StatusCode) -> Response {
+    pages::login(
+        status,
+        &LoginPage {
+            action: "/oauth/signin",
+            pending: &pending.id,
+            csrf: &pending.csrf,
+            client_name: None,
+            error,
+            // The upstream's callback continues an authorization request.
+            upstream: None,
+        },
+    )
+}
+
+#[derive(Deserialize)]
+struct SignInForm {
+    pending: String,
+    csrf: String,
+    username: String,
+    password: String,
+}
+
+async fn sign_in(
+    State(auth): State<Arc<AuthServer>>,
+    Source(source): Source,
+    jar: CookieJar,
+    Form(f): Form<SignInForm>,
+) -> Response {
+    let answer = async {
+        let pending = pending_row(&auth, &jar, &f.pending, Some(&f.csrf)).await?;
+        // An authorization request's row does not parse as a sign-in.
+        let request: SignIn = serde_json::from_str(&pending.request)
+            .map_err(|_| page("this sign-in form belongs to another flow"))?;
+        let return_to = return_path(&request.return_to)
+            .ok_or_else(|| page("nowhere to return to"))?
+            .to_owned();
+        let user = match check_password(&auth, source, None, &f.username, f.password).await {
+            Ok(u) => u,
+            Err((status, message)) => return Ok(form(&pending, Some(&message), status)),
+        };
+        if !auth
+            .store
+            .take_pending(&pending.id)
+            .await
+            .map_err(|e| page(e.to_string()))?
+        {
+            return Err(page("this sign-in was already completed"));
+        }
+        let jar = start_session(&auth, jar, &user).await?;
+        auth.event("login", None, Some(&user.id), source, "password (web)")
+            .await;
+        Ok((jar, see_other(&return_to)).into_response())
+    };
+    answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+// Signing in over HTTP (the redirect, the single-use form, the session
+// the page then reads) is tested end to end in tests/e2e_gates_web.rs:
+// a unit test here cannot use `toolhost_storage`, which depends on this
+// crate.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_paths_under_oauth_are_returned_to() {
+        for ok in ["/oauth/approvals", "/oauth/approvals?decided=gate_1"] {
+            assert_eq!(return_path(ok), Some(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "/mcp",
+            "https://evil.example/oauth/",
+            "//evil.example/oauth/",
+            "/oauth//evil.example",
+            "/oauth/../mcp",
+            "/oauth/\\evil.example",
+            "/oauth/a b",
+            "/oauth/\u{e9}",
+        ] {
+            assert_eq!(return_path(bad), None, "{bad:?}");
+        }
+        assert_eq!(return_path(&format!("/oauth/{}", "a".repeat(300))), None);
+    }
+
+    #[test]
+    fn the_csrf_token_is_bound_to_the_session_and_reveals_nothing_of_it() {
+        let (a, b) = (secret::random(32), secret::random(32));
+        assert_eq!(session_csrf(&a), session_csrf(&a));
+        assert_ne!(session_csrf(&a), session_csrf(&b));
+        // Not the stored form of the cookie either.
+        assert_ne!(session_csrf(&a), secret::digest(&a));
+    }
+}

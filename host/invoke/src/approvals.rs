@@ -1,0 +1,272 @@
+//! The approval loop as MCP tools (seed 002, "Gates live entirely inside
+//! MCP"): `list_pending_approvals` and `decide_approval`, host tools over
+//! the one durable gate store, so a person completes the loop from any MCP
+//! client; the web page is another renderer of the same rows.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use toolhost_gates::{Decision, Gate, GateId, GateState, GateStore};
+use toolhost_policy::{Grants, PolicyStore, Use, decide};
+use toolhost_runtime::{ToolOutput, ToolSpec};
+use toolhost_types::{Permission, Principal, PrincipalKind};
+
+use crate::gating::GatePolicy;
+use crate::tool::{host_spec as spec, invalid};
+use crate::{HostTool, HostToolFuture, InvokeError};
+
+/// Listing gates needs this permission.
+pub const READ_PERMISSION: &str = "approvals:read";
+/// Deciding gates needs this one (and a user principal).
+pub const DECIDE_PERMISSION: &str = "approvals:decide";
+/// Names the permission a tool needs (`None`: no such tool).
+pub type ToolPermission = Arc<dyn Fn(&str) -> Option<Permission> + Send + Sync>;
+
+/// The most gates one listing returns.
+const MAX_LISTED: u32 = 100;
+
+fn output(structured: Value, text: String) -> ToolOutput {
+    ToolOutput {
+        structured,
+        text: Some(text),
+    }
+}
+
+/// The gates `who` may see: their tenant's, for tools they may list.
+fn visible(
+    who: &Principal,
+    grants: &Grants,
+    gates: Vec<Gate>,
+    tool_permission: &dyn Fn(&str) -> Option<Permission>,
+) -> Vec<Gate> {
+    gates
+        .into_iter()
+        .filter(|g| {
+            tool_permission(&g.opened.tool)
+                .is_some_and(|p| decide(who, grants, &p, g.opened.risk, Use::List).permits())
+        })
+        .collect()
+}
+
+/// `list_pending_approvals(filter?)`.
+pub struct ListPendingApprovals {
+    spec: ToolSpec,
+    gates: Arc<dyn GateStore>,
+    policy: Arc<dyn PolicyStore>,
+    policy_clock: GatePolicy,
+    tool_permission: ToolPermission,
+}
+
+/// `decide_approval(gate_id, decision, reason)`.
+pub struct DecideApproval {
+    spec: ToolSpec,
+    gates: Arc<dyn GateStore>,
+    policy: GatePolicy,
+}
+
+impl ListPendingApprovals {
+    /// The tool over `gates`. `tool_permission` names the permission a
+    /// tool needs (a gate is listed only to who may see its tool).
+    pub fn new(
+        gates: Arc<dyn GateStore>,
+        policy: Arc<dyn PolicyStore>,
+        clock: GatePolicy,
+        tool_permission: ToolPermission,
+    ) -> Self {
+        let input = json!({
+            "type": "object",
+            "properties": {
+                "filter": {
+                    "type": "object",
+                    "description": "Narrow the list. Default: gates waiting for a decision.",
+                    "properties": {
+                        "state": {"enum": ["pending", "confirmed", "denied", "consumed", "all"]},
+                        "tool": {"type": "string"},
+                    },
+                    "additionalProperties": false,
+                },
+            },
+            "additionalProperties": false,
+        });
+        let spec = spec(
+            "list_pending_approvals",
+            "List pending approvals",
+            "Lists approval gates of your tenant (by default those waiting for a decision), raised by any client or person, with their targets, risk, summary and expiry. Decide one with decide_approval.",
+            input,
+            READ_PERMISSION,
+            false,
+        );
+        Self {
+            spec,
+            gates,
+            policy,
+            policy_clock: clock,
+            tool_permission,
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ListArgs {
+    #[serde(default)]
+    filter: Filter,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Filter {
+    state: Option<String>,
+    tool: Option<String>,
+}
+
+impl HostTool for ListPendingApprovals {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(&'a self, who: &'a Principal, args: &'a Value) -> HostToolFuture<'a> {
+        Box::pin(async move {
+            let args: ListArgs = if args.is_null() {
+                ListArgs::default()
+            } else {
+                serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?
+            };
+            let states: Vec<GateState> = match args.filter.state.as_deref() {
+                None | Some("pending") => vec![GateState::Pending],
+                Some("all") => Vec::new(),
+                Some(s) => vec![
+                    GateState::parse(s).ok_or_else(|| invalid(format!("unknown state {s:?}")))?,
+                ],
+            };
+            let grants = match who.kind {
+                PrincipalKind::User => self
+                    .policy
+                    .grants(&who.tenant, &who.subject)
+                    .await
+                    .map_err(InvokeError::Policy)?,
+                PrincipalKind::Service => Grants::none(),
+            };
+            let gates = self
+                .gates
+                .list(&who.tenant, &states, MAX_LISTED)
+                .await
+                .map_err(InvokeError::Gates)?;
+            let now = self.policy_clock.now_ms();
+            let shown: Vec<Value> = visible(who, &grants, gates, self.tool_permission.as_ref())
+                .into_iter()
+                .filter(|g| {
+                    args.filter
+                        .tool
+                        .as_ref()
+                        .is_none_or(|t| &g.opened.tool == t)
+                })
+                .filter(|g| !(states == [GateState::Pending] && g.expired(now)))
+                .map(|g| g.view(now))
+                .collect();
+            let text = format!("{} gate(s)", shown.len());
+            Ok(output(json!({"gates": shown}), text))
+        })
+    }
+}
+
+impl DecideApproval {
+    /// The tool over `gates`, deciding under `policy`.
+    pub fn new(gates: Arc<dyn GateStore>, policy: GatePolicy) -> Self {
+        let input = json!({
+            "type": "object",
+            "required": ["gate_id", "decision"],
+            "properties": {
+                "gate_id": {"type": "string", "description": "The gate, as approval_required or list_pending_approvals named it."},
+                "decision": {"enum": ["confirm", "deny"], "description": "confirm: the original call may run once when retried with gate_id. deny: it never runs."},
+                "reason": {"type": "string", "maxLength": 1000, "description": "Why. Required to confirm a gate with reason_required (high risk)."},
+            },
+            "additionalProperties": false,
+        });
+        let spec = spec(
+            "decide_approval",
+            "Decide an approval",
+            "Confirms or denies an approval gate, recording who decided and why. Only a person (not a service) may decide, and not the person who raised it. Confirmed: the original call runs once when retried with the same arguments and gate_id. Denied: it never runs.",
+            input,
+            DECIDE_PERMISSION,
+            true,
+        );
+        Self {
+            spec,
+            gates,
+            policy,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecideArgs {
+    gate_id: String,
+    decision: Decision,
+    #[serde(default)]
+    reason: String,
+}
+
+impl HostTool for DecideApproval {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(&'a self, who: &'a Principal, args: &'a Value) -> HostToolFuture<'a> {
+        Box::pin(async move {
+            if who.kind != PrincipalKind::User {
+                return Err(InvokeError::PermissionDenied {
+                    tool: self.spec.name.to_string(),
+                });
+            }
+            let args: DecideArgs =
+                serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+            let id: GateId = args.gate_id.parse().map_err(invalid)?;
+            let reason = args.reason.trim();
+            if reason.len() > 1000 {
+                return Err(invalid("reason is longer than 1000 bytes"));
+            }
+            let gate = self
+                .gates
+                .get(&who.tenant, &id)
+                .await
+                .map_err(InvokeError::Gates)?
+                .ok_or_else(|| {
+                    InvokeError::Decide(toolhost_gates::DecideError::NotFound(id.clone()))
+                })?;
+            if gate.opened.principal == who.subject && !self.policy.allow_self_approval {
+                return Err(InvokeError::SelfApproval {
+                    gate: id.to_string(),
+                });
+            }
+            if args.decision == Decision::Confirm
+                && gate.opened.reason_required
+                && reason.is_empty()
+            {
+                return Err(InvokeError::ReasonRequired {
+                    gate: id.to_string(),
+                });
+            }
+            let now = self.policy.now_ms();
+            let decided = self
+                .gates
+                .decide(&who.tenant, &id, args.decision, &who.subject, reason, now)
+                .await
+                .map_err(InvokeError::Decide)?;
+            tracing::info!(gate = %id, tool = %decided.opened.tool, by = %who.subject,
+                state = decided.state.as_str(), "approval decided");
+            let text = match args.decision {
+                Decision::Confirm => format!(
+                    "Gate {id} confirmed: retry {} with the same arguments and gate_id to run it once.",
+                    decided.opened.tool
+                ),
+                Decision::Deny => {
+                    format!("Gate {id} denied: {} will not run.", decided.opened.tool)
+                }
+            };
+            Ok(output(decided.view(now), text))
+        })
+    }
+}

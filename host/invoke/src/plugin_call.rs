@@ -1,0 +1,233 @@
+//! A plugin tool's part of the call path, in order: host-owned arguments
+//! out, idempotency key claimed, snapshots ready, plan (for gateable
+//! tools) and its gate, then the call itself.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use toolhost_audit::argument_digest;
+use toolhost_catalog::ToolRef;
+use toolhost_gates::{GateId, IdempotencyClaim, IdempotencyKey};
+use toolhost_policy::{Decision, Grants, Use, decide};
+use toolhost_resolver::Clarification;
+use toolhost_runtime::{CallContext, CheckpointGrant, Planned, Reply, ToolOutput};
+use toolhost_types::Principal;
+
+use crate::call::{arguments_text, section};
+use crate::gating::{self, HostArguments};
+use crate::snapshots::Conversation;
+use crate::{CallRequest, InvokeError, Toolhost};
+
+/// How a call ended, when it did not fail.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// The tool ran and answered.
+    Output(ToolOutput),
+    /// The call needs a person to choose first; nothing ran after asking.
+    Clarify(Clarification),
+    /// The call waits for a person's approval; nothing ran.
+    ApprovalRequired(Box<toolhost_gates::Gate>),
+}
+
+impl Answer {
+    /// The tool's output, if it ran.
+    pub fn output(self) -> Option<ToolOutput> {
+        match self {
+            Answer::Output(o) => Some(o),
+            _ => None,
+        }
+    }
+}
+
+impl Toolhost {
+    pub(crate) async fn run_plugin(
+        &self,
+        who: &Principal,
+        grants: &Grants,
+        tool: &ToolRef,
+        req: &CallRequest,
+    ) -> Result<Answer, InvokeError> {
+        let (args, host) = if gating::gateable(tool) {
+            gating::split(&req.arguments)?
+        } else {
+            (req.arguments.clone(), HostArguments::default())
+        };
+        let args_text = arguments_text(&args)?;
+        let key = match (&host.idempotency_key, tool.spec().mutating) {
+            (Some(k), true) => Some(gating::key(who, &req.tool, k.clone())),
+            _ => None,
+        };
+        if let Some(key) = &key
+            && let Some(stored) = self.claim(key, &args).await?
+        {
+            return Ok(Answer::Output(stored));
+        }
+        let answer = self
+            .plan_and_call(who, grants, tool, req, &args, &args_text, &host)
+            .await;
+        if let Some(key) = &key {
+            self.settle(key, &answer).await?;
+        }
+        answer
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn plan_and_call(
+        &self,
+        who: &Principal,
+        grants: &Grants,
+        tool: &ToolRef,
+        req: &CallRequest,
+        args: &Value,
+        args_text: &str,
+        host: &HostArguments,
+    ) -> Result<Answer, InvokeError> {
+        let plugin = tool.plugin();
+        let conversation = req
+            .conversation
+            .clone()
+            .unwrap_or_else(|| Conversation::Client {
+                subject: who.subject.clone(),
+                client: who.client_id.clone(),
+            });
+        let snapshots = self.snapshots_for(who, tool, &conversation).await?;
+        let ctx = CallContext::new(&who.tenant, &who.subject)
+            .with_progress(req.progress.clone())
+            .with_snapshots(snapshots)
+            .with_backends(self.grant(plugin));
+        if gating::gateable(tool) {
+            let planned = self
+                .runtime
+                .plan(&plugin.plugin, &ctx, &req.tool, args_text, &plugin.budget)
+                .await?;
+            let plan = match planned {
+                Planned::Plan(p) => p,
+                Planned::Clarify(c) => return Ok(Answer::Clarify(c)),
+            };
+            let risk = gating::effective_risk(tool, &plan);
+            let spec = tool.spec();
+            if decide(who, grants, &spec.permission, risk, Use::Call) == Decision::Gated {
+                let digest = argument_digest(args).to_string();
+                match &host.gate_id {
+                    Some(id) => self.consume(who, tool, id, &digest).await?,
+                    None => {
+                        let gate =
+                            gating::new_gate(who, tool, &digest, &plan, risk, &self.gate_policy);
+                        let gate = self
+                            .gate_store()?
+                            .open(gate)
+                            .await
+                            .map_err(InvokeError::Gates)?;
+                        return Ok(Answer::ApprovalRequired(Box::new(gate)));
+                    }
+                }
+            }
+        }
+        let checkpoints = self.checkpoints.as_ref().map(|store| CheckpointGrant {
+            store: store.clone(),
+            plugin: plugin.manifest.plugin.name.to_string(),
+        });
+        let ctx = ctx.with_checkpoints(checkpoints);
+        let reply = self
+            .runtime
+            .call(&plugin.plugin, &ctx, &req.tool, args_text, &plugin.budget)
+            .await?;
+        Ok(match reply {
+            Reply::Output(out) => {
+                let name = plugin.manifest.plugin.name.as_str();
+                let invalidates = &section(tool).invalidates;
+                self.snapshots
+                    .invalidate(&conversation, &who.tenant, name, invalidates);
+                Answer::Output(out)
+            }
+            Reply::Clarify(c) => Answer::Clarify(c),
+        })
+    }
+
+    pub(crate) fn gate_store(&self) -> Result<&Arc<dyn toolhost_gates::GateStore>, InvokeError> {
+        self.gates.as_ref().ok_or_else(|| {
+            InvokeError::Gates(toolhost_gates::GateStoreError(
+                "no gate store is configured".into(),
+            ))
+        })
+    }
+
+    /// Consumes the confirmed gate `id` for this exact call, or refuses.
+    async fn consume(
+        &self,
+        who: &Principal,
+        tool: &ToolRef,
+        id: &GateId,
+        digest: &str,
+    ) -> Result<(), InvokeError> {
+        let version = tool.plugin().plugin.digest().to_string();
+        let now = self.gate_policy.now_ms();
+        self.gate_store()?
+            .consume(
+                &who.tenant,
+                id,
+                &who.subject,
+                &tool.spec().name.to_string(),
+                &version,
+                digest,
+                now,
+            )
+            .await
+            .map(drop)
+            .map_err(InvokeError::Gate)
+    }
+
+    /// Claims `key` for a request with `args`: `Some` stored output if the
+    /// same request finished before.
+    async fn claim(
+        &self,
+        key: &IdempotencyKey,
+        args: &Value,
+    ) -> Result<Option<ToolOutput>, InvokeError> {
+        let digest = argument_digest(args).to_string();
+        let now = self.gate_policy.now_ms();
+        let claim = self
+            .gate_store()?
+            .claim_key(key, &digest, now)
+            .await
+            .map_err(InvokeError::Gates)?;
+        match claim {
+            IdempotencyClaim::Claimed => Ok(None),
+            IdempotencyClaim::Done(stored) => {
+                let v: Value = serde_json::from_str(&stored).map_err(|e| {
+                    InvokeError::Gates(toolhost_gates::GateStoreError(format!(
+                        "stored result: {e}"
+                    )))
+                })?;
+                Ok(Some(ToolOutput {
+                    structured: v["structured"].clone(),
+                    text: v["text"].as_str().map(str::to_owned),
+                }))
+            }
+            IdempotencyClaim::InProgress => Err(InvokeError::IdempotencyInProgress {
+                key: key.key.clone(),
+            }),
+            IdempotencyClaim::Reused => Err(InvokeError::IdempotencyKeyReused {
+                key: key.key.clone(),
+            }),
+        }
+    }
+
+    /// Stores a finished call's output under its key, or releases the key
+    /// (a failure, a question or a gate: the request may be retried).
+    async fn settle(
+        &self,
+        key: &IdempotencyKey,
+        answer: &Result<Answer, InvokeError>,
+    ) -> Result<(), InvokeError> {
+        let store = self.gate_store()?;
+        match answer {
+            Ok(Answer::Output(out)) => {
+                let stored = json!({"structured": out.structured, "text": out.text}).to_string();
+                store.finish_key(key, &stored).await
+            }
+            _ => store.release_key(key).await,
+        }
+        .map_err(InvokeError::Gates)
+    }
+}

@@ -1,0 +1,127 @@
+//! The testbench backend for end-to-end tests: served in the test's own
+//! process (so tests read its request counters), and a server whose
+//! `testbench` plugin reaches it; plus stateless `tools/call` helpers.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::oauth::{json, user_token};
+use super::{DEMO_PASSWORD, Server, exchange};
+use toolhost_fixtures::TESTBENCH;
+
+/// The backend's credential. Nothing a client, a log or the audit trail
+/// shows may contain it.
+pub const BACKEND_TOKEN: &str = "tb-secret-7f3a9c2e51d04b8e9a6f0c1d2e3b4a59";
+
+/// The testbench backend, serving on its own runtime for the test's life.
+pub struct Backend {
+    /// The running backend (its handle reads counters, loads seeds).
+    pub running: testbench::Running,
+    token_file: PathBuf,
+    _dir: tempfile::TempDir,
+    _rt: tokio::runtime::Runtime,
+}
+
+impl Backend {
+    pub fn start() -> Backend {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let config = testbench::Config::new(BACKEND_TOKEN);
+        let running = rt
+            .block_on(testbench::start(
+                "127.0.0.1:0".parse().expect("addr"),
+                config,
+            ))
+            .expect("the backend starts");
+        let dir = tempfile::tempdir().expect("temp");
+        let token_file = dir.path().join("testbench.token");
+        std::fs::write(&token_file, format!("{BACKEND_TOKEN}\n")).expect("write");
+        Backend {
+            running,
+            token_file,
+            _dir: dir,
+            _rt: rt,
+        }
+    }
+
+    pub fn flags(&self) -> [String; 4] {
+        [
+            "--backend".into(),
+            format!("testbench={}", self.running.url()),
+            "--backend-token-file".into(),
+            format!("testbench={}", self.token_file.display()),
+        ]
+    }
+
+    pub fn requests(&self, route: &str) -> u64 {
+        self.running.handle.counters().requests_to(route)
+    }
+
+    pub fn writes(&self) -> u64 {
+        self.running.handle.counters().writes
+    }
+}
+
+/// A server with the testbench plugin reaching `backend`, and the demo
+/// admin's token.
+pub fn serve(backend: &Backend, extra: &[toolhost_fixtures::Fixture]) -> (Server, String) {
+    serve_on(backend, extra, &[], None)
+}
+
+/// [`serve`] with extra flags, on the store at `database_url` if given.
+pub fn serve_on(
+    backend: &Backend,
+    extra: &[toolhost_fixtures::Fixture],
+    more_flags: &[&str],
+    database_url: Option<&str>,
+) -> (Server, String) {
+    let flags = backend.flags();
+    let mut flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    flags.extend_from_slice(more_flags);
+    let mut plugins = vec![TESTBENCH];
+    plugins.extend_from_slice(extra);
+    let server = Server::start_on(&plugins, &flags, database_url);
+    let token = user_token(&server, "demo", DEMO_PASSWORD);
+    (server, token)
+}
+
+/// A stateless `tools/call` with `token`; the JSON-RPC answer.
+pub fn call(server: &Server, token: &str, tool: &str, arguments: Value) -> Value {
+    call_at(&server.url, token, tool, arguments)
+}
+
+/// [`call`] to the endpoint `url` (usable from other threads).
+pub fn call_at(url: &str, token: &str, tool: &str, arguments: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": tool, "arguments": arguments,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+    }})
+    .to_string();
+    let authorization = format!("Bearer {token}");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", tool),
+        ("Authorization", authorization.as_str()),
+    ];
+    let (status, answer) = exchange(url, "POST", "/mcp", &headers, &body);
+    assert_eq!(status, 200, "{tool}: {answer}");
+    json(&answer)
+}
+
+/// The structured answer of a call that must not be an error.
+pub fn answer(server: &Server, token: &str, tool: &str, arguments: Value) -> Value {
+    let a = call(server, token, tool, arguments);
+    let result = &a["result"];
+    assert_eq!(result["isError"], json!(false), "{tool}: {a}");
+    result["structuredContent"].clone()
+}
