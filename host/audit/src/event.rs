@@ -65,10 +65,16 @@ pub struct AuditEvent {
     pub principal: String,
     /// The caller's tenant.
     pub tenant: String,
+    /// The OAuth client the caller's token was issued to. `None` on rows
+    /// recorded before the column existed (migration 0006).
+    pub client_id: Option<String>,
     /// The tool's name as called (even if unknown).
     pub tool: String,
     /// The plugin that provides it, when the tool is known.
     pub plugin: Option<String>,
+    /// The plugin's own version (its manifest's `plugin.version`), when
+    /// the tool is a known plugin tool.
+    pub catalog_version: Option<String>,
     /// The plugin component's digest, when the tool is known.
     pub plugin_digest: Option<Digest>,
     /// SHA-256 of the canonical JSON of the arguments.
@@ -79,6 +85,9 @@ pub struct AuditEvent {
     pub error_code: Option<String>,
     /// How long the call took in the host.
     pub duration: Duration,
+    /// The approval gate the call is linked to: the one it raised
+    /// (`approval_required`) or the one it presented as its `gate_id`.
+    pub gate_id: Option<String>,
 }
 
 /// Why an event could not be recorded.

@@ -1,10 +1,13 @@
 //! The audit trail's words: one [`AuditEvent`] per tool call, the digest of
-//! its arguments, and the [`AuditSink`] it is written to.
+//! its arguments, the [`AuditSink`] it is written to, and the [`chain`] of
+//! hashes that makes an edited, removed or inserted row detectable.
 //!
-//! This room owns what a row says and how arguments are digested (canonical
+//! This room owns what a row says, how arguments are digested (canonical
 //! JSON, so the same arguments always give the same digest, whatever the key
-//! order). It does not store anything: `storage` implements [`AuditSink`]
-//! for SQLite and PostgreSQL.
+//! order) and how rows are hashed and their chain checked (pure functions
+//! over stored values). It does not store anything: `storage` implements
+//! [`AuditSink`] for SQLite and PostgreSQL, hashing each row as it appends
+//! it and walking the rows for `toolhost audit verify`.
 //!
 //! ```
 //! use serde_json::json;
@@ -12,8 +15,10 @@
 //! assert_eq!(argument_digest(&json!({"a": 1, "b": [2, 3]})), argument_digest(&json!({"b": [2, 3], "a": 1})));
 //! ```
 
+pub mod chain;
 mod digest;
 mod event;
 
+pub use chain::{ChainBreak, ChainSummary};
 pub use digest::{argument_digest, canonical_json};
 pub use event::{AuditError, AuditEvent, AuditSink, Outcome, SinkFuture};

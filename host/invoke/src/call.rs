@@ -60,6 +60,7 @@ pub struct Toolhost {
     pub(crate) gates: Option<Arc<dyn GateStore>>,
     pub(crate) checkpoints: Option<Arc<dyn CheckpointStore>>,
     pub(crate) gate_policy: GatePolicy,
+    pub(crate) bounds: crate::bounds::Bounds,
     in_flight: TaskTracker,
 }
 
@@ -72,6 +73,7 @@ impl Toolhost {
         audit: Arc<dyn AuditSink>,
     ) -> Self {
         Self {
+            bounds: crate::bounds::Bounds::new(&catalog),
             catalog,
             policy,
             runtime,
@@ -215,6 +217,7 @@ impl Toolhost {
                 tool: req.tool.clone(),
             });
         }
+        self.bounds.check(&tool, &req.arguments)?; // over a limit → LIMIT_EXCEEDED, off-schema → INVALID_ARGUMENTS
         let tool = match tool {
             Tool::Plugin(t) => t,
             Tool::Host(t) => {
@@ -297,6 +300,10 @@ pub(crate) fn arguments_text(args: &Value) -> Result<String, InvokeError> {
 struct Audit {
     started: Instant,
     event: AuditEvent,
+    /// A well-formed `gate_id` argument: linked once the tool is known to
+    /// take one (a gateable plugin tool, or a host tool such as
+    /// `decide_approval`); to any other plugin tool it is a plain argument.
+    presented_gate: Option<String>,
 }
 
 impl Audit {
@@ -306,26 +313,34 @@ impl Audit {
             at: SystemTime::now(),
             principal: who.subject.clone(),
             tenant: who.tenant.clone(),
+            client_id: Some(who.client_id.clone()),
             tool: req.tool.clone(),
             plugin: None,
+            catalog_version: None,
             plugin_digest: None,
             argument_digest: argument_digest(&req.arguments),
             outcome: Outcome::Error,
             error_code: None,
             duration: Default::default(),
+            gate_id: None,
         };
         Self {
             started: Instant::now(),
             event,
+            presented_gate: presented_gate(&req.arguments),
         }
     }
 
     fn tool_found(&mut self, tool: &Tool) {
+        if tool.gateable() || matches!(tool, Tool::Host(_)) {
+            self.event.gate_id = self.presented_gate.take();
+        }
         match tool {
             Tool::Plugin(t) => {
-                let plugin = &t.plugin().plugin;
-                self.event.plugin = Some(plugin.name().to_string());
-                self.event.plugin_digest = Some(*plugin.digest());
+                let loaded = t.plugin();
+                self.event.plugin = Some(loaded.plugin.name().to_string());
+                self.event.plugin_digest = Some(*loaded.plugin.digest());
+                self.event.catalog_version = Some(loaded.manifest.plugin.version.clone());
             }
             Tool::Host(_) => self.event.plugin = Some("(host)".into()),
         }
@@ -337,9 +352,16 @@ impl Audit {
         match outcome {
             Ok(Answer::Output(_)) => self.event.outcome = Outcome::Executed,
             Ok(Answer::Clarify(_)) => self.event.outcome = Outcome::NeedsClarification,
-            Ok(Answer::ApprovalRequired(_)) => self.event.outcome = Outcome::ApprovalRequired,
+            Ok(Answer::ApprovalRequired(gate)) => {
+                self.event.outcome = Outcome::ApprovalRequired;
+                self.event.gate_id = Some(gate.opened.id.to_string());
+            }
             Err(e @ InvokeError::PermissionDenied { .. }) => {
                 self.event.outcome = Outcome::Denied;
+                self.event.error_code = Some(e.code().to_owned());
+            }
+            Err(e @ InvokeError::LimitExceeded { .. }) => {
+                self.event.outcome = Outcome::LimitRejected;
                 self.event.error_code = Some(e.code().to_owned());
             }
             Err(e) => {
@@ -366,4 +388,13 @@ impl Audit {
             code = e.error_code.as_deref(), took_us = e.duration.as_micros() as u64, "tool call");
         self.event
     }
+}
+
+/// The gate a call presents: its `gate_id` argument, when that is a
+/// well-formed gate id (a malformed one fails a gateable call, which says so).
+fn presented_gate(args: &Value) -> Option<String> {
+    let id = args.get(crate::gating::GATE_ID_ARG)?.as_str()?;
+    id.parse::<toolhost_gates::GateId>()
+        .ok()
+        .map(|_| id.to_owned())
 }

@@ -22,6 +22,28 @@ pub enum InvokeError {
     /// The arguments are not a JSON object.
     #[error("the arguments must be a JSON object")]
     ArgumentsNotAnObject,
+    /// The arguments are over one of the host's request limits; no plugin
+    /// code ran.
+    #[error("{}", toolhost_limits::describe(limit, *value, *max, path))]
+    LimitExceeded {
+        /// The limit's name, e.g. `max_array_len`.
+        limit: &'static str,
+        /// What the arguments measure there.
+        value: u64,
+        /// The limit's value.
+        max: u64,
+        /// Where, e.g. `$.items[3].name`.
+        path: String,
+    },
+    /// The plugin tool's input schema does not compile, so its calls are
+    /// refused (the catalog admitted it as JSON; the validator is stricter).
+    #[error("internal error")]
+    InputSchema {
+        /// The tool.
+        tool: String,
+        /// The validator's complaint.
+        detail: String,
+    },
     /// An argument the host owns (`gate_id`, `idempotency_key`, or a host
     /// tool's) is malformed.
     #[error("invalid arguments: {detail}")]
@@ -92,6 +114,7 @@ impl InvokeError {
         matches!(
             self,
             InvokeError::Audit(_)
+                | InvokeError::InputSchema { .. }
                 | InvokeError::Policy(_)
                 | InvokeError::Gates(_)
                 | InvokeError::Gate(ConsumeError::Store(_))
@@ -108,6 +131,7 @@ impl InvokeError {
             InvokeError::ArgumentsNotAnObject | InvokeError::InvalidArguments { .. } => {
                 "INVALID_ARGUMENTS"
             }
+            InvokeError::LimitExceeded { .. } => "LIMIT_EXCEEDED",
             InvokeError::Gate(e) => match e {
                 ConsumeError::NotFound(_) => "GATE_NOT_FOUND",
                 ConsumeError::Pending(_) => "GATE_PENDING",
@@ -131,6 +155,7 @@ impl InvokeError {
             InvokeError::Cancelled => "CANCELLED",
             InvokeError::Call(e) => e.code(),
             InvokeError::Audit(_)
+            | InvokeError::InputSchema { .. }
             | InvokeError::Policy(_)
             | InvokeError::Gates(_)
             | InvokeError::DuplicateTool { .. } => "INTERNAL",

@@ -9,6 +9,7 @@
 //! runs it, the audit sink stores the event.
 
 mod approvals;
+mod bounds;
 mod call;
 mod checkpoints;
 mod error;

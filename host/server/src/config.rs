@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use anyhow::Context;
 use serde::Deserialize;
 use toolhost_backend::{BackendConfig, Secret};
+use toolhost_limits::{ByteSize, RequestLimits};
 
 /// The file, every key optional.
 #[derive(Debug, Default, Deserialize)]
@@ -24,6 +25,8 @@ pub struct ConfigFile {
     allowed_origins: Option<Vec<String>>,
     slots: Option<u32>,
     max_request_bytes: Option<usize>,
+    #[serde(default)]
+    limits: RequestLimits,
     #[serde(default, with = "humantime_serde")]
     shutdown_grace: Option<Duration>,
     public_url: Option<String>,
@@ -37,6 +40,11 @@ pub struct ConfigFile {
     #[serde(default, with = "humantime_serde")]
     gate_ttl: Option<Duration>,
     allow_self_approval: Option<bool>,
+    #[serde(default, with = "humantime_serde")]
+    rate_limit_window: Option<Duration>,
+    rate_limit_per_principal: Option<u32>,
+    rate_limit_per_client: Option<u32>,
+    rate_limit_writes: Option<u32>,
 }
 
 /// `[backends.<name>]`: where a backend plugins may reach is, and its
@@ -107,6 +115,9 @@ pub struct ServeArgs {
     /// must). For single-person demos.
     #[arg(long, env = "TOOLHOST_ALLOW_SELF_APPROVAL")]
     pub allow_self_approval: bool,
+    /// Bounds on a call's arguments (the file's `[limits]`).
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// A backend plugins may reach, `NAME=URL` (repeatable; replaces the
     /// file's entry of that name).
     #[arg(long = "backend", value_name = "NAME=URL")]
@@ -114,6 +125,56 @@ pub struct ServeArgs {
     /// The file holding a backend's bearer token, `NAME=PATH` (repeatable).
     #[arg(long = "backend-token-file", value_name = "NAME=PATH")]
     pub backend_token_files: Vec<String>,
+    /// The rate limits' counting window (default 60s, at least 1s).
+    #[arg(long, env = "TOOLHOST_RATE_LIMIT_WINDOW", value_parser = humantime::parse_duration)]
+    pub rate_limit_window: Option<Duration>,
+    /// `/mcp` requests per principal per window (default 600; 0: no limit).
+    #[arg(long, env = "TOOLHOST_RATE_LIMIT_PER_PRINCIPAL")]
+    pub rate_limit_per_principal: Option<u32>,
+    /// `/mcp` requests per OAuth client, in each tenant, per window
+    /// (default 3000; 0: no limit).
+    #[arg(long, env = "TOOLHOST_RATE_LIMIT_PER_CLIENT")]
+    pub rate_limit_per_client: Option<u32>,
+    /// Calls of mutating tools per principal per window (default 120; 0: no limit).
+    #[arg(long, env = "TOOLHOST_RATE_LIMIT_WRITES")]
+    pub rate_limit_writes: Option<u32>,
+}
+
+/// Flags (and `TOOLHOST_*` variables) of the request limits; each replaces
+/// the same key of the file's `[limits]`. Defaults and their reasons:
+/// [`RequestLimits::DEFAULT`].
+#[derive(Debug, Default, clap::Args)]
+pub struct LimitArgs {
+    /// Deepest nesting of arrays and objects in a call's arguments (default 32).
+    #[arg(long, env = "TOOLHOST_MAX_JSON_DEPTH")]
+    pub max_json_depth: Option<u32>,
+    /// Most items in any one array of a call's arguments (default 10000).
+    #[arg(long, env = "TOOLHOST_MAX_ARRAY_LEN")]
+    pub max_array_len: Option<u32>,
+    /// Most members of any one object of a call's arguments (default 1000).
+    #[arg(long, env = "TOOLHOST_MAX_OBJECT_LEN")]
+    pub max_object_len: Option<u32>,
+    /// Longest string or key in a call's arguments, e.g. `64KiB` (default 1 MiB).
+    #[arg(long, env = "TOOLHOST_MAX_STRING_BYTES")]
+    pub max_string_bytes: Option<ByteSize>,
+    /// Largest arguments of a call, as compact JSON (default 2 MiB).
+    #[arg(long, env = "TOOLHOST_MAX_ARGUMENT_BYTES")]
+    pub max_argument_bytes: Option<ByteSize>,
+}
+
+impl LimitArgs {
+    /// The file's limits with these flags over them; a zero is refused.
+    fn over(self, file: RequestLimits) -> anyhow::Result<RequestLimits> {
+        let limits = RequestLimits {
+            max_depth: self.max_json_depth.unwrap_or(file.max_depth),
+            max_array_len: self.max_array_len.unwrap_or(file.max_array_len),
+            max_object_len: self.max_object_len.unwrap_or(file.max_object_len),
+            max_string_bytes: self.max_string_bytes.unwrap_or(file.max_string_bytes),
+            max_argument_bytes: self.max_argument_bytes.unwrap_or(file.max_argument_bytes),
+        };
+        limits.validate().context("[limits]")?;
+        Ok(limits)
+    }
 }
 
 /// The resolved configuration.
@@ -135,6 +196,8 @@ pub struct Config {
     pub slots: u32,
     /// Largest request body accepted on `/mcp`.
     pub max_request_bytes: usize,
+    /// Bounds on a call's arguments, checked before any plugin code runs.
+    pub request_limits: RequestLimits,
     /// How long shutdown waits for calls in flight.
     pub shutdown_grace: Duration,
     /// The OAuth issuer, if set; else derived from the bound address.
@@ -153,6 +216,8 @@ pub struct Config {
     pub gate_ttl: Duration,
     /// Whether the person who raised a gate may decide it.
     pub allow_self_approval: bool,
+    /// Requests per principal, client and tool class per window.
+    pub rate_limits: crate::rate_limit::RateLimits,
 }
 
 /// Default listen address: loopback only; exposing the host is a decision.
@@ -205,6 +270,7 @@ impl Config {
             max_request_bytes: file
                 .max_request_bytes
                 .unwrap_or(crate::guard::DEFAULT_MAX_REQUEST_BYTES),
+            request_limits: args.limits.over(file.limits)?,
             shutdown_grace: file.shutdown_grace.unwrap_or(DEFAULT_SHUTDOWN_GRACE),
             public_url: args
                 .public_url
@@ -221,6 +287,13 @@ impl Config {
                 .unwrap_or(toolhost_invoke::DEFAULT_GATE_TTL),
             allow_self_approval: args.allow_self_approval
                 || file.allow_self_approval.unwrap_or(false),
+            rate_limits: crate::rate_limit::RateLimits::configured(
+                args.rate_limit_window.or(file.rate_limit_window),
+                args.rate_limit_per_principal
+                    .or(file.rate_limit_per_principal),
+                args.rate_limit_per_client.or(file.rate_limit_per_client),
+                args.rate_limit_writes.or(file.rate_limit_writes),
+            )?,
         })
     }
 }
@@ -332,6 +405,68 @@ mod tests {
         })
         .expect_err("unknown key");
         assert!(err.to_string().contains("plugin_dir"), "{err}");
+    }
+
+    #[test]
+    fn rate_limits_come_from_the_file_and_flags_with_defaults_for_the_rest() {
+        let dir = tempfile::tempdir().expect("temp");
+        let path = dir.path().join("toolhost.toml");
+        let text =
+            "rate_limit_window = \"2s\"\nrate_limit_per_principal = 5\nrate_limit_writes = 0\n";
+        std::fs::write(&path, text).expect("write");
+        let c = Config::resolve(ServeArgs {
+            config: Some(path),
+            rate_limit_per_principal: Some(7),
+            ..args("p")
+        })
+        .expect("resolves");
+        let r = c.rate_limits;
+        assert_eq!(
+            (r.window, r.per_principal, r.per_client, r.writes),
+            (
+                Duration::from_secs(2),
+                7,
+                crate::rate_limit::DEFAULT_PER_CLIENT,
+                0
+            )
+        );
+        let too_short = Config::resolve(ServeArgs {
+            rate_limit_window: Some(Duration::from_millis(10)),
+            ..args("p")
+        });
+        assert!(too_short.is_err());
+    }
+
+    #[test]
+    fn request_limits_come_from_the_limits_table_and_flags_and_refuse_zero() {
+        let dir = tempfile::tempdir().expect("temp");
+        let path = dir.path().join("toolhost.toml");
+        let text =
+            "[limits]\nmax_json_depth = 8\nmax_string_bytes = \"64 KiB\"\nmax_array_len = 5\n";
+        std::fs::write(&path, text).expect("write");
+        let c = Config::resolve(ServeArgs {
+            config: Some(path.clone()),
+            limits: LimitArgs {
+                max_array_len: Some(7),
+                ..LimitArgs::default()
+            },
+            ..args("p")
+        })
+        .expect("resolves");
+        let l = c.request_limits;
+        assert_eq!(
+            (l.max_depth, l.max_string_bytes, l.max_array_len),
+            (8, ByteSize::kib(64), 7)
+        );
+        assert_eq!(l.max_object_len, RequestLimits::DEFAULT.max_object_len);
+
+        std::fs::write(&path, "[limits]\nmax_object_len = 0\n").expect("write");
+        let err = Config::resolve(ServeArgs {
+            config: Some(path),
+            ..args("p")
+        })
+        .expect_err("zero");
+        assert!(format!("{err:#}").contains("max_object_len"), "{err:#}");
     }
 
     #[test]

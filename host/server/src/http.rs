@@ -43,9 +43,11 @@ pub fn router(
     auth: Arc<AuthServer>,
 ) -> Router {
     // Outermost first: count the POST as in flight, check the token, bound
-    // and parse the body, then rmcp.
+    // and parse the body, count it against the rate limits (when `serve`
+    // put a limiter in the request's extensions), then rmcp.
     let guarded = Router::new()
         .route_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn(crate::rate_limit::limit))
         .layer(axum::middleware::from_fn_with_state(
             guard.clone(),
             crate::guard::mcp_guard,

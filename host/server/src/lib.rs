@@ -2,16 +2,19 @@
 //!
 //! `serve` runs the host; `user` and `client` administer accounts and
 //! OAuth clients; `tenant`, `role`, `grant` and `revoke` administer tenants
-//! and their roles; `plugin pin` turns a manifest template and a built component into a
+//! and their roles; `audit` verifies, tails and searches the audit trail;
+//! `plugin pin` turns a manifest template and a built component into a
 //! loadable, digest-pinned plugin; `catalog check` loads a plugin directory
 //! and reports every tool and every refusal; `call` runs one tool in the
 //! sandbox, in-process, for tool authors.
 
 mod admin;
 mod approvals_page;
+mod audit_cli;
 mod config;
 mod guard;
 pub mod http;
+mod rate_limit;
 mod rbac;
 mod serve;
 
@@ -38,6 +41,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process: the size of `serve`'s many flags costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Serve MCP over Streamable HTTP at /mcp (prints `MCP endpoint: URL` when ready).
     Serve(config::ServeArgs),
@@ -63,6 +68,9 @@ enum Command {
     Grant(rbac::GrantArgs),
     /// Take a role from a user (effective on their next request).
     Revoke(rbac::GrantArgs),
+    /// The audit trail: verify its hash chain, tail it, search it.
+    #[command(subcommand)]
+    Audit(audit_cli::AuditCommand),
     /// Run one tool in the sandbox and print its answer (for tool authors).
     Call {
         /// The plugin directory (pinned manifests and their components).
@@ -159,6 +167,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Role(command) => rbac::role(command).await,
         Command::Grant(args) => rbac::grant(args).await,
         Command::Revoke(args) => rbac::revoke(args).await,
+        Command::Audit(command) => audit_cli::audit(command).await,
         Command::Plugin(PluginCommand::Pin {
             manifest,
             component,

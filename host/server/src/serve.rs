@@ -25,12 +25,14 @@ use toolhost_storage::Store;
 
 use crate::config::Config;
 use crate::http::{Guard, Ops, router};
+use crate::rate_limit::RateLimiter;
 
 /// After the last call in flight is answered, how long its response gets to
 /// reach the wire before MCP sessions (and their streams) are closed.
 const FLUSH: Duration = Duration::from_millis(100);
 
-/// How often signing keys are re-read and idle clients expired.
+/// How often signing keys are re-read, idle clients expired and ended
+/// rate-limit windows purged.
 const MAINTENANCE: Duration = Duration::from_secs(60);
 
 /// Latency buckets (seconds): sandbox calls take tens of microseconds,
@@ -81,6 +83,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     });
     let host = Arc::new(
         Toolhost::new(catalog, store.clone(), runtime, store.clone())
+            .with_request_limits(config.request_limits)
             .with_backends(backends)
             .with_gates(store.clone(), gate_policy.clone())
             .with_host_tool(Arc::new(ListPendingApprovals::new(
@@ -132,6 +135,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         None
     };
     let maintenance = tokio::spawn(auth.clone().maintain_every(MAINTENANCE));
+    let limiter = RateLimiter::new(config.rate_limits, store.clone(), host.clone());
+    let purge = tokio::spawn(limiter.clone().purge_every(MAINTENANCE));
     let app = router(
         ops,
         toolhost_mcp::service(host.clone(), mcp_config),
@@ -139,6 +144,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         auth.clone(),
     );
     let app = crate::http::with_approvals(app, auth.clone(), host.clone());
+    // `/mcp`'s rate-limit layer finds the limiter in the request's extensions.
+    let app = app.layer(axum::Extension(limiter));
     tracing::info!(%addr, tools, plugins = %config.plugins.display(), issuer = %auth.config().issuer, "toolhost serving");
     println!("MCP endpoint: {}", auth.config().resource());
     println!("OAuth issuer: {}", auth.config().issuer);
@@ -190,6 +197,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         axum::serve(listener, app).with_graceful_shutdown(stopping.clone().cancelled_owned());
     let (served, ()) = tokio::join!(serve.into_future(), drain);
     maintenance.abort();
+    purge.abort();
     served.context("serving HTTP")?;
     store.close().await;
     tracing::info!("toolhost stopped");

@@ -4,7 +4,7 @@
 //!
 //! One writer task per store takes the first waiting row, then every row
 //! already queued behind it (up to [`MAX_BATCH`]), and commits them
-//! together. At concurrency 1 a batch is one row: the same latency as a
+//! together, each chained to the one before (`src/chain.rs`). At concurrency 1 a batch is one row: the same latency as a
 //! plain insert. If a batch fails (a duplicate call id, say), each of its
 //! rows is retried on its own, so only the faulty row's caller sees an error.
 
@@ -67,8 +67,8 @@ async fn write_batches(pools: Pools, mut rx: mpsc::Receiver<Pending>) {
             }
         }
         let events: Vec<&AuditEvent> = batch.iter().map(|p| &p.event).collect();
-        match crate::store::insert_all(&pools, &events).await {
-            Ok(()) => {
+        match crate::chain::append(&pools, &events).await {
+            Ok(_) => {
                 for p in batch {
                     let _ = p.done.send(Ok(()));
                 }
@@ -78,7 +78,7 @@ async fn write_batches(pools: Pools, mut rx: mpsc::Receiver<Pending>) {
             }
             Err(_) => {
                 for p in batch {
-                    let one = crate::store::insert_all(&pools, &[&p.event]).await;
+                    let one = crate::chain::append(&pools, &[&p.event]).await.map(drop);
                     let _ = p.done.send(one);
                 }
             }

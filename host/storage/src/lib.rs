@@ -1,7 +1,9 @@
 //! The host's database: SQLite or PostgreSQL behind one [`Store`], which
 //! implements the store traits the other rooms declare:
 //!
-//! - [`toolhost_audit::AuditSink`]: one row per tool call in the `audit` table;
+//! - [`toolhost_audit::AuditSink`]: one row per tool call in the `audit` table,
+//!   hash-chained as it is appended, walked by [`Store::verify_chain`] and
+//!   read by [`Store::search`] (`src/store.rs`, `src/chain.rs`);
 //! - [`toolhost_auth::AuthStore`]: the authorization server's tenants, users,
 //!   clients, grants, codes, refresh tokens, signing keys, browser sessions,
 //!   consents and security events (`src/auth.rs`);
@@ -13,6 +15,8 @@
 //! - [`toolhost_gates::CheckpointStore`]: human checkpoints, one per
 //!   plugin's subject, decided by a compare-and-set on their version
 //!   (`src/checkpoints.rs`).
+//! - [`Store::count_hits`]: the rate limits' fixed-window counters, bumped
+//!   atomically so every host on the store agrees (`src/rate.rs`).
 //!
 //! This room owns the SQL, the schema migrations (`migrations/sqlite` and
 //! `migrations/postgres`, same numbers, same meaning, embedded in the binary
@@ -42,22 +46,27 @@
 //!     at: SystemTime::now(),
 //!     principal: "alice".into(),
 //!     tenant: "acme".into(),
+//!     client_id: Some("cli".into()),
 //!     tool: "greet".into(),
 //!     plugin: None,
+//!     catalog_version: None,
 //!     plugin_digest: None,
 //!     argument_digest: argument_digest(&json!({"name": "world"})),
 //!     outcome: Outcome::Executed,
 //!     error_code: None,
 //!     duration: Duration::from_micros(250),
+//!     gate_id: None,
 //! };
 //! store.record(&event).await?;
 //! assert_eq!(store.recent(10).await?[0].event.call_id, "call-1");
 //! assert!(store.record(&event).await.is_err(), "a call is recorded once");
+//! assert_eq!(store.verify_chain().await?.expect("an intact chain").verified, 1);
 //! # Ok(())
 //! # }
 //! ```
 
 mod auth;
+mod chain;
 mod checkpoints;
 mod connect;
 mod error;
@@ -66,12 +75,14 @@ mod gates;
 pub mod group;
 mod migrations;
 mod policy;
+mod rate;
 mod record;
 mod store;
 
+pub use chain::APPEND_LOCK;
 pub use connect::{
     DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, SQLITE_BUSY_TIMEOUT, StoreOptions,
 };
 pub use error::{Engine, StorageError};
 pub use record::AuditRecord;
-pub use store::Store;
+pub use store::{AuditQuery, Store};

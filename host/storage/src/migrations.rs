@@ -46,6 +46,14 @@ pub(crate) const SQLITE: Files = &[
         "0005_checkpoints.sql",
         include_str!("../../../migrations/sqlite/0005_checkpoints.sql"),
     ),
+    (
+        "0006_audit_chain.sql",
+        include_str!("../../../migrations/sqlite/0006_audit_chain.sql"),
+    ),
+    (
+        "0007_rate_limits.sql",
+        include_str!("../../../migrations/sqlite/0007_rate_limits.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -69,6 +77,14 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0005_checkpoints.sql",
         include_str!("../../../migrations/postgres/0005_checkpoints.sql"),
+    ),
+    (
+        "0006_audit_chain.sql",
+        include_str!("../../../migrations/postgres/0006_audit_chain.sql"),
+    ),
+    (
+        "0007_rate_limits.sql",
+        include_str!("../../../migrations/postgres/0007_rate_limits.sql"),
     ),
 ];
 

@@ -4,6 +4,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::{ColumnIndex, Decode, Row, Type};
+use toolhost_audit::chain::{ChainedRow, Link};
 use toolhost_audit::{AuditEvent, Outcome};
 use toolhost_types::Digest;
 
@@ -28,13 +29,16 @@ pub(crate) struct Columns<'a> {
     pub at_ms: i64,
     pub principal: &'a str,
     pub tenant: &'a str,
+    pub client_id: Option<&'a str>,
     pub tool: &'a str,
     pub plugin: Option<&'a str>,
+    pub catalog_version: Option<&'a str>,
     pub plugin_digest: Option<String>,
     pub argument_digest: String,
     pub outcome: &'static str,
     pub error_code: Option<&'a str>,
     pub duration_us: i64,
+    pub gate_id: Option<&'a str>,
 }
 
 impl<'a> Columns<'a> {
@@ -44,14 +48,37 @@ impl<'a> Columns<'a> {
             at_ms: unix_millis(e.at),
             principal: &e.principal,
             tenant: &e.tenant,
+            client_id: e.client_id.as_deref(),
             tool: &e.tool,
             plugin: e.plugin.as_deref(),
+            catalog_version: e.catalog_version.as_deref(),
             plugin_digest: e.plugin_digest.map(|d| d.to_string()),
             argument_digest: e.argument_digest.to_string(),
             outcome: e.outcome.as_str(),
             error_code: e.error_code.as_deref(),
             // Saturates past 292,000 years: a row with a wrong duration beats no row.
             duration_us: i64::try_from(e.duration.as_micros()).unwrap_or(i64::MAX),
+            gate_id: e.gate_id.as_deref(),
+        }
+    }
+
+    /// These values as the hash chain sees them.
+    pub(crate) fn chained(&self) -> ChainedRow<'_> {
+        ChainedRow {
+            call_id: self.call_id,
+            at_ms: self.at_ms,
+            principal: self.principal,
+            tenant: self.tenant,
+            client_id: self.client_id,
+            tool: self.tool,
+            plugin: self.plugin,
+            catalog_version: self.catalog_version,
+            plugin_digest: self.plugin_digest.as_deref(),
+            argument_digest: &self.argument_digest,
+            outcome: self.outcome,
+            error_code: self.error_code,
+            duration_us: self.duration_us,
+            gate_id: self.gate_id,
         }
     }
 }
@@ -64,13 +91,18 @@ pub(crate) struct Stored {
     at: i64,
     principal: String,
     tenant: String,
+    client_id: Option<String>,
     tool: String,
     plugin: Option<String>,
+    catalog_version: Option<String>,
     plugin_digest: Option<String>,
     argument_digest: String,
     outcome: String,
     error_code: Option<String>,
     duration_us: i64,
+    gate_id: Option<String>,
+    prev_hash: Option<String>,
+    row_hash: Option<String>,
 }
 
 impl Stored {
@@ -88,14 +120,45 @@ impl Stored {
             at: row.try_get("at")?,
             principal: row.try_get("principal")?,
             tenant: row.try_get("tenant")?,
+            client_id: row.try_get("client_id")?,
             tool: row.try_get("tool")?,
             plugin: row.try_get("plugin")?,
+            catalog_version: row.try_get("catalog_version")?,
             plugin_digest: row.try_get("plugin_digest")?,
             argument_digest: row.try_get("argument_digest")?,
             outcome: row.try_get("outcome")?,
             error_code: row.try_get("error_code")?,
             duration_us: row.try_get("duration_us")?,
+            gate_id: row.try_get("gate_id")?,
+            prev_hash: row.try_get("prev_hash")?,
+            row_hash: row.try_get("row_hash")?,
         })
+    }
+
+    /// The row as a walk over the hash chain sees it: exactly the stored
+    /// text, nothing parsed, so any edit shows.
+    pub(crate) fn link(&self) -> Link<'_> {
+        Link {
+            id: self.id,
+            prev_hash: self.prev_hash.as_deref(),
+            row_hash: self.row_hash.as_deref(),
+            row: ChainedRow {
+                call_id: &self.call_id,
+                at_ms: self.at,
+                principal: &self.principal,
+                tenant: &self.tenant,
+                client_id: self.client_id.as_deref(),
+                tool: &self.tool,
+                plugin: self.plugin.as_deref(),
+                catalog_version: self.catalog_version.as_deref(),
+                plugin_digest: self.plugin_digest.as_deref(),
+                argument_digest: &self.argument_digest,
+                outcome: &self.outcome,
+                error_code: self.error_code.as_deref(),
+                duration_us: self.duration_us,
+                gate_id: self.gate_id.as_deref(),
+            },
+        }
     }
 
     /// The record these values stand for, or [`StorageError::Corrupt`]
@@ -127,9 +190,12 @@ impl Stored {
             call_id: self.call_id,
             principal: self.principal,
             tenant: self.tenant,
+            client_id: self.client_id,
             tool: self.tool,
             plugin: self.plugin,
+            catalog_version: self.catalog_version,
             error_code: self.error_code,
+            gate_id: self.gate_id,
         };
         Ok(AuditRecord { id, event })
     }
@@ -174,13 +240,18 @@ mod tests {
             at: 1_000,
             principal: "p".into(),
             tenant: "t".into(),
+            client_id: None,
             tool: "x".into(),
             plugin: None,
+            catalog_version: None,
             plugin_digest: None,
             argument_digest: Digest::of(b"{}").to_string(),
             outcome: "denied".into(),
             error_code: Some("DENIED".into()),
             duration_us: 5,
+            gate_id: None,
+            prev_hash: None,
+            row_hash: None,
         }
     }
 

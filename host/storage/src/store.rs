@@ -1,23 +1,21 @@
 //! [`Store`]: one handle over either engine, and the audit trail's SQL.
 
 use std::fmt;
+use std::time::SystemTime;
 
-use toolhost_audit::{AuditError, AuditEvent, AuditSink, SinkFuture};
+use toolhost_audit::{
+    AuditError, AuditEvent, AuditSink, ChainBreak, ChainSummary, Outcome, SinkFuture,
+};
 
+use crate::chain::{self, select_audit};
 use crate::connect::{self, Pools, StoreOptions, on_pool};
 use crate::error::redact;
 use crate::group::GroupCommit;
-use crate::record::{AuditRecord, Columns, Stored};
+use crate::record::{AuditRecord, Stored, unix_millis};
 use crate::{Engine, StorageError, migrations};
 
 // One SQL text serves both engines: SQLite accepts PostgreSQL's `$n`
 // placeholders, and every type used (TEXT, 64-bit integers) maps the same.
-const INSERT_AUDIT: &str = "INSERT INTO audit (call_id, at, principal, tenant, tool, plugin, \
-     plugin_digest, argument_digest, outcome, error_code, duration_us) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
-const SELECT_RECENT: &str = "SELECT id, call_id, at, principal, tenant, tool, plugin, \
-     plugin_digest, argument_digest, outcome, error_code, duration_us \
-     FROM audit ORDER BY id DESC LIMIT $1";
 const COUNT_AUDIT: &str = "SELECT COUNT(*) FROM audit";
 
 /// The host's database: a pool over SQLite or PostgreSQL, migrated at
@@ -75,50 +73,63 @@ impl Store {
         }
     }
 
-    /// Records one event and returns its row id. The insert is a single
-    /// statement: it writes the whole row or nothing. A call id already
-    /// recorded fails with [`StorageError::DuplicateCallId`].
+    /// Records one event, chained to the newest row, and returns its row
+    /// id. One transaction: it writes the whole row or nothing. A call id
+    /// already recorded fails with [`StorageError::DuplicateCallId`].
     pub async fn append(&self, event: &AuditEvent) -> Result<i64, StorageError> {
-        let c = Columns::of(event);
-        let inserted = on_pool!(&self.pools, pool => {
-            sqlx::query_scalar(INSERT_AUDIT)
-                .bind(c.call_id)
-                .bind(c.at_ms)
-                .bind(c.principal)
-                .bind(c.tenant)
-                .bind(c.tool)
-                .bind(c.plugin)
-                .bind(c.plugin_digest.as_deref())
-                .bind(c.argument_digest.as_str())
-                .bind(c.outcome)
-                .bind(c.error_code)
-                .bind(c.duration_us)
-                .fetch_one(pool)
-                .await
-        });
-        inserted.map_err(|e| match e.as_database_error() {
-            Some(db) if db.is_unique_violation() => StorageError::DuplicateCallId {
-                call_id: event.call_id.clone(),
-            },
-            _ => StorageError::query("insert audit row")(e),
-        })
+        let ids = chain::append(&self.pools, &[event]).await?;
+        Ok(*ids.first().expect("one row inserted, one id returned"))
     }
 
     /// The `limit` most recently recorded rows, newest first (by row id,
     /// which is recording order; `event.at` is when each call *started*, so
     /// under concurrency it can disagree slightly).
     pub async fn recent(&self, limit: u32) -> Result<Vec<AuditRecord>, StorageError> {
-        on_pool!(&self.pools, pool => {
-            let rows = sqlx::query(SELECT_RECENT)
-                .bind(i64::from(limit))
+        self.search(&AuditQuery {
+            limit,
+            ..AuditQuery::default()
+        })
+        .await
+    }
+
+    /// The newest rows matching every filter `query` sets, newest first, at
+    /// most `query.limit` of them. Fails with [`StorageError::Corrupt`] on a
+    /// row this build cannot read back.
+    pub async fn search(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, StorageError> {
+        let since = query.since.map(unix_millis);
+        let rows: Vec<Stored> = on_pool!(&self.pools, pool => {
+            let mut sql = sqlx::QueryBuilder::new(select_audit!("WHERE 1 = 1"));
+            let text = [
+                (" AND tenant = ", query.tenant.as_deref()),
+                (" AND principal = ", query.principal.as_deref()),
+                (" AND tool = ", query.tool.as_deref()),
+                (" AND outcome = ", query.outcome.as_ref().map(Outcome::as_str)),
+            ];
+            for (clause, value) in text {
+                if let Some(value) = value {
+                    sql.push(clause).push_bind(value);
+                }
+            }
+            if let Some(since) = since {
+                sql.push(" AND at >= ").push_bind(since);
+            }
+            sql.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(query.limit));
+            sql.build()
                 .fetch_all(pool)
                 .await
-                .map_err(StorageError::query("select recent audit rows"))?;
-            rows.iter()
-                .map(|row| Stored::read(row).map_err(StorageError::query("read audit row")))
-                .map(|stored| stored?.into_record())
-                .collect()
+                .and_then(|rows| rows.iter().map(Stored::read).collect())
         })
+        .map_err(StorageError::query("search audit rows"))?;
+        rows.into_iter().map(Stored::into_record).collect()
+    }
+
+    /// Walks every audit row in id order and recomputes the hash chain.
+    /// `Ok(Ok(summary))`: intact (rows from before the chain counted
+    /// apart); `Ok(Err(break))`: the first row that does not fit, and why;
+    /// `Err`: the rows could not be read. Reads a page at a time, so it runs
+    /// beside a serving host on a table of any size.
+    pub async fn verify_chain(&self) -> Result<Result<ChainSummary, ChainBreak>, StorageError> {
+        chain::verify(&self.pools).await
     }
 
     /// How many audit rows there are.
@@ -157,37 +168,35 @@ impl AuditSink for Store {
     }
 }
 
-/// The columns of an audit row, in `INSERT` order.
-const AUDIT_COLUMNS: &str = "INSERT INTO audit (call_id, at, principal, tenant, tool, plugin, \
-     plugin_digest, argument_digest, outcome, error_code, duration_us) ";
+/// Which rows [`Store::search`] returns: those matching every filter that
+/// is set. The default sets none and returns the newest 50 rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditQuery {
+    /// Only this tenant's calls.
+    pub tenant: Option<String>,
+    /// Only this principal's calls (the opaque subject id).
+    pub principal: Option<String>,
+    /// Only calls of this tool (as called, known or not).
+    pub tool: Option<String>,
+    /// Only calls that ended so.
+    pub outcome: Option<Outcome>,
+    /// Only calls that started at or after this instant (to the millisecond).
+    pub since: Option<SystemTime>,
+    /// At most this many rows, the newest.
+    pub limit: u32,
+}
 
-/// Inserts `events` with one multi-row `INSERT` (one statement, so all of
-/// them or none, and one commit).
-pub(crate) async fn insert_all(pools: &Pools, events: &[&AuditEvent]) -> Result<(), StorageError> {
-    let columns: Vec<Columns<'_>> = events.iter().map(|e| Columns::of(e)).collect();
-    let inserted = on_pool!(pools, pool => {
-        let mut insert = sqlx::QueryBuilder::new(AUDIT_COLUMNS);
-        insert.push_values(&columns, |mut row, c| {
-            row.push_bind(c.call_id)
-                .push_bind(c.at_ms)
-                .push_bind(c.principal)
-                .push_bind(c.tenant)
-                .push_bind(c.tool)
-                .push_bind(c.plugin)
-                .push_bind(c.plugin_digest.as_deref())
-                .push_bind(c.argument_digest.as_str())
-                .push_bind(c.outcome)
-                .push_bind(c.error_code)
-                .push_bind(c.duration_us);
-        });
-        insert.build().execute(pool).await.map(drop)
-    });
-    inserted.map_err(|e| match (e.as_database_error(), events) {
-        (Some(db), [one]) if db.is_unique_violation() => StorageError::DuplicateCallId {
-            call_id: one.call_id.clone(),
-        },
-        _ => StorageError::query("insert audit rows")(e),
-    })
+impl Default for AuditQuery {
+    fn default() -> Self {
+        AuditQuery {
+            tenant: None,
+            principal: None,
+            tool: None,
+            outcome: None,
+            since: None,
+            limit: 50,
+        }
+    }
 }
 
 impl fmt::Debug for Store {

@@ -35,13 +35,16 @@ fn event(call_id: &str, at_ms: u64) -> AuditEvent {
         at: UNIX_EPOCH + Duration::from_millis(at_ms),
         principal: "alice".into(),
         tenant: "acme".into(),
+        client_id: Some("client-1".into()),
         tool: "greet".into(),
         plugin: Some("hello".into()),
+        catalog_version: Some("1.2.3".into()),
         plugin_digest: Some(Digest::of(b"hello.wasm")),
         argument_digest: argument_digest(&json!({"name": "world"})),
         outcome: Outcome::Executed,
         error_code: None,
         duration: Duration::from_micros(1_234),
+        gate_id: Some("gate_0123456789abcdef0123456789abcdef".into()),
     }
 }
 
@@ -49,8 +52,11 @@ async fn an_event_reads_back_field_for_field(db: &TestDb) {
     let store = db.store().await;
     let full = event("call-full", 1_764_000_000_123);
     let sparse = AuditEvent {
+        client_id: None,
         plugin: None,
+        catalog_version: None,
         plugin_digest: None,
+        gate_id: None,
         outcome: Outcome::Error,
         error_code: Some("TOOL_NOT_FOUND".into()),
         ..event("call-sparse", 1_764_000_000_456)

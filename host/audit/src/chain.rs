@@ -1,0 +1,449 @@
+//! The hash chain over the audit trail: how a row's hash is computed from
+//! its stored values and the previous row's hash, and how a walk over the
+//! rows, in id order, finds the first one that does not fit.
+//!
+//! `row_hash = SHA-256(encoding)`, where the encoding is [`ENCODING_TAG`],
+//! then `prev_hash`, then every stored column of the row except `id` and
+//! `row_hash`, in [`ChainedRow`]'s field order, each field written as
+//!
+//! - NULL: the byte `0x00`;
+//! - text: the byte `0x01`, the UTF-8 length as 8 bytes big-endian, the bytes;
+//! - integer: the byte `0x02`, the value as 8 bytes big-endian two's complement.
+//!
+//! Tagged and length-prefixed, so no two different rows share an encoding
+//! (`NULL` is not `""`, and no field can swallow the next). Values are
+//! hashed exactly as stored (times in unix milliseconds, durations in
+//! microseconds, digests as the stored text), so a walk recomputes a hash
+//! from the row alone, and an edit that parses to the same value (a digest
+//! in upper case, say) still breaks the chain.
+//!
+//! What the chain proves: that no row was edited, removed or inserted in
+//! the middle without recomputing every later hash. Anyone who can write the
+//! table can still rewrite it wholesale, or drop its newest rows; compare
+//! the head a walk reports ([`ChainSummary::head`]) with one kept elsewhere
+//! to catch that.
+//!
+//! ```
+//! use toolhost_audit::chain::{ChainCheck, ChainedRow, GENESIS, Link, row_hash};
+//! let row = ChainedRow { call_id: "c1", outcome: "executed", ..ChainedRow::default() };
+//! let hash = row_hash(GENESIS, &row).to_string();
+//! let mut check = ChainCheck::new();
+//! check.check(&Link { id: 1, prev_hash: Some(GENESIS), row_hash: Some(&hash), row }).expect("intact");
+//! let edited = ChainedRow { outcome: "denied", ..row };
+//! let broken = check.check(&Link { id: 2, prev_hash: Some(&hash), row_hash: Some(&hash), row: edited });
+//! assert_eq!(broken.expect_err("edited").id, 2);
+//! ```
+
+use std::fmt;
+
+use toolhost_types::Digest;
+
+/// The `prev_hash` of the first chained row: 64 zeros.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The first bytes of every encoding. A later change of the encoding gets a
+/// new tag, so old and new rows can never be confused.
+pub const ENCODING_TAG: &[u8] = b"toolhost-audit-chain-v1\n";
+
+/// One audit row's stored values, in the order the chain hashes them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChainedRow<'a> {
+    /// `call_id`.
+    pub call_id: &'a str,
+    /// `at`: unix milliseconds.
+    pub at_ms: i64,
+    /// `principal`.
+    pub principal: &'a str,
+    /// `tenant`.
+    pub tenant: &'a str,
+    /// `client_id`.
+    pub client_id: Option<&'a str>,
+    /// `tool`.
+    pub tool: &'a str,
+    /// `plugin`.
+    pub plugin: Option<&'a str>,
+    /// `catalog_version`.
+    pub catalog_version: Option<&'a str>,
+    /// `plugin_digest`, as stored.
+    pub plugin_digest: Option<&'a str>,
+    /// `argument_digest`, as stored.
+    pub argument_digest: &'a str,
+    /// `outcome`.
+    pub outcome: &'a str,
+    /// `error_code`.
+    pub error_code: Option<&'a str>,
+    /// `duration_us`.
+    pub duration_us: i64,
+    /// `gate_id`.
+    pub gate_id: Option<&'a str>,
+}
+
+/// The hash of `row` chained after `prev_hash` (see the module docs).
+pub fn row_hash(prev_hash: &str, row: &ChainedRow<'_>) -> Digest {
+    let mut out = Vec::with_capacity(512);
+    out.extend_from_slice(ENCODING_TAG);
+    text(&mut out, Some(prev_hash));
+    text(&mut out, Some(row.call_id));
+    int(&mut out, row.at_ms);
+    text(&mut out, Some(row.principal));
+    text(&mut out, Some(row.tenant));
+    text(&mut out, row.client_id);
+    text(&mut out, Some(row.tool));
+    text(&mut out, row.plugin);
+    text(&mut out, row.catalog_version);
+    text(&mut out, row.plugin_digest);
+    text(&mut out, Some(row.argument_digest));
+    text(&mut out, Some(row.outcome));
+    text(&mut out, row.error_code);
+    int(&mut out, row.duration_us);
+    text(&mut out, row.gate_id);
+    Digest::of(&out)
+}
+
+fn text(out: &mut Vec<u8>, value: Option<&str>) {
+    match value {
+        None => out.push(0x00),
+        Some(s) => {
+            out.push(0x01);
+            out.extend_from_slice(&(s.len() as u64).to_be_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+    }
+}
+
+fn int(out: &mut Vec<u8>, value: i64) {
+    out.push(0x02);
+    out.extend_from_slice(&value.to_be_bytes());
+}
+
+/// One stored row as a walk sees it: its id, its links and its values.
+#[derive(Debug, Clone, Copy)]
+pub struct Link<'a> {
+    /// The row id (the walk's order).
+    pub id: i64,
+    /// The stored `prev_hash` (NULL on rows written before the chain).
+    pub prev_hash: Option<&'a str>,
+    /// The stored `row_hash` (NULL on rows written before the chain).
+    pub row_hash: Option<&'a str>,
+    /// Everything else.
+    pub row: ChainedRow<'a>,
+}
+
+/// Where a walk stopped: the first row that does not fit the chain.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("audit chain broken at row {id} (call {call_id}): {problem}")]
+pub struct ChainBreak {
+    /// The row's id.
+    pub id: i64,
+    /// The row's call id.
+    pub call_id: String,
+    /// What is wrong with it.
+    pub problem: Problem,
+}
+
+/// What is wrong with the row a walk stopped at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// Its values do not hash to its `row_hash`: edited after it was written.
+    Edited {
+        /// The stored `row_hash`.
+        stored: String,
+        /// The hash of its values as they are now.
+        computed: String,
+    },
+    /// Its `prev_hash` is not the previous chained row's `row_hash` (or, on
+    /// the first chained row, not [`GENESIS`]): a row before it was removed,
+    /// or edited and re-hashed.
+    Unlinked {
+        /// The stored `prev_hash`.
+        stored: Option<String>,
+        /// What it should be.
+        expected: String,
+    },
+    /// It has no `row_hash` although the chain began at an earlier row: its
+    /// hash was removed, or it was inserted behind the host's back.
+    Unhashed {
+        /// The first chained row's id.
+        chain_start: i64,
+    },
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Edited { stored, computed } => write!(
+                f,
+                "its values hash to {computed}, not to its row_hash {stored}: the row was edited"
+            ),
+            Problem::Unlinked { stored, expected } if expected == GENESIS => write!(
+                f,
+                "prev_hash is {}, but the chain's first row must start from the genesis {GENESIS}: \
+                 an earlier row was removed",
+                stored.as_deref().unwrap_or("NULL")
+            ),
+            Problem::Unlinked { stored, expected } => write!(
+                f,
+                "prev_hash is {}, not the previous row's row_hash {expected}: a row before it \
+                 was removed, or edited and re-hashed",
+                stored.as_deref().unwrap_or("NULL")
+            ),
+            Problem::Unhashed { chain_start } => write!(
+                f,
+                "no row_hash, although the chain began at row {chain_start}: its hash was removed \
+                 or it was inserted outside the host"
+            ),
+        }
+    }
+}
+
+/// What an intact walk found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChainSummary {
+    /// Rows whose hash and link were checked.
+    pub verified: u64,
+    /// Rows before the first chained row, written before the chain existed
+    /// (migration 0006): they carry no hash, so nothing about them is proven.
+    pub unchained: u64,
+    /// The newest chained row's id and `row_hash`, if any: keep it elsewhere
+    /// to detect a later rewrite or truncation.
+    pub head: Option<(i64, String)>,
+}
+
+/// A walk over the rows in id order: feed each to [`ChainCheck::check`],
+/// then take [`ChainCheck::summary`]. Pure; the store does the reading.
+#[derive(Debug, Clone, Default)]
+pub struct ChainCheck {
+    summary: ChainSummary,
+    chain_start: Option<i64>,
+}
+
+impl ChainCheck {
+    /// A walk that has seen no row yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Checks the next row. Rows without a hash are accepted only before
+    /// the first chained row; after a break the walk should stop (later
+    /// rows are checked against a chain that is already broken).
+    pub fn check(&mut self, link: &Link<'_>) -> Result<(), ChainBreak> {
+        let broken = |problem| ChainBreak {
+            id: link.id,
+            call_id: link.row.call_id.to_owned(),
+            problem,
+        };
+        let Some(stored) = link.row_hash else {
+            return match self.chain_start {
+                None if link.prev_hash.is_none() => {
+                    self.summary.unchained += 1;
+                    Ok(())
+                }
+                start => Err(broken(Problem::Unhashed {
+                    chain_start: start.unwrap_or(link.id),
+                })),
+            };
+        };
+        let expected = self
+            .summary
+            .head
+            .as_ref()
+            .map_or(GENESIS, |(_, h)| h.as_str());
+        if link.prev_hash != Some(expected) {
+            return Err(broken(Problem::Unlinked {
+                stored: link.prev_hash.map(str::to_owned),
+                expected: expected.to_owned(),
+            }));
+        }
+        let computed = row_hash(expected, &link.row).to_string();
+        if computed != stored {
+            return Err(broken(Problem::Edited {
+                stored: stored.to_owned(),
+                computed,
+            }));
+        }
+        self.chain_start.get_or_insert(link.id);
+        self.summary.verified += 1;
+        self.summary.head = Some((link.id, computed));
+        Ok(())
+    }
+
+    /// What the walk has verified so far.
+    pub fn summary(self) -> ChainSummary {
+        self.summary
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(call_id: &str) -> ChainedRow<'_> {
+        ChainedRow {
+            call_id,
+            at_ms: 1_764_000_000_123,
+            principal: "alice",
+            tenant: "acme",
+            client_id: Some("client-1"),
+            tool: "greet",
+            plugin: Some("hello"),
+            catalog_version: Some("1.0.0"),
+            plugin_digest: None,
+            argument_digest: "ab",
+            outcome: "executed",
+            error_code: None,
+            duration_us: 42,
+            gate_id: None,
+        }
+    }
+
+    /// `rows` chained from the genesis: (prev_hash, row_hash) of each.
+    fn chain(rows: &[ChainedRow<'_>]) -> Vec<(String, String)> {
+        let mut prev = GENESIS.to_owned();
+        rows.iter()
+            .map(|r| {
+                let hash = row_hash(&prev, r).to_string();
+                (std::mem::replace(&mut prev, hash.clone()), hash)
+            })
+            .collect()
+    }
+
+    fn walk<'a>(links: impl IntoIterator<Item = Link<'a>>) -> Result<ChainSummary, ChainBreak> {
+        let mut check = ChainCheck::new();
+        for link in links {
+            check.check(&link)?;
+        }
+        Ok(check.summary())
+    }
+
+    fn links<'a>(rows: &'a [ChainedRow<'a>], hashes: &'a [(String, String)]) -> Vec<Link<'a>> {
+        rows.iter()
+            .zip(hashes)
+            .enumerate()
+            .map(|(i, (row, (prev, hash)))| Link {
+                id: i as i64 + 1,
+                prev_hash: Some(prev),
+                row_hash: Some(hash),
+                row: *row,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_field_and_the_previous_hash_change_the_hash() {
+        let base = row("c");
+        let edits: [fn(&mut ChainedRow<'static>); 14] = [
+            |r| r.call_id = "d",
+            |r| r.at_ms = 1,
+            |r| r.principal = "bob",
+            |r| r.tenant = "globex",
+            |r| r.client_id = None,
+            |r| r.tool = "add",
+            |r| r.plugin = None,
+            |r| r.catalog_version = Some("1.0.1"),
+            |r| r.plugin_digest = Some("ab"),
+            |r| r.argument_digest = "AB",
+            |r| r.outcome = "denied",
+            |r| r.error_code = Some(""),
+            |r| r.duration_us = 43,
+            |r| r.gate_id = Some("gate_1"),
+        ];
+        let original = row_hash(GENESIS, &base);
+        for edit in edits {
+            let mut edited = base;
+            edit(&mut edited);
+            assert_ne!(row_hash(GENESIS, &edited), original, "{edited:?}");
+        }
+        assert_ne!(row_hash(&"1".repeat(64), &base), original);
+    }
+
+    #[test]
+    fn adjacent_fields_cannot_trade_bytes() {
+        let a = ChainedRow {
+            principal: "ab",
+            tenant: "c",
+            ..row("x")
+        };
+        let b = ChainedRow {
+            principal: "a",
+            tenant: "bc",
+            ..row("x")
+        };
+        assert_ne!(row_hash(GENESIS, &a), row_hash(GENESIS, &b));
+        let null = ChainedRow {
+            error_code: None,
+            ..row("x")
+        };
+        let empty = ChainedRow {
+            error_code: Some(""),
+            ..row("x")
+        };
+        assert_ne!(row_hash(GENESIS, &null), row_hash(GENESIS, &empty));
+    }
+
+    #[test]
+    fn an_intact_chain_verifies_and_reports_its_head() {
+        let rows = [row("a"), row("b"), row("c")];
+        let hashes = chain(&rows);
+        let summary = walk(links(&rows, &hashes)).expect("intact");
+        assert_eq!(summary.verified, 3);
+        assert_eq!(summary.unchained, 0);
+        assert_eq!(summary.head, Some((3, hashes[2].1.clone())));
+        assert_eq!(walk([]).expect("empty"), ChainSummary::default());
+    }
+
+    #[test]
+    fn an_edited_row_breaks_the_chain_at_that_row() {
+        let rows = [row("a"), row("b"), row("c")];
+        let hashes = chain(&rows);
+        let mut links = links(&rows, &hashes);
+        links[1].row.outcome = "error";
+        let broken = walk(links).expect_err("edited");
+        assert_eq!((broken.id, broken.call_id.as_str()), (2, "b"));
+        assert!(matches!(broken.problem, Problem::Edited { .. }), "{broken}");
+        assert!(
+            broken
+                .to_string()
+                .starts_with("audit chain broken at row 2 (call b): ")
+        );
+    }
+
+    #[test]
+    fn a_removed_row_breaks_the_chain_at_the_next_row() {
+        let rows = [row("a"), row("b"), row("c")];
+        let hashes = chain(&rows);
+        let mut links = links(&rows, &hashes);
+        links.remove(1);
+        let broken = walk(links).expect_err("removed");
+        assert_eq!(broken.id, 3);
+        assert!(
+            matches!(broken.problem, Problem::Unlinked { .. }),
+            "{broken}"
+        );
+
+        let mut links = self::links(&rows, &hashes);
+        links.remove(0);
+        let broken = walk(links).expect_err("first removed");
+        assert_eq!(broken.id, 2);
+        assert!(broken.to_string().contains("genesis"), "{broken}");
+    }
+
+    #[test]
+    fn rows_before_the_chain_are_counted_but_not_after_it_began() {
+        let rows = [row("a"), row("b")];
+        let hashes = chain(&rows);
+        let legacy = |id| Link {
+            id,
+            prev_hash: None,
+            row_hash: None,
+            row: row("old"),
+        };
+        let mut chained = links(&rows, &hashes);
+        chained.iter_mut().for_each(|l| l.id += 10);
+        let summary = walk([legacy(1), legacy(2)].into_iter().chain(chained.clone()))
+            .expect("legacy rows, then a chain");
+        assert_eq!((summary.verified, summary.unchained), (2, 2));
+
+        let broken = walk(chained.into_iter().chain([legacy(20)])).expect_err("unhashed");
+        assert_eq!(broken.problem, Problem::Unhashed { chain_start: 11 });
+    }
+}

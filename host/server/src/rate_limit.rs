@@ -1,0 +1,538 @@
+//! Rate limits on `/mcp`: per principal, per client and per tool class,
+//! counted in the store so that every host sharing it agrees. A request over
+//! a limit gets HTTP 429 with `Retry-After` and a JSON-RPC error, and runs
+//! nothing.
+//!
+//! Who is counted, never which MCP session: stateless clients (protocol
+//! 2026-07-28) have none, and a session is free to make anyway. Three
+//! buckets, each with its own limit per window:
+//!
+//! - `principal:<tenant>/<subject>`: every POST of one person or service;
+//! - `client:<tenant>/<client_id>`: every POST through one OAuth client in
+//!   one tenant. Per tenant, because a public client (one CIMD URL for every
+//!   user of an app) is shared across tenants, and one tenant must not spend
+//!   another's budget;
+//! - `tool:write:<tenant>/<subject>`: a principal's calls of mutating tools,
+//!   which change backends and deserve a lower ceiling than reads.
+//!
+//! Windows are fixed (aligned to the epoch), and a count is one atomic
+//! upsert per request ([`Store::count_hits`]): cheap, exact across replicas,
+//! at the price of letting up to twice a limit through around a window's
+//! boundary. Requests that are refused still count: a client that ignores
+//! `Retry-After` stays refused until the window ends.
+//!
+//! If the store cannot count, the request goes through (logged as an
+//! error): the limits protect capacity, not access, which the bearer check
+//! (the same store, read on every request) and the policy already decide;
+//! a counter table that refuses writes should not turn a degraded store
+//! into a total outage. A store that is down fails the bearer check first.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::ensure;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use toolhost_invoke::Toolhost;
+use toolhost_storage::Store;
+use toolhost_types::Principal;
+
+/// JSON-RPC code for a request refused by a rate limit, next to the guard's
+/// `LIMIT_EXCEEDED` (−31001) outside JSON-RPC's reserved range. MCP defines
+/// no code for this: clients act on the 429 and its `Retry-After` (rmcp's
+/// client reports both without reading the body).
+pub const RATE_LIMITED: i64 = -31002;
+
+/// Default window: a minute smooths the bursts of an agent's turn (several
+/// calls in a second, then silence) while a runaway loop is stopped within it.
+pub const DEFAULT_WINDOW: Duration = Duration::from_secs(60);
+/// Default POSTs per principal per window: ten a second sustained, far above
+/// a person's agent and above the heaviest burst the end-to-end tests make
+/// (fifty concurrent calls, plus their set-up, in well under a minute).
+pub const DEFAULT_PER_PRINCIPAL: u32 = 600;
+/// Default POSTs per client per tenant per window: five principals at their
+/// full rate. A tenant's people usually share one app; its many users are
+/// what the per-principal limit is for, this catches a client gone wrong.
+pub const DEFAULT_PER_CLIENT: u32 = 3000;
+/// Default calls of mutating tools per principal per window: two a second
+/// sustained. Writes reach backends (and may raise approval gates); the end
+/// to end tests' heaviest burst is fifty concurrent retries of one write.
+pub const DEFAULT_WRITES: u32 = 120;
+/// Shortest window: `Retry-After` counts whole seconds.
+const MIN_WINDOW: Duration = Duration::from_secs(1);
+
+/// The limits, each a count of requests per [`RateLimits::window`]; 0 turns
+/// one off, all three 0 turn rate limiting off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimits {
+    /// How long a counting window lasts (at least a second).
+    pub window: Duration,
+    /// POSTs on `/mcp` per principal.
+    pub per_principal: u32,
+    /// POSTs on `/mcp` per OAuth client, in each tenant.
+    pub per_client: u32,
+    /// Calls of mutating tools per principal.
+    pub writes: u32,
+}
+
+impl Default for RateLimits {
+    fn default() -> Self {
+        RateLimits {
+            window: DEFAULT_WINDOW,
+            per_principal: DEFAULT_PER_PRINCIPAL,
+            per_client: DEFAULT_PER_CLIENT,
+            writes: DEFAULT_WRITES,
+        }
+    }
+}
+
+impl RateLimits {
+    /// The defaults, with whichever values the configuration sets; refuses
+    /// a window under a second.
+    pub fn configured(
+        window: Option<Duration>,
+        per_principal: Option<u32>,
+        per_client: Option<u32>,
+        writes: Option<u32>,
+    ) -> anyhow::Result<RateLimits> {
+        let d = RateLimits::default();
+        let limits = RateLimits {
+            window: window.unwrap_or(d.window),
+            per_principal: per_principal.unwrap_or(d.per_principal),
+            per_client: per_client.unwrap_or(d.per_client),
+            writes: writes.unwrap_or(d.writes),
+        };
+        ensure!(
+            limits.window >= MIN_WINDOW,
+            "rate_limit_window {:?}: must be at least 1s (Retry-After counts whole seconds)",
+            limits.window
+        );
+        Ok(limits)
+    }
+
+    /// The window in milliseconds, never under [`MIN_WINDOW`] (the fields
+    /// are public; a zero window must not divide by zero).
+    fn window_ms(&self) -> i64 {
+        let window = self.window.max(MIN_WINDOW);
+        i64::try_from(window.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
+/// Which limit a bucket counts against; the name goes in the refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// [`RateLimits::per_principal`].
+    Principal,
+    /// [`RateLimits::per_client`].
+    Client,
+    /// [`RateLimits::writes`].
+    Writes,
+}
+
+impl Limit {
+    /// The stable name clients see in `error.data.limit`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::Principal => "principal",
+            Limit::Client => "client",
+            Limit::Writes => "writes",
+        }
+    }
+}
+
+/// A request's tool class: whether it calls a mutating tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Read,
+    Write,
+}
+
+/// The buckets a request by `who` of `class` counts in, with their limits;
+/// limits turned off count nothing.
+fn buckets(limits: &RateLimits, who: &Principal, class: Class) -> Vec<(Limit, String, u32)> {
+    let (tenant, subject) = (&who.tenant, &who.subject);
+    let mut out = vec![
+        (
+            Limit::Principal,
+            format!("principal:{tenant}/{subject}"),
+            limits.per_principal,
+        ),
+        (
+            Limit::Client,
+            format!("client:{tenant}/{}", who.client_id),
+            limits.per_client,
+        ),
+    ];
+    if class == Class::Write {
+        let bucket = format!("tool:write:{tenant}/{subject}");
+        out.push((Limit::Writes, bucket, limits.writes));
+    }
+    out.retain(|&(_, _, max)| max > 0);
+    out
+}
+
+/// The fixed window holding `now` (unix ms): its start and end.
+fn window(now: i64, len: i64) -> (i64, i64) {
+    let start = now - now.rem_euclid(len);
+    (start, start + len)
+}
+
+/// Whole seconds from `now` to `end` (unix ms), rounded up, at least one:
+/// a client that waits this long is in the next window.
+fn retry_after(now: i64, end: i64) -> u64 {
+    u64::try_from((end - now + 999) / 1000).unwrap_or(0).max(1)
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The limit the request broke (the first of principal, client, writes).
+    pub limit: Limit,
+    /// Requests that limit allows per window.
+    pub allowed: u32,
+    /// The window's length.
+    pub window: Duration,
+    /// Seconds until the window ends.
+    pub retry_after: u64,
+}
+
+/// The first bucket whose count is over its limit.
+fn verdict(buckets: &[(Limit, String, u32)], counts: &[u64]) -> Option<(Limit, u32)> {
+    buckets
+        .iter()
+        .zip(counts)
+        .find(|((_, _, max), count)| **count > u64::from(*max))
+        .map(|((limit, _, max), _)| (*limit, *max))
+}
+
+/// Counts requests against [`RateLimits`] in the store. Cheap to clone.
+#[derive(Clone)]
+pub struct RateLimiter {
+    limits: RateLimits,
+    store: Arc<Store>,
+    /// Where a tool's `mutating` flag is looked up (plugin and host tools).
+    host: Arc<Toolhost>,
+}
+
+impl RateLimiter {
+    /// A limiter counting in `store`, classifying tools by `host`'s specs.
+    pub fn new(limits: RateLimits, store: Arc<Store>, host: Arc<Toolhost>) -> Self {
+        RateLimiter {
+            limits,
+            store,
+            host,
+        }
+    }
+
+    /// Counts one request by `who`; refuses it if a count is over its limit.
+    /// Fails open: a store error lets the request through, logged.
+    async fn check(&self, who: &Principal, class: Class) -> Result<(), Refusal> {
+        let buckets = buckets(&self.limits, who, class);
+        if buckets.is_empty() {
+            return Ok(());
+        }
+        let now = now_ms();
+        let (start, end) = window(now, self.limits.window_ms());
+        let names: Vec<&str> = buckets.iter().map(|(_, b, _)| b.as_str()).collect();
+        let counts = match self.store.count_hits(&names, start, end).await {
+            Ok(counts) => counts,
+            Err(e) => {
+                tracing::error!(error = %e, "rate limits: counting failed; the request goes through");
+                return Ok(());
+            }
+        };
+        match verdict(&buckets, &counts) {
+            None => Ok(()),
+            Some((limit, allowed)) => Err(Refusal {
+                limit,
+                allowed,
+                window: self.limits.window,
+                retry_after: retry_after(now, end),
+            }),
+        }
+    }
+
+    /// A body's class: `Write` if it calls a mutating tool, or if it cannot
+    /// be read as JSON-RPC (rmcp refuses such a body, so counting it as a
+    /// write costs an honest client nothing and a body crafted to slip
+    /// past this reading nothing either).
+    fn class(&self, message: Option<&Peeked>) -> Class {
+        let mutating = |name: &String| self.host.tool(name).is_some_and(|t| t.spec().mutating);
+        match message {
+            Some(m) if !m.tools.iter().any(mutating) => Class::Read,
+            _ => Class::Write,
+        }
+    }
+
+    /// Deletes ended windows' counters every `every`, for as long as it runs
+    /// (spawned by `serve`, aborted at shutdown).
+    pub async fn purge_every(self, every: Duration) {
+        let mut tick = tokio::time::interval(every);
+        loop {
+            tick.tick().await;
+            if let Err(e) = self.store.purge_hits(now_ms()).await {
+                tracing::warn!(error = %e, "rate limits: purging ended windows failed");
+            }
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// What the limiter reads of a JSON-RPC body: the tools its `tools/call`
+/// messages name, and a single request's id (echoed in the refusal).
+#[derive(Debug, Default, PartialEq)]
+struct Peeked {
+    tools: Vec<String>,
+    id: Option<Value>,
+}
+
+/// One message, reading only what [`Peeked`] needs (arguments are skipped).
+#[derive(Deserialize)]
+struct Message {
+    id: Option<Value>,
+    method: Option<String>,
+    params: Option<Params>,
+}
+
+#[derive(Deserialize)]
+struct Params {
+    name: Option<String>,
+}
+
+/// Reads `body` (one message or a batch); `None` if it is not JSON-RPC.
+fn peek(body: &[u8]) -> Option<Peeked> {
+    let batch = body.trim_ascii_start().starts_with(b"[");
+    let messages: Vec<Message> = if batch {
+        serde_json::from_slice(body).ok()?
+    } else {
+        vec![serde_json::from_slice(body).ok()?]
+    };
+    let id = match &messages[..] {
+        [one] if !batch => one.id.clone(),
+        _ => None,
+    };
+    let tools = messages
+        .into_iter()
+        .filter(|m| m.method.as_deref() == Some("tools/call"))
+        .filter_map(|m| m.params?.name)
+        .collect();
+    Some(Peeked { tools, id })
+}
+
+/// Middleware for `/mcp`, inside the bearer check and the body guard (so
+/// the principal is known and the body is bounded, buffered JSON): counts
+/// each POST, and answers one over a limit with 429. Without a
+/// [`RateLimiter`] in the request's extensions it lets everything through.
+pub async fn limit(req: Request, next: Next) -> Response {
+    if req.method() != Method::POST {
+        return next.run(req).await;
+    }
+    let found = req.extensions();
+    let (Some(limiter), Some(who)) = (
+        found.get::<RateLimiter>().cloned(),
+        found.get::<Principal>().cloned(),
+    ) else {
+        return next.run(req).await;
+    };
+    let (parts, body) = req.into_parts();
+    // The guard (outside this layer) has bounded and buffered the body.
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    let message = peek(&bytes);
+    let class = limiter.class(message.as_ref());
+    match limiter.check(&who, class).await {
+        Ok(()) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Err(refusal) => {
+            tracing::debug!(principal = %who.subject, tenant = %who.tenant, client = %who.client_id,
+                limit = refusal.limit.as_str(), "rate limited");
+            refused(&refusal, message.and_then(|m| m.id))
+        }
+    }
+}
+
+/// 429 with `Retry-After` and a JSON-RPC error naming the limit.
+fn refused(r: &Refusal, id: Option<Value>) -> Response {
+    let (limit, secs) = (r.limit.as_str(), r.window.as_secs());
+    let message = format!(
+        "RATE_LIMITED: over {} requests per {secs}s ({limit} limit); retry after {}s",
+        r.allowed, r.retry_after
+    );
+    let data = json!({"code": "RATE_LIMITED", "limit": limit, "allowed": r.allowed,
+        "window_secs": secs, "retry_after": r.retry_after});
+    let error = json!({"code": RATE_LIMITED, "message": message, "data": data});
+    let body = json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": error});
+    let headers = [
+        (
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        ),
+        (header::RETRY_AFTER, HeaderValue::from(r.retry_after)),
+    ];
+    (StatusCode::TOO_MANY_REQUESTS, headers, body.to_string()).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolhost_types::PrincipalKind;
+
+    fn alice(client: &str) -> Principal {
+        Principal {
+            subject: "u-alice".into(),
+            kind: PrincipalKind::User,
+            name: "alice".into(),
+            tenant: "acme".into(),
+            client_id: client.into(),
+            scopes: vec!["mcp".into()],
+            session: "s1".into(),
+        }
+    }
+
+    fn names(b: &[(Limit, String, u32)]) -> Vec<&str> {
+        b.iter().map(|(_, n, _)| n.as_str()).collect()
+    }
+
+    #[test]
+    fn buckets_name_the_principal_the_client_in_its_tenant_and_writes() {
+        let limits = RateLimits::default();
+        let read = buckets(&limits, &alice("app"), Class::Read);
+        assert_eq!(names(&read), ["principal:acme/u-alice", "client:acme/app"]);
+        let write = buckets(&limits, &alice("app"), Class::Write);
+        assert_eq!(names(&write)[2], "tool:write:acme/u-alice");
+        assert_eq!(write[2].2, DEFAULT_WRITES);
+    }
+
+    #[test]
+    fn a_limit_of_zero_counts_nothing() {
+        let limits = RateLimits {
+            per_client: 0,
+            writes: 0,
+            ..RateLimits::default()
+        };
+        let write = buckets(&limits, &alice("app"), Class::Write);
+        assert_eq!(names(&write), ["principal:acme/u-alice"]);
+        let off = RateLimits {
+            per_principal: 0,
+            ..limits
+        };
+        assert!(buckets(&off, &alice("app"), Class::Write).is_empty());
+    }
+
+    #[test]
+    fn windows_are_aligned_and_retry_after_reaches_the_next_one() {
+        let cases = [
+            // (now ms, window ms, start, end, retry after s)
+            (120_000, 60_000, 120_000, 180_000, 60),
+            (179_999, 60_000, 120_000, 180_000, 1),
+            (179_001, 60_000, 120_000, 180_000, 1),
+            (178_999, 60_000, 120_000, 180_000, 2),
+            (5_500, 2_000, 4_000, 6_000, 1),
+        ];
+        for (now, len, start, end, secs) in cases {
+            assert_eq!(window(now, len), (start, end), "{now}");
+            assert_eq!(retry_after(now, end), secs, "{now}");
+        }
+    }
+
+    #[test]
+    fn the_first_count_over_its_limit_decides() {
+        let b = |limit, max| (limit, String::new(), max);
+        let buckets = [
+            b(Limit::Principal, 5),
+            b(Limit::Client, 3),
+            b(Limit::Writes, 1),
+        ];
+        assert_eq!(verdict(&buckets, &[5, 3, 1]), None, "at the limit passes");
+        assert_eq!(verdict(&buckets, &[5, 4, 2]), Some((Limit::Client, 3)));
+        assert_eq!(verdict(&buckets, &[6, 4, 2]), Some((Limit::Principal, 5)));
+    }
+
+    #[test]
+    fn peek_reads_called_tools_and_the_request_id() {
+        let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"deploy","arguments":{"name":"x"}}}"#;
+        assert_eq!(
+            peek(call),
+            Some(Peeked {
+                tools: vec!["deploy".into()],
+                id: Some(json!(7))
+            })
+        );
+        let list =
+            br#"{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{"name":"deploy"}}"#;
+        assert_eq!(peek(list).map(|p| p.tools), Some(vec![]));
+        let batch =
+            br#" [{"method":"tools/call","id":1,"params":{"name":"a"}},{"method":"ping","id":2}]"#;
+        assert_eq!(
+            peek(batch),
+            Some(Peeked {
+                tools: vec!["a".into()],
+                id: None
+            })
+        );
+        let twice = br#"{"method":"tools/call","params":{"name":"read","name":"deploy"}}"#;
+        assert_eq!(peek(twice), None, "an ambiguous body is not read");
+        assert_eq!(peek(b"{\"method\": 3}"), None);
+    }
+
+    #[test]
+    fn a_window_under_a_second_is_refused() {
+        let short = RateLimits::configured(Some(Duration::from_millis(500)), None, None, None);
+        assert!(short.is_err());
+        let set = RateLimits::configured(Some(Duration::from_secs(2)), Some(5), None, Some(0))
+            .expect("valid");
+        assert_eq!(
+            (
+                set.window.as_secs(),
+                set.per_principal,
+                set.per_client,
+                set.writes
+            ),
+            (2, 5, DEFAULT_PER_CLIENT, 0)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refusal_is_a_429_with_retry_after_and_a_json_rpc_error() {
+        let r = Refusal {
+            limit: Limit::Principal,
+            allowed: 5,
+            window: Duration::from_secs(2),
+            retry_after: 2,
+        };
+        let response = refused(&r, Some(json!(7)));
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "2");
+        let body = axum::body::to_bytes(response.into_body(), 4096)
+            .await
+            .expect("a body");
+        let body: Value = serde_json::from_slice(&body).expect("JSON");
+        assert_eq!(
+            (&body["id"], &body["error"]["code"]),
+            (&json!(7), &json!(RATE_LIMITED))
+        );
+        let data = &body["error"]["data"];
+        assert_eq!(
+            (&data["code"], &data["limit"]),
+            (&json!("RATE_LIMITED"), &json!("principal"))
+        );
+        assert_eq!(
+            (&data["retry_after"], &data["allowed"]),
+            (&json!(2), &json!(5))
+        );
+    }
+}

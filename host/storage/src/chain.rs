@@ -1,0 +1,166 @@
+//! The audit trail's hash chain in SQL: appending rows with their hashes,
+//! and walking every row to check them. What a hash covers and what a walk
+//! accepts is decided in `toolhost_audit::chain`; this module only moves
+//! rows.
+//!
+//! Appends are serialized so the chain never forks: each takes the
+//! database's write lock *before* reading the head (the newest `row_hash`),
+//! then inserts its rows and commits, all in one transaction. On SQLite that
+//! lock is the database's own (`BEGIN IMMEDIATE`; a deferred transaction
+//! would read the head under a snapshot another writer can outdate). On
+//! PostgreSQL it is a transaction-scoped advisory lock, [`APPEND_LOCK`],
+//! released by the commit; every host sharing the database takes the same
+//! one. The unique index on `prev_hash` (migration 0006) turns any append
+//! that slips past the lock into a failed insert rather than a fork.
+
+use toolhost_audit::chain::{ChainCheck, GENESIS, row_hash};
+use toolhost_audit::{AuditEvent, ChainBreak, ChainSummary};
+
+use crate::StorageError;
+use crate::connect::{Pools, on_pool};
+use crate::record::{Columns, Stored};
+
+/// The key of the PostgreSQL advisory lock appends take: the bytes of
+/// `"thaudit1"`, a number no other lock in the host uses. Advisory locks
+/// are per database, so hosts whose audit tables live in different schemas
+/// of one database share it (they wait microseconds for each other).
+pub const APPEND_LOCK: i64 = i64::from_be_bytes(*b"thaudit1");
+
+/// Rows read per query by a walk: bounds its memory, whatever the table's size.
+const WALK_PAGE: i64 = 1000;
+
+/// The newest chained row's hash. Rows without one (written before the
+/// chain, or by hand) are skipped here and refused by a walk.
+const SELECT_HEAD: &str =
+    "SELECT row_hash FROM audit WHERE row_hash IS NOT NULL ORDER BY id DESC LIMIT 1";
+
+/// The columns of an audit row, in `INSERT` order.
+const INSERT_COLUMNS: &str = "INSERT INTO audit (call_id, at, principal, tenant, client_id, tool, \
+     plugin, catalog_version, plugin_digest, argument_digest, outcome, error_code, duration_us, \
+     gate_id, prev_hash, row_hash) ";
+
+/// `SELECT` of every column of `audit`, then `$rest`: a string literal, so
+/// each query is one `&'static str`.
+macro_rules! select_audit {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, call_id, at, principal, tenant, client_id, tool, plugin, \
+             catalog_version, plugin_digest, argument_digest, outcome, error_code, duration_us, \
+             gate_id, prev_hash, row_hash FROM audit ",
+            $rest
+        )
+    };
+}
+pub(crate) use select_audit;
+
+/// One page of a walk: the rows after id `$1`, at most `$2` of them.
+const SELECT_PAGE: &str = select_audit!("WHERE id > $1 ORDER BY id LIMIT $2");
+
+/// Appends `events`, in order, each chained to the one before: one
+/// transaction (lock, read the head, one multi-row `INSERT`), so all of them
+/// or none, and one commit. Returns their row ids. A call id already
+/// recorded fails the whole batch, with [`StorageError::DuplicateCallId`]
+/// when the batch is that one event.
+pub(crate) async fn append(
+    pools: &Pools,
+    events: &[&AuditEvent],
+) -> Result<Vec<i64>, StorageError> {
+    let columns: Vec<Columns<'_>> = events.iter().map(|e| Columns::of(e)).collect();
+    let (begin, lock) = match pools {
+        Pools::Sqlite(_) => ("BEGIN IMMEDIATE", None),
+        Pools::Postgres(_) => ("BEGIN", Some("SELECT pg_advisory_xact_lock($1)")),
+    };
+    let appended = on_pool!(pools, pool => async {
+        let mut tx = pool.begin_with(begin).await?;
+        if let Some(lock) = lock {
+            sqlx::query(lock).bind(APPEND_LOCK).execute(&mut *tx).await?;
+        }
+        let head: Option<String> = sqlx::query_scalar(SELECT_HEAD).fetch_optional(&mut *tx).await?;
+        let links = hashes(head.as_deref().unwrap_or(GENESIS), &columns);
+        let mut insert = sqlx::QueryBuilder::new(INSERT_COLUMNS);
+        insert.push_values(columns.iter().zip(&links), |mut row, (c, (prev, hash))| {
+            row.push_bind(c.call_id)
+                .push_bind(c.at_ms)
+                .push_bind(c.principal)
+                .push_bind(c.tenant)
+                .push_bind(c.client_id)
+                .push_bind(c.tool)
+                .push_bind(c.plugin)
+                .push_bind(c.catalog_version)
+                .push_bind(c.plugin_digest.as_deref())
+                .push_bind(c.argument_digest.as_str())
+                .push_bind(c.outcome)
+                .push_bind(c.error_code)
+                .push_bind(c.duration_us)
+                .push_bind(c.gate_id)
+                .push_bind(prev.as_str())
+                .push_bind(hash.as_str());
+        });
+        insert.push(" RETURNING id");
+        let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
+        tx.commit().await?;
+        Ok::<_, sqlx::Error>(ids)
+    }
+    .await);
+    appended.map_err(|e| match (e.as_database_error(), events) {
+        (Some(db), [one]) if db.is_unique_violation() && names_call_id(db) => {
+            StorageError::DuplicateCallId {
+                call_id: one.call_id.clone(),
+            }
+        }
+        _ => StorageError::query("append audit rows")(e),
+    })
+}
+
+/// `(prev_hash, row_hash)` of each row, chained from `head`.
+fn hashes(head: &str, columns: &[Columns<'_>]) -> Vec<(String, String)> {
+    let mut prev = head.to_owned();
+    columns
+        .iter()
+        .map(|c| {
+            let hash = row_hash(&prev, &c.chained()).to_string();
+            (std::mem::replace(&mut prev, hash.clone()), hash)
+        })
+        .collect()
+}
+
+/// Whether a unique violation is the call id's (and not, say, the
+/// `prev_hash` index's). PostgreSQL names the constraint; SQLite names the
+/// column in its message.
+fn names_call_id(db: &dyn sqlx::error::DatabaseError) -> bool {
+    db.constraint().map_or_else(
+        || db.message().contains("call_id"),
+        |c| c.contains("call_id"),
+    )
+}
+
+/// Walks every row in id order, a page at a time, checking each against
+/// the chain. The outer error is the store's (the rows could not be read);
+/// the inner one is the chain's (the first row that does not fit). Rows
+/// appended during the walk are checked if the walk reaches them.
+pub(crate) async fn verify(
+    pools: &Pools,
+) -> Result<Result<ChainSummary, ChainBreak>, StorageError> {
+    let mut check = ChainCheck::new();
+    let mut after = i64::MIN;
+    loop {
+        let page: Vec<Stored> = on_pool!(pools, pool => {
+            sqlx::query(SELECT_PAGE)
+                .bind(after)
+                .bind(WALK_PAGE)
+                .fetch_all(pool)
+                .await
+                .and_then(|rows| rows.iter().map(Stored::read).collect())
+        })
+        .map_err(StorageError::query("read audit rows for the chain walk"))?;
+        for stored in &page {
+            if let Err(broken) = check.check(&stored.link()) {
+                return Ok(Err(broken));
+            }
+        }
+        match page.last() {
+            Some(last) if page.len() as i64 == WALK_PAGE => after = last.link().id,
+            _ => return Ok(Ok(check.summary())),
+        }
+    }
+}

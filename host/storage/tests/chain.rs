@@ -1,0 +1,374 @@
+//! The audit trail's hash chain and its queries: one set of test bodies,
+//! run against SQLite (a temp file) and PostgreSQL (a schema per test); see
+//! `common/mod.rs`.
+
+#[macro_use]
+mod common;
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use common::TestDb;
+use serde_json::json;
+use toolhost_audit::chain::{ChainedRow, GENESIS, Problem, row_hash};
+use toolhost_audit::{AuditEvent, AuditSink, ChainSummary, Outcome, argument_digest};
+use toolhost_storage::{AuditQuery, Store};
+use toolhost_types::Digest;
+
+on_both_engines!(
+    appended_and_recorded_rows_form_one_chain_that_verifies,
+    an_edited_row_breaks_the_chain_at_that_row,
+    a_walk_reads_page_after_page_and_finds_an_edit_in_a_later_one,
+    an_edited_and_rehashed_row_breaks_the_chain_at_the_next_row,
+    a_deleted_row_breaks_the_chain_at_the_next_row,
+    rows_from_before_the_chain_are_counted_as_unverifiable,
+    a_row_inserted_without_a_hash_after_the_chain_began_breaks_it,
+    two_stores_appending_at_once_never_fork_the_chain,
+    a_second_row_on_the_same_predecessor_is_refused_by_the_database,
+    search_applies_every_filter_and_returns_the_newest_first,
+);
+
+fn event(call_id: &str, at_ms: u64) -> AuditEvent {
+    AuditEvent {
+        call_id: call_id.into(),
+        at: UNIX_EPOCH + Duration::from_millis(at_ms),
+        principal: "alice".into(),
+        tenant: "acme".into(),
+        client_id: Some("client-1".into()),
+        tool: "greet".into(),
+        plugin: Some("hello".into()),
+        catalog_version: Some("0.1.0".into()),
+        plugin_digest: Some(Digest::of(b"hello.wasm")),
+        argument_digest: argument_digest(&json!({"name": "world"})),
+        outcome: Outcome::Executed,
+        error_code: None,
+        duration: Duration::from_micros(1_234),
+        gate_id: None,
+    }
+}
+
+/// Appends `n` events `call-0`… and returns their row ids.
+async fn append_n(store: &Store, n: u64) -> Vec<i64> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let id = store
+            .append(&event(&format!("call-{i}"), 1_000 + i))
+            .await
+            .expect("appending");
+        ids.push(id);
+    }
+    ids
+}
+
+async fn intact(store: &Store) -> ChainSummary {
+    match store.verify_chain().await.expect("reading the rows") {
+        Ok(summary) => summary,
+        Err(broken) => panic!("expected an intact chain: {broken}"),
+    }
+}
+
+async fn broken(store: &Store) -> toolhost_audit::ChainBreak {
+    match store.verify_chain().await.expect("reading the rows") {
+        Ok(summary) => panic!("expected a broken chain, verified {summary:?}"),
+        Err(broken) => broken,
+    }
+}
+
+async fn appended_and_recorded_rows_form_one_chain_that_verifies(db: &TestDb) {
+    let store = db.store().await;
+    assert_eq!(intact(&store).await, ChainSummary::default(), "empty");
+    append_n(&store, 3).await;
+    let mut writers = tokio::task::JoinSet::new();
+    for i in 0..100u64 {
+        let store = store.clone();
+        writers.spawn(async move { store.record(&event(&format!("grouped-{i}"), i)).await });
+    }
+    while let Some(written) = writers.join_next().await {
+        written.expect("a writer task").expect("a grouped record");
+    }
+    let last = store.append(&event("last", 9)).await.expect("appending");
+
+    let summary = intact(&store).await;
+    assert_eq!((summary.verified, summary.unchained), (104, 0));
+    let (head_id, head) = summary.head.expect("a head");
+    assert_eq!(head_id, last);
+    assert_eq!(head.len(), 64);
+}
+
+async fn an_edited_row_breaks_the_chain_at_that_row(db: &TestDb) {
+    let store = db.store().await;
+    let ids = append_n(&store, 5).await;
+    db.raw(format!(
+        "UPDATE audit SET outcome = 'denied' WHERE id = {}",
+        ids[2]
+    ))
+    .await
+    .expect("editing a row behind the store's back");
+
+    let broken = broken(&store).await;
+    assert_eq!((broken.id, broken.call_id.as_str()), (ids[2], "call-2"));
+    assert!(matches!(broken.problem, Problem::Edited { .. }), "{broken}");
+    let message = broken.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "audit chain broken at row {} (call call-2): ",
+            ids[2]
+        )),
+        "{message}"
+    );
+}
+
+async fn a_walk_reads_page_after_page_and_finds_an_edit_in_a_later_one(db: &TestDb) {
+    let store = db.store().await;
+    // More rows than a walk reads at once (1000), recorded as a host does.
+    let mut writers = tokio::task::JoinSet::new();
+    for i in 0..2_100u64 {
+        let store = store.clone();
+        writers.spawn(async move { store.record(&event(&format!("many-{i}"), i)).await });
+    }
+    while let Some(written) = writers.join_next().await {
+        written.expect("a writer task").expect("a grouped record");
+    }
+    let summary = intact(&store).await;
+    assert_eq!(summary.verified, 2_100);
+    let (head, _) = summary.head.expect("a head");
+
+    db.raw(format!(
+        "UPDATE audit SET duration_us = duration_us + 1 WHERE id = {}",
+        head - 5
+    ))
+    .await
+    .expect("editing a row on the last page");
+    assert_eq!(broken(&store).await.id, head - 5);
+}
+
+async fn an_edited_and_rehashed_row_breaks_the_chain_at_the_next_row(db: &TestDb) {
+    let store = db.store().await;
+    store
+        .append(&event("call-0", 1_000))
+        .await
+        .expect("appending");
+    let (_, first_hash) = intact(&store).await.head.expect("a head");
+    let edited = store
+        .append(&event("call-1", 1_001))
+        .await
+        .expect("appending");
+    let next = store
+        .append(&event("call-2", 1_002))
+        .await
+        .expect("appending");
+
+    // A forger who edits a row and gives it the right hash for its new values...
+    let digest = |d: Digest| d.to_string();
+    let (plugin_digest, argument_digest) = (
+        digest(Digest::of(b"hello.wasm")),
+        digest(argument_digest(&json!({"name": "world"}))),
+    );
+    let forged = ChainedRow {
+        call_id: "call-1",
+        at_ms: 1_001,
+        principal: "alice",
+        tenant: "acme",
+        client_id: Some("client-1"),
+        tool: "greet",
+        plugin: Some("hello"),
+        catalog_version: Some("0.1.0"),
+        plugin_digest: Some(&plugin_digest),
+        argument_digest: &argument_digest,
+        outcome: "error",
+        error_code: None,
+        duration_us: 1_234,
+        gate_id: None,
+    };
+    db.raw(format!(
+        "UPDATE audit SET outcome = 'error', row_hash = '{}' WHERE id = {edited}",
+        row_hash(&first_hash, &forged)
+    ))
+    .await
+    .expect("editing a row and its hash");
+    // ...passes at that row, and is caught at the next one, which still
+    // points at the old hash.
+    let broken = broken(&store).await;
+    assert_eq!(broken.id, next);
+    assert!(
+        matches!(broken.problem, Problem::Unlinked { .. }),
+        "{broken}"
+    );
+}
+
+async fn a_deleted_row_breaks_the_chain_at_the_next_row(db: &TestDb) {
+    let store = db.store().await;
+    let ids = append_n(&store, 5).await;
+    db.raw(format!("DELETE FROM audit WHERE id = {}", ids[2]))
+        .await
+        .expect("deleting a row");
+    let broken = broken(&store).await;
+    assert_eq!(broken.id, ids[3]);
+    assert!(
+        matches!(broken.problem, Problem::Unlinked { .. }),
+        "{broken}"
+    );
+
+    // Removing the first row is caught by the genesis link.
+    db.raw(format!("DELETE FROM audit WHERE id = {}", ids[0]))
+        .await
+        .expect("deleting the first row");
+    let broken = self::broken(&store).await;
+    assert_eq!(broken.id, ids[1]);
+    assert!(broken.to_string().contains("genesis"), "{broken}");
+}
+
+/// A row as a build before migration 0006 wrote it: no hashes, no new columns.
+fn legacy_row(call_id: &str) -> String {
+    format!(
+        "INSERT INTO audit (call_id, at, principal, tenant, tool, argument_digest, outcome, \
+         duration_us) VALUES ('{call_id}', 0, 'p', 't', 'x', '{}', 'executed', 0)",
+        "0".repeat(64)
+    )
+}
+
+async fn rows_from_before_the_chain_are_counted_as_unverifiable(db: &TestDb) {
+    let store = db.store().await;
+    for call in ["old-1", "old-2"] {
+        db.raw(legacy_row(call)).await.expect("a pre-chain row");
+    }
+    assert_eq!(
+        intact(&store).await,
+        ChainSummary {
+            verified: 0,
+            unchained: 2,
+            head: None
+        }
+    );
+    let ids = append_n(&store, 3).await;
+    let summary = intact(&store).await;
+    assert_eq!((summary.verified, summary.unchained), (3, 2));
+    assert_eq!(summary.head.map(|(id, _)| id), ids.last().copied());
+
+    // The first chained row starts from the genesis, not from the old rows.
+    db.raw(format!(
+        "UPDATE audit SET prev_hash = '{}' WHERE id = {}",
+        "2".repeat(64),
+        ids[0]
+    ))
+    .await
+    .expect("editing the first link");
+    let broken = broken(&store).await;
+    assert_eq!(broken.id, ids[0]);
+    assert!(broken.to_string().contains(GENESIS), "{broken}");
+}
+
+async fn a_row_inserted_without_a_hash_after_the_chain_began_breaks_it(db: &TestDb) {
+    let store = db.store().await;
+    let ids = append_n(&store, 2).await;
+    db.raw(legacy_row("smuggled")).await.expect("a raw insert");
+    // The host keeps chaining after the newest hashed row...
+    store.append(&event("after", 5)).await.expect("appending");
+    // ...and the walk stops at the smuggled one.
+    let broken = broken(&store).await;
+    assert_eq!(broken.call_id, "smuggled");
+    assert_eq!(
+        broken.problem,
+        Problem::Unhashed {
+            chain_start: ids[0]
+        }
+    );
+}
+
+async fn two_stores_appending_at_once_never_fork_the_chain(db: &TestDb) {
+    // Two stores: two pools, as two hosts on one database would have.
+    let (a, b) = (db.store().await, db.store().await);
+    let mut writers = tokio::task::JoinSet::new();
+    for i in 0..60u64 {
+        let store = if i % 2 == 0 { a.clone() } else { b.clone() };
+        writers.spawn(async move {
+            let e = event(&format!("race-{i}"), i);
+            if i % 3 == 0 {
+                store.append(&e).await.map(drop).map_err(|e| e.to_string())
+            } else {
+                store.record(&e).await.map_err(|e| e.to_string())
+            }
+        });
+    }
+    while let Some(written) = writers.join_next().await {
+        written.expect("a writer task").expect("an append");
+    }
+    assert_eq!(intact(&a).await.verified, 60);
+}
+
+async fn a_second_row_on_the_same_predecessor_is_refused_by_the_database(db: &TestDb) {
+    let store = db.store().await;
+    append_n(&store, 1).await;
+    let refused = db
+        .raw(format!(
+            "INSERT INTO audit (call_id, at, principal, tenant, tool, argument_digest, outcome, \
+             duration_us, prev_hash, row_hash) VALUES ('fork', 0, 'p', 't', 'x', '{zero}', \
+             'executed', 0, '{zero}', '{one}')",
+            zero = GENESIS,
+            one = "1".repeat(64)
+        ))
+        .await
+        .expect_err("a fork of the genesis");
+    assert!(refused.to_string().contains("prev_hash"), "{refused}");
+    assert_eq!(intact(&store).await.verified, 1);
+}
+
+async fn search_applies_every_filter_and_returns_the_newest_first(db: &TestDb) {
+    let store = db.store().await;
+    let rows = [
+        ("a", "acme", "alice", "greet", Outcome::Executed, 1_000),
+        ("b", "acme", "bob", "greet", Outcome::Denied, 2_000),
+        ("c", "globex", "alice", "greet", Outcome::Executed, 3_000),
+        ("d", "acme", "alice", "add", Outcome::Executed, 4_000),
+        ("e", "acme", "alice", "greet", Outcome::Executed, 5_000),
+    ];
+    for (call, tenant, principal, tool, outcome, at) in rows {
+        let e = AuditEvent {
+            tenant: tenant.into(),
+            principal: principal.into(),
+            tool: tool.into(),
+            outcome,
+            ..event(call, at)
+        };
+        store.append(&e).await.expect("appending");
+    }
+    let calls = |query: AuditQuery| {
+        let store = store.clone();
+        async move {
+            let found = store.search(&query).await.expect("searching");
+            found
+                .into_iter()
+                .map(|r| r.event.call_id)
+                .collect::<Vec<_>>()
+        }
+    };
+    let some = |s: &str| Some(s.to_owned());
+    assert_eq!(
+        calls(AuditQuery::default()).await,
+        ["e", "d", "c", "b", "a"]
+    );
+    let acme_alice_greet = AuditQuery {
+        tenant: some("acme"),
+        principal: some("alice"),
+        tool: some("greet"),
+        ..AuditQuery::default()
+    };
+    assert_eq!(calls(acme_alice_greet.clone()).await, ["e", "a"]);
+    let since = AuditQuery {
+        since: Some(UNIX_EPOCH + Duration::from_millis(2_000)),
+        ..acme_alice_greet.clone()
+    };
+    assert_eq!(calls(since).await, ["e"]);
+    let denied = AuditQuery {
+        outcome: Some(Outcome::Denied),
+        ..AuditQuery::default()
+    };
+    assert_eq!(calls(denied).await, ["b"]);
+    let newest_two = AuditQuery {
+        limit: 2,
+        ..AuditQuery::default()
+    };
+    assert_eq!(calls(newest_two).await, ["e", "d"]);
+    // The new columns read back.
+    let found = store.search(&acme_alice_greet).await.expect("searching");
+    assert_eq!(found[0].event, event("e", 5_000));
+}

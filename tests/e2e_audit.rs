@@ -1,0 +1,350 @@
+//! The audit trail end to end (issue 8): every call leaves one hash-chained
+//! row; `toolhost audit verify` passes on an untouched trail and names the
+//! row someone edited; after a `kill -9` in the middle of a stream of calls,
+//! every call that got its reply has its row, and the chain still verifies;
+//! `audit tail` and `audit search` show the rows.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::bench::{Backend, answer, call, serve_on};
+use support::{PgSchema, Server};
+
+/// `toolhost audit ARGS…` on `server`'s store: (exit code, stdout, stderr).
+fn audit(server: &Server, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut all = vec!["audit"];
+    all.extend_from_slice(args);
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = server.admin(&all);
+    (
+        status.code(),
+        String::from_utf8_lossy(&stdout).into_owned(),
+        String::from_utf8_lossy(&stderr).into_owned(),
+    )
+}
+
+/// Asserts `audit verify` passes; the number of rows it verified.
+fn verified(server: &Server) -> u64 {
+    let (code, out, err) = audit(server, &["verify"]);
+    assert_eq!(code, Some(0), "audit verify: {out}{err}");
+    out.lines()
+        .next()
+        .and_then(|l| l.strip_prefix("ok: "))
+        .and_then(|l| l.strip_suffix(" rows verified"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("audit verify printed {out:?}"))
+}
+
+/// The rows `audit search ARGS…` prints (without its header).
+fn search(server: &Server, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["search"];
+    all.extend_from_slice(args);
+    let (code, out, err) = audit(server, &all);
+    assert_eq!(code, Some(0), "audit search: {out}{err}");
+    out.lines().skip(1).map(str::to_owned).collect()
+}
+
+fn greet(server: &Server, name: &str) {
+    let answer = call(server, server.token(), "greet", json!({"name": name}));
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+}
+
+/// Makes five calls: three greetings, an unknown tool, one more greeting.
+fn some_calls(server: &Server) {
+    for name in ["Ada", "Grace", "Barbara"] {
+        greet(server, name);
+    }
+    let unknown = call(server, server.token(), "no_such_tool", json!({}));
+    assert_eq!(unknown["result"]["isError"], json!(true), "{unknown}");
+    greet(server, "Edsger");
+}
+
+/// Runs `python3 -c SCRIPT ARGS…`; its trimmed stdout.
+fn python(script: &str, args: &[&str]) -> String {
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python3: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// One SQL statement on the server's SQLite file; the first column of the
+/// first row it returns, if any (changes are committed).
+fn sqlite(server: &Server, sql: &str) -> String {
+    let script = "import sqlite3, sys\n\
+                  c = sqlite3.connect(sys.argv[1])\n\
+                  row = c.execute(sys.argv[2]).fetchone()\n\
+                  c.commit()\n\
+                  print('' if row is None else row[0])";
+    let database = server.database_path();
+    python(script, &[&database.to_string_lossy(), sql])
+}
+
+#[test]
+fn editing_one_audit_row_makes_verify_fail_at_that_row() {
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    some_calls(&server);
+    assert_eq!(verified(&server), 5);
+
+    // The row says who, through which client, and which plugin version.
+    let row = sqlite(
+        &server,
+        "SELECT client_id || ' ' || catalog_version || ' ' || length(row_hash) \
+         FROM audit WHERE tool = 'greet' ORDER BY id LIMIT 1",
+    );
+    assert!(row.ends_with(" 0.1.0 64"), "client, version, hash: {row:?}");
+
+    // Someone turns the second greeting into a denial.
+    let id = sqlite(
+        &server,
+        "SELECT id FROM audit WHERE tool = 'greet' ORDER BY id LIMIT 1 OFFSET 1",
+    );
+    let call_id = sqlite(
+        &server,
+        &format!("SELECT call_id FROM audit WHERE id = {id}"),
+    );
+    sqlite(
+        &server,
+        &format!("UPDATE audit SET outcome = 'denied' WHERE id = {id}"),
+    );
+    let (code, out, err) = audit(&server, &["verify"]);
+    assert_eq!(code, Some(1), "verify fails: {out}{err}");
+    let want = format!("audit chain broken at row {id} (call {call_id}): ");
+    assert!(err.starts_with(&want), "want {want:?}, got {err:?}");
+    assert!(err.contains("edited"), "{err}");
+
+    // Putting it back restores the chain.
+    sqlite(
+        &server,
+        &format!("UPDATE audit SET outcome = 'executed' WHERE id = {id}"),
+    );
+    assert_eq!(verified(&server), 5);
+}
+
+#[test]
+fn deleting_a_row_makes_verify_fail_at_the_next_row_on_postgres() {
+    let schema = PgSchema::create("audit");
+    let server = Server::start_on(&[toolhost_fixtures::HELLO], &[], Some(&schema.url));
+    some_calls(&server);
+    assert_eq!(verified(&server), 5);
+
+    // psql does not read sqlx's `options[search_path]`: name the schema.
+    let (admin_url, name) = schema
+        .url
+        .rsplit_once("options[search_path]=")
+        .expect("a schema URL");
+    let admin_url = admin_url.trim_end_matches(['?', '&']);
+    let psql = |sql: &str| {
+        let out = Command::new("psql")
+            .args([admin_url, "-v", "ON_ERROR_STOP=1", "-tAc", sql])
+            .output()
+            .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "psql {sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let ids = psql(&format!(
+        "SELECT string_agg(id::text, ' ' ORDER BY id) FROM {name}.audit"
+    ));
+    let ids: Vec<&str> = ids.split(' ').collect();
+    psql(&format!("DELETE FROM {name}.audit WHERE id = {}", ids[2]));
+    let (code, out, err) = audit(&server, &["verify"]);
+    assert_eq!(code, Some(1), "verify fails: {out}{err}");
+    let want = format!("audit chain broken at row {} (call ", ids[3]);
+    assert!(err.starts_with(&want), "want {want:?}, got {err:?}");
+}
+
+#[test]
+fn a_gated_call_its_decision_and_its_approved_retry_are_linked_to_the_gate() {
+    let backend = Backend::start();
+    let (server, demo) = serve_on(&backend, &[], &["--allow-self-approval"], None);
+    let run = json!({"tags": ["smoke"], "environment": "prod", "project": "payments"});
+    let first = answer(&server, &demo, "run_by_tag", run.clone());
+    let gate = first["approval_required"]["gate_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("approval_required: {first}"))
+        .to_owned();
+    let decision = json!({"gate_id": gate, "decision": "confirm", "reason": "smoke on prod"});
+    answer(&server, &demo, "decide_approval", decision);
+    let mut retry = run;
+    retry["gate_id"] = json!(gate);
+    answer(&server, &demo, "run_by_tag", retry);
+
+    let rows = sqlite(
+        &server,
+        "SELECT group_concat(tool || ':' || outcome || ':' || coalesce(gate_id, '-'), ' ') \
+         FROM (SELECT * FROM audit WHERE tool IN ('run_by_tag', 'decide_approval') ORDER BY id)",
+    );
+    assert_eq!(
+        rows,
+        format!(
+            "run_by_tag:approval_required:{gate} decide_approval:executed:{gate} \
+             run_by_tag:executed:{gate}"
+        )
+    );
+    verified(&server);
+}
+
+#[test]
+fn tail_and_search_show_the_calls() {
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    some_calls(&server);
+
+    let (code, out, err) = audit(&server, &["tail", "--limit", "2"]);
+    assert_eq!(code, Some(0), "audit tail: {out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "a header and two rows: {out}");
+    assert!(lines[0].starts_with("ID "), "{out}");
+    // Oldest first: the unknown tool, then the last greeting.
+    assert!(
+        lines[1].contains("no_such_tool") && lines[1].contains(" error "),
+        "{out}"
+    );
+    assert!(lines[1].contains("TOOL_NOT_FOUND"), "{out}");
+    assert!(
+        lines[2].contains(" greet ") && lines[2].contains(" executed "),
+        "{out}"
+    );
+    assert!(lines[2].contains(" demo "), "the tenant: {out}");
+
+    assert_eq!(search(&server, &["--tool", "greet"]).len(), 4);
+    assert_eq!(search(&server, &["--outcome", "error"]).len(), 1);
+    assert_eq!(search(&server, &["--tenant", "nobody"]).len(), 0);
+    assert_eq!(search(&server, &["--since", "1h"]).len(), 5);
+    assert_eq!(
+        search(&server, &["--since", "2999-01-01T00:00:00Z"]).len(),
+        0
+    );
+    assert_eq!(
+        search(&server, &["--tool", "greet", "--limit", "1"]).len(),
+        1
+    );
+    let (code, _, err) = audit(&server, &["search", "--outcome", "maybe"]);
+    assert_eq!(code, Some(2), "clap refuses an unknown outcome: {err}");
+}
+
+/// The outcome of one greeting sent on a connection of its own: `None` if
+/// no complete answer came back (the server is gone), else whether it was
+/// a 200 carrying a successful result.
+fn try_greet(url: &str, bearer: &str, n: usize) -> Option<bool> {
+    let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
+        "name": "greet", "arguments": {"name": format!("caller {n}")},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+    }})
+    .to_string();
+    let authority = url.trim_start_matches("http://").split('/').next()?;
+    let mut stream = TcpStream::connect(authority).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .ok()?;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: greet\r\n\
+         Authorization: {bearer}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).ok()?;
+    let (head, body) = raw.split_once("\r\n\r\n")?;
+    if !head.starts_with("HTTP/1.1 200") {
+        return Some(false);
+    }
+    let answer: Value = serde_json::from_str(body.trim()).ok()?;
+    Some(answer["result"]["isError"] == json!(false))
+}
+
+#[test]
+fn after_a_kill_9_every_replied_call_has_its_row_and_the_chain_verifies() {
+    let first = Server::start(&[toolhost_fixtures::HELLO]);
+    let replied = Arc::new(AtomicUsize::new(0));
+    let refused = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let callers: Vec<_> = (0..4)
+        .map(|t| {
+            let (url, bearer) = (first.url.clone(), first.bearer().to_owned());
+            let (replied, refused, stop) = (replied.clone(), refused.clone(), stop.clone());
+            thread::spawn(move || {
+                for n in (t..).step_by(4) {
+                    match try_greet(&url, &bearer, n) {
+                        Some(true) => replied.fetch_add(1, Ordering::SeqCst),
+                        Some(false) => refused.fetch_add(1, Ordering::SeqCst),
+                        None if stop.load(Ordering::SeqCst) => break,
+                        None => panic!("call {n} got no answer from a live server"),
+                    };
+                }
+            })
+        })
+        .collect();
+
+    // Kill the host mid-stream, once some calls have been answered.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while replied.load(Ordering::SeqCst) < 40 {
+        assert!(Instant::now() < deadline, "the stream never got going");
+        thread::sleep(Duration::from_millis(5));
+    }
+    stop.store(true, Ordering::SeqCst);
+    let killed = Command::new("kill")
+        .args(["-9", &first.pid().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    assert!(first.wait_exit(Duration::from_secs(10)).is_some(), "killed");
+    for caller in callers {
+        caller.join().expect("a caller thread");
+    }
+    let replied = replied.load(Ordering::SeqCst);
+    assert_eq!(refused.load(Ordering::SeqCst), 0, "no call was refused");
+
+    // A new host on the same database: the rows are there, the chain intact.
+    let second = Server::start_on(&[toolhost_fixtures::HELLO], &[], Some(first.database_url()));
+    let executed = search(
+        &second,
+        &[
+            "--tool",
+            "greet",
+            "--outcome",
+            "executed",
+            "--limit",
+            "100000",
+        ],
+    );
+    assert!(
+        executed.len() >= replied,
+        "{replied} calls were answered but only {} greet rows survived",
+        executed.len()
+    );
+    println!(
+        "{replied} calls answered before the kill; {} greet rows after the restart",
+        executed.len()
+    );
+    let before = verified(&second);
+    assert!(before >= replied as u64);
+    // And the new host chains on from the old head.
+    greet(&second, "after the crash");
+    assert_eq!(verified(&second), before + 1);
+}

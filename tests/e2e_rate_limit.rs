@@ -1,0 +1,200 @@
+//! Rate limits end to end: a burst above a principal's rate is refused with
+//! 429 and `Retry-After` before anything runs, and passes again once the
+//! client has waited that long; mutating tools have their own, lower limit;
+//! two hosts on one PostgreSQL count into the same counters, so requests
+//! split between them are limited by their sum.
+
+mod support;
+
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use support::{Answer, PgSchema, Server, exchange, exchange_full};
+use toolhost_fixtures::HELLO;
+
+/// A stateless `tools/call` of `tool` on `server` with the bearer `token`.
+fn call(server: &Server, token: &str, tool: &str, arguments: Value) -> Answer {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let params = json!({"name": tool, "arguments": arguments, "_meta": meta});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let authorization = format!("Bearer {token}");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", tool),
+        ("Authorization", authorization.as_str()),
+    ];
+    exchange_full(&server.url, "POST", "/mcp", &headers, &body.to_string())
+}
+
+fn greet(server: &Server, token: &str) -> Answer {
+    call(server, token, "greet", json!({"name": "Ada"}))
+}
+
+/// The statuses of `answers`, in order.
+fn statuses(answers: &[Answer]) -> Vec<u16> {
+    answers.iter().map(|a| a.status).collect()
+}
+
+/// Checks `a` is the host's refusal for `limit` and returns its
+/// `Retry-After` (whole seconds, at most `window`).
+fn refusal(a: &Answer, limit: &str, window: u64) -> u64 {
+    assert_eq!(a.status, 429, "{}", a.body);
+    let secs: u64 = a
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("a numeric Retry-After: {:?}", a.headers));
+    assert!((1..=window).contains(&secs), "Retry-After {secs}");
+    let body: Value = serde_json::from_str(&a.body).expect("a JSON body");
+    assert_eq!(body["error"]["code"], -31002, "{body}");
+    let data = &body["error"]["data"];
+    assert_eq!(
+        (&data["code"], &data["limit"]),
+        (&json!("RATE_LIMITED"), &json!(limit))
+    );
+    assert_eq!(data["retry_after"], secs, "{body}");
+    secs
+}
+
+/// Waits, if need be, so that at least `needed` is left of the current
+/// `window`-second window (windows are aligned to the epoch, and the server
+/// shares this machine's clock): a burst then lands in one window.
+fn fresh_window(window: u64, needed: Duration) {
+    let len = u128::from(window) * 1000;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis();
+    let left = Duration::from_millis((len - now % len) as u64);
+    if left < needed {
+        thread::sleep(left + Duration::from_millis(50));
+    }
+}
+
+/// A service client added once to the store `server` uses: its id and secret.
+fn shared_service(server: &Server) -> (String, String) {
+    let out = server.admin(&[
+        "client",
+        "add-service",
+        "shared",
+        "--tenant",
+        "demo",
+        "--scope",
+        "mcp hello:read",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "client add-service: {text}");
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_else(|| panic!("no {name} in: {text}"))
+    };
+    (field("client_id:"), field("client_secret:"))
+}
+
+/// A client-credentials token for `client` from `server`'s own token endpoint.
+fn token_from(server: &Server, (id, secret): &(String, String)) -> String {
+    let form = format!("grant_type=client_credentials&client_id={id}&client_secret={secret}");
+    let content_type = [("Content-Type", "application/x-www-form-urlencoded")];
+    let (status, body) = exchange(&server.url, "POST", "/oauth/token", &content_type, &form);
+    assert_eq!(status, 200, "client_credentials token: {body}");
+    let value: Value = serde_json::from_str(&body).expect("a JSON token response");
+    value["access_token"]
+        .as_str()
+        .expect("an access_token")
+        .to_owned()
+}
+
+#[test]
+fn a_burst_over_the_rate_gets_429_with_retry_after_and_passes_after_waiting() {
+    let window = 4;
+    let server = Server::start_with(
+        &[HELLO],
+        &[
+            "--rate-limit-per-principal",
+            "5",
+            "--rate-limit-window",
+            "4s",
+        ],
+    );
+    fresh_window(window, Duration::from_secs(window));
+    let burst: Vec<Answer> = (0..8).map(|_| greet(&server, server.token())).collect();
+    assert_eq!(
+        statuses(&burst),
+        [200, 200, 200, 200, 200, 429, 429, 429],
+        "{}",
+        burst[5].body
+    );
+    assert!(burst[0].body.contains("Hello, Ada"), "{}", burst[0].body);
+    let waits: Vec<u64> = burst[5..]
+        .iter()
+        .map(|a| refusal(a, "principal", window))
+        .collect();
+
+    // Another principal (another service client) has its own count.
+    let other = server.service_token("mcp hello:read");
+    assert_eq!(greet(&server, &other).status, 200);
+
+    thread::sleep(Duration::from_secs(waits[2]));
+    let after = greet(&server, server.token());
+    assert_eq!(after.status, 200, "after Retry-After: {}", after.body);
+}
+
+#[test]
+fn mutating_tools_have_their_own_lower_limit() {
+    let server = Server::start_with(
+        &[HELLO],
+        &["--rate-limit-writes", "2", "--rate-limit-window", "1h"],
+    );
+    fresh_window(3600, Duration::from_secs(60));
+    // `decide_approval` changes state: a service may not decide (a tool
+    // error, 200), but each call counts as a write all the same.
+    let decide = || call(&server, server.token(), "decide_approval", json!({}));
+    let writes: Vec<Answer> = (0..3).map(|_| decide()).collect();
+    assert_eq!(statuses(&writes), [200, 200, 429], "{}", writes[1].body);
+    refusal(&writes[2], "writes", 3600);
+    // Reads by the same principal are still within theirs.
+    assert_eq!(greet(&server, server.token()).status, 200);
+}
+
+#[test]
+fn two_hosts_on_one_postgres_share_the_limit() {
+    let schema = PgSchema::create("rate");
+    let flags = [
+        "--rate-limit-per-principal",
+        "6",
+        "--rate-limit-window",
+        "1h",
+    ];
+    let a = Server::start_on(&[HELLO], &flags, Some(&schema.url));
+    let b = Server::start_on(&[HELLO], &flags, Some(&schema.url));
+    // One service client in the shared store, a token for it from each host:
+    // one principal, whichever host it calls.
+    let client = shared_service(&a);
+    let (token_a, token_b) = (token_from(&a, &client), token_from(&b, &client));
+    fresh_window(3600, Duration::from_secs(60));
+    let answers: Vec<Answer> = (0..10)
+        .map(|i| match i % 2 {
+            0 => greet(&a, &token_a),
+            _ => greet(&b, &token_b),
+        })
+        .collect();
+    // Each host alone saw five requests, under the limit of six: the
+    // refusals come from the shared count.
+    assert_eq!(
+        statuses(&answers),
+        [200, 200, 200, 200, 200, 200, 429, 429, 429, 429],
+        "{}",
+        answers[6].body
+    );
+    for refused in &answers[6..] {
+        refusal(refused, "principal", 3600);
+    }
+}
