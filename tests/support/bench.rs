@@ -96,25 +96,29 @@ pub fn call(server: &Server, token: &str, tool: &str, arguments: Value) -> Value
 
 /// [`call`] to the endpoint `url` (usable from other threads).
 pub fn call_at(url: &str, token: &str, tool: &str, arguments: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": tool, "arguments": arguments,
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        },
-    }})
-    .to_string();
+    let params = json!({"name": tool, "arguments": arguments});
+    request_at(url, token, "tools/call", tool, params)
+}
+
+/// A stateless 2026-07-28 request `method` (its `Mcp-Name` header `name`)
+/// with `params` and `token`: the JSON-RPC answer (HTTP 200 asserted).
+pub fn request_at(url: &str, token: &str, method: &str, name: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
     let authorization = format!("Bearer {token}");
     let headers = [
         ("Content-Type", "application/json"),
         ("Accept", "application/json, text/event-stream"),
         ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", tool),
+        ("Mcp-Method", method),
+        ("Mcp-Name", name),
         ("Authorization", authorization.as_str()),
     ];
     let (status, answer) = exchange(url, "POST", "/mcp", &headers, &body);
-    assert_eq!(status, 200, "{tool}: {answer}");
+    assert_eq!(status, 200, "{method} {name}: {answer}");
     json(&answer)
 }
 

@@ -301,12 +301,17 @@ impl Server {
 
     /// [`Server::service_token`], with the client's id.
     pub fn service_client(&self, scope: &str) -> (String, String) {
+        self.service_client_in("demo", scope)
+    }
+
+    /// [`Server::service_client`] in `tenant`.
+    pub fn service_client_in(&self, tenant: &str, scope: &str) -> (String, String) {
         let out = self.admin(&[
             "client",
             "add-service",
             "e2e",
             "--tenant",
-            "demo",
+            tenant,
             "--scope",
             scope,
         ]);

@@ -101,8 +101,51 @@ pub type SinkFuture<'a> = Pin<Box<dyn Future<Output = Result<(), AuditError>> + 
 /// Where audit events go. A call's reply is sent only after its event is
 /// recorded, so an acknowledged call always has its row.
 pub trait AuditSink: Send + Sync {
-    /// Records one event durably.
-    fn record<'a>(&'a self, event: &'a AuditEvent) -> SinkFuture<'a>;
+    /// Records one event durably, and applies `effects` in the same
+    /// transaction: the row and the state changes it records are written
+    /// together or not at all.
+    fn record_with<'a>(&'a self, event: &'a AuditEvent, effects: &'a [Effect]) -> SinkFuture<'a>;
+
+    /// Records one event that changed nothing else.
+    fn record<'a>(&'a self, event: &'a AuditEvent) -> SinkFuture<'a> {
+        self.record_with(event, &[])
+    }
+}
+
+/// A state change a call made, written in the same transaction as the
+/// call's audit row (so a row never records a change that was lost, and no
+/// change exists without its row).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// The call held an idempotency key and finished: `result` (the JSON
+    /// the host answers a retry with) is stored under the key.
+    FinishKey {
+        /// The key's owner and name.
+        key: KeyRef,
+        /// The stored answer.
+        result: String,
+    },
+    /// The call held an idempotency key and did not finish (a failure, a
+    /// question, a gate): the key is free for a retry.
+    ReleaseKey {
+        /// The key's owner and name.
+        key: KeyRef,
+    },
+    /// The call's result was too large to send inline and is kept.
+    StoreArtifact(toolhost_artifacts::NewArtifact),
+}
+
+/// An idempotency key as the store addresses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRef {
+    /// The caller's tenant.
+    pub tenant: String,
+    /// The caller.
+    pub principal: String,
+    /// The tool.
+    pub tool: String,
+    /// The client's key.
+    pub key: String,
 }
 
 #[cfg(test)]

@@ -21,4 +21,4 @@ mod event;
 
 pub use chain::{ChainBreak, ChainSummary};
 pub use digest::{argument_digest, canonical_json};
-pub use event::{AuditError, AuditEvent, AuditSink, Outcome, SinkFuture};
+pub use event::{AuditError, AuditEvent, AuditSink, Effect, KeyRef, Outcome, SinkFuture};

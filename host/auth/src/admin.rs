@@ -103,7 +103,7 @@ pub async fn add_service(
         ));
     }
     store.ensure_tenant(tenant, now()).await?;
-    let secret_value = secret::random(32);
+    let secret_value = secret::token(secret::CLIENT_SECRET);
     let client = Client {
         client_id: format!("svc_{}", secret::random(12)),
         secret_hash: Some(secret::digest(&secret_value)),

@@ -261,7 +261,7 @@ pub(crate) async fn open_pending<T: Serialize>(
             (jar, v)
         }
         _ => {
-            let v = secret::random(32);
+            let v = secret::token(secret::COOKIE);
             let jar = jar.add(cookie(auth, BROWSER_COOKIE, v.clone()));
             (jar, v)
         }
@@ -478,7 +478,7 @@ pub(crate) async fn start_session(
     jar: CookieJar,
     user: &User,
 ) -> Result<CookieJar, Refusal> {
-    let id = secret::random(32);
+    let id = secret::token(secret::COOKIE);
     let session = WebSession {
         id_hash: secret::digest(&id),
         user_id: user.id.clone(),
@@ -594,7 +594,7 @@ async fn issue_code(
     user: &User,
     request: &Request,
 ) -> Result<Response, Refusal> {
-    let code = secret::random(32);
+    let code = secret::token(secret::AUTHORIZATION_CODE);
     let record = AuthCode {
         code_hash: secret::digest(&code),
         family_id: secret::random(16),

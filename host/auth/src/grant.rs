@@ -225,7 +225,7 @@ impl AuthServer {
             params.get("scope"),
             "was not granted; a refresh can only narrow",
         )?;
-        let next = secret::random(32);
+        let next = secret::token(secret::REFRESH_TOKEN);
         let rotated = RefreshToken {
             token_hash: secret::digest(&next),
             family_id: old.family_id.clone(),
@@ -302,7 +302,7 @@ impl AuthServer {
         with_refresh: bool,
     ) -> Result<TokenResponse, OAuthError> {
         let refresh_token = if with_refresh {
-            let token = secret::random(32);
+            let token = secret::token(secret::REFRESH_TOKEN);
             let record = RefreshToken {
                 token_hash: secret::digest(&token),
                 family_id: family.id.clone(),

@@ -12,6 +12,23 @@ pub fn random(bytes: usize) -> String {
     URL_SAFE_NO_PAD.encode(buf)
 }
 
+/// Prefixes of the host's own secrets, so a scanner (`toolhost_secrets`)
+/// recognizes one wherever it turns up: refresh tokens, authorization
+/// codes, client secrets, and browser cookies.
+pub const REFRESH_TOKEN: &str = "thrt_";
+/// See [`REFRESH_TOKEN`].
+pub const AUTHORIZATION_CODE: &str = "thac_";
+/// See [`REFRESH_TOKEN`].
+pub const CLIENT_SECRET: &str = "thcs_";
+/// See [`REFRESH_TOKEN`].
+pub const COOKIE: &str = "thss_";
+
+/// A new secret of the host's own kind `prefix`: the prefix, then 256
+/// random bits as [`random`] writes them.
+pub fn token(prefix: &str) -> String {
+    format!("{prefix}{}", random(32))
+}
+
 /// The form a secret is stored in: SHA-256, lower-case hex. Every secret we
 /// hash carries at least 256 random bits, so a fast hash is enough (a
 /// password is never hashed this way).

@@ -196,7 +196,7 @@ impl AuthServer {
         match kind {
             ClientKind::Public => None,
             ClientKind::Confidential | ClientKind::Service => {
-                let s = secret::random(32);
+                let s = secret::token(secret::CLIENT_SECRET);
                 let d = secret::digest(&s);
                 Some((s, d))
             }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use toolhost_audit::{AuditEvent, AuditSink, Outcome, SinkFuture};
+use toolhost_audit::{AuditEvent, AuditSink, Effect, Outcome, SinkFuture};
 use toolhost_catalog::{Catalog, LoadOptions};
 use toolhost_limits::{ByteSize, MAX_ARGUMENT_BYTES, MAX_ARRAY_LEN, MAX_JSON_DEPTH};
 use toolhost_limits::{MAX_OBJECT_LEN, MAX_STRING_BYTES, RequestLimits};
@@ -31,7 +31,7 @@ const TIGHT: RequestLimits = RequestLimits {
 struct Recorded(Mutex<Vec<AuditEvent>>);
 
 impl AuditSink for Recorded {
-    fn record<'a>(&'a self, event: &'a AuditEvent) -> SinkFuture<'a> {
+    fn record_with<'a>(&'a self, event: &'a AuditEvent, _: &'a [Effect]) -> SinkFuture<'a> {
         self.0.lock().expect("not poisoned").push(event.clone());
         Box::pin(async { Ok(()) })
     }

@@ -11,9 +11,10 @@ use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
 use toolhost_backend::Backends;
 use toolhost_catalog::Catalog;
 use toolhost_catalog::{LoadedPlugin, ToolRef};
-use toolhost_gates::{CheckpointStore, GateStore};
+use toolhost_gates::{CheckpointStore, GateStore, IdempotencyKey};
 use toolhost_policy::{Decision, Grants, PolicyStore, Use, decide};
 use toolhost_runtime::{BackendGrant, CallContext, ProgressSink, Runtime, Snapshots};
+use toolhost_secrets::Scanner;
 use toolhost_types::{Principal, PrincipalKind};
 
 use crate::gating::GatePolicy;
@@ -61,6 +62,8 @@ pub struct Toolhost {
     pub(crate) checkpoints: Option<Arc<dyn CheckpointStore>>,
     pub(crate) gate_policy: GatePolicy,
     pub(crate) bounds: crate::bounds::Bounds,
+    pub(crate) artifacts: Option<crate::results::Artifacts>,
+    pub(crate) scanner: Scanner,
     in_flight: TaskTracker,
 }
 
@@ -84,6 +87,8 @@ impl Toolhost {
             gates: None,
             checkpoints: None,
             gate_policy: GatePolicy::default(),
+            artifacts: None,
+            scanner: Scanner::new(),
             in_flight: TaskTracker::new(),
         }
     }
@@ -147,7 +152,7 @@ impl Toolhost {
 
     /// `who`'s roles in its tenant, read now (services have none: their
     /// token's scopes bound them).
-    async fn grants(&self, who: &Principal) -> Result<Grants, InvokeError> {
+    pub(crate) async fn grants(&self, who: &Principal) -> Result<Grants, InvokeError> {
         match who.kind {
             PrincipalKind::User => self
                 .policy
@@ -169,8 +174,10 @@ impl Toolhost {
     /// The one path every tool call takes. Read this first.
     ///
     /// The audit event is written before the answer is returned: a caller
-    /// that got a reply can rely on its row. Cancelling `cancel` interrupts
-    /// the guest at its next epoch tick; the call is still audited.
+    /// that got a reply can rely on its row. The state the call leaves
+    /// behind (its idempotency key settled, its artifact kept) is written
+    /// in the row's transaction. Cancelling `cancel` interrupts the guest
+    /// at its next epoch tick; the call is still audited.
     pub async fn call(
         &self,
         who: &Principal,
@@ -188,10 +195,17 @@ impl Toolhost {
         req: CallRequest,
         cancel: &CancellationToken,
     ) -> Result<Answer, InvokeError> {
-        let mut audit = Audit::start(who, &req);
+        let mut audit = Audit::start(who, &req, &self.scanner);
         let outcome = self.run(who, &req, cancel, &mut audit).await;
+        let outcome = outcome.and_then(|answer| self.screen(&answer).map(|()| answer)); // a secret → SECRET_EXPOSURE
+        let mut effects = Vec::new();
+        let call_id = audit.event.call_id.clone();
+        let outcome = outcome.map(|a| self.bound(who, &req.tool, &call_id, a, &mut effects)); // large → artifact
+        if let Some(key) = audit.held_key.take() {
+            effects.push(crate::plugin_call::settle(key, &outcome));
+        }
         self.audit
-            .record(&audit.finish(&outcome))
+            .record_with(&audit.finish(&outcome), &effects)
             .await
             .map_err(InvokeError::Audit)?;
         outcome
@@ -229,7 +243,7 @@ impl Toolhost {
             }
         };
         tokio::select! {
-            out = self.run_plugin(who, &grants, &tool, req) => out,
+            out = self.run_plugin(who, &grants, &tool, req, &mut audit.held_key) => out,
             () = cancel.cancelled() => Err(InvokeError::Cancelled),
         }
     }
@@ -304,17 +318,21 @@ struct Audit {
     /// take one (a gateable plugin tool, or a host tool such as
     /// `decide_approval`); to any other plugin tool it is a plain argument.
     presented_gate: Option<String>,
+    /// The idempotency key the call claimed, settled by its audit row.
+    held_key: Option<IdempotencyKey>,
 }
 
 impl Audit {
-    fn start(who: &Principal, req: &CallRequest) -> Self {
+    /// The event of `req`; the tool's name as called is kept only with any
+    /// secret in it redacted (a client may call any name).
+    fn start(who: &Principal, req: &CallRequest, scanner: &Scanner) -> Self {
         let event = AuditEvent {
             call_id: toolhost_types::CallId::new().to_string(),
             at: SystemTime::now(),
             principal: who.subject.clone(),
             tenant: who.tenant.clone(),
             client_id: Some(who.client_id.clone()),
-            tool: req.tool.clone(),
+            tool: scanner.redact(&req.tool).into_owned(),
             plugin: None,
             catalog_version: None,
             plugin_digest: None,
@@ -328,6 +346,7 @@ impl Audit {
             started: Instant::now(),
             event,
             presented_gate: presented_gate(&req.arguments),
+            held_key: None,
         }
     }
 
@@ -350,7 +369,7 @@ impl Audit {
         self.event.duration = self.started.elapsed();
         let breach = matches!(outcome, Err(InvokeError::Call(e)) if e.is_breach());
         match outcome {
-            Ok(Answer::Output(_)) => self.event.outcome = Outcome::Executed,
+            Ok(Answer::Output(_) | Answer::Artifact(_)) => self.event.outcome = Outcome::Executed,
             Ok(Answer::Clarify(_)) => self.event.outcome = Outcome::NeedsClarification,
             Ok(Answer::ApprovalRequired(gate)) => {
                 self.event.outcome = Outcome::ApprovalRequired;

@@ -102,6 +102,25 @@ pub enum InvokeError {
     /// The principal's roles could not be read, so nothing is decided.
     #[error("internal error")]
     Policy(#[source] toolhost_policy::PolicyStoreError),
+    /// The answer (or the plan a gate would show) holds a credential or a
+    /// host path: it was withheld, and only the kind is said.
+    #[error(
+        "the answer was withheld: it contained a {kind} (a credential or a host path must not leave the host)"
+    )]
+    SecretExposure {
+        /// What was found, e.g. `jwt` or `backend_secret`.
+        kind: &'static str,
+    },
+    /// No artifact by that URI that the caller may read (whether it never
+    /// existed, expired, or is another tenant's is not said).
+    #[error("resource {uri:?} not found")]
+    ArtifactNotFound {
+        /// The URI asked for.
+        uri: String,
+    },
+    /// The artifact store failed.
+    #[error("internal error")]
+    Artifacts(#[source] toolhost_artifacts::ArtifactStoreError),
     /// The audit row could not be written, so the answer is withheld.
     #[error("internal error")]
     Audit(#[source] toolhost_audit::AuditError),
@@ -114,6 +133,7 @@ impl InvokeError {
         matches!(
             self,
             InvokeError::Audit(_)
+                | InvokeError::Artifacts(_)
                 | InvokeError::InputSchema { .. }
                 | InvokeError::Policy(_)
                 | InvokeError::Gates(_)
@@ -153,8 +173,11 @@ impl InvokeError {
             InvokeError::IdempotencyKeyReused { .. } => "IDEMPOTENCY_KEY_REUSED",
             InvokeError::IdempotencyInProgress { .. } => "IDEMPOTENCY_IN_PROGRESS",
             InvokeError::Cancelled => "CANCELLED",
+            InvokeError::SecretExposure { .. } => "SECRET_EXPOSURE",
+            InvokeError::ArtifactNotFound { .. } => "RESOURCE_NOT_FOUND",
             InvokeError::Call(e) => e.code(),
             InvokeError::Audit(_)
+            | InvokeError::Artifacts(_)
             | InvokeError::InputSchema { .. }
             | InvokeError::Policy(_)
             | InvokeError::Gates(_)

@@ -16,6 +16,7 @@ mod error;
 mod gating;
 mod metrics;
 mod plugin_call;
+mod results;
 mod snapshots;
 mod tool;
 
@@ -29,5 +30,6 @@ pub use checkpoints::{
 pub use error::InvokeError;
 pub use gating::{Clock, DEFAULT_GATE_TTL, GATE_ID_ARG, GatePolicy, IDEMPOTENCY_KEY_ARG, millis};
 pub use plugin_call::Answer;
+pub use results::ResultPolicy;
 pub use snapshots::{Conversation, SNAPSHOT_IDLE, SnapshotCache};
 pub use tool::{HostTool, HostToolFuture, Tool};

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-use toolhost_audit::argument_digest;
+use serde_json::Value;
+use toolhost_audit::{Effect, KeyRef, argument_digest};
 use toolhost_catalog::ToolRef;
 use toolhost_gates::{GateId, IdempotencyClaim, IdempotencyKey};
 use toolhost_policy::{Decision, Grants, Use, decide};
@@ -27,6 +27,9 @@ pub enum Answer {
     Clarify(Clarification),
     /// The call waits for a person's approval; nothing ran.
     ApprovalRequired(Box<toolhost_gates::Gate>),
+    /// The tool ran; its answer was over the inline limit and is kept as
+    /// this artifact (read back with `resources/read`).
+    Artifact(Box<toolhost_artifacts::Artifact>),
 }
 
 impl Answer {
@@ -46,6 +49,7 @@ impl Toolhost {
         grants: &Grants,
         tool: &ToolRef,
         req: &CallRequest,
+        held: &mut Option<IdempotencyKey>,
     ) -> Result<Answer, InvokeError> {
         let (args, host) = if gating::gateable(tool) {
             gating::split(&req.arguments)?
@@ -57,18 +61,15 @@ impl Toolhost {
             (Some(k), true) => Some(gating::key(who, &req.tool, k.clone())),
             _ => None,
         };
-        if let Some(key) = &key
-            && let Some(stored) = self.claim(key, &args).await?
-        {
-            return Ok(Answer::Output(stored));
+        if let Some(key) = key {
+            if let Some(stored) = self.claim(&key, &args).await? {
+                return Ok(stored);
+            }
+            // Held until the call's audit row settles it (`call.rs`).
+            *held = Some(key);
         }
-        let answer = self
-            .plan_and_call(who, grants, tool, req, &args, &args_text, &host)
-            .await;
-        if let Some(key) = &key {
-            self.settle(key, &answer).await?;
-        }
-        answer
+        self.plan_and_call(who, grants, tool, req, &args, &args_text, &host)
+            .await
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -104,6 +105,7 @@ impl Toolhost {
                 Planned::Plan(p) => p,
                 Planned::Clarify(c) => return Ok(Answer::Clarify(c)),
             };
+            self.screen_plan(&plan)?; // a secret in the plan → SECRET_EXPOSURE, no gate stored
             let risk = gating::effective_risk(tool, &plan);
             let spec = tool.spec();
             if decide(who, grants, &spec.permission, risk, Use::Call) == Decision::Gated {
@@ -183,7 +185,7 @@ impl Toolhost {
         &self,
         key: &IdempotencyKey,
         args: &Value,
-    ) -> Result<Option<ToolOutput>, InvokeError> {
+    ) -> Result<Option<Answer>, InvokeError> {
         let digest = argument_digest(args).to_string();
         let now = self.gate_policy.now_ms();
         let claim = self
@@ -194,15 +196,11 @@ impl Toolhost {
         match claim {
             IdempotencyClaim::Claimed => Ok(None),
             IdempotencyClaim::Done(stored) => {
-                let v: Value = serde_json::from_str(&stored).map_err(|e| {
+                crate::results::restored(&stored).map(Some).map_err(|e| {
                     InvokeError::Gates(toolhost_gates::GateStoreError(format!(
                         "stored result: {e}"
                     )))
-                })?;
-                Ok(Some(ToolOutput {
-                    structured: v["structured"].clone(),
-                    text: v["text"].as_str().map(str::to_owned),
-                }))
+                })
             }
             IdempotencyClaim::InProgress => Err(InvokeError::IdempotencyInProgress {
                 key: key.key.clone(),
@@ -212,22 +210,20 @@ impl Toolhost {
             }),
         }
     }
+}
 
-    /// Stores a finished call's output under its key, or releases the key
-    /// (a failure, a question or a gate: the request may be retried).
-    async fn settle(
-        &self,
-        key: &IdempotencyKey,
-        answer: &Result<Answer, InvokeError>,
-    ) -> Result<(), InvokeError> {
-        let store = self.gate_store()?;
-        match answer {
-            Ok(Answer::Output(out)) => {
-                let stored = json!({"structured": out.structured, "text": out.text}).to_string();
-                store.finish_key(key, &stored).await
-            }
-            _ => store.release_key(key).await,
-        }
-        .map_err(InvokeError::Gates)
+/// What the call's audit row does with the idempotency key the call held:
+/// stores a finished call's answer under it, or releases it (a failure, a
+/// question or a gate: the request may be retried).
+pub(crate) fn settle(key: IdempotencyKey, answer: &Result<Answer, InvokeError>) -> Effect {
+    let key = KeyRef {
+        tenant: key.tenant,
+        principal: key.principal,
+        tool: key.tool,
+        key: key.key,
+    };
+    match answer.as_ref().ok().and_then(crate::results::stored) {
+        Some(result) => Effect::FinishKey { key, result },
+        None => Effect::ReleaseKey { key },
     }
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use toolhost_audit::{AuditError, AuditEvent, AuditSink, Outcome, SinkFuture};
+use toolhost_audit::{AuditError, AuditEvent, AuditSink, Effect, Outcome, SinkFuture};
 use toolhost_catalog::{Catalog, LoadOptions};
 use toolhost_invoke::{CallRequest, InvokeError, Toolhost};
 use toolhost_policy::{FixedGrants, Grants};
@@ -23,7 +23,7 @@ struct Recorded {
 }
 
 impl AuditSink for Recorded {
-    fn record<'a>(&'a self, event: &'a AuditEvent) -> SinkFuture<'a> {
+    fn record_with<'a>(&'a self, event: &'a AuditEvent, _: &'a [Effect]) -> SinkFuture<'a> {
         Box::pin(async move {
             if self.refuse {
                 return Err(AuditError("the store is down".into()));

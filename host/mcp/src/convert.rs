@@ -2,8 +2,12 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock, ErrorData, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{
+    CallToolResult, ContentBlock, ErrorData, JsonObject, Resource, ResourceContents, Tool,
+    ToolAnnotations,
+};
 use serde_json::{Value, json};
+use toolhost_artifacts::Artifact;
 use toolhost_gates::Gate;
 use toolhost_invoke::{GATE_ID_ARG, IDEMPOTENCY_KEY_ARG, InvokeError, Tool as HostTool};
 use toolhost_runtime::ToolOutput;
@@ -46,6 +50,10 @@ pub(crate) fn tool(t: &HostTool) -> Tool {
     }
     if t_gateable {
         answers.push(approval_schema());
+    }
+    // Any answer may be over the inline limit and come back as an artifact.
+    if !answers.is_empty() || spec.output_schema.is_some() {
+        answers.push(artifact_schema());
     }
     if !answers.is_empty() {
         let schema = crate::clarify::output_schema(spec.output_schema.as_ref(), answers);
@@ -91,6 +99,72 @@ fn approval_schema() -> Value {
             },
         }},
     })
+}
+
+/// The JSON Schema of an answer kept as an artifact.
+fn artifact_schema() -> Value {
+    json!({
+        "type": "object",
+        "description": "The answer was too large to send inline; read it with resources/read at artifact.uri (its bytes match artifact.sha256).",
+        "required": ["artifact"],
+        "properties": {"artifact": {
+            "type": "object",
+            "required": ["uri", "mime_type", "size", "sha256", "expires_at"],
+            "properties": {
+                "uri": {"type": "string"},
+                "mime_type": {"type": "string"},
+                "size": {"type": "integer"},
+                "sha256": {"type": "string"},
+                "expires_at": {"type": "string"},
+            },
+        }},
+    })
+}
+
+/// An answer kept as an artifact: its reference, as structured content
+/// and as an MCP resource link.
+pub(crate) fn artifact(a: &Artifact) -> CallToolResult {
+    let uri = a.id.uri();
+    let expires = humantime::format_rfc3339_millis(
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(a.expires_at_ms.max(0) as u64),
+    )
+    .to_string();
+    let text = format!(
+        "The answer of {} is {} bytes ({}), too large to send inline. Read it with resources/read at {uri} (SHA-256 {}); it is kept until {expires}.",
+        a.tool, a.size, a.mime_type, a.sha256
+    );
+    let mut link = Resource::new(uri.clone(), format!("{}-result", a.tool));
+    link.mime_type = Some(a.mime_type.clone());
+    link.size = Some(a.size);
+    link.description = Some(format!("sha256:{}", a.sha256));
+    let mut result = CallToolResult::structured(json!({"artifact": {
+        "uri": uri,
+        "mime_type": a.mime_type,
+        "size": a.size,
+        "sha256": a.sha256.to_string(),
+        "expires_at": expires,
+    }}));
+    result.content = vec![ContentBlock::text(text), ContentBlock::resource_link(link)];
+    result
+}
+
+/// An artifact's bytes as `resources/read` returns them: text (JSON or
+/// plain text are UTF-8), else base64.
+pub(crate) fn artifact_contents(a: &Artifact, body: Vec<u8>) -> ResourceContents {
+    let uri = a.id.uri();
+    match String::from_utf8(body) {
+        Ok(text) => ResourceContents::TextResourceContents {
+            uri,
+            mime_type: Some(a.mime_type.clone()),
+            text,
+            meta: None,
+        },
+        Err(e) => {
+            use base64::Engine as _;
+            let blob = base64::engine::general_purpose::STANDARD.encode(e.into_bytes());
+            ResourceContents::blob(blob, uri).with_mime_type(a.mime_type.clone())
+        }
+    }
 }
 
 /// A gated call's answer: a normal result naming the gate.

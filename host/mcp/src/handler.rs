@@ -5,7 +5,8 @@ use std::sync::Arc;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, ErrorData, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -126,7 +127,12 @@ pub fn service(
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().build();
+        // Resources: the artifacts large answers are kept as (read only by
+        // the URI a call answered with; none are listed).
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
             .with_instructions(
@@ -198,6 +204,9 @@ impl ServerHandler for McpServer {
                 Ok(Answer::ApprovalRequired(gate)) => {
                     return Ok(CallToolResponse::Complete(convert::approval(&gate)));
                 }
+                Ok(Answer::Artifact(artifact)) => {
+                    return Ok(CallToolResponse::Complete(convert::artifact(&artifact)));
+                }
                 Err(e) => return Ok(CallToolResponse::Complete(convert::failure(&e)?)),
             };
             match channel {
@@ -224,6 +233,34 @@ impl ServerHandler for McpServer {
                     }
                 }
                 _ => return Ok(CallToolResponse::Complete(clarify::result(&question))),
+            }
+        }
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let who = self.caller(&ctx)?;
+        match self.host.read_artifact(&who, &request.uri).await {
+            Ok((artifact, body)) => {
+                tracing::info!(artifact = %artifact.id, tool = %artifact.tool, size = artifact.size, "artifact read");
+                let contents = convert::artifact_contents(&artifact, body);
+                // Another reader may hold other permissions: never share it.
+                let result =
+                    ReadResourceResult::new(vec![contents]).with_cache_scope(CacheScope::Private);
+                Ok(ReadResourceResponse::Complete(result))
+            }
+            Err(e @ toolhost_invoke::InvokeError::ArtifactNotFound { .. }) => {
+                Err(ErrorData::resource_not_found(
+                    e.to_string(),
+                    Some(serde_json::json!({"uri": request.uri})),
+                ))
+            }
+            Err(e) => {
+                tracing::error!(error = ?e, "reading an artifact failed internally");
+                Err(ErrorData::internal_error("internal error", None))
             }
         }
     }

@@ -20,7 +20,7 @@ use hyper::body::Bytes;
 use metrics_exporter_prometheus::PrometheusBuilder;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use serde_json::{Value, json};
-use toolhost_audit::{AuditEvent, AuditSink, SinkFuture};
+use toolhost_audit::{AuditEvent, AuditSink, Effect, SinkFuture};
 use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_catalog::{Catalog, LoadOptions};
 use toolhost_invoke::{HostTool, HostToolFuture, InvokeError, Toolhost};
@@ -59,7 +59,7 @@ impl HostTool for NativeGreet {
 struct Discard;
 
 impl AuditSink for Discard {
-    fn record<'a>(&'a self, _event: &'a AuditEvent) -> SinkFuture<'a> {
+    fn record_with<'a>(&'a self, _event: &'a AuditEvent, _: &'a [Effect]) -> SinkFuture<'a> {
         Box::pin(async { Ok(()) })
     }
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use anyhow::Context;
 use serde::Deserialize;
 use toolhost_backend::{BackendConfig, Secret};
+use toolhost_invoke::ResultPolicy;
 use toolhost_limits::{ByteSize, RequestLimits};
 
 /// The file, every key optional.
@@ -45,6 +46,9 @@ pub struct ConfigFile {
     rate_limit_per_principal: Option<u32>,
     rate_limit_per_client: Option<u32>,
     rate_limit_writes: Option<u32>,
+    inline_result_bytes: Option<ByteSize>,
+    #[serde(default, with = "humantime_serde")]
+    artifact_ttl: Option<Duration>,
 }
 
 /// `[backends.<name>]`: where a backend plugins may reach is, and its
@@ -138,6 +142,13 @@ pub struct ServeArgs {
     /// Calls of mutating tools per principal per window (default 120; 0: no limit).
     #[arg(long, env = "TOOLHOST_RATE_LIMIT_WRITES")]
     pub rate_limit_writes: Option<u32>,
+    /// Largest answer sent inline, e.g. `256KiB` (default 1 MiB); a larger
+    /// one is kept as an artifact and answered with a resource link.
+    #[arg(long, env = "TOOLHOST_INLINE_RESULT_BYTES")]
+    pub inline_result_bytes: Option<ByteSize>,
+    /// How long an artifact stays readable (default 24h).
+    #[arg(long, env = "TOOLHOST_ARTIFACT_TTL", value_parser = humantime::parse_duration)]
+    pub artifact_ttl: Option<Duration>,
 }
 
 /// Flags (and `TOOLHOST_*` variables) of the request limits; each replaces
@@ -218,6 +229,27 @@ pub struct Config {
     pub allow_self_approval: bool,
     /// Requests per principal, client and tool class per window.
     pub rate_limits: crate::rate_limit::RateLimits,
+    /// How large an answer is sent inline, and how long a larger one is kept.
+    pub results: ResultPolicy,
+}
+
+/// The answer bounds: defaults for what is not set; zero is refused.
+fn results(inline: Option<ByteSize>, ttl: Option<Duration>) -> anyhow::Result<ResultPolicy> {
+    let defaults = ResultPolicy::default();
+    let inline_limit = match inline {
+        Some(b) if b.as_u64() == 0 => anyhow::bail!("inline_result_bytes must be at least 1 byte"),
+        Some(b) => usize::try_from(b.as_u64()).unwrap_or(usize::MAX),
+        None => defaults.inline_limit,
+    };
+    let artifact_ttl = match ttl {
+        Some(t) if t.is_zero() => anyhow::bail!("artifact_ttl must be longer than zero"),
+        Some(t) => t,
+        None => defaults.artifact_ttl,
+    };
+    Ok(ResultPolicy {
+        inline_limit,
+        artifact_ttl,
+    })
 }
 
 /// Default listen address: loopback only; exposing the host is a decision.
@@ -293,6 +325,10 @@ impl Config {
                     .or(file.rate_limit_per_principal),
                 args.rate_limit_per_client.or(file.rate_limit_per_client),
                 args.rate_limit_writes.or(file.rate_limit_writes),
+            )?,
+            results: results(
+                args.inline_result_bytes.or(file.inline_result_bytes),
+                args.artifact_ttl.or(file.artifact_ttl),
             )?,
         })
     }

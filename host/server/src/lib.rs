@@ -14,6 +14,7 @@ mod audit_cli;
 mod config;
 mod guard;
 pub mod http;
+mod log_redact;
 mod rate_limit;
 mod rbac;
 mod serve;
@@ -36,6 +37,10 @@ struct Cli {
     /// Log as JSON lines instead of text.
     #[arg(long, global = true, env = "TOOLHOST_LOG_JSON")]
     log_json: bool,
+    /// What to log: a level (`info`) or directives (`toolhost=debug,warn`);
+    /// default `$TOOLHOST_LOG`, else `warn`.
+    #[arg(long = "log", global = true, value_name = "FILTER")]
+    log: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -126,7 +131,7 @@ enum CatalogCommand {
 /// Parses the command line and runs it; the binary's whole `main`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_json);
+    init_logging(cli.log_json, cli.log.as_deref());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build();
@@ -142,12 +147,15 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn init_logging(json: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+fn init_logging(json: bool, directives: Option<&str>) {
+    let filter = match directives {
+        Some(d) => tracing_subscriber::EnvFilter::new(d),
+        None => tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+    };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(log_redact::RedactedLine::default);
     if json {
         builder.json().init();
     } else {

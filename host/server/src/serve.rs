@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -13,6 +14,7 @@ use axum::serve::ListenerExt;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use tokio_util::sync::CancellationToken;
+use toolhost_artifacts::ArtifactStore;
 use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_backend::Backends;
 use toolhost_catalog::{Catalog, LoadOptions};
@@ -21,6 +23,7 @@ use toolhost_invoke::{
 };
 use toolhost_policy::{PolicyStore, PolicyStoreError};
 use toolhost_runtime::{Runtime, RuntimeConfig};
+use toolhost_secrets::Scanner;
 use toolhost_storage::Store;
 
 use crate::config::Config;
@@ -69,6 +72,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             }
         }
     }
+    let scanner = secret_scanner(&config, &backends);
+    crate::log_redact::set(scanner.credentials.clone());
     let catalog = Arc::new(loaded.catalog);
     let gate_policy = GatePolicy {
         ttl: config.gate_ttl,
@@ -84,6 +89,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let host = Arc::new(
         Toolhost::new(catalog, store.clone(), runtime, store.clone())
             .with_request_limits(config.request_limits)
+            .with_scanner(scanner.answers)
+            .with_artifacts(store.clone(), config.results)
             .with_backends(backends)
             .with_gates(store.clone(), gate_policy.clone())
             .with_host_tool(Arc::new(ListPendingApprovals::new(
@@ -137,6 +144,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let maintenance = tokio::spawn(auth.clone().maintain_every(MAINTENANCE));
     let limiter = RateLimiter::new(config.rate_limits, store.clone(), host.clone());
     let purge = tokio::spawn(limiter.clone().purge_every(MAINTENANCE));
+    let artifacts = tokio::spawn(purge_artifacts_every(store.clone(), MAINTENANCE));
     let app = router(
         ops,
         toolhost_mcp::service(host.clone(), mcp_config),
@@ -198,10 +206,68 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let (served, ()) = tokio::join!(serve.into_future(), drain);
     maintenance.abort();
     purge.abort();
+    artifacts.abort();
     served.context("serving HTTP")?;
     store.close().await;
     tracing::info!("toolhost stopped");
     Ok(())
+}
+
+/// The scanners secrets are caught with: `credentials` (the built-in
+/// patterns and every backend's secret) for log lines; `answers`, the same
+/// plus the host's own paths (plugin and cache directories, the SQLite
+/// file, the working and home directories), for what leaves through MCP.
+struct SecretScanners {
+    credentials: Scanner,
+    answers: Scanner,
+}
+
+fn secret_scanner(config: &Config, backends: &Backends) -> SecretScanners {
+    let credentials = backends
+        .secrets()
+        .iter()
+        .fold(Scanner::new(), |s, secret| s.with_secret(secret.expose()));
+    let sqlite_file = config
+        .database_url
+        .strip_prefix("sqlite://")
+        .or_else(|| config.database_url.strip_prefix("sqlite:"))
+        .map(|rest| PathBuf::from(rest.split('?').next().unwrap_or(rest)));
+    let paths = [
+        Some(config.plugins.clone()),
+        config.cache_dir.clone(),
+        sqlite_file,
+        std::env::current_dir().ok(),
+        std::env::var_os("HOME").map(PathBuf::from),
+    ];
+    let answers = paths
+        .into_iter()
+        .flatten()
+        .flat_map(|p| {
+            // Both as configured and as resolved: either may be quoted.
+            let resolved = std::fs::canonicalize(&p).ok();
+            [Some(p), resolved]
+        })
+        .flatten()
+        .filter(|p| p.is_absolute())
+        .fold(credentials.clone(), |s, p| s.with_host_path(&p));
+    SecretScanners {
+        credentials,
+        answers,
+    }
+}
+
+/// Deletes expired artifacts every `period`.
+async fn purge_artifacts_every(store: Arc<Store>, period: Duration) {
+    let mut tick = tokio::time::interval(period);
+    loop {
+        tick.tick().await;
+        let now = toolhost_invoke::millis(std::time::SystemTime::now());
+        match ArtifactStore::purge(&*store, now).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(purged = n, "expired artifacts deleted"),
+            Err(e) => tracing::warn!(error = %e, "purging expired artifacts failed"),
+        }
+    }
 }
 
 /// The demo tenant's `admin` role (an admin role: every tool), held by `demo`.

@@ -337,7 +337,9 @@ impl AuthStore for Store {
                     .execute(&mut *tx)
                     .await?;
                 if used.rows_affected() == 0 {
-                    // Another request rotated it first; dropping `tx` rolls back.
+                    // Another request rotated it first. Roll back now: a
+                    // dropped transaction waits for its connection's next use.
+                    tx.rollback().await?;
                     return Ok(false);
                 }
                 sqlx::query(sql::INSERT_REFRESH)

@@ -14,10 +14,11 @@
 //! that slips past the lock into a failed insert rather than a fork.
 
 use toolhost_audit::chain::{ChainCheck, GENESIS, row_hash};
-use toolhost_audit::{AuditEvent, ChainBreak, ChainSummary};
+use toolhost_audit::{AuditEvent, ChainBreak, ChainSummary, Effect};
 
 use crate::StorageError;
 use crate::connect::{Pools, on_pool};
+use crate::effects::apply_effects;
 use crate::record::{Columns, Stored};
 
 /// The key of the PostgreSQL advisory lock appends take: the bytes of
@@ -56,16 +57,17 @@ pub(crate) use select_audit;
 /// One page of a walk: the rows after id `$1`, at most `$2` of them.
 const SELECT_PAGE: &str = select_audit!("WHERE id > $1 ORDER BY id LIMIT $2");
 
-/// Appends `events`, in order, each chained to the one before: one
-/// transaction (lock, read the head, one multi-row `INSERT`), so all of them
-/// or none, and one commit. Returns their row ids. A call id already
+/// Appends `events`, in order, each chained to the one before, and applies
+/// their effects: one transaction (lock, read the head, one multi-row
+/// `INSERT`, the effects), so all of them or none, and one commit. Returns their row ids. A call id already
 /// recorded fails the whole batch, with [`StorageError::DuplicateCallId`]
 /// when the batch is that one event.
 pub(crate) async fn append(
     pools: &Pools,
-    events: &[&AuditEvent],
+    events: &[(&AuditEvent, &[Effect])],
 ) -> Result<Vec<i64>, StorageError> {
-    let columns: Vec<Columns<'_>> = events.iter().map(|e| Columns::of(e)).collect();
+    let columns: Vec<Columns<'_>> = events.iter().map(|(e, _)| Columns::of(e)).collect();
+    let effects = events.iter().flat_map(|(_, fx)| fx.iter());
     let (begin, lock) = match pools {
         Pools::Sqlite(_) => ("BEGIN IMMEDIATE", None),
         Pools::Postgres(_) => ("BEGIN", Some("SELECT pg_advisory_xact_lock($1)")),
@@ -98,12 +100,17 @@ pub(crate) async fn append(
         });
         insert.push(" RETURNING id");
         let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
+        if let Err(e) = apply_effects!(tx, effects.clone()).await {
+            // Release the chain's lock now, not when the connection is next used.
+            tx.rollback().await?;
+            return Err(e);
+        }
         tx.commit().await?;
         Ok::<_, sqlx::Error>(ids)
     }
     .await);
     appended.map_err(|e| match (e.as_database_error(), events) {
-        (Some(db), [one]) if db.is_unique_violation() && names_call_id(db) => {
+        (Some(db), [(one, _)]) if db.is_unique_violation() && names_call_id(db) => {
             StorageError::DuplicateCallId {
                 call_id: one.call_id.clone(),
             }

@@ -22,7 +22,7 @@
 //! deleted.
 
 mod rows;
-mod sql;
+pub(crate) mod sql;
 
 use toolhost_gates::{
     ConsumeError, DecideError, Decision, Gate, GateFuture, GateId, GateState, GateStore,
@@ -119,8 +119,10 @@ impl Store {
                 tx.commit().await?;
                 return Ok(Some(gate));
             }
-            // A live gate holds the index: return it. Dropping `tx` rolls
-            // back, so nothing was written.
+            // A live gate holds the index: return it, rolling back so
+            // nothing was written. Explicitly: a dropped transaction rolls
+            // back only when its connection is next used, holding its
+            // locks until then.
             let live = sqlx::query(sql::LIVE_PENDING)
                 .bind(new.tenant.as_str())
                 .bind(new.principal.as_str())
@@ -129,6 +131,7 @@ impl Store {
                 .bind(new.argument_digest.as_str())
                 .fetch_optional(&mut *tx)
                 .await?;
+            tx.rollback().await?;
             let live = live.as_ref().map(rows::gate).transpose()?;
             Ok(live.filter(|g| g.opened.expires_at > new.created_at))
         }

@@ -7,9 +7,11 @@
 //! together, each chained to the one before (`src/chain.rs`). At concurrency 1 a batch is one row: the same latency as a
 //! plain insert. If a batch fails (a duplicate call id, say), each of its
 //! rows is retried on its own, so only the faulty row's caller sees an error.
+//! A row's effects (`src/effects.rs`) ride in its transaction, so they
+//! commit or roll back with it.
 
 use tokio::sync::{mpsc, oneshot};
-use toolhost_audit::AuditEvent;
+use toolhost_audit::{AuditEvent, Effect};
 
 use crate::StorageError;
 use crate::connect::Pools;
@@ -25,6 +27,7 @@ const QUEUE: usize = 4096;
 /// A row and the caller waiting for its commit.
 struct Pending {
     event: AuditEvent,
+    effects: Vec<Effect>,
     done: oneshot::Sender<Result<(), StorageError>>,
 }
 
@@ -42,11 +45,17 @@ impl GroupCommit {
         Self { tx }
     }
 
-    /// Queues `event` and waits for its commit.
-    pub(crate) async fn record(&self, event: &AuditEvent) -> Result<(), StorageError> {
+    /// Queues `event` with the `effects` its transaction applies, and
+    /// waits for its commit.
+    pub(crate) async fn record(
+        &self,
+        event: &AuditEvent,
+        effects: &[Effect],
+    ) -> Result<(), StorageError> {
         let (done, committed) = oneshot::channel();
         let pending = Pending {
             event: event.clone(),
+            effects: effects.to_vec(),
             done,
         };
         self.tx
@@ -66,7 +75,8 @@ async fn write_batches(pools: Pools, mut rx: mpsc::Receiver<Pending>) {
                 Err(_) => break,
             }
         }
-        let events: Vec<&AuditEvent> = batch.iter().map(|p| &p.event).collect();
+        let events: Vec<(&AuditEvent, &[Effect])> =
+            batch.iter().map(|p| (&p.event, &p.effects[..])).collect();
         match crate::chain::append(&pools, &events).await {
             Ok(_) => {
                 for p in batch {
@@ -78,7 +88,9 @@ async fn write_batches(pools: Pools, mut rx: mpsc::Receiver<Pending>) {
             }
             Err(_) => {
                 for p in batch {
-                    let one = crate::chain::append(&pools, &[&p.event]).await.map(drop);
+                    let one = crate::chain::append(&pools, &[(&p.event, &p.effects[..])])
+                        .await
+                        .map(drop);
                     let _ = p.done.send(one);
                 }
             }

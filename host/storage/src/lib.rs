@@ -65,10 +65,12 @@
 //! # }
 //! ```
 
+mod artifacts;
 mod auth;
 mod chain;
 mod checkpoints;
 mod connect;
+mod effects;
 mod error;
 mod fields;
 mod gates;

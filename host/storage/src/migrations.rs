@@ -54,6 +54,10 @@ pub(crate) const SQLITE: Files = &[
         "0007_rate_limits.sql",
         include_str!("../../../migrations/sqlite/0007_rate_limits.sql"),
     ),
+    (
+        "0008_artifacts.sql",
+        include_str!("../../../migrations/sqlite/0008_artifacts.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -85,6 +89,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0007_rate_limits.sql",
         include_str!("../../../migrations/postgres/0007_rate_limits.sql"),
+    ),
+    (
+        "0008_artifacts.sql",
+        include_str!("../../../migrations/postgres/0008_artifacts.sql"),
     ),
 ];
 

@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::SystemTime;
 
 use toolhost_audit::{
-    AuditError, AuditEvent, AuditSink, ChainBreak, ChainSummary, Outcome, SinkFuture,
+    AuditError, AuditEvent, AuditSink, ChainBreak, ChainSummary, Effect, Outcome, SinkFuture,
 };
 
 use crate::chain::{self, select_audit};
@@ -77,7 +77,7 @@ impl Store {
     /// id. One transaction: it writes the whole row or nothing. A call id
     /// already recorded fails with [`StorageError::DuplicateCallId`].
     pub async fn append(&self, event: &AuditEvent) -> Result<i64, StorageError> {
-        let ids = chain::append(&self.pools, &[event]).await?;
+        let ids = chain::append(&self.pools, &[(event, &[])]).await?;
         Ok(*ids.first().expect("one row inserted, one id returned"))
     }
 
@@ -158,10 +158,11 @@ impl AuditSink for Store {
     /// Records `event` through group commit (see [`crate::group`]): it
     /// returns once the row is committed, sharing the commit with the rows
     /// of concurrent calls.
-    fn record<'a>(&'a self, event: &'a AuditEvent) -> SinkFuture<'a> {
+    /// `effects` are applied in the row's transaction (`src/effects.rs`).
+    fn record_with<'a>(&'a self, event: &'a AuditEvent, effects: &'a [Effect]) -> SinkFuture<'a> {
         Box::pin(async move {
             self.audit
-                .record(event)
+                .record(event, effects)
                 .await
                 .map_err(|e| AuditError(e.to_string()))
         })

@@ -83,8 +83,8 @@ pub(super) const CLAIM_KEY: &str = "INSERT INTO idempotency_keys \
      ON CONFLICT (tenant, principal, tool, key) DO NOTHING";
 pub(super) const KEY: &str = "SELECT request_digest, state, result FROM idempotency_keys \
      WHERE tenant = $1 AND principal = $2 AND tool = $3 AND key = $4";
-pub(super) const FINISH_KEY: &str = "UPDATE idempotency_keys SET state = 'done', result = $5 \
+pub(crate) const FINISH_KEY: &str = "UPDATE idempotency_keys SET state = 'done', result = $5 \
      WHERE tenant = $1 AND principal = $2 AND tool = $3 AND key = $4 AND state = 'running'";
 // A finished key keeps its result: only a running claim is released.
-pub(super) const RELEASE_KEY: &str = "DELETE FROM idempotency_keys \
+pub(crate) const RELEASE_KEY: &str = "DELETE FROM idempotency_keys \
      WHERE tenant = $1 AND principal = $2 AND tool = $3 AND key = $4 AND state = 'running'";

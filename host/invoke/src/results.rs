@@ -1,0 +1,251 @@
+//! What may leave the host as a call's answer: nothing that holds a
+//! credential or a host path ([`Toolhost::screen`], `SECRET_EXPOSURE`),
+//! and nothing larger than the inline limit, which is kept as an artifact
+//! and answered with a reference instead ([`Toolhost::bound`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolhost_artifacts::{Artifact, ArtifactId, ArtifactStore, NewArtifact};
+use toolhost_audit::Effect;
+use toolhost_policy::{Decision, Use, decide};
+use toolhost_resolver::Clarification;
+use toolhost_runtime::{Plan, ToolOutput};
+use toolhost_secrets::{Scanner, SecretKind};
+use toolhost_types::{Digest, Principal};
+
+use crate::{Answer, InvokeError, Toolhost};
+
+/// How large an answer is sent inline, and how long a larger one is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResultPolicy {
+    /// An answer whose JSON is longer than this many bytes becomes an
+    /// artifact (default 1 MiB: several times what a model can use in one
+    /// turn, well under what clients buffer).
+    pub inline_limit: usize,
+    /// How long an artifact stays readable (default 24 hours).
+    pub artifact_ttl: Duration,
+}
+
+impl Default for ResultPolicy {
+    fn default() -> Self {
+        ResultPolicy {
+            inline_limit: 1 << 20,
+            artifact_ttl: Duration::from_secs(24 * 3600),
+        }
+    }
+}
+
+/// The artifact room as the call path uses it.
+pub(crate) struct Artifacts {
+    pub(crate) store: Arc<dyn ArtifactStore>,
+    pub(crate) policy: ResultPolicy,
+}
+
+impl Toolhost {
+    /// Keeps answers over `policy.inline_limit` in `store` and answers with
+    /// a reference. Without it every answer is sent inline (bounded only by
+    /// the plugin's output budget).
+    pub fn with_artifacts(mut self, store: Arc<dyn ArtifactStore>, policy: ResultPolicy) -> Self {
+        self.artifacts = Some(Artifacts { store, policy });
+        self
+    }
+
+    /// Scans answers with `scanner` (default: the built-in credential
+    /// patterns; the server adds its backends' secrets and its own paths).
+    pub fn with_scanner(mut self, scanner: Scanner) -> Self {
+        self.scanner = scanner;
+        self
+    }
+
+    /// The scanner answers, plans and audit rows pass through.
+    pub fn scanner(&self) -> &Scanner {
+        &self.scanner
+    }
+
+    /// Refuses an answer that holds a secret: `SECRET_EXPOSURE`, naming
+    /// only the kind of secret found.
+    pub(crate) fn screen(&self, answer: &Answer) -> Result<(), InvokeError> {
+        let found = match answer {
+            Answer::Output(out) => self.in_output(out),
+            Answer::Clarify(c) => self.in_clarification(c),
+            // Its plan was screened before the gate was opened.
+            Answer::ApprovalRequired(_) | Answer::Artifact(_) => None,
+        };
+        exposed(found)
+    }
+
+    /// Refuses a plan that holds a secret, before a gate stores it.
+    pub(crate) fn screen_plan(&self, plan: &Plan) -> Result<(), InvokeError> {
+        let targets = plan.targets.iter();
+        let mut texts = targets.flat_map(|t| [&t.kind, &t.id, &t.name].into_iter().chain(&t.tags));
+        exposed(
+            self.scanner
+                .find(&plan.summary)
+                .map(|f| f.kind)
+                .or_else(|| texts.find_map(|s| self.scanner.find(s).map(|f| f.kind))),
+        )
+    }
+
+    fn in_output(&self, out: &ToolOutput) -> Option<SecretKind> {
+        let text = out.text.as_deref().and_then(|t| self.scanner.find(t));
+        text.map(|f| f.kind)
+            .or_else(|| self.scanner.find_in_json(&out.structured))
+    }
+
+    fn in_clarification(&self, c: &Clarification) -> Option<SecretKind> {
+        let names = c.candidates.iter().flat_map(|c| [&c.name, &c.label]);
+        let scoped = c.scoped_by.iter().flat_map(|(k, v)| [k, v]);
+        [&c.ask_user, &c.field]
+            .into_iter()
+            .chain(names)
+            .chain(scoped)
+            .find_map(|s| self.scanner.find(s).map(|f| f.kind))
+    }
+
+    /// `answer` as sent: inline, or, when its output is over the inline
+    /// limit, kept as an artifact (an effect of the call's audit row) and
+    /// answered with the artifact's reference.
+    pub(crate) fn bound(
+        &self,
+        who: &Principal,
+        tool: &str,
+        call_id: &str,
+        answer: Answer,
+        effects: &mut Vec<Effect>,
+    ) -> Answer {
+        let (Some(artifacts), Answer::Output(out)) = (&self.artifacts, &answer) else {
+            return answer;
+        };
+        let (body, mime_type) = match (&out.structured, &out.text) {
+            (Value::Null, Some(text)) => (text.clone().into_bytes(), "text/plain; charset=utf-8"),
+            (structured, _) => (structured.to_string().into_bytes(), "application/json"),
+        };
+        let inline = body.len() + out.text.as_ref().map_or(0, String::len);
+        if inline <= artifacts.policy.inline_limit {
+            return answer;
+        }
+        let now = self.gate_policy.now_ms();
+        let ttl = i64::try_from(artifacts.policy.artifact_ttl.as_millis()).unwrap_or(i64::MAX);
+        let artifact = Artifact {
+            id: ArtifactId::new(),
+            tenant: who.tenant.clone(),
+            principal: who.subject.clone(),
+            client_id: Some(who.client_id.clone()),
+            tool: tool.to_owned(),
+            call_id: call_id.to_owned(),
+            mime_type: mime_type.to_owned(),
+            size: 0,
+            sha256: Digest::of(b""),
+            created_at_ms: now,
+            expires_at_ms: now.saturating_add(ttl.max(1)),
+        };
+        let new = NewArtifact::new(artifact, body);
+        let artifact = new.artifact.clone();
+        effects.push(Effect::StoreArtifact(new));
+        Answer::Artifact(Box::new(artifact))
+    }
+
+    /// The artifact `uri` names with its bytes, for `who`: of `who`'s
+    /// tenant, unexpired, and produced by a tool `who` may call. Anything
+    /// else is [`InvokeError::ArtifactNotFound`], whichever the reason, so
+    /// a reader learns nothing about artifacts it may not read.
+    pub async fn read_artifact(
+        &self,
+        who: &Principal,
+        uri: &str,
+    ) -> Result<(Artifact, Vec<u8>), InvokeError> {
+        let not_found = || InvokeError::ArtifactNotFound {
+            uri: uri.to_owned(),
+        };
+        let (Some(artifacts), Some(id)) = (&self.artifacts, ArtifactId::from_uri(uri)) else {
+            return Err(not_found());
+        };
+        let now = self.gate_policy.now_ms();
+        let found = artifacts
+            .store
+            .read(&who.tenant, &id, now)
+            .await
+            .map_err(InvokeError::Artifacts)?;
+        let (artifact, body) = found.ok_or_else(not_found)?;
+        let tool = self.tool(&artifact.tool).ok_or_else(not_found)?;
+        let spec = tool.spec();
+        let grants = self.grants(who).await?;
+        if decide(who, &grants, &spec.permission, spec.risk, Use::Call) == Decision::Denied {
+            return Err(not_found());
+        }
+        Ok((artifact, body))
+    }
+}
+
+/// `SECRET_EXPOSURE` for a finding.
+fn exposed(found: Option<SecretKind>) -> Result<(), InvokeError> {
+    match found {
+        Some(kind) => Err(InvokeError::SecretExposure {
+            kind: kind.as_str(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// What an idempotency key stores for a finished call: the output, or the
+/// reference of its artifact.
+pub(crate) fn stored(answer: &Answer) -> Option<String> {
+    match answer {
+        Answer::Output(out) => {
+            Some(json!({"structured": out.structured, "text": out.text}).to_string())
+        }
+        Answer::Artifact(a) => Some(json!({"artifact": artifact_json(a)}).to_string()),
+        _ => None,
+    }
+}
+
+/// An answer a key stored, as [`stored`] wrote it.
+pub(crate) fn restored(stored: &str) -> Result<Answer, String> {
+    let v: Value = serde_json::from_str(stored).map_err(|e| e.to_string())?;
+    if let Some(a) = v.get("artifact") {
+        return artifact_from_json(a).map(|a| Answer::Artifact(Box::new(a)));
+    }
+    Ok(Answer::Output(ToolOutput {
+        structured: v["structured"].clone(),
+        text: v["text"].as_str().map(str::to_owned),
+    }))
+}
+
+/// An artifact's description as JSON (what an idempotency key keeps).
+fn artifact_json(a: &Artifact) -> Value {
+    json!({
+        "id": a.id.as_str(), "tenant": a.tenant, "principal": a.principal,
+        "client_id": a.client_id, "tool": a.tool, "call_id": a.call_id,
+        "mime_type": a.mime_type, "size": a.size, "sha256": a.sha256.to_string(),
+        "created_at_ms": a.created_at_ms, "expires_at_ms": a.expires_at_ms,
+    })
+}
+
+fn artifact_from_json(v: &Value) -> Result<Artifact, String> {
+    let text = |k: &str| {
+        v[k].as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("stored artifact: no {k}"))
+    };
+    let int = |k: &str| {
+        v[k].as_i64()
+            .ok_or_else(|| format!("stored artifact: no {k}"))
+    };
+    Ok(Artifact {
+        id: ArtifactId::parse(&text("id")?).ok_or("stored artifact: bad id")?,
+        tenant: text("tenant")?,
+        principal: text("principal")?,
+        client_id: v["client_id"].as_str().map(str::to_owned),
+        tool: text("tool")?,
+        call_id: text("call_id")?,
+        mime_type: text("mime_type")?,
+        size: v["size"].as_u64().ok_or("stored artifact: no size")?,
+        sha256: text("sha256")?
+            .parse()
+            .map_err(|e| format!("stored artifact: {e}"))?,
+        created_at_ms: int("created_at_ms")?,
+        expires_at_ms: int("expires_at_ms")?,
+    })
+}
