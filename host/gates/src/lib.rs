@@ -17,5 +17,5 @@ mod store;
 
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointStore, Disposition, NewCheckpoint};
 pub use gate::{Decision, Gate, GateId, GateState, NewGate, Target, rfc3339};
-pub use idempotency::{IdempotencyClaim, IdempotencyKey};
+pub use idempotency::{IDEMPOTENCY_LEASE, IdempotencyClaim, IdempotencyKey};
 pub use store::{ConsumeError, DecideError, GateFuture, GateStore, GateStoreError};

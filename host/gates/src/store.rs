@@ -115,10 +115,13 @@ pub trait GateStore: Send + Sync {
         tool: &'a str,
         tool_version: &'a str,
         argument_digest: &'a str,
+        call_id: &'a str,
         now: i64,
     ) -> GateFuture<'a, Gate, ConsumeError>;
 
-    /// Claims `key` for the request with `request_digest` at `now`.
+    /// Claims `key` for the request with `request_digest` at `now`: a new
+    /// key, or one whose `running` claim by the same request is older than
+    /// [`crate::IDEMPOTENCY_LEASE`] (its call died unsettled).
     fn claim_key<'a>(
         &'a self,
         key: &'a IdempotencyKey,
@@ -126,7 +129,9 @@ pub trait GateStore: Send + Sync {
         now: i64,
     ) -> GateFuture<'a, IdempotencyClaim>;
 
-    /// Stores the result (JSON text) of the claimed key's request.
+    /// Stores the result (JSON text) of the claimed key's request. The
+    /// call path settles keys through its audit row instead
+    /// (`toolhost_audit::Effect`); this is for tools and tests.
     fn finish_key<'a>(&'a self, key: &'a IdempotencyKey, result: &'a str) -> GateFuture<'a, ()>;
 
     /// Releases a claimed key whose request failed, so it can be retried.

@@ -243,7 +243,7 @@ impl Toolhost {
             }
         };
         tokio::select! {
-            out = self.run_plugin(who, &grants, &tool, req, &mut audit.held_key) => out,
+            out = self.run_plugin(who, &grants, &tool, req, &audit.event.call_id, &mut audit.held_key) => out,
             () = cancel.cancelled() => Err(InvokeError::Cancelled),
         }
     }

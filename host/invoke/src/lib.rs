@@ -33,3 +33,4 @@ pub use plugin_call::Answer;
 pub use results::ResultPolicy;
 pub use snapshots::{Conversation, SNAPSHOT_IDLE, SnapshotCache};
 pub use tool::{HostTool, HostToolFuture, Tool};
+pub use toolhost_gates::IDEMPOTENCY_LEASE;

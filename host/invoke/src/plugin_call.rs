@@ -49,6 +49,7 @@ impl Toolhost {
         grants: &Grants,
         tool: &ToolRef,
         req: &CallRequest,
+        call_id: &str,
         held: &mut Option<IdempotencyKey>,
     ) -> Result<Answer, InvokeError> {
         let (args, host) = if gating::gateable(tool) {
@@ -68,7 +69,7 @@ impl Toolhost {
             // Held until the call's audit row settles it (`call.rs`).
             *held = Some(key);
         }
-        self.plan_and_call(who, grants, tool, req, &args, &args_text, &host)
+        self.plan_and_call(who, grants, tool, req, call_id, &args, &args_text, &host)
             .await
     }
 
@@ -79,6 +80,7 @@ impl Toolhost {
         grants: &Grants,
         tool: &ToolRef,
         req: &CallRequest,
+        call_id: &str,
         args: &Value,
         args_text: &str,
         host: &HostArguments,
@@ -111,7 +113,7 @@ impl Toolhost {
             if decide(who, grants, &spec.permission, risk, Use::Call) == Decision::Gated {
                 let digest = argument_digest(args).to_string();
                 match &host.gate_id {
-                    Some(id) => self.consume(who, tool, id, &digest).await?,
+                    Some(id) => self.consume(who, tool, id, &digest, call_id).await?,
                     None => {
                         let gate =
                             gating::new_gate(who, tool, &digest, &plan, risk, &self.gate_policy);
@@ -154,13 +156,15 @@ impl Toolhost {
         })
     }
 
-    /// Consumes the confirmed gate `id` for this exact call, or refuses.
+    /// Consumes the confirmed gate `id` for this exact call (the gate names
+    /// `call_id`, whose audit row follows), or refuses.
     async fn consume(
         &self,
         who: &Principal,
         tool: &ToolRef,
         id: &GateId,
         digest: &str,
+        call_id: &str,
     ) -> Result<(), InvokeError> {
         let version = tool.plugin().plugin.digest().to_string();
         let now = self.gate_policy.now_ms();
@@ -172,6 +176,7 @@ impl Toolhost {
                 &tool.spec().name.to_string(),
                 &version,
                 digest,
+                call_id,
                 now,
             )
             .await

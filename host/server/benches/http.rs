@@ -6,9 +6,11 @@
 //! keep-alive HTTP/1.1 connections (one per concurrent client) with
 //! TCP_NODELAY on both ends, client and server on the same 2 cores.
 //!
-//! Two profiles: the host as shipped (audit rows in SQLite, fsynced, with
-//! group commit), and the same host with an in-memory audit sink, to show
-//! where the time goes.
+//! Three profiles: the host as shipped (audit rows in SQLite, fsynced, with
+//! group commit, and every request counted against rate limits in the same
+//! store), the same without the rate limiter, and the same with an
+//! in-memory audit sink, to show where the time goes. Every answer passes
+//! the secret scanner in all three; its cost alone is measured after.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -26,6 +28,7 @@ use toolhost_catalog::{Catalog, LoadOptions};
 use toolhost_invoke::{HostTool, HostToolFuture, InvokeError, Toolhost};
 use toolhost_runtime::{Runtime, RuntimeConfig, ToolOutput, ToolSpec};
 use toolhost_server::http::{Guard, Ops, router};
+use toolhost_server::{RateLimiter, RateLimits};
 use toolhost_storage::Store;
 use toolhost_types::Principal;
 
@@ -64,7 +67,10 @@ impl AuditSink for Discard {
     }
 }
 
-async fn start(durable_audit: bool) -> (String, tempfile::TempDir) {
+/// A host serving `hello` and `greet_native`: its audit in the store if
+/// `durable_audit`, else discarded; its `/mcp` requests counted against rate
+/// limits (high enough never to refuse) if `rate_limited`.
+async fn start(durable_audit: bool, rate_limited: bool) -> (String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let plugins = dir.path().join("plugins");
     let f = toolhost_fixtures::HELLO;
@@ -92,6 +98,7 @@ async fn start(durable_audit: bool) -> (String, tempfile::TempDir) {
     let host = Toolhost::new(Arc::new(loaded.catalog), store.clone(), runtime, audit)
         .with_host_tool(Arc::new(NativeGreet(spec)))
         .expect("no collision");
+    let host = Arc::new(host);
     let ops = Ops {
         store: store.clone(),
         metrics: PrometheusBuilder::new().build_recorder().handle(),
@@ -110,12 +117,17 @@ async fn start(durable_audit: bool) -> (String, tempfile::TempDir) {
         toolhost_auth::admin::add_service(auth.store(), "bench", "bench", "mcp hello:read")
             .await
             .expect("a service client");
-    let app = router(
+    let mut app = router(
         ops,
-        toolhost_mcp::service(Arc::new(host), mcp),
+        toolhost_mcp::service(host.clone(), mcp),
         Guard::new(4 << 20),
         auth,
     );
+    if rate_limited {
+        let never = Some(u32::MAX);
+        let limits = RateLimits::configured(None, never, never, never).expect("limits");
+        app = app.layer(axum::Extension(RateLimiter::new(limits, store, host)));
+    }
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
@@ -249,11 +261,17 @@ fn main() {
             "| audit | concurrency | tool | calls/s | p50 ms | p99 ms | WASM/native calls/s |"
         );
         println!("|---|---|---|---|---|---|---|");
-        for (durable, profile) in [(true, "SQLite, fsynced"), (false, "in memory")] {
-            let (addr, _dir) = start(durable).await;
+        let profiles = [
+            (true, true, "SQLite, fsynced, rate limits"),
+            (true, false, "SQLite, fsynced"),
+            (false, false, "in memory"),
+        ];
+        for (durable, limited, profile) in profiles {
+            let (addr, _dir) = start(durable, limited).await;
             table(&addr, profile).await;
         }
         bearer_check().await;
+        secret_scan();
     });
 }
 
@@ -297,6 +315,38 @@ async fn bearer_check() {
         samples[samples.len() / 2].as_secs_f64() * 1e6,
         samples[samples.len() * 99 / 100].as_secs_f64() * 1e6
     );
+}
+
+/// What scanning an answer for secrets costs, in-process: the greeting the
+/// HTTP rows return, and a 5 MiB answer (the size that becomes an artifact).
+fn secret_scan() {
+    let scanner = toolhost_secrets::Scanner::new()
+        .with_secret("tb-secret-7f3a9c2e51d04b8e9a6f0c1d2e3b4a59")
+        .with_host_path(std::path::Path::new("/srv/toolhost/plugins"));
+    let greeting = json!({"message": "Hello, Ada!"});
+    let words: String = "the quick brown fox jumps over the lazy dog; ".repeat((5 << 20) / 45 + 1);
+    let large = json!({"rows": [{"note": words}]});
+    println!();
+    println!("| secret scan (in-process) | size | p50 µs | p99 µs |");
+    println!("|---|---|---|---|");
+    for (what, answer, n) in [
+        ("greeting", &greeting, CALLS),
+        ("5 MiB of text", &large, 50),
+    ] {
+        let size = answer.to_string().len();
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            assert!(scanner.find_in_json(answer).is_none(), "clean");
+            samples.push(t.elapsed());
+        }
+        samples.sort();
+        println!(
+            "| {what} | {size} B | {:.1} | {:.1} |",
+            samples[samples.len() / 2].as_secs_f64() * 1e6,
+            samples[samples.len() * 99 / 100].as_secs_f64() * 1e6
+        );
+    }
 }
 
 async fn table(addr: &str, profile: &str) {

@@ -6,6 +6,8 @@
 //!   `ok: N rows verified` and exit 0, or `audit chain broken at row <id>
 //!   (call <call_id>): <what>` on stderr and exit 1. Rows written before the
 //!   chain existed (migration 0006) are counted and said to be unverifiable.
+//!   It then notes each gate consumed (over 15 minutes ago) by a call that
+//!   has no row: a call the host stopped during (exit status unchanged).
 //! - `tail` prints the newest rows; `search` the newest rows matching its
 //!   filters. Both print them oldest first, like `tail(1)`.
 
@@ -96,8 +98,8 @@ pub async fn audit(command: AuditCommand) -> anyhow::Result<ExitCode> {
 }
 
 async fn verify(store: &StoreArg) -> anyhow::Result<ExitCode> {
-    let walked = open(store)
-        .await?
+    let store = open(store).await?;
+    let walked = store
         .verify_chain()
         .await
         .context("reading the audit trail")?;
@@ -119,8 +121,30 @@ async fn verify(store: &StoreArg) -> anyhow::Result<ExitCode> {
         // Kept elsewhere, the head also catches a rewrite or a truncation.
         println!("head: row {id} {hash}");
     }
+    // A call that has not settled within the lease never will.
+    let lease = i64::try_from(toolhost_invoke::IDEMPOTENCY_LEASE.as_millis()).unwrap_or(i64::MAX);
+    let before = toolhost_invoke::millis(std::time::SystemTime::now()).saturating_sub(lease);
+    let unaudited = store
+        .unaudited_gates(before, UNAUDITED_SHOWN)
+        .await
+        .context("reading consumed gates")?;
+    for g in &unaudited {
+        println!(
+            "note: gate {} (tenant {}) was consumed by call {} at {}, which has no audit row: the host stopped during that call",
+            g.gate_id,
+            g.tenant,
+            g.call_id,
+            humantime::format_rfc3339_millis(
+                std::time::UNIX_EPOCH
+                    + std::time::Duration::from_millis(g.consumed_at.max(0) as u64)
+            )
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
+
+/// At most this many unaudited gates are listed by `verify`.
+const UNAUDITED_SHOWN: u32 = 100;
 
 /// `records` (newest first, as the store returns them) as a table, oldest first.
 fn print_rows(records: &[AuditRecord]) {

@@ -16,6 +16,7 @@ mod guard;
 pub mod http;
 mod log_redact;
 mod rate_limit;
+pub use rate_limit::{RateLimiter, RateLimits};
 mod rbac;
 mod serve;
 

@@ -26,7 +26,7 @@ pub(crate) mod sql;
 
 use toolhost_gates::{
     ConsumeError, DecideError, Decision, Gate, GateFuture, GateId, GateState, GateStore,
-    GateStoreError, IdempotencyClaim, IdempotencyKey, NewGate,
+    GateStoreError, IDEMPOTENCY_LEASE, IdempotencyClaim, IdempotencyKey, NewGate,
 };
 
 use crate::Store;
@@ -152,6 +152,49 @@ impl Store {
     }
 }
 
+/// A consumed gate whose call left no audit row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnauditedGate {
+    /// The gate.
+    pub gate_id: String,
+    /// Its tenant.
+    pub tenant: String,
+    /// The call that consumed it.
+    pub call_id: String,
+    /// When, unix milliseconds.
+    pub consumed_at: i64,
+}
+
+impl Store {
+    /// Consumed gates, consumed before `before_ms`, whose consuming call has
+    /// no audit row: calls the host stopped during (a gate is consumed
+    /// before its call runs, and the row written after). Oldest first, at
+    /// most `limit`.
+    pub async fn unaudited_gates(
+        &self,
+        before_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<UnauditedGate>, crate::StorageError> {
+        fetch_all!(
+            &self.pools,
+            unaudited,
+            sql::UNAUDITED,
+            before_ms,
+            i64::from(limit)
+        )
+        .map_err(crate::StorageError::query("list unaudited gates"))
+    }
+}
+
+fn unaudited(row: &impl crate::fields::Fields) -> Result<UnauditedGate, sqlx::Error> {
+    Ok(UnauditedGate {
+        gate_id: row.text("id")?,
+        tenant: row.text("tenant")?,
+        call_id: row.text("consumed_by")?,
+        consumed_at: row.int("consumed_at")?,
+    })
+}
+
 impl GateStore for Store {
     fn open(&self, gate: NewGate) -> GateFuture<'_, Gate> {
         Box::pin(async move {
@@ -238,6 +281,7 @@ impl GateStore for Store {
         tool: &'a str,
         tool_version: &'a str,
         argument_digest: &'a str,
+        call_id: &'a str,
         now: i64,
     ) -> GateFuture<'a, Gate, ConsumeError> {
         Box::pin(async move {
@@ -251,7 +295,8 @@ impl GateStore for Store {
                 principal,
                 tool,
                 tool_version,
-                argument_digest
+                argument_digest,
+                call_id
             )
             .map_err(failed("consume gate"))?;
             if let Some(gate) = consumed {
@@ -275,6 +320,8 @@ impl GateStore for Store {
         now: i64,
     ) -> GateFuture<'a, IdempotencyClaim> {
         Box::pin(async move {
+            let lease = i64::try_from(IDEMPOTENCY_LEASE.as_millis()).unwrap_or(i64::MAX);
+            let stale_before = now.saturating_sub(lease);
             for _ in 0..ATTEMPTS {
                 let claimed = execute!(
                     &self.pools,
@@ -284,7 +331,8 @@ impl GateStore for Store {
                     key.tool.as_str(),
                     key.key.as_str(),
                     request_digest,
-                    now
+                    now,
+                    stale_before
                 )
                 .map_err(in_tenant("claim idempotency key", &key.tenant))?;
                 if claimed == 1 {

@@ -86,5 +86,6 @@ pub use connect::{
     DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, SQLITE_BUSY_TIMEOUT, StoreOptions,
 };
 pub use error::{Engine, StorageError};
+pub use gates::UnauditedGate;
 pub use record::AuditRecord;
 pub use store::{AuditQuery, Store};

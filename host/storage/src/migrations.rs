@@ -58,6 +58,10 @@ pub(crate) const SQLITE: Files = &[
         "0008_artifacts.sql",
         include_str!("../../../migrations/sqlite/0008_artifacts.sql"),
     ),
+    (
+        "0009_gate_consumer.sql",
+        include_str!("../../../migrations/sqlite/0009_gate_consumer.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -93,6 +97,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0008_artifacts.sql",
         include_str!("../../../migrations/postgres/0008_artifacts.sql"),
+    ),
+    (
+        "0009_gate_consumer.sql",
+        include_str!("../../../migrations/postgres/0009_gate_consumer.sql"),
     ),
 ];
 

@@ -5,12 +5,15 @@
 mod common;
 
 use common::TestDb;
+use std::time::{Duration, UNIX_EPOCH};
 use toolhost_auth::AuthStore;
 use toolhost_gates::{
-    ConsumeError, DecideError, Decision, Gate, GateId, GateState, GateStore, IdempotencyClaim,
-    IdempotencyKey, NewGate, Target,
+    ConsumeError, DecideError, Decision, Gate, GateId, GateState, GateStore, IDEMPOTENCY_LEASE,
+    IdempotencyClaim, IdempotencyKey, NewGate, Target,
 };
-use toolhost_storage::Store;
+
+use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
+use toolhost_storage::{Store, UnauditedGate};
 use toolhost_types::Risk;
 
 on_both_engines!(
@@ -27,6 +30,8 @@ on_both_engines!(
     list_filters_by_state_and_tenant_newest_first_up_to_the_limit,
     an_idempotency_key_answers_with_its_first_result,
     concurrent_claims_of_one_key_give_one_claim,
+    a_claim_older_than_the_lease_is_taken_over_by_the_same_request,
+    a_consumed_gate_whose_call_has_no_audit_row_is_listed,
     a_tenant_that_does_not_exist_cannot_get_gates_or_keys,
     a_stored_gate_this_build_cannot_read_is_a_database_error,
 );
@@ -92,7 +97,7 @@ async fn consume_as_opened(store: &Store, g: &Gate, now: i64) -> Result<Gate, Co
     let o = &g.opened;
     let (who, tool, version, args) = (&o.principal, &o.tool, &o.tool_version, &o.argument_digest);
     store
-        .consume(&o.tenant, &o.id, who, tool, version, args, now)
+        .consume(&o.tenant, &o.id, who, tool, version, args, "call-1", now)
         .await
 }
 
@@ -285,7 +290,16 @@ async fn a_gate_of_another_tenant_is_not_found(db: &TestDb) {
     assert!(matches!(decided.await, Err(DecideError::NotFound(id)) if &id == g.id()));
     let o = &g.opened;
     let (who, version, args) = (&o.principal, &o.tool_version, &o.argument_digest);
-    let consumed = store.consume("globex", g.id(), who, "deploy", version, args, NOW + 2);
+    let consumed = store.consume(
+        "globex",
+        g.id(),
+        who,
+        "deploy",
+        version,
+        args,
+        "call-2",
+        NOW + 2,
+    );
     assert!(matches!(consumed.await, Err(ConsumeError::NotFound(id)) if &id == g.id()));
     let missing = GateId::mint([9; 16]);
     let decided = store.decide("acme", &missing, Decision::Deny, "u-bob", "", NOW + 2);
@@ -353,7 +367,7 @@ async fn a_refused_consumption_says_why_and_changes_nothing(db: &TestDb) {
         ("u-mallory", tool, version, "d4", "principal"),
     ];
     for (who, tool, version, args, differs) in calls {
-        let other = store.consume("acme", &o.id, who, tool, version, args, NOW + 2);
+        let other = store.consume("acme", &o.id, who, tool, version, args, "call-3", NOW + 2);
         match other.await {
             Err(ConsumeError::Mismatch { id, what }) => assert_eq!((&id, what), (&o.id, differs)),
             other => panic!("{differs}: {other:?}"),
@@ -466,6 +480,84 @@ async fn an_idempotency_key_answers_with_its_first_result(db: &TestDb) {
         claim(&bobs, "r1").await.expect("claim"),
         IdempotencyClaim::Claimed
     );
+}
+
+async fn a_claim_older_than_the_lease_is_taken_over_by_the_same_request(db: &TestDb) {
+    let store = seeded(db).await;
+    let k = key("u-alice", "crashed");
+    let lease = i64::try_from(IDEMPOTENCY_LEASE.as_millis()).expect("ms");
+    let claim = |digest, now| store.claim_key(&k, digest, now);
+    assert_eq!(
+        claim("r1", NOW).await.expect("claim"),
+        IdempotencyClaim::Claimed
+    );
+    // Its holder died without settling it. Within the lease it still holds.
+    let within = NOW + lease;
+    assert_eq!(
+        claim("r1", within).await.expect("claim"),
+        IdempotencyClaim::InProgress
+    );
+    // After it, the same request takes the key over, and holds it anew.
+    let after = NOW + lease + 1;
+    assert_eq!(
+        claim("r2", after).await.expect("claim"),
+        IdempotencyClaim::Reused
+    );
+    assert_eq!(
+        claim("r1", after).await.expect("claim"),
+        IdempotencyClaim::Claimed
+    );
+    assert_eq!(
+        claim("r1", after + 1).await.expect("claim"),
+        IdempotencyClaim::InProgress
+    );
+    store
+        .finish_key(&k, "{}")
+        .await
+        .expect("the new holder finishes");
+    let done = claim("r1", after + 2 * lease).await.expect("claim");
+    assert_eq!(
+        done,
+        IdempotencyClaim::Done("{}".into()),
+        "a finished key never expires"
+    );
+}
+
+async fn a_consumed_gate_whose_call_has_no_audit_row_is_listed(db: &TestDb) {
+    let store = seeded(db).await;
+    let g = confirmed(&store, 1, "d1").await;
+    consume_as_opened(&store, &g, NOW + 2)
+        .await
+        .expect("consumed by call-1");
+    // Consumed at NOW + 2: not yet before NOW + 2 (its call may still run).
+    assert_eq!(store.unaudited_gates(NOW + 2, 10).await.expect("list"), []);
+    let listed = store.unaudited_gates(NOW + 3, 10).await.expect("list");
+    let expected = UnauditedGate {
+        gate_id: g.id().to_string(),
+        tenant: "acme".into(),
+        call_id: "call-1".into(),
+        consumed_at: NOW + 2,
+    };
+    assert_eq!(listed, [expected]);
+    // The call's row is written: nothing is missing any more.
+    let row = AuditEvent {
+        call_id: "call-1".into(),
+        at: UNIX_EPOCH + Duration::from_millis(NOW as u64),
+        principal: "u-alice".into(),
+        tenant: "acme".into(),
+        client_id: Some("cli-1".into()),
+        tool: "deploy".into(),
+        plugin: None,
+        catalog_version: None,
+        plugin_digest: None,
+        argument_digest: argument_digest(&serde_json::json!({})),
+        outcome: Outcome::Executed,
+        error_code: None,
+        duration: Duration::ZERO,
+        gate_id: Some(g.id().to_string()),
+    };
+    store.record(&row).await.expect("recorded");
+    assert_eq!(store.unaudited_gates(NOW + 3, 10).await.expect("list"), []);
 }
 
 async fn concurrent_claims_of_one_key_give_one_claim(db: &TestDb) {

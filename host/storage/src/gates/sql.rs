@@ -68,19 +68,23 @@ pub(super) const DECIDE: &str = concat!(
 
 // Likewise: of fifty concurrent retries, one changes the row.
 pub(super) const CONSUME: &str = concat!(
-    "UPDATE gates SET state = 'consumed', consumed_at = $1 \
+    "UPDATE gates SET state = 'consumed', consumed_at = $1, consumed_by = $8 \
      WHERE tenant = $2 AND id = $3 AND state = 'confirmed' AND expires_at > $1 \
      AND principal = $4 AND tool = $5 AND tool_version = $6 AND argument_digest = $7 \
      RETURNING ",
     gate_columns!()
 );
 
-// One row changed: this request holds the key. A missing tenant is a
-// foreign-key violation.
+// One row changed: this request holds the key, new, or taken over from a
+// claim of the same request older than the lease ($7: claims made before
+// it are stale). A missing tenant is a foreign-key violation.
 pub(super) const CLAIM_KEY: &str = "INSERT INTO idempotency_keys \
      (tenant, principal, tool, key, request_digest, state, created_at) \
      VALUES ($1, $2, $3, $4, $5, 'running', $6) \
-     ON CONFLICT (tenant, principal, tool, key) DO NOTHING";
+     ON CONFLICT (tenant, principal, tool, key) DO UPDATE SET created_at = excluded.created_at \
+     WHERE idempotency_keys.state = 'running' \
+     AND idempotency_keys.request_digest = excluded.request_digest \
+     AND idempotency_keys.created_at < $7";
 pub(super) const KEY: &str = "SELECT request_digest, state, result FROM idempotency_keys \
      WHERE tenant = $1 AND principal = $2 AND tool = $3 AND key = $4";
 pub(crate) const FINISH_KEY: &str = "UPDATE idempotency_keys SET state = 'done', result = $5 \
@@ -88,3 +92,10 @@ pub(crate) const FINISH_KEY: &str = "UPDATE idempotency_keys SET state = 'done',
 // A finished key keeps its result: only a running claim is released.
 pub(crate) const RELEASE_KEY: &str = "DELETE FROM idempotency_keys \
      WHERE tenant = $1 AND principal = $2 AND tool = $3 AND key = $4 AND state = 'running'";
+
+// Consumed gates whose consuming call has no audit row (`audit.call_id` is
+// unique, so the probe is an index lookup).
+pub(super) const UNAUDITED: &str = "SELECT id, tenant, consumed_by, consumed_at FROM gates \
+     WHERE state = 'consumed' AND consumed_by IS NOT NULL AND consumed_at < $1 \
+     AND NOT EXISTS (SELECT 1 FROM audit WHERE audit.call_id = gates.consumed_by) \
+     ORDER BY consumed_at LIMIT $2";
