@@ -191,14 +191,14 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 #[test]
 fn an_answer_carrying_a_credential_is_withheld_and_stored_nowhere() {
     let backend = Backend::start();
-    let (server, _) = serve_on(&backend, &[HELLO], &["--log", "debug"], None);
+    let (server, demo) = serve_on(&backend, &[HELLO], &["--log", "debug"], None);
     let host_token = format!("thrt_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v");
     let own_access_token = server.token().to_owned();
     let secrets = [
         ("backend_secret", BACKEND_TOKEN.to_owned()),
         ("jwt", FOREIGN_JWT.to_owned()),
         ("jwt", own_access_token.clone()),
-        ("host_token", host_token),
+        ("host_token", host_token.clone()),
     ];
     for (kind, secret) in &secrets {
         let answer = call(&server, server.token(), "greet", json!({"name": secret}));
@@ -215,6 +215,48 @@ fn an_answer_carrying_a_credential_is_withheld_and_stored_nowhere() {
             "{kind}: echoed back"
         );
     }
+    // A write whose plan would show one is stopped before it acts.
+    let named = json!({"project": "payments", "name": format!("Smoke {FOREIGN_JWT}")});
+    let answer = call(&server, &demo, "create_api_scenario", named);
+    let error = &answer["result"]["structuredContent"]["error"];
+    assert_eq!(error["code"], json!("SECRET_EXPOSURE"), "{answer}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("the call was stopped before"),
+        "{answer}"
+    );
+    assert_eq!(backend.writes(), 0, "nothing ran");
+    // A write whose answer would carry one ran: the caller is told so, and
+    // a retry with its idempotency key answers the same without running.
+    let tagged = json!({"project": "payments", "name": "Smoke",
+        "tags": ["smoke", host_token], "idempotency_key": "k-secret"});
+    for attempt in 0..2 {
+        let answer = call(&server, &demo, "create_api_scenario", tagged.clone());
+        let error = &answer["result"]["structuredContent"]["error"];
+        assert_eq!(
+            error["code"],
+            json!("SECRET_EXPOSURE"),
+            "attempt {attempt}: {answer}"
+        );
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("the tool ran"),
+            "attempt {attempt}: {answer}"
+        );
+        assert!(
+            !answer.to_string().contains(&host_token),
+            "attempt {attempt}: echoed"
+        );
+    }
+    assert_eq!(backend.writes(), 1, "one side effect for both attempts");
+    // A failure's message keeps its code; a credential in it is redacted.
+    let refused = json!({"project": "payments", "name": "Smoke", "tags": [FOREIGN_JWT]});
+    let answer = call(&server, &demo, "create_api_scenario", refused);
+    let error = &answer["result"]["structuredContent"]["error"];
+    assert_eq!(error["code"], json!("TOOL_FAILED"), "{answer}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.contains("[redacted:jwt]"), "{answer}");
+    assert!(!answer.to_string().contains(FOREIGN_JWT), "{answer}");
     // A clean greeting still passes.
     let fine = call(&server, server.token(), "greet", json!({"name": "Ada"}));
     assert_eq!(fine["result"]["isError"], json!(false), "{fine}");
@@ -233,6 +275,9 @@ fn an_answer_carrying_a_credential_is_withheld_and_stored_nowhere() {
         secrets.len(),
         "{listed}"
     );
+    let writes = ["audit", "search", "--tool", "create_api_scenario"];
+    let listed = String::from_utf8_lossy(&server.admin(&writes).stdout).into_owned();
+    assert_eq!(listed.matches("SECRET_EXPOSURE").count(), 3, "{listed}");
 
     let store = store_bytes(&server);
     let log = server.log();

@@ -102,14 +102,15 @@ pub enum InvokeError {
     /// The principal's roles could not be read, so nothing is decided.
     #[error("internal error")]
     Policy(#[source] toolhost_policy::PolicyStoreError),
-    /// The answer (or the plan a gate would show) holds a credential or a
-    /// host path: it was withheld, and only the kind is said.
-    #[error(
-        "the answer was withheld: it contained a {kind} (a credential or a host path must not leave the host)"
-    )]
+    /// The answer (or the plan a gate would show, or a question) holds a
+    /// credential or a host path: it was withheld, and only the kind is said.
+    #[error("{}", secret_exposure(kind, *ran))]
     SecretExposure {
         /// What was found, e.g. `jwt` or `backend_secret`.
-        kind: &'static str,
+        kind: String,
+        /// Whether the tool ran (its answer was withheld after) or nothing
+        /// ran (a plan or a question was withheld).
+        ran: bool,
     },
     /// No artifact by that URI that the caller may read (whether it never
     /// existed, expired, or is another tenant's is not said).
@@ -183,5 +184,18 @@ impl InvokeError {
             | InvokeError::Gates(_)
             | InvokeError::DuplicateTool { .. } => "INTERNAL",
         }
+    }
+}
+
+/// The words of [`InvokeError::SecretExposure`]: a caller must know whether
+/// the tool ran, so it does not run a write twice.
+fn secret_exposure(kind: &str, ran: bool) -> String {
+    let why = "a credential or a host path must not leave the host";
+    if ran {
+        format!("the tool ran, but its answer was withheld: it contained a {kind} ({why})")
+    } else {
+        format!(
+            "the call was stopped before the tool acted: what it would show contained a {kind} ({why})"
+        )
     }
 }

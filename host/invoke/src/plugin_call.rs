@@ -64,7 +64,7 @@ impl Toolhost {
         };
         if let Some(key) = key {
             if let Some(stored) = self.claim(&key, &args).await? {
-                return Ok(stored);
+                return stored;
             }
             // Held until the call's audit row settles it (`call.rs`).
             *held = Some(key);
@@ -130,6 +130,7 @@ impl Toolhost {
         let checkpoints = self.checkpoints.as_ref().map(|store| CheckpointGrant {
             store: store.clone(),
             plugin: plugin.manifest.plugin.name.to_string(),
+            scanner: self.scanner.clone(),
         });
         let ctx = ctx.with_checkpoints(checkpoints);
         let reply = self
@@ -190,7 +191,7 @@ impl Toolhost {
         &self,
         key: &IdempotencyKey,
         args: &Value,
-    ) -> Result<Option<Answer>, InvokeError> {
+    ) -> Result<Option<Result<Answer, InvokeError>>, InvokeError> {
         let digest = argument_digest(args).to_string();
         let now = self.gate_policy.now_ms();
         let claim = self
@@ -218,8 +219,8 @@ impl Toolhost {
 }
 
 /// What the call's audit row does with the idempotency key the call held:
-/// stores a finished call's answer under it, or releases it (a failure, a
-/// question or a gate: the request may be retried).
+/// stores the outcome of a call that ran under it, or releases it (a
+/// failure, a question or a gate: the request may be retried).
 pub(crate) fn settle(key: IdempotencyKey, answer: &Result<Answer, InvokeError>) -> Effect {
     let key = KeyRef {
         tenant: key.tenant,
@@ -227,7 +228,7 @@ pub(crate) fn settle(key: IdempotencyKey, answer: &Result<Answer, InvokeError>) 
         tool: key.tool,
         key: key.key,
     };
-    match answer.as_ref().ok().and_then(crate::results::stored) {
+    match crate::results::stored(answer) {
         Some(result) => Effect::FinishKey { key, result },
         None => Effect::ReleaseKey { key },
     }

@@ -67,25 +67,22 @@ impl Toolhost {
     /// Refuses an answer that holds a secret: `SECRET_EXPOSURE`, naming
     /// only the kind of secret found.
     pub(crate) fn screen(&self, answer: &Answer) -> Result<(), InvokeError> {
-        let found = match answer {
-            Answer::Output(out) => self.in_output(out),
-            Answer::Clarify(c) => self.in_clarification(c),
+        match answer {
+            Answer::Output(out) => exposed(self.in_output(out), true),
+            // A question stops the call before it acts.
+            Answer::Clarify(c) => exposed(self.in_clarification(c), false),
             // Its plan was screened before the gate was opened.
-            Answer::ApprovalRequired(_) | Answer::Artifact(_) => None,
-        };
-        exposed(found)
+            Answer::ApprovalRequired(_) | Answer::Artifact(_) => Ok(()),
+        }
     }
 
     /// Refuses a plan that holds a secret, before a gate stores it.
     pub(crate) fn screen_plan(&self, plan: &Plan) -> Result<(), InvokeError> {
         let targets = plan.targets.iter();
         let mut texts = targets.flat_map(|t| [&t.kind, &t.id, &t.name].into_iter().chain(&t.tags));
-        exposed(
-            self.scanner
-                .find(&plan.summary)
-                .map(|f| f.kind)
-                .or_else(|| texts.find_map(|s| self.scanner.find(s).map(|f| f.kind))),
-        )
+        let found = self.scanner.find(&plan.summary).map(|f| f.kind);
+        let found = found.or_else(|| texts.find_map(|s| self.scanner.find(s).map(|f| f.kind)));
+        exposed(found, false)
     }
 
     fn in_output(&self, out: &ToolOutput) -> Option<SecretKind> {
@@ -179,38 +176,49 @@ impl Toolhost {
     }
 }
 
-/// `SECRET_EXPOSURE` for a finding.
-fn exposed(found: Option<SecretKind>) -> Result<(), InvokeError> {
+/// `SECRET_EXPOSURE` for a finding; `ran`: whether the tool acted.
+fn exposed(found: Option<SecretKind>, ran: bool) -> Result<(), InvokeError> {
     match found {
         Some(kind) => Err(InvokeError::SecretExposure {
-            kind: kind.as_str(),
+            kind: kind.as_str().to_owned(),
+            ran,
         }),
         None => Ok(()),
     }
 }
 
-/// What an idempotency key stores for a finished call: the output, or the
-/// reference of its artifact.
-pub(crate) fn stored(answer: &Answer) -> Option<String> {
-    match answer {
-        Answer::Output(out) => {
+/// What an idempotency key stores for a call that ran: the output, the
+/// reference of its artifact, or that its answer was withheld (a retry
+/// must not run the tool again, and must not see the secret either).
+pub(crate) fn stored(outcome: &Result<Answer, InvokeError>) -> Option<String> {
+    match outcome {
+        Ok(Answer::Output(out)) => {
             Some(json!({"structured": out.structured, "text": out.text}).to_string())
         }
-        Answer::Artifact(a) => Some(json!({"artifact": artifact_json(a)}).to_string()),
+        Ok(Answer::Artifact(a)) => Some(json!({"artifact": artifact_json(a)}).to_string()),
+        Err(InvokeError::SecretExposure { kind, ran: true }) => {
+            Some(json!({"withheld": kind}).to_string())
+        }
         _ => None,
     }
 }
 
-/// An answer a key stored, as [`stored`] wrote it.
-pub(crate) fn restored(stored: &str) -> Result<Answer, String> {
+/// The outcome a key stored, as [`stored`] wrote it; `Err` if it cannot be read.
+pub(crate) fn restored(stored: &str) -> Result<Result<Answer, InvokeError>, String> {
     let v: Value = serde_json::from_str(stored).map_err(|e| e.to_string())?;
-    if let Some(a) = v.get("artifact") {
-        return artifact_from_json(a).map(|a| Answer::Artifact(Box::new(a)));
+    if let Some(kind) = v.get("withheld").and_then(Value::as_str) {
+        return Ok(Err(InvokeError::SecretExposure {
+            kind: kind.to_owned(),
+            ran: true,
+        }));
     }
-    Ok(Answer::Output(ToolOutput {
+    if let Some(a) = v.get("artifact") {
+        return artifact_from_json(a).map(|a| Ok(Answer::Artifact(Box::new(a))));
+    }
+    Ok(Ok(Answer::Output(ToolOutput {
         structured: v["structured"].clone(),
         text: v["text"].as_str().map(str::to_owned),
-    }))
+    })))
 }
 
 /// An artifact's description as JSON (what an idempotency key keeps).

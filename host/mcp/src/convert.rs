@@ -11,6 +11,7 @@ use toolhost_artifacts::Artifact;
 use toolhost_gates::Gate;
 use toolhost_invoke::{GATE_ID_ARG, IDEMPOTENCY_KEY_ARG, InvokeError, Tool as HostTool};
 use toolhost_runtime::ToolOutput;
+use toolhost_secrets::Scanner;
 
 fn object(v: &Value) -> JsonObject {
     v.as_object().cloned().unwrap_or_default()
@@ -196,19 +197,25 @@ pub(crate) fn answer(out: ToolOutput) -> CallToolResult {
 /// A failed call. Everything the caller can act on is a tool result with
 /// `isError` and a stable code; only an internal failure is a protocol
 /// error, and an opaque one.
-pub(crate) fn failure(e: &InvokeError) -> Result<CallToolResult, ErrorData> {
+///
+/// A failure's message may carry what a plugin or its backend said: any
+/// credential or host path in it is replaced by `[redacted:<kind>]`
+/// (`scanner`), and the code is kept.
+pub(crate) fn failure(e: &InvokeError, scanner: &Scanner) -> Result<CallToolResult, ErrorData> {
     if e.is_internal() {
         tracing::error!(error = ?e, "call failed internally");
         return Err(ErrorData::internal_error("internal error", None));
     }
-    let mut error = json!({"code": e.code(), "message": e.to_string()});
+    let message = e.to_string();
+    let message = scanner.redact(&message);
+    let mut error = json!({"code": e.code(), "message": message});
     if matches!(
         e,
         InvokeError::ToolNotFound { .. } | InvokeError::PermissionDenied { .. }
     ) {
         error["hint"] = json!("call tools/list to refresh your tool catalog");
     }
-    let text = format!("{}: {e}", e.code());
+    let text = format!("{}: {message}", e.code());
     let mut result = CallToolResult::structured_error(json!({"error": error}));
     result.content = vec![ContentBlock::text(text)];
     Ok(result)

@@ -64,7 +64,8 @@ impl McpServer {
     ) -> Result<Answer, toolhost_invoke::InvokeError> {
         let (progress, relay) = match ctx.meta.get_progress_token() {
             Some(token) => {
-                let (sink, relay) = ProgressRelay::start(token, ctx.peer.clone());
+                let scanner = self.host.scanner().clone();
+                let (sink, relay) = ProgressRelay::start(token, ctx.peer.clone(), scanner);
                 (Some(sink), Some(relay))
             }
             None => (None, None),
@@ -207,7 +208,10 @@ impl ServerHandler for McpServer {
                 Ok(Answer::Artifact(artifact)) => {
                     return Ok(CallToolResponse::Complete(convert::artifact(&artifact)));
                 }
-                Err(e) => return Ok(CallToolResponse::Complete(convert::failure(&e)?)),
+                Err(e) => {
+                    let failed = convert::failure(&e, self.host.scanner())?;
+                    return Ok(CallToolResponse::Complete(failed));
+                }
             };
             match channel {
                 ask::Channel::InputRequired => {

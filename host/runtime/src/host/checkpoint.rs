@@ -24,6 +24,9 @@ pub struct CheckpointGrant {
     pub store: Arc<dyn CheckpointStore>,
     /// The plugin's name (checkpoints are per plugin).
     pub plugin: String,
+    /// What a checkpoint's text is scanned with before it is stored: it is
+    /// shown to people and kept, so a credential in it is refused.
+    pub scanner: toolhost_secrets::Scanner,
 }
 
 impl std::fmt::Debug for CheckpointGrant {
@@ -97,6 +100,15 @@ impl wit::Host for CheckpointCapability {
             .or_else(|| too_long("evidence", &evidence, MAX_EVIDENCE));
         if let Some(p) = problem {
             return Ok(Err(p));
+        }
+        let secret = [&subject, &title, &evidence]
+            .into_iter()
+            .find_map(|text| grant.scanner.find(text));
+        if let Some(found) = secret {
+            return Ok(Err(format!(
+                "the checkpoint was not opened: it holds a {} (SECRET_EXPOSURE)",
+                found.kind
+            )));
         }
         let mut random = [0u8; 16];
         getrandom::fill(&mut random).expect("the OS random source is available");
