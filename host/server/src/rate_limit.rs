@@ -15,8 +15,9 @@
 //! - `tool:write:<tenant>/<subject>`: a principal's calls of mutating tools,
 //!   which change backends and deserve a lower ceiling than reads.
 //!
-//! Windows are fixed (aligned to the epoch), and a count is one atomic
-//! upsert per request ([`Store::count_hits`]): cheap, exact across replicas,
+//! Windows are fixed (aligned to the epoch), and a count is an atomic
+//! upsert, batched with concurrent requests' ([`Store::count_hits`]):
+//! cheap, exact across replicas,
 //! at the price of letting up to twice a limit through around a window's
 //! boundary. Requests that are refused still count: a client that ignores
 //! `Retry-After` stays refused until the window ends.

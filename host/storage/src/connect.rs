@@ -167,6 +167,52 @@ async fn open_postgres(url: &str, opts: &StoreOptions) -> Result<PgPool, sqlx::E
         .await
 }
 
+/// Most connections of the counters' pool: a bump is one short statement.
+const COUNTER_CONNECTIONS: u32 = 2;
+
+/// A second, small pool for the rate-limit counters, whose commits do not
+/// wait for the disk: SQLite's `synchronous = NORMAL` (in WAL mode a commit
+/// is not fsynced; a power cut may lose the last bumps, a killed process
+/// does not) and PostgreSQL's `synchronous_commit = off`. A lost bump lets
+/// one request more through; a synced one per request halved throughput
+/// (BENCHMARKS.md part 4). The audit keeps the main pool and its syncs. An
+/// in-memory SQLite database has one connection, shared.
+pub(crate) async fn open_counters(
+    main: &Pools,
+    url: &str,
+    opts: &StoreOptions,
+) -> Result<Pools, sqlx::Error> {
+    let pools = match main {
+        Pools::Sqlite(pool) if is_in_memory(url) => Pools::Sqlite(pool.clone()),
+        Pools::Sqlite(_) => {
+            let connect = url
+                .parse::<SqliteConnectOptions>()?
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .foreign_keys(true)
+                .busy_timeout(SQLITE_BUSY_TIMEOUT);
+            let pool = SqlitePoolOptions::new()
+                .acquire_timeout(opts.acquire_timeout)
+                .max_connections(COUNTER_CONNECTIONS)
+                .connect_with(connect)
+                .await?;
+            Pools::Sqlite(pool)
+        }
+        Pools::Postgres(_) => {
+            let connect = url
+                .parse::<PgConnectOptions>()?
+                .options([("synchronous_commit", "off")]);
+            let pool = PgPoolOptions::new()
+                .max_connections(COUNTER_CONNECTIONS)
+                .acquire_timeout(opts.acquire_timeout)
+                .connect_with(connect)
+                .await?;
+            Pools::Postgres(pool)
+        }
+    };
+    Ok(pools)
+}
+
 /// Whether a SQLite URL names an in-memory database (sqlx keeps that fact
 /// private once parsed).
 fn is_in_memory(url: &str) -> bool {
@@ -176,6 +222,32 @@ fn is_in_memory(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `PRAGMA synchronous` of a connection of `pool`: 1 NORMAL, 2 FULL.
+    async fn synchronous(pool: &Pools) -> i64 {
+        let Pools::Sqlite(pool) = pool else {
+            panic!("a SQLite pool")
+        };
+        sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(pool)
+            .await
+            .expect("pragma")
+    }
+
+    #[tokio::test]
+    async fn only_the_counters_commit_without_a_sync() {
+        let dir = tempfile::tempdir().expect("temp");
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("s.db").display());
+        let opts = StoreOptions::default();
+        let main = open(Engine::Sqlite, &url, &opts).await.expect("main pool");
+        let counters = open_counters(&main, &url, &opts).await.expect("counters");
+        assert_eq!(
+            synchronous(&main).await,
+            2,
+            "the audit's commits are synced"
+        );
+        assert_eq!(synchronous(&counters).await, 1, "the counters' are not");
+    }
 
     #[test]
     fn the_scheme_selects_the_engine() {

@@ -78,6 +78,7 @@ pub mod group;
 mod migrations;
 mod policy;
 mod rate;
+mod rate_batch;
 mod record;
 mod store;
 

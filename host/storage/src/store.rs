@@ -23,6 +23,11 @@ const COUNT_AUDIT: &str = "SELECT COUNT(*) FROM audit";
 #[derive(Clone)]
 pub struct Store {
     pub(crate) pools: Pools,
+    /// The rate-limit counters' own pool, committing without a sync
+    /// ([`connect::open_counters`]).
+    pub(crate) counters: Pools,
+    /// The writer that batches counter bumps (`src/rate_batch.rs`).
+    pub(crate) counter_commit: crate::rate_batch::CounterCommit,
     audit: GroupCommit,
 }
 
@@ -61,8 +66,21 @@ impl Store {
         };
         let migrator = migrations::migrator(engine).await.map_err(migrate)?;
         on_pool!(&pools, pool => migrator.run(pool).await).map_err(|e| migrate(e.to_string()))?;
+        let counters = connect::open_counters(&pools, url, opts)
+            .await
+            .map_err(|e| StorageError::Connect {
+                engine,
+                url: redact(url),
+                message: e.to_string(),
+            })?;
         let audit = GroupCommit::start(pools.clone());
-        Ok(Store { pools, audit })
+        let counter_commit = crate::rate_batch::CounterCommit::start(counters.clone());
+        Ok(Store {
+            pools,
+            counters,
+            counter_commit,
+            audit,
+        })
     }
 
     /// Which engine this store talks to.
@@ -150,6 +168,7 @@ impl Store {
     /// Closes every connection, waiting for operations in flight. Later
     /// operations fail. Call it at shutdown so SQLite checkpoints its WAL.
     pub async fn close(&self) {
+        on_pool!(&self.counters, pool => pool.close().await);
         on_pool!(&self.pools, pool => pool.close().await)
     }
 }
