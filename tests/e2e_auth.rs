@@ -121,7 +121,7 @@ fn the_resource_server_refuses_without_a_valid_token_and_points_at_discovery() {
 
 #[test]
 fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors() {
-    let server = Server::start_with(&[toolhost_fixtures::HELLO], &["--code-ttl", "1s"]);
+    let server = Server::start_with(&[toolhost_fixtures::HELLO], &["--code-ttl", "2s"]);
     let client = register(&server, REDIRECT, "e2e");
     let mut browser = Browser::default();
 
@@ -258,9 +258,9 @@ fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors()
     let rt = minted["refresh_token"].as_str().expect("a refresh token");
     assert_error(refresh(&server, &client, rt, ""), 400, "invalid_grant");
 
-    // An expired code.
+    // An expired code: alive 2–3 s (whole seconds), so gone after 3.1 s.
     let code_6 = code(&server, &client);
-    std::thread::sleep(Duration::from_millis(2100));
+    std::thread::sleep(Duration::from_millis(3100));
     assert_error(
         redeem(&server, &client, &code_6, VERIFIER),
         400,

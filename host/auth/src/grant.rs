@@ -153,7 +153,9 @@ impl AuthServer {
                 "the code was issued to another client",
             ));
         }
-        if now() >= code.expires_at {
+        // Times are whole seconds: `>` keeps a code alive for at least its
+        // TTL (`>=` gave one issued late in a second as little as 1 ms).
+        if now() > code.expires_at {
             return Err(OAuthError::invalid_grant("authorization code expired"));
         }
         if code.redirect_uri != redirect_uri {
