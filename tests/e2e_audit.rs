@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::bench::{Backend, answer, call, serve_on};
-use support::{PgSchema, Server};
+use support::{PgSchema, Server, python3};
 
 /// `toolhost audit ARGS…` on `server`'s store: (exit code, stdout, stderr).
 fn audit(server: &Server, args: &[&str]) -> (Option<i32>, String, String) {
@@ -70,21 +70,6 @@ fn some_calls(server: &Server) {
     greet(server, "Edsger");
 }
 
-/// Runs `python3 -c SCRIPT ARGS…`; its trimmed stdout.
-fn python(script: &str, args: &[&str]) -> String {
-    let out = Command::new("python3")
-        .args(["-c", script])
-        .args(args)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "python3: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 /// One SQL statement on the server's SQLite file; the first column of the
 /// first row it returns, if any (changes are committed).
 fn sqlite(server: &Server, sql: &str) -> String {
@@ -94,7 +79,7 @@ fn sqlite(server: &Server, sql: &str) -> String {
                   c.commit()\n\
                   print('' if row is None else row[0])";
     let database = server.database_path();
-    python(script, &[&database.to_string_lossy(), sql])
+    python3(script, &[&database.to_string_lossy(), sql])
 }
 
 #[test]

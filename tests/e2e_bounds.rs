@@ -8,51 +8,19 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 use serde_json::{Value, json};
-use support::oauth::json;
-use support::{Server, exchange};
+use support::{Server, python3};
 
 /// A stateless `tools/call` of `tool` on /mcp with the harness's service
 /// token; the JSON-RPC result.
 fn call(server: &Server, tool: &str, arguments: Value) -> Value {
-    let params = json!({
-        "name": tool,
-        "arguments": arguments,
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}
-        }
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    let headers = [
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", tool),
-        ("Authorization", server.bearer()),
-    ];
-    let (status, answer) = exchange(&server.url, "POST", "/mcp", &headers, &body.to_string());
-    assert_eq!(status, 200, "{tool}: {answer}");
-    let answer = json(&answer);
-    answer["result"].clone()
+    support::bench::call(server, server.token(), tool, arguments)["result"].clone()
 }
 
 /// Runs `python3 -c SCRIPT DATABASE`; its stdout.
 fn python(server: &Server, script: &str) -> String {
-    let out = Command::new("python3")
-        .args(["-c", script])
-        .arg(server.database_path())
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "python3: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    python3(script, &[&server.database_path().to_string_lossy()])
 }
 
 /// Rows per table of the server's store. `rate_counters` is left out: it
@@ -77,7 +45,7 @@ fn last_audit(server: &Server) -> String {
     let script = "import sqlite3, sys\n\
         r = sqlite3.connect(sys.argv[1]).execute('SELECT tool, outcome, error_code FROM audit ORDER BY id DESC LIMIT 1').fetchone()\n\
         print(*r)";
-    python(server, script).trim().to_owned()
+    python(server, script)
 }
 
 /// Calls `tool` and checks it ran.

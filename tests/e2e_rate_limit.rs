@@ -10,27 +10,14 @@ use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
-use support::{Answer, PgSchema, Server, exchange, exchange_full};
+use support::bench::post_at;
+use support::{Answer, PgSchema, Server};
 use toolhost_fixtures::HELLO;
 
 /// A stateless `tools/call` of `tool` on `server` with the bearer `token`.
 fn call(server: &Server, token: &str, tool: &str, arguments: Value) -> Answer {
-    let meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}
-    });
-    let params = json!({"name": tool, "arguments": arguments, "_meta": meta});
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    let authorization = format!("Bearer {token}");
-    let headers = [
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", tool),
-        ("Authorization", authorization.as_str()),
-    ];
-    exchange_full(&server.url, "POST", "/mcp", &headers, &body.to_string())
+    let params = json!({"name": tool, "arguments": arguments});
+    post_at(&server.url, token, "tools/call", tool, params)
 }
 
 fn greet(server: &Server, token: &str) -> Answer {
@@ -75,41 +62,6 @@ fn fresh_window(window: u64, needed: Duration) {
     if left < needed {
         thread::sleep(left + Duration::from_millis(50));
     }
-}
-
-/// A service client added once to the store `server` uses: its id and secret.
-fn shared_service(server: &Server) -> (String, String) {
-    let out = server.admin(&[
-        "client",
-        "add-service",
-        "shared",
-        "--tenant",
-        "demo",
-        "--scope",
-        "mcp hello:read",
-    ]);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "client add-service: {text}");
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .map(|v| v.trim().to_owned())
-            .unwrap_or_else(|| panic!("no {name} in: {text}"))
-    };
-    (field("client_id:"), field("client_secret:"))
-}
-
-/// A client-credentials token for `client` from `server`'s own token endpoint.
-fn token_from(server: &Server, (id, secret): &(String, String)) -> String {
-    let form = format!("grant_type=client_credentials&client_id={id}&client_secret={secret}");
-    let content_type = [("Content-Type", "application/x-www-form-urlencoded")];
-    let (status, body) = exchange(&server.url, "POST", "/oauth/token", &content_type, &form);
-    assert_eq!(status, 200, "client_credentials token: {body}");
-    let value: Value = serde_json::from_str(&body).expect("a JSON token response");
-    value["access_token"]
-        .as_str()
-        .expect("an access_token")
-        .to_owned()
 }
 
 #[test]
@@ -177,8 +129,10 @@ fn two_hosts_on_one_postgres_share_the_limit() {
     let b = Server::start_on(&[HELLO], &flags, Some(&schema.url));
     // One service client in the shared store, a token for it from each host:
     // one principal, whichever host it calls.
-    let client = shared_service(&a);
-    let (token_a, token_b) = (token_from(&a, &client), token_from(&b, &client));
+    let client = a.add_service("demo", "mcp hello:read");
+    let (id, secret) = &client;
+    let token = |s: &Server| s.client_credentials_token(id, secret);
+    let (token_a, token_b) = (token(&a), token(&b));
     fresh_window(3600, Duration::from_secs(60));
     let answers: Vec<Answer> = (0..10)
         .map(|i| match i % 2 {

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use support::bench::{BACKEND_TOKEN, Backend, call, request_at, serve_on};
-use support::{PgSchema, Server};
+use support::{PgSchema, Server, python3};
 use toolhost_fixtures::{Fixture, HELLO, T_LIMITS_HUGE_OUTPUT};
 
 /// Five MiB of answer data: over the default inline limit (1 MiB).
@@ -49,27 +49,12 @@ fn read_resource(server: &Server, token: &str, uri: &str) -> Value {
     )
 }
 
-/// SHA-256 of `bytes`, lower-case hex, by Python's hashlib (the test does
-/// not trust the host's own digest code to check the host).
-fn sha256(bytes: &[u8]) -> String {
-    use std::io::Write;
-    let mut child = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(bytes)
-        .expect("write");
-    let out = child.wait_with_output().expect("python3 ends");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+/// SHA-256 of the file at `path`, lower-case hex, by Python's hashlib (the
+/// test does not trust the host's own digest code to check the host).
+fn sha256(path: &Path) -> String {
+    let script =
+        "import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],'rb').read()).hexdigest())";
+    python3(script, &[&path.to_string_lossy()])
 }
 
 fn large_answers_become_artifacts(database_url: Option<&str>) {
@@ -121,7 +106,9 @@ fn large_answers_become_artifacts(database_url: Option<&str>) {
     );
     let text = contents["text"].as_str().expect("text contents");
     assert_eq!(text.len(), expected_size);
-    assert_eq!(json!(sha256(text.as_bytes())), artifact["sha256"]);
+    let read_back = dir.path().join("read-back.json");
+    std::fs::write(&read_back, text).expect("write the bytes read");
+    assert_eq!(json!(sha256(&read_back)), artifact["sha256"]);
     let data: Value = serde_json::from_str(text).expect("the stored answer is its JSON");
     assert_eq!(data["data"].as_str().map(str::len), Some(FIVE_MIB));
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::oauth::{json, user_token};
-use super::{DEMO_PASSWORD, Server, exchange};
+use super::{Answer, DEMO_PASSWORD, Server, exchange_full};
 use toolhost_fixtures::TESTBENCH;
 
 /// The backend's credential. Nothing a client, a log or the audit trail
@@ -102,7 +102,14 @@ pub fn call_at(url: &str, token: &str, tool: &str, arguments: Value) -> Value {
 
 /// A stateless 2026-07-28 request `method` (its `Mcp-Name` header `name`)
 /// with `params` and `token`: the JSON-RPC answer (HTTP 200 asserted).
-pub fn request_at(url: &str, token: &str, method: &str, name: &str, mut params: Value) -> Value {
+pub fn request_at(url: &str, token: &str, method: &str, name: &str, params: Value) -> Value {
+    let answer = post_at(url, token, method, name, params);
+    assert_eq!(answer.status, 200, "{method} {name}: {}", answer.body);
+    json(&answer.body)
+}
+
+/// [`request_at`] without judging the answer: status, headers and body.
+pub fn post_at(url: &str, token: &str, method: &str, name: &str, mut params: Value) -> Answer {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -117,9 +124,7 @@ pub fn request_at(url: &str, token: &str, method: &str, name: &str, mut params: 
         ("Mcp-Name", name),
         ("Authorization", authorization.as_str()),
     ];
-    let (status, answer) = exchange(url, "POST", "/mcp", &headers, &body);
-    assert_eq!(status, 200, "{method} {name}: {answer}");
-    json(&answer)
+    exchange_full(url, "POST", "/mcp", &headers, &body)
 }
 
 /// The structured answer of a call that must not be an error.

@@ -306,6 +306,14 @@ impl Server {
 
     /// [`Server::service_client`] in `tenant`.
     pub fn service_client_in(&self, tenant: &str, scope: &str) -> (String, String) {
+        let (id, secret) = self.add_service(tenant, scope);
+        let token = self.client_credentials_token(&id, &secret);
+        (id, token)
+    }
+
+    /// `toolhost client add-service` in `tenant` with `scope` on this
+    /// server's store: the client's id and secret.
+    pub fn add_service(&self, tenant: &str, scope: &str) -> (String, String) {
         let out = self.admin(&[
             "client",
             "add-service",
@@ -327,11 +335,13 @@ impl Server {
                 .map(|v| v.trim().to_owned())
                 .unwrap_or_else(|| panic!("no {name} in: {text}"))
         };
-        let form = format!(
-            "grant_type=client_credentials&client_id={}&client_secret={}",
-            field("client_id:"),
-            field("client_secret:")
-        );
+        (field("client_id:"), field("client_secret:"))
+    }
+
+    /// A client-credentials access token for the client `id` from this
+    /// server's token endpoint.
+    pub fn client_credentials_token(&self, id: &str, secret: &str) -> String {
+        let form = format!("grant_type=client_credentials&client_id={id}&client_secret={secret}");
         let (status, body) = exchange(
             &self.url,
             "POST",
@@ -342,7 +352,7 @@ impl Server {
         assert_eq!(status, 200, "client_credentials token: {body}");
         let value: serde_json::Value = serde_json::from_str(&body).expect("a JSON token response");
         let token = value["access_token"].as_str().expect("an access_token");
-        (field("client_id:"), token.to_owned())
+        token.to_owned()
     }
 
     /// The server's process id (to signal it).
@@ -688,4 +698,21 @@ impl Drop for AuthProxy {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Runs `python3 -c SCRIPT ARGS…` (the tests read SQLite files and check
+/// digests with Python's own modules, not the host's code); its stdout,
+/// trimmed. Fails the test if the script fails.
+pub fn python3(script: &str, args: &[&str]) -> String {
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python3: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }

@@ -52,13 +52,14 @@ impl Store {
     /// [`Store::connect`] with an explicit pool size and timeout.
     pub async fn connect_with(url: &str, opts: &StoreOptions) -> Result<Store, StorageError> {
         let engine = connect::engine_of(url)?;
+        let unconnected = |e: sqlx::Error| StorageError::Connect {
+            engine,
+            url: redact(url),
+            message: e.to_string(),
+        };
         let pools = connect::open(engine, url, opts)
             .await
-            .map_err(|e| StorageError::Connect {
-                engine,
-                url: redact(url),
-                message: e.to_string(),
-            })?;
+            .map_err(unconnected)?;
         let migrate = |message| StorageError::Migrate {
             engine,
             url: redact(url),
@@ -68,11 +69,7 @@ impl Store {
         on_pool!(&pools, pool => migrator.run(pool).await).map_err(|e| migrate(e.to_string()))?;
         let counters = connect::open_counters(&pools, url, opts)
             .await
-            .map_err(|e| StorageError::Connect {
-                engine,
-                url: redact(url),
-                message: e.to_string(),
-            })?;
+            .map_err(unconnected)?;
         let audit = GroupCommit::start(pools.clone());
         let counter_commit = crate::rate_batch::CounterCommit::start(counters.clone());
         Ok(Store {

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use common::TestDb;
+use common::{TestDb, event};
 use serde_json::json;
 use toolhost_audit::chain::{ChainedRow, GENESIS, Problem, row_hash};
 use toolhost_audit::{AuditEvent, AuditSink, ChainSummary, Outcome, argument_digest};
@@ -26,25 +26,6 @@ on_both_engines!(
     a_second_row_on_the_same_predecessor_is_refused_by_the_database,
     search_applies_every_filter_and_returns_the_newest_first,
 );
-
-fn event(call_id: &str, at_ms: u64) -> AuditEvent {
-    AuditEvent {
-        call_id: call_id.into(),
-        at: UNIX_EPOCH + Duration::from_millis(at_ms),
-        principal: "alice".into(),
-        tenant: "acme".into(),
-        client_id: Some("client-1".into()),
-        tool: "greet".into(),
-        plugin: Some("hello".into()),
-        catalog_version: Some("0.1.0".into()),
-        plugin_digest: Some(Digest::of(b"hello.wasm")),
-        argument_digest: argument_digest(&json!({"name": "world"})),
-        outcome: Outcome::Executed,
-        error_code: None,
-        duration: Duration::from_micros(1_234),
-        gate_id: None,
-    }
-}
 
 /// Appends `n` events `call-0`… and returns their row ids.
 async fn append_n(store: &Store, n: u64) -> Vec<i64> {

@@ -5,12 +5,9 @@
 #[macro_use]
 mod common;
 
-use std::time::{Duration, UNIX_EPOCH};
-
 use common::TestDb;
-use serde_json::json;
 use toolhost_artifacts::{Artifact, ArtifactId, ArtifactStore, NewArtifact};
-use toolhost_audit::{AuditEvent, AuditSink, Effect, KeyRef, Outcome, argument_digest};
+use toolhost_audit::{AuditEvent, AuditSink, Effect, KeyRef};
 use toolhost_auth::AuthStore;
 use toolhost_gates::{GateStore, IdempotencyClaim, IdempotencyKey};
 use toolhost_storage::Store;
@@ -34,22 +31,7 @@ async fn seeded(db: &TestDb) -> Store {
 }
 
 fn event(call_id: &str) -> AuditEvent {
-    AuditEvent {
-        call_id: call_id.into(),
-        at: UNIX_EPOCH + Duration::from_millis(NOW as u64),
-        principal: "alice".into(),
-        tenant: "acme".into(),
-        client_id: Some("client-1".into()),
-        tool: "export".into(),
-        plugin: Some("reports".into()),
-        catalog_version: Some("1.0.0".into()),
-        plugin_digest: Some(Digest::of(b"reports.wasm")),
-        argument_digest: argument_digest(&json!({})),
-        outcome: Outcome::Executed,
-        error_code: None,
-        duration: Duration::from_micros(10),
-        gate_id: None,
-    }
+    common::event(call_id, NOW as u64)
 }
 
 fn artifact(call_id: &str, body: &[u8]) -> NewArtifact {

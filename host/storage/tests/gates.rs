@@ -5,14 +5,13 @@
 mod common;
 
 use common::TestDb;
-use std::time::{Duration, UNIX_EPOCH};
 use toolhost_auth::AuthStore;
 use toolhost_gates::{
     ConsumeError, DecideError, Decision, Gate, GateId, GateState, GateStore, IDEMPOTENCY_LEASE,
     IdempotencyClaim, IdempotencyKey, NewGate, Target,
 };
 
-use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
+use toolhost_audit::{AuditEvent, AuditSink};
 use toolhost_storage::{Store, UnauditedGate};
 use toolhost_types::Risk;
 
@@ -541,20 +540,8 @@ async fn a_consumed_gate_whose_call_has_no_audit_row_is_listed(db: &TestDb) {
     assert_eq!(listed, [expected]);
     // The call's row is written: nothing is missing any more.
     let row = AuditEvent {
-        call_id: "call-1".into(),
-        at: UNIX_EPOCH + Duration::from_millis(NOW as u64),
-        principal: "u-alice".into(),
-        tenant: "acme".into(),
-        client_id: Some("cli-1".into()),
-        tool: "deploy".into(),
-        plugin: None,
-        catalog_version: None,
-        plugin_digest: None,
-        argument_digest: argument_digest(&serde_json::json!({})),
-        outcome: Outcome::Executed,
-        error_code: None,
-        duration: Duration::ZERO,
         gate_id: Some(g.id().to_string()),
+        ..common::event("call-1", NOW as u64)
     };
     store.record(&row).await.expect("recorded");
     assert_eq!(store.unaudited_gates(NOW + 3, 10).await.expect("list"), []);

@@ -4,14 +4,10 @@
 #[macro_use]
 mod common;
 
-use std::time::{Duration, UNIX_EPOCH};
-
 use common::TestDb;
-use serde_json::json;
 use sqlx::{Connection, SqliteConnection};
-use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
+use toolhost_audit::{AuditEvent, AuditSink, Outcome};
 use toolhost_storage::{Engine, StorageError, Store};
-use toolhost_types::Digest;
 
 on_both_engines!(
     an_event_reads_back_field_for_field,
@@ -31,20 +27,8 @@ on_both_engines!(
 /// whole microsecond of duration (the table's precision).
 fn event(call_id: &str, at_ms: u64) -> AuditEvent {
     AuditEvent {
-        call_id: call_id.into(),
-        at: UNIX_EPOCH + Duration::from_millis(at_ms),
-        principal: "alice".into(),
-        tenant: "acme".into(),
-        client_id: Some("client-1".into()),
-        tool: "greet".into(),
-        plugin: Some("hello".into()),
-        catalog_version: Some("1.2.3".into()),
-        plugin_digest: Some(Digest::of(b"hello.wasm")),
-        argument_digest: argument_digest(&json!({"name": "world"})),
-        outcome: Outcome::Executed,
-        error_code: None,
-        duration: Duration::from_micros(1_234),
         gate_id: Some("gate_0123456789abcdef0123456789abcdef".into()),
+        ..common::event(call_id, at_ms)
     }
 }
 
