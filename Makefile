@@ -34,18 +34,33 @@ catalog: build plugins
 	done
 
 ## run: build everything and serve the reference catalog on an embedded SQLite, with the
-## testbench backend the testbench plugin talks to (Ctrl-C stops both)
+## testbench backend the testbench plugin talks to (Ctrl-C stops both). The catalog takes
+## the path every plugin takes: a local signing key (made once) signs the reference
+## plugins, the store trusts it for them, they are submitted and the demo admin approves
+## them; the host serves what the store's catalog holds.
 PORT ?= 8080
 BACKEND_PORT ?= 8081
 BACKEND_TOKEN := target/testbench.token
+SIGNER := target/signer
+DB := sqlite://target/toolhost.db?mode=rwc
 run: catalog
 	@$(TOOLHOST) catalog check --plugins $(CATALOG) --cache-dir $(CACHE)
 	@[ -s $(BACKEND_TOKEN) ] || (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > $(BACKEND_TOKEN))
+	@[ -s $(SIGNER)/local.key ] || $(TOOLHOST) signer new local --dir $(SIGNER) >/dev/null
+	@for m in $(CATALOG)/*.toml; do $(TOOLHOST) plugin sign $$m --key $(SIGNER)/local.key >/dev/null; done
+	@$(TOOLHOST) user seed-demo --database-url "$(DB)"
+	@$(TOOLHOST) signer list --database-url "$(DB)" | grep -q '^local ' || \
+	  $(TOOLHOST) signer trust local --key $(SIGNER)/local.pub --plugins $$(echo $(REFERENCE_PLUGINS) | tr ' ' ,) \
+	    --as demo --database-url "$(DB)"
+	@for id in $$($(TOOLHOST) plugin submit $(CATALOG) --as demo --database-url "$(DB)" | awk '$$NF == "(pending_review)" {print $$1}'); do \
+	  $(TOOLHOST) plugin review approve $$id --as demo --allow-self-approval \
+	    --reason "make run: the reference plugins" --database-url "$(DB)"; \
+	done
 	@echo "Connect an MCP client over Streamable HTTP to the endpoint below (README: Connecting)."
 	@target/debug/testbench-backend --listen 127.0.0.1:$(BACKEND_PORT) --seed contract \
 	  --token-file $(BACKEND_TOKEN) & backend=$$!; trap 'kill $$backend 2>/dev/null' EXIT; \
-	$(TOOLHOST) serve --plugins $(CATALOG) --cache-dir $(CACHE) --listen 127.0.0.1:$(PORT) \
-	  --database-url "sqlite://target/toolhost.db?mode=rwc" --seed-demo --allow-self-approval \
+	$(TOOLHOST) serve --cache-dir $(CACHE) --listen 127.0.0.1:$(PORT) \
+	  --database-url "$(DB)" --seed-demo --allow-self-approval \
 	  --backend testbench=http://127.0.0.1:$(BACKEND_PORT) --backend-token-file testbench=$(BACKEND_TOKEN)
 
 ## test: lints, then every test of both workspaces
@@ -83,7 +98,7 @@ NODE_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Ht
 NODE_DIR := $(TOOLS)/node
 E2E_PATH := $(CURDIR)/$(NODE_DIR)/bin:$(PATH)
 # The end-to-end tests, one per client.
-E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results
+E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog
 
 .PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python
 

@@ -60,6 +60,10 @@ fn greet(server: &Server, name: &str) {
     assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
 }
 
+/// The rows publishing the harness's plugin leaves before any call: its
+/// signer trusted, its revision submitted, and approved.
+const PUBLISHED: u64 = 3;
+
 /// Makes five calls: three greetings, an unknown tool, one more greeting.
 fn some_calls(server: &Server) {
     for name in ["Ada", "Grace", "Barbara"] {
@@ -86,15 +90,18 @@ fn sqlite(server: &Server, sql: &str) -> String {
 fn editing_one_audit_row_makes_verify_fail_at_that_row() {
     let server = Server::start(&[toolhost_fixtures::HELLO]);
     some_calls(&server);
-    assert_eq!(verified(&server), 5);
+    assert_eq!(verified(&server), 5 + PUBLISHED);
 
-    // The row says who, through which client, and which plugin version.
+    // The row says who, through which client, and which catalog version served it.
     let row = sqlite(
         &server,
         "SELECT client_id || ' ' || catalog_version || ' ' || length(row_hash) \
          FROM audit WHERE tool = 'greet' ORDER BY id LIMIT 1",
     );
-    assert!(row.ends_with(" 0.1.0 64"), "client, version, hash: {row:?}");
+    assert!(
+        row.ends_with(" 1.1.0 64"),
+        "client, catalog version, hash: {row:?}"
+    );
 
     // Someone turns the second greeting into a denial.
     let id = sqlite(
@@ -120,7 +127,7 @@ fn editing_one_audit_row_makes_verify_fail_at_that_row() {
         &server,
         &format!("UPDATE audit SET outcome = 'executed' WHERE id = {id}"),
     );
-    assert_eq!(verified(&server), 5);
+    assert_eq!(verified(&server), 5 + PUBLISHED);
 }
 
 #[test]
@@ -128,7 +135,7 @@ fn deleting_a_row_makes_verify_fail_at_the_next_row_on_postgres() {
     let schema = PgSchema::create("audit");
     let server = Server::start_on(&[toolhost_fixtures::HELLO], &[], Some(&schema.url));
     some_calls(&server);
-    assert_eq!(verified(&server), 5);
+    assert_eq!(verified(&server), 5 + PUBLISHED);
 
     // psql does not read sqlx's `options[search_path]`: name the schema.
     let (admin_url, name) = schema
@@ -215,7 +222,10 @@ fn tail_and_search_show_the_calls() {
     assert_eq!(search(&server, &["--tool", "greet"]).len(), 4);
     assert_eq!(search(&server, &["--outcome", "error"]).len(), 1);
     assert_eq!(search(&server, &["--tenant", "nobody"]).len(), 0);
-    assert_eq!(search(&server, &["--since", "1h"]).len(), 5);
+    assert_eq!(
+        search(&server, &["--since", "1h"]).len(),
+        5 + PUBLISHED as usize
+    );
     assert_eq!(
         search(&server, &["--since", "2999-01-01T00:00:00Z"]).len(),
         0

@@ -423,11 +423,12 @@ fn revoking_a_client_or_disabling_a_user_kills_their_tokens_at_once() {
         line.contains("dcr") && line.contains(REDIRECT) && line.contains("active"),
         "{line}"
     );
+    let revoked = server.admin(&["client", "revoke", &client]);
     assert!(
-        server
-            .admin(&["client", "revoke", &client])
-            .status
-            .success()
+        revoked.status.success(),
+        "client revoke: {}{}",
+        String::from_utf8_lossy(&revoked.stdout),
+        String::from_utf8_lossy(&revoked.stderr)
     );
     assert_eq!(
         list_tools(&server, &bearer(&demo)).status,

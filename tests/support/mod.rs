@@ -183,6 +183,9 @@ impl Server {
             || format!("sqlite://{}?mode=rwc", database.display()),
             str::to_owned,
         );
+        if !plugins.is_empty() && !flags.contains(&"--dev-allow-unsigned") {
+            sign_and_trust(plugins, &plugin_dir, dir.path(), &database_url);
+        }
         let log = dir.path().join("server.log");
         let mut child = Command::new(TOOLHOST)
             .arg("serve")
@@ -473,6 +476,96 @@ fn psql(url: &str, sql: &str) {
         "psql {sql}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The release path every served plugin takes: a signing key made for
+/// this server, each pinned manifest signed with it, and the key trusted
+/// for exactly these plugins in the server's store (`serve --plugins`
+/// then syncs them through the signature check).
+fn sign_and_trust(plugins: &[Fixture], plugin_dir: &Path, scratch: &Path, database_url: &str) {
+    let keys = scratch.join("keys");
+    let signer = scratch
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "e2e".into());
+    let key = new_signer(&signer, &keys);
+    let names: Vec<String> = plugins.iter().map(plugin_name).collect();
+    for name in &names {
+        sign(&plugin_dir.join(format!("{name}.toml")), &key);
+    }
+    trust(
+        &signer,
+        &keys.join(format!("{signer}.pub")),
+        &names.join(","),
+        database_url,
+    );
+}
+
+/// `toolhost signer new NAME --dir DIR`: the private key's path.
+pub fn new_signer(name: &str, dir: &Path) -> PathBuf {
+    toolhost(&["signer", "new", name, "--dir", &dir.to_string_lossy()]);
+    dir.join(format!("{name}.key"))
+}
+
+/// `toolhost plugin sign MANIFEST --key KEY`.
+pub fn sign(manifest: &Path, key: &Path) {
+    toolhost(&[
+        "plugin",
+        "sign",
+        &manifest.to_string_lossy(),
+        "--key",
+        &key.to_string_lossy(),
+    ]);
+}
+
+/// `toolhost signer trust NAME --key PUB --plugins P` on `database_url`.
+pub fn trust(name: &str, public: &Path, plugins: &str, database_url: &str) {
+    toolhost(&[
+        "signer",
+        "trust",
+        name,
+        "--key",
+        &public.to_string_lossy(),
+        "--plugins",
+        plugins,
+        "--database-url",
+        database_url,
+    ]);
+}
+
+/// The plugin name a fixture's manifest declares (`hello-next` is a
+/// revision of `hello`).
+pub fn plugin_name(fixture: &Fixture) -> String {
+    let text = fs::read_to_string(fixture.manifest).expect("read a fixture manifest");
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("name = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("{}: no plugin name", fixture.manifest))
+}
+
+/// `toolhost plugin pin` of `fixture` into `dir`: the manifest's path.
+pub fn pin_into(fixture: &Fixture, dir: &Path) -> PathBuf {
+    fs::create_dir_all(dir).expect("create the release dir");
+    pin(fixture, dir);
+    dir.join(format!("{}.toml", plugin_name(fixture)))
+}
+
+/// Runs `toolhost ARGS…`, which must succeed.
+pub fn toolhost(args: &[&str]) -> String {
+    let out = Command::new(TOOLHOST)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("run {TOOLHOST} {args:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "toolhost {args:?} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `toolhost plugin pin MANIFEST --component WASM --out DIR`.

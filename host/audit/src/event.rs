@@ -72,8 +72,9 @@ pub struct AuditEvent {
     pub tool: String,
     /// The plugin that provides it, when the tool is known.
     pub plugin: Option<String>,
-    /// The plugin's own version (its manifest's `plugin.version`), when
-    /// the tool is a known plugin tool.
+    /// The catalog's version (`MAJOR.MINOR.PATCH`) that served the call,
+    /// when the tool is a known plugin tool; for a catalog decision, the
+    /// version it produced.
     pub catalog_version: Option<String>,
     /// The plugin component's digest, when the tool is known.
     pub plugin_digest: Option<Digest>,
@@ -133,6 +134,48 @@ pub enum Effect {
     },
     /// The call's result was too large to send inline and is kept.
     StoreArtifact(toolhost_artifacts::NewArtifact),
+    /// A catalog decision (a review approved, a rollback, a signer
+    /// revoked): plugin revisions change state and the catalog moves to a
+    /// new version, if it is still at the generation the decision was
+    /// made against.
+    Catalog(CatalogEffect),
+}
+
+/// What a catalog decision changes, applied with its audit row: all of it
+/// or nothing. A revision not in its expected state, or a catalog whose
+/// generation moved meanwhile, fails the whole transaction (a concurrent
+/// decision won; decide again against what is there now).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogEffect {
+    /// Whether what is served changes (an activation, a rollback, a
+    /// withdrawal): then the catalog's generation and version move, with a
+    /// compare-and-set. A rejection changes nothing served.
+    pub changes_served: bool,
+    /// The catalog generation the decision was made against.
+    pub expected_generation: i64,
+    /// The catalog's version after the decision (`MAJOR.MINOR.PATCH`).
+    pub version: String,
+    /// When, in unix milliseconds.
+    pub at_ms: i64,
+    /// The revisions that change, in order.
+    pub moves: Vec<RevisionMove>,
+}
+
+/// One revision's change of state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevisionMove {
+    /// The revision's id.
+    pub revision: String,
+    /// The state it must be in (`pending_review`, `approved`, `active`, …).
+    pub from: String,
+    /// The state it moves to.
+    pub to: String,
+    /// The reviewer and their reason, for a review decision.
+    pub review: Option<(String, String)>,
+    /// Tools of this revision that stay listed, deprecated, after it stops
+    /// being active (JSON), and the catalog version that drops them;
+    /// `None` clears them.
+    pub retired: Option<(String, String)>,
 }
 
 /// An idempotency key as the store addresses it.

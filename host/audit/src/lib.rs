@@ -21,4 +21,7 @@ mod event;
 
 pub use chain::{ChainBreak, ChainSummary};
 pub use digest::{argument_digest, canonical_json};
-pub use event::{AuditError, AuditEvent, AuditSink, Effect, KeyRef, Outcome, SinkFuture};
+pub use event::{
+    AuditError, AuditEvent, AuditSink, CatalogEffect, Effect, KeyRef, Outcome, RevisionMove,
+    SinkFuture,
+};

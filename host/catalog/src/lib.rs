@@ -22,14 +22,25 @@
 //! # Ok(()) }
 //! ```
 
+mod capabilities;
+pub mod decide;
 mod error;
 mod index;
+pub mod intake;
+mod live;
 mod load;
 mod manifest;
 mod pin;
+mod store;
 
+pub use capabilities::capabilities;
 pub use error::CatalogError;
-pub use index::{Catalog, LoadedPlugin, ToolRef};
+pub use index::{Catalog, Deprecation, INITIAL_VERSION, LoadedPlugin, ToolRef};
+pub use live::{Built, LiveCatalog};
 pub use load::{LoadOptions, Loaded};
 pub use manifest::{BackendSection, Manifest, PluginSection, RiskSection, ToolSection};
 pub use pin::pin;
+pub use store::{
+    CatalogFuture, CatalogState, CatalogStore, CatalogStoreError, NewRevision, Revision,
+    RevisionState, SignerRecord, Submitted, revision_id,
+};

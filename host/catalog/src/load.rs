@@ -65,7 +65,7 @@ impl Catalog {
                     loaded
                         .reports
                         .push((plugin.manifest.plugin.name.to_string(), report));
-                    loaded.catalog.insert(plugin);
+                    loaded.catalog.insert(std::sync::Arc::new(plugin));
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "plugin refused");
@@ -119,6 +119,18 @@ async fn load_one(
             actual,
         });
     }
+    check_collisions(&manifest, path, catalog)?;
+    let mut loaded = check_plugin(manifest, &bytes, path, runtime, opts).await?;
+    loaded.0.source = path.display().to_string();
+    Ok(loaded)
+}
+
+/// A plugin whose name or tools another loaded plugin has is refused.
+pub(crate) fn check_collisions(
+    manifest: &Manifest,
+    path: &Path,
+    catalog: &Catalog,
+) -> Result<(), CatalogError> {
     if catalog.has_plugin(manifest.plugin.name.as_str()) {
         let plugin = manifest.plugin.name.to_string();
         return Err(CatalogError::DuplicatePlugin {
@@ -136,6 +148,20 @@ async fn load_one(
             });
         }
     }
+    Ok(())
+}
+
+/// Every check of one plugin's component against its manifest: the budget
+/// within the ceiling, the component compiled and linked, and exactly the
+/// reviewed tools, permissions and resolver kinds described. `path` names
+/// the plugin in errors.
+pub(crate) async fn check_plugin(
+    manifest: Manifest,
+    bytes: &[u8],
+    path: &Path,
+    runtime: &Runtime,
+    opts: &LoadOptions,
+) -> Result<(LoadedPlugin, LoadReport), CatalogError> {
     let budget = opts
         .defaults
         .with_override(&manifest.limits, &opts.ceiling)
@@ -144,7 +170,7 @@ async fn load_one(
             source,
         })?;
     let (plugin, report) = runtime
-        .load(manifest.plugin.name.clone(), &bytes)
+        .load(manifest.plugin.name.clone(), bytes)
         .await
         .map_err(|source| CatalogError::Load {
             path: path.into(),
@@ -161,7 +187,8 @@ async fn load_one(
     Ok((
         LoadedPlugin {
             manifest,
-            path: path.into(),
+            source: path.display().to_string(),
+            revision: None,
             plugin,
             budget,
         },

@@ -102,6 +102,11 @@ pub struct ToolSection {
     /// gated); the plugin and the risk rules may raise it further.
     #[serde(default)]
     pub risk: Option<Risk>,
+    /// The tool of the previous revision this one renames: the catalog
+    /// keeps the old name listed, deprecated, for one minor version, and
+    /// the review shows a rename rather than a removal and an addition.
+    #[serde(default)]
+    pub replaces: Option<ToolName>,
 }
 
 impl Manifest {
@@ -121,6 +126,18 @@ impl Manifest {
         }
         if m.tools.is_empty() {
             return Err(refuse("declares no [tools.*]".into()));
+        }
+        if let Some((tool, old)) = m.tools.iter().find_map(|(t, s)| {
+            s.replaces
+                .as_ref()
+                .filter(|o| m.tools.contains_key(*o))
+                .map(|o| (t, o))
+        }) {
+            return Err(refuse(format!(
+                "tools.{}.replaces names {:?}, which this manifest still declares",
+                tool.as_str(),
+                old.as_str()
+            )));
         }
         if let Some(name) = m.backends.keys().find(|n| !is_name(n)) {
             return Err(refuse(format!(

@@ -17,33 +17,47 @@ use toolhost_runtime::ToolSpec;
 
 use crate::{InvokeError, Tool, Toolhost, gating};
 
-/// The request limits, and each plugin tool's compiled input schema.
+/// The request limits every call's arguments are held to.
 pub(crate) struct Bounds {
     limits: RequestLimits,
-    /// One slot per catalog tool (the catalog is fixed once loaded),
-    /// compiled on the tool's first call. A schema that does not compile
-    /// stays an error: the tool's calls fail until the plugin is fixed.
-    schemas: BTreeMap<String, OnceLock<Result<InputSchema, String>>>,
 }
 
-impl Bounds {
-    /// The default limits, and an empty slot per tool of `catalog`.
-    pub(crate) fn new(catalog: &Catalog) -> Self {
+impl Default for Bounds {
+    fn default() -> Self {
         Self {
             limits: RequestLimits::DEFAULT,
-            schemas: catalog
+        }
+    }
+}
+
+/// Each plugin tool's compiled input schema, for one catalog: one slot per
+/// tool, compiled on the tool's first call. A schema that does not compile
+/// stays an error: the tool's calls fail until the plugin is fixed. A new
+/// catalog gets new slots (a new revision may change a schema).
+pub(crate) struct Schemas(BTreeMap<String, OnceLock<Result<InputSchema, String>>>);
+
+impl Schemas {
+    /// An empty slot per tool of `catalog`.
+    pub(crate) fn new(catalog: &Catalog) -> Self {
+        Self(
+            catalog
                 .tools()
                 .map(|t| (t.spec().name.to_string(), OnceLock::new()))
                 .collect(),
-        }
+        )
     }
 
     /// Whether `args` may reach `tool`: within the limits (else
     /// `LIMIT_EXCEEDED`), and for a plugin tool, what the plugin would
     /// receive is valid against its input schema (else `INVALID_ARGUMENTS`
     /// with the validator's first error). Host tools check their own.
-    pub(crate) fn check(&self, tool: &Tool, args: &Value) -> Result<(), InvokeError> {
-        self.limits.check(args)?;
+    pub(crate) fn check(
+        &self,
+        bounds: &Bounds,
+        tool: &Tool,
+        args: &Value,
+    ) -> Result<(), InvokeError> {
+        bounds.limits.check(args)?;
         match tool {
             Tool::Plugin(t) => self.conforms(t, args),
             Tool::Host(_) => Ok(()),
@@ -53,7 +67,7 @@ impl Bounds {
     fn conforms(&self, tool: &ToolRef, args: &Value) -> Result<(), InvokeError> {
         let spec = tool.spec();
         let schema = self
-            .schemas
+            .0
             .get(spec.name.as_str())
             .expect("every catalog tool has a slot")
             .get_or_init(|| InputSchema::compile(spec));
@@ -101,7 +115,7 @@ fn plugin_view<'a>(tool: &ToolRef, args: &'a Value) -> Result<Cow<'a, Value>, In
 }
 
 /// One tool's compiled input schema.
-struct InputSchema {
+pub(crate) struct InputSchema {
     schemas: boon::Schemas,
     index: boon::SchemaIndex,
 }

@@ -1,10 +1,11 @@
 //! [`Toolhost::call`]: the one path every tool call takes.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
@@ -51,7 +52,8 @@ impl CallRequest {
 /// The host's call path: the catalog, the policy's live state, the sandbox
 /// runtime and the audit sink.
 pub struct Toolhost {
-    catalog: Arc<Catalog>,
+    served: RwLock<Arc<Served>>,
+    changes: watch::Sender<i64>,
     policy: Arc<dyn PolicyStore>,
     pub(crate) runtime: Arc<Runtime>,
     audit: Arc<dyn AuditSink>,
@@ -75,9 +77,11 @@ impl Toolhost {
         runtime: Arc<Runtime>,
         audit: Arc<dyn AuditSink>,
     ) -> Self {
+        let (changes, _) = watch::channel(catalog.generation());
         Self {
-            bounds: crate::bounds::Bounds::new(&catalog),
-            catalog,
+            bounds: crate::bounds::Bounds::default(),
+            served: RwLock::new(Arc::new(Served::new(catalog))),
+            changes,
             policy,
             runtime,
             audit,
@@ -119,7 +123,7 @@ impl Toolhost {
     /// a plugin's or another host tool's.
     pub fn with_host_tool(mut self, tool: Arc<dyn HostTool>) -> Result<Self, InvokeError> {
         let name = tool.spec().name.to_string();
-        if self.catalog.lookup(&name).is_some() || self.host_tools.contains_key(&name) {
+        if self.catalog().lookup(&name).is_some() || self.host_tools.contains_key(&name) {
             return Err(InvokeError::DuplicateTool { tool: name });
         }
         self.host_tools.insert(name, tool);
@@ -138,7 +142,8 @@ impl Toolhost {
     /// gets, from the principal's roles as they are now.
     pub async fn list(&self, who: &Principal) -> Result<Vec<Tool>, InvokeError> {
         let grants = self.grants(who).await?;
-        let plugins = self.catalog.tools().cloned().map(Tool::Plugin);
+        let catalog = self.catalog();
+        let plugins = catalog.tools().cloned().map(Tool::Plugin);
         let mut tools: Vec<Tool> = plugins
             .chain(self.host_tools.values().cloned().map(Tool::Host))
             .filter(|t| {
@@ -165,10 +170,44 @@ impl Toolhost {
 
     /// The tool called `name`, whoever asks (schemas are the same for every caller).
     pub fn tool(&self, name: &str) -> Option<Tool> {
+        self.tool_in(&self.served(), name)
+    }
+
+    fn tool_in(&self, served: &Served, name: &str) -> Option<Tool> {
         match self.host_tools.get(name) {
             Some(t) => Some(Tool::Host(t.clone())),
-            None => self.catalog.lookup(name).cloned().map(Tool::Plugin),
+            None => served.catalog.lookup(name).cloned().map(Tool::Plugin),
         }
+    }
+
+    /// The catalog served now. A call keeps the catalog it started with,
+    /// however often it is replaced meanwhile.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.served().catalog.clone()
+    }
+
+    fn served(&self) -> Arc<Served> {
+        self.served
+            .read()
+            .expect("the served catalog's lock is never poisoned")
+            .clone()
+    }
+
+    /// Serves `catalog` from the next call on, and tells every
+    /// [`catalog_changes`](Self::catalog_changes) receiver. Host tools keep
+    /// their names: a plugin tool of the same name is shadowed.
+    pub fn serve_catalog(&self, catalog: Arc<Catalog>) {
+        let generation = catalog.generation();
+        *self
+            .served
+            .write()
+            .expect("the served catalog's lock is never poisoned") = Arc::new(Served::new(catalog));
+        self.changes.send_replace(generation);
+    }
+
+    /// Changes to the served catalog (the value: its store generation).
+    pub fn catalog_changes(&self) -> watch::Receiver<i64> {
+        self.changes.subscribe()
     }
 
     /// The one path every tool call takes. Read this first.
@@ -218,12 +257,13 @@ impl Toolhost {
         cancel: &CancellationToken,
         audit: &mut Audit,
     ) -> Result<Answer, InvokeError> {
+        let served = self.served();
         let tool = self
-            .tool(&req.tool)
+            .tool_in(&served, &req.tool)
             .ok_or_else(|| InvokeError::ToolNotFound {
                 tool: req.tool.clone(),
             })?;
-        audit.tool_found(&tool);
+        audit.tool_found(&tool, served.catalog.version());
         let spec = tool.spec();
         let grants = self.grants(who).await?;
         if decide(who, &grants, &spec.permission, spec.risk, Use::Call) == Decision::Denied {
@@ -231,7 +271,7 @@ impl Toolhost {
                 tool: req.tool.clone(),
             });
         }
-        self.bounds.check(&tool, &req.arguments)?; // over a limit → LIMIT_EXCEEDED, off-schema → INVALID_ARGUMENTS
+        served.schemas.check(&self.bounds, &tool, &req.arguments)?; // over a limit → LIMIT_EXCEEDED, off-schema → INVALID_ARGUMENTS
         let tool = match tool {
             Tool::Plugin(t) => t,
             Tool::Host(t) => {
@@ -293,6 +333,21 @@ impl Toolhost {
     }
 }
 
+/// One catalog as served: the tools and their compiled input schemas.
+struct Served {
+    catalog: Arc<Catalog>,
+    schemas: crate::bounds::Schemas,
+}
+
+impl Served {
+    fn new(catalog: Arc<Catalog>) -> Self {
+        Self {
+            schemas: crate::bounds::Schemas::new(&catalog),
+            catalog,
+        }
+    }
+}
+
 /// The reviewed manifest entry of a catalog tool.
 pub(crate) fn section(tool: &ToolRef) -> &toolhost_catalog::ToolSection {
     tool.plugin()
@@ -350,7 +405,7 @@ impl Audit {
         }
     }
 
-    fn tool_found(&mut self, tool: &Tool) {
+    fn tool_found(&mut self, tool: &Tool, catalog_version: &str) {
         if tool.gateable() || matches!(tool, Tool::Host(_)) {
             self.event.gate_id = self.presented_gate.take();
         }
@@ -359,7 +414,7 @@ impl Audit {
                 let loaded = t.plugin();
                 self.event.plugin = Some(loaded.plugin.name().to_string());
                 self.event.plugin_digest = Some(*loaded.plugin.digest());
-                self.event.catalog_version = Some(loaded.manifest.plugin.version.clone());
+                self.event.catalog_version = Some(catalog_version.to_owned());
             }
             Tool::Host(_) => self.event.plugin = Some("(host)".into()),
         }

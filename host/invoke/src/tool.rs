@@ -44,6 +44,15 @@ impl Tool {
         }
     }
 
+    /// Set when a newer revision renamed or removed the tool: it stays
+    /// listed and callable until the catalog version it names.
+    pub fn deprecation(&self) -> Option<&toolhost_catalog::Deprecation> {
+        match self {
+            Tool::Plugin(t) => t.deprecation(),
+            Tool::Host(_) => None,
+        }
+    }
+
     /// Whether calls are planned and may be gated: such a tool's arguments
     /// also take the host-owned `gate_id` and `idempotency_key`.
     pub fn gateable(&self) -> bool {

@@ -36,12 +36,21 @@ pub(crate) fn tool(t: &HostTool) -> Tool {
     } else {
         spec.input_schema.clone()
     };
-    let mut t = Tool::new(
-        spec.name.to_string(),
-        spec.description.clone(),
-        Arc::new(object(&input)),
-    )
-    .with_annotations(annotations);
+    let description = match t.deprecation() {
+        Some(d) => deprecated(&spec.description, d),
+        None => spec.description.clone(),
+    };
+    let deprecation = t.deprecation().cloned();
+    let mut t = Tool::new(spec.name.to_string(), description, Arc::new(object(&input)))
+        .with_annotations(annotations);
+    if let Some(d) = deprecation {
+        let mut meta = JsonObject::new();
+        meta.insert(
+            DEPRECATED_META.into(),
+            json!({"replacement": d.replacement, "until": d.until}),
+        );
+        t = t.with_meta(rmcp::model::MetaObject(meta));
+    }
     if let Some(title) = &spec.title {
         t = t.with_title(title.clone());
     }
@@ -63,6 +72,22 @@ pub(crate) fn tool(t: &HostTool) -> Tool {
         t = t.with_raw_output_schema(Arc::new(object(schema)));
     }
     t
+}
+
+/// The `_meta` key of a deprecated tool: `{"replacement": name or null,
+/// "until": catalog version}`.
+pub const DEPRECATED_META: &str = "toolhost/deprecated";
+
+/// A deprecated tool's description: what to use instead, and when it goes.
+fn deprecated(description: &str, d: &toolhost_catalog::Deprecation) -> String {
+    let instead = match &d.replacement {
+        Some(r) => format!("use {r} instead"),
+        None => "it has no replacement".into(),
+    };
+    format!(
+        "DEPRECATED: {instead}; removed in catalog {}. {description}",
+        d.until
+    )
 }
 
 /// A gateable tool's input schema: the plugin's, plus the arguments the

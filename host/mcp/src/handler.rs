@@ -3,12 +3,13 @@
 use std::sync::Arc;
 
 use rmcp::handler::server::ServerHandler;
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, ErrorData, Implementation,
     ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
@@ -105,6 +106,39 @@ async fn elicit(ctx: &RequestContext<RoleServer>, c: &Clarification) -> ask::Ans
     }
 }
 
+/// How often a session's list-changed watcher looks whether its session
+/// has ended (between catalog changes it has nothing else to wake it).
+const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Sends `notifications/tools/list_changed` to one 2025-11-25 session each
+/// time the served catalog changes, until the session ends. (2026-07-28
+/// clients hear of it on a `subscriptions/listen` stream, and their next
+/// `tools/list` shows it.)
+async fn tell_of_catalog_changes(
+    mut changes: tokio::sync::watch::Receiver<i64>,
+    peer: rmcp::service::Peer<RoleServer>,
+) {
+    changes.mark_unchanged();
+    loop {
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    tracing::debug!(error = %e, "a session ended; no more list-changed notifications for it");
+                    return;
+                }
+            }
+            () = tokio::time::sleep(SESSION_CHECK) => {
+                if peer.is_transport_closed() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
 /// The conversation a request belongs to: its legacy session, if any; else
 /// the invoke room's default (the principal and its client).
 fn conversation(ctx: &RequestContext<RoleServer>) -> Option<Conversation> {
@@ -130,8 +164,10 @@ impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         // Resources: the artifacts large answers are kept as (read only by
         // the URI a call answered with; none are listed).
+        // Tools: the catalog is live; sessions are told when it changes.
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
             .enable_resources()
             .build();
         ServerConfig::new(capabilities)
@@ -267,6 +303,41 @@ impl ServerHandler for McpServer {
                 Err(ErrorData::internal_error("internal error", None))
             }
         }
+    }
+
+    /// 2026-07-28 `subscriptions/listen`: tool-list changes are offered
+    /// (the catalog is live); nothing else is.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.host.catalog_changes();
+        changes.mark_unchanged();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    if let Err(e) = context.sink().notify_tool_list_changed().await {
+                        tracing::debug!(error = %e, "a subscription ended");
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tokio::spawn(tell_of_catalog_changes(
+            self.host.catalog_changes(),
+            context.peer,
+        ));
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

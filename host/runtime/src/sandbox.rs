@@ -57,6 +57,7 @@ pub struct Plugin {
     entities: Option<wit_entities::GuestIndices>,
     tools: Vec<ToolSpec>,
     kinds: Vec<String>,
+    imports: Vec<String>,
 }
 
 impl Plugin {
@@ -75,6 +76,12 @@ impl Plugin {
     /// The entity kinds its `entities` export lists (none without one).
     pub fn kinds(&self) -> &[String] {
         &self.kinds
+    }
+    /// The interfaces the component imports, as WIT names
+    /// (`wasi:cli/environment@0.2.6`, `toolhost:plugin/backend@…`), sorted:
+    /// what a reviewer sees of what the code may reach for.
+    pub fn imports(&self) -> &[String] {
+        &self.imports
     }
 }
 
@@ -276,9 +283,16 @@ impl Runtime {
         } else {
             None
         };
+        let mut imports: Vec<String> = component
+            .component_type()
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        imports.sort();
         let mut loaded = Plugin {
             name,
             digest,
+            imports,
             pre,
             tool,
             entities,

@@ -63,6 +63,13 @@ pub enum UserCommand {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// Create the demo tenant and its admin user `demo`, as `serve
+    /// --seed-demo` does (password `$TOOLHOST_DEMO_PASSWORD`, else generated
+    /// and printed once); nothing if `demo` exists.
+    SeedDemo {
+        #[command(flatten)]
+        store: StoreArg,
+    },
 }
 
 /// `toolhost client …`
@@ -153,6 +160,15 @@ pub async fn user(command: UserCommand) -> anyhow::Result<ExitCode> {
             println!("password of {username} changed; their browser sessions ended");
             if generated {
                 println!("password: {password}");
+            }
+        }
+        UserCommand::SeedDemo { store } => {
+            match crate::serve::seed_demo(&open(&store).await?).await? {
+                Some((_, true)) => {
+                    println!("Demo login: user demo, password from $TOOLHOST_DEMO_PASSWORD")
+                }
+                Some((p, false)) => println!("Demo login: user demo, password {p}"),
+                None => println!("Demo login: user demo (created earlier; password unchanged)"),
             }
         }
         UserCommand::Disable { username, store } => {

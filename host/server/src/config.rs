@@ -119,6 +119,11 @@ pub struct ServeArgs {
     /// must). For single-person demos.
     #[arg(long, env = "TOOLHOST_ALLOW_SELF_APPROVAL")]
     pub allow_self_approval: bool,
+    /// Serve unsigned plugin revisions (a local author's loop): refused
+    /// unless the host listens on loopback only; logged at every start,
+    /// shown in `/readyz` and recorded in the audit trail.
+    #[arg(long, env = "TOOLHOST_DEV_ALLOW_UNSIGNED")]
+    pub dev_allow_unsigned: bool,
     /// Bounds on a call's arguments (the file's `[limits]`).
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -193,8 +198,11 @@ impl LimitArgs {
 pub struct Config {
     /// Where to listen.
     pub listen: SocketAddr,
-    /// The plugin directory.
-    pub plugins: PathBuf,
+    /// A plugin directory synced into the store's catalog at start (the
+    /// bootstrap and GitOps path), if any.
+    pub plugins: Option<PathBuf>,
+    /// Whether unsigned revisions are served (loopback only).
+    pub dev_allow_unsigned: bool,
     /// The store.
     pub database_url: String,
     /// The precompiled-component cache.
@@ -270,9 +278,7 @@ impl Config {
             Some(path) => read_file(path)?,
             None => ConfigFile::default(),
         };
-        let plugins = args.plugins.or(file.plugins).context(
-            "no plugin directory: pass --plugins DIR (or set `plugins` in the config file)",
-        )?;
+        let plugins = args.plugins.or(file.plugins);
         let mut allowed_hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
         allowed_hosts.extend(file.allowed_hosts.unwrap_or_default());
         allowed_hosts.extend(args.allowed_hosts);
@@ -282,12 +288,19 @@ impl Config {
         } else {
             Some(args.allowed_origins)
         };
+        let listen = args
+            .listen
+            .or(file.listen)
+            .unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("a valid address"));
+        if args.dev_allow_unsigned && !listen.ip().is_loopback() {
+            anyhow::bail!(
+                "--dev-allow-unsigned serves unsigned plugins and works on a loopback address only, not {listen}"
+            );
+        }
         Ok(Config {
-            listen: args
-                .listen
-                .or(file.listen)
-                .unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("a valid address")),
+            listen,
             plugins,
+            dev_allow_unsigned: args.dev_allow_unsigned,
             database_url: args
                 .database_url
                 .or(file.database_url)
@@ -430,7 +443,7 @@ mod tests {
         })
         .expect("resolves");
         assert_eq!(
-            (c.listen.port(), c.plugins.as_path(), c.slots),
+            (c.listen.port(), c.plugins.as_deref().expect("set"), c.slots),
             (9000, Path::new("from-flag"), 7)
         );
 
@@ -506,8 +519,18 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_plugin_directory_is_a_clear_error() {
-        let err = Config::resolve(ServeArgs::default()).expect_err("no plugins");
-        assert!(err.to_string().contains("--plugins"), "{err}");
+    fn unsigned_plugins_are_served_on_loopback_only() {
+        let open = ServeArgs {
+            dev_allow_unsigned: true,
+            listen: Some("0.0.0.0:8080".parse().expect("an address")),
+            ..ServeArgs::default()
+        };
+        let err = Config::resolve(open).expect_err("not loopback");
+        assert!(err.to_string().contains("loopback"), "{err}");
+        let local = ServeArgs {
+            dev_allow_unsigned: true,
+            ..ServeArgs::default()
+        };
+        assert!(Config::resolve(local).expect("loopback").dev_allow_unsigned);
     }
 }

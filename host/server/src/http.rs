@@ -29,6 +29,8 @@ pub struct Ops {
     pub metrics: PrometheusHandle,
     /// False from the moment shutdown starts: load balancers stop routing here.
     pub accepting: Arc<AtomicBool>,
+    /// Dev mode (unsigned plugins served): `/readyz` says so on every answer.
+    pub dev_unsigned: bool,
 }
 
 /// The host's router: `/mcp` (behind the bearer check, then the host's
@@ -87,6 +89,10 @@ async fn readyz(State(ops): State<Ops>) -> impl IntoResponse {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
     }
     match ops.store.ping().await {
+        Ok(()) if ops.dev_unsigned => (
+            StatusCode::OK,
+            "ready (DEV MODE: unsigned plugins are served)\n",
+        ),
         Ok(()) => (StatusCode::OK, "ready\n"),
         Err(e) => {
             tracing::warn!(error = %e, "readiness: store unreachable");

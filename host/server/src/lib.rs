@@ -11,6 +11,7 @@
 mod admin;
 mod approvals_page;
 mod audit_cli;
+mod catalog_cli;
 mod config;
 mod guard;
 pub mod http;
@@ -52,9 +53,12 @@ struct Cli {
 enum Command {
     /// Serve MCP over Streamable HTTP at /mcp (prints `MCP endpoint: URL` when ready).
     Serve(config::ServeArgs),
-    /// Plugin packaging.
+    /// Plugins: pin, sign, submit, sync, review, roll back.
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// Signing keys and the signers the catalog trusts.
+    #[command(subcommand)]
+    Signer(catalog_cli::SignerCommand),
     /// The plugin catalog.
     #[command(subcommand)]
     Catalog(CatalogCommand),
@@ -112,6 +116,47 @@ enum PluginCommand {
         /// The plugin directory to write into.
         #[arg(long)]
         out: PathBuf,
+    },
+    /// Sign a pinned manifest and the component it names: writes
+    /// `<stem>.sig.json` beside the manifest (a DSSE envelope over an
+    /// in-toto statement of both digests).
+    Sign {
+        /// The manifest (as `plugin pin` wrote it).
+        manifest: PathBuf,
+        /// The private key (`signer new` wrote it).
+        #[arg(long)]
+        key: PathBuf,
+    },
+    /// Submit every revision in a release directory for review.
+    Submit(catalog_cli::SubmitArgs),
+    /// Bring a directory into the catalog through the same checks as a
+    /// submission (the bootstrap and GitOps path); `--activate` approves
+    /// what is new as the operator.
+    Sync {
+        #[command(flatten)]
+        args: catalog_cli::SubmitArgs,
+        /// Approve and activate new revisions.
+        #[arg(long)]
+        activate: bool,
+        /// Accept unsigned manifests (dev only).
+        #[arg(long)]
+        dev_allow_unsigned: bool,
+    },
+    /// Reviews: list, show (with the capability diff), approve, reject.
+    #[command(subcommand)]
+    Review(catalog_cli::ReviewCommand),
+    /// Make the previously active revision of a plugin active again.
+    Rollback {
+        /// The plugin's name.
+        name: String,
+        /// A user holding `catalog:review`.
+        #[arg(long = "as")]
+        by: String,
+        /// Why (required; audited).
+        #[arg(long)]
+        reason: String,
+        #[command(flatten)]
+        store: admin::StoreArg,
     },
 }
 
@@ -186,6 +231,24 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             println!("{}", written.display());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Signer(command) => catalog_cli::signer(command).await,
+        Command::Plugin(PluginCommand::Sign { manifest, key }) => {
+            println!("{}", catalog_cli::sign(&manifest, &key)?.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Plugin(PluginCommand::Submit(args)) => catalog_cli::submit(args).await,
+        Command::Plugin(PluginCommand::Sync {
+            args,
+            activate,
+            dev_allow_unsigned,
+        }) => catalog_cli::sync_command(args, activate, dev_allow_unsigned).await,
+        Command::Plugin(PluginCommand::Review(command)) => catalog_cli::review(command).await,
+        Command::Plugin(PluginCommand::Rollback {
+            name,
+            by,
+            reason,
+            store,
+        }) => catalog_cli::rollback(&name, &store, &by, &reason).await,
         Command::Catalog(CatalogCommand::Check { plugins, cache_dir }) => {
             let runtime = Runtime::new(RuntimeConfig {
                 cache_dir,

@@ -17,7 +17,8 @@ use tokio_util::sync::CancellationToken;
 use toolhost_artifacts::ArtifactStore;
 use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_backend::Backends;
-use toolhost_catalog::{Catalog, LoadOptions};
+use toolhost_catalog::intake::IntakeOptions;
+use toolhost_catalog::{LiveCatalog, LoadOptions};
 use toolhost_invoke::{
     DecideApproval, DecideCheckpoint, GatePolicy, ListCheckpoints, ListPendingApprovals, Toolhost,
 };
@@ -53,18 +54,46 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         ..RuntimeConfig::default()
     };
     let runtime = Arc::new(Runtime::new(runtime_config)?);
-    let loaded = Catalog::load_dir(&config.plugins, &runtime, &LoadOptions::default()).await;
-    for e in &loaded.errors {
-        tracing::error!(error = %e, "plugin refused; serving the others");
-    }
     let store = Arc::new(
         Store::connect(&config.database_url)
             .await
             .with_context(|| format!("opening the store {}", redact(&config.database_url)))?,
     );
-    let tools = loaded.catalog.tools().count();
+    if config.dev_allow_unsigned {
+        tracing::warn!(
+            "DEV MODE: unsigned plugin revisions are accepted and served (loopback only); never run a shared host like this"
+        );
+        record_dev_mode(&store).await?;
+    }
+    if let Some(dir) = &config.plugins {
+        let opts = IntakeOptions {
+            allow_unsigned: config.dev_allow_unsigned,
+            ..IntakeOptions::default()
+        };
+        let synced = crate::catalog_cli::sync(&store, &runtime, dir, &opts, true, "serve")
+            .await
+            .with_context(|| format!("syncing the plugin directory {}", dir.display()))?;
+        for (plugin, revision, what) in &synced.done {
+            tracing::info!(%plugin, %revision, what, "plugin directory synced");
+        }
+        for why in &synced.refused {
+            tracing::error!(error = %why, "plugin refused; serving the others");
+        }
+    }
+    let live = Arc::new(LiveCatalog::new(
+        store.clone(),
+        runtime.clone(),
+        LoadOptions::default(),
+        config.dev_allow_unsigned,
+    ));
+    let built = live
+        .build()
+        .await
+        .context("building the catalog from the store")?;
+    let loaded_catalog = built.catalog;
+    let tools = loaded_catalog.tools().count();
     let backends = Backends::new(config.backends.clone()).context("configuring backends")?;
-    for plugin in loaded.catalog.plugins() {
+    for plugin in loaded_catalog.plugins() {
         for name in plugin.manifest.backends.keys() {
             if !backends.is_configured(name) {
                 tracing::warn!(plugin = %plugin.manifest.plugin.name, backend = %name,
@@ -74,15 +103,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     }
     let scanner = secret_scanner(&config, &backends);
     crate::log_redact::set(scanner.credentials.clone());
-    let catalog = Arc::new(loaded.catalog);
+    let catalog = Arc::new(loaded_catalog);
     let gate_policy = GatePolicy {
         ttl: config.gate_ttl,
         allow_self_approval: config.allow_self_approval,
         ..GatePolicy::default()
     };
-    let permissions = catalog.clone();
+    let permissions: Arc<std::sync::OnceLock<std::sync::Weak<Toolhost>>> = Arc::default();
+    let lookup = permissions.clone();
     let tool_permission = Arc::new(move |name: &str| {
-        permissions
+        let host = lookup.get()?.upgrade()?;
+        host.catalog()
             .lookup(name)
             .map(|t| t.spec().permission.clone())
     });
@@ -108,6 +139,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             .with_host_tool(Arc::new(DecideCheckpoint::new(store.clone(), gate_policy)))?,
     );
 
+    let _ = permissions.set(Arc::downgrade(&host));
+    let catalog_poll = tokio::spawn(follow_catalog(live, host.clone()));
+
     let sessions = CancellationToken::new();
     let mcp_config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(config.allowed_hosts.clone())
@@ -121,6 +155,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         store: store.clone(),
         metrics,
         accepting: accepting.clone(),
+        dev_unsigned: config.dev_allow_unsigned,
     };
     let guard = Guard::new(config.max_request_bytes);
 
@@ -130,14 +165,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let auth = start_auth(&config, addr, store.clone()).await?;
     let demo_password = if config.seed_demo {
-        let wanted = std::env::var("TOOLHOST_DEMO_PASSWORD")
-            .ok()
-            .filter(|p| !p.is_empty());
-        let created = toolhost_auth::admin::seed_demo(auth.store(), wanted.as_deref())
-            .await
-            .context("seeding the demo user")?;
-        seed_demo_admin(&store).await?;
-        created.map(|p| (p, wanted.is_some()))
+        seed_demo(&store).await?
     } else {
         None
     };
@@ -154,7 +182,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let app = crate::http::with_approvals(app, auth.clone(), host.clone());
     // `/mcp`'s rate-limit layer finds the limiter in the request's extensions.
     let app = app.layer(axum::Extension(limiter));
-    tracing::info!(%addr, tools, plugins = %config.plugins.display(), issuer = %auth.config().issuer, "toolhost serving");
+    tracing::info!(%addr, tools, catalog = %host.catalog().version(), issuer = %auth.config().issuer, "toolhost serving");
     println!("MCP endpoint: {}", auth.config().resource());
     println!("OAuth issuer: {}", auth.config().issuer);
     match demo_password {
@@ -205,6 +233,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         axum::serve(listener, app).with_graceful_shutdown(stopping.clone().cancelled_owned());
     let (served, ()) = tokio::join!(serve.into_future(), drain);
     maintenance.abort();
+    catalog_poll.abort();
     purge.abort();
     artifacts.abort();
     served.context("serving HTTP")?;
@@ -233,7 +262,7 @@ fn secret_scanner(config: &Config, backends: &Backends) -> SecretScanners {
         .or_else(|| config.database_url.strip_prefix("sqlite:"))
         .map(|rest| PathBuf::from(rest.split('?').next().unwrap_or(rest)));
     let paths = [
-        Some(config.plugins.clone()),
+        config.plugins.clone(),
         config.cache_dir.clone(),
         sqlite_file,
         std::env::current_dir().ok(),
@@ -256,6 +285,61 @@ fn secret_scanner(config: &Config, backends: &Backends) -> SecretScanners {
     }
 }
 
+/// How often a replica looks whether the store's catalog moved on: a
+/// decision on any replica is served by all within about this.
+const CATALOG_POLL: Duration = Duration::from_millis(500);
+
+/// Serves each new catalog the store holds, as soon as a poll sees its
+/// generation change. A build that fails keeps the catalog served now.
+async fn follow_catalog(live: Arc<LiveCatalog>, host: Arc<Toolhost>) {
+    let mut tick = tokio::time::interval(CATALOG_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        match live.generation().await {
+            Ok(g) if g == host.catalog().generation() => continue,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the catalog's generation failed");
+                continue;
+            }
+        }
+        match live.build().await {
+            Ok(built) => {
+                let catalog = Arc::new(built.catalog);
+                tracing::info!(version = %catalog.version(), generation = catalog.generation(),
+                    tools = catalog.tools().count(), refused = built.refused.len(), "serving a new catalog");
+                host.serve_catalog(catalog);
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "building the new catalog failed; serving the old one")
+            }
+        }
+    }
+}
+
+/// Dev mode leaves a row in the audit trail each time the host starts with it.
+async fn record_dev_mode(store: &Store) -> anyhow::Result<()> {
+    use toolhost_audit::AuditSink;
+    let event = toolhost_audit::AuditEvent {
+        call_id: toolhost_types::CallId::new().to_string(),
+        at: std::time::SystemTime::now(),
+        principal: "(operator)".into(),
+        tenant: "(operator)".into(),
+        client_id: None,
+        tool: "dev_allow_unsigned".into(),
+        plugin: Some("(host)".into()),
+        catalog_version: None,
+        plugin_digest: None,
+        argument_digest: toolhost_audit::argument_digest(&serde_json::json!({})),
+        outcome: toolhost_audit::Outcome::Executed,
+        error_code: None,
+        duration: Default::default(),
+        gate_id: None,
+    };
+    store.record(&event).await.context("auditing dev mode")
+}
+
 /// Deletes expired artifacts every `period`.
 async fn purge_artifacts_every(store: Arc<Store>, period: Duration) {
     let mut tick = tokio::time::interval(period);
@@ -268,6 +352,20 @@ async fn purge_artifacts_every(store: Arc<Store>, period: Duration) {
             Err(e) => tracing::warn!(error = %e, "purging expired artifacts failed"),
         }
     }
+}
+
+/// The demo tenant, its admin role and the user `demo` holding it, unless
+/// they exist: the password made (and whether it came from
+/// `$TOOLHOST_DEMO_PASSWORD`), or `None` when `demo` existed already.
+pub(crate) async fn seed_demo(store: &Store) -> anyhow::Result<Option<(String, bool)>> {
+    let wanted = std::env::var("TOOLHOST_DEMO_PASSWORD")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let created = toolhost_auth::admin::seed_demo(store, wanted.as_deref())
+        .await
+        .context("seeding the demo user")?;
+    seed_demo_admin(store).await?;
+    Ok(created.map(|p| (p, wanted.is_some())))
 }
 
 /// The demo tenant's `admin` role (an admin role: every tool), held by `demo`.

@@ -10,6 +10,22 @@ pub(crate) const INSERT_ARTIFACT: &str = "INSERT INTO artifacts (id, tenant, pri
      client_id, tool, call_id, mime_type, size, sha256, body, created_at, expires_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
 
+/// Moves one revision from state `$6` to `$1` (a CAS on its state),
+/// setting (or clearing) its retired tools, and its activation time when
+/// it becomes active.
+pub(crate) const MOVE_REVISION: &str = "UPDATE plugin_revisions SET state = $1, \
+     retired_tools = $2, retired_until = $3, activated_at = COALESCE($4, activated_at) \
+     WHERE id = $5 AND state = $6";
+
+/// Records who decided a revision's review, when and why.
+pub(crate) const REVIEW_REVISION: &str = "UPDATE plugin_revisions SET reviewed_by = $1, \
+     reviewed_at = $2, review_reason = $3 WHERE id = $4";
+
+/// The catalog's next generation and new version, if it is still at the
+/// generation the decision was made against.
+pub(crate) const BUMP_CATALOG: &str = "UPDATE catalog_state SET generation = generation + 1, \
+     version = $1, changed_at = $2 WHERE id = 1 AND generation = $3";
+
 /// Applies `$effects` (an iterator of `&Effect`) on the open transaction
 /// `$tx` of either engine; evaluates to `Result<(), sqlx::Error>`.
 macro_rules! apply_effects {
@@ -60,6 +76,55 @@ macro_rules! apply_effects {
                             .bind(a.expires_at_ms)
                             .execute(&mut *$tx)
                             .await?;
+                    }
+                    Effect::Catalog(change) => {
+                        use $crate::effects::{BUMP_CATALOG, MOVE_REVISION, REVIEW_REVISION};
+                        for m in &change.moves {
+                            let activated = (m.to == "active").then_some(change.at_ms);
+                            let (tools, until) = match &m.retired {
+                                Some((tools, until)) => {
+                                    (Some(tools.as_str()), Some(until.as_str()))
+                                }
+                                None => (None, None),
+                            };
+                            let moved = sqlx::query(MOVE_REVISION)
+                                .bind(m.to.as_str())
+                                .bind(tools)
+                                .bind(until)
+                                .bind(activated)
+                                .bind(m.revision.as_str())
+                                .bind(m.from.as_str())
+                                .execute(&mut *$tx)
+                                .await?;
+                            if moved.rows_affected() != 1 {
+                                // Decided meanwhile, or never in that state.
+                                return Err(sqlx::Error::RowNotFound);
+                            }
+                            if let Some((by, reason)) = &m.review {
+                                sqlx::query(REVIEW_REVISION)
+                                    .bind(by.as_str())
+                                    .bind(change.at_ms)
+                                    .bind(reason.as_str())
+                                    .bind(m.revision.as_str())
+                                    .execute(&mut *$tx)
+                                    .await?;
+                            }
+                        }
+                        let bumped = if change.changes_served {
+                            sqlx::query(BUMP_CATALOG)
+                                .bind(change.version.as_str())
+                                .bind(change.at_ms)
+                                .bind(change.expected_generation)
+                                .execute(&mut *$tx)
+                                .await?
+                                .rows_affected()
+                        } else {
+                            1
+                        };
+                        if bumped != 1 {
+                            // Another decision changed the catalog first.
+                            return Err(sqlx::Error::RowNotFound);
+                        }
                     }
                 }
             }

@@ -15,6 +15,9 @@
 //! - [`toolhost_gates::CheckpointStore`]: human checkpoints, one per
 //!   plugin's subject, decided by a compare-and-set on their version
 //!   (`src/checkpoints.rs`).
+//! - [`toolhost_catalog::CatalogStore`]: plugin revisions, their component
+//!   bytes by digest, trusted signers and the catalog's version
+//!   (`src/catalog.rs`); decisions are audit effects (`src/effects.rs`).
 //! - [`Store::count_hits`]: the rate limits' fixed-window counters, bumped
 //!   atomically so every host on the store agrees (`src/rate.rs`).
 //!
@@ -67,6 +70,7 @@
 
 mod artifacts;
 mod auth;
+mod catalog;
 mod chain;
 mod checkpoints;
 mod connect;

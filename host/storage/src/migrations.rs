@@ -62,6 +62,10 @@ pub(crate) const SQLITE: Files = &[
         "0009_gate_consumer.sql",
         include_str!("../../../migrations/sqlite/0009_gate_consumer.sql"),
     ),
+    (
+        "0010_catalog.sql",
+        include_str!("../../../migrations/sqlite/0010_catalog.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -101,6 +105,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0009_gate_consumer.sql",
         include_str!("../../../migrations/postgres/0009_gate_consumer.sql"),
+    ),
+    (
+        "0010_catalog.sql",
+        include_str!("../../../migrations/postgres/0010_catalog.sql"),
     ),
 ];
 

@@ -1,0 +1,65 @@
+//! What a loaded plugin may do, in the review room's words: the manifest's
+//! grants and the component's own facts (its tools as described, its
+//! imports), ready to diff against the active revision.
+
+use toolhost_review::{Capabilities, ToolCapabilities};
+
+use crate::LoadedPlugin;
+
+/// The capabilities of `loaded`, signed by `signer` (`None`: unsigned).
+pub fn capabilities(loaded: &LoadedPlugin, signer: Option<String>) -> Capabilities {
+    let manifest = &loaded.manifest;
+    let tools = loaded
+        .plugin
+        .tools()
+        .iter()
+        .map(|spec| {
+            let section = manifest.tools.get(&spec.name);
+            let tool = ToolCapabilities {
+                permission: spec.permission.to_string(),
+                description: spec.description.clone(),
+                input_schema: spec.input_schema.clone(),
+                output_schema: spec.output_schema.clone(),
+                risk: spec.risk.to_string(),
+                risk_floor: section.and_then(|s| s.risk).map(|r| r.to_string()),
+                mutating: spec.mutating,
+                resolves: section
+                    .map(|s| s.resolves.iter().cloned().collect())
+                    .unwrap_or_default(),
+                replaces: section
+                    .and_then(|s| s.replaces.as_ref())
+                    .map(|t| t.to_string()),
+            };
+            (spec.name.to_string(), tool)
+        })
+        .collect();
+    let b = &loaded.budget;
+    let limits = [
+        ("timeout_ms", b.timeout.as_millis() as u64),
+        ("memory_bytes", b.memory.as_u64()),
+        ("instances", u64::from(b.instances)),
+        ("tables", u64::from(b.tables)),
+        ("table_elements", u64::from(b.table_elements)),
+        ("output_bytes", b.output.as_u64()),
+        ("log_bytes", b.log.as_u64()),
+        ("host_calls", u64::from(b.host_calls)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    Capabilities {
+        plugin: manifest.plugin.name.to_string(),
+        version: manifest.plugin.version.clone(),
+        signer,
+        tools,
+        backends: manifest
+            .backends
+            .iter()
+            .map(|(n, b)| (n.clone(), b.purpose.clone()))
+            .collect(),
+        limits,
+        high_risk_tags: manifest.risk.high_when_tagged.iter().cloned().collect(),
+        imports: loaded.plugin.imports().iter().cloned().collect(),
+        entity_kinds: loaded.plugin.kinds().iter().cloned().collect(),
+    }
+}

@@ -1,0 +1,425 @@
+//! Catalog decisions: a review approved or rejected, a rollback, a
+//! signer's revisions withdrawn. Each is worked out here from what the
+//! store holds (the revision, the active one, the capability diff, the
+//! catalog's version) into one [`CatalogEffect`] and the audit event that
+//! records it; the caller writes both in one transaction
+//! (`AuditSink::record_with`). Nothing here writes.
+
+use std::time::SystemTime;
+
+use serde_json::json;
+use toolhost_audit::{AuditEvent, CatalogEffect, Outcome, RevisionMove, argument_digest};
+use toolhost_review::{Capabilities, CatalogVersion, Diff, diff};
+
+use crate::{CatalogStore, CatalogStoreError, Revision, RevisionState};
+
+/// Who decides, as the audit trail names them.
+#[derive(Debug, Clone)]
+pub struct Decider {
+    /// The person (a user's id, or an operator's name at the console).
+    pub principal: String,
+    /// Their tenant (`(operator)` for the command line).
+    pub tenant: String,
+    /// The OAuth client they decided through, if any.
+    pub client_id: Option<String>,
+    /// Whether policy lets a submitter approve their own revision.
+    pub may_approve_own: bool,
+}
+
+/// A review's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Activate the revision.
+    Approve,
+    /// Refuse it for good.
+    Reject,
+}
+
+/// Why a decision cannot be made. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum DecideError {
+    /// No such revision.
+    #[error("no plugin revision {0}")]
+    NotFound(String),
+    /// It is not in the state the decision needs.
+    #[error("revision {id} is {state}, not {wanted}")]
+    WrongState {
+        /// The revision.
+        id: String,
+        /// Its state now.
+        state: RevisionState,
+        /// The state the decision needs.
+        wanted: RevisionState,
+    },
+    /// The submitter may not approve their own revision.
+    #[error("{principal} submitted revision {id} and may not approve it: another reviewer must")]
+    SelfApproval {
+        /// The revision.
+        id: String,
+        /// Who tried.
+        principal: String,
+    },
+    /// A decision needs a reason.
+    #[error("a reason is required")]
+    ReasonRequired,
+    /// Nothing to roll back to.
+    #[error("plugin {0:?} has no earlier approved revision to roll back to")]
+    NothingToRollBack(String),
+    /// Stored data does not read back.
+    #[error("revision {id}: {detail}")]
+    Corrupt {
+        /// The revision.
+        id: String,
+        /// What does not parse.
+        detail: String,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] CatalogStoreError),
+}
+
+impl DecideError {
+    /// A stable code for clients.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DecideError::NotFound(_) => "NOT_FOUND",
+            DecideError::WrongState { .. } => "ALREADY_DECIDED",
+            DecideError::SelfApproval { .. } => "SELF_APPROVAL",
+            DecideError::ReasonRequired => "INVALID_ARGUMENTS",
+            DecideError::NothingToRollBack(_) => "NOT_FOUND",
+            DecideError::Corrupt { .. } | DecideError::Store(_) => "INTERNAL",
+        }
+    }
+}
+
+/// A decision ready to write: the audit event and the effect, together.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// The row that records it.
+    pub event: AuditEvent,
+    /// What it changes.
+    pub effect: CatalogEffect,
+    /// The capability diff it was decided on (against the active revision).
+    pub diff: Option<Diff>,
+}
+
+/// The revision's capabilities as intake computed them.
+pub fn capabilities_of(rev: &Revision) -> Result<Capabilities, DecideError> {
+    serde_json::from_str(&rev.capabilities).map_err(|e| DecideError::Corrupt {
+        id: rev.id.clone(),
+        detail: format!("capabilities: {e}"),
+    })
+}
+
+/// The active revision of `plugin`, if any.
+pub async fn active(
+    store: &dyn CatalogStore,
+    plugin: &str,
+) -> Result<Option<Revision>, CatalogStoreError> {
+    let mut active = store
+        .revisions(Some(plugin), Some(RevisionState::Active))
+        .await?;
+    Ok(active.pop())
+}
+
+/// The capability diff of `rev` against its plugin's active revision.
+pub async fn review_diff(store: &dyn CatalogStore, rev: &Revision) -> Result<Diff, DecideError> {
+    let proposed = capabilities_of(rev)?;
+    let current = match active(store, &rev.plugin).await? {
+        Some(a) if a.id != rev.id => Some(capabilities_of(&a)?),
+        _ => None,
+    };
+    Ok(diff(current.as_ref(), &proposed))
+}
+
+/// Approves or rejects the pending revision `id`.
+pub async fn review(
+    store: &dyn CatalogStore,
+    id: &str,
+    verdict: Verdict,
+    who: &Decider,
+    reason: &str,
+) -> Result<Decision, DecideError> {
+    if reason.trim().is_empty() {
+        return Err(DecideError::ReasonRequired);
+    }
+    let rev = store
+        .revision(id)
+        .await?
+        .ok_or_else(|| DecideError::NotFound(id.to_owned()))?;
+    if rev.state != RevisionState::PendingReview {
+        return Err(DecideError::WrongState {
+            id: id.to_owned(),
+            state: rev.state,
+            wanted: RevisionState::PendingReview,
+        });
+    }
+    let review = Some((who.principal.clone(), reason.to_owned()));
+    if verdict == Verdict::Reject {
+        let state = store.catalog_state().await?;
+        let moves = vec![step(
+            &rev.id,
+            RevisionState::PendingReview,
+            RevisionState::Rejected,
+            review,
+        )];
+        return Ok(decision(
+            who,
+            "decide_plugin_review",
+            &rev,
+            &state.version,
+            state.generation,
+            false,
+            moves,
+            None,
+            reason,
+        ));
+    }
+    if rev.submitted_by == who.principal && !who.may_approve_own {
+        return Err(DecideError::SelfApproval {
+            id: id.to_owned(),
+            principal: who.principal.clone(),
+        });
+    }
+    let current = active(store, &rev.plugin).await?;
+    let mut moves = Vec::new();
+    let d = review_diff(store, &rev).await?;
+    let (state, version) = next_version(store, &d).await?;
+    if let Some(old) = &current {
+        moves.push(replaced(old, &d, version));
+    }
+    moves.push(step(
+        &rev.id,
+        RevisionState::PendingReview,
+        RevisionState::Active,
+        review,
+    ));
+    moves.extend(expired_retirements(store, version, &[&rev.id]).await?);
+    Ok(decision(
+        who,
+        "decide_plugin_review",
+        &rev,
+        &version.to_string(),
+        state,
+        true,
+        moves,
+        Some(d),
+        reason,
+    ))
+}
+
+/// Makes the most recently active earlier revision of `plugin` active again.
+pub async fn rollback(
+    store: &dyn CatalogStore,
+    plugin: &str,
+    who: &Decider,
+    reason: &str,
+) -> Result<Decision, DecideError> {
+    if reason.trim().is_empty() {
+        return Err(DecideError::ReasonRequired);
+    }
+    let current = active(store, plugin).await?;
+    let mut earlier = store
+        .revisions(Some(plugin), Some(RevisionState::Approved))
+        .await?;
+    earlier.retain(|r| r.activated_at_ms.is_some());
+    earlier.sort_by_key(|r| std::cmp::Reverse(r.activated_at_ms));
+    let target = earlier
+        .into_iter()
+        .next()
+        .ok_or_else(|| DecideError::NothingToRollBack(plugin.to_owned()))?;
+    let current_caps = current.as_ref().map(capabilities_of).transpose()?;
+    let d = diff(current_caps.as_ref(), &capabilities_of(&target)?);
+    let (state, version) = next_version(store, &d).await?;
+    let mut moves = Vec::new();
+    if let Some(old) = &current {
+        moves.push(replaced(old, &d, version));
+    }
+    moves.push(step(
+        &target.id,
+        RevisionState::Approved,
+        RevisionState::Active,
+        None,
+    ));
+    moves.extend(expired_retirements(store, version, &[&target.id]).await?);
+    Ok(decision(
+        who,
+        "rollback_plugin",
+        &target,
+        &version.to_string(),
+        state,
+        true,
+        moves,
+        Some(d),
+        reason,
+    ))
+}
+
+/// Withdraws every active or pending revision `signer` vouched for (its
+/// key was revoked): their tools disappear at once, with no deprecation.
+/// `None` when the signer vouched for nothing served or pending.
+pub async fn withdraw_signed_by(
+    store: &dyn CatalogStore,
+    signer: &str,
+    who: &Decider,
+    reason: &str,
+) -> Result<Option<Decision>, DecideError> {
+    let mut moves = Vec::new();
+    let mut first = None;
+    for from in [
+        RevisionState::Active,
+        RevisionState::PendingReview,
+        RevisionState::Approved,
+    ] {
+        for rev in store.revisions(None, Some(from)).await? {
+            if rev.signer.as_deref() == Some(signer) {
+                moves.push(step(&rev.id, from, RevisionState::Withdrawn, None));
+                first.get_or_insert(rev);
+            }
+        }
+    }
+    let Some(rev) = first else {
+        return Ok(None);
+    };
+    let state = store.catalog_state().await?;
+    let version = parse_version(&state.version)?.bump(toolhost_review::Bump::Major);
+    Ok(Some(decision(
+        who,
+        "revoke_signer",
+        &rev,
+        &version.to_string(),
+        state.generation,
+        true,
+        moves,
+        None,
+        reason,
+    )))
+}
+
+/// The catalog's generation now, and its version after a change of `d`
+/// (at least a patch: what is served changed).
+async fn next_version(
+    store: &dyn CatalogStore,
+    d: &Diff,
+) -> Result<(i64, CatalogVersion), DecideError> {
+    let state = store.catalog_state().await?;
+    let bump = d.bump.max(toolhost_review::Bump::Patch);
+    Ok((state.generation, parse_version(&state.version)?.bump(bump)))
+}
+
+fn parse_version(v: &str) -> Result<CatalogVersion, DecideError> {
+    v.parse().map_err(|e| DecideError::Corrupt {
+        id: "catalog_state".into(),
+        detail: format!("version: {e}"),
+    })
+}
+
+/// The active revision stepping down: approved (a rollback target), still
+/// listing the tools `d` retires until the next minor version.
+fn replaced(old: &Revision, d: &Diff, version: CatalogVersion) -> RevisionMove {
+    let retired = d.retired();
+    let retired = (!retired.is_empty()).then(|| {
+        let until = version.bump(toolhost_review::Bump::Minor);
+        (
+            serde_json::to_string(&retired).expect("retired tools always serialize"),
+            until.to_string(),
+        )
+    });
+    RevisionMove {
+        revision: old.id.clone(),
+        from: RevisionState::Active.as_str().into(),
+        to: RevisionState::Approved.as_str().into(),
+        review: None,
+        retired,
+    }
+}
+
+/// Clears the retired tools of revisions whose deprecation ends at or
+/// before `version` (the builder stops listing them anyway; this keeps the
+/// rows honest). `skip`: revisions the decision already moves.
+async fn expired_retirements(
+    store: &dyn CatalogStore,
+    version: CatalogVersion,
+    skip: &[&str],
+) -> Result<Vec<RevisionMove>, DecideError> {
+    let mut moves = Vec::new();
+    for rev in store.served().await? {
+        let Some((_, until)) = &rev.retired else {
+            continue;
+        };
+        if skip.contains(&rev.id.as_str()) || rev.state == RevisionState::Active {
+            continue;
+        }
+        if parse_version(until)? <= version {
+            moves.push(step(&rev.id, rev.state, rev.state, None));
+        }
+    }
+    Ok(moves)
+}
+
+fn step(
+    id: &str,
+    from: RevisionState,
+    to: RevisionState,
+    review: Option<(String, String)>,
+) -> RevisionMove {
+    RevisionMove {
+        revision: id.to_owned(),
+        from: from.as_str().into(),
+        to: to.as_str().into(),
+        review,
+        retired: None,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn decision(
+    who: &Decider,
+    operation: &str,
+    rev: &Revision,
+    version: &str,
+    generation: i64,
+    changes_served: bool,
+    moves: Vec<RevisionMove>,
+    diff: Option<Diff>,
+    reason: &str,
+) -> Decision {
+    let at = SystemTime::now();
+    let at_ms = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    let args = json!({
+        "revision": rev.id,
+        "moves": moves.iter().map(|m| json!([m.revision, m.from, m.to])).collect::<Vec<_>>(),
+        "reason": reason,
+    });
+    let event = AuditEvent {
+        call_id: toolhost_types::CallId::new().to_string(),
+        at,
+        principal: who.principal.clone(),
+        tenant: who.tenant.clone(),
+        client_id: who.client_id.clone(),
+        tool: operation.to_owned(),
+        plugin: Some(rev.plugin.clone()),
+        catalog_version: Some(version.to_owned()),
+        plugin_digest: Some(rev.component_digest),
+        argument_digest: argument_digest(&args),
+        outcome: Outcome::Executed,
+        error_code: None,
+        duration: Default::default(),
+        gate_id: None,
+    };
+    let effect = CatalogEffect {
+        changes_served,
+        expected_generation: generation,
+        version: version.to_owned(),
+        at_ms,
+        moves,
+    };
+    Decision {
+        event,
+        effect,
+        diff,
+    }
+}

@@ -1,0 +1,229 @@
+//! Intake: a submitted revision (component, manifest, signature) checked
+//! and stored pending review. Every source (a directory, an OCI registry,
+//! an upload over HTTP) ends here, so every revision meets the same checks
+//! in the same order: bounds, manifest, signature against the pinned
+//! signers, then the component against its manifest in the sandbox.
+
+use std::path::Path;
+
+use toolhost_runtime::Runtime;
+use toolhost_signing::{Envelope, Identity, PluginPattern, Presented, PublicKey, TrustedSigner};
+use toolhost_types::Digest;
+
+use crate::load::check_plugin;
+use crate::{
+    CatalogError, CatalogStore, CatalogStoreError, LoadOptions, Manifest, NewRevision, Revision,
+    Submitted, capabilities, revision_id,
+};
+
+/// Largest component accepted. Rust tools are ~0.1–2 MiB and JavaScript
+/// components carry their engine (~10 MiB); 32 MiB bounds what an upload
+/// can make the host store and compile.
+pub const MAX_COMPONENT_BYTES: usize = 32 * 1024 * 1024;
+
+/// Largest manifest accepted: a manifest is a page of TOML.
+pub const MAX_MANIFEST_BYTES: usize = 256 * 1024;
+
+/// One revision as submitted.
+#[derive(Debug, Clone)]
+pub struct Submission {
+    /// The manifest's text (what the signature's digest covers).
+    pub manifest: String,
+    /// The component's bytes.
+    pub component: Vec<u8>,
+    /// The DSSE envelope's JSON, if signed.
+    pub envelope: Option<Vec<u8>>,
+    /// Where it came from, for the reviewer (`dir:…`, `oci://…@sha256:…`).
+    pub source: String,
+    /// Who submits it.
+    pub submitted_by: String,
+}
+
+/// How intake treats what it cannot verify.
+#[derive(Debug, Clone, Default)]
+pub struct IntakeOptions {
+    /// Budgets the manifest's limits are checked against.
+    pub load: LoadOptions,
+    /// Accept unsigned revisions (the loopback-only dev mode; the caller
+    /// enforces where it may be set, logs and labels it).
+    pub allow_unsigned: bool,
+}
+
+/// Why a submission was refused. Nothing was stored.
+#[derive(Debug, thiserror::Error)]
+pub enum IntakeError {
+    /// Over a size bound.
+    #[error("{what} is {size} bytes, over the {limit}-byte limit")]
+    TooLarge {
+        /// `component` or `manifest`.
+        what: &'static str,
+        /// Its size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The signature check refused it; the refusal names which check.
+    #[error("{0}")]
+    Refused(#[from] toolhost_signing::Refusal),
+    /// The manifest or the component did not pass the catalog's checks.
+    #[error("{0}")]
+    Invalid(#[from] CatalogError),
+    /// The store failed.
+    #[error("{0}")]
+    Store(#[from] CatalogStoreError),
+}
+
+impl IntakeError {
+    /// A stable code for clients and tests.
+    pub fn code(&self) -> &'static str {
+        match self {
+            IntakeError::TooLarge { .. } => "LIMIT_EXCEEDED",
+            IntakeError::Refused(r) => r.code(),
+            IntakeError::Invalid(_) => "INVALID_PLUGIN",
+            IntakeError::Store(_) => "INTERNAL",
+        }
+    }
+}
+
+/// What intake stored.
+#[derive(Debug, Clone)]
+pub struct Intake {
+    /// The revision, as stored.
+    pub revision: Revision,
+    /// False when the same plugin, component and manifest were submitted
+    /// before: nothing new was stored.
+    pub new: bool,
+}
+
+/// Checks `sub` and stores it as a revision pending review.
+pub async fn submit(
+    store: &dyn CatalogStore,
+    runtime: &Runtime,
+    sub: Submission,
+    opts: &IntakeOptions,
+    now_ms: i64,
+) -> Result<Intake, IntakeError> {
+    bounded("component", sub.component.len(), MAX_COMPONENT_BYTES)?;
+    bounded("manifest", sub.manifest.len(), MAX_MANIFEST_BYTES)?;
+    let source = Path::new(&sub.source);
+    let manifest = Manifest::parse(&sub.manifest, source)?;
+    let component_digest = Digest::of(&sub.component);
+    let manifest_digest = Digest::of(sub.manifest.as_bytes());
+    // The signature first: its statement pins both digests, so a changed
+    // component or manifest is refused as tampered, by name.
+    let signer = verify_signature(
+        store,
+        &manifest,
+        &sub,
+        &component_digest,
+        &manifest_digest,
+        opts,
+    )
+    .await?;
+    if let Some(pinned) = manifest.plugin.sha256
+        && pinned != component_digest
+    {
+        return Err(CatalogError::DigestMismatch {
+            path: source.into(),
+            component: manifest.plugin.component.clone().into(),
+            expected: pinned,
+            actual: component_digest,
+        }
+        .into());
+    }
+    let (loaded, _) = check_plugin(manifest, &sub.component, source, runtime, &opts.load).await?;
+    let label = signer.as_ref().map(|(name, key)| format!("{name} ({key})"));
+    let caps = capabilities(&loaded, label);
+    let plugin = loaded.manifest.plugin.name.to_string();
+    let id = revision_id(&plugin, &component_digest, &manifest_digest);
+    let new = NewRevision {
+        id: id.clone(),
+        version: loaded.manifest.plugin.version.clone(),
+        plugin,
+        component: sub.component,
+        component_digest,
+        manifest: sub.manifest,
+        manifest_digest,
+        envelope: sub
+            .envelope
+            .map(|e| String::from_utf8_lossy(&e).into_owned()),
+        signer: signer.map(|(name, _)| name),
+        source: sub.source,
+        capabilities: serde_json::to_string(&caps).expect("capabilities always serialize"),
+        submitted_by: sub.submitted_by,
+        submitted_at_ms: now_ms,
+    };
+    let new = match store.submit(new).await? {
+        Submitted::New => true,
+        Submitted::Existing(_) => false,
+    };
+    let revision = store
+        .revision(&id)
+        .await?
+        .ok_or_else(|| CatalogStoreError::Failed(format!("revision {id} vanished after intake")))?;
+    Ok(Intake { revision, new })
+}
+
+fn bounded(what: &'static str, size: usize, limit: usize) -> Result<(), IntakeError> {
+    if size > limit {
+        return Err(IntakeError::TooLarge { what, size, limit });
+    }
+    Ok(())
+}
+
+/// The signer that vouches for this release, or `None` for an unsigned
+/// revision the options allow.
+async fn verify_signature(
+    store: &dyn CatalogStore,
+    manifest: &Manifest,
+    sub: &Submission,
+    component: &Digest,
+    manifest_digest: &Digest,
+    opts: &IntakeOptions,
+) -> Result<Option<(String, String)>, IntakeError> {
+    let envelope = match &sub.envelope {
+        Some(json) => Some(Envelope::from_json(json)?),
+        None if opts.allow_unsigned => return Ok(None),
+        None => None,
+    };
+    let signers = trusted_signers(store).await?;
+    let presented = Presented {
+        plugin: manifest.plugin.name.as_str(),
+        version: &manifest.plugin.version,
+        component,
+        manifest: manifest_digest,
+        envelope: envelope.as_ref(),
+    };
+    let verified = toolhost_signing::verify(&presented, &signers)?;
+    Ok(Some((verified.signer, verified.key_id.to_string())))
+}
+
+/// The store's signers in the signing room's words. A record that no
+/// longer parses is left out (and logged): it can vouch for nothing.
+pub async fn trusted_signers(
+    store: &dyn CatalogStore,
+) -> Result<Vec<TrustedSigner>, CatalogStoreError> {
+    let mut out = Vec::new();
+    for record in store.signers().await? {
+        let key = match PublicKey::from_pem(&record.public_key) {
+            Ok(k) => k,
+            Err(e) => {
+                tracing::error!(signer = %record.name, error = %e, "a stored signer key does not parse; it vouches for nothing");
+                continue;
+            }
+        };
+        let plugins: Result<Vec<PluginPattern>, _> =
+            record.plugins.iter().map(|p| p.parse()).collect();
+        let Ok(plugins) = plugins else {
+            tracing::error!(signer = %record.name, "a stored signer's plugin patterns do not parse; it vouches for nothing");
+            continue;
+        };
+        out.push(TrustedSigner {
+            name: record.name,
+            identity: Identity::Key(key),
+            plugins,
+            revoked: record.revoked.is_some(),
+        });
+    }
+    Ok(out)
+}

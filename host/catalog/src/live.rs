@@ -1,0 +1,217 @@
+//! The live catalog: what the store says is served, built into a
+//! [`Catalog`] a replica can swap in whole. Calls already running keep the
+//! catalog (and so the revision) they started with.
+//!
+//! Before serving a revision the builder checks again what intake checked:
+//! the bytes still hash to the digest, and the signature still verifies
+//! against the signers trusted *now*. A revoked signer's revisions stop
+//! being served at the next build, even before the decision that
+//! withdraws them is written.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use toolhost_review::{CatalogVersion, Retired};
+use toolhost_runtime::Runtime;
+use toolhost_signing::{Envelope, Presented};
+use toolhost_types::Digest;
+
+use crate::intake::trusted_signers;
+use crate::load::{check_collisions, check_plugin};
+use crate::{
+    Catalog, CatalogStore, CatalogStoreError, Deprecation, LoadOptions, LoadedPlugin, Manifest,
+    Revision, RevisionState,
+};
+
+/// Builds catalogs from the store, keeping each revision's compiled
+/// component between builds (a revision's bytes never change).
+pub struct LiveCatalog {
+    store: Arc<dyn CatalogStore>,
+    runtime: Arc<Runtime>,
+    opts: LoadOptions,
+    allow_unsigned: bool,
+    loaded: Mutex<HashMap<String, Arc<LoadedPlugin>>>,
+}
+
+/// A built catalog, and the served revisions it had to leave out.
+pub struct Built {
+    /// What to serve.
+    pub catalog: Catalog,
+    /// `(revision, why)` for each revision the store serves that this
+    /// build refused.
+    pub refused: Vec<(String, String)>,
+}
+
+impl LiveCatalog {
+    /// A builder over `store`, compiling with `runtime`. Unsigned (dev)
+    /// revisions are served only when `allow_unsigned`.
+    pub fn new(
+        store: Arc<dyn CatalogStore>,
+        runtime: Arc<Runtime>,
+        opts: LoadOptions,
+        allow_unsigned: bool,
+    ) -> Self {
+        Self {
+            store,
+            runtime,
+            opts,
+            allow_unsigned,
+            loaded: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The store's generation now (cheap: replicas poll it).
+    pub async fn generation(&self) -> Result<i64, CatalogStoreError> {
+        Ok(self.store.catalog_state().await?.generation)
+    }
+
+    /// The catalog the store says is served now.
+    pub async fn build(&self) -> Result<Built, CatalogStoreError> {
+        let state = self.store.catalog_state().await?;
+        let version: CatalogVersion = state
+            .version
+            .parse()
+            .map_err(|e| CatalogStoreError::Failed(format!("catalog_state.version: {e}")))?;
+        let mut served = self.store.served().await?;
+        // Active revisions first, so a retired tool never shadows a live one.
+        served.sort_by_key(|r| (r.state != RevisionState::Active, r.plugin.clone()));
+        let signers = trusted_signers(&*self.store).await?;
+        let mut catalog = Catalog::at(&state.version, state.generation);
+        let mut refused = Vec::new();
+        let mut keep = HashMap::new();
+        for rev in served {
+            let retired = match retired_tools(&rev, version) {
+                Ok(r) => r,
+                Err(why) => {
+                    refused.push((rev.id.clone(), why));
+                    continue;
+                }
+            };
+            if rev.state != RevisionState::Active && retired.is_empty() {
+                continue;
+            }
+            if let Err(why) = still_signed(&rev, &signers, self.allow_unsigned) {
+                tracing::error!(revision = %rev.id, plugin = %rev.plugin, %why, "a served revision is no longer trusted: not serving it");
+                refused.push((rev.id.clone(), why));
+                continue;
+            }
+            let loaded = match self.load(&rev, &catalog).await {
+                Ok(l) => l,
+                Err(why) => {
+                    tracing::error!(revision = %rev.id, plugin = %rev.plugin, %why, "a served revision did not load");
+                    refused.push((rev.id.clone(), why));
+                    continue;
+                }
+            };
+            keep.insert(rev.id.clone(), loaded.clone());
+            if rev.state == RevisionState::Active {
+                catalog.insert(loaded);
+            } else {
+                catalog.insert_retired(loaded, &retired);
+            }
+        }
+        *self
+            .loaded
+            .lock()
+            .expect("the cache lock is never poisoned") = keep;
+        Ok(Built { catalog, refused })
+    }
+
+    /// The revision's plugin, compiled once per process.
+    async fn load(&self, rev: &Revision, catalog: &Catalog) -> Result<Arc<LoadedPlugin>, String> {
+        let label = format!("revision {}", rev.id);
+        let path = Path::new(&label);
+        let manifest = Manifest::parse(&rev.manifest, path).map_err(|e| e.to_string())?;
+        if rev.state == RevisionState::Active {
+            check_collisions(&manifest, path, catalog).map_err(|e| e.to_string())?;
+        }
+        let cached = self
+            .loaded
+            .lock()
+            .expect("the cache lock is never poisoned")
+            .get(&rev.id)
+            .cloned();
+        if let Some(hit) = cached {
+            return Ok(hit);
+        }
+        let bytes = self
+            .store
+            .blob(&rev.component_digest)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| {
+                format!(
+                    "component {} is missing from the store",
+                    rev.component_digest
+                )
+            })?;
+        let actual = Digest::of(&bytes);
+        if actual != rev.component_digest {
+            return Err(format!(
+                "stored component hashes to {actual}, the revision pins {}",
+                rev.component_digest
+            ));
+        }
+        let (mut loaded, _) = check_plugin(manifest, &bytes, path, &self.runtime, &self.opts)
+            .await
+            .map_err(|e| e.to_string())?;
+        loaded.source = rev.source.clone();
+        loaded.revision = Some(rev.id.clone());
+        Ok(Arc::new(loaded))
+    }
+}
+
+/// The retired tools a replaced revision still lists at `version` (none
+/// once the catalog reached their `until`).
+fn retired_tools(
+    rev: &Revision,
+    version: CatalogVersion,
+) -> Result<BTreeMap<String, Deprecation>, String> {
+    let Some((tools, until)) = &rev.retired else {
+        return Ok(BTreeMap::new());
+    };
+    let until_v: CatalogVersion = until.parse().map_err(|e| format!("retired_until: {e}"))?;
+    if version >= until_v {
+        return Ok(BTreeMap::new());
+    }
+    let tools: Vec<Retired> =
+        serde_json::from_str(tools).map_err(|e| format!("retired_tools: {e}"))?;
+    Ok(tools
+        .into_iter()
+        .map(|r| {
+            let d = Deprecation {
+                replacement: r.replacement,
+                until: until.clone(),
+            };
+            (r.tool, d)
+        })
+        .collect())
+}
+
+/// The revision's signature still verifies against the signers trusted now
+/// (an unsigned dev revision passes only in dev mode).
+fn still_signed(
+    rev: &Revision,
+    signers: &[toolhost_signing::TrustedSigner],
+    allow_unsigned: bool,
+) -> Result<(), String> {
+    let Some(json) = &rev.envelope else {
+        return if allow_unsigned {
+            Ok(())
+        } else {
+            Err("unsigned: served only in dev mode".into())
+        };
+    };
+    let envelope = Envelope::from_json(json.as_bytes()).map_err(|e| e.to_string())?;
+    let presented = Presented {
+        plugin: &rev.plugin,
+        version: &rev.version,
+        component: &rev.component_digest,
+        manifest: &rev.manifest_digest,
+        envelope: Some(&envelope),
+    };
+    toolhost_signing::verify(&presented, signers)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}

@@ -1,0 +1,268 @@
+//! [`CatalogStore`]: where the live catalog is kept. Revisions, their
+//! component bytes by digest, the signers the operator trusts and the
+//! catalog's version live in the store, so every replica serves the same
+//! catalog; `storage` implements this for SQLite and PostgreSQL.
+//!
+//! Decisions (approve, reject, roll back, withdraw) are not methods here:
+//! they are [`toolhost_audit::Effect::Catalog`]s written with their audit
+//! row, so a decision and its row are one transaction.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::str::FromStr;
+
+use toolhost_types::Digest;
+
+/// A boxed future, so stores can be used as trait objects.
+pub type CatalogFuture<'a, T> =
+    Pin<Box<dyn Future<Output = Result<T, CatalogStoreError>> + Send + 'a>>;
+
+/// Why the store did not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogStoreError {
+    /// A signer of that name or key is already trusted.
+    #[error("a signer named {name:?} or holding key {key_id} is already trusted")]
+    SignerExists {
+        /// The name asked for.
+        name: String,
+        /// The key asked for.
+        key_id: String,
+    },
+    /// No signer of that name.
+    #[error("no trusted signer named {0:?}")]
+    NoSuchSigner(String),
+    /// The database failed.
+    #[error("catalog store: {0}")]
+    Failed(String),
+}
+
+/// Where a revision is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RevisionState {
+    /// Submitted and verified; waits for a reviewer.
+    PendingReview,
+    /// Approved once; served again only by a rollback.
+    Approved,
+    /// Served: at most one revision of a plugin.
+    Active,
+    /// A reviewer refused it.
+    Rejected,
+    /// Pulled (its signer revoked, or by an operator): never served again.
+    Withdrawn,
+}
+
+impl RevisionState {
+    /// Every state, in lifecycle order.
+    pub const ALL: [RevisionState; 5] = [
+        RevisionState::PendingReview,
+        RevisionState::Approved,
+        RevisionState::Active,
+        RevisionState::Rejected,
+        RevisionState::Withdrawn,
+    ];
+
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RevisionState::PendingReview => "pending_review",
+            RevisionState::Approved => "approved",
+            RevisionState::Active => "active",
+            RevisionState::Rejected => "rejected",
+            RevisionState::Withdrawn => "withdrawn",
+        }
+    }
+}
+
+impl fmt::Display for RevisionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for RevisionState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|st| st.as_str() == s)
+            .ok_or_else(|| format!("{s:?} is not a revision state"))
+    }
+}
+
+/// A revision as submitted, before it is stored.
+#[derive(Debug, Clone)]
+pub struct NewRevision {
+    /// Its id ([`revision_id`] of plugin and digests).
+    pub id: String,
+    /// The plugin's name.
+    pub plugin: String,
+    /// The manifest's `plugin.version`.
+    pub version: String,
+    /// The component's bytes (stored once per digest).
+    pub component: Vec<u8>,
+    /// Their SHA-256.
+    pub component_digest: Digest,
+    /// The manifest's text as signed.
+    pub manifest: String,
+    /// Its SHA-256.
+    pub manifest_digest: Digest,
+    /// The DSSE envelope as submitted; `None` for an unsigned dev revision.
+    pub envelope: Option<String>,
+    /// The trusted signer that verified it.
+    pub signer: Option<String>,
+    /// Where it came from (`dir:…`, `oci://…@sha256:…`, `http`).
+    pub source: String,
+    /// The capabilities the host computed (JSON of `toolhost_review::Capabilities`).
+    pub capabilities: String,
+    /// Who submitted it.
+    pub submitted_by: String,
+    /// When, unix milliseconds.
+    pub submitted_at_ms: i64,
+}
+
+/// A stored revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revision {
+    /// Its id.
+    pub id: String,
+    /// The plugin's name.
+    pub plugin: String,
+    /// The manifest's `plugin.version`.
+    pub version: String,
+    /// The component's SHA-256 (its bytes: [`CatalogStore::blob`]).
+    pub component_digest: Digest,
+    /// The manifest's text.
+    pub manifest: String,
+    /// Its SHA-256.
+    pub manifest_digest: Digest,
+    /// The DSSE envelope; `None`: unsigned (dev).
+    pub envelope: Option<String>,
+    /// The signer that verified it at intake.
+    pub signer: Option<String>,
+    /// Where it came from.
+    pub source: String,
+    /// JSON of `toolhost_review::Capabilities`.
+    pub capabilities: String,
+    /// Where it is in its life.
+    pub state: RevisionState,
+    /// Who submitted it, and when (unix ms).
+    pub submitted_by: String,
+    /// When it was submitted.
+    pub submitted_at_ms: i64,
+    /// Who decided its review.
+    pub reviewed_by: Option<String>,
+    /// When.
+    pub reviewed_at_ms: Option<i64>,
+    /// Why.
+    pub review_reason: Option<String>,
+    /// When it last became active.
+    pub activated_at_ms: Option<i64>,
+    /// Tools still listed as deprecated after it was replaced (JSON of
+    /// `[toolhost_review::Retired]`), and the catalog version that drops them.
+    pub retired: Option<(String, String)>,
+}
+
+/// The catalog's generation (every change of what is served counts one)
+/// and semantic version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogState {
+    /// Replicas compare it to what they serve.
+    pub generation: i64,
+    /// `MAJOR.MINOR.PATCH`.
+    pub version: String,
+}
+
+/// A signer the operator trusts, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignerRecord {
+    /// The operator's name for it.
+    pub name: String,
+    /// `sha256:` of its public key's SPKI.
+    pub key_id: String,
+    /// Its public key, SPKI PEM.
+    pub public_key: String,
+    /// The plugin names or prefixes (`acme-*`) it may sign.
+    pub plugins: Vec<String>,
+    /// Who trusted it, and when (unix ms).
+    pub trusted_by: String,
+    /// When.
+    pub trusted_at_ms: i64,
+    /// When it was revoked, by whom and why.
+    pub revoked: Option<(i64, String, String)>,
+}
+
+/// What [`CatalogStore::submit`] did.
+#[derive(Debug, Clone)]
+pub enum Submitted {
+    /// The revision is stored, pending review.
+    New,
+    /// The same plugin, component and manifest were submitted before: that
+    /// revision, unchanged.
+    Existing(Box<Revision>),
+}
+
+/// The live catalog's store.
+pub trait CatalogStore: Send + Sync {
+    /// The catalog's generation and version now.
+    fn catalog_state(&self) -> CatalogFuture<'_, CatalogState>;
+    /// Stores a new revision (and its component bytes, once per digest),
+    /// pending review, in one transaction.
+    fn submit(&self, revision: NewRevision) -> CatalogFuture<'_, Submitted>;
+    /// The revision `id`.
+    fn revision<'a>(&'a self, id: &'a str) -> CatalogFuture<'a, Option<Revision>>;
+    /// Revisions, newest first, of one plugin and/or in one state.
+    fn revisions<'a>(
+        &'a self,
+        plugin: Option<&'a str>,
+        state: Option<RevisionState>,
+    ) -> CatalogFuture<'a, Vec<Revision>>;
+    /// What is served: every active revision, and every replaced one whose
+    /// retired tools are still listed.
+    fn served(&self) -> CatalogFuture<'_, Vec<Revision>>;
+    /// The component bytes of `digest`.
+    fn blob<'a>(&'a self, digest: &'a Digest) -> CatalogFuture<'a, Option<Vec<u8>>>;
+    /// Trusts a signer.
+    fn trust_signer(&self, signer: SignerRecord) -> CatalogFuture<'_, ()>;
+    /// Marks a signer revoked (its revisions are withdrawn by the decision
+    /// that follows; until then the catalog refuses to serve them).
+    fn revoke_signer<'a>(
+        &'a self,
+        name: &'a str,
+        by: &'a str,
+        reason: &'a str,
+        at_ms: i64,
+    ) -> CatalogFuture<'a, ()>;
+    /// Every signer, revoked ones included, by name.
+    fn signers(&self) -> CatalogFuture<'_, Vec<SignerRecord>>;
+}
+
+/// A revision's id: 16 hex digits of a SHA-256 over the plugin's name and
+/// both digests, so the same submission always has the same id.
+pub fn revision_id(plugin: &str, component: &Digest, manifest: &Digest) -> String {
+    let text = format!("toolhost-revision\0{plugin}\0{component}\0{manifest}");
+    Digest::of(text.as_bytes()).to_string()[..16].to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_round_trip_through_their_names() {
+        for st in RevisionState::ALL {
+            assert_eq!(st.as_str().parse::<RevisionState>(), Ok(st));
+        }
+        assert!("live".parse::<RevisionState>().is_err());
+    }
+
+    #[test]
+    fn a_revision_id_depends_on_the_plugin_and_both_digests() {
+        let (a, b) = (Digest::of(b"a"), Digest::of(b"b"));
+        let id = revision_id("hello", &a, &b);
+        assert_eq!(id.len(), 16);
+        assert_eq!(id, revision_id("hello", &a, &b));
+        assert_ne!(id, revision_id("hello", &b, &a));
+        assert_ne!(id, revision_id("other", &a, &b));
+    }
+}

@@ -1,0 +1,479 @@
+//! [`diff`]: walks two revisions' capabilities in a fixed order and names
+//! each difference; [`judge`](crate::change::judge) says what each one means.
+
+#[cfg(test)]
+mod fixtures;
+mod tools;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::capabilities::Capabilities;
+use crate::change::{Bump, Diff, What, judge};
+use tools::tools;
+
+/// The capability diff of `proposed` against `active`, the plugin's active
+/// revision; `None`: this is the plugin's first revision.
+///
+/// - A first revision is compared against a revision that may do nothing:
+///   every tool, backend, import, risk tag and entity kind is added, every
+///   limit raised from absent, the signer changed from unsigned (not listed
+///   when the revision is unsigned too: nothing changed). It bumps
+///   [`Bump::Minor`] at least: the catalog gains a plugin.
+/// - A tool whose `replaces` names a tool of `active` that `proposed` no
+///   longer has is a rename; the two are then compared under the new name.
+///   A `replaces` naming anything else is ignored (a new tool is just added),
+///   as is one on a tool `active` already has. When two tools claim the same
+///   old one, the first by name renames it and the other is added.
+/// - [`Capabilities::plugin`] and [`Capabilities::version`] are not compared.
+///
+/// Total: any two values give a diff, and the same two the same diff.
+pub fn diff(active: Option<&Capabilities>, proposed: &Capabilities) -> Diff {
+    let nothing = Capabilities::nothing();
+    let old = active.unwrap_or(&nothing);
+    let new = proposed;
+    let mut out = Vec::new();
+    tools(&old.tools, &new.tools, &mut out);
+    backends(&old.backends, &new.backends, &mut out);
+    limits(&old.limits, &new.limits, &mut out);
+    let (tags, kinds) = (
+        (&old.high_risk_tags, &new.high_risk_tags),
+        (&old.entity_kinds, &new.entity_kinds),
+    );
+    sets(
+        tags,
+        &mut out,
+        |t| What::RiskRuleAdded { tag: t.clone() },
+        |t| What::RiskRuleRemoved { tag: t.clone() },
+    );
+    sets(
+        kinds,
+        &mut out,
+        |k| What::EntityKindAdded { kind: k.clone() },
+        |k| What::EntityKindRemoved { kind: k.clone() },
+    );
+    let imports = (&old.imports, &new.imports);
+    sets(
+        imports,
+        &mut out,
+        |n| What::ImportAdded { name: n.clone() },
+        |n| What::ImportRemoved { name: n.clone() },
+    );
+    if old.signer != new.signer {
+        out.push(What::SignerChanged {
+            from: old.signer.clone(),
+            to: new.signer.clone(),
+        });
+    }
+    let changes: Vec<_> = out.into_iter().map(judge).collect();
+    let most = changes.iter().map(|c| c.bump).max().unwrap_or(Bump::None);
+    let bump = if active.is_none() {
+        most.max(Bump::Minor)
+    } else {
+        most
+    };
+    Diff { changes, bump }
+}
+
+fn backends(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>, out: &mut Vec<What>) {
+    let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    for name in names {
+        let name_ = name.clone();
+        match (old.get(name), new.get(name)) {
+            (None, Some(purpose)) => out.push(What::BackendAdded {
+                name: name_,
+                purpose: purpose.clone(),
+            }),
+            (Some(_), None) => out.push(What::BackendRemoved { name: name_ }),
+            (Some(a), Some(b)) if a != b => {
+                out.push(What::BackendPurpose {
+                    name: name_,
+                    from: a.clone(),
+                    to: b.clone(),
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An absent limit compares below every value (`None < Some(0)`).
+fn limits(old: &BTreeMap<String, u64>, new: &BTreeMap<String, u64>, out: &mut Vec<What>) {
+    let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    for name in names {
+        let (from, to) = (old.get(name).copied(), new.get(name).copied());
+        let name = name.clone();
+        match to.cmp(&from) {
+            std::cmp::Ordering::Greater => out.push(What::LimitRaised { name, from, to }),
+            std::cmp::Ordering::Less => out.push(What::LimitLowered { name, from, to }),
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+}
+
+/// Members added or removed, in name order.
+fn sets(
+    (old, new): (&BTreeSet<String>, &BTreeSet<String>),
+    out: &mut Vec<What>,
+    added: impl Fn(&String) -> What,
+    removed: impl Fn(&String) -> What,
+) {
+    for name in old.union(new) {
+        match (old.contains(name), new.contains(name)) {
+            (false, true) => out.push(added(name)),
+            (true, false) => out.push(removed(name)),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::*;
+    use super::*;
+    use crate::Effect;
+    use Effect::{Narrows, Neutral, Widens};
+
+    #[test]
+    fn plugin_wide_changes_are_judged_by_the_rules() {
+        let testbench = || s("testbench");
+        check(vec![
+            (
+                "a backend added widens",
+                keep,
+                |c| drop(c.backends.insert(s("jira"), s("Tickets."))),
+                vec![change(
+                    What::BackendAdded {
+                        name: s("jira"),
+                        purpose: s("Tickets."),
+                    },
+                    Widens,
+                    Bump::Patch,
+                )],
+                Bump::Patch,
+            ),
+            (
+                "a backend removed narrows",
+                keep,
+                |c| c.backends.clear(),
+                vec![change(
+                    What::BackendRemoved { name: testbench() },
+                    Narrows,
+                    Bump::Patch,
+                )],
+                Bump::Patch,
+            ),
+            (
+                "a backend's purpose changed is neutral",
+                keep,
+                |c| drop(c.backends.insert(s("testbench"), s("Runs."))),
+                vec![change(
+                    What::BackendPurpose {
+                        name: testbench(),
+                        from: s("Projects and test runs."),
+                        to: s("Runs."),
+                    },
+                    Neutral,
+                    Bump::Patch,
+                )],
+                Bump::Patch,
+            ),
+            (
+                "a limit raised widens and one lowered narrows",
+                keep,
+                |c| {
+                    c.limits =
+                        BTreeMap::from([(s("memory_bytes"), 1_024), (s("timeout_ms"), 5_000)])
+                },
+                vec![
+                    change(
+                        What::LimitLowered {
+                            name: s("memory_bytes"),
+                            from: Some(67_108_864),
+                            to: Some(1_024),
+                        },
+                        Narrows,
+                        Bump::Patch,
+                    ),
+                    change(
+                        What::LimitRaised {
+                            name: s("timeout_ms"),
+                            from: Some(2_000),
+                            to: Some(5_000),
+                        },
+                        Widens,
+                        Bump::Patch,
+                    ),
+                ],
+                Bump::Patch,
+            ),
+            (
+                "a limit appearing is raised from absent and one disappearing lowered to absent",
+                keep,
+                |c| c.limits = BTreeMap::from([(s("host_calls"), 100), (s("timeout_ms"), 2_000)]),
+                vec![
+                    change(
+                        What::LimitRaised {
+                            name: s("host_calls"),
+                            from: None,
+                            to: Some(100),
+                        },
+                        Widens,
+                        Bump::Patch,
+                    ),
+                    change(
+                        What::LimitLowered {
+                            name: s("memory_bytes"),
+                            from: Some(67_108_864),
+                            to: None,
+                        },
+                        Narrows,
+                        Bump::Patch,
+                    ),
+                ],
+                Bump::Patch,
+            ),
+            (
+                "a risk rule added narrows and one removed widens",
+                keep,
+                |c| c.high_risk_tags = set(["customer"]),
+                vec![
+                    change(
+                        What::RiskRuleAdded { tag: s("customer") },
+                        Narrows,
+                        Bump::Patch,
+                    ),
+                    change(
+                        What::RiskRuleRemoved { tag: s("prod") },
+                        Widens,
+                        Bump::Patch,
+                    ),
+                ],
+                Bump::Patch,
+            ),
+            (
+                "an entity kind added widens and one removed narrows",
+                keep,
+                |c| c.entity_kinds = set(["environment"]),
+                vec![
+                    change(
+                        What::EntityKindAdded {
+                            kind: s("environment"),
+                        },
+                        Widens,
+                        Bump::Patch,
+                    ),
+                    change(
+                        What::EntityKindRemoved { kind: s("project") },
+                        Narrows,
+                        Bump::Patch,
+                    ),
+                ],
+                Bump::Patch,
+            ),
+            (
+                "an import added widens and one removed narrows",
+                keep,
+                |c| {
+                    c.imports = set([
+                        "toolhost:plugin/backend@0.1.0",
+                        "wasi:cli/environment@0.2.6",
+                    ])
+                },
+                vec![
+                    change(
+                        What::ImportRemoved {
+                            name: s("toolhost:plugin/log@0.1.0"),
+                        },
+                        Narrows,
+                        Bump::Patch,
+                    ),
+                    change(
+                        What::ImportAdded {
+                            name: s("wasi:cli/environment@0.2.6"),
+                        },
+                        Widens,
+                        Bump::Patch,
+                    ),
+                ],
+                Bump::Patch,
+            ),
+            (
+                "another signer is always red",
+                keep,
+                |c| c.signer = Some(s("mallory (sha256:ff00)")),
+                vec![change(
+                    What::SignerChanged {
+                        from: Some(s("alice (sha256:ab12)")),
+                        to: Some(s("mallory (sha256:ff00)")),
+                    },
+                    Widens,
+                    Bump::Patch,
+                )],
+                Bump::Patch,
+            ),
+            (
+                "a signed plugin turning unsigned is red too",
+                keep,
+                |c| c.signer = None,
+                vec![change(
+                    What::SignerChanged {
+                        from: Some(s("alice (sha256:ab12)")),
+                        to: None,
+                    },
+                    Widens,
+                    Bump::Patch,
+                )],
+                Bump::Patch,
+            ),
+        ]);
+    }
+
+    #[test]
+    fn a_first_revision_lists_everything_it_may_do_and_bumps_minor() {
+        let got = diff(None, &hello());
+        let want = vec![
+            change(What::ToolAdded { tool: s("greet") }, Widens, Bump::Minor),
+            change(
+                What::BackendAdded {
+                    name: s("testbench"),
+                    purpose: s("Projects and test runs."),
+                },
+                Widens,
+                Bump::Patch,
+            ),
+            change(
+                What::LimitRaised {
+                    name: s("memory_bytes"),
+                    from: None,
+                    to: Some(67_108_864),
+                },
+                Widens,
+                Bump::Patch,
+            ),
+            change(
+                What::LimitRaised {
+                    name: s("timeout_ms"),
+                    from: None,
+                    to: Some(2_000),
+                },
+                Widens,
+                Bump::Patch,
+            ),
+            change(What::RiskRuleAdded { tag: s("prod") }, Narrows, Bump::Patch),
+            change(
+                What::EntityKindAdded { kind: s("project") },
+                Widens,
+                Bump::Patch,
+            ),
+            change(
+                What::ImportAdded {
+                    name: s("toolhost:plugin/backend@0.1.0"),
+                },
+                Widens,
+                Bump::Patch,
+            ),
+            change(
+                What::ImportAdded {
+                    name: s("toolhost:plugin/log@0.1.0"),
+                },
+                Widens,
+                Bump::Patch,
+            ),
+            change(
+                What::SignerChanged {
+                    from: None,
+                    to: Some(s("alice (sha256:ab12)")),
+                },
+                Widens,
+                Bump::Patch,
+            ),
+        ];
+        assert_eq!(got.changes, want);
+        assert_eq!(got.bump, Bump::Minor);
+        assert!(got.retired().is_empty());
+
+        let mut bare = hello();
+        (bare.signer, bare.tools) = (None, BTreeMap::new());
+        let got = diff(None, &bare);
+        assert!(
+            got.changes
+                .iter()
+                .all(|c| !matches!(c.what, What::SignerChanged { .. })),
+            "unsigned to unsigned is no change"
+        );
+        assert_eq!(
+            got.bump,
+            Bump::Minor,
+            "a first revision bumps minor even with nothing to list"
+        );
+    }
+
+    #[test]
+    fn changes_serialize_as_flat_json_objects() {
+        let mut proposed = hello();
+        proposed.backends.insert(s("jira"), s("Tickets."));
+        proposed.limits.insert(s("timeout_ms"), 5_000);
+        proposed.entity_kinds.insert(s("scenario"));
+        let got = diff(Some(&hello()), &proposed);
+        let lines: Vec<String> = got
+            .changes
+            .iter()
+            .map(|c| serde_json::to_string(c).expect("serializes"))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                r#"{"kind":"backend_added","name":"jira","purpose":"Tickets.","effect":"widens","bump":"patch"}"#,
+                r#"{"kind":"limit_raised","name":"timeout_ms","from":2000,"to":5000,"effect":"widens","bump":"patch"}"#,
+                r#"{"kind":"entity_kind_added","entity_kind":"scenario","effect":"widens","bump":"patch"}"#,
+            ]
+        );
+        let json = serde_json::to_value(&got).expect("serializes");
+        assert_eq!(json["bump"], "patch");
+        let back: Diff = serde_json::from_value(json).expect("reads back");
+        assert_eq!(back, got);
+    }
+
+    #[test]
+    fn changes_come_in_a_fixed_order_and_widens_flags_any_widening() {
+        let mut proposed = hello();
+        proposed.signer = None;
+        proposed.imports.clear();
+        proposed.entity_kinds.clear();
+        proposed.high_risk_tags.insert(s("customer"));
+        proposed.limits.clear();
+        proposed.backends.clear();
+        proposed.tools.insert(s("alpha"), a_tool());
+        greet_mut(&mut proposed).mutating = true;
+        greet_mut(&mut proposed).description = s("Other.");
+        let kinds: Vec<String> = diff(Some(&hello()), &proposed)
+            .changes
+            .iter()
+            .map(|c| serde_json::to_value(c).expect("serializes")["kind"].to_string())
+            .collect();
+        let want = [
+            "tool_added",
+            "description",
+            "mutating",
+            "backend_removed",
+            "limit_lowered",
+            "limit_lowered",
+            "risk_rule_added",
+            "entity_kind_removed",
+            "import_removed",
+            "import_removed",
+            "signer_changed",
+        ];
+        assert_eq!(kinds, want.map(|k| format!("\"{k}\"")));
+
+        let mut narrower = hello();
+        narrower.backends.clear();
+        greet_mut(&mut narrower).risk_floor = Some(s("high"));
+        let narrowing = diff(Some(&hello()), &narrower);
+        assert!(
+            !narrowing.widens() && !narrowing.changes.is_empty(),
+            "{narrowing:?}"
+        );
+        assert!(diff(Some(&narrower), &hello()).widens());
+    }
+}

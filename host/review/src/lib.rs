@@ -1,0 +1,56 @@
+//! The review of a plugin revision: its capability diff against the active
+//! revision, and the catalog version bump that diff implies.
+//!
+//! This room owns:
+//! - [`Capabilities`]: what one revision may do (tools, backends, limits,
+//!   risk rules, imports, entity kinds, signer), in plain values;
+//! - [`diff`]: one pure, total function from two of those to a [`Diff`],
+//!   each [`Change`] judged as widening, narrowing or neutral and bumping
+//!   patch, minor or major (the rules are [`What`]'s variant docs);
+//! - the JSON Schema classifier behind [`What::InputSchema`] and
+//!   [`What::OutputSchema`] (breaking or additive, with detail lines);
+//! - [`CatalogVersion`], the catalog's `MAJOR.MINOR.PATCH`, and its bump.
+//!
+//! It does not read manifests or components, store revisions, approve them
+//! or verify signatures: the catalog builds [`Capabilities`] from its loaded
+//! plugin and stores the diff, `signing` names the signer, and the admin
+//! approves. No I/O, no async; the serde shapes are a contract (tests and the
+//! admin page read the diff as JSON).
+//!
+//! ```
+//! use std::collections::{BTreeMap, BTreeSet};
+//! use toolhost_review::{Bump, Capabilities, CatalogVersion, ToolCapabilities, What, diff};
+//!
+//! let greet = ToolCapabilities {
+//!     permission: "hello:read".into(), description: "Greets.".into(),
+//!     input_schema: serde_json::json!({"type": "object"}), output_schema: None,
+//!     risk: "low".into(), risk_floor: None, mutating: false,
+//!     resolves: BTreeSet::new(), replaces: None,
+//! };
+//! let v1 = Capabilities {
+//!     plugin: "hello".into(), version: "0.1.0".into(), signer: Some("alice".into()),
+//!     tools: BTreeMap::from([("greet".to_owned(), greet.clone())]),
+//!     backends: BTreeMap::new(), limits: BTreeMap::new(), high_risk_tags: BTreeSet::new(),
+//!     imports: BTreeSet::new(), entity_kinds: BTreeSet::new(),
+//! };
+//! let mut v2 = v1.clone();
+//! v2.tools.insert("wave".into(), greet);
+//!
+//! let review = diff(Some(&v1), &v2);
+//! assert_eq!(review.changes.len(), 1);
+//! assert_eq!(review.changes[0].what, What::ToolAdded { tool: "wave".into() });
+//! assert!(review.widens());
+//! assert_eq!(review.bump, Bump::Minor);
+//! assert_eq!(CatalogVersion::INITIAL.bump(review.bump).to_string(), "1.1.0");
+//! ```
+
+mod capabilities;
+mod change;
+mod diff;
+mod schema;
+mod version;
+
+pub use capabilities::{Capabilities, ToolCapabilities};
+pub use change::{Bump, Change, Diff, Effect, Retired, SchemaClass, What};
+pub use diff::diff;
+pub use version::{CatalogVersion, VersionError};

@@ -1,0 +1,673 @@
+//! `toolhost signer …` and `toolhost plugin sign|submit|sync|review|rollback`:
+//! the live catalog from the command line, against the server's store. A
+//! decision here is the same decision the MCP host tools make: worked out
+//! by `toolhost_catalog::decide`, written with its audit row in one
+//! transaction, served by every replica at its next poll.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Subcommand;
+use toolhost_audit::{AuditSink, Effect};
+use toolhost_auth::AuthStore;
+use toolhost_catalog::decide::{self, Decider, Verdict};
+use toolhost_catalog::intake::{self, IntakeOptions, Submission};
+use toolhost_catalog::{CatalogStore, Manifest, RevisionState, SignerRecord};
+use toolhost_policy::PolicyStore;
+use toolhost_runtime::{Runtime, RuntimeConfig};
+use toolhost_signing::{Algorithm, Envelope, PluginPattern, PublicKey, Release, SigningKey};
+use toolhost_storage::Store;
+use toolhost_types::{Digest, Permission};
+
+use crate::admin::{StoreArg, open};
+
+/// The permission a person needs to decide reviews (or an admin role).
+pub const REVIEW_PERMISSION: (&str, &str) = ("catalog", "review");
+/// The permission a person needs to submit revisions.
+pub const SUBMIT_PERMISSION: (&str, &str) = ("catalog", "submit");
+
+/// `toolhost signer …`
+#[derive(Debug, Subcommand)]
+pub enum SignerCommand {
+    /// Generate a signing key: writes NAME.key (private, mode 0600) and
+    /// NAME.pub into DIR and prints the key id.
+    New {
+        /// The key's name (the files' stem).
+        name: String,
+        /// Where to write the files.
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+        /// `ed25519` (default) or `p256`.
+        #[arg(long, default_value = "ed25519")]
+        algorithm: String,
+    },
+    /// Trust a public key to sign the named plugins (`hello`, or a prefix
+    /// `acme-*`; comma-separated). Audited.
+    Trust {
+        /// The operator's name for the signer.
+        name: String,
+        /// Its public key (PEM, as `signer new` wrote it).
+        #[arg(long)]
+        key: PathBuf,
+        /// The plugin names or prefixes it may sign.
+        #[arg(long, value_delimiter = ',', required = true)]
+        plugins: Vec<String>,
+        /// Who trusts it (an operator's name, for the audit trail).
+        #[arg(long = "as", default_value = "operator")]
+        by: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Revoke a signer: every revision it signed is withdrawn, its tools
+    /// hidden at every replica's next poll, connected clients told.
+    Revoke {
+        /// The signer's name.
+        name: String,
+        /// Why (recorded and audited).
+        #[arg(long)]
+        reason: String,
+        /// Who revokes it.
+        #[arg(long = "as", default_value = "operator")]
+        by: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Every trusted signer: name, key id, plugins, state.
+    List {
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
+/// `toolhost plugin review …`
+#[derive(Debug, Subcommand)]
+pub enum ReviewCommand {
+    /// Revisions waiting for review (`--state` for others).
+    List {
+        /// `pending_review` (default), `approved`, `active`, `rejected`, `withdrawn`.
+        #[arg(long, default_value = "pending_review")]
+        state: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// One revision and its capability diff against the active one, as JSON.
+    Show {
+        /// The revision's id.
+        id: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Approve and activate a pending revision.
+    Approve(DecideArgs),
+    /// Reject a pending revision.
+    Reject(DecideArgs),
+}
+
+/// A review decision's arguments.
+#[derive(Debug, clap::Args)]
+pub struct DecideArgs {
+    /// The revision's id.
+    pub id: String,
+    /// The reviewer: a user holding `catalog:review` (or an admin role).
+    #[arg(long = "as")]
+    pub reviewer: String,
+    /// Why (required; recorded and audited).
+    #[arg(long)]
+    pub reason: String,
+    /// Let the submitter approve their own revision.
+    #[arg(long)]
+    pub allow_self_approval: bool,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+/// `toolhost plugin submit|sync` arguments.
+#[derive(Debug, clap::Args)]
+pub struct SubmitArgs {
+    /// A release directory: `<name>.toml`, its component, `<name>.sig.json`.
+    pub source: PathBuf,
+    /// The submitter: a user holding `catalog:submit` (or an admin role).
+    #[arg(long = "as")]
+    pub submitter: String,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+/// Runs a `signer` command.
+pub async fn signer(command: SignerCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        SignerCommand::New {
+            name,
+            dir,
+            algorithm,
+        } => {
+            let alg: Algorithm = algorithm
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--algorithm {algorithm:?}: {e}"))?;
+            let key = SigningKey::generate(alg)?;
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            let private = dir.join(format!("{name}.key"));
+            write_private(&private, &key.to_pem())?;
+            let public = dir.join(format!("{name}.pub"));
+            std::fs::write(&public, key.public_key().to_pem())
+                .with_context(|| format!("writing {}", public.display()))?;
+            println!("{}", key.public_key().key_id());
+            Ok(ExitCode::SUCCESS)
+        }
+        SignerCommand::Trust {
+            name,
+            key,
+            plugins,
+            by,
+            store,
+        } => {
+            let pem = std::fs::read_to_string(&key)
+                .with_context(|| format!("reading {}", key.display()))?;
+            let public = PublicKey::from_pem(&pem).with_context(|| format!("{}", key.display()))?;
+            for p in &plugins {
+                p.parse::<PluginPattern>()
+                    .map_err(|e| anyhow::anyhow!("--plugins {p:?}: {e}"))?;
+            }
+            let store = open(&store).await?;
+            let record = SignerRecord {
+                name: name.clone(),
+                key_id: public.key_id().to_string(),
+                public_key: public.to_pem(),
+                plugins: plugins.clone(),
+                trusted_by: by.clone(),
+                trusted_at_ms: now_ms(),
+                revoked: None,
+            };
+            store.trust_signer(record).await?;
+            let event = operator_event(
+                &by,
+                "trust_signer",
+                &serde_json::json!({"signer": name, "plugins": plugins}),
+            );
+            store.record(&event).await?;
+            println!(
+                "trusted {name} ({}) for {}",
+                public.key_id(),
+                plugins.join(", ")
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        SignerCommand::Revoke {
+            name,
+            reason,
+            by,
+            store,
+        } => {
+            if reason.trim().is_empty() {
+                bail!("--reason must say why");
+            }
+            let store = open(&store).await?;
+            store.revoke_signer(&name, &by, &reason, now_ms()).await?;
+            let who = operator(&by);
+            match decide::withdraw_signed_by(&store, &name, &who, &reason).await? {
+                Some(d) => {
+                    store
+                        .record_with(&d.event, &[Effect::Catalog(d.effect.clone())])
+                        .await?;
+                    println!(
+                        "revoked {name}: {} revision(s) withdrawn, catalog {}",
+                        d.effect.moves.len(),
+                        d.effect.version
+                    );
+                }
+                None => {
+                    let event = operator_event(
+                        &by,
+                        "revoke_signer",
+                        &serde_json::json!({"signer": name, "reason": reason}),
+                    );
+                    store.record(&event).await?;
+                    println!("revoked {name}: it had signed nothing served");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        SignerCommand::List { store } => {
+            let store = open(&store).await?;
+            for s in store.signers().await? {
+                let state = if s.revoked.is_some() {
+                    "revoked"
+                } else {
+                    "trusted"
+                };
+                println!(
+                    "{:<16} {} {:<8} {}",
+                    s.name,
+                    s.key_id,
+                    state,
+                    s.plugins.join(",")
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `toolhost plugin sign MANIFEST --key KEY`: writes `<stem>.sig.json`
+/// beside the manifest, binding it to the component it names.
+pub fn sign(manifest_path: &Path, key_path: &Path) -> anyhow::Result<PathBuf> {
+    let text = std::fs::read_to_string(manifest_path)
+        .with_context(|| format!("reading {}", manifest_path.display()))?;
+    let manifest = Manifest::parse(&text, manifest_path)?;
+    let component_path = manifest_path.with_file_name(&manifest.plugin.component);
+    let component = std::fs::read(&component_path)
+        .with_context(|| format!("reading {}", component_path.display()))?;
+    let pem = std::fs::read_to_string(key_path)
+        .with_context(|| format!("reading {}", key_path.display()))?;
+    let key = SigningKey::from_pem(&pem).with_context(|| format!("{}", key_path.display()))?;
+    let release = Release {
+        plugin: manifest.plugin.name.to_string(),
+        version: manifest.plugin.version.clone(),
+        component: Digest::of(&component),
+        manifest: Digest::of(text.as_bytes()),
+    };
+    let out = signature_path(manifest_path);
+    std::fs::write(&out, Envelope::sign(&release, &key).to_json())
+        .with_context(|| format!("writing {}", out.display()))?;
+    Ok(out)
+}
+
+/// The signature file of a manifest: `<stem>.sig.json` beside it.
+fn signature_path(manifest: &Path) -> PathBuf {
+    let stem = manifest
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    manifest.with_file_name(format!("{stem}.sig.json"))
+}
+
+/// The submissions a release directory holds: one per `*.toml` (none for
+/// an empty directory).
+pub fn submissions(dir: &Path, submitted_by: &str) -> anyhow::Result<Vec<Submission>> {
+    let mut manifests: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.is_file())
+        .collect();
+    manifests.sort();
+    let mut out = Vec::new();
+    for path in manifests {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let manifest = Manifest::parse(&text, &path)?;
+        let component_path = path.with_file_name(&manifest.plugin.component);
+        let component = std::fs::read(&component_path)
+            .with_context(|| format!("reading {}", component_path.display()))?;
+        let sig = signature_path(&path);
+        let envelope = match std::fs::read(&sig) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", sig.display())),
+        };
+        let source = std::fs::canonicalize(&path).unwrap_or(path);
+        out.push(Submission {
+            manifest: text,
+            component,
+            envelope,
+            source: format!("dir:{}", source.display()),
+            submitted_by: submitted_by.to_owned(),
+        });
+    }
+    Ok(out)
+}
+
+/// `toolhost plugin submit DIR`: each revision stored pending review.
+pub async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
+    let store = open(&args.store).await?;
+    let who = person(&store, &args.submitter, SUBMIT_PERMISSION).await?;
+    let runtime = Runtime::new(RuntimeConfig::default())?;
+    let mut failed = false;
+    let subs = submissions(&args.source, &who.principal)?;
+    if subs.is_empty() {
+        bail!("{} holds no *.toml manifest", args.source.display());
+    }
+    for sub in subs {
+        match intake::submit(&store, &runtime, sub, &IntakeOptions::default(), now_ms()).await {
+            Ok(done) => {
+                let rev = &done.revision;
+                let event = person_event(&who, "submit_plugin", rev);
+                store.record(&event).await?;
+                let what = if done.new {
+                    "submitted"
+                } else {
+                    "already submitted"
+                };
+                println!(
+                    "{} {} {} {} ({})",
+                    rev.id, rev.plugin, rev.version, what, rev.state
+                );
+            }
+            Err(e) => {
+                eprintln!("refused [{}]: {e}", e.code());
+                failed = true;
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Runs a `plugin review` command.
+pub async fn review(command: ReviewCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        ReviewCommand::List { state, store } => {
+            let state: RevisionState = state
+                .parse()
+                .map_err(|e: String| anyhow::anyhow!("--state: {e}"))?;
+            let store = open(&store).await?;
+            for rev in store.revisions(None, Some(state)).await? {
+                let d = decide::review_diff(&store, &rev).await?;
+                let widens = if d.widens() { "widens" } else { "-" };
+                println!(
+                    "{} {:<16} {:<10} {:<8} {:<6} {} changes, submitted by {}",
+                    rev.id,
+                    rev.plugin,
+                    rev.version,
+                    format!("{:?}", d.bump).to_lowercase(),
+                    widens,
+                    d.changes.len(),
+                    rev.submitted_by
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ReviewCommand::Show { id, store } => {
+            let store = open(&store).await?;
+            let rev = store
+                .revision(&id)
+                .await?
+                .with_context(|| format!("no revision {id}"))?;
+            let d = decide::review_diff(&store, &rev).await?;
+            let shown = serde_json::json!({
+                "revision": rev.id, "plugin": rev.plugin, "version": rev.version,
+                "state": rev.state.as_str(), "source": rev.source,
+                "component_sha256": rev.component_digest.to_string(),
+                "manifest_sha256": rev.manifest_digest.to_string(),
+                "signer": rev.signer, "submitted_by": rev.submitted_by,
+                "reviewed_by": rev.reviewed_by, "review_reason": rev.review_reason,
+                "diff": d,
+            });
+            println!("{}", serde_json::to_string_pretty(&shown)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        ReviewCommand::Approve(args) => decide_review(args, Verdict::Approve).await,
+        ReviewCommand::Reject(args) => decide_review(args, Verdict::Reject).await,
+    }
+}
+
+async fn decide_review(args: DecideArgs, verdict: Verdict) -> anyhow::Result<ExitCode> {
+    let store = open(&args.store).await?;
+    let mut who = person(&store, &args.reviewer, REVIEW_PERMISSION).await?;
+    who.may_approve_own = args.allow_self_approval;
+    let d = match decide::review(&store, &args.id, verdict, &who, &args.reason).await {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("refused [{}]: {e}", e.code());
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    write_decision(&store, &d).await?;
+    let word = if verdict == Verdict::Approve {
+        "approved and active"
+    } else {
+        "rejected"
+    };
+    println!("{} {word}; catalog {}", args.id, d.effect.version);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `toolhost plugin rollback NAME`.
+pub async fn rollback(
+    plugin: &str,
+    args: &StoreArg,
+    by: &str,
+    reason: &str,
+) -> anyhow::Result<ExitCode> {
+    let store = open(args).await?;
+    let who = person(&store, by, REVIEW_PERMISSION).await?;
+    let d = match decide::rollback(&store, plugin, &who, reason).await {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("refused [{}]: {e}", e.code());
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    write_decision(&store, &d).await?;
+    println!(
+        "{plugin} rolled back to revision {}; catalog {}",
+        d.effect
+            .moves
+            .iter()
+            .find(|m| m.to == "active")
+            .map(|m| m.revision.as_str())
+            .unwrap_or("?"),
+        d.effect.version
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a decision with its audit row; a concurrent decision that won
+/// makes this one fail with nothing written.
+pub(crate) async fn write_decision(store: &Store, d: &decide::Decision) -> anyhow::Result<()> {
+    store
+        .record_with(&d.event, &[Effect::Catalog(d.effect.clone())])
+        .await
+        .context("another decision changed the catalog first; nothing was written: decide again")
+}
+
+/// `--as NAME` as a person of the store holding `permission`.
+async fn person(store: &Store, name: &str, permission: (&str, &str)) -> anyhow::Result<Decider> {
+    let user = AuthStore::user_by_name(store, name)
+        .await?
+        .with_context(|| format!("no user {name:?}"))?;
+    if user.disabled {
+        bail!("user {name:?} is disabled");
+    }
+    let grants = PolicyStore::grants(store, &user.tenant, &user.id).await?;
+    let needed = Permission::new(permission.0, permission.1).expect("a valid permission");
+    if !grants.allows(&needed) {
+        bail!(
+            "user {name:?} does not hold {needed} (nor an admin role) in tenant {:?}",
+            user.tenant
+        );
+    }
+    Ok(Decider {
+        principal: user.id,
+        tenant: user.tenant,
+        client_id: None,
+        may_approve_own: false,
+    })
+}
+
+fn operator(by: &str) -> Decider {
+    Decider {
+        principal: by.to_owned(),
+        tenant: "(operator)".into(),
+        client_id: None,
+        may_approve_own: false,
+    }
+}
+
+fn operator_event(
+    by: &str,
+    operation: &str,
+    args: &serde_json::Value,
+) -> toolhost_audit::AuditEvent {
+    event(&operator(by), operation, None, None, args)
+}
+
+fn person_event(
+    who: &Decider,
+    operation: &str,
+    rev: &toolhost_catalog::Revision,
+) -> toolhost_audit::AuditEvent {
+    let args = serde_json::json!({"revision": rev.id, "source": rev.source});
+    event(
+        who,
+        operation,
+        Some(rev.plugin.clone()),
+        Some(rev.component_digest),
+        &args,
+    )
+}
+
+fn event(
+    who: &Decider,
+    operation: &str,
+    plugin: Option<String>,
+    digest: Option<Digest>,
+    args: &serde_json::Value,
+) -> toolhost_audit::AuditEvent {
+    toolhost_audit::AuditEvent {
+        call_id: toolhost_types::CallId::new().to_string(),
+        at: std::time::SystemTime::now(),
+        principal: who.principal.clone(),
+        tenant: who.tenant.clone(),
+        client_id: who.client_id.clone(),
+        tool: operation.to_owned(),
+        plugin,
+        catalog_version: None,
+        plugin_digest: digest,
+        argument_digest: toolhost_audit::argument_digest(args),
+        outcome: toolhost_audit::Outcome::Executed,
+        error_code: None,
+        duration: Default::default(),
+        gate_id: None,
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    toolhost_invoke::millis(std::time::SystemTime::now())
+}
+
+fn write_private(path: &Path, pem: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(path).with_context(|| {
+        format!(
+            "creating {} (an existing key is never overwritten)",
+            path.display()
+        )
+    })?;
+    f.write_all(pem.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// What a sync did, plugin by plugin.
+#[derive(Debug, Default)]
+pub(crate) struct Synced {
+    /// `(plugin, revision, what happened)`.
+    pub done: Vec<(String, String, &'static str)>,
+    /// Why each refused manifest was refused.
+    pub refused: Vec<String>,
+}
+
+/// The bootstrap and GitOps path: every manifest of `dir` through intake
+/// (the same checks as any submission) and, with `activate`, approved as
+/// the operator `by` (the directory's own review is the approval; recorded
+/// as such, with its audit row). A revision already active is left alone.
+pub(crate) async fn sync(
+    store: &Store,
+    runtime: &Runtime,
+    dir: &Path,
+    opts: &IntakeOptions,
+    activate: bool,
+    by: &str,
+) -> anyhow::Result<Synced> {
+    let mut report = Synced::default();
+    let who = Decider {
+        may_approve_own: true,
+        ..operator(&format!("sync:{by}"))
+    };
+    for sub in submissions(dir, &who.principal)? {
+        let source = sub.source.clone();
+        let done = match intake::submit(store, runtime, sub, opts, now_ms()).await {
+            Ok(done) => done,
+            Err(e) => {
+                report.refused.push(format!("{source}: [{}] {e}", e.code()));
+                continue;
+            }
+        };
+        let rev = done.revision;
+        if done.new {
+            store
+                .record(&person_event(&who, "submit_plugin", &rev))
+                .await?;
+        }
+        let what = match rev.state {
+            RevisionState::PendingReview if activate => {
+                let reason = format!("synced from {}", dir.display());
+                let d = decide::review(store, &rev.id, Verdict::Approve, &who, &reason).await?;
+                write_decision(store, &d).await?;
+                "activated"
+            }
+            RevisionState::PendingReview => "pending review",
+            RevisionState::Active => "already active",
+            RevisionState::Approved if activate => {
+                report.refused.push(format!(
+                    "{source}: revision {} was replaced by a newer one; `plugin rollback {}` makes it active again",
+                    rev.id, rev.plugin
+                ));
+                continue;
+            }
+            RevisionState::Approved => "approved earlier",
+            RevisionState::Rejected | RevisionState::Withdrawn => {
+                report
+                    .refused
+                    .push(format!("{source}: revision {} is {}", rev.id, rev.state));
+                continue;
+            }
+        };
+        report.done.push((rev.plugin.clone(), rev.id.clone(), what));
+    }
+    Ok(report)
+}
+
+/// `toolhost plugin sync DIR`.
+pub async fn sync_command(
+    args: SubmitArgs,
+    activate: bool,
+    allow_unsigned: bool,
+) -> anyhow::Result<ExitCode> {
+    let store = open(&args.store).await?;
+    let runtime = Runtime::new(RuntimeConfig::default())?;
+    let opts = IntakeOptions {
+        allow_unsigned,
+        ..IntakeOptions::default()
+    };
+    let report = sync(
+        &store,
+        &runtime,
+        &args.source,
+        &opts,
+        activate,
+        &args.submitter,
+    )
+    .await?;
+    for (plugin, rev, what) in &report.done {
+        println!("{rev} {plugin} {what}");
+    }
+    for why in &report.refused {
+        eprintln!("refused: {why}");
+    }
+    Ok(if report.refused.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

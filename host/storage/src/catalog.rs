@@ -1,0 +1,286 @@
+//! [`CatalogStore`] for [`Store`]: plugin revisions, their component bytes
+//! by digest, trusted signers and the catalog's generation and version.
+//! Decisions about revisions are [`toolhost_audit::Effect::Catalog`]s,
+//! applied with their audit row (`src/effects.rs`).
+
+use toolhost_catalog::{
+    CatalogFuture, CatalogState, CatalogStore, CatalogStoreError, NewRevision, Revision,
+    RevisionState, SignerRecord, Submitted,
+};
+use toolhost_types::Digest;
+
+use crate::Store;
+use crate::connect::{fetch_all, fetch_optional, on_pool};
+use crate::fields::{Fields, corrupt};
+
+const STATE: &str = "SELECT generation, version FROM catalog_state WHERE id = 1";
+
+/// Every column of a revision, then `$rest`.
+macro_rules! select_revision {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, plugin, version, component_sha256, manifest_sha256, manifest, envelope, \
+             signer, source, capabilities, state, submitted_by, submitted_at, reviewed_by, \
+             reviewed_at, review_reason, activated_at, retired_tools, retired_until \
+             FROM plugin_revisions ",
+            $rest
+        )
+    };
+}
+
+const REVISION: &str = select_revision!("WHERE id = $1");
+const SERVED: &str =
+    select_revision!("WHERE state = 'active' OR retired_tools IS NOT NULL ORDER BY plugin, id");
+const REVISIONS: &str = select_revision!(
+    "WHERE ($1 = '' OR plugin = $1) AND ($2 = '' OR state = $2) \
+     ORDER BY submitted_at DESC, id"
+);
+const SAME: &str =
+    select_revision!("WHERE plugin = $1 AND component_sha256 = $2 AND manifest_sha256 = $3");
+
+/// The bytes are content-addressed: a second revision of the same
+/// component stores nothing new.
+const INSERT_BLOB: &str = "INSERT INTO plugin_blobs (sha256, body, created_at) VALUES ($1, $2, $3) \
+     ON CONFLICT (sha256) DO NOTHING";
+const INSERT_REVISION: &str = "INSERT INTO plugin_revisions (id, plugin, version, \
+     component_sha256, manifest_sha256, manifest, envelope, signer, source, capabilities, state, \
+     submitted_by, submitted_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending_review', $11, $12)";
+const BLOB: &str = "SELECT body FROM plugin_blobs WHERE sha256 = $1";
+
+const SIGNERS: &str = "SELECT name, key_id, public_key, plugins, trusted_by, trusted_at, \
+     revoked_at, revoked_by, revoke_reason FROM signers ORDER BY name";
+const INSERT_SIGNER: &str = "INSERT INTO signers (name, kind, key_id, public_key, plugins, \
+     trusted_by, trusted_at) VALUES ($1, 'key', $2, $3, $4, $5, $6)";
+const REVOKE_SIGNER: &str = "UPDATE signers SET revoked_at = $2, revoked_by = $3, \
+     revoke_reason = $4 WHERE name = $1 AND revoked_at IS NULL";
+const SIGNER_EXISTS: &str = "SELECT name FROM signers WHERE name = $1";
+
+fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> CatalogStoreError {
+    move |e| CatalogStoreError::Failed(format!("{operation}: {e}"))
+}
+
+fn digest(row: &impl Fields, id: &str, column: &'static str) -> Result<Digest, sqlx::Error> {
+    let text = row.text(column)?;
+    text.parse()
+        .map_err(|_| corrupt("plugin_revisions", id, column, &text, "not a SHA-256"))
+}
+
+fn revision(row: &impl Fields) -> Result<Revision, sqlx::Error> {
+    let id = row.text("id")?;
+    let state = row.text("state")?;
+    let retired = match (
+        row.maybe_text("retired_tools")?,
+        row.maybe_text("retired_until")?,
+    ) {
+        (Some(tools), Some(until)) => Some((tools, until)),
+        _ => None,
+    };
+    Ok(Revision {
+        plugin: row.text("plugin")?,
+        version: row.text("version")?,
+        component_digest: digest(row, &id, "component_sha256")?,
+        manifest_digest: digest(row, &id, "manifest_sha256")?,
+        manifest: row.text("manifest")?,
+        envelope: row.maybe_text("envelope")?,
+        signer: row.maybe_text("signer")?,
+        source: row.text("source")?,
+        capabilities: row.text("capabilities")?,
+        state: state
+            .parse()
+            .map_err(|e: String| corrupt("plugin_revisions", &id, "state", &state, &e))?,
+        submitted_by: row.text("submitted_by")?,
+        submitted_at_ms: row.int("submitted_at")?,
+        reviewed_by: row.maybe_text("reviewed_by")?,
+        reviewed_at_ms: row.maybe_int("reviewed_at")?,
+        review_reason: row.maybe_text("review_reason")?,
+        activated_at_ms: row.maybe_int("activated_at")?,
+        retired,
+        id,
+    })
+}
+
+fn signer(row: &impl Fields) -> Result<SignerRecord, sqlx::Error> {
+    let name = row.text("name")?;
+    let plugins = row.text("plugins")?;
+    let revoked = match row.maybe_int("revoked_at")? {
+        Some(at) => Some((
+            at,
+            row.maybe_text("revoked_by")?.unwrap_or_default(),
+            row.maybe_text("revoke_reason")?.unwrap_or_default(),
+        )),
+        None => None,
+    };
+    Ok(SignerRecord {
+        key_id: row.text("key_id")?,
+        public_key: row.text("public_key")?,
+        plugins: serde_json::from_str(&plugins)
+            .map_err(|e| corrupt("signers", &name, "plugins", &plugins, &e.to_string()))?,
+        trusted_by: row.text("trusted_by")?,
+        trusted_at_ms: row.int("trusted_at")?,
+        revoked,
+        name,
+    })
+}
+
+fn state(row: &impl Fields) -> Result<CatalogState, sqlx::Error> {
+    Ok(CatalogState {
+        generation: row.int("generation")?,
+        version: row.text("version")?,
+    })
+}
+
+impl CatalogStore for Store {
+    fn catalog_state(&self) -> CatalogFuture<'_, CatalogState> {
+        Box::pin(async move {
+            fetch_optional!(&self.pools, state, STATE)
+                .map_err(failed("read catalog state"))?
+                .ok_or_else(|| CatalogStoreError::Failed("catalog_state has no row".into()))
+        })
+    }
+
+    fn submit(&self, rev: NewRevision) -> CatalogFuture<'_, Submitted> {
+        Box::pin(async move {
+            let (component, manifest) = (
+                rev.component_digest.to_string(),
+                rev.manifest_digest.to_string(),
+            );
+            let same = fetch_optional!(
+                &self.pools,
+                revision,
+                SAME,
+                rev.plugin.as_str(),
+                component.as_str(),
+                manifest.as_str()
+            )
+            .map_err(failed("find the same revision"))?;
+            if let Some(existing) = same {
+                return Ok(Submitted::Existing(Box::new(existing)));
+            }
+            on_pool!(&self.pools, pool => async {
+                let mut tx = pool.begin().await?;
+                sqlx::query(INSERT_BLOB)
+                    .bind(component.as_str())
+                    .bind(&rev.component[..])
+                    .bind(rev.submitted_at_ms)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query(INSERT_REVISION)
+                    .bind(rev.id.as_str())
+                    .bind(rev.plugin.as_str())
+                    .bind(rev.version.as_str())
+                    .bind(component.as_str())
+                    .bind(manifest.as_str())
+                    .bind(rev.manifest.as_str())
+                    .bind(rev.envelope.as_deref())
+                    .bind(rev.signer.as_deref())
+                    .bind(rev.source.as_str())
+                    .bind(rev.capabilities.as_str())
+                    .bind(rev.submitted_by.as_str())
+                    .bind(rev.submitted_at_ms)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await
+            }
+            .await)
+            .map_err(failed("store a revision"))?;
+            Ok(Submitted::New)
+        })
+    }
+
+    fn revision<'a>(&'a self, id: &'a str) -> CatalogFuture<'a, Option<Revision>> {
+        Box::pin(async move {
+            fetch_optional!(&self.pools, revision, REVISION, id).map_err(failed("read a revision"))
+        })
+    }
+
+    fn revisions<'a>(
+        &'a self,
+        plugin: Option<&'a str>,
+        state: Option<RevisionState>,
+    ) -> CatalogFuture<'a, Vec<Revision>> {
+        Box::pin(async move {
+            let state = state.map(RevisionState::as_str).unwrap_or("");
+            fetch_all!(
+                &self.pools,
+                revision,
+                REVISIONS,
+                plugin.unwrap_or(""),
+                state
+            )
+            .map_err(failed("list revisions"))
+        })
+    }
+
+    fn served(&self) -> CatalogFuture<'_, Vec<Revision>> {
+        Box::pin(async move {
+            fetch_all!(&self.pools, revision, SERVED).map_err(failed("list served revisions"))
+        })
+    }
+
+    fn blob<'a>(&'a self, digest: &'a Digest) -> CatalogFuture<'a, Option<Vec<u8>>> {
+        Box::pin(async move {
+            let hex = digest.to_string();
+            fetch_optional!(&self.pools, |row| row.bytes("body"), BLOB, hex.as_str())
+                .map_err(failed("read a component"))
+        })
+    }
+
+    fn trust_signer(&self, s: SignerRecord) -> CatalogFuture<'_, ()> {
+        Box::pin(async move {
+            let plugins = serde_json::to_string(&s.plugins).expect("strings always serialize");
+            let inserted = crate::connect::execute!(
+                &self.pools,
+                INSERT_SIGNER,
+                s.name.as_str(),
+                s.key_id.as_str(),
+                s.public_key.as_str(),
+                plugins.as_str(),
+                s.trusted_by.as_str(),
+                s.trusted_at_ms
+            );
+            match inserted {
+                Ok(_) => Ok(()),
+                Err(e)
+                    if e.as_database_error()
+                        .is_some_and(|d| d.is_unique_violation()) =>
+                {
+                    Err(CatalogStoreError::SignerExists {
+                        name: s.name,
+                        key_id: s.key_id,
+                    })
+                }
+                Err(e) => Err(failed("trust a signer")(e)),
+            }
+        })
+    }
+
+    fn revoke_signer<'a>(
+        &'a self,
+        name: &'a str,
+        by: &'a str,
+        reason: &'a str,
+        at_ms: i64,
+    ) -> CatalogFuture<'a, ()> {
+        Box::pin(async move {
+            let done =
+                crate::connect::execute!(&self.pools, REVOKE_SIGNER, name, at_ms, by, reason)
+                    .map_err(failed("revoke a signer"))?;
+            if done == 0 {
+                let exists =
+                    fetch_optional!(&self.pools, |row| row.text("name"), SIGNER_EXISTS, name)
+                        .map_err(failed("find a signer"))?;
+                if exists.is_none() {
+                    return Err(CatalogStoreError::NoSuchSigner(name.to_owned()));
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn signers(&self) -> CatalogFuture<'_, Vec<SignerRecord>> {
+        Box::pin(
+            async move { fetch_all!(&self.pools, signer, SIGNERS).map_err(failed("list signers")) },
+        )
+    }
+}

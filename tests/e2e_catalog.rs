@@ -1,0 +1,599 @@
+//! The live catalog end to end: an author signs a revision and submits it,
+//! an operator trusts the author's key, a second person approves it after
+//! reading the host's capability diff, and the running host serves it to a
+//! session that was already open, with no restart. Every refusal leaves
+//! nothing active; a rename is a breaking change whose old name lives on,
+//! deprecated, for one minor cycle; two hosts on one PostgreSQL follow each
+//! other's decisions while a call in flight finishes on its own revision.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::bench::{call_at, request_at};
+use support::{PgSchema, Server, Tools, new_signer, pin_into, sign, toolhost, trust};
+use toolhost_fixtures::{CONFORMANCE, HELLO, HELLO_NEXT, HELLO_RENAME};
+
+/// `toolhost ARGS… --database-url URL`, which must succeed: its stdout.
+fn admin(url: &str, args: &[&str]) -> String {
+    let mut all = args.to_vec();
+    all.extend(["--database-url", url]);
+    toolhost(&all)
+}
+
+/// `toolhost ARGS… --database-url URL`, which must fail: its stderr.
+fn refused(url: &str, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .args(["--database-url", url])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run toolhost");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success(),
+        "toolhost {args:?} should have been refused; it printed {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stderr
+}
+
+/// The people of the review: `alice` may submit and review, `bob` may
+/// review, both in tenant `demo` (the harness seeds `demo`, an admin, too).
+fn people(url: &str) {
+    admin(url, &["role", "add", "author", "--tenant", "demo"]);
+    admin(
+        url,
+        &[
+            "role",
+            "permit",
+            "author",
+            "catalog:submit",
+            "--tenant",
+            "demo",
+        ],
+    );
+    admin(url, &["role", "add", "reviewer", "--tenant", "demo"]);
+    admin(
+        url,
+        &[
+            "role",
+            "permit",
+            "reviewer",
+            "catalog:review",
+            "--tenant",
+            "demo",
+        ],
+    );
+    for (user, roles) in [
+        ("alice", &["author", "reviewer"][..]),
+        ("bob", &["reviewer"]),
+    ] {
+        admin(url, &["user", "add", user, "--tenant", "demo"]);
+        for role in roles {
+            admin(url, &["grant", role, user, "--tenant", "demo"]);
+        }
+    }
+}
+
+/// An author's release directory for `fixture`, signed with `key`: the
+/// manifest's path.
+fn release(dir: &Path, fixture: &toolhost_fixtures::Fixture, key: &Path) -> PathBuf {
+    let manifest = pin_into(fixture, dir);
+    sign(&manifest, key);
+    manifest
+}
+
+/// The ids of the revisions in `state`.
+fn revisions(url: &str, state: &str) -> Vec<String> {
+    admin(url, &["plugin", "review", "list", "--state", state])
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+/// Submits `dir` as `alice`: the new revision's id.
+fn submit(url: &str, dir: &Path) -> String {
+    let out = admin(
+        url,
+        &["plugin", "submit", &dir.to_string_lossy(), "--as", "alice"],
+    );
+    out.split_whitespace()
+        .next()
+        .expect("a revision id")
+        .to_owned()
+}
+
+/// `plugin review show ID` as JSON.
+fn show(url: &str, id: &str) -> Value {
+    serde_json::from_str(&admin(url, &["plugin", "review", "show", id])).expect("JSON")
+}
+
+fn approve(url: &str, id: &str) -> String {
+    admin(
+        url,
+        &[
+            "plugin",
+            "review",
+            "approve",
+            id,
+            "--as",
+            "bob",
+            "--reason",
+            "read the diff",
+        ],
+    )
+}
+
+/// The tool names a stateless (2026-07-28) `tools/list` shows.
+fn listed(server: &Server) -> BTreeSet<String> {
+    listed_at(&server.url, server.token())
+}
+
+fn listed_at(url: &str, token: &str) -> BTreeSet<String> {
+    tools_at(url, token)
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name").to_owned())
+        .collect()
+}
+
+fn tools_at(url: &str, token: &str) -> Vec<Value> {
+    let answer = request_at(url, token, "tools/list", "", json!({}));
+    answer["result"]["tools"].as_array().expect("tools").clone()
+}
+
+/// Waits (at most `limit`) until `url` lists `tool` as wanted.
+fn until_listed(url: &str, token: &str, tool: &str, wanted: bool, limit: Duration) -> Duration {
+    let started = Instant::now();
+    while listed_at(url, token).contains(tool) != wanted {
+        assert!(
+            started.elapsed() < limit,
+            "{tool} still {} after {limit:?}",
+            if wanted { "missing" } else { "listed" }
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    started.elapsed()
+}
+
+fn kinds(diff: &Value) -> Vec<String> {
+    diff["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| c["kind"].as_str().expect("a kind").to_owned())
+        .collect()
+}
+
+#[test]
+fn an_author_signs_submits_and_a_second_person_approves_and_an_open_session_is_told() {
+    let tools = Tools::require();
+    let server = Server::start(&[]);
+    let url = server.database_url().to_owned();
+    people(&url);
+    let work = server.scratch("author");
+    let key = new_signer("alice", &work.join("keys"));
+    let first = work.join("hello-0.1.0");
+    release(&first, &HELLO, &key);
+    let rel = work.join("hello-0.2.0");
+    release(&rel, &HELLO_NEXT, &key);
+
+    // Before the operator trusts alice's key, her release is refused.
+    let err = refused(
+        &url,
+        &[
+            "plugin",
+            "submit",
+            &first.to_string_lossy(),
+            "--as",
+            "alice",
+        ],
+    );
+    assert!(err.contains("UNKNOWN_SIGNER"), "{err}");
+    assert!(
+        revisions(&url, "pending_review").is_empty(),
+        "nothing stored"
+    );
+    trust("alice", &work.join("keys/alice.pub"), "hello", &url);
+    let out = approve(&url, &submit(&url, &first));
+    assert!(out.contains("catalog 1.1.0"), "{out}");
+    until_listed(
+        &server.url,
+        server.token(),
+        "greet",
+        true,
+        Duration::from_secs(5),
+    );
+
+    // A 2025-11-25 session and a 2026-07-28 listen stream, open before
+    // anything changes.
+    let ready = server.scratch("session").join("ready");
+    let session = tools
+        .python(
+            "python_list_changed.py",
+            &[&server.url, &ready.to_string_lossy()],
+        )
+        .env("TOOLHOST_E2E_TOKEN", server.token())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the Python session");
+    let started = Instant::now();
+    while !ready.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the session never opened"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let id = submit(&url, &rel);
+    assert_eq!(revisions(&url, "pending_review"), std::slice::from_ref(&id));
+    let shown = show(&url, &id);
+    assert_eq!(shown["state"], "pending_review");
+    assert_eq!(
+        shown["diff"]["changes"],
+        json!([{"kind": "tool_added", "tool": "shout", "effect": "widens", "bump": "minor"}]),
+        "the review shows exactly the added tool: {shown:#}"
+    );
+    assert!(
+        !listed(&server).contains("shout"),
+        "nothing serves a pending revision"
+    );
+
+    // The submitter cannot approve her own revision.
+    let err = refused(
+        &url,
+        &[
+            "plugin", "review", "approve", &id, "--as", "alice", "--reason", "mine",
+        ],
+    );
+    assert!(err.contains("SELF_APPROVAL"), "{err}");
+    let out = approve(&url, &id);
+    assert!(
+        out.contains("approved and active") && out.contains("catalog 1.2.0"),
+        "{out}"
+    );
+
+    let session = session.wait_with_output().expect("the session ends");
+    let stdout = String::from_utf8_lossy(&session.stdout);
+    assert!(
+        session.status.success(),
+        "the session was not told: {stdout}{}",
+        String::from_utf8_lossy(&session.stderr)
+    );
+    assert!(
+        stdout.contains("before: add,greet,word_stats\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("after: add,greet,shout,word_stats\n"),
+        "{stdout}"
+    );
+    // The stateless era sees it on its next list, and the new tool runs.
+    assert!(listed(&server).contains("shout"));
+    let shouted = call_at(&server.url, server.token(), "shout", json!({"text": "hi"}));
+    assert_eq!(
+        shouted["result"]["structuredContent"]["text"], "HI",
+        "{shouted}"
+    );
+
+    // The decision is an audit row, and the chain holds.
+    let audit = admin(&url, &["audit", "search", "--tool", "decide_plugin_review"]);
+    assert!(audit.contains("executed"), "{audit}");
+    assert!(admin(&url, &["audit", "verify"]).starts_with("ok"));
+}
+
+#[test]
+fn each_bad_revision_is_refused_by_name_and_nothing_becomes_active() {
+    let server = Server::start(&[HELLO]);
+    let url = server.database_url().to_owned();
+    people(&url);
+    let work = server.scratch("author");
+    let key = new_signer("alice", &work.join("keys"));
+    trust("alice", &work.join("keys/alice.pub"), "hello", &url);
+    let active = revisions(&url, "active");
+    let submit_refused = |dir: &Path| {
+        refused(
+            &url,
+            &["plugin", "submit", &dir.to_string_lossy(), "--as", "alice"],
+        )
+    };
+
+    // Unsigned: no signature beside the manifest.
+    let unsigned = work.join("unsigned");
+    pin_into(&HELLO_NEXT, &unsigned);
+    assert!(submit_refused(&unsigned).contains("UNSIGNED"));
+
+    // A component byte flipped after signing.
+    let flipped = work.join("flipped");
+    release(&flipped, &HELLO_NEXT, &key);
+    let wasm = flipped.join("hello_next.wasm");
+    let mut bytes = std::fs::read(&wasm).expect("read");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&wasm, bytes).expect("write");
+    assert!(submit_refused(&flipped).contains("COMPONENT_TAMPERED"));
+
+    // A manifest edited after signing: a permission widened.
+    let widened = work.join("widened");
+    release(&widened, &HELLO_NEXT, &key);
+    let manifest = widened.join("hello.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(&manifest, text.replacen("hello:read", "hello:*", 1)).expect("write");
+    assert!(submit_refused(&widened).contains("MANIFEST_TAMPERED"));
+
+    // A key nobody trusts.
+    let mallory = new_signer("mallory", &work.join("mkeys"));
+    let unknown = work.join("unknown");
+    release(&unknown, &HELLO_NEXT, &mallory);
+    assert!(submit_refused(&unknown).contains("UNKNOWN_SIGNER"));
+
+    // A signer trusted for another plugin only.
+    trust(
+        "mallory",
+        &work.join("mkeys/mallory.pub"),
+        "conformance",
+        &url,
+    );
+    assert!(submit_refused(&unknown).contains("SIGNER_NOT_PINNED"));
+
+    // A revoked signer.
+    let carol = new_signer("carol", &work.join("ckeys"));
+    trust("carol", &work.join("ckeys/carol.pub"), "hello", &url);
+    admin(
+        &url,
+        &["signer", "revoke", "carol", "--reason", "laptop lost"],
+    );
+    let revoked = work.join("revoked");
+    release(&revoked, &HELLO_NEXT, &carol);
+    assert!(submit_refused(&revoked).contains("REVOKED_SIGNER"));
+
+    assert!(
+        revisions(&url, "pending_review").is_empty(),
+        "no refused revision was stored"
+    );
+    assert_eq!(revisions(&url, "active"), active, "nothing new is active");
+    assert!(!listed(&server).contains("shout"));
+}
+
+#[test]
+fn revoking_a_signer_withdraws_what_it_signed_and_hides_its_tools() {
+    let server = Server::start(&[HELLO, CONFORMANCE]);
+    let url = server.database_url().to_owned();
+    people(&url);
+    let work = server.scratch("author");
+    let key = new_signer("alice", &work.join("keys"));
+    trust("alice", &work.join("keys/alice.pub"), "hello", &url);
+    let rel = work.join("next");
+    release(&rel, &HELLO_NEXT, &key);
+    let id = submit(&url, &rel);
+    approve(&url, &id);
+    until_listed(
+        &server.url,
+        server.token(),
+        "shout",
+        true,
+        Duration::from_secs(5),
+    );
+
+    admin(
+        &url,
+        &["signer", "revoke", "alice", "--reason", "key leaked"],
+    );
+    until_listed(
+        &server.url,
+        server.token(),
+        "greet",
+        false,
+        Duration::from_secs(5),
+    );
+    let now = listed(&server);
+    assert!(
+        !now.contains("shout") && !now.contains("word_stats"),
+        "{now:?}"
+    );
+    assert!(
+        now.contains("test_simple_text"),
+        "other plugins stay: {now:?}"
+    );
+    assert!(revisions(&url, "withdrawn").contains(&id));
+    let audit = admin(&url, &["audit", "search", "--tool", "revoke_signer"]);
+    assert!(audit.contains("executed"), "{audit}");
+}
+
+#[test]
+fn a_rename_is_breaking_and_the_old_name_stays_deprecated_for_one_minor_cycle() {
+    let server = Server::start(&[HELLO]);
+    let url = server.database_url().to_owned();
+    people(&url);
+    let work = server.scratch("author");
+    let key = new_signer("alice", &work.join("keys"));
+    trust(
+        "alice",
+        &work.join("keys/alice.pub"),
+        "hello,conformance",
+        &url,
+    );
+    let next = work.join("next");
+    release(&next, &HELLO_NEXT, &key);
+    approve(&url, &submit(&url, &next));
+
+    let renamed = work.join("renamed");
+    release(&renamed, &HELLO_RENAME, &key);
+    let id = submit(&url, &renamed);
+    let diff = show(&url, &id)["diff"].clone();
+    assert_eq!(diff["bump"], "major", "{diff:#}");
+    let changes = diff["changes"].as_array().expect("changes");
+    let rename = changes
+        .iter()
+        .find(|c| c["kind"] == "tool_renamed")
+        .expect("a rename");
+    assert_eq!(
+        (
+            &rename["kind"],
+            &rename["from"],
+            &rename["to"],
+            &rename["bump"]
+        ),
+        (
+            &json!("tool_renamed"),
+            &json!("word_stats"),
+            &json!("text_stats"),
+            &json!("major")
+        ),
+        "{diff:#}"
+    );
+    // What else the revision brings: `pause`, and the clocks it sleeps on.
+    let all: BTreeSet<String> = kinds(&diff).into_iter().collect();
+    let expected = ["tool_renamed", "tool_added", "import_added"].map(String::from);
+    assert_eq!(all, BTreeSet::from(expected), "{diff:#}");
+    let out = approve(&url, &id);
+    assert!(out.contains("catalog 2.0.0"), "{out}");
+
+    until_listed(
+        &server.url,
+        server.token(),
+        "text_stats",
+        true,
+        Duration::from_secs(5),
+    );
+    let tools = tools_at(&server.url, server.token());
+    let old = tools
+        .iter()
+        .find(|t| t["name"] == "word_stats")
+        .expect("still listed");
+    assert_eq!(
+        old["_meta"]["toolhost/deprecated"],
+        json!({"replacement": "text_stats", "until": "2.1.0"}),
+        "{old:#}"
+    );
+    assert!(
+        old["description"]
+            .as_str()
+            .expect("text")
+            .starts_with("DEPRECATED: use text_stats")
+    );
+    let stats = call_at(
+        &server.url,
+        server.token(),
+        "word_stats",
+        json!({"text": "a b"}),
+    );
+    assert_eq!(stats["result"]["structuredContent"]["words"], 2, "{stats}");
+
+    // The next minor release (a new plugin) ends the deprecation.
+    let conf = work.join("conformance");
+    release(&conf, &CONFORMANCE, &key);
+    let out = approve(&url, &submit(&url, &conf));
+    assert!(out.contains("catalog 2.1.0"), "{out}");
+    until_listed(
+        &server.url,
+        server.token(),
+        "word_stats",
+        false,
+        Duration::from_secs(5),
+    );
+    assert!(listed(&server).contains("text_stats"));
+}
+
+#[test]
+fn two_hosts_on_one_postgres_follow_each_others_decisions_and_a_call_in_flight_keeps_its_revision()
+{
+    let schema = PgSchema::create("catalog");
+    let a = Server::start_on(&[HELLO], &[], Some(&schema.url));
+    let b = Server::start_on(&[HELLO], &[], Some(&schema.url));
+    let url = schema.url.clone();
+    people(&url);
+    let work = a.scratch("author");
+    let key = new_signer("alice", &work.join("keys"));
+    trust("alice", &work.join("keys/alice.pub"), "hello", &url);
+
+    // hello 1.0.0 (it has `pause`) with room for a ten-second call.
+    let slow = work.join("slow");
+    let manifest = pin_into(&HELLO_RENAME, &slow);
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(&manifest, format!("{text}\n[limits]\ntimeout = \"30s\"\n")).expect("write");
+    sign(&manifest, &key);
+    let slow_id = submit(&url, &slow);
+    assert!(approve(&url, &slow_id).contains("catalog 2.0.0"));
+    until_listed(&b.url, b.token(), "pause", true, Duration::from_secs(5));
+    let slow_digest = show(&url, &slow_id)["component_sha256"]
+        .as_str()
+        .expect("a digest")
+        .to_owned();
+
+    // A ten-second call on host B, started before the switch.
+    let (b_url, b_token) = (b.url.clone(), b.token().to_owned());
+    let call =
+        std::thread::spawn(move || call_at(&b_url, &b_token, "pause", json!({"ms": 10_000})));
+    std::thread::sleep(Duration::from_millis(1500));
+
+    // Host A's operator approves the next revision (hello 0.2.0: no
+    // `pause`, which stays listed as deprecated); host B serves it within 2 s.
+    let next = work.join("next");
+    release(&next, &HELLO_NEXT, &key);
+    assert!(approve(&url, &submit(&url, &next)).contains("catalog 3.0.0"));
+    let took = until_deprecated(&b.url, b.token(), "pause", Duration::from_secs(5));
+    assert!(
+        took < Duration::from_secs(2),
+        "host B served the decision after {took:?}"
+    );
+    until_deprecated(&a.url, a.token(), "pause", Duration::from_secs(2));
+
+    let answer = call.join().expect("the call thread");
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert!(answer["result"]["structuredContent"]["waited_ms"].as_u64() >= Some(10_000));
+    // Its audit row names the catalog version and revision it started on.
+    assert_eq!(
+        last_pause_row(&schema.url),
+        format!("2.0.0 {slow_digest}"),
+        "the call's row"
+    );
+}
+
+/// Waits until `url` lists `tool` as deprecated: how long that took.
+fn until_deprecated(url: &str, token: &str, tool: &str, limit: Duration) -> Duration {
+    let started = Instant::now();
+    loop {
+        let tools = tools_at(url, token);
+        let t = tools.iter().find(|t| t["name"] == tool);
+        if t.is_some_and(|t| !t["_meta"]["toolhost/deprecated"].is_null()) {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < limit,
+            "{tool} not deprecated after {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `catalog_version plugin_digest` of the newest `pause` row.
+fn last_pause_row(url: &str) -> String {
+    let sql = "SELECT catalog_version || ' ' || plugin_digest FROM audit \
+               WHERE tool = 'pause' ORDER BY id DESC LIMIT 1";
+    let base = url.split('?').next().expect("a url");
+    let schema = url
+        .split("search_path]=")
+        .nth(1)
+        .expect("a schema in the url");
+    let out = Command::new("psql")
+        .args([
+            base,
+            "-At",
+            "-c",
+            &format!("SET search_path TO {schema}; {sql}"),
+        ])
+        .output()
+        .expect("psql");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned()
+}
