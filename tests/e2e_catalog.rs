@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::bench::{call_at, request_at};
+use support::oauth::user_token;
 use support::{PgSchema, Server, Tools, new_signer, pin_into, sign, toolhost, trust};
 use toolhost_fixtures::{CONFORMANCE, HELLO, HELLO_NEXT, HELLO_RENAME};
 
@@ -43,8 +44,9 @@ fn refused(url: &str, args: &[&str]) -> String {
 }
 
 /// The people of the review: `alice` may submit and review, `bob` may
-/// review, both in tenant `demo` (the harness seeds `demo`, an admin, too).
-fn people(url: &str) {
+/// review, `vic` may only call `hello` tools, all in tenant `demo` (the
+/// harness seeds `demo`, an admin, too). Their passwords, by name.
+fn people(url: &str) -> std::collections::BTreeMap<String, String> {
     admin(url, &["role", "add", "author", "--tenant", "demo"]);
     admin(
         url,
@@ -69,15 +71,37 @@ fn people(url: &str) {
             "demo",
         ],
     );
+    admin(url, &["role", "add", "viewer", "--tenant", "demo"]);
+    admin(
+        url,
+        &["role", "permit", "viewer", "hello:read", "--tenant", "demo"],
+    );
+    let mut passwords = std::collections::BTreeMap::new();
     for (user, roles) in [
         ("alice", &["author", "reviewer"][..]),
         ("bob", &["reviewer"]),
+        ("vic", &["viewer"]),
     ] {
-        admin(url, &["user", "add", user, "--tenant", "demo"]);
+        let out = admin(url, &["user", "add", user, "--tenant", "demo"]);
+        let password = out
+            .lines()
+            .find_map(|l| l.strip_prefix("password: "))
+            .expect("a generated password");
+        passwords.insert(user.to_owned(), password.to_owned());
         for role in roles {
             admin(url, &["grant", role, user, "--tenant", "demo"]);
         }
     }
+    passwords
+}
+
+/// alice's scratch directory on `server` and her new key, trusted for
+/// `plugins` in the store at `url`.
+fn alice_trusted(server: &Server, plugins: &str, url: &str) -> (PathBuf, PathBuf) {
+    let work = server.scratch("author");
+    let key = new_signer("alice", &work.join("keys"));
+    trust("alice", &work.join("keys/alice.pub"), plugins, url);
+    (work, key)
 }
 
 /// An author's release directory for `fixture`, signed with `key`: the
@@ -293,9 +317,7 @@ fn each_bad_revision_is_refused_by_name_and_nothing_becomes_active() {
     let server = Server::start(&[HELLO]);
     let url = server.database_url().to_owned();
     people(&url);
-    let work = server.scratch("author");
-    let key = new_signer("alice", &work.join("keys"));
-    trust("alice", &work.join("keys/alice.pub"), "hello", &url);
+    let (work, key) = alice_trusted(&server, "hello", &url);
     let active = revisions(&url, "active");
     let submit_refused = |dir: &Path| {
         refused(
@@ -366,9 +388,7 @@ fn revoking_a_signer_withdraws_what_it_signed_and_hides_its_tools() {
     let server = Server::start(&[HELLO, CONFORMANCE]);
     let url = server.database_url().to_owned();
     people(&url);
-    let work = server.scratch("author");
-    let key = new_signer("alice", &work.join("keys"));
-    trust("alice", &work.join("keys/alice.pub"), "hello", &url);
+    let (work, key) = alice_trusted(&server, "hello", &url);
     let rel = work.join("next");
     release(&rel, &HELLO_NEXT, &key);
     let id = submit(&url, &rel);
@@ -411,14 +431,7 @@ fn a_rename_is_breaking_and_the_old_name_stays_deprecated_for_one_minor_cycle() 
     let server = Server::start(&[HELLO]);
     let url = server.database_url().to_owned();
     people(&url);
-    let work = server.scratch("author");
-    let key = new_signer("alice", &work.join("keys"));
-    trust(
-        "alice",
-        &work.join("keys/alice.pub"),
-        "hello,conformance",
-        &url,
-    );
+    let (work, key) = alice_trusted(&server, "hello,conformance", &url);
     let next = work.join("next");
     release(&next, &HELLO_NEXT, &key);
     approve(&url, &submit(&url, &next));
@@ -509,9 +522,7 @@ fn two_hosts_on_one_postgres_follow_each_others_decisions_and_a_call_in_flight_k
     let b = Server::start_on(&[HELLO], &[], Some(&schema.url));
     let url = schema.url.clone();
     people(&url);
-    let work = a.scratch("author");
-    let key = new_signer("alice", &work.join("keys"));
-    trust("alice", &work.join("keys/alice.pub"), "hello", &url);
+    let (work, key) = alice_trusted(&a, "hello", &url);
 
     // hello 1.0.0 (it has `pause`) with room for a ten-second call.
     let slow = work.join("slow");
@@ -596,4 +607,306 @@ fn last_pause_row(url: &str) -> String {
         .last()
         .unwrap_or_default()
         .to_owned()
+}
+
+/// The structured answer of a call, or its error code.
+fn answer(url: &str, token: &str, tool: &str, args: Value) -> Result<Value, String> {
+    let reply = call_at(url, token, tool, args);
+    let result = &reply["result"];
+    if result["isError"] == true {
+        let code = result["structuredContent"]["error"]["code"].as_str();
+        return Err(code.unwrap_or("?").to_owned());
+    }
+    Ok(result["structuredContent"].clone())
+}
+
+#[test]
+fn a_reviewer_decides_over_mcp_and_the_decision_is_written_with_the_calls_audit_row() {
+    let server = Server::start(&[]);
+    let url = server.database_url().to_owned();
+    let passwords = people(&url);
+    let token = |user: &str| user_token(&server, user, &passwords[user]);
+    let (alice, bob, vic) = (token("alice"), token("bob"), token("vic"));
+    let (work, key) = alice_trusted(&server, "hello", &url);
+    let rel = work.join("hello");
+    release(&rel, &HELLO, &key);
+    let id = submit(&url, &rel);
+
+    // Hidden from those who may not review: a viewer, and any service.
+    for (who, t) in [("vic", vic.as_str()), ("a service", server.token())] {
+        let seen = listed_at(&server.url, t);
+        assert!(
+            !seen.contains("list_plugin_reviews") && !seen.contains("decide_plugin_review"),
+            "{who}: {seen:?}"
+        );
+    }
+    assert!(listed_at(&server.url, &bob).contains("decide_plugin_review"));
+
+    let listed = answer(&server.url, &bob, "list_plugin_reviews", json!({})).expect("listed");
+    let reviews = listed["reviews"].as_array().expect("reviews");
+    assert_eq!(reviews.len(), 1, "{listed:#}");
+    assert_eq!(reviews[0]["revision"], id.as_str());
+    assert_eq!(reviews[0]["diff"]["bump"], "minor");
+    assert_eq!(reviews[0]["widens"], true, "a first revision widens");
+
+    let decide = |t: &str, args: Value| answer(&server.url, t, "decide_plugin_review", args);
+    let approve = json!({"revision": id, "decision": "approve", "reason": "three read-only tools"});
+    assert_eq!(decide(&alice, approve.clone()), Err("SELF_APPROVAL".into()));
+    let no_reason = json!({"revision": id, "decision": "approve", "reason": ""});
+    assert_eq!(decide(&bob, no_reason), Err("INVALID_ARGUMENTS".into()));
+    assert!(revisions(&url, "active").is_empty(), "nothing active yet");
+
+    let decided = decide(&bob, approve.clone()).expect("approved");
+    assert_eq!(decided["catalog_version"], "1.1.0", "{decided:#}");
+    until_listed(
+        &server.url,
+        server.token(),
+        "greet",
+        true,
+        Duration::from_secs(5),
+    );
+    assert_eq!(decide(&bob, approve), Err("ALREADY_DECIDED".into()));
+
+    // One row per call: the refusals and the decision, which carries no
+    // second row of its own.
+    let rows = admin(&url, &["audit", "search", "--tool", "decide_plugin_review"]);
+    let rows: Vec<&str> = rows.lines().skip(1).collect();
+    assert_eq!(rows.len(), 4, "{rows:#?}");
+    assert_eq!(
+        rows.iter().filter(|r| r.contains(" executed ")).count(),
+        1,
+        "{rows:#?}"
+    );
+    assert!(
+        rows.iter().any(|r| r.contains("SELF_APPROVAL")),
+        "{rows:#?}"
+    );
+    assert!(admin(&url, &["audit", "verify"]).starts_with("ok"));
+}
+
+/// POSTs the release in `dir` (manifest `hello.toml`, its component, and
+/// its signature if any) to `/catalog/revisions` with `token`, the body
+/// built by Python's own base64 and JSON: `(status, body)`.
+fn post_release(server: &Server, dir: &Path, component: &str, token: Option<&str>) -> (u16, Value) {
+    let script = r#"
+import base64, json, pathlib, sys, urllib.request, urllib.error
+url, d, comp, token = sys.argv[1:5]
+d = pathlib.Path(d)
+body = {"manifest": (d / "hello.toml").read_text(),
+        "component": base64.b64encode((d / comp).read_bytes()).decode()}
+sig = d / "hello.sig.json"
+if sig.exists():
+    body["signature"] = json.loads(sig.read_text())
+req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                             headers={"Content-Type": "application/json"})
+if token:
+    req.add_header("Authorization", "Bearer " + token)
+try:
+    r = urllib.request.urlopen(req)
+    print(r.status, r.read().decode())
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode() or "{}")
+"#;
+    let url = format!("{}/catalog/revisions", server.issuer());
+    let out = support::python3(
+        script,
+        &[&url, &dir.to_string_lossy(), component, token.unwrap_or("")],
+    );
+    let (status, body) = out.split_once(' ').expect("status and body");
+    (
+        status.parse().expect("a status"),
+        serde_json::from_str(body).unwrap_or(Value::Null),
+    )
+}
+
+#[test]
+fn an_author_submits_over_http_with_a_bearer_token_and_each_refusal_stores_nothing() {
+    let server = Server::start(&[]);
+    let url = server.database_url().to_owned();
+    let passwords = people(&url);
+    let (alice, vic) = (
+        user_token(&server, "alice", &passwords["alice"]),
+        user_token(&server, "vic", &passwords["vic"]),
+    );
+    let (work, key) = alice_trusted(&server, "hello", &url);
+    let rel = work.join("hello");
+    release(&rel, &HELLO, &key);
+
+    // Not signed in, or without catalog:submit: refused before intake.
+    assert_eq!(post_release(&server, &rel, "hello.wasm", None).0, 401);
+    let (status, body) = post_release(&server, &rel, "hello.wasm", Some(&vic));
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (403, &json!("PERMISSION_DENIED")),
+        "{body}"
+    );
+    // A body over the bound is refused before it is read.
+    let bearer = format!("Bearer {alice}");
+    let (status, _) = support::declare_body_at(
+        &server.url,
+        "/catalog/revisions",
+        &[
+            ("Content-Type", "application/json"),
+            ("Authorization", &bearer),
+        ],
+        64 * 1024 * 1024,
+    );
+    assert_eq!(status, 413);
+    // A manifest edited after signing: a permission widened.
+    let edited = work.join("edited");
+    release(&edited, &HELLO, &key);
+    let manifest = edited.join("hello.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(&manifest, text.replacen("hello:read", "hello:*", 1)).expect("write");
+    let (status, body) = post_release(&server, &edited, "hello.wasm", Some(&alice));
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (422, &json!("MANIFEST_TAMPERED")),
+        "{body}"
+    );
+    assert!(
+        revisions(&url, "pending_review").is_empty(),
+        "nothing stored"
+    );
+
+    let (status, body) = post_release(&server, &rel, "hello.wasm", Some(&alice));
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(
+        (&body["state"], &body["new"]),
+        (&json!("pending_review"), &json!(true))
+    );
+    let id = body["revision"].as_str().expect("an id").to_owned();
+    assert_eq!(show(&url, &id)["source"], "http");
+    let (status, again) = post_release(&server, &rel, "hello.wasm", Some(&alice));
+    assert_eq!(
+        (status, &again["new"], &again["revision"]),
+        (200, &json!(false), &json!(id))
+    );
+    let rows = admin(&url, &["audit", "search", "--tool", "submit_plugin"]);
+    assert_eq!(
+        rows.lines().skip(1).count(),
+        1,
+        "one submission, one row: {rows}"
+    );
+}
+
+#[test]
+fn unsigned_plugins_are_served_only_in_the_loud_loopback_dev_mode() {
+    // Without the flag an unsigned plugin directory serves nothing.
+    let strict = Server::start_with(&[], &[]);
+    let dir = strict.scratch("unsigned");
+    pin_into(&HELLO, &dir);
+    let err = refused(
+        strict.database_url(),
+        &[
+            "plugin",
+            "sync",
+            &dir.to_string_lossy(),
+            "--as",
+            "ops",
+            "--activate",
+        ],
+    );
+    assert!(err.contains("UNSIGNED"), "{err}");
+    assert!(!listed(&strict).contains("greet"));
+
+    let dev = Server::start_with(&[HELLO], &["--dev-allow-unsigned"]);
+    assert!(
+        listed(&dev).contains("greet"),
+        "dev mode serves the unsigned plugin"
+    );
+    let (status, ready) = support::exchange(&dev.url, "GET", "/readyz", &[], "");
+    assert_eq!(status, 200);
+    assert!(ready.contains("DEV MODE"), "{ready}");
+    assert!(
+        dev.log().contains("DEV MODE"),
+        "logged loudly: {}",
+        dev.log()
+    );
+    let audit = admin(
+        dev.database_url(),
+        &["audit", "search", "--tool", "dev_allow_unsigned"],
+    );
+    assert_eq!(audit.lines().skip(1).count(), 1, "{audit}");
+    let (status, strict_ready) = support::exchange(&strict.url, "GET", "/readyz", &[], "");
+    assert_eq!((status, strict_ready.as_str()), (200, "ready\n"));
+}
+
+/// A real keyless Sigstore bundle (GitHub Actions, recorded in
+/// sigstore-rust's test data; see host/signing/tests/data/sigstore).
+const RECORDED_BUNDLE: &str = "host/signing/tests/data/sigstore/conda-attestation.sigstore.json";
+const RECORDED_ISSUER: &str = "https://token.actions.githubusercontent.com";
+const RECORDED_SAN: &str =
+    "https://github.com/prefix-dev/sigstore-example/.github/workflows/action.yaml@refs/heads/main";
+
+#[test]
+fn a_keyless_bundle_is_checked_against_the_pinned_ci_identity_end_to_end() {
+    // Signing keyless needs the network (OIDC, Fulcio, Rekor), so no bundle
+    // over a toolhost release can be made here: a genuine recorded bundle
+    // over another artifact goes through the whole path instead, and must
+    // be refused for that, by the identity pinned through the CLI.
+    let server = Server::start(&[]);
+    let url = server.database_url().to_owned();
+    people(&url);
+    let rel = server.scratch("ci-release");
+    pin_into(&HELLO, &rel);
+    let bundle = support::repo().join(RECORDED_BUNDLE);
+    std::fs::copy(&bundle, rel.join("hello.sigstore.json")).expect("copy the bundle");
+    let submit_refused = || {
+        refused(
+            &url,
+            &["plugin", "submit", &rel.to_string_lossy(), "--as", "alice"],
+        )
+    };
+
+    assert!(
+        submit_refused().contains("UNKNOWN_SIGNER"),
+        "no keyless signer for hello"
+    );
+    let wrong = "https://github.com/someone/else/.github/workflows/release.yml@refs/tags/v1";
+    admin(
+        &url,
+        &[
+            "signer",
+            "trust",
+            "other-ci",
+            "--issuer",
+            RECORDED_ISSUER,
+            "--identity",
+            wrong,
+            "--plugins",
+            "hello",
+        ],
+    );
+    let err = submit_refused();
+    assert!(
+        err.contains("IDENTITY_MISMATCH") && err.contains(wrong),
+        "{err}"
+    );
+
+    admin(
+        &url,
+        &[
+            "signer",
+            "trust",
+            "ci",
+            "--issuer",
+            RECORDED_ISSUER,
+            "--identity",
+            RECORDED_SAN,
+            "--plugins",
+            "hello",
+        ],
+    );
+    let listed = admin(&url, &["signer", "list"]);
+    assert!(
+        listed.contains(&format!("keyless:{RECORDED_ISSUER}#{RECORDED_SAN}")),
+        "{listed}"
+    );
+    let err = submit_refused();
+    assert!(
+        err.contains("COMPONENT_TAMPERED"),
+        "the bundle attests another artifact: {err}"
+    );
+    assert!(revisions(&url, "pending_review").is_empty());
 }

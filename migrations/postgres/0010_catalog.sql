@@ -12,7 +12,10 @@
 -- computed from the manifest and the component at intake, diffed against
 -- the active revision when the review is shown. `retired_tools` are tools
 -- of a replaced revision still listed, deprecated, until the catalog
--- reaches `retired_until`. Times are unix milliseconds (UTC).
+-- reaches `retired_until`. A signer is a pinned public key (`key`, its
+-- SPKI PEM) or a keyless Sigstore identity (`keyless`: the OIDC issuer and
+-- the certificate's subject, exactly); `key_id` names either uniquely.
+-- Times are unix milliseconds (UTC).
 CREATE TABLE plugin_blobs (
     sha256     TEXT    NOT NULL PRIMARY KEY,
     body       BYTEA   NOT NULL,
@@ -21,15 +24,20 @@ CREATE TABLE plugin_blobs (
 
 CREATE TABLE signers (
     name          TEXT    NOT NULL PRIMARY KEY,
-    kind          TEXT    NOT NULL CHECK (kind IN ('key')),
+    kind          TEXT    NOT NULL CHECK (kind IN ('key', 'keyless')),
     key_id        TEXT    NOT NULL UNIQUE,
-    public_key    TEXT    NOT NULL,
+    public_key    TEXT,
+    issuer        TEXT,
+    subject       TEXT,
     plugins       TEXT    NOT NULL,
     trusted_by    TEXT    NOT NULL,
     trusted_at    BIGINT  NOT NULL,
     revoked_at    BIGINT,
     revoked_by    TEXT,
-    revoke_reason TEXT
+    revoke_reason TEXT,
+    CONSTRAINT signers_identity CHECK (
+        (kind = 'key' AND public_key IS NOT NULL AND issuer IS NULL AND subject IS NULL)
+        OR (kind = 'keyless' AND public_key IS NULL AND issuer IS NOT NULL AND subject IS NOT NULL))
 );
 
 CREATE TABLE plugin_revisions (
@@ -61,7 +69,8 @@ CREATE UNIQUE INDEX plugin_revisions_one_active ON plugin_revisions (plugin)
 CREATE INDEX plugin_revisions_by_state ON plugin_revisions (state, submitted_at);
 
 -- One row: the generation counts every change of what is served (replicas
--- poll it), the version is the catalog's semantic version.
+-- poll it; a trigger below also NOTIFYs them), the version is the
+-- catalog's semantic version.
 CREATE TABLE catalog_state (
     id         INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
     generation BIGINT  NOT NULL,
@@ -69,3 +78,18 @@ CREATE TABLE catalog_state (
     changed_at BIGINT  NOT NULL
 );
 INSERT INTO catalog_state (id, generation, version, changed_at) VALUES (1, 0, '1.0.0', 0);
+
+-- Replicas are told at once (LISTEN toolhost_catalog) when a decision moves
+-- the generation; the notification is sent at commit, so a listener never
+-- reads a generation that is not there yet. (SQLite has no NOTIFY: hosts
+-- on SQLite poll catalog_state; PostgreSQL hosts poll too, more slowly.)
+CREATE FUNCTION toolhost_catalog_changed() RETURNS trigger AS $$
+BEGIN
+    PERFORM pg_notify('toolhost_catalog', NEW.generation::text);
+    RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE TRIGGER catalog_state_changed AFTER UPDATE ON catalog_state
+    FOR EACH ROW WHEN (NEW.generation <> OLD.generation)
+    EXECUTE FUNCTION toolhost_catalog_changed();

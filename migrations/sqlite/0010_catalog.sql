@@ -12,7 +12,10 @@
 -- computed from the manifest and the component at intake, diffed against
 -- the active revision when the review is shown. `retired_tools` are tools
 -- of a replaced revision still listed, deprecated, until the catalog
--- reaches `retired_until`. Times are unix milliseconds (UTC).
+-- reaches `retired_until`. A signer is a pinned public key (`key`, its
+-- SPKI PEM) or a keyless Sigstore identity (`keyless`: the OIDC issuer and
+-- the certificate's subject, exactly); `key_id` names either uniquely.
+-- Times are unix milliseconds (UTC).
 CREATE TABLE plugin_blobs (
     sha256     TEXT    NOT NULL PRIMARY KEY,
     body       BLOB    NOT NULL,
@@ -21,15 +24,20 @@ CREATE TABLE plugin_blobs (
 
 CREATE TABLE signers (
     name          TEXT    NOT NULL PRIMARY KEY,
-    kind          TEXT    NOT NULL CHECK (kind IN ('key')),
+    kind          TEXT    NOT NULL CHECK (kind IN ('key', 'keyless')),
     key_id        TEXT    NOT NULL UNIQUE,
-    public_key    TEXT    NOT NULL,
+    public_key    TEXT,
+    issuer        TEXT,
+    subject       TEXT,
     plugins       TEXT    NOT NULL,
     trusted_by    TEXT    NOT NULL,
     trusted_at    INTEGER NOT NULL,
     revoked_at    INTEGER,
     revoked_by    TEXT,
-    revoke_reason TEXT
+    revoke_reason TEXT,
+    CONSTRAINT signers_identity CHECK (
+        (kind = 'key' AND public_key IS NOT NULL AND issuer IS NULL AND subject IS NULL)
+        OR (kind = 'keyless' AND public_key IS NULL AND issuer IS NOT NULL AND subject IS NOT NULL))
 ) STRICT;
 
 CREATE TABLE plugin_revisions (
@@ -61,7 +69,8 @@ CREATE UNIQUE INDEX plugin_revisions_one_active ON plugin_revisions (plugin)
 CREATE INDEX plugin_revisions_by_state ON plugin_revisions (state, submitted_at);
 
 -- One row: the generation counts every change of what is served (replicas
--- poll it), the version is the catalog's semantic version.
+-- poll it; on PostgreSQL a trigger also NOTIFYs them), the version is the
+-- catalog's semantic version.
 CREATE TABLE catalog_state (
     id         INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
     generation INTEGER NOT NULL,

@@ -12,6 +12,7 @@
 
 pub mod bench;
 pub mod oauth;
+pub mod registry;
 
 use std::cell::RefCell;
 use std::fs::{self, File};
@@ -695,7 +696,17 @@ pub fn exchange_full(
 /// Sends only the head of a POST declaring a `length`-byte body, then reads
 /// the answer: for limits the host must enforce before reading the body.
 pub fn declare_body(url: &str, headers: &[(&str, &str)], length: usize) -> (u16, String) {
-    let r = raw_request(url, "POST", "/mcp", headers, length, "");
+    declare_body_at(url, "/mcp", headers, length)
+}
+
+/// [`declare_body`] to another route of the host.
+pub fn declare_body_at(
+    url: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    length: usize,
+) -> (u16, String) {
+    let r = raw_request(url, "POST", path, headers, length, "");
     (r.status, r.body)
 }
 

@@ -163,16 +163,19 @@ pub async fn review(
             RevisionState::Rejected,
             review,
         )];
+        let unchanged = Served {
+            generation: state.generation,
+            version: state.version,
+            changes: false,
+        };
         return Ok(decision(
             who,
             "decide_plugin_review",
             &rev,
-            &state.version,
-            state.generation,
-            false,
+            reason,
+            unchanged,
             moves,
             None,
-            reason,
         ));
     }
     if rev.submitted_by == who.principal && !who.may_approve_own {
@@ -182,29 +185,24 @@ pub async fn review(
         });
     }
     let current = active(store, &rev.plugin).await?;
-    let mut moves = Vec::new();
     let d = review_diff(store, &rev).await?;
-    let (state, version) = next_version(store, &d).await?;
-    if let Some(old) = &current {
-        moves.push(replaced(old, &d, version));
-    }
-    moves.push(step(
-        &rev.id,
+    let (served, moves) = activation(
+        store,
+        current.as_ref(),
+        &rev,
         RevisionState::PendingReview,
-        RevisionState::Active,
         review,
-    ));
-    moves.extend(expired_retirements(store, version, &[&rev.id]).await?);
+        &d,
+    )
+    .await?;
     Ok(decision(
         who,
         "decide_plugin_review",
         &rev,
-        &version.to_string(),
-        state,
-        true,
+        reason,
+        served,
         moves,
         Some(d),
-        reason,
     ))
 }
 
@@ -230,29 +228,50 @@ pub async fn rollback(
         .ok_or_else(|| DecideError::NothingToRollBack(plugin.to_owned()))?;
     let current_caps = current.as_ref().map(capabilities_of).transpose()?;
     let d = diff(current_caps.as_ref(), &capabilities_of(&target)?);
-    let (state, version) = next_version(store, &d).await?;
-    let mut moves = Vec::new();
-    if let Some(old) = &current {
-        moves.push(replaced(old, &d, version));
-    }
-    moves.push(step(
-        &target.id,
+    let (served, moves) = activation(
+        store,
+        current.as_ref(),
+        &target,
         RevisionState::Approved,
-        RevisionState::Active,
         None,
-    ));
-    moves.extend(expired_retirements(store, version, &[&target.id]).await?);
+        &d,
+    )
+    .await?;
     Ok(decision(
         who,
         "rollback_plugin",
         &target,
-        &version.to_string(),
-        state,
-        true,
+        reason,
+        served,
         moves,
         Some(d),
-        reason,
     ))
+}
+
+/// `target` (now `from`) made active: the active revision (if any) steps
+/// down, keeping the tools `d` retires listed until the next minor
+/// version, and retirements that version ends are cleared.
+async fn activation(
+    store: &dyn CatalogStore,
+    current: Option<&Revision>,
+    target: &Revision,
+    from: RevisionState,
+    review: Option<(String, String)>,
+    d: &Diff,
+) -> Result<(Served, Vec<RevisionMove>), DecideError> {
+    let (generation, version) = next_version(store, d).await?;
+    let mut moves = Vec::new();
+    if let Some(old) = current {
+        moves.push(replaced(old, d, version));
+    }
+    moves.push(step(&target.id, from, RevisionState::Active, review));
+    moves.extend(expired_retirements(store, version, &[&target.id]).await?);
+    let served = Served {
+        generation,
+        version: version.to_string(),
+        changes: true,
+    };
+    Ok((served, moves))
 }
 
 /// Withdraws every active or pending revision `signer` vouched for (its
@@ -283,16 +302,19 @@ pub async fn withdraw_signed_by(
     };
     let state = store.catalog_state().await?;
     let version = parse_version(&state.version)?.bump(toolhost_review::Bump::Major);
+    let served = Served {
+        generation: state.generation,
+        version: version.to_string(),
+        changes: true,
+    };
     Ok(Some(decision(
         who,
         "revoke_signer",
         &rev,
-        &version.to_string(),
-        state.generation,
-        true,
+        reason,
+        served,
         moves,
         None,
-        reason,
     )))
 }
 
@@ -372,17 +394,22 @@ fn step(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What a decision does to the catalog served: the generation it was made
+/// against, the version after it, and whether what is served changes.
+struct Served {
+    generation: i64,
+    version: String,
+    changes: bool,
+}
+
 fn decision(
     who: &Decider,
     operation: &str,
     rev: &Revision,
-    version: &str,
-    generation: i64,
-    changes_served: bool,
+    reason: &str,
+    served: Served,
     moves: Vec<RevisionMove>,
     diff: Option<Diff>,
-    reason: &str,
 ) -> Decision {
     let at = SystemTime::now();
     let at_ms = at
@@ -402,7 +429,7 @@ fn decision(
         client_id: who.client_id.clone(),
         tool: operation.to_owned(),
         plugin: Some(rev.plugin.clone()),
-        catalog_version: Some(version.to_owned()),
+        catalog_version: Some(served.version.clone()),
         plugin_digest: Some(rev.component_digest),
         argument_digest: argument_digest(&args),
         outcome: Outcome::Executed,
@@ -411,9 +438,9 @@ fn decision(
         gate_id: None,
     };
     let effect = CatalogEffect {
-        changes_served,
-        expected_generation: generation,
-        version: version.to_owned(),
+        changes_served: served.changes,
+        expected_generation: served.generation,
+        version: served.version,
         at_ms,
         moves,
     };

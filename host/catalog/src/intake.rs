@@ -5,15 +5,18 @@
 //! signers, then the component against its manifest in the sandbox.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use toolhost_runtime::Runtime;
-use toolhost_signing::{Envelope, Identity, PluginPattern, Presented, PublicKey, TrustedSigner};
+use toolhost_signing::{
+    Envelope, Identity, PluginPattern, Presented, PublicKey, TrustRoot, TrustedSigner, Verified,
+};
 use toolhost_types::Digest;
 
 use crate::load::check_plugin;
 use crate::{
     CatalogError, CatalogStore, CatalogStoreError, LoadOptions, Manifest, NewRevision, Revision,
-    Submitted, capabilities, revision_id,
+    SignerIdentity, Submitted, capabilities, revision_id,
 };
 
 /// Largest component accepted. Rust tools are ~0.1–2 MiB and JavaScript
@@ -40,13 +43,26 @@ pub struct Submission {
 }
 
 /// How intake treats what it cannot verify.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct IntakeOptions {
     /// Budgets the manifest's limits are checked against.
     pub load: LoadOptions,
     /// Accept unsigned revisions (the loopback-only dev mode; the caller
     /// enforces where it may be set, logs and labels it).
     pub allow_unsigned: bool,
+    /// The Sigstore trust root keyless bundles are verified against
+    /// (default: the public-good root embedded in the host, offline).
+    pub trust_root: Arc<TrustRoot>,
+}
+
+impl Default for IntakeOptions {
+    fn default() -> Self {
+        Self {
+            load: LoadOptions::default(),
+            allow_unsigned: false,
+            trust_root: Arc::new(TrustRoot::public_good()),
+        }
+    }
 }
 
 /// Why a submission was refused. Nothing was stored.
@@ -172,7 +188,7 @@ fn bounded(what: &'static str, size: usize, limit: usize) -> Result<(), IntakeEr
 }
 
 /// The signer that vouches for this release, or `None` for an unsigned
-/// revision the options allow.
+/// revision the options allow: `(signer, identity)`.
 async fn verify_signature(
     store: &dyn CatalogStore,
     manifest: &Manifest,
@@ -181,21 +197,62 @@ async fn verify_signature(
     manifest_digest: &Digest,
     opts: &IntakeOptions,
 ) -> Result<Option<(String, String)>, IntakeError> {
-    let envelope = match &sub.envelope {
-        Some(json) => Some(Envelope::from_json(json)?),
-        None if opts.allow_unsigned => return Ok(None),
-        None => None,
-    };
+    if sub.envelope.is_none() && opts.allow_unsigned {
+        return Ok(None);
+    }
     let signers = trusted_signers(store).await?;
     let presented = Presented {
         plugin: manifest.plugin.name.as_str(),
         version: &manifest.plugin.version,
         component,
         manifest: manifest_digest,
-        envelope: envelope.as_ref(),
+        envelope: None,
     };
-    let verified = toolhost_signing::verify(&presented, &signers)?;
-    Ok(Some((verified.signer, verified.key_id.to_string())))
+    let verified = verify_signed(
+        &presented,
+        sub.envelope.as_deref(),
+        &signers,
+        &opts.trust_root,
+    )?;
+    Ok(Some((verified.signer, verified.identity)))
+}
+
+/// Whether `signature` is a Sigstore bundle (its `mediaType` says so)
+/// rather than a bare DSSE envelope.
+pub fn is_sigstore_bundle(signature: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(rename = "mediaType")]
+        media_type: Option<String>,
+    }
+    serde_json::from_slice::<Probe>(signature)
+        .ok()
+        .and_then(|p| p.media_type)
+        .is_some_and(|m| m.starts_with("application/vnd.dev.sigstore.bundle"))
+}
+
+/// Verifies `signature` (a DSSE envelope or a Sigstore bundle; `None`:
+/// unsigned) for the release `presented` names, against `signers`.
+pub(crate) fn verify_signed(
+    presented: &Presented<'_>,
+    signature: Option<&[u8]>,
+    signers: &[TrustedSigner],
+    root: &TrustRoot,
+) -> Result<Verified, toolhost_signing::Refusal> {
+    match signature {
+        Some(bytes) if is_sigstore_bundle(bytes) => {
+            toolhost_signing::verify_bundle(presented, bytes, signers, root)
+        }
+        Some(bytes) => {
+            let envelope = Envelope::from_json(bytes)?;
+            let presented = Presented {
+                envelope: Some(&envelope),
+                ..*presented
+            };
+            toolhost_signing::verify(&presented, signers)
+        }
+        None => toolhost_signing::verify(presented, signers),
+    }
 }
 
 /// The store's signers in the signing room's words. A record that no
@@ -205,12 +262,18 @@ pub async fn trusted_signers(
 ) -> Result<Vec<TrustedSigner>, CatalogStoreError> {
     let mut out = Vec::new();
     for record in store.signers().await? {
-        let key = match PublicKey::from_pem(&record.public_key) {
-            Ok(k) => k,
-            Err(e) => {
-                tracing::error!(signer = %record.name, error = %e, "a stored signer key does not parse; it vouches for nothing");
-                continue;
-            }
+        let identity = match &record.identity {
+            SignerIdentity::Key { public_key } => match PublicKey::from_pem(public_key) {
+                Ok(k) => Identity::Key(k),
+                Err(e) => {
+                    tracing::error!(signer = %record.name, error = %e, "a stored signer key does not parse; it vouches for nothing");
+                    continue;
+                }
+            },
+            SignerIdentity::Keyless { issuer, subject } => Identity::Keyless {
+                issuer: issuer.clone(),
+                subject: subject.clone(),
+            },
         };
         let plugins: Result<Vec<PluginPattern>, _> =
             record.plugins.iter().map(|p| p.parse()).collect();
@@ -220,7 +283,7 @@ pub async fn trusted_signers(
         };
         out.push(TrustedSigner {
             name: record.name,
-            identity: Identity::Key(key),
+            identity,
             plugins,
             revoked: record.revoked.is_some(),
         });

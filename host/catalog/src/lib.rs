@@ -42,5 +42,5 @@ pub use manifest::{BackendSection, Manifest, PluginSection, RiskSection, ToolSec
 pub use pin::pin;
 pub use store::{
     CatalogFuture, CatalogState, CatalogStore, CatalogStoreError, NewRevision, Revision,
-    RevisionState, SignerRecord, Submitted, revision_id,
+    RevisionState, SignerIdentity, SignerRecord, Submitted, revision_id,
 };

@@ -14,10 +14,10 @@ use std::sync::{Arc, Mutex};
 
 use toolhost_review::{CatalogVersion, Retired};
 use toolhost_runtime::Runtime;
-use toolhost_signing::{Envelope, Presented};
+use toolhost_signing::{Presented, TrustRoot};
 use toolhost_types::Digest;
 
-use crate::intake::trusted_signers;
+use crate::intake::{IntakeOptions, trusted_signers, verify_signed};
 use crate::load::{check_collisions, check_plugin};
 use crate::{
     Catalog, CatalogStore, CatalogStoreError, Deprecation, LoadOptions, LoadedPlugin, Manifest,
@@ -31,6 +31,7 @@ pub struct LiveCatalog {
     runtime: Arc<Runtime>,
     opts: LoadOptions,
     allow_unsigned: bool,
+    trust_root: Arc<TrustRoot>,
     loaded: Mutex<HashMap<String, Arc<LoadedPlugin>>>,
 }
 
@@ -44,19 +45,20 @@ pub struct Built {
 }
 
 impl LiveCatalog {
-    /// A builder over `store`, compiling with `runtime`. Unsigned (dev)
-    /// revisions are served only when `allow_unsigned`.
+    /// A builder over `store`, compiling with `runtime`, checking
+    /// signatures as intake does (`intake`'s trust root, and unsigned dev
+    /// revisions served only when it allows them).
     pub fn new(
         store: Arc<dyn CatalogStore>,
         runtime: Arc<Runtime>,
-        opts: LoadOptions,
-        allow_unsigned: bool,
+        intake: &IntakeOptions,
     ) -> Self {
         Self {
             store,
             runtime,
-            opts,
-            allow_unsigned,
+            opts: intake.load.clone(),
+            allow_unsigned: intake.allow_unsigned,
+            trust_root: intake.trust_root.clone(),
             loaded: Mutex::new(HashMap::new()),
         }
     }
@@ -91,7 +93,7 @@ impl LiveCatalog {
             if rev.state != RevisionState::Active && retired.is_empty() {
                 continue;
             }
-            if let Err(why) = still_signed(&rev, &signers, self.allow_unsigned) {
+            if let Err(why) = still_signed(&rev, &signers, self.allow_unsigned, &self.trust_root) {
                 tracing::error!(revision = %rev.id, plugin = %rev.plugin, %why, "a served revision is no longer trusted: not serving it");
                 refused.push((rev.id.clone(), why));
                 continue;
@@ -195,23 +197,23 @@ fn still_signed(
     rev: &Revision,
     signers: &[toolhost_signing::TrustedSigner],
     allow_unsigned: bool,
+    root: &TrustRoot,
 ) -> Result<(), String> {
-    let Some(json) = &rev.envelope else {
+    let Some(signature) = &rev.envelope else {
         return if allow_unsigned {
             Ok(())
         } else {
             Err("unsigned: served only in dev mode".into())
         };
     };
-    let envelope = Envelope::from_json(json.as_bytes()).map_err(|e| e.to_string())?;
     let presented = Presented {
         plugin: &rev.plugin,
         version: &rev.version,
         component: &rev.component_digest,
         manifest: &rev.manifest_digest,
-        envelope: Some(&envelope),
+        envelope: None,
     };
-    toolhost_signing::verify(&presented, signers)
+    verify_signed(&presented, Some(signature.as_bytes()), signers, root)
         .map(drop)
         .map_err(|e| e.to_string())
 }

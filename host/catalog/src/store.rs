@@ -173,15 +173,34 @@ pub struct CatalogState {
     pub version: String,
 }
 
+/// Who a signer is: a pinned key, or a keyless Sigstore identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignerIdentity {
+    /// A public key, SPKI PEM.
+    Key {
+        /// The PEM text.
+        public_key: String,
+    },
+    /// A Fulcio certificate's identity: the OIDC issuer and the subject
+    /// (SAN), matched exactly.
+    Keyless {
+        /// e.g. `https://token.actions.githubusercontent.com`.
+        issuer: String,
+        /// e.g. `https://github.com/org/repo/.github/workflows/release.yml@refs/tags/v1`.
+        subject: String,
+    },
+}
+
 /// A signer the operator trusts, as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignerRecord {
     /// The operator's name for it.
     pub name: String,
-    /// `sha256:` of its public key's SPKI.
+    /// Unique per identity: `sha256:` of a key's SPKI, or
+    /// `keyless:<issuer>#<subject>`.
     pub key_id: String,
-    /// Its public key, SPKI PEM.
-    pub public_key: String,
+    /// Who it is.
+    pub identity: SignerIdentity,
     /// The plugin names or prefixes (`acme-*`) it may sign.
     pub plugins: Vec<String>,
     /// Who trusted it, and when (unix ms).

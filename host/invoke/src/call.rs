@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
+use toolhost_audit::{AuditEvent, AuditSink, Effect, Outcome, argument_digest};
 use toolhost_backend::Backends;
 use toolhost_catalog::Catalog;
 use toolhost_catalog::{LoadedPlugin, ToolRef};
@@ -237,17 +237,31 @@ impl Toolhost {
         let mut audit = Audit::start(who, &req, &self.scanner);
         let outcome = self.run(who, &req, cancel, &mut audit).await;
         let outcome = outcome.and_then(|answer| self.screen(&answer).map(|()| answer)); // a secret → SECRET_EXPOSURE
-        let mut effects = Vec::new();
+        let mut effects = std::mem::take(&mut audit.effects);
         let call_id = audit.event.call_id.clone();
         let outcome = outcome.map(|a| self.bound(who, &req.tool, &call_id, a, &mut effects)); // large → artifact
         if let Some(key) = audit.held_key.take() {
             effects.push(crate::plugin_call::settle(key, &outcome));
         }
-        self.audit
-            .record_with(&audit.finish(&outcome), &effects)
-            .await
-            .map_err(InvokeError::Audit)?;
-        outcome
+        let decides = effects.iter().any(|e| matches!(e, Effect::Catalog(_)));
+        let event = audit.finish(&outcome);
+        match self.audit.record_with(&event, &effects).await {
+            Ok(()) => outcome,
+            // A catalog decision that lost to another: the row says so, and
+            // nothing else was written.
+            Err(_) if decides => {
+                let lost = Err(InvokeError::CatalogChanged);
+                let mut event = event;
+                event.outcome = Outcome::Error;
+                event.error_code = Some("CATALOG_CHANGED".into());
+                self.audit
+                    .record(&event)
+                    .await
+                    .map_err(InvokeError::Audit)?;
+                lost
+            }
+            Err(e) => Err(InvokeError::Audit(e)),
+        }
     }
 
     async fn run(
@@ -276,10 +290,12 @@ impl Toolhost {
             Tool::Plugin(t) => t,
             Tool::Host(t) => {
                 arguments_text(&req.arguments)?;
-                return tokio::select! {
-                    out = t.call(who, &req.arguments) => out.map(Answer::Output),
-                    () = cancel.cancelled() => Err(InvokeError::Cancelled),
+                let (out, effects) = tokio::select! {
+                    out = t.call_with_effects(who, &req.arguments) => out?,
+                    () = cancel.cancelled() => return Err(InvokeError::Cancelled),
                 };
+                audit.effects = effects;
+                return Ok(Answer::Output(out));
             }
         };
         tokio::select! {
@@ -375,6 +391,8 @@ struct Audit {
     presented_gate: Option<String>,
     /// The idempotency key the call claimed, settled by its audit row.
     held_key: Option<IdempotencyKey>,
+    /// What a host tool decided, written with the row.
+    effects: Vec<Effect>,
 }
 
 impl Audit {
@@ -402,6 +420,7 @@ impl Audit {
             event,
             presented_gate: presented_gate(&req.arguments),
             held_key: None,
+            effects: Vec::new(),
         }
     }
 

@@ -125,6 +125,16 @@ pub enum InvokeError {
     /// The audit row could not be written, so the answer is withheld.
     #[error("internal error")]
     Audit(#[source] toolhost_audit::AuditError),
+    /// A catalog decision was refused (not pending, self-approval, no
+    /// reason, nothing to roll back to).
+    #[error("{0}")]
+    Catalog(#[source] toolhost_catalog::decide::DecideError),
+    /// Another decision changed the catalog while this one was made:
+    /// nothing was written.
+    #[error(
+        "the catalog changed while this decision was made; nothing was written: list the reviews again and decide again"
+    )]
+    CatalogChanged,
 }
 
 impl InvokeError {
@@ -141,7 +151,7 @@ impl InvokeError {
                 | InvokeError::Gate(ConsumeError::Store(_))
                 | InvokeError::Decide(DecideError::Store(_))
                 | InvokeError::Checkpoint(toolhost_gates::CheckpointError::Store(_))
-        )
+        ) || matches!(self, InvokeError::Catalog(e) if e.code() == "INTERNAL")
     }
 
     /// The stable code a client sees.
@@ -177,6 +187,8 @@ impl InvokeError {
             InvokeError::SecretExposure { .. } => "SECRET_EXPOSURE",
             InvokeError::ArtifactNotFound { .. } => "RESOURCE_NOT_FOUND",
             InvokeError::Call(e) => e.code(),
+            InvokeError::Catalog(e) => e.code(),
+            InvokeError::CatalogChanged => "CATALOG_CHANGED",
             InvokeError::Audit(_)
             | InvokeError::Artifacts(_)
             | InvokeError::InputSchema { .. }

@@ -17,6 +17,7 @@ mod gating;
 mod metrics;
 mod plugin_call;
 mod results;
+mod reviews;
 mod snapshots;
 mod tool;
 
@@ -31,6 +32,7 @@ pub use error::InvokeError;
 pub use gating::{Clock, DEFAULT_GATE_TTL, GATE_ID_ARG, GatePolicy, IDEMPOTENCY_KEY_ARG, millis};
 pub use plugin_call::Answer;
 pub use results::ResultPolicy;
+pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION};
 pub use snapshots::{Conversation, SNAPSHOT_IDLE, SnapshotCache};
-pub use tool::{HostTool, HostToolFuture, Tool};
+pub use tool::{HostEffectsFuture, HostTool, HostToolFuture, Tool};
 pub use toolhost_gates::IDEMPOTENCY_LEASE;

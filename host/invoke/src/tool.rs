@@ -17,6 +17,16 @@ use crate::InvokeError;
 pub type HostToolFuture<'a> =
     Pin<Box<dyn Future<Output = Result<ToolOutput, InvokeError>> + Send + 'a>>;
 
+/// What a host tool that changes state answers: its output, and the state
+/// changes to write in the transaction of the call's audit row.
+pub type HostEffectsFuture<'a> = Pin<
+    Box<
+        dyn Future<Output = Result<(ToolOutput, Vec<toolhost_audit::Effect>), InvokeError>>
+            + Send
+            + 'a,
+    >,
+>;
+
 /// A tool implemented by the host itself: it runs outside the sandbox, so
 /// only the host's own code may implement it, never a plugin.
 pub trait HostTool: Send + Sync + 'static {
@@ -24,6 +34,17 @@ pub trait HostTool: Send + Sync + 'static {
     fn spec(&self) -> &ToolSpec;
     /// Runs it with `args` (a JSON object).
     fn call<'a>(&'a self, who: &'a Principal, args: &'a Value) -> HostToolFuture<'a>;
+    /// Runs it, returning the changes it decided instead of making them:
+    /// the call path writes them with the call's audit row, so the row and
+    /// the change are one transaction. Default: [`call`](Self::call), with
+    /// no changes left to write.
+    fn call_with_effects<'a>(
+        &'a self,
+        who: &'a Principal,
+        args: &'a Value,
+    ) -> HostEffectsFuture<'a> {
+        Box::pin(async move { Ok((self.call(who, args).await?, Vec::new())) })
+    }
 }
 
 /// A tool the host serves.

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
@@ -13,10 +14,12 @@ use toolhost_audit::{AuditSink, Effect};
 use toolhost_auth::AuthStore;
 use toolhost_catalog::decide::{self, Decider, Verdict};
 use toolhost_catalog::intake::{self, IntakeOptions, Submission};
-use toolhost_catalog::{CatalogStore, Manifest, RevisionState, SignerRecord};
+use toolhost_catalog::{CatalogStore, Manifest, RevisionState, SignerIdentity, SignerRecord};
 use toolhost_policy::PolicyStore;
 use toolhost_runtime::{Runtime, RuntimeConfig};
-use toolhost_signing::{Algorithm, Envelope, PluginPattern, PublicKey, Release, SigningKey};
+use toolhost_signing::{
+    Algorithm, Envelope, PluginPattern, PublicKey, Release, SigningKey, TrustRoot,
+};
 use toolhost_storage::Store;
 use toolhost_types::{Digest, Permission};
 
@@ -42,14 +45,23 @@ pub enum SignerCommand {
         #[arg(long, default_value = "ed25519")]
         algorithm: String,
     },
-    /// Trust a public key to sign the named plugins (`hello`, or a prefix
-    /// `acme-*`; comma-separated). Audited.
+    /// Trust a public key, or a keyless Sigstore identity, to sign the
+    /// named plugins (`hello`, or a prefix `acme-*`; comma-separated).
+    /// Audited.
     Trust {
         /// The operator's name for the signer.
         name: String,
         /// Its public key (PEM, as `signer new` wrote it).
-        #[arg(long)]
-        key: PathBuf,
+        #[arg(long, required_unless_present = "issuer", conflicts_with_all = ["issuer", "identity"])]
+        key: Option<PathBuf>,
+        /// Keyless: the OIDC issuer of the signing certificate
+        /// (`https://token.actions.githubusercontent.com`).
+        #[arg(long, requires = "identity")]
+        issuer: Option<String>,
+        /// Keyless: the certificate's exact subject (SAN), e.g. a CI
+        /// workflow `https://github.com/org/repo/.github/workflows/release.yml@refs/tags/v1`.
+        #[arg(long, requires = "issuer")]
+        identity: Option<String>,
         /// The plugin names or prefixes it may sign.
         #[arg(long, value_delimiter = ',', required = true)]
         plugins: Vec<String>,
@@ -125,13 +137,37 @@ pub struct DecideArgs {
 /// `toolhost plugin submit|sync` arguments.
 #[derive(Debug, clap::Args)]
 pub struct SubmitArgs {
-    /// A release directory: `<name>.toml`, its component, `<name>.sig.json`.
-    pub source: PathBuf,
+    /// A release directory (`<name>.toml`, its component, `<name>.sig.json`),
+    /// or `oci://REGISTRY/REPO@sha256:…` / `:TAG`.
+    pub source: String,
     /// The submitter: a user holding `catalog:submit` (or an admin role).
     #[arg(long = "as")]
     pub submitter: String,
     #[command(flatten)]
     pub store: StoreArg,
+}
+
+/// Intake's options: dev mode, and the Sigstore trust root from `root`
+/// (a `trusted_root.json`) or the built-in public-good one.
+pub(crate) fn intake_options(
+    allow_unsigned: bool,
+    root: Option<&Path>,
+) -> anyhow::Result<IntakeOptions> {
+    let trust_root = match root {
+        Some(path) => {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            let root =
+                TrustRoot::from_json(&bytes).with_context(|| format!("{}", path.display()))?;
+            Arc::new(root)
+        }
+        None => IntakeOptions::default().trust_root,
+    };
+    Ok(IntakeOptions {
+        allow_unsigned,
+        trust_root,
+        ..IntakeOptions::default()
+    })
 }
 
 /// Runs a `signer` command.
@@ -158,13 +194,29 @@ pub async fn signer(command: SignerCommand) -> anyhow::Result<ExitCode> {
         SignerCommand::Trust {
             name,
             key,
+            issuer,
+            identity,
             plugins,
             by,
             store,
         } => {
-            let pem = std::fs::read_to_string(&key)
-                .with_context(|| format!("reading {}", key.display()))?;
-            let public = PublicKey::from_pem(&pem).with_context(|| format!("{}", key.display()))?;
+            let (key_id, identity) = match (key, issuer, identity) {
+                (Some(key), _, _) => {
+                    let pem = std::fs::read_to_string(&key)
+                        .with_context(|| format!("reading {}", key.display()))?;
+                    let public =
+                        PublicKey::from_pem(&pem).with_context(|| format!("{}", key.display()))?;
+                    let identity = SignerIdentity::Key {
+                        public_key: public.to_pem(),
+                    };
+                    (public.key_id().to_string(), identity)
+                }
+                (None, Some(issuer), Some(subject)) => {
+                    let id = format!("keyless:{issuer}#{subject}");
+                    (id, SignerIdentity::Keyless { issuer, subject })
+                }
+                _ => bail!("give --key, or --issuer and --identity"),
+            };
             for p in &plugins {
                 p.parse::<PluginPattern>()
                     .map_err(|e| anyhow::anyhow!("--plugins {p:?}: {e}"))?;
@@ -172,8 +224,8 @@ pub async fn signer(command: SignerCommand) -> anyhow::Result<ExitCode> {
             let store = open(&store).await?;
             let record = SignerRecord {
                 name: name.clone(),
-                key_id: public.key_id().to_string(),
-                public_key: public.to_pem(),
+                key_id: key_id.clone(),
+                identity,
                 plugins: plugins.clone(),
                 trusted_by: by.clone(),
                 trusted_at_ms: now_ms(),
@@ -186,11 +238,7 @@ pub async fn signer(command: SignerCommand) -> anyhow::Result<ExitCode> {
                 &serde_json::json!({"signer": name, "plugins": plugins}),
             );
             store.record(&event).await?;
-            println!(
-                "trusted {name} ({}) for {}",
-                public.key_id(),
-                plugins.join(", ")
-            );
+            println!("trusted {name} ({key_id}) for {}", plugins.join(", "));
             Ok(ExitCode::SUCCESS)
         }
         SignerCommand::Revoke {
@@ -282,6 +330,30 @@ fn signature_path(manifest: &Path) -> PathBuf {
     manifest.with_file_name(format!("{stem}.sig.json"))
 }
 
+/// The signature beside a manifest: `<stem>.sig.json` (a DSSE envelope,
+/// from `plugin sign`) or `<stem>.sigstore.json` (a Sigstore bundle, from
+/// the author's CI); none if neither exists; both is refused as ambiguous.
+fn signature_beside(manifest: &Path) -> anyhow::Result<Option<Vec<u8>>> {
+    let dsse = signature_path(manifest);
+    let bundle = dsse.with_file_name(
+        dsse.to_string_lossy()
+            .replace(".sig.json", ".sigstore.json"),
+    );
+    let read = |p: &Path| match std::fs::read(p) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", p.display())),
+    };
+    match (read(&dsse)?, read(&bundle)?) {
+        (Some(_), Some(_)) => bail!(
+            "both {} and {} are beside the manifest: keep the one signature to submit",
+            dsse.display(),
+            bundle.display()
+        ),
+        (one, None) | (None, one) => Ok(one),
+    }
+}
+
 /// The submissions a release directory holds: one per `*.toml` (none for
 /// an empty directory).
 pub fn submissions(dir: &Path, submitted_by: &str) -> anyhow::Result<Vec<Submission>> {
@@ -299,12 +371,7 @@ pub fn submissions(dir: &Path, submitted_by: &str) -> anyhow::Result<Vec<Submiss
         let component_path = path.with_file_name(&manifest.plugin.component);
         let component = std::fs::read(&component_path)
             .with_context(|| format!("reading {}", component_path.display()))?;
-        let sig = signature_path(&path);
-        let envelope = match std::fs::read(&sig) {
-            Ok(bytes) => Some(bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e).with_context(|| format!("reading {}", sig.display())),
-        };
+        let envelope = signature_beside(&path)?;
         let source = std::fs::canonicalize(&path).unwrap_or(path);
         out.push(Submission {
             manifest: text,
@@ -323,9 +390,13 @@ pub async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let who = person(&store, &args.submitter, SUBMIT_PERMISSION).await?;
     let runtime = Runtime::new(RuntimeConfig::default())?;
     let mut failed = false;
-    let subs = submissions(&args.source, &who.principal)?;
+    let subs = if crate::registry_cli::is_oci(&args.source) {
+        crate::registry_cli::fetch(&args.source, &who.principal).await?
+    } else {
+        submissions(Path::new(&args.source), &who.principal)?
+    };
     if subs.is_empty() {
-        bail!("{} holds no *.toml manifest", args.source.display());
+        bail!("{} holds no *.toml manifest", args.source);
     }
     for sub in subs {
         match intake::submit(&store, &runtime, sub, &IntakeOptions::default(), now_ms()).await {
@@ -505,7 +576,7 @@ fn operator_event(
     event(&operator(by), operation, None, None, args)
 }
 
-fn person_event(
+pub(crate) fn person_event(
     who: &Decider,
     operation: &str,
     rev: &toolhost_catalog::Revision,
@@ -644,6 +715,12 @@ pub async fn sync_command(
     activate: bool,
     allow_unsigned: bool,
 ) -> anyhow::Result<ExitCode> {
+    if crate::registry_cli::is_oci(&args.source) {
+        bail!(
+            "plugin sync reads a directory; submit {} with `plugin submit` instead",
+            args.source
+        );
+    }
     let store = open(&args.store).await?;
     let runtime = Runtime::new(RuntimeConfig::default())?;
     let opts = IntakeOptions {
@@ -653,7 +730,7 @@ pub async fn sync_command(
     let report = sync(
         &store,
         &runtime,
-        &args.source,
+        Path::new(&args.source),
         &opts,
         activate,
         &args.submitter,

@@ -49,6 +49,7 @@ pub struct ConfigFile {
     inline_result_bytes: Option<ByteSize>,
     #[serde(default, with = "humantime_serde")]
     artifact_ttl: Option<Duration>,
+    sigstore_trusted_root: Option<PathBuf>,
 }
 
 /// `[backends.<name>]`: where a backend plugins may reach is, and its
@@ -124,6 +125,10 @@ pub struct ServeArgs {
     /// shown in `/readyz` and recorded in the audit trail.
     #[arg(long, env = "TOOLHOST_DEV_ALLOW_UNSIGNED")]
     pub dev_allow_unsigned: bool,
+    /// The Sigstore `trusted_root.json` keyless signatures are verified
+    /// against (default: the public-good root built into the host).
+    #[arg(long, env = "TOOLHOST_SIGSTORE_TRUSTED_ROOT")]
+    pub sigstore_trusted_root: Option<PathBuf>,
     /// Bounds on a call's arguments (the file's `[limits]`).
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -203,6 +208,8 @@ pub struct Config {
     pub plugins: Option<PathBuf>,
     /// Whether unsigned revisions are served (loopback only).
     pub dev_allow_unsigned: bool,
+    /// The Sigstore trust root file, if not the built-in public-good one.
+    pub sigstore_trusted_root: Option<PathBuf>,
     /// The store.
     pub database_url: String,
     /// The precompiled-component cache.
@@ -301,6 +308,7 @@ impl Config {
             listen,
             plugins,
             dev_allow_unsigned: args.dev_allow_unsigned,
+            sigstore_trusted_root: args.sigstore_trusted_root.or(file.sigstore_trusted_root),
             database_url: args
                 .database_url
                 .or(file.database_url)

@@ -12,6 +12,7 @@ mod admin;
 mod approvals_page;
 mod audit_cli;
 mod catalog_cli;
+mod catalog_http;
 mod config;
 mod guard;
 pub mod http;
@@ -19,6 +20,7 @@ mod log_redact;
 mod rate_limit;
 pub use rate_limit::{RateLimiter, RateLimits};
 mod rbac;
+mod registry_cli;
 mod serve;
 
 use std::path::PathBuf;
@@ -129,6 +131,13 @@ enum PluginCommand {
     },
     /// Submit every revision in a release directory for review.
     Submit(catalog_cli::SubmitArgs),
+    /// Push a release directory to an OCI registry; prints the pinned reference.
+    Push {
+        /// The release directory: `<name>.toml`, its component, `<name>.sig.json`.
+        dir: PathBuf,
+        /// Where to: `oci://HOST:PORT/REPO:TAG` (plain HTTP only to this machine).
+        reference: String,
+    },
     /// Bring a directory into the catalog through the same checks as a
     /// submission (the bootstrap and GitOps path); `--activate` approves
     /// what is new as the operator.
@@ -237,6 +246,9 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Plugin(PluginCommand::Submit(args)) => catalog_cli::submit(args).await,
+        Command::Plugin(PluginCommand::Push { dir, reference }) => {
+            registry_cli::push(&dir, &reference).await
+        }
         Command::Plugin(PluginCommand::Sync {
             args,
             activate,

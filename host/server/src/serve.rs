@@ -17,10 +17,10 @@ use tokio_util::sync::CancellationToken;
 use toolhost_artifacts::ArtifactStore;
 use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_backend::Backends;
-use toolhost_catalog::intake::IntakeOptions;
-use toolhost_catalog::{LiveCatalog, LoadOptions};
+use toolhost_catalog::LiveCatalog;
 use toolhost_invoke::{
-    DecideApproval, DecideCheckpoint, GatePolicy, ListCheckpoints, ListPendingApprovals, Toolhost,
+    DecideApproval, DecideCheckpoint, DecidePluginReview, GatePolicy, ListCheckpoints,
+    ListPendingApprovals, ListPluginReviews, Toolhost,
 };
 use toolhost_policy::{PolicyStore, PolicyStoreError};
 use toolhost_runtime::{Runtime, RuntimeConfig};
@@ -65,12 +65,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         );
         record_dev_mode(&store).await?;
     }
+    let intake = crate::catalog_cli::intake_options(
+        config.dev_allow_unsigned,
+        config.sigstore_trusted_root.as_deref(),
+    )?;
     if let Some(dir) = &config.plugins {
-        let opts = IntakeOptions {
-            allow_unsigned: config.dev_allow_unsigned,
-            ..IntakeOptions::default()
-        };
-        let synced = crate::catalog_cli::sync(&store, &runtime, dir, &opts, true, "serve")
+        let synced = crate::catalog_cli::sync(&store, &runtime, dir, &intake, true, "serve")
             .await
             .with_context(|| format!("syncing the plugin directory {}", dir.display()))?;
         for (plugin, revision, what) in &synced.done {
@@ -80,12 +80,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             tracing::error!(error = %why, "plugin refused; serving the others");
         }
     }
-    let live = Arc::new(LiveCatalog::new(
-        store.clone(),
-        runtime.clone(),
-        LoadOptions::default(),
-        config.dev_allow_unsigned,
-    ));
+    let live = Arc::new(LiveCatalog::new(store.clone(), runtime.clone(), &intake));
     let built = live
         .build()
         .await
@@ -118,7 +113,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             .map(|t| t.spec().permission.clone())
     });
     let host = Arc::new(
-        Toolhost::new(catalog, store.clone(), runtime, store.clone())
+        Toolhost::new(catalog, store.clone(), runtime.clone(), store.clone())
             .with_request_limits(config.request_limits)
             .with_scanner(scanner.answers)
             .with_artifacts(store.clone(), config.results)
@@ -134,13 +129,18 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                 store.clone(),
                 gate_policy.clone(),
             )))?
+            .with_host_tool(Arc::new(ListPluginReviews::new(store.clone())))?
+            .with_host_tool(Arc::new(DecidePluginReview::new(
+                store.clone(),
+                config.allow_self_approval,
+            )))?
             .with_checkpoints(store.clone())
             .with_host_tool(Arc::new(ListCheckpoints::new(store.clone())))?
             .with_host_tool(Arc::new(DecideCheckpoint::new(store.clone(), gate_policy)))?,
     );
 
     let _ = permissions.set(Arc::downgrade(&host));
-    let catalog_poll = tokio::spawn(follow_catalog(live, host.clone()));
+    let catalog_poll = tokio::spawn(follow_catalog(live, host.clone(), store.clone()));
 
     let sessions = CancellationToken::new();
     let mcp_config = StreamableHttpServerConfig::default()
@@ -180,6 +180,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         auth.clone(),
     );
     let app = crate::http::with_approvals(app, auth.clone(), host.clone());
+    let submissions = crate::catalog_http::CatalogHttp {
+        store: store.clone(),
+        runtime: runtime.clone(),
+        opts: intake.clone(),
+    };
+    let app = app.merge(crate::catalog_http::routes(submissions, auth.clone()));
     // `/mcp`'s rate-limit layer finds the limiter in the request's extensions.
     let app = app.layer(axum::Extension(limiter));
     tracing::info!(%addr, tools, catalog = %host.catalog().version(), issuer = %auth.config().issuer, "toolhost serving");
@@ -286,16 +292,42 @@ fn secret_scanner(config: &Config, backends: &Backends) -> SecretScanners {
 }
 
 /// How often a replica looks whether the store's catalog moved on: a
-/// decision on any replica is served by all within about this.
+/// decision on any replica is served by all within about this. On
+/// PostgreSQL the database also pushes each change (`LISTEN`), and the poll
+/// only covers a lost notification.
 const CATALOG_POLL: Duration = Duration::from_millis(500);
+/// The poll when changes are pushed.
+const CATALOG_POLL_LISTENING: Duration = Duration::from_secs(5);
 
-/// Serves each new catalog the store holds, as soon as a poll sees its
-/// generation change. A build that fails keeps the catalog served now.
-async fn follow_catalog(live: Arc<LiveCatalog>, host: Arc<Toolhost>) {
-    let mut tick = tokio::time::interval(CATALOG_POLL);
+/// Serves each new catalog the store holds, as soon as a notification or a
+/// poll shows its generation moved. A build that fails keeps the catalog
+/// served now.
+async fn follow_catalog(live: Arc<LiveCatalog>, host: Arc<Toolhost>, store: Arc<Store>) {
+    let mut listener = match store.listen_catalog().await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!(error = %e, "not listening for catalog changes; polling");
+            None
+        }
+    };
+    let period = if listener.is_some() {
+        CATALOG_POLL_LISTENING
+    } else {
+        CATALOG_POLL
+    };
+    let mut tick = tokio::time::interval(period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = tick.tick() => {}
+            heard = pushed(&mut listener) => {
+                if let Err(e) = heard {
+                    tracing::warn!(error = %e, "catalog notifications failed; polling");
+                    listener = None;
+                    tick = tokio::time::interval(CATALOG_POLL);
+                }
+            }
+        }
         match live.generation().await {
             Ok(g) if g == host.catalog().generation() => continue,
             Ok(_) => {}
@@ -315,6 +347,16 @@ async fn follow_catalog(live: Arc<LiveCatalog>, host: Arc<Toolhost>) {
                 tracing::error!(error = %e, "building the new catalog failed; serving the old one")
             }
         }
+    }
+}
+
+/// The next pushed change; never, without a listener.
+async fn pushed(
+    listener: &mut Option<toolhost_storage::CatalogListener>,
+) -> Result<(), toolhost_storage::StorageError> {
+    match listener {
+        Some(l) => l.changed().await,
+        None => std::future::pending().await,
     }
 }
 

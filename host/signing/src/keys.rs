@@ -217,7 +217,7 @@ impl PublicKey {
     /// `sha256:` and the hex SHA-256 of the SPKI DER: the value DSSE
     /// signatures carry as `keyid`.
     pub fn key_id(&self) -> KeyId {
-        KeyId(format!("sha256:{}", Digest::of(&self.der)))
+        KeyId::of_spki(&self.der)
     }
 
     /// Which algorithm this key uses.
@@ -251,6 +251,12 @@ impl PublicKey {
 pub struct KeyId(String);
 
 impl KeyId {
+    /// The id of a key given as SubjectPublicKeyInfo DER, of any algorithm
+    /// (a Fulcio certificate's key may be one this crate does not verify).
+    pub(crate) fn of_spki(der: &[u8]) -> Self {
+        KeyId(format!("sha256:{}", Digest::of(der)))
+    }
+
     /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0

@@ -6,12 +6,17 @@
 //! decision of whether a pinned, unrevoked signer vouches for the presented
 //! bytes, with a typed [`Refusal`] otherwise.
 //!
+//! It also owns [`verify_bundle`]: the same decision for a keyless signer
+//! ([`Identity::Keyless`], an OIDC issuer and subject) whose release comes
+//! as a Sigstore bundle, checked offline against a [`TrustRoot`].
+//!
 //! It does not own the trust store's rows (`storage` keeps them, the admin
 //! API edits them), fetching plugins or their signatures (intake reads
-//! directories and OCI referrers), Sigstore bundles and keyless identities
-//! (a later [`Identity`] variant), or what an intake does with a refusal.
-//! All cryptography is RustCrypto's (`ed25519-dalek`, `p256`); nothing here
-//! is a home-made primitive.
+//! directories and OCI referrers), refreshing a trust root (the operator
+//! supplies `trusted_root.json`; no TUF client here), or what an intake does
+//! with a refusal. All cryptography is RustCrypto's (`ed25519-dalek`,
+//! `p256`) for keys and `sigstore-verify`'s (on `aws-lc-rs`) for bundles;
+//! nothing here is a home-made primitive.
 //!
 //! ```
 //! use toolhost_signing::{
@@ -40,17 +45,21 @@
 
 mod envelope;
 mod error;
+mod keyless;
 mod keys;
 mod pattern;
 mod refusal;
+mod sigstore;
 mod statement;
 mod trust;
 
 pub use envelope::{Envelope, EnvelopeSignature, MAX_SIGNATURES, pae};
 pub use error::SigningError;
+pub use keyless::verify_bundle;
 pub use keys::{Algorithm, KeyId, PublicKey, SigningKey};
 pub use pattern::PluginPattern;
 pub use refusal::Refusal;
+pub use sigstore::{MAX_BUNDLE_BYTES, TrustRoot, TrustRootError};
 pub use statement::Release;
 pub use trust::{Identity, Presented, TrustedSigner, Verified, verify};
 

@@ -3,7 +3,7 @@
 
 use toolhost_types::Digest;
 
-/// Why [`crate::verify`] refused a release. Messages name the refusal and
+/// Why [`crate::verify`] or [`crate::verify_bundle`] refused a release. Messages name the refusal and
 /// the values involved; [`Refusal::code`] is the stable machine-readable form.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
@@ -19,19 +19,37 @@ pub enum Refusal {
         /// What was wrong, naming the offending value.
         detail: String,
     },
-    /// No trusted signer holds any of the keys the signatures name.
+    /// No trusted signer holds any of the keys the signatures name (or, for
+    /// a keyless bundle, no keyless signer is pinned to this plugin and none
+    /// has the certificate's identity).
     #[error("unknown signer: no trusted signer holds any of the presented keys {key_ids:?}")]
     UnknownSigner {
-        /// The key ids the signatures carry (`(none)` for a signature without one).
+        /// The key ids the signatures carry (`(none)` for a signature without
+        /// one); for a keyless bundle, the identity its certificate claims,
+        /// as `keyless:<issuer>#<subject>`.
         key_ids: Vec<String>,
     },
-    /// A trusted signer's key was named, but no signature verifies with it.
-    #[error(
-        "bad signature: the signature does not verify with the key of trusted signer {signer:?}"
-    )]
+    /// A trusted signer's key was named, but no signature verifies with it;
+    /// or Sigstore refused a keyless bundle for a trusted signer (certificate
+    /// chain, SCT, transparency log, timestamps or the signature itself).
+    #[error("bad signature from trusted signer {signer:?}: {detail}")]
     BadSignature {
-        /// The (first) trusted signer whose key was tried.
+        /// The (first) trusted signer whose key or identity was tried.
         signer: String,
+        /// Why: for a keyless bundle, sigstore-verify's own message.
+        detail: String,
+    },
+    /// A keyless bundle whose certificate names an identity none of the
+    /// keyless signers pinned to this plugin has.
+    #[error(
+        "identity mismatch: the certificate names {found:?}, this plugin's keyless signers are {expected:?}"
+    )]
+    IdentityMismatch {
+        /// The identities pinned to the plugin, `keyless:<issuer>#<subject>`,
+        /// joined by `" or "`.
+        expected: String,
+        /// The identity the certificate claims, in the same form.
+        found: String,
     },
     /// The signature verifies, but its signer has been revoked.
     #[error("revoked signer: {signer:?} signed this release but is revoked")]
@@ -79,14 +97,16 @@ pub enum Refusal {
 
 impl Refusal {
     /// The stable code: `UNSIGNED`, `MALFORMED_SIGNATURE`, `UNKNOWN_SIGNER`,
-    /// `BAD_SIGNATURE`, `REVOKED_SIGNER`, `SIGNER_NOT_PINNED`,
-    /// `COMPONENT_TAMPERED`, `MANIFEST_TAMPERED` or `RELEASE_MISMATCH`.
+    /// `BAD_SIGNATURE`, `IDENTITY_MISMATCH`, `REVOKED_SIGNER`,
+    /// `SIGNER_NOT_PINNED`, `COMPONENT_TAMPERED`, `MANIFEST_TAMPERED` or
+    /// `RELEASE_MISMATCH`.
     pub fn code(&self) -> &'static str {
         match self {
             Self::Unsigned { .. } => "UNSIGNED",
             Self::Malformed { .. } => "MALFORMED_SIGNATURE",
             Self::UnknownSigner { .. } => "UNKNOWN_SIGNER",
             Self::BadSignature { .. } => "BAD_SIGNATURE",
+            Self::IdentityMismatch { .. } => "IDENTITY_MISMATCH",
             Self::RevokedSigner { .. } => "REVOKED_SIGNER",
             Self::SignerNotPinned { .. } => "SIGNER_NOT_PINNED",
             Self::ComponentTampered { .. } => "COMPONENT_TAMPERED",
@@ -132,9 +152,18 @@ mod tests {
             (
                 Refusal::BadSignature {
                     signer: "acme".into(),
+                    detail: "certificate chain is invalid".into(),
                 },
                 "BAD_SIGNATURE",
                 "\"acme\"",
+            ),
+            (
+                Refusal::IdentityMismatch {
+                    expected: "keyless:https://issuer#ci@acme".into(),
+                    found: "keyless:https://issuer#ci@evil".into(),
+                },
+                "IDENTITY_MISMATCH",
+                "ci@evil",
             ),
             (
                 Refusal::RevokedSigner {

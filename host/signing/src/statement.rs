@@ -31,6 +31,17 @@ struct Statement {
     predicate: Predicate,
 }
 
+/// The two fields that say what a statement is, read before the rest so
+/// that another kind of attestation is refused for its type, not for a
+/// missing predicate field.
+#[derive(Deserialize)]
+struct Header {
+    #[serde(rename = "_type")]
+    type_: String,
+    #[serde(rename = "predicateType")]
+    predicate_type: String,
+}
+
 #[derive(Serialize, Deserialize)]
 struct Subject {
     name: String,
@@ -73,18 +84,20 @@ impl Release {
     /// empty version. Unknown fields are ignored, as in-toto requires of
     /// consumers; the subject's name is informational (the digest binds).
     pub fn from_statement(bytes: &[u8]) -> Result<Self, Refusal> {
-        let s: Statement = serde_json::from_slice(bytes).map_err(|e| {
+        let h: Header = serde_json::from_slice(bytes).map_err(|e| {
             Refusal::malformed(format!("statement is not an in-toto statement: {e}"))
         })?;
-        if s.type_ != STATEMENT_TYPE {
-            let detail = format!("statement _type {:?}, expected {STATEMENT_TYPE:?}", s.type_);
+        if h.type_ != STATEMENT_TYPE {
+            let detail = format!("statement _type {:?}, expected {STATEMENT_TYPE:?}", h.type_);
             return Err(Refusal::malformed(detail));
         }
-        if s.predicate_type != PREDICATE_TYPE {
-            let (found, want) = (&s.predicate_type, PREDICATE_TYPE);
+        if h.predicate_type != PREDICATE_TYPE {
+            let (found, want) = (&h.predicate_type, PREDICATE_TYPE);
             let detail = format!("statement predicateType {found:?}, expected {want:?}");
             return Err(Refusal::malformed(detail));
         }
+        let s: Statement = serde_json::from_slice(bytes)
+            .map_err(|e| Refusal::malformed(format!("statement is not a toolhost release: {e}")))?;
         let [subject] = s.subject.as_slice() else {
             let detail = format!(
                 "statement has {} subjects, expected exactly 1",

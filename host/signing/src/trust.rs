@@ -1,5 +1,9 @@
 //! The trust decision: which pinned signer, if any, vouches for a presented
 //! release. Pure: the trust store's rows come in, a verdict goes out.
+//! (Keyless Sigstore bundles take [`crate::verify_bundle`], which ends with
+//! the same release checks.)
+
+use std::fmt;
 
 use toolhost_types::Digest;
 
@@ -32,17 +36,54 @@ impl TrustedSigner {
     fn key(&self) -> Option<&PublicKey> {
         match &self.identity {
             Identity::Key(key) => Some(key),
+            Identity::Keyless { .. } => None,
+        }
+    }
+
+    /// The (issuer, subject) pair of a keyless signer.
+    pub(crate) fn keyless(&self) -> Option<(&str, &str)> {
+        match &self.identity {
+            Identity::Keyless { issuer, subject } => Some((issuer, subject)),
+            Identity::Key(_) => None,
         }
     }
 }
 
-/// How a signer proves itself. Open: a keyless Sigstore identity (issuer
-/// and subject) will join the pinned key.
+/// How a signer proves itself: a pinned key (DSSE envelopes, [`verify`]) or
+/// a keyless Sigstore identity (bundles, [`crate::verify_bundle`]). Each
+/// kind is only ever tried by its own verifier.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Identity {
     /// A pinned Ed25519 or P-256 public key.
     Key(PublicKey),
+    /// A keyless Sigstore identity: a short-lived Fulcio certificate whose
+    /// OIDC issuer and subject (its SAN: an e-mail address or a URI such as
+    /// `https://github.com/org/repo/.github/workflows/release.yml@refs/tags/v1`)
+    /// equal these exactly. No patterns: a workflow path or tag is pinned
+    /// as written, so a new release workflow is a new, explicit pin.
+    Keyless {
+        /// The OIDC issuer, e.g. `https://token.actions.githubusercontent.com`.
+        issuer: String,
+        /// The certificate's SAN, compared byte for byte whatever its kind.
+        subject: String,
+    },
+}
+
+impl fmt::Display for Identity {
+    /// `key:sha256:<hex>` for a key, `keyless:<issuer>#<subject>` for a
+    /// keyless identity: a label for verdicts, audit rows and refusals.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Key(key) => write!(f, "key:{}", key.key_id()),
+            Self::Keyless { issuer, subject } => write!(f, "{}", keyless_label(issuer, subject)),
+        }
+    }
+}
+
+/// How a keyless identity is written in verdicts and refusals.
+pub(crate) fn keyless_label(issuer: &str, subject: &str) -> String {
+    format!("keyless:{issuer}#{subject}")
 }
 
 /// What an intake presents: the release it claims, the digests of the
@@ -66,8 +107,14 @@ pub struct Presented<'a> {
 pub struct Verified {
     /// The [`TrustedSigner::name`] whose signature was accepted.
     pub signer: String,
-    /// That signer's key id.
+    /// The id of the key that signed: for a key signer, its pinned key's id;
+    /// for a keyless signer, the id of the short-lived Fulcio certificate's
+    /// key (same recipe, SHA-256 of the SPKI DER), which identifies this one
+    /// signature, not the signer: pin and record [`Verified::identity`] instead.
     pub key_id: KeyId,
+    /// The accepted signer's [`Identity`], as its `Display` writes it:
+    /// `key:sha256:<hex>` or `keyless:<issuer>#<subject>`.
+    pub identity: String,
     /// The signed release (equal to what was presented).
     pub release: Release,
 }
@@ -105,6 +152,7 @@ pub fn verify(presented: &Presented<'_>, signers: &[TrustedSigner]) -> Result<Ve
     Ok(Verified {
         signer: signer.name.clone(),
         key_id,
+        identity: signer.identity.to_string(),
         release,
     })
 }
@@ -179,6 +227,7 @@ impl<'s> Tally<'s> {
         if let Some(signer) = self.tried.first() {
             return Err(Refusal::BadSignature {
                 signer: signer.name.clone(),
+                detail: "no signature verifies with its key".to_owned(),
             });
         }
         let key_ids = signatures
@@ -189,7 +238,9 @@ impl<'s> Tally<'s> {
     }
 }
 
-fn check_release(presented: &Presented<'_>, signed: &Release) -> Result<(), Refusal> {
+/// The checks every accepted statement goes through, whichever envelope
+/// carried it: plugin name and version, then the component and manifest digests.
+pub(crate) fn check_release(presented: &Presented<'_>, signed: &Release) -> Result<(), Refusal> {
     for (field, signed, presented) in [
         ("plugin", &signed.plugin, presented.plugin),
         ("version", &signed.version, presented.version),
@@ -447,7 +498,8 @@ mod tests {
         assert_eq!(
             intake.verify(),
             Err(Refusal::BadSignature {
-                signer: "acme".into()
+                signer: "acme".into(),
+                detail: "no signature verifies with its key".into(),
             })
         );
 
@@ -466,6 +518,26 @@ mod tests {
             intake.verify(),
             Err(Refusal::UnknownSigner { key_ids: none })
         );
+    }
+
+    #[test]
+    fn a_verified_release_names_the_signers_identity_and_keyless_signers_are_not_tried() {
+        let mut intake = Intake::new(Algorithm::Ed25519, "hello", &["hello"]);
+        let id = intake.key.public_key().key_id();
+        let verified = intake.verify().expect("trusted");
+        assert_eq!(verified.identity, format!("key:{id}"));
+
+        intake.signers[0].identity = Identity::Keyless {
+            issuer: "https://token.actions.githubusercontent.com".into(),
+            subject: "https://github.com/acme/hello/.github/workflows/release.yml@refs/tags/v1"
+                .into(),
+        };
+        let key_ids = vec![id.to_string()];
+        assert_eq!(intake.verify(), Err(Refusal::UnknownSigner { key_ids }));
+        let label = intake.signers[0].identity.to_string();
+        assert!(label.starts_with(
+            "keyless:https://token.actions.githubusercontent.com#https://github.com/acme/"
+        ));
     }
 
     #[test]

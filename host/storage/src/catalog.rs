@@ -5,7 +5,7 @@
 
 use toolhost_catalog::{
     CatalogFuture, CatalogState, CatalogStore, CatalogStoreError, NewRevision, Revision,
-    RevisionState, SignerRecord, Submitted,
+    RevisionState, SignerIdentity, SignerRecord, Submitted,
 };
 use toolhost_types::Digest;
 
@@ -48,10 +48,10 @@ const INSERT_REVISION: &str = "INSERT INTO plugin_revisions (id, plugin, version
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending_review', $11, $12)";
 const BLOB: &str = "SELECT body FROM plugin_blobs WHERE sha256 = $1";
 
-const SIGNERS: &str = "SELECT name, key_id, public_key, plugins, trusted_by, trusted_at, \
-     revoked_at, revoked_by, revoke_reason FROM signers ORDER BY name";
-const INSERT_SIGNER: &str = "INSERT INTO signers (name, kind, key_id, public_key, plugins, \
-     trusted_by, trusted_at) VALUES ($1, 'key', $2, $3, $4, $5, $6)";
+const SIGNERS: &str = "SELECT name, kind, key_id, public_key, issuer, subject, plugins, \
+     trusted_by, trusted_at, revoked_at, revoked_by, revoke_reason FROM signers ORDER BY name";
+const INSERT_SIGNER: &str = "INSERT INTO signers (name, kind, key_id, public_key, issuer, \
+     subject, plugins, trusted_by, trusted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 const REVOKE_SIGNER: &str = "UPDATE signers SET revoked_at = $2, revoked_by = $3, \
      revoke_reason = $4 WHERE name = $1 AND revoked_at IS NULL";
 const SIGNER_EXISTS: &str = "SELECT name FROM signers WHERE name = $1";
@@ -111,9 +111,26 @@ fn signer(row: &impl Fields) -> Result<SignerRecord, sqlx::Error> {
         )),
         None => None,
     };
+    let kind = row.text("kind")?;
+    let identity = match (kind.as_str(), row.maybe_text("public_key")?) {
+        ("key", Some(public_key)) => SignerIdentity::Key { public_key },
+        ("keyless", None) => SignerIdentity::Keyless {
+            issuer: row.maybe_text("issuer")?.unwrap_or_default(),
+            subject: row.maybe_text("subject")?.unwrap_or_default(),
+        },
+        _ => {
+            return Err(corrupt(
+                "signers",
+                &name,
+                "kind",
+                &kind,
+                "not a key or keyless signer",
+            ));
+        }
+    };
     Ok(SignerRecord {
         key_id: row.text("key_id")?,
-        public_key: row.text("public_key")?,
+        identity,
         plugins: serde_json::from_str(&plugins)
             .map_err(|e| corrupt("signers", &name, "plugins", &plugins, &e.to_string()))?,
         trusted_by: row.text("trusted_by")?,
@@ -229,12 +246,26 @@ impl CatalogStore for Store {
     fn trust_signer(&self, s: SignerRecord) -> CatalogFuture<'_, ()> {
         Box::pin(async move {
             let plugins = serde_json::to_string(&s.plugins).expect("strings always serialize");
+            let (kind, key, issuer, subject) = match &s.identity {
+                SignerIdentity::Key { public_key } => {
+                    ("key", Some(public_key.as_str()), None, None)
+                }
+                SignerIdentity::Keyless { issuer, subject } => (
+                    "keyless",
+                    None,
+                    Some(issuer.as_str()),
+                    Some(subject.as_str()),
+                ),
+            };
             let inserted = crate::connect::execute!(
                 &self.pools,
                 INSERT_SIGNER,
                 s.name.as_str(),
+                kind,
                 s.key_id.as_str(),
-                s.public_key.as_str(),
+                key,
+                issuer,
+                subject,
                 plugins.as_str(),
                 s.trusted_by.as_str(),
                 s.trusted_at_ms
@@ -282,5 +313,43 @@ impl CatalogStore for Store {
         Box::pin(
             async move { fetch_all!(&self.pools, signer, SIGNERS).map_err(failed("list signers")) },
         )
+    }
+}
+
+/// The channel the PostgreSQL trigger on `catalog_state` notifies
+/// (migration 0010) when a decision moves the catalog's generation.
+pub const CATALOG_CHANNEL: &str = "toolhost_catalog";
+
+/// Catalog changes pushed by the database as they commit (PostgreSQL's
+/// `LISTEN`). A lost connection is re-established by the driver;
+/// notifications sent meanwhile are lost, so hosts poll as well.
+pub struct CatalogListener(sqlx::postgres::PgListener);
+
+impl CatalogListener {
+    /// Waits for the next change.
+    pub async fn changed(&mut self) -> Result<(), crate::StorageError> {
+        self.0
+            .recv()
+            .await
+            .map(drop)
+            .map_err(crate::StorageError::query("wait for a catalog change"))
+    }
+}
+
+impl Store {
+    /// A listener for catalog changes on PostgreSQL; `None` on SQLite,
+    /// which cannot push them (hosts poll it).
+    pub async fn listen_catalog(&self) -> Result<Option<CatalogListener>, crate::StorageError> {
+        let crate::connect::Pools::Postgres(pool) = &self.pools else {
+            return Ok(None);
+        };
+        let mut listener = sqlx::postgres::PgListener::connect_with(pool)
+            .await
+            .map_err(crate::StorageError::query("listen for catalog changes"))?;
+        listener
+            .listen(CATALOG_CHANNEL)
+            .await
+            .map_err(crate::StorageError::query("listen for catalog changes"))?;
+        Ok(Some(CatalogListener(listener)))
     }
 }

@@ -86,6 +86,7 @@ mod rate_batch;
 mod record;
 mod store;
 
+pub use catalog::{CATALOG_CHANNEL, CatalogListener};
 pub use chain::APPEND_LOCK;
 pub use connect::{
     DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, SQLITE_BUSY_TIMEOUT, StoreOptions,

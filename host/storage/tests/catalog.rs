@@ -8,8 +8,8 @@ mod common;
 use common::{TestDb, event};
 use toolhost_audit::{AuditSink, CatalogEffect, Effect, RevisionMove};
 use toolhost_catalog::{
-    CatalogStore, CatalogStoreError, NewRevision, RevisionState, SignerRecord, Submitted,
-    revision_id,
+    CatalogStore, CatalogStoreError, NewRevision, RevisionState, SignerIdentity, SignerRecord,
+    Submitted, revision_id,
 };
 use toolhost_storage::Store;
 use toolhost_types::Digest;
@@ -24,6 +24,7 @@ on_both_engines!(
     the_schema_refuses_two_active_revisions_of_one_plugin,
     a_replaced_revision_with_retired_tools_is_still_served,
     signers_are_trusted_once_and_revoked_by_name,
+    postgres_pushes_each_decision_and_sqlite_has_nothing_to_push,
 );
 
 const NOW: i64 = 1_764_000_000_000;
@@ -329,7 +330,9 @@ async fn signers_are_trusted_once_and_revoked_by_name(db: &TestDb) {
     let alice = SignerRecord {
         name: "alice".into(),
         key_id: "sha256:aa".into(),
-        public_key: "PEM".into(),
+        identity: SignerIdentity::Key {
+            public_key: "PEM".into(),
+        },
         plugins: vec!["hello".into(), "acme-*".into()],
         trusted_by: "ops".into(),
         trusted_at_ms: NOW,
@@ -345,11 +348,24 @@ async fn signers_are_trusted_once_and_revoked_by_name(db: &TestDb) {
         name: "alias".into(),
         ..alice.clone()
     };
+    let ci = SignerRecord {
+        name: "ci".into(),
+        key_id: "keyless:https://issuer#https://repo/wf".into(),
+        identity: SignerIdentity::Keyless {
+            issuer: "https://issuer".into(),
+            subject: "https://repo/wf".into(),
+        },
+        ..alice.clone()
+    };
     assert!(matches!(
         store.trust_signer(same_key).await,
         Err(CatalogStoreError::SignerExists { .. })
     ));
-    assert_eq!(store.signers().await.expect("list"), [alice]);
+    store
+        .trust_signer(ci.clone())
+        .await
+        .expect("a keyless identity");
+    assert_eq!(store.signers().await.expect("list"), [alice, ci]);
 
     store
         .revoke_signer("alice", "ops", "laptop lost", NOW + 1)
@@ -364,5 +380,36 @@ async fn signers_are_trusted_once_and_revoked_by_name(db: &TestDb) {
     assert!(
         matches!(unknown, Err(CatalogStoreError::NoSuchSigner(_))),
         "{unknown:?}"
+    );
+}
+
+async fn postgres_pushes_each_decision_and_sqlite_has_nothing_to_push(db: &TestDb) {
+    let store = db.store().await;
+    let listener = store.listen_catalog().await.expect("listen");
+    let Some(mut listener) = listener else {
+        assert!(
+            matches!(db, TestDb::Sqlite { .. }),
+            "only SQLite cannot push"
+        );
+        return;
+    };
+    let id = submitted(&store, new("hello", b"c", "m")).await;
+    let fx = effect(
+        0,
+        "1.1.0",
+        vec![step(
+            &id,
+            RevisionState::PendingReview,
+            RevisionState::Active,
+        )],
+    );
+    store
+        .record_with(&event("decide", 1), &[fx])
+        .await
+        .expect("decided");
+    let heard = tokio::time::timeout(std::time::Duration::from_secs(5), listener.changed()).await;
+    assert!(
+        matches!(heard, Ok(Ok(()))),
+        "the decision was pushed: {heard:?}"
     );
 }

@@ -1,0 +1,201 @@
+//! `POST /catalog/revisions`: an author submits a signed revision over HTTP
+//! with their bearer token, the same operation as `toolhost plugin submit`
+//! (one intake for every source). A person needs `catalog:submit` through
+//! their roles, a service the `catalog:submit` scope. The body is bounded
+//! before it is read, and the bearer check runs before that.
+//!
+//! ```text
+//! POST /catalog/revisions
+//! Authorization: Bearer …
+//! {"manifest": "<TOML text>", "component": "<base64>", "signature": {<DSSE envelope>}}
+//! → 201 {"revision", "plugin", "version", "state", "new": true}   (200 when submitted before)
+//! → 4xx {"error": {"code", "message"}}                            (nothing stored)
+//! ```
+
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Extension, Json, Router};
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use toolhost_audit::AuditSink;
+use toolhost_auth::AuthServer;
+use toolhost_catalog::decide::Decider;
+use toolhost_catalog::intake::{
+    self, IntakeOptions, MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES, Submission,
+};
+use toolhost_policy::PolicyStore;
+use toolhost_runtime::Runtime;
+use toolhost_storage::Store;
+use toolhost_types::{Permission, Principal, PrincipalKind};
+
+use crate::catalog_cli::{SUBMIT_PERMISSION, now_ms, person_event};
+
+/// Largest body accepted: the largest component base64-encoded, the largest
+/// manifest and envelope, JSON around them.
+pub const MAX_SUBMISSION_BYTES: usize = MAX_COMPONENT_BYTES.div_ceil(3) * 4
+    + MAX_MANIFEST_BYTES
+    + toolhost_signing::MAX_ENVELOPE_BYTES
+    + 4096;
+
+/// What the route needs.
+#[derive(Clone)]
+pub struct CatalogHttp {
+    /// The store revisions go into.
+    pub store: Arc<Store>,
+    /// The sandbox components are checked in.
+    pub runtime: Arc<Runtime>,
+    /// Intake's options (dev mode included).
+    pub opts: IntakeOptions,
+}
+
+/// The route, behind the bearer check.
+pub fn routes(state: CatalogHttp, auth: Arc<AuthServer>) -> Router {
+    Router::new()
+        .route("/catalog/revisions", post(submit))
+        .with_state(state)
+        .layer(DefaultBodyLimit::max(MAX_SUBMISSION_BYTES))
+        .layer(axum::middleware::from_fn(declared_length))
+        .layer(axum::middleware::from_fn_with_state(
+            auth,
+            toolhost_auth::require_bearer,
+        ))
+}
+
+/// A body declared over the bound is refused before a byte of it is read
+/// (an undeclared one is cut off at the bound while it is read).
+async fn declared_length(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let declared = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match declared {
+        Some(n) if n > MAX_SUBMISSION_BYTES as u64 => refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "LIMIT_EXCEEDED",
+            format!("a submission is at most {MAX_SUBMISSION_BYTES} bytes; this one declares {n}"),
+        ),
+        _ => next.run(request).await,
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubmitBody {
+    manifest: String,
+    component: String,
+    #[serde(default)]
+    signature: Option<Value>,
+}
+
+fn refuse(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
+    let body = json!({"error": {"code": code, "message": message.into()}});
+    (status, Json(body)).into_response()
+}
+
+async fn submit(
+    State(state): State<CatalogHttp>,
+    Extension(who): Extension<Principal>,
+    body: Result<Json<SubmitBody>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    match may_submit(&state.store, &who).await {
+        Ok(true) => {}
+        Ok(false) => {
+            let needed = format!("{}:{}", SUBMIT_PERMISSION.0, SUBMIT_PERMISSION.1);
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "PERMISSION_DENIED",
+                format!("submitting needs {needed}"),
+            );
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "reading grants failed");
+            return refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "INTERNAL",
+                "internal error",
+            );
+        }
+    }
+    let Json(body) = match body {
+        Ok(b) => b,
+        Err(e) => return refuse(e.status(), "INVALID_REQUEST", e.body_text()),
+    };
+    let component = match base64::engine::general_purpose::STANDARD.decode(&body.component) {
+        Ok(c) => c,
+        Err(e) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "INVALID_REQUEST",
+                format!("component is not base64: {e}"),
+            );
+        }
+    };
+    let sub = Submission {
+        manifest: body.manifest,
+        component,
+        envelope: body.signature.map(|s| s.to_string().into_bytes()),
+        source: "http".into(),
+        submitted_by: who.subject.clone(),
+    };
+    match intake::submit(&*state.store, &state.runtime, sub, &state.opts, now_ms()).await {
+        Ok(done) => {
+            let rev = &done.revision;
+            if done.new {
+                let decider = Decider {
+                    principal: who.subject.clone(),
+                    tenant: who.tenant.clone(),
+                    client_id: Some(who.client_id.clone()),
+                    may_approve_own: false,
+                };
+                if let Err(e) = state
+                    .store
+                    .record(&person_event(&decider, "submit_plugin", rev))
+                    .await
+                {
+                    tracing::error!(error = %e, revision = %rev.id, "auditing a submission failed");
+                }
+            }
+            let status = if done.new {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            let answer = json!({"revision": rev.id, "plugin": rev.plugin, "version": rev.version,
+                "state": rev.state.as_str(), "new": done.new});
+            (status, Json(answer)).into_response()
+        }
+        Err(e) if e.code() == "INTERNAL" => {
+            tracing::error!(error = %e, "a submission failed internally");
+            refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "INTERNAL",
+                "internal error",
+            )
+        }
+        Err(e) => refuse(StatusCode::UNPROCESSABLE_ENTITY, e.code(), e.to_string()),
+    }
+}
+
+/// A person through their roles now, a service through its scopes.
+async fn may_submit(
+    store: &Store,
+    who: &Principal,
+) -> Result<bool, toolhost_policy::PolicyStoreError> {
+    let needed =
+        Permission::new(SUBMIT_PERMISSION.0, SUBMIT_PERMISSION.1).expect("a valid permission");
+    match who.kind {
+        PrincipalKind::User => Ok(PolicyStore::grants(store, &who.tenant, &who.subject)
+            .await?
+            .allows(&needed)),
+        PrincipalKind::Service => Ok(who.has_scope(&needed.to_string())),
+    }
+}
