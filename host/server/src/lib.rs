@@ -22,6 +22,7 @@ pub use rate_limit::{RateLimiter, RateLimits};
 mod rbac;
 mod registry_cli;
 mod serve;
+mod signer_cli;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -60,7 +61,7 @@ enum Command {
     Plugin(PluginCommand),
     /// Signing keys and the signers the catalog trusts.
     #[command(subcommand)]
-    Signer(catalog_cli::SignerCommand),
+    Signer(signer_cli::SignerCommand),
     /// The plugin catalog.
     #[command(subcommand)]
     Catalog(CatalogCommand),
@@ -240,7 +241,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             println!("{}", written.display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Signer(command) => catalog_cli::signer(command).await,
+        Command::Signer(command) => signer_cli::signer(command).await,
         Command::Plugin(PluginCommand::Sign { manifest, key }) => {
             println!("{}", catalog_cli::sign(&manifest, &key)?.display());
             Ok(ExitCode::SUCCESS)

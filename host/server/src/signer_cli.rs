@@ -1,0 +1,225 @@
+//! `toolhost signer new|trust|revoke|list`: signing keys for authors, and
+//! the signers the operator trusts in the store. Trusting and revoking are
+//! audited; revoking withdraws what the signer vouched for, in the
+//! transaction of that decision's audit row.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Subcommand;
+use toolhost_audit::{AuditSink, Effect};
+use toolhost_catalog::decide;
+use toolhost_catalog::{CatalogStore, SignerIdentity, SignerRecord};
+use toolhost_signing::{Algorithm, PluginPattern, PublicKey, SigningKey};
+
+use crate::admin::{StoreArg, open};
+use crate::catalog_cli::{now_ms, operator, operator_event};
+
+/// `toolhost signer …`
+#[derive(Debug, Subcommand)]
+pub enum SignerCommand {
+    /// Generate a signing key: writes NAME.key (private, mode 0600) and
+    /// NAME.pub into DIR and prints the key id.
+    New {
+        /// The key's name (the files' stem).
+        name: String,
+        /// Where to write the files.
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+        /// `ed25519` (default) or `p256`.
+        #[arg(long, default_value = "ed25519")]
+        algorithm: String,
+    },
+    /// Trust a public key, or a keyless Sigstore identity, to sign the
+    /// named plugins (`hello`, or a prefix `acme-*`; comma-separated).
+    /// Audited.
+    Trust {
+        /// The operator's name for the signer.
+        name: String,
+        /// Its public key (PEM, as `signer new` wrote it).
+        #[arg(long, required_unless_present = "issuer", conflicts_with_all = ["issuer", "identity"])]
+        key: Option<PathBuf>,
+        /// Keyless: the OIDC issuer of the signing certificate
+        /// (`https://token.actions.githubusercontent.com`).
+        #[arg(long, requires = "identity")]
+        issuer: Option<String>,
+        /// Keyless: the certificate's exact subject (SAN), e.g. a CI
+        /// workflow `https://github.com/org/repo/.github/workflows/release.yml@refs/tags/v1`.
+        #[arg(long, requires = "issuer")]
+        identity: Option<String>,
+        /// The plugin names or prefixes it may sign.
+        #[arg(long, value_delimiter = ',', required = true)]
+        plugins: Vec<String>,
+        /// Who trusts it (an operator's name, for the audit trail).
+        #[arg(long = "as", default_value = "operator")]
+        by: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Revoke a signer: every revision it signed is withdrawn, its tools
+    /// hidden at every replica's next poll, connected clients told.
+    Revoke {
+        /// The signer's name.
+        name: String,
+        /// Why (recorded and audited).
+        #[arg(long)]
+        reason: String,
+        /// Who revokes it.
+        #[arg(long = "as", default_value = "operator")]
+        by: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Every trusted signer: name, key id, plugins, state.
+    List {
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
+/// Runs a `signer` command.
+pub async fn signer(command: SignerCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        SignerCommand::New {
+            name,
+            dir,
+            algorithm,
+        } => {
+            let alg: Algorithm = algorithm
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--algorithm {algorithm:?}: {e}"))?;
+            let key = SigningKey::generate(alg)?;
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            let private = dir.join(format!("{name}.key"));
+            write_private(&private, &key.to_pem())?;
+            let public = dir.join(format!("{name}.pub"));
+            std::fs::write(&public, key.public_key().to_pem())
+                .with_context(|| format!("writing {}", public.display()))?;
+            println!("{}", key.public_key().key_id());
+            Ok(ExitCode::SUCCESS)
+        }
+        SignerCommand::Trust {
+            name,
+            key,
+            issuer,
+            identity,
+            plugins,
+            by,
+            store,
+        } => {
+            let (key_id, identity) = match (key, issuer, identity) {
+                (Some(key), _, _) => {
+                    let pem = std::fs::read_to_string(&key)
+                        .with_context(|| format!("reading {}", key.display()))?;
+                    let public =
+                        PublicKey::from_pem(&pem).with_context(|| format!("{}", key.display()))?;
+                    let identity = SignerIdentity::Key {
+                        public_key: public.to_pem(),
+                    };
+                    (public.key_id().to_string(), identity)
+                }
+                (None, Some(issuer), Some(subject)) => {
+                    let id = format!("keyless:{issuer}#{subject}");
+                    (id, SignerIdentity::Keyless { issuer, subject })
+                }
+                _ => bail!("give --key, or --issuer and --identity"),
+            };
+            for p in &plugins {
+                p.parse::<PluginPattern>()
+                    .map_err(|e| anyhow::anyhow!("--plugins {p:?}: {e}"))?;
+            }
+            let store = open(&store).await?;
+            let record = SignerRecord {
+                name: name.clone(),
+                key_id: key_id.clone(),
+                identity,
+                plugins: plugins.clone(),
+                trusted_by: by.clone(),
+                trusted_at_ms: now_ms(),
+                revoked: None,
+            };
+            store.trust_signer(record).await?;
+            let event = operator_event(
+                &by,
+                "trust_signer",
+                &serde_json::json!({"signer": name, "plugins": plugins}),
+            );
+            store.record(&event).await?;
+            println!("trusted {name} ({key_id}) for {}", plugins.join(", "));
+            Ok(ExitCode::SUCCESS)
+        }
+        SignerCommand::Revoke {
+            name,
+            reason,
+            by,
+            store,
+        } => {
+            if reason.trim().is_empty() {
+                bail!("--reason must say why");
+            }
+            let store = open(&store).await?;
+            store.revoke_signer(&name, &by, &reason, now_ms()).await?;
+            let who = operator(&by);
+            match decide::withdraw_signed_by(&store, &name, &who, &reason).await? {
+                Some(d) => {
+                    store
+                        .record_with(&d.event, &[Effect::Catalog(d.effect.clone())])
+                        .await?;
+                    println!(
+                        "revoked {name}: {} revision(s) withdrawn, catalog {}",
+                        d.effect.moves.len(),
+                        d.effect.version
+                    );
+                }
+                None => {
+                    let event = operator_event(
+                        &by,
+                        "revoke_signer",
+                        &serde_json::json!({"signer": name, "reason": reason}),
+                    );
+                    store.record(&event).await?;
+                    println!("revoked {name}: it had signed nothing served");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        SignerCommand::List { store } => {
+            let store = open(&store).await?;
+            for s in store.signers().await? {
+                let state = if s.revoked.is_some() {
+                    "revoked"
+                } else {
+                    "trusted"
+                };
+                println!(
+                    "{:<16} {} {:<8} {}",
+                    s.name,
+                    s.key_id,
+                    state,
+                    s.plugins.join(",")
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn write_private(path: &Path, pem: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(path).with_context(|| {
+        format!(
+            "creating {} (an existing key is never overwritten)",
+            path.display()
+        )
+    })?;
+    f.write_all(pem.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
