@@ -521,7 +521,8 @@ fn two_hosts_on_one_postgres_follow_each_others_decisions_and_a_call_in_flight_k
     let a = Server::start_on(&[HELLO], &[], Some(&schema.url));
     let b = Server::start_on(&[HELLO], &[], Some(&schema.url));
     let url = schema.url.clone();
-    people(&url);
+    let passwords = people(&url);
+    let bob_on_a = user_token(&a, "bob", &passwords["bob"]);
     let (work, key) = alice_trusted(&a, "hello", &url);
 
     // hello 1.0.0 (it has `pause`) with room for a ten-second call.
@@ -544,11 +545,14 @@ fn two_hosts_on_one_postgres_follow_each_others_decisions_and_a_call_in_flight_k
         std::thread::spawn(move || call_at(&b_url, &b_token, "pause", json!({"ms": 10_000})));
     std::thread::sleep(Duration::from_millis(1500));
 
-    // Host A's operator approves the next revision (hello 0.2.0: no
+    // bob approves the next revision on host A, over MCP (hello 0.2.0: no
     // `pause`, which stays listed as deprecated); host B serves it within 2 s.
     let next = work.join("next");
     release(&next, &HELLO_NEXT, &key);
-    assert!(approve(&url, &submit(&url, &next)).contains("catalog 3.0.0"));
+    let next_id = submit(&url, &next);
+    let args = json!({"revision": next_id, "decision": "approve", "reason": "next release"});
+    let decided = answer(&a.url, &bob_on_a, "decide_plugin_review", args).expect("approved on A");
+    assert_eq!(decided["catalog_version"], "3.0.0", "{decided:#}");
     let took = until_deprecated(&b.url, b.token(), "pause", Duration::from_secs(5));
     assert!(
         took < Duration::from_secs(2),
@@ -556,9 +560,9 @@ fn two_hosts_on_one_postgres_follow_each_others_decisions_and_a_call_in_flight_k
     );
     until_deprecated(&a.url, a.token(), "pause", Duration::from_secs(2));
 
-    let answer = call.join().expect("the call thread");
-    assert_eq!(answer["result"]["isError"], false, "{answer}");
-    assert!(answer["result"]["structuredContent"]["waited_ms"].as_u64() >= Some(10_000));
+    let paused = call.join().expect("the call thread");
+    assert_eq!(paused["result"]["isError"], false, "{paused}");
+    assert!(paused["result"]["structuredContent"]["waited_ms"].as_u64() >= Some(10_000));
     // Its audit row names the catalog version and revision it started on.
     assert_eq!(
         last_pause_row(&schema.url),
