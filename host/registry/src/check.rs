@@ -207,7 +207,6 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::Release;
     use crate::layout::{
         EMPTY_MEDIA_TYPE, INDEX_MEDIA_TYPE, MAX_OCI_MANIFEST_BYTES, layer_name, release_manifest,
         signature_manifest,
@@ -217,17 +216,7 @@ mod tests {
         Reference::parse("oci://127.0.0.1:5000/authors/hello:0.2.0").expect("valid")
     }
 
-    fn release(envelope: Option<&[u8]>) -> Release {
-        Release {
-            manifest: "[plugin]\nname = \"hello\"\n".into(),
-            component: b"\0asm\x0d\0\x01\0".to_vec(),
-            envelope: envelope.map(<[u8]>::to_vec),
-        }
-    }
-
-    fn json(bytes: &[u8]) -> Value {
-        serde_json::from_slice(bytes).expect("JSON")
-    }
+    use crate::test_fixtures::{json, release};
 
     /// A release manifest with `edit` applied to its JSON.
     fn edited(edit: impl FnOnce(&mut Value)) -> Vec<u8> {

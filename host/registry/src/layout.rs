@@ -204,22 +204,12 @@ pub(crate) fn oci_digest(d: &Digest) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{Value, json};
+    use serde_json::json;
 
     use super::*;
     use crate::check::newest_signature;
 
-    fn release(envelope: Option<&[u8]>) -> Release {
-        Release {
-            manifest: "[plugin]\nname = \"hello\"\n".into(),
-            component: b"\0asm\x0d\0\x01\0".to_vec(),
-            envelope: envelope.map(<[u8]>::to_vec),
-        }
-    }
-
-    fn json(bytes: &[u8]) -> Value {
-        serde_json::from_slice(bytes).expect("JSON")
-    }
+    use crate::test_fixtures::{json, release};
 
     #[test]
     fn a_release_is_a_wasm_artifact_with_the_component_first_and_the_manifest_second() {

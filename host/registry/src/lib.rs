@@ -53,3 +53,25 @@ pub struct Release {
     /// The DSSE envelope's JSON, if the release is signed.
     pub envelope: Option<Vec<u8>>,
 }
+
+/// What the unit tests of the layout and the checks share.
+#[cfg(test)]
+mod test_fixtures {
+    use serde_json::Value;
+
+    use crate::Release;
+
+    /// A tiny release, signed with `envelope` if given.
+    pub(crate) fn release(envelope: Option<&[u8]>) -> Release {
+        Release {
+            manifest: "[plugin]\nname = \"hello\"\n".into(),
+            component: b"\0asm\x0d\0\x01\0".to_vec(),
+            envelope: envelope.map(<[u8]>::to_vec),
+        }
+    }
+
+    /// `bytes` as JSON.
+    pub(crate) fn json(bytes: &[u8]) -> Value {
+        serde_json::from_slice(bytes).expect("JSON")
+    }
+}

@@ -77,6 +77,12 @@ fn effect(generation: i64, version: &str, moves: Vec<RevisionMove>) -> Effect {
     })
 }
 
+/// `id` approved from pending review, against `generation`, making `version`.
+fn approval(generation: i64, version: &str, id: &str) -> Effect {
+    let activate = step(id, RevisionState::PendingReview, RevisionState::Active);
+    effect(generation, version, vec![activate])
+}
+
 async fn state(store: &Store, id: &str) -> RevisionState {
     store
         .revision(id)
@@ -133,15 +139,7 @@ async fn an_approval_activates_the_revision_and_moves_the_catalog_with_its_audit
     let id = submitted(&store, new("hello", b"c", "m")).await;
     let before = store.catalog_state().await.expect("state");
     assert_eq!((before.generation, before.version.as_str()), (0, "1.0.0"));
-    let fx = effect(
-        0,
-        "1.1.0",
-        vec![step(
-            &id,
-            RevisionState::PendingReview,
-            RevisionState::Active,
-        )],
-    );
+    let fx = approval(0, "1.1.0", &id);
     store
         .record_with(&event("decide-1", 1), &[fx])
         .await
@@ -162,15 +160,7 @@ async fn an_approval_activates_the_revision_and_moves_the_catalog_with_its_audit
 async fn a_decision_against_a_stale_generation_writes_nothing(db: &TestDb) {
     let store = db.store().await;
     let id = submitted(&store, new("hello", b"c", "m")).await;
-    let fx = effect(
-        7,
-        "1.1.0",
-        vec![step(
-            &id,
-            RevisionState::PendingReview,
-            RevisionState::Active,
-        )],
-    );
+    let fx = approval(7, "1.1.0", &id);
     assert!(store.record_with(&event("stale", 1), &[fx]).await.is_err());
     assert_eq!(state(&store, &id).await, RevisionState::PendingReview);
     assert_eq!(store.catalog_state().await.expect("state").generation, 0);
@@ -183,15 +173,7 @@ async fn a_decision_against_a_stale_generation_writes_nothing(db: &TestDb) {
 async fn of_two_decisions_on_one_revision_only_the_first_is_written(db: &TestDb) {
     let store = db.store().await;
     let id = submitted(&store, new("hello", b"c", "m")).await;
-    let approve = effect(
-        0,
-        "1.1.0",
-        vec![step(
-            &id,
-            RevisionState::PendingReview,
-            RevisionState::Active,
-        )],
-    );
+    let approve = approval(0, "1.1.0", &id);
     let mut reject = step(&id, RevisionState::PendingReview, RevisionState::Rejected);
     reject.review = Some(("u-carol".into(), "no".into()));
     let reject = Effect::Catalog(CatalogEffect {
@@ -247,28 +229,12 @@ async fn the_schema_refuses_two_active_revisions_of_one_plugin(db: &TestDb) {
     let store = db.store().await;
     let one = submitted(&store, new("hello", b"one", "m")).await;
     let two = submitted(&store, new("hello", b"two", "m")).await;
-    let fx = effect(
-        0,
-        "1.1.0",
-        vec![step(
-            &one,
-            RevisionState::PendingReview,
-            RevisionState::Active,
-        )],
-    );
+    let fx = approval(0, "1.1.0", &one);
     store
         .record_with(&event("first", 1), &[fx])
         .await
         .expect("first");
-    let fx = effect(
-        1,
-        "1.2.0",
-        vec![step(
-            &two,
-            RevisionState::PendingReview,
-            RevisionState::Active,
-        )],
-    );
+    let fx = approval(1, "1.2.0", &two);
     assert!(
         store.record_with(&event("second", 2), &[fx]).await.is_err(),
         "a second active revision without the first stepping down"
@@ -280,15 +246,7 @@ async fn a_replaced_revision_with_retired_tools_is_still_served(db: &TestDb) {
     let store = db.store().await;
     let one = submitted(&store, new("hello", b"one", "m")).await;
     let two = submitted(&store, new("hello", b"two", "m")).await;
-    let fx = effect(
-        0,
-        "1.1.0",
-        vec![step(
-            &one,
-            RevisionState::PendingReview,
-            RevisionState::Active,
-        )],
-    );
+    let fx = approval(0, "1.1.0", &one);
     store
         .record_with(&event("first", 1), &[fx])
         .await
@@ -394,15 +352,7 @@ async fn postgres_pushes_each_decision_and_sqlite_has_nothing_to_push(db: &TestD
         return;
     };
     let id = submitted(&store, new("hello", b"c", "m")).await;
-    let fx = effect(
-        0,
-        "1.1.0",
-        vec![step(
-            &id,
-            RevisionState::PendingReview,
-            RevisionState::Active,
-        )],
-    );
+    let fx = approval(0, "1.1.0", &id);
     store
         .record_with(&event("decide", 1), &[fx])
         .await
