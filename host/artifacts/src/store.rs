@@ -23,6 +23,9 @@ pub struct Artifact {
     pub tool: String,
     /// The call's id, as in its audit row.
     pub call_id: String,
+    /// The exploration run that kept it, if one did: then only the run's
+    /// principal (and the tenant's admins) read it.
+    pub run_id: Option<String>,
     /// `application/json` or `text/plain; charset=utf-8`.
     pub mime_type: String,
     /// Length of the bytes.
@@ -106,6 +109,7 @@ mod tests {
             client_id: None,
             tool: "greet".into(),
             call_id: "c1".into(),
+            run_id: None,
             mime_type: "application/json".into(),
             size: 0,
             sha256: Digest::of(b""),

@@ -76,6 +76,9 @@ pub struct ChainedRow<'a> {
     pub duration_us: i64,
     /// `gate_id`.
     pub gate_id: Option<&'a str>,
+    /// `receipt_sha256`: hashed only when set, so rows written before the
+    /// column existed keep their hashes.
+    pub receipt_sha256: Option<&'a str>,
 }
 
 /// The hash of `row` chained after `prev_hash` (see the module docs).
@@ -97,6 +100,9 @@ pub fn row_hash(prev_hash: &str, row: &ChainedRow<'_>) -> Digest {
     text(&mut out, row.error_code);
     int(&mut out, row.duration_us);
     text(&mut out, row.gate_id);
+    if let Some(receipt) = row.receipt_sha256 {
+        text(&mut out, Some(receipt));
+    }
     Digest::of(&out)
 }
 
@@ -293,6 +299,7 @@ mod tests {
             error_code: None,
             duration_us: 42,
             gate_id: None,
+            receipt_sha256: None,
         }
     }
 
@@ -331,7 +338,7 @@ mod tests {
     #[test]
     fn every_field_and_the_previous_hash_change_the_hash() {
         let base = row("c");
-        let edits: [fn(&mut ChainedRow<'static>); 14] = [
+        let edits: [fn(&mut ChainedRow<'static>); 15] = [
             |r| r.call_id = "d",
             |r| r.at_ms = 1,
             |r| r.principal = "bob",
@@ -346,6 +353,7 @@ mod tests {
             |r| r.error_code = Some(""),
             |r| r.duration_us = 43,
             |r| r.gate_id = Some("gate_1"),
+            |r| r.receipt_sha256 = Some("cd"),
         ];
         let original = row_hash(GENESIS, &base);
         for edit in edits {

@@ -89,6 +89,9 @@ pub struct AuditEvent {
     /// The approval gate the call is linked to: the one it raised
     /// (`approval_required`) or the one it presented as its `gate_id`.
     pub gate_id: Option<String>,
+    /// The SHA-256 of the receipt an exploration run's attempt settled
+    /// (migration 0011): the row links the receipt, the receipt names the run.
+    pub receipt_sha256: Option<String>,
 }
 
 /// Why an event could not be recorded.
@@ -139,6 +142,8 @@ pub enum Effect {
     /// new version, if it is still at the generation the decision was
     /// made against.
     Catalog(CatalogEffect),
+    /// An exploration run queued, settled or taken over (`toolhost_runs`).
+    Run(toolhost_runs::RunEffect),
 }
 
 /// What a catalog decision changes, applied with its audit row: all of it

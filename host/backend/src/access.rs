@@ -19,4 +19,7 @@ pub struct Access {
     /// Set while the call may not have side effects (planning, a dry run,
     /// a tool marked read-only): only [`crate::Method::is_safe`] methods pass.
     pub safe_only: bool,
+    /// Set inside an exploration run: only backends the operator marked
+    /// `exploration = true` are reachable, and only with safe methods.
+    pub exploration: bool,
 }

@@ -114,7 +114,19 @@ impl Backends {
             .targets
             .get(name)
             .filter(|_| access.declared.contains(name));
-        target.ok_or_else(|| BackendError::NotDeclared(name.to_owned()))
+        let target = target.ok_or_else(|| BackendError::NotDeclared(name.to_owned()))?;
+        if access.exploration && !target.exploration {
+            return Err(BackendError::Refused(format!(
+                "backend {name:?} is not an exploration backend: a run reaches only backends \
+                 the operator marks exploration = true"
+            )));
+        }
+        Ok(target)
+    }
+
+    /// Whether the operator marked `name` an exploration backend.
+    pub fn is_exploration(&self, name: &str) -> bool {
+        self.targets.get(name).is_some_and(|t| t.exploration)
     }
 }
 
@@ -127,6 +139,12 @@ impl fmt::Debug for Backends {
 }
 
 fn permit(access: &Access, method: Method) -> Result<(), BackendError> {
+    if access.exploration && !method.is_safe() {
+        return Err(BackendError::Refused(format!(
+            "{} is not allowed in an exploration run: runs read (GET, HEAD) and never write",
+            method.as_str()
+        )));
+    }
     if access.safe_only && !method.is_safe() {
         return Err(BackendError::Refused(format!(
             "{} is not allowed while the call may not have side effects",

@@ -53,6 +53,10 @@ pub struct BackendConfig {
     /// [`DEFAULT_MAX_RESPONSE`]). Past it the plugin gets
     /// [`crate::BackendError::TooLarge`].
     pub max_response: u64,
+    /// Whether exploration runs may reach it (`exploration = true`): a
+    /// sandbox or test instance, never a production one. A run's requests
+    /// to any other backend are refused before anything is sent.
+    pub exploration: bool,
 }
 
 impl BackendConfig {
@@ -66,6 +70,7 @@ impl BackendConfig {
             credential_header: DEFAULT_CREDENTIAL_HEADER.to_owned(),
             timeout: DEFAULT_TIMEOUT,
             max_response: DEFAULT_MAX_RESPONSE,
+            exploration: false,
         }
     }
 }

@@ -20,6 +20,7 @@ pub(crate) struct Target {
     redactor: Redactor,
     timeout: Duration,
     max_response: u64,
+    pub(crate) exploration: bool,
     client: reqwest::Client,
 }
 
@@ -63,6 +64,7 @@ impl Target {
             redactor,
             timeout,
             max_response,
+            exploration: config.exploration,
             client,
         })
     }

@@ -143,6 +143,7 @@ fn access(declared: &[&str], safe_only: bool) -> Access {
         declared: Arc::new(declared),
         tenant: TENANT.to_owned(),
         safe_only,
+        exploration: false,
     }
 }
 
@@ -216,6 +217,41 @@ async fn safe_only_refuses_side_effects_and_allows_get_and_head() {
     }
     let methods: Vec<_> = server.seen().into_iter().map(|s| s.method).collect();
     assert_eq!(methods, [HttpMethod::GET, HttpMethod::HEAD]);
+}
+
+#[tokio::test]
+async fn an_exploration_reaches_only_exploration_backends_and_only_reads() {
+    let server = Server::start().await;
+    let prod = BackendConfig::new("prod", server.url("/"));
+    let mut sandbox = BackendConfig::new("sandbox", server.url("/"));
+    sandbox.exploration = true;
+    let backends = Backends::new(vec![prod, sandbox]).expect("valid config");
+    assert!(backends.is_exploration("sandbox") && !backends.is_exploration("prod"));
+    let who = Access {
+        exploration: true,
+        ..access(&["prod", "sandbox"], false)
+    };
+    let err = backends
+        .send(&who, get("prod", "/x"))
+        .await
+        .expect_err("a production backend");
+    assert!(
+        matches!(&err, BackendError::Refused(m) if m.contains("not an exploration backend")),
+        "{err}"
+    );
+    let post = Request {
+        method: Method::Post,
+        ..get("sandbox", "/x")
+    };
+    let err = backends.send(&who, post).await.expect_err("a write");
+    assert!(
+        matches!(&err, BackendError::Refused(m) if m.contains("exploration run")),
+        "{err}"
+    );
+    assert!(server.seen().is_empty(), "nothing was sent");
+    let read = backends.send(&who, get("sandbox", "/x")).await;
+    assert_eq!(read.expect("a read of the sandbox").status, 200);
+    assert_eq!(server.seen().len(), 1);
 }
 
 #[tokio::test]

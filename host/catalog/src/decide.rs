@@ -436,6 +436,7 @@ fn decision(
         error_code: None,
         duration: Default::default(),
         gate_id: None,
+        receipt_sha256: None,
     };
     let effect = CatalogEffect {
         changes_served: served.changes,

@@ -117,6 +117,11 @@ impl Catalog {
         self.plugins.iter().map(|p| p.as_ref())
     }
 
+    /// Every plugin served, shared.
+    pub fn plugins_arc(&self) -> impl Iterator<Item = Arc<LoadedPlugin>> + '_ {
+        self.plugins.iter().cloned()
+    }
+
     /// The plugin providing a tool called `name`, if any.
     pub(crate) fn provider(&self, name: &ToolName) -> Option<&str> {
         self.tools

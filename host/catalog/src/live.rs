@@ -120,6 +120,30 @@ impl LiveCatalog {
         Ok(Built { catalog, refused })
     }
 
+    /// The store the catalog is built from.
+    pub fn store(&self) -> &Arc<dyn CatalogStore> {
+        &self.store
+    }
+
+    /// Revision `id`, whatever its state, loaded if its signature still
+    /// verifies against the signers trusted now: what an exploration run of
+    /// a candidate (or of a revision replaced since the run was queued)
+    /// executes. It is not served by this.
+    pub async fn load_revision(&self, id: &str) -> Result<(Revision, Arc<LoadedPlugin>), String> {
+        let rev = self
+            .store
+            .revision(id)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("no revision {id}"))?;
+        let signers = trusted_signers(&*self.store)
+            .await
+            .map_err(|e| e.to_string())?;
+        still_signed(&rev, &signers, self.allow_unsigned, &self.trust_root)?;
+        let loaded = self.load(&rev, &Catalog::default()).await?;
+        Ok((rev, loaded))
+    }
+
     /// The revision's plugin, compiled once per process.
     async fn load(&self, rev: &Revision, catalog: &Catalog) -> Result<Arc<LoadedPlugin>, String> {
         let label = format!("revision {}", rev.id);

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
-use toolhost_limits::BudgetOverride;
+use toolhost_limits::{BudgetOverride, RunOverride};
 use toolhost_types::{Digest, Permission, PluginName, Risk, ToolName};
 
 /// A plugin manifest (`*.toml` in the plugin directory).
@@ -107,6 +107,11 @@ pub struct ToolSection {
     /// the review shows a rename rather than a removal and an addition.
     #[serde(default)]
     pub replaces: Option<ToolName>,
+    /// `run = { timeout = "10m", … }`: the tool is an exploration run. A
+    /// call queues it durably and answers with the run; a worker on any
+    /// replica runs it in the exploration sandbox under this budget.
+    #[serde(default)]
+    pub run: Option<RunOverride>,
 }
 
 impl Manifest {

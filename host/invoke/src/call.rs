@@ -56,7 +56,7 @@ pub struct Toolhost {
     changes: watch::Sender<i64>,
     policy: Arc<dyn PolicyStore>,
     pub(crate) runtime: Arc<Runtime>,
-    audit: Arc<dyn AuditSink>,
+    pub(crate) audit: Arc<dyn AuditSink>,
     host_tools: BTreeMap<String, Arc<dyn HostTool>>,
     pub(crate) backends: Backends,
     pub(crate) snapshots: SnapshotCache,
@@ -66,6 +66,7 @@ pub struct Toolhost {
     pub(crate) bounds: crate::bounds::Bounds,
     pub(crate) artifacts: Option<crate::results::Artifacts>,
     pub(crate) scanner: Scanner,
+    pub(crate) runs: Option<crate::explore::RunsConfig>,
     in_flight: TaskTracker,
 }
 
@@ -93,6 +94,7 @@ impl Toolhost {
             gate_policy: GatePolicy::default(),
             artifacts: None,
             scanner: Scanner::new(),
+            runs: None,
             in_flight: TaskTracker::new(),
         }
     }
@@ -224,7 +226,18 @@ impl Toolhost {
         cancel: &CancellationToken,
     ) -> Result<Answer, InvokeError> {
         self.in_flight
-            .track_future(self.audited(who, req, cancel))
+            .track_future(async {
+                let progress = req.progress.clone();
+                let (answer, started) = self.audited(who, req, cancel).await;
+                // A run started by a caller that asked for progress: it
+                // waits for the run, hearing its progress, on this request.
+                match (started, progress) {
+                    (Some(run), Some(sink)) if answer.is_ok() => {
+                        self.follow(who, &run, &sink, cancel).await
+                    }
+                    _ => answer,
+                }
+            })
             .await
     }
 
@@ -233,9 +246,13 @@ impl Toolhost {
         who: &Principal,
         req: CallRequest,
         cancel: &CancellationToken,
-    ) -> Result<Answer, InvokeError> {
+    ) -> (Result<Answer, InvokeError>, Option<toolhost_runs::RunId>) {
         let mut audit = Audit::start(who, &req, &self.scanner);
         let outcome = self.run(who, &req, cancel, &mut audit).await;
+        let started = audit.effects.iter().find_map(|e| match e {
+            Effect::Run(toolhost_runs::RunEffect::Queue(new)) => Some(new.id.clone()),
+            _ => None,
+        });
         let outcome = outcome.and_then(|answer| self.screen(&answer).map(|()| answer)); // a secret → SECRET_EXPOSURE
         let mut effects = std::mem::take(&mut audit.effects);
         let call_id = audit.event.call_id.clone();
@@ -244,24 +261,60 @@ impl Toolhost {
             effects.push(crate::plugin_call::settle(key, &outcome));
         }
         let decides = effects.iter().any(|e| matches!(e, Effect::Catalog(_)));
-        let event = audit.finish(&outcome);
-        match self.audit.record_with(&event, &effects).await {
+        let run_effect = effects.iter().find_map(|e| match e {
+            Effect::Run(r) => Some(r.clone()),
+            _ => None,
+        });
+        let mut event = audit.finish(&outcome);
+        // A run settled by this call (a queued run cancelled): the row
+        // links its receipt.
+        if let Some(toolhost_runs::RunEffect::Finish(f)) = &run_effect {
+            event.receipt_sha256 = Some(f.receipt_sha256.clone());
+        }
+        let recorded = self.audit.record_with(&event, &effects).await;
+        let outcome = match recorded {
             Ok(()) => outcome,
+            // The queue filled between the check and the write, or the run
+            // moved on: the row says so, and nothing else was written.
+            Err(_) if run_effect.is_some() => {
+                let lost = match run_effect {
+                    Some(toolhost_runs::RunEffect::Queue(new)) => InvokeError::RunQueueFull {
+                        scope: "this principal or tenant",
+                        limit: new.limits.per_principal,
+                    },
+                    Some(toolhost_runs::RunEffect::Finish(f)) => InvokeError::RunChanged {
+                        id: f.id.to_string(),
+                    },
+                    _ => InvokeError::RunChanged { id: String::new() },
+                };
+                let mut event = event;
+                event.outcome = Outcome::Error;
+                event.error_code = Some(lost.code().into());
+                self.audit
+                    .record(&event)
+                    .await
+                    .map_err(InvokeError::Audit)
+                    .and(Err(lost))
+            }
             // A catalog decision that lost to another: the row says so, and
             // nothing else was written.
             Err(_) if decides => {
-                let lost = Err(InvokeError::CatalogChanged);
                 let mut event = event;
                 event.outcome = Outcome::Error;
                 event.error_code = Some("CATALOG_CHANGED".into());
                 self.audit
                     .record(&event)
                     .await
-                    .map_err(InvokeError::Audit)?;
-                lost
+                    .map_err(InvokeError::Audit)
+                    .and(Err(InvokeError::CatalogChanged))
             }
             Err(e) => Err(InvokeError::Audit(e)),
+        };
+        let started = started.filter(|_| outcome.is_ok());
+        if let (Some(_), Some(runs)) = (&started, &self.runs) {
+            runs.wake.notify_waiters();
         }
+        (outcome, started)
     }
 
     async fn run(
@@ -287,11 +340,16 @@ impl Toolhost {
         }
         served.schemas.check(&self.bounds, &tool, &req.arguments)?; // over a limit → LIMIT_EXCEEDED, off-schema → INVALID_ARGUMENTS
         let tool = match tool {
+            Tool::Plugin(t) if crate::explore::is_run_tool(&t) => {
+                let (out, effects) = self.start_run(who, &t, &req.arguments).await?; // queued with this row
+                audit.effects = effects;
+                return Ok(Answer::Output(out));
+            }
             Tool::Plugin(t) => t,
             Tool::Host(t) => {
                 arguments_text(&req.arguments)?;
                 let (out, effects) = tokio::select! {
-                    out = t.call_with_effects(who, &req.arguments) => out?,
+                    out = t.call_on(self, who, &req.arguments) => out?,
                     () = cancel.cancelled() => return Err(InvokeError::Cancelled),
                 };
                 audit.effects = effects;
@@ -302,6 +360,12 @@ impl Toolhost {
             out = self.run_plugin(who, &grants, &tool, req, &audit.event.call_id, &mut audit.held_key) => out,
             () = cancel.cancelled() => Err(InvokeError::Cancelled),
         }
+    }
+
+    /// Checks `args` against `tool`'s bounds and input schema, as a call of
+    /// it would be checked.
+    pub(crate) fn check_arguments(&self, tool: &Tool, args: &Value) -> Result<(), InvokeError> {
+        self.served().schemas.check(&self.bounds, tool, args)
     }
 
     /// The snapshots of every kind `tool` resolves, for this conversation
@@ -414,6 +478,7 @@ impl Audit {
             error_code: None,
             duration: Default::default(),
             gate_id: None,
+            receipt_sha256: None,
         };
         Self {
             started: Instant::now(),

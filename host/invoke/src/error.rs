@@ -135,6 +135,34 @@ pub enum InvokeError {
         "the catalog changed while this decision was made; nothing was written: list the reviews again and decide again"
     )]
     CatalogChanged,
+    /// No run by that id that the caller may see (whether it never
+    /// existed or is someone else's is not said).
+    #[error("run {id:?} not found")]
+    RunNotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// Too many runs of the caller (or its tenant) are queued or running:
+    /// nothing was queued.
+    #[error(
+        "{scope} already has {limit} exploration runs queued or running; nothing was queued: wait for one to finish, or cancel one"
+    )]
+    RunQueueFull {
+        /// `this principal` or `this tenant`.
+        scope: &'static str,
+        /// The bound.
+        limit: u32,
+    },
+    /// The run moved on while this call decided about it (it started, or
+    /// ended): nothing was written; read it and decide again.
+    #[error("run {id:?} changed meanwhile; nothing was written: read it again")]
+    RunChanged {
+        /// The run.
+        id: String,
+    },
+    /// The run store failed, or none is configured.
+    #[error("internal error")]
+    Runs(#[source] toolhost_runs::RunStoreError),
 }
 
 impl InvokeError {
@@ -151,6 +179,7 @@ impl InvokeError {
                 | InvokeError::Gate(ConsumeError::Store(_))
                 | InvokeError::Decide(DecideError::Store(_))
                 | InvokeError::Checkpoint(toolhost_gates::CheckpointError::Store(_))
+                | InvokeError::Runs(_)
         ) || matches!(self, InvokeError::Catalog(e) if e.code() == "INTERNAL")
     }
 
@@ -189,6 +218,10 @@ impl InvokeError {
             InvokeError::Call(e) => e.code(),
             InvokeError::Catalog(e) => e.code(),
             InvokeError::CatalogChanged => "CATALOG_CHANGED",
+            InvokeError::RunNotFound { .. } => "RUN_NOT_FOUND",
+            InvokeError::RunQueueFull { .. } => "RATE_LIMITED",
+            InvokeError::RunChanged { .. } => "RUN_CHANGED",
+            InvokeError::Runs(_) => "INTERNAL",
             InvokeError::Audit(_)
             | InvokeError::Artifacts(_)
             | InvokeError::InputSchema { .. }

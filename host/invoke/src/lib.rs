@@ -13,6 +13,7 @@ mod bounds;
 mod call;
 mod checkpoints;
 mod error;
+mod explore;
 mod gating;
 mod metrics;
 mod plugin_call;
@@ -29,6 +30,10 @@ pub use checkpoints::{
     CHECKPOINT_DECIDE_PERMISSION, CHECKPOINT_READ_PERMISSION, DecideCheckpoint, ListCheckpoints,
 };
 pub use error::InvokeError;
+pub use explore::{
+    CancelExploration, GetExplorationResult, ListExplorations, RUN_PERMISSION, RunWorker,
+    RunsConfig, StartExploration, WorkerConfig,
+};
 pub use gating::{Clock, DEFAULT_GATE_TTL, GATE_ID_ARG, GatePolicy, IDEMPOTENCY_KEY_ARG, millis};
 pub use plugin_call::Answer;
 pub use results::ResultPolicy;

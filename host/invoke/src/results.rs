@@ -132,6 +132,7 @@ impl Toolhost {
             client_id: Some(who.client_id.clone()),
             tool: tool.to_owned(),
             call_id: call_id.to_owned(),
+            run_id: None,
             mime_type: mime_type.to_owned(),
             size: 0,
             sha256: Digest::of(b""),
@@ -166,6 +167,14 @@ impl Toolhost {
             .await
             .map_err(InvokeError::Artifacts)?;
         let (artifact, body) = found.ok_or_else(not_found)?;
+        // A run's artifact: its principal's, and its tenant admins'.
+        if artifact.run_id.is_some() {
+            let own = artifact.principal == who.subject;
+            if own || self.is_tenant_admin(who).await? {
+                return Ok((artifact, body));
+            }
+            return Err(not_found());
+        }
         let tool = self.tool(&artifact.tool).ok_or_else(not_found)?;
         let spec = tool.spec();
         let grants = self.grants(who).await?;
@@ -225,7 +234,7 @@ pub(crate) fn restored(stored: &str) -> Result<Result<Answer, InvokeError>, Stri
 fn artifact_json(a: &Artifact) -> Value {
     json!({
         "id": a.id.as_str(), "tenant": a.tenant, "principal": a.principal,
-        "client_id": a.client_id, "tool": a.tool, "call_id": a.call_id,
+        "client_id": a.client_id, "tool": a.tool, "call_id": a.call_id, "run_id": a.run_id,
         "mime_type": a.mime_type, "size": a.size, "sha256": a.sha256.to_string(),
         "created_at_ms": a.created_at_ms, "expires_at_ms": a.expires_at_ms,
     })
@@ -248,6 +257,7 @@ fn artifact_from_json(v: &Value) -> Result<Artifact, String> {
         client_id: v["client_id"].as_str().map(str::to_owned),
         tool: text("tool")?,
         call_id: text("call_id")?,
+        run_id: v["run_id"].as_str().map(str::to_owned),
         mime_type: text("mime_type")?,
         size: v["size"].as_u64().ok_or("stored artifact: no size")?,
         sha256: text("sha256")?

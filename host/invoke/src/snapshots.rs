@@ -137,7 +137,7 @@ impl SnapshotCache {
 }
 
 /// The tenancy floor: `tenant`'s rows only, whatever the plugin returned.
-fn floor(rows: Vec<Entity>, tenant: &str, plugin: &str, kind: &str) -> Arc<[Entity]> {
+pub(crate) fn floor(rows: Vec<Entity>, tenant: &str, plugin: &str, kind: &str) -> Arc<[Entity]> {
     let total = rows.len();
     let kept: Vec<Entity> = rows.into_iter().filter(|e| e.tenant == tenant).collect();
     if kept.len() < total {

@@ -45,6 +45,19 @@ pub trait HostTool: Send + Sync + 'static {
     ) -> HostEffectsFuture<'a> {
         Box::pin(async move { Ok((self.call(who, args).await?, Vec::new())) })
     }
+
+    /// Runs it on `host` (a tool that drives the host itself, such as
+    /// `start_exploration`, needs its catalog and call path). Default:
+    /// [`call_with_effects`](Self::call_with_effects).
+    fn call_on<'a>(
+        &'a self,
+        host: &'a crate::Toolhost,
+        who: &'a Principal,
+        args: &'a Value,
+    ) -> HostEffectsFuture<'a> {
+        let _ = host;
+        self.call_with_effects(who, args)
+    }
 }
 
 /// A tool the host serves.
@@ -79,6 +92,15 @@ impl Tool {
     pub fn gateable(&self) -> bool {
         match self {
             Tool::Plugin(t) => crate::gating::gateable(t),
+            Tool::Host(_) => false,
+        }
+    }
+
+    /// Whether a call queues an exploration run (its manifest entry has a
+    /// `run` table) and answers with the run.
+    pub fn is_run(&self) -> bool {
+        match self {
+            Tool::Plugin(t) => crate::explore::is_run_tool(t),
             Tool::Host(_) => false,
         }
     }

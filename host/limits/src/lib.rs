@@ -21,6 +21,7 @@
 
 mod budget;
 mod request;
+mod run;
 
 pub use budget::{BudgetOverride, CallBudget, LimitError};
 pub use bytesize::ByteSize;
@@ -28,3 +29,4 @@ pub use request::{
     LimitBreach, MAX_ARGUMENT_BYTES, MAX_ARRAY_LEN, MAX_JSON_DEPTH, MAX_OBJECT_LEN,
     MAX_STRING_BYTES, PathStep, RequestLimits, describe, json_path,
 };
+pub use run::{RunBudget, RunOverride};

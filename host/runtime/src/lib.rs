@@ -42,6 +42,7 @@ pub use config::RuntimeConfig;
 pub use error::{CallError, LoadError};
 pub use host::backend::BackendGrant;
 pub use host::checkpoint::CheckpointGrant;
+pub use host::exploration::{Exploration, KeptArtifact, RunLog};
 pub use host::progress::{MAX_PROGRESS_MESSAGE, ProgressReport, ProgressSink};
 pub use host::resolver::Snapshots;
 pub use sandbox::{CallContext, LoadReport, Planned, Plugin, Reply, Runtime};

@@ -20,6 +20,7 @@ use crate::error::{Breach, CallError, ContractBreach, LoadError};
 use crate::host;
 use crate::host::backend::BackendGrant;
 use crate::host::checkpoint::CheckpointGrant;
+use crate::host::exploration::Exploration;
 use crate::host::progress::ProgressSink;
 use crate::host::resolver::Snapshots;
 use crate::spec::{self, Plan, ToolOutput, ToolSpec};
@@ -140,6 +141,10 @@ pub struct CallContext {
     pub backends: Option<BackendGrant>,
     /// Where the plugin's checkpoints go (none: opening one is refused).
     pub checkpoints: Option<CheckpointGrant>,
+    /// The exploration run this call is (none: an ordinary call): its
+    /// backends are the exploration ones, read-only, and it may keep
+    /// artifacts.
+    pub exploration: Option<Exploration>,
 }
 
 impl CallContext {
@@ -153,7 +158,14 @@ impl CallContext {
             snapshots: Arc::default(),
             backends: None,
             checkpoints: None,
+            exploration: None,
         }
+    }
+
+    /// This context, as exploration run `run`.
+    pub fn in_run(mut self, run: Exploration) -> Self {
+        self.exploration = Some(run);
+        self
     }
 
     /// This context, opening checkpoints through `grant`.

@@ -5,6 +5,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::host::HostCallMeter;
+use crate::host::artifacts::ArtifactsCapability;
 use crate::host::backend::BackendCapability;
 use crate::host::checkpoint::CheckpointCapability;
 use crate::host::log::LogCapability;
@@ -25,6 +26,9 @@ pub(crate) struct HostState {
     pub(crate) resolver: ResolverCapability,
     pub(crate) backend: BackendCapability,
     pub(crate) checkpoint: CheckpointCapability,
+    pub(crate) artifacts: ArtifactsCapability,
+    /// The exploration run this call is, if it is one.
+    run: Option<crate::host::exploration::Exploration>,
 }
 
 impl HostState {
@@ -57,6 +61,13 @@ impl HostState {
                 &ctx.tenant,
                 meter.clone(),
                 quiet.clone(),
+            )
+            .in_run(ctx.exploration.clone()),
+            artifacts: ArtifactsCapability::new(
+                ctx.exploration.clone(),
+                &ctx.tenant,
+                &ctx.principal,
+                meter.clone(),
             ),
             checkpoint: CheckpointCapability::new(
                 ctx.checkpoints.clone(),
@@ -65,6 +76,15 @@ impl HostState {
                 meter,
                 quiet,
             ),
+            run: ctx.exploration.clone(),
+        }
+    }
+
+    /// Notes a refused attempt in the run's receipt (outside a run, the
+    /// refusal is only what the guest sees).
+    pub(crate) fn refused(&self, what: &str, detail: String) {
+        if let Some(run) = &self.run {
+            run.refused(what, detail);
         }
     }
 }

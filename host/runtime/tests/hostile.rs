@@ -87,6 +87,7 @@ const ESCAPES: &[&str] = &[
     "t-escape-http",
     "t-escape-clock",
     "t-escape-backend",
+    "t-run-escape",
 ];
 
 fn fixture(name: &str) -> &'static Fixture {
@@ -400,4 +401,90 @@ async fn rss_stays_bounded_across_a_thousand_hostile_calls() {
     for (p, _) in &plugins {
         ping(&rt, p).await;
     }
+}
+
+/// The exploration run of `t-run-escape`: `prod` is a production backend,
+/// `sandbox` an exploration one; neither listener may see a request (the
+/// sandbox's GET finds nothing listening, and is still written down).
+#[tokio::test]
+async fn a_run_is_refused_production_writes_files_env_and_sockets_and_notes_each() {
+    let rt = runtime();
+    let p = load(&rt, fixture("t-run-escape")).await;
+    let (prod_l, prod_port) = listener();
+    let (socket_l, socket_port) = listener();
+    let url = |port: u16| url::Url::parse(&format!("http://127.0.0.1:{port}/")).expect("a URL");
+    let mut sandbox = toolhost_backend::BackendConfig::new("sandbox", url(9));
+    sandbox.exploration = true;
+    let prod = toolhost_backend::BackendConfig::new("prod", url(prod_port));
+    let grant = toolhost_runtime::BackendGrant {
+        backends: toolhost_backend::Backends::new(vec![sandbox, prod]).expect("valid"),
+        declared: std::sync::Arc::new(BTreeSet::from(["sandbox".into(), "prod".into()])),
+    };
+    let log = std::sync::Arc::new(std::sync::Mutex::new(toolhost_runtime::RunLog::default()));
+    let run = toolhost_runtime::Exploration {
+        run_id: "run_test".into(),
+        tool: "escape".into(),
+        client_id: "c".into(),
+        max_artifacts: 1,
+        max_artifact_bytes: 1024,
+        artifact_ttl_ms: 60_000,
+        scanner: toolhost_secrets::Scanner::new(),
+        log: log.clone(),
+    };
+    let ctx = CallContext::new("tenant-a", "alice")
+        .with_backends(Some(grant))
+        .in_run(run);
+    let args = json!({"port": socket_port}).to_string();
+    let out = rt
+        .call(&p, &ctx, "escape", &args, &CallBudget::DEFAULT)
+        .await
+        .expect("answers")
+        .into_output()
+        .expect("no question")
+        .structured;
+    let attempts = out["attempts"].as_array().expect("attempts");
+    for a in &attempts[..attempts.len() - 1] {
+        assert_eq!(a["ok"], json!(false), "refused inside the guest: {a}");
+    }
+    assert_no_connection(&prod_l);
+    assert_no_connection(&socket_l);
+    let log = std::mem::take(&mut *log.lock().expect("the log"));
+    let refused: Vec<&str> = log.refused.iter().map(|r| r.what.as_str()).collect();
+    for what in ["backend", "method", "filesystem", "environment", "socket"] {
+        assert!(
+            refused.contains(&what),
+            "{what} refused and noted: {:?}",
+            log.refused
+        );
+    }
+    let prod_refusal = log
+        .refused
+        .iter()
+        .find(|r| r.what == "backend")
+        .expect("prod");
+    assert!(prod_refusal.detail.contains("prod"), "{prod_refusal:?}");
+    let sent: Vec<(&str, &str, u16)> = log
+        .outbound
+        .iter()
+        .map(|o| (o.method.as_str(), o.backend.as_str(), o.status))
+        .collect();
+    assert_eq!(
+        sent,
+        [("GET", "sandbox", 0)],
+        "only the sandbox read went out"
+    );
+    drop(log);
+    ping(&rt, &p).await;
+}
+
+#[tokio::test]
+async fn outside_a_run_no_artifact_is_kept() {
+    let rt = runtime();
+    let p = load(&rt, fixture("t-run-escape")).await;
+    let out = call(&rt, &p, "put_outside", json!({}), &CallBudget::DEFAULT)
+        .await
+        .expect("answers");
+    assert_eq!(out["kept"], json!(false), "{out}");
+    let error = out["error"].as_str().expect("the refusal");
+    assert!(error.contains("only by exploration runs"), "{error}");
 }

@@ -423,6 +423,7 @@ fn event(
         error_code: None,
         duration: Default::default(),
         gate_id: None,
+        receipt_sha256: None,
     }
 }
 

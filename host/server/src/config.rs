@@ -50,6 +50,11 @@ pub struct ConfigFile {
     #[serde(default, with = "humantime_serde")]
     artifact_ttl: Option<Duration>,
     sigstore_trusted_root: Option<PathBuf>,
+    run_workers: Option<usize>,
+    #[serde(default, with = "humantime_serde")]
+    run_lease: Option<Duration>,
+    runs_per_tenant: Option<u32>,
+    runs_per_principal: Option<u32>,
 }
 
 /// `[backends.<name>]`: where a backend plugins may reach is, and its
@@ -64,6 +69,9 @@ struct BackendFile {
     #[serde(default, with = "humantime_serde")]
     timeout: Option<Duration>,
     max_response: Option<bytesize::ByteSize>,
+    /// Exploration runs may reach it (a sandbox or test instance).
+    #[serde(default)]
+    exploration: bool,
 }
 
 /// Flags (and their `TOOLHOST_*` environment variables) of `toolhost serve`.
@@ -139,6 +147,25 @@ pub struct ServeArgs {
     /// The file holding a backend's bearer token, `NAME=PATH` (repeatable).
     #[arg(long = "backend-token-file", value_name = "NAME=PATH")]
     pub backend_token_files: Vec<String>,
+    /// Marks a configured backend as one exploration runs may reach (a
+    /// sandbox or test instance, never production; repeatable; the file's
+    /// `exploration = true`).
+    #[arg(long = "exploration-backend", value_name = "NAME")]
+    pub exploration_backends: Vec<String>,
+    /// Exploration runs this replica executes at once (default 2; 0: none,
+    /// queued runs wait for another replica or `toolhost worker`).
+    #[arg(long, env = "TOOLHOST_RUN_WORKERS")]
+    pub run_workers: Option<usize>,
+    /// How long a worker's claim on a run holds without a heartbeat
+    /// (default 30s): a run whose worker died is taken over after it.
+    #[arg(long, env = "TOOLHOST_RUN_LEASE", value_parser = humantime::parse_duration)]
+    pub run_lease: Option<Duration>,
+    /// Runs one tenant may have queued or running (default 64).
+    #[arg(long, env = "TOOLHOST_RUNS_PER_TENANT")]
+    pub runs_per_tenant: Option<u32>,
+    /// Runs one principal may have queued or running (default 8).
+    #[arg(long, env = "TOOLHOST_RUNS_PER_PRINCIPAL")]
+    pub runs_per_principal: Option<u32>,
     /// The rate limits' counting window (default 60s, at least 1s).
     #[arg(long, env = "TOOLHOST_RATE_LIMIT_WINDOW", value_parser = humantime::parse_duration)]
     pub rate_limit_window: Option<Duration>,
@@ -238,6 +265,14 @@ pub struct Config {
     pub seed_demo: bool,
     /// The backends plugins may reach, credentials loaded.
     pub backends: Vec<BackendConfig>,
+    /// Exploration runs executed at once by this process.
+    pub run_workers: usize,
+    /// A worker's claim on a run without a heartbeat.
+    pub run_lease: Duration,
+    /// Queue bounds.
+    pub run_limits: toolhost_runs::QueueLimits,
+    /// Only run workers: no HTTP (`toolhost worker`).
+    pub worker_only: bool,
     /// How long a gate lives.
     pub gate_ttl: Duration,
     /// Whether the person who raised a gate may decide it.
@@ -277,6 +312,12 @@ const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 /// Calls in flight get this long to finish at shutdown.
 const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// Runs a replica executes at once: a few, so explorations never crowd
+/// out interactive calls on a small host.
+const DEFAULT_RUN_WORKERS: usize = 2;
+/// A worker's claim without a heartbeat: long enough for a busy host to
+/// renew it, short enough that a dead worker's run restarts soon.
+const DEFAULT_RUN_LEASE: Duration = Duration::from_secs(30);
 
 impl Config {
     /// Resolves file, environment and flags (flags win).
@@ -289,7 +330,30 @@ impl Config {
         let mut allowed_hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
         allowed_hosts.extend(file.allowed_hosts.unwrap_or_default());
         allowed_hosts.extend(args.allowed_hosts);
-        let backends = backends(file.backends, &args.backends, &args.backend_token_files)?;
+        let backends = backends(
+            file.backends,
+            &args.backends,
+            &args.backend_token_files,
+            &args.exploration_backends,
+        )?;
+        let run_lease = args
+            .run_lease
+            .or(file.run_lease)
+            .unwrap_or(DEFAULT_RUN_LEASE);
+        if run_lease < Duration::from_secs(1) {
+            anyhow::bail!("--run-lease must be at least 1s, not {run_lease:?}");
+        }
+        let defaults = toolhost_runs::QueueLimits::DEFAULT;
+        let run_limits = toolhost_runs::QueueLimits {
+            per_tenant: args
+                .runs_per_tenant
+                .or(file.runs_per_tenant)
+                .unwrap_or(defaults.per_tenant),
+            per_principal: args
+                .runs_per_principal
+                .or(file.runs_per_principal)
+                .unwrap_or(defaults.per_principal),
+        };
         let origins = if args.allowed_origins.is_empty() {
             file.allowed_origins
         } else {
@@ -334,6 +398,13 @@ impl Config {
             registrations_per_minute: file.registrations_per_minute,
             seed_demo: args.seed_demo,
             backends,
+            run_workers: args
+                .run_workers
+                .or(file.run_workers)
+                .unwrap_or(DEFAULT_RUN_WORKERS),
+            run_lease,
+            run_limits,
+            worker_only: false,
             gate_ttl: args
                 .gate_ttl
                 .or(file.gate_ttl)
@@ -366,6 +437,7 @@ fn backends(
     mut file: BTreeMap<String, BackendFile>,
     urls: &[String],
     token_files: &[String],
+    exploration: &[String],
 ) -> anyhow::Result<Vec<BackendConfig>> {
     for u in urls {
         let (name, url) = pair("backend", u)?;
@@ -375,8 +447,15 @@ fn backends(
             credential_header: None,
             timeout: None,
             max_response: None,
+            exploration: false,
         });
         entry.url = url.into();
+    }
+    for name in exploration {
+        let entry = file.get_mut(name.as_str()).with_context(|| {
+            format!("--exploration-backend {name}: no backend {name:?} is configured")
+        })?;
+        entry.exploration = true;
     }
     for t in token_files {
         let (name, path) = pair("backend-token-file", t)?;
@@ -405,6 +484,7 @@ fn backends(
         if let Some(m) = b.max_response {
             c.max_response = m.as_u64();
         }
+        c.exploration = b.exploration;
         out.push(c);
     }
     Ok(out)

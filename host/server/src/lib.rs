@@ -21,6 +21,7 @@ mod rate_limit;
 pub use rate_limit::{RateLimiter, RateLimits};
 mod rbac;
 mod registry_cli;
+mod runs_cli;
 mod serve;
 mod signer_cli;
 
@@ -56,6 +57,12 @@ struct Cli {
 enum Command {
     /// Serve MCP over Streamable HTTP at /mcp (prints `MCP endpoint: URL` when ready).
     Serve(config::ServeArgs),
+    /// Only execute exploration runs from the store (no HTTP): the same
+    /// configuration as `serve`; runs as many at once as --run-workers.
+    Worker(config::ServeArgs),
+    /// Exploration runs: list, show, cancel, print and check a receipt.
+    #[command(subcommand)]
+    Runs(runs_cli::RunsCommand),
     /// Plugins: pin, sign, submit, sync, review, roll back.
     #[command(subcommand)]
     Plugin(PluginCommand),
@@ -225,6 +232,14 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             serve::run(config::Config::resolve(args)?).await?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Worker(args) => {
+            let mut config = config::Config::resolve(args)?;
+            config.worker_only = true;
+            config.run_workers = config.run_workers.max(1);
+            serve::run(config).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Runs(command) => runs_cli::runs(command).await,
         Command::User(command) => admin::user(command).await,
         Command::Client(command) => admin::client(command).await,
         Command::Tenant(command) => rbac::tenant(command).await,

@@ -19,8 +19,9 @@ use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_backend::Backends;
 use toolhost_catalog::LiveCatalog;
 use toolhost_invoke::{
-    DecideApproval, DecideCheckpoint, DecidePluginReview, GatePolicy, ListCheckpoints,
-    ListPendingApprovals, ListPluginReviews, Toolhost,
+    CancelExploration, DecideApproval, DecideCheckpoint, DecidePluginReview, GatePolicy,
+    GetExplorationResult, ListCheckpoints, ListExplorations, ListPendingApprovals,
+    ListPluginReviews, RunsConfig, StartExploration, Toolhost,
 };
 use toolhost_policy::{PolicyStore, PolicyStoreError};
 use toolhost_runtime::{Runtime, RuntimeConfig};
@@ -53,6 +54,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         cache_dir: config.cache_dir.clone(),
         ..RuntimeConfig::default()
     };
+    let engine_sha256 = toolhost_types::Digest::of(format!("{runtime_config:?}").as_bytes());
     let runtime = Arc::new(Runtime::new(runtime_config)?);
     let store = Arc::new(
         Store::connect(&config.database_url)
@@ -104,6 +106,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         allow_self_approval: config.allow_self_approval,
         ..GatePolicy::default()
     };
+    let runs = RunsConfig {
+        store: store.clone(),
+        catalog: Some(live.clone()),
+        limits: config.run_limits,
+        artifact_ttl: config.results.artifact_ttl,
+        wake: Arc::default(),
+    };
     let permissions: Arc<std::sync::OnceLock<std::sync::Weak<Toolhost>>> = Arc::default();
     let lookup = permissions.clone();
     let tool_permission = Arc::new(move |name: &str| {
@@ -136,11 +145,40 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             )))?
             .with_checkpoints(store.clone())
             .with_host_tool(Arc::new(ListCheckpoints::new(store.clone())))?
-            .with_host_tool(Arc::new(DecideCheckpoint::new(store.clone(), gate_policy)))?,
+            .with_host_tool(Arc::new(DecideCheckpoint::new(store.clone(), gate_policy)))?
+            .with_runs(runs.clone())
+            .with_host_tool(Arc::new(StartExploration::default()))?
+            .with_host_tool(Arc::new(GetExplorationResult::default()))?
+            .with_host_tool(Arc::new(CancelExploration::default()))?
+            .with_host_tool(Arc::new(ListExplorations::default()))?,
     );
 
     let _ = permissions.set(Arc::downgrade(&host));
     let catalog_poll = tokio::spawn(follow_catalog(live, host.clone(), store.clone()));
+    let workers = CancellationToken::new();
+    let worker_id = crate::runs_cli::worker_id(config.listen, config.worker_only);
+    crate::runs_cli::spawn_workers(
+        &config,
+        &host,
+        &store,
+        &runs,
+        worker_id,
+        engine_sha256.to_string(),
+        workers.clone(),
+    );
+    if config.worker_only {
+        println!(
+            "toolhost worker: executing exploration runs, {} at once (Ctrl-C stops)",
+            config.run_workers
+        );
+        std::io::stdout().flush()?;
+        let stopping = CancellationToken::new();
+        stop_on_signal(stopping.clone()).await;
+        workers.cancel();
+        catalog_poll.abort();
+        store.close().await;
+        return Ok(());
+    }
 
     let sessions = CancellationToken::new();
     let mcp_config = StreamableHttpServerConfig::default()
@@ -238,6 +276,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let serve =
         axum::serve(listener, app).with_graceful_shutdown(stopping.clone().cancelled_owned());
     let (served, ()) = tokio::join!(serve.into_future(), drain);
+    workers.cancel();
     maintenance.abort();
     catalog_poll.abort();
     purge.abort();
@@ -378,6 +417,7 @@ async fn record_dev_mode(store: &Store) -> anyhow::Result<()> {
         error_code: None,
         duration: Default::default(),
         gate_id: None,
+        receipt_sha256: None,
     };
     store.record(&event).await.context("auditing dev mode")
 }

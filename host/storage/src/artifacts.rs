@@ -8,8 +8,8 @@ use crate::connect::{execute, fetch_optional};
 use crate::fields::{Fields, corrupt};
 
 /// One unexpired artifact of one tenant: another tenant's id reads as missing.
-const READ: &str = "SELECT id, tenant, principal, client_id, tool, call_id, mime_type, size, \
-     sha256, body, created_at, expires_at FROM artifacts \
+const READ: &str = "SELECT id, tenant, principal, client_id, tool, call_id, run_id, mime_type, \
+     size, sha256, body, created_at, expires_at FROM artifacts \
      WHERE id = $1 AND tenant = $2 AND expires_at > $3";
 
 const PURGE: &str = "DELETE FROM artifacts WHERE expires_at <= $1";
@@ -32,6 +32,7 @@ fn artifact(row: &impl Fields) -> Result<(Artifact, Vec<u8>), sqlx::Error> {
         client_id: row.maybe_text("client_id")?,
         tool: row.text("tool")?,
         call_id: row.text("call_id")?,
+        run_id: row.maybe_text("run_id")?,
         mime_type: row.text("mime_type")?,
         size: u64::try_from(size).map_err(|_| bad("size", &size.to_string(), "negative"))?,
         sha256: sha256

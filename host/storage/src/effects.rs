@@ -4,11 +4,13 @@
 //! An effect that finds nothing to change fails the transaction, row and
 //! all: finishing an idempotency key no running claim holds is a host bug,
 //! and recording the call as if its result were stored would be a lie.
+//! So does a run change that finds its run elsewhere (`apply_run!`): a
+//! queue over its bounds, a lease taken over, a run settled already.
 
 /// Inserts one artifact: its description and its bytes.
 pub(crate) const INSERT_ARTIFACT: &str = "INSERT INTO artifacts (id, tenant, principal, \
-     client_id, tool, call_id, mime_type, size, sha256, body, created_at, expires_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+     client_id, tool, call_id, mime_type, size, sha256, body, created_at, expires_at, run_id) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
 
 /// Moves one revision from state `$6` to `$1` (a CAS on its state),
 /// setting (or clearing) its retired tools, and its activation time when
@@ -74,6 +76,7 @@ macro_rules! apply_effects {
                             .bind(&new.body[..])
                             .bind(a.created_at_ms)
                             .bind(a.expires_at_ms)
+                            .bind(a.run_id.as_deref())
                             .execute(&mut *$tx)
                             .await?;
                     }
@@ -126,6 +129,7 @@ macro_rules! apply_effects {
                             return Err(sqlx::Error::RowNotFound);
                         }
                     }
+                    Effect::Run(change) => $crate::effects::apply_run!($tx, change),
                 }
             }
             Ok::<(), sqlx::Error>(())
@@ -133,3 +137,63 @@ macro_rules! apply_effects {
     };
 }
 pub(crate) use apply_effects;
+
+/// Applies one [`toolhost_runs::RunEffect`] on the open transaction `$tx`,
+/// inside [`apply_effects!`]'s loop: `?` and `return` leave the effects'
+/// block. A change that finds the run not as expected (a full queue, a
+/// lease taken over, a state moved on) changes no row, and fails.
+macro_rules! apply_run {
+    ($tx:expr, $change:expr) => {{
+        use toolhost_runs::RunEffect;
+        use $crate::runs::sql::{ATTEMPT_LOST, FINISH, QUEUE};
+        use $crate::runs::{json, timeout_ms};
+        let changed = match $change {
+            RunEffect::Queue(new) => {
+                sqlx::query(QUEUE)
+                    .bind(new.id.as_str())
+                    .bind(new.tenant.as_str())
+                    .bind(new.principal.as_str())
+                    .bind(new.principal_kind.as_str())
+                    .bind(new.client_id.as_str())
+                    .bind(json(&new.spec)?)
+                    .bind(timeout_ms(&new.spec))
+                    .bind(i64::from(new.max_attempts))
+                    .bind(new.created_at_ms)
+                    .bind(i64::from(new.limits.per_tenant))
+                    .bind(i64::from(new.limits.per_principal))
+                    .execute(&mut *$tx)
+                    .await?
+            }
+            RunEffect::Finish(f) => {
+                sqlx::query(FINISH)
+                    .bind(f.id.as_str())
+                    .bind(f.state.as_str())
+                    .bind(f.finished_at_ms)
+                    .bind(json(&f.outcome)?)
+                    .bind(f.receipt.as_str())
+                    .bind(f.receipt_sha256.as_str())
+                    .bind(i64::from(f.attempt))
+                    .bind(f.lease_token.as_deref())
+                    .execute(&mut *$tx)
+                    .await?
+            }
+            RunEffect::AttemptLost {
+                id,
+                lease_token,
+                attempt,
+            } => {
+                sqlx::query(ATTEMPT_LOST)
+                    .bind(id.as_str())
+                    .bind(lease_token.as_str())
+                    .bind(i64::from(*attempt))
+                    .execute(&mut *$tx)
+                    .await?
+            }
+        };
+        if changed.rows_affected() != 1 {
+            // The queue is full, or the run is not as the change expects.
+            return Err(sqlx::Error::RowNotFound);
+        }
+    }};
+}
+pub(crate) use apply_run;

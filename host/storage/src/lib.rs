@@ -18,6 +18,11 @@
 //! - [`toolhost_catalog::CatalogStore`]: plugin revisions, their component
 //!   bytes by digest, trusted signers and the catalog's version
 //!   (`src/catalog.rs`); decisions are audit effects (`src/effects.rs`).
+//! - [`toolhost_runs::RunStore`]: the exploration runs' durable queue,
+//!   claimed under fenced leases by workers on any replica
+//!   (`src/runs.rs`); runs are queued and settled as audit effects
+//!   (`src/effects.rs`), and [`Store::listen_runs`] wakes workers on
+//!   PostgreSQL.
 //! - [`Store::count_hits`]: the rate limits' fixed-window counters, bumped
 //!   atomically so every host on the store agrees (`src/rate.rs`).
 //!
@@ -59,6 +64,7 @@
 //!     error_code: None,
 //!     duration: Duration::from_micros(250),
 //!     gate_id: None,
+//!     receipt_sha256: None,
 //! };
 //! store.record(&event).await?;
 //! assert_eq!(store.recent(10).await?[0].event.call_id, "call-1");
@@ -84,6 +90,7 @@ mod policy;
 mod rate;
 mod rate_batch;
 mod record;
+mod runs;
 mod store;
 
 pub use catalog::{CATALOG_CHANNEL, CatalogListener};
@@ -94,4 +101,5 @@ pub use connect::{
 pub use error::{Engine, StorageError};
 pub use gates::UnauditedGate;
 pub use record::AuditRecord;
+pub use runs::{RUNS_CHANNEL, RunListener};
 pub use store::{AuditQuery, Store};

@@ -66,6 +66,10 @@ pub(crate) const SQLITE: Files = &[
         "0010_catalog.sql",
         include_str!("../../../migrations/sqlite/0010_catalog.sql"),
     ),
+    (
+        "0011_runs.sql",
+        include_str!("../../../migrations/sqlite/0011_runs.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -109,6 +113,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0010_catalog.sql",
         include_str!("../../../migrations/postgres/0010_catalog.sql"),
+    ),
+    (
+        "0011_runs.sql",
+        include_str!("../../../migrations/postgres/0011_runs.sql"),
     ),
 ];
 

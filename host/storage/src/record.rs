@@ -39,6 +39,7 @@ pub(crate) struct Columns<'a> {
     pub error_code: Option<&'a str>,
     pub duration_us: i64,
     pub gate_id: Option<&'a str>,
+    pub receipt_sha256: Option<&'a str>,
 }
 
 impl<'a> Columns<'a> {
@@ -59,6 +60,7 @@ impl<'a> Columns<'a> {
             // Saturates past 292,000 years: a row with a wrong duration beats no row.
             duration_us: i64::try_from(e.duration.as_micros()).unwrap_or(i64::MAX),
             gate_id: e.gate_id.as_deref(),
+            receipt_sha256: e.receipt_sha256.as_deref(),
         }
     }
 
@@ -79,6 +81,7 @@ impl<'a> Columns<'a> {
             error_code: self.error_code,
             duration_us: self.duration_us,
             gate_id: self.gate_id,
+            receipt_sha256: self.receipt_sha256,
         }
     }
 }
@@ -101,6 +104,7 @@ pub(crate) struct Stored {
     error_code: Option<String>,
     duration_us: i64,
     gate_id: Option<String>,
+    receipt_sha256: Option<String>,
     prev_hash: Option<String>,
     row_hash: Option<String>,
 }
@@ -130,6 +134,7 @@ impl Stored {
             error_code: row.try_get("error_code")?,
             duration_us: row.try_get("duration_us")?,
             gate_id: row.try_get("gate_id")?,
+            receipt_sha256: row.try_get("receipt_sha256")?,
             prev_hash: row.try_get("prev_hash")?,
             row_hash: row.try_get("row_hash")?,
         })
@@ -157,6 +162,7 @@ impl Stored {
                 error_code: self.error_code.as_deref(),
                 duration_us: self.duration_us,
                 gate_id: self.gate_id.as_deref(),
+                receipt_sha256: self.receipt_sha256.as_deref(),
             },
         }
     }
@@ -196,6 +202,7 @@ impl Stored {
             catalog_version: self.catalog_version,
             error_code: self.error_code,
             gate_id: self.gate_id,
+            receipt_sha256: self.receipt_sha256,
         };
         Ok(AuditRecord { id, event })
     }
@@ -250,6 +257,7 @@ mod tests {
             error_code: Some("DENIED".into()),
             duration_us: 5,
             gate_id: None,
+            receipt_sha256: None,
             prev_hash: None,
             row_hash: None,
         }

@@ -159,6 +159,7 @@ async fn an_edited_and_rehashed_row_breaks_the_chain_at_the_next_row(db: &TestDb
         error_code: None,
         duration_us: 1_234,
         gate_id: None,
+        receipt_sha256: None,
     };
     db.raw(format!(
         "UPDATE audit SET outcome = 'error', row_hash = '{}' WHERE id = {edited}",

@@ -42,6 +42,7 @@ fn artifact(call_id: &str, body: &[u8]) -> NewArtifact {
         client_id: Some("client-1".into()),
         tool: "export".into(),
         call_id: call_id.into(),
+        run_id: None,
         mime_type: "application/json".into(),
         size: 0,
         sha256: Digest::of(b""),

@@ -14,12 +14,14 @@
 //! assert_eq!(tool.as_str(), "greet");
 //! ```
 
+mod canonical;
 mod digest;
 mod ids;
 mod names;
 mod permission;
 mod principal;
 
+pub use canonical::canonical_json;
 pub use digest::{Digest, DigestError};
 pub use ids::CallId;
 pub use names::{NameError, PluginName, ToolName};

@@ -7,16 +7,18 @@
 //! arguments, serializes outputs, maps [`ToolError`] onto the WIT error,
 //! lists [`entities`] for the host's resolver, and wraps the host's imports:
 //! [`log`] lines, [`progress`] reports, [`resolve`] (names to ids),
-//! [`backend`] (HTTP to the backends the manifest declares) and
-//! [`checkpoint`] (a person's judgement of a run). It enforces
+//! [`backend`] (HTTP to the backends the manifest declares),
+//! [`checkpoint`] (a person's judgement of a run) and [`artifacts`] (what
+//! an exploration run keeps: plans, traces, reports). It enforces
 //! nothing: budgets, permissions, approvals, tenancy and the resolver's
 //! decisions are the host's, which trusts none of what a plugin says about
 //! itself.
 //!
 //! Every call runs in a fresh instance, so the tool list is rebuilt per call;
 //! building it is cheap (schemas are only computed for `describe`). A
-//! component imports only what its code calls: a plugin that never resolves
-//! or reaches a backend does not import `resolver` or `backend`.
+//! component imports only what its code calls: a plugin that never resolves,
+//! reaches a backend or keeps an artifact does not import `resolver`,
+//! `backend` or `artifacts`.
 //!
 //! ```no_run
 //! use toolhost_sdk::prelude::*;
@@ -120,9 +122,20 @@
 //! `schemars`: the derive macros re-exported by the [`prelude`] expand to
 //! paths in those two crates. Outside wasm (native unit tests of tool
 //! functions) log lines and progress go to stderr, and [`resolve`],
-//! [`backend`] requests and [`checkpoint::open`] fail with a [`ToolError`]
-//! instead of reaching a host.
+//! [`backend`] requests, [`checkpoint::open`] and [`artifacts::put`] fail
+//! with a [`ToolError`] instead of reaching a host.
+//!
+//! # Exploration runs
+//!
+//! A tool whose manifest entry carries `run = { timeout = "2m", artifacts = 32 }`
+//! is an exploration run: a call queues it, a host worker runs it (for
+//! minutes, cancellably) in a sandbox whose backends are the operator's
+//! exploration ones, GET and HEAD only. The tool is written as any other;
+//! it reports [`progress`] as it goes and keeps what it found with
+//! [`artifacts::put`] or [`artifacts::put_json`], which the host refuses
+//! outside a run.
 
+pub mod artifacts;
 pub mod backend;
 pub mod checkpoint;
 mod ctx;
@@ -152,6 +165,7 @@ pub mod bindings {
     });
 }
 
+pub use artifacts::ArtifactInfo;
 /// One thing the entities export lists (the WIT `entity` record). Build one
 /// with [`Entity::new`].
 pub use bindings::exports::toolhost::plugin::entities::{Entity, Parent};
@@ -173,13 +187,14 @@ pub use tool::{IntoOutput, Output, Tool};
 /// traits) of `serde` and `schemars`; their expansions name those crates, so
 /// the plugin crate must depend on both.
 pub mod prelude {
+    pub use crate::artifacts;
     pub use crate::backend;
     pub use crate::checkpoint;
     pub use crate::log;
     pub use crate::progress;
     pub use crate::{
-        CheckpointInfo, Ctx, Entities, Entity, NameOrId, Output, Plan, Query, Resolved, Risk,
-        Target, Tool, ToolError, resolve,
+        ArtifactInfo, CheckpointInfo, Ctx, Entities, Entity, NameOrId, Output, Plan, Query,
+        Resolved, Risk, Target, Tool, ToolError, resolve,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

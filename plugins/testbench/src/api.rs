@@ -180,6 +180,17 @@ pub fn test(ctx: &Ctx, kind: TestKind, id: i64) -> Result<TestRow, ToolError> {
         .ok_or_else(|| ToolError::NotFound(format!("{} {id}", kind.noun())))
 }
 
+/// The longest wait `GET /api/_pace` grants one request, in milliseconds.
+pub const MAX_PACE_MS: u32 = 5_000;
+
+/// `GET /api/_pace?ms=N`: the backend answers after waiting `ms` (at most
+/// [`MAX_PACE_MS`]). Nothing but time: exploration runs pace their steps
+/// with it so a test can watch them.
+pub fn pace(ms: u32) -> Result<(), ToolError> {
+    backend::get(BACKEND, &format!("/api/_pace?ms={ms}"))?.ok()?;
+    Ok(())
+}
+
 /// `POST /api/scenarios`: a new API scenario in `project`.
 pub fn create_scenario(project: i64, name: &str, tags: &[String]) -> Result<TestRow, ToolError> {
     #[derive(Serialize)]

@@ -12,15 +12,24 @@
 //! person's review opens a human checkpoint on the host, and the person's
 //! decision is recorded on the execution ([`review`]).
 //!
+//! `explore_environments` is an exploration run (`run = { … }` in the
+//! manifest): a host worker runs it for as long as its budget allows, with
+//! GET requests only, and it keeps one candidate test plan per environment
+//! as an artifact ([`explore`], [`candidate`]). Called outside a run it
+//! fails: the host keeps artifacts only for runs.
+//!
 //! Rooms: [`api`] (the backend's rows and requests), [`catalog`] (entities),
-//! [`selection`], [`kind`] and [`review`] (pure: what runs where,
-//! questions, answers, checkpoints), and one module per group of tools.
+//! [`selection`], [`kind`], [`review`] and [`candidate`] (pure: what runs
+//! where, questions, answers, checkpoints, candidate plans), and one module
+//! per group of tools.
 
 mod api;
 mod by_tag;
+mod candidate;
 mod catalog;
 mod create;
 mod executions;
+mod explore;
 mod kind;
 mod listing;
 mod review;
@@ -103,6 +112,11 @@ fn tools() -> Vec<Tool> {
             "summarize_execution",
             "Summarizes an execution's outcome: passed and failed steps, in brief.",
             executions::summary,
+        )),
+        read(Tool::new(
+            "explore_environments",
+            "Exploration run: lists a project's environments and API scenarios, and keeps for each environment a candidate test plan (which scenarios would run there, in what order, why) as a JSON artifact; answers the artifacts. Only works as a run; pace_ms waits between steps.",
+            explore::explore,
         )),
     ]
 }

@@ -1,6 +1,7 @@
-//! The `/api` routes: the lists, creating scenarios, executions, and the
-//! hostile `_echo`. Every route is behind [`crate::guard`]; each handler
-//! reads [`Store`](crate::store::Store) under the lock and answers JSON.
+//! The `/api` routes: the lists, creating scenarios, executions, the
+//! hostile `_echo` and the test clock `_pace` ([`crate::pace`]). Every
+//! route is behind [`crate::guard`]; each handler reads
+//! [`Store`](crate::store::Store) under the lock and answers JSON.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -32,6 +33,7 @@ pub(crate) fn routes(handle: &Handle) -> Router<Handle> {
         .get("/api/executions/{executionId}/summary", summary)
         .post("/api/executions/{executionId}/disposition", disposition)
         .get("/api/_echo", echo)
+        .get("/api/_pace", crate::pace::pace)
         .into_router()
 }
 

@@ -29,12 +29,15 @@
 //!                                             200 the details, PASSED or INCONCLUSIVE;
 //!                                             409 {"error":"not waiting"} unless WAITING_HUMAN
 //! GET  /api/_echo                             {headers:{...}}, every request header
+//! GET  /api/_pace[?ms=N]                      {waited_ms:N}, after waiting N ms (at most 5000)
 //! GET  /_test/counters   POST /_test/reset   POST /_test/seed   POST /_test/leak {on}
 //! ```
 //!
 //! It is deliberately hostile in two opt-in ways the host must survive:
 //! leak mode ([`Handle::set_leak`]) returns every tenant's rows, and
-//! `GET /api/_echo` echoes request headers, the token included.
+//! `GET /api/_echo` echoes request headers, the token included. One
+//! route is a clock, not data: `GET /api/_pace` waits before it answers, so
+//! a test's exploration run lasts seconds while each request is counted.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -52,6 +55,7 @@ mod error;
 mod execution;
 mod guard;
 mod handle;
+mod pace;
 mod seed;
 mod store;
 mod test_api;

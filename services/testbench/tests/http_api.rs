@@ -1,7 +1,10 @@
 //! The `/api` routes over real HTTP: the token, the tenant predicate and
-//! leak mode, the filters, writes and their refusals, executions, `_echo`.
+//! leak mode, the filters, writes and their refusals, executions, `_echo`
+//! and `_pace`.
 
 mod support;
+
+use std::time::{Duration, Instant};
 
 use reqwest::Method;
 use serde_json::json;
@@ -257,4 +260,51 @@ async fn the_echo_route_echoes_every_header_including_the_token() {
         ),
         (json!("demo"), json!("one"))
     );
+}
+
+#[tokio::test]
+async fn the_pace_route_waits_what_it_is_asked_and_needs_the_token() {
+    let b = Backend::start(false).await;
+    let started = Instant::now();
+    assert_eq!(
+        b.get("demo", "/api/_pace?ms=150").await,
+        (200, json!({"waited_ms": 150}))
+    );
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    assert_eq!(
+        b.get("demo", "/api/_pace").await,
+        (200, json!({"waited_ms": 0}))
+    );
+    assert_eq!(b.get("demo", "/api/_pace?ms=soon").await.0, 400);
+    let started = Instant::now();
+    let bare = b
+        .raw(Method::GET, "/api/_pace?ms=5000")
+        .header("X-Tenant", "demo");
+    assert_eq!(send(bare).await.0, 401);
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "refused at once"
+    );
+    let counters = b.handle().counters();
+    assert_eq!(
+        (counters.requests_to("GET /api/_pace"), counters.writes),
+        (3, 0)
+    );
+}
+
+#[tokio::test]
+async fn a_pace_request_is_counted_while_it_still_waits() {
+    let b = Backend::start(false).await;
+    let waiting = tokio::spawn(send(b.api(Method::GET, "demo", "/api/_pace?ms=1500")));
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while b.handle().counters().requests_to("GET /api/_pace") == 0 {
+        assert!(Instant::now() < deadline, "the request was never counted");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!waiting.is_finished(), "counted before it answered");
+    // The wait holds no lock: other requests are served meanwhile.
+    assert_eq!(b.get("demo", "/api/projects").await.0, 200);
+    assert!(!waiting.is_finished());
+    let answer = waiting.await.expect("the request task ends");
+    assert_eq!(answer, (200, json!({"waited_ms": 1500})));
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use toolhost_backend::{Access, BackendError, Backends, Method, Request};
 
 use super::HostCallMeter;
+use super::exploration::Exploration;
 use super::resolver::Quiet;
 use crate::bindings::toolhost::plugin::backend as wit;
 
@@ -28,6 +29,7 @@ pub(crate) struct BackendCapability {
     tenant: String,
     meter: HostCallMeter,
     quiet: Quiet,
+    run: Option<Exploration>,
 }
 
 impl BackendCapability {
@@ -42,7 +44,15 @@ impl BackendCapability {
             tenant: tenant.into(),
             meter,
             quiet,
+            run: None,
         }
+    }
+
+    /// This capability inside exploration run `run`: exploration backends
+    /// only, safe methods only, every request and refusal written down.
+    pub(crate) fn in_run(mut self, run: Option<Exploration>) -> Self {
+        self.run = run;
+        self
     }
 }
 
@@ -54,6 +64,15 @@ fn method(m: wit::Method) -> Method {
         wit::Method::Put => Method::Put,
         wit::Method::Patch => Method::Patch,
         wit::Method::Delete => Method::Delete,
+    }
+}
+
+impl BackendCapability {
+    fn refused(&self, backend: &str, verb: Method, path: &str, why: &str) {
+        if let Some(run) = &self.run {
+            let what = if verb.is_safe() { "backend" } else { "method" };
+            run.refused(what, format!("{} {backend} {path}: {why}", verb.as_str()));
+        }
     }
 }
 
@@ -73,22 +92,46 @@ impl wit::Host for BackendCapability {
         req: wit::Request,
     ) -> wasmtime::Result<Result<wit::Response, wit::Error>> {
         self.meter.charge()?;
+        let (backend, verb, path) = (req.backend.clone(), method(req.method), req.path.clone());
         let Some(grant) = self.grant.clone() else {
+            self.refused(&backend, verb, &path, "the plugin declares no backends");
             return Ok(Err(wit::Error::NotDeclared(req.backend)));
         };
         let access = Access {
             declared: grant.declared,
             tenant: self.tenant.clone(),
-            safe_only: self.quiet.is_set(),
+            safe_only: self.quiet.is_set() || self.run.is_some(),
+            exploration: self.run.is_some(),
         };
         let request = Request {
             backend: req.backend,
-            method: method(req.method),
+            method: verb,
             path: req.path,
             headers: req.headers,
             body: req.body,
         };
-        Ok(match grant.backends.send(&access, request).await {
+        let started = std::time::Instant::now();
+        let sent = grant.backends.send(&access, request).await;
+        if let Some(run) = &self.run {
+            match &sent {
+                Ok(r) => {
+                    let bytes = r.body.len() as u64;
+                    run.sent(
+                        verb.as_str(),
+                        &backend,
+                        &path,
+                        r.status,
+                        bytes,
+                        started.elapsed(),
+                    );
+                }
+                Err(e @ (BackendError::Refused(_) | BackendError::NotDeclared(_))) => {
+                    self.refused(&backend, verb, &path, &e.to_string());
+                }
+                Err(_) => run.sent(verb.as_str(), &backend, &path, 0, 0, started.elapsed()),
+            }
+        }
+        Ok(match sent {
             Ok(r) => Ok(wit::Response {
                 status: r.status,
                 headers: r.headers,

@@ -5,12 +5,15 @@
 //! WASI p2 is linked too, because a Rust guest built with std imports it,
 //! but granted nothing: see `state::sandbox_wasi`.
 
+pub(crate) mod artifacts;
 pub(crate) mod backend;
 pub(crate) mod checkpoint;
+pub(crate) mod exploration;
 pub(crate) mod log;
 mod meter;
 pub(crate) mod progress;
 pub(crate) mod resolver;
+mod wasi_refusals;
 
 pub(crate) use meter::HostCallMeter;
 
@@ -44,6 +47,11 @@ impl HasData for HasCheckpoint {
     type Data<'a> = &'a mut checkpoint::CheckpointCapability;
 }
 
+struct HasArtifacts;
+impl HasData for HasArtifacts {
+    type Data<'a> = &'a mut artifacts::ArtifactsCapability;
+}
+
 struct HasTypes;
 impl HasData for HasTypes {
     type Data<'a> = &'a mut HostState;
@@ -53,11 +61,13 @@ impl wit::types::Host for HostState {}
 /// Links every host import into `l`.
 pub(crate) fn add_to_linker(l: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(l)?;
+    wasi_refusals::add_to_linker(l)?;
     wit::types::add_to_linker::<HostState, HasTypes>(l, |s| s)?;
     wit::log::add_to_linker::<HostState, HasLog>(l, |s| &mut s.log)?;
     wit::progress::add_to_linker::<HostState, HasProgress>(l, |s| &mut s.progress)?;
     wit::resolver::add_to_linker::<HostState, HasResolver>(l, |s| &mut s.resolver)?;
     wit::backend::add_to_linker::<HostState, HasBackend>(l, |s| &mut s.backend)?;
     wit::checkpoint::add_to_linker::<HostState, HasCheckpoint>(l, |s| &mut s.checkpoint)?;
+    wit::artifacts::add_to_linker::<HostState, HasArtifacts>(l, |s| &mut s.artifacts)?;
     Ok(())
 }

@@ -33,6 +33,11 @@ impl ProgressSink {
     pub fn new(f: impl Fn(ProgressReport) + Send + Sync + 'static) -> Self {
         Self(Arc::new(f))
     }
+
+    /// Hands `report` on (what the host relays of a run it follows).
+    pub fn report(&self, report: ProgressReport) {
+        (self.0)(report)
+    }
 }
 
 impl fmt::Debug for ProgressSink {

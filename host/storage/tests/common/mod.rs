@@ -171,5 +171,6 @@ pub fn event(call_id: &str, at_ms: u64) -> AuditEvent {
         error_code: None,
         duration: Duration::from_micros(1_234),
         gate_id: None,
+        receipt_sha256: None,
     }
 }

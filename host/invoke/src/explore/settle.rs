@@ -1,0 +1,247 @@
+//! A run's end: its receipt, the effects that settle it, and the audit row
+//! of the attempt that ended it. A receipt is written every time a run
+//! ends, whatever the way: answered, failed, timed out, cancelled (even
+//! before it started), or lost with every worker that took it.
+
+use std::time::{Duration, SystemTime};
+
+use toolhost_audit::{AuditEvent, Effect, Outcome as RowOutcome};
+use toolhost_runs::{
+    ArtifactRecord, AttemptRecord, ErrorRecord, FinishRun, HostRecord, Outcome, RECEIPT_VERSION,
+    Receipt, Run, RunEffect, RunState,
+};
+use toolhost_runtime::{KeptArtifact, RunLog, ToolOutput};
+use toolhost_types::{Digest, Principal};
+
+use crate::Toolhost;
+
+/// Why a re-run after a lost worker is safe: the receipt says so.
+const RERUN_NOTE: &str = "an earlier attempt's worker stopped renewing its lease and the run was \
+     taken over and run again from the start; runs are side-effect free (exploration backends \
+     only, reads only), so a re-run changes nothing; only the last attempt's requests are listed";
+
+/// Which host ran an attempt.
+#[derive(Debug, Clone)]
+pub(crate) struct HostInfo {
+    pub(crate) worker: String,
+    pub(crate) engine_sha256: String,
+}
+
+/// How an attempt ended, before it is written down.
+pub(crate) struct Ending {
+    pub(crate) state: RunState,
+    pub(crate) result: Result<ToolOutput, ErrorRecord>,
+    pub(crate) log: RunLog,
+    pub(crate) took: Duration,
+}
+
+impl Ending {
+    /// An ending with no answer and nothing done.
+    pub(crate) fn error(state: RunState, code: &str, message: String) -> Self {
+        Ending {
+            state,
+            result: Err(ErrorRecord {
+                code: code.into(),
+                message,
+            }),
+            log: RunLog::default(),
+            took: Duration::ZERO,
+        }
+    }
+}
+
+/// The receipt of `run` ending as `ending` at `now`: every field a person
+/// needs, strings the sandbox recorded passed through the host's scanner.
+fn receipt(host: &Toolhost, info: &HostInfo, run: &Run, ending: &Ending, now: i64) -> Receipt {
+    let redact = |s: &str| host.scanner.redact(s).into_owned();
+    let mut attempts: Vec<AttemptRecord> = (1..run.attempt)
+        .map(|n| AttemptRecord {
+            number: n,
+            worker: None,
+            ended: "lost".into(),
+        })
+        .collect();
+    if run.attempt > 0 {
+        let lost = ending.result.as_ref().is_err_and(|e| e.code == "RUN_LOST");
+        attempts.push(AttemptRecord {
+            number: run.attempt,
+            worker: (!lost).then(|| info.worker.clone()),
+            ended: if lost { "lost" } else { "finished" }.into(),
+        });
+    }
+    let outbound = ending
+        .log
+        .outbound
+        .iter()
+        .cloned()
+        .map(|mut o| {
+            o.path = redact(&o.path);
+            o
+        })
+        .collect();
+    let refused = ending
+        .log
+        .refused
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            r.detail = redact(&r.detail);
+            r
+        })
+        .collect();
+    let answer_sha256 = ending.result.as_ref().ok().map(|out| {
+        let text = toolhost_types::canonical_json(&out.structured);
+        Digest::of(text.as_bytes()).to_string()
+    });
+    Receipt {
+        receipt_version: RECEIPT_VERSION,
+        run_id: run.id.to_string(),
+        tenant: run.tenant.clone(),
+        principal: run.principal.clone(),
+        principal_kind: run.principal_kind.clone(),
+        client_id: run.client_id.clone(),
+        tool: run.spec.tool.clone(),
+        source: run.spec.source.clone(),
+        revision: run.spec.revision.clone(),
+        argument_digest: run.spec.argument_digest.clone(),
+        host: HostRecord {
+            version: env!("CARGO_PKG_VERSION").into(),
+            engine_sha256: info.engine_sha256.clone(),
+            worker: info.worker.clone(),
+        },
+        budget: run.spec.budget,
+        created_at_ms: run.created_at_ms,
+        started_at_ms: run.started_at_ms,
+        finished_at_ms: now,
+        cancel_requested_at_ms: run.cancel_requested_at_ms,
+        attempts,
+        state: ending.state.as_str().into(),
+        error: ending.result.as_ref().err().cloned(),
+        answer_sha256,
+        outbound,
+        refused,
+        artifacts: ending.log.artifacts.iter().map(artifact_record).collect(),
+        note: (run.attempt > 1).then(|| RERUN_NOTE.into()),
+    }
+}
+
+fn artifact_record(kept: &KeptArtifact) -> ArtifactRecord {
+    let a = &kept.new.artifact;
+    ArtifactRecord {
+        uri: a.id.uri(),
+        name: kept.name.clone(),
+        mime_type: a.mime_type.clone(),
+        sha256: a.sha256.to_string(),
+        size: a.size,
+    }
+}
+
+/// What callers are told of an ending.
+fn outcome(ending: &Ending) -> Outcome {
+    match &ending.result {
+        Ok(out) => Outcome::Answered {
+            structured: out.structured.clone(),
+            text: out.text.clone(),
+        },
+        Err(e) => Outcome::Error {
+            code: e.code.clone(),
+            message: e.message.clone(),
+        },
+    }
+}
+
+/// The effects and audit row that settle `run`, which ended as `ending`
+/// under `lease_token`: the run's terminal state with its receipt, its
+/// artifacts, and the row of its last attempt (linking the receipt).
+pub(crate) fn settle(
+    host: &Toolhost,
+    info: &HostInfo,
+    run: &Run,
+    lease_token: Option<&str>,
+    ending: &Ending,
+    now: i64,
+) -> (AuditEvent, Vec<Effect>) {
+    let (text, digest) = receipt(host, info, run, ending, now).seal();
+    let finish = FinishRun {
+        id: run.id.clone(),
+        lease_token: lease_token.map(str::to_owned),
+        attempt: run.attempt,
+        state: ending.state,
+        finished_at_ms: now,
+        outcome: outcome(ending),
+        receipt: text,
+        receipt_sha256: digest.to_string(),
+    };
+    let mut effects: Vec<Effect> = ending
+        .log
+        .artifacts
+        .iter()
+        .map(|k| Effect::StoreArtifact(k.new.clone()))
+        .collect();
+    effects.push(Effect::Run(RunEffect::Finish(Box::new(finish))));
+    let code = ending.result.as_ref().err().map(|e| e.code.clone());
+    let mut event = attempt_event(run, ending.took, code);
+    event.receipt_sha256 = Some(digest.to_string());
+    (event, effects)
+}
+
+/// The audit row of one attempt of `run`.
+pub(crate) fn attempt_event(run: &Run, took: Duration, error_code: Option<String>) -> AuditEvent {
+    let revision = &run.spec.revision;
+    AuditEvent {
+        call_id: toolhost_types::CallId::new().to_string(),
+        at: SystemTime::now(),
+        principal: run.principal.clone(),
+        tenant: run.tenant.clone(),
+        client_id: Some(run.client_id.clone()),
+        tool: run.spec.tool.clone(),
+        plugin: Some(revision.plugin.clone()),
+        catalog_version: revision.catalog_version.clone(),
+        plugin_digest: revision.component_sha256.parse().ok(),
+        argument_digest: run
+            .spec
+            .argument_digest
+            .parse()
+            .unwrap_or_else(|_| Digest::of(b"")),
+        outcome: match error_code {
+            None => RowOutcome::Executed,
+            Some(_) => RowOutcome::Error,
+        },
+        error_code,
+        duration: took,
+        gate_id: None,
+        receipt_sha256: None,
+    }
+}
+
+/// The settlement of a queued run cancelled by `who` before any worker
+/// claimed it (written with the cancelling call's row).
+pub(crate) fn cancelled_before_start(
+    host: &Toolhost,
+    run: &Run,
+    who: &Principal,
+    now: i64,
+) -> FinishRun {
+    let info = HostInfo {
+        worker: "(none: cancelled before it started)".into(),
+        engine_sha256: String::new(),
+    };
+    let ending = Ending::error(
+        RunState::Cancelled,
+        "CANCELLED",
+        format!("cancelled by {} before it started", who.subject),
+    );
+    let mut run = run.clone();
+    run.cancel_requested_at_ms = Some(now);
+    let (text, digest) = receipt(host, &info, &run, &ending, now).seal();
+    FinishRun {
+        id: run.id.clone(),
+        lease_token: None,
+        attempt: 0,
+        state: RunState::Cancelled,
+        finished_at_ms: now,
+        outcome: outcome(&ending),
+        receipt: text,
+        receipt_sha256: digest.to_string(),
+    }
+}

@@ -1,0 +1,299 @@
+//! The exploration host tools, for every client in both eras:
+//! `start_exploration`, `get_exploration_result`, `cancel_exploration`
+//! and `list_explorations`. Each is bound to the caller: a run is seen and
+//! cancelled by the one who started it (or the tenant's admins); anyone
+//! else is told it does not exist.
+
+use serde_json::{Value, json};
+use toolhost_audit::Effect;
+use toolhost_runs::{RunEffect, RunState};
+use toolhost_runtime::{ToolOutput, ToolSpec};
+use toolhost_types::Principal;
+
+use super::{settle, snapshot};
+use crate::tool::{host_spec, invalid};
+use crate::{HostEffectsFuture, HostTool, HostToolFuture, InvokeError, Tool, Toolhost};
+
+/// Starting, reading and cancelling one's own runs needs this permission
+/// (and, to start one, the permission of the tool it runs).
+pub const RUN_PERMISSION: &str = "explorations:run";
+
+/// The most runs one listing returns.
+const MAX_LISTED: u32 = 100;
+
+/// The longest `get_exploration_result` waits for a run to end.
+const MAX_WAIT_SECONDS: u64 = 30;
+
+fn run_id_arg(args: &Value) -> Result<&str, InvokeError> {
+    args.get("run_id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid("run_id (a string, run_…) is required"))
+}
+
+fn answer(run: &toolhost_runs::Run, text: String) -> ToolOutput {
+    ToolOutput {
+        structured: snapshot(run),
+        text: Some(text),
+    }
+}
+
+fn only_on_host<'a>() -> HostToolFuture<'a> {
+    Box::pin(async { Err(invalid("this tool runs only on the host's call path")) })
+}
+
+/// `start_exploration(tool, arguments)`: queues a run of any catalog tool
+/// the caller may call, in the exploration sandbox.
+pub struct StartExploration(ToolSpec);
+
+impl Default for StartExploration {
+    fn default() -> Self {
+        Self(host_spec(
+            "start_exploration",
+            "Start an exploration run",
+            "Runs a tool as an exploration run: queued durably, executed by a worker in a sandbox that reaches only exploration backends and only reads, bounded in time, output and artifacts, cancellable, and ending with a receipt. Answers at once with the run; follow it with get_exploration_result.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "tool": {"type": "string", "description": "The tool to run (any tool you may call)."},
+                    "arguments": {"type": "object", "description": "Its arguments."}
+                },
+                "required": ["tool"],
+                "additionalProperties": false
+            }),
+            RUN_PERMISSION,
+            true,
+        ))
+    }
+}
+
+impl HostTool for StartExploration {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn call<'a>(&'a self, _: &'a Principal, _: &'a Value) -> HostToolFuture<'a> {
+        only_on_host()
+    }
+    fn call_on<'a>(
+        &'a self,
+        host: &'a Toolhost,
+        who: &'a Principal,
+        args: &'a Value,
+    ) -> HostEffectsFuture<'a> {
+        Box::pin(async move {
+            let name = args
+                .get("tool")
+                .and_then(Value::as_str)
+                .ok_or_else(|| invalid("tool (a string) is required"))?;
+            let arguments = args.get("arguments").cloned().unwrap_or_else(|| json!({}));
+            let tool = match host.tool(name) {
+                Some(Tool::Plugin(t)) => t,
+                Some(Tool::Host(_)) => {
+                    return Err(invalid(format!(
+                        "{name} is a host tool: only plugin tools run as explorations"
+                    )));
+                }
+                None => {
+                    return Err(InvokeError::ToolNotFound {
+                        tool: name.to_owned(),
+                    });
+                }
+            };
+            host.start_run(who, &tool, &arguments).await
+        })
+    }
+}
+
+/// `get_exploration_result(run_id, wait_seconds?)`: the run, with its
+/// outcome, receipt digest and artifacts once it is over.
+pub struct GetExplorationResult(ToolSpec);
+
+impl Default for GetExplorationResult {
+    fn default() -> Self {
+        Self(host_spec(
+            "get_exploration_result",
+            "Get an exploration run",
+            "An exploration run you started: its state and progress; once it is over, its outcome, the SHA-256 of its receipt and its artifacts (read them with resources/read). wait_seconds (at most 30) waits for the run to end first.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "run_id": {"type": "string"},
+                    "wait_seconds": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECONDS}
+                },
+                "required": ["run_id"],
+                "additionalProperties": false
+            }),
+            RUN_PERMISSION,
+            false,
+        ))
+    }
+}
+
+impl HostTool for GetExplorationResult {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn call<'a>(&'a self, _: &'a Principal, _: &'a Value) -> HostToolFuture<'a> {
+        only_on_host()
+    }
+    fn call_on<'a>(
+        &'a self,
+        host: &'a Toolhost,
+        who: &'a Principal,
+        args: &'a Value,
+    ) -> HostEffectsFuture<'a> {
+        Box::pin(async move {
+            let id = run_id_arg(args)?;
+            let wait = args
+                .get("wait_seconds")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            let wait = std::time::Duration::from_secs(wait.min(MAX_WAIT_SECONDS));
+            let mut run = host.visible_run(who, id).await?;
+            let until = tokio::time::Instant::now() + wait;
+            while !run.state.is_terminal() && tokio::time::Instant::now() < until {
+                tokio::time::sleep(super::follow::POLL).await;
+                run = host.visible_run(who, id).await?;
+            }
+            let text = match &run.receipt_sha256 {
+                Some(sha) => format!("Run {id} is {}; receipt sha256 {sha}.", run.state),
+                None => format!("Run {id} is {}.", run.state),
+            };
+            Ok((answer(&run, text), Vec::new()))
+        })
+    }
+}
+
+/// `cancel_exploration(run_id)`: stops a run. A queued run is cancelled at
+/// once (its receipt is written with this call's row); a running one stops
+/// at its guest's next epoch tick, on whichever replica runs it. A run
+/// that is over is answered as it is.
+pub struct CancelExploration(ToolSpec);
+
+impl Default for CancelExploration {
+    fn default() -> Self {
+        Self(host_spec(
+            "cancel_exploration",
+            "Cancel an exploration run",
+            "Stops an exploration run you started: a queued one at once, a running one at its next epoch tick. Cancelling a run that is over changes nothing.",
+            json!({
+                "type": "object",
+                "properties": {"run_id": {"type": "string"}},
+                "required": ["run_id"],
+                "additionalProperties": false
+            }),
+            RUN_PERMISSION,
+            true,
+        ))
+    }
+}
+
+impl HostTool for CancelExploration {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn call<'a>(&'a self, _: &'a Principal, _: &'a Value) -> HostToolFuture<'a> {
+        only_on_host()
+    }
+    fn call_on<'a>(
+        &'a self,
+        host: &'a Toolhost,
+        who: &'a Principal,
+        args: &'a Value,
+    ) -> HostEffectsFuture<'a> {
+        Box::pin(async move {
+            let id = run_id_arg(args)?;
+            let run = host.visible_run(who, id).await?;
+            let now = host.gate_policy.now_ms();
+            let store = &host.runs()?.store;
+            let run = match run.state {
+                RunState::Queued => {
+                    let finish = settle::cancelled_before_start(host, &run, who, now);
+                    let mut settled = run.clone();
+                    settled.state = RunState::Cancelled;
+                    settled.finished_at_ms = Some(now);
+                    settled.outcome = Some(finish.outcome.clone());
+                    settled.receipt = Some(finish.receipt.clone());
+                    settled.receipt_sha256 = Some(finish.receipt_sha256.clone());
+                    let text = format!("Run {id} was cancelled before it started.");
+                    let effect = Effect::Run(RunEffect::Finish(Box::new(finish)));
+                    return Ok((answer(&settled, text), vec![effect]));
+                }
+                s if s.is_terminal() => run,
+                _ => store
+                    .request_cancel(&run.tenant, &run.id, now)
+                    .await
+                    .map_err(InvokeError::Runs)?
+                    .unwrap_or(run),
+            };
+            let text = format!("Run {id} is {}.", run.state);
+            Ok((answer(&run, text), Vec::new()))
+        })
+    }
+}
+
+/// `list_explorations(limit?)`: the caller's runs, newest first (a tenant
+/// admin sees the tenant's).
+pub struct ListExplorations(ToolSpec);
+
+impl Default for ListExplorations {
+    fn default() -> Self {
+        Self(host_spec(
+            "list_explorations",
+            "List exploration runs",
+            "Your exploration runs, newest first (a tenant admin sees the tenant's).",
+            json!({
+                "type": "object",
+                "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_LISTED}},
+                "additionalProperties": false
+            }),
+            RUN_PERMISSION,
+            false,
+        ))
+    }
+}
+
+impl HostTool for ListExplorations {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn call<'a>(&'a self, _: &'a Principal, _: &'a Value) -> HostToolFuture<'a> {
+        only_on_host()
+    }
+    fn call_on<'a>(
+        &'a self,
+        host: &'a Toolhost,
+        who: &'a Principal,
+        args: &'a Value,
+    ) -> HostEffectsFuture<'a> {
+        Box::pin(async move {
+            let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(20);
+            let limit = u32::try_from(limit.min(u64::from(MAX_LISTED))).unwrap_or(MAX_LISTED);
+            let principal = if host.is_tenant_admin(who).await? {
+                None
+            } else {
+                Some(who.subject.as_str())
+            };
+            let runs = host
+                .runs()?
+                .store
+                .runs(&who.tenant, principal, limit)
+                .await
+                .map_err(InvokeError::Runs)?;
+            let text = runs
+                .iter()
+                .map(|r| format!("{} {} {}", r.id, r.state, r.spec.tool))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let listed: Vec<Value> = runs.iter().map(snapshot).collect();
+            let out = ToolOutput {
+                structured: json!({"runs": listed}),
+                text: Some(if text.is_empty() {
+                    "No runs.".into()
+                } else {
+                    text
+                }),
+            };
+            Ok((out, Vec::new()))
+        })
+    }
+}

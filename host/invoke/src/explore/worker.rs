@@ -1,0 +1,402 @@
+//! [`RunWorker`]: claims queued runs from the shared store and executes
+//! them in the exploration sandbox, a few at a time, on any replica.
+//!
+//! One attempt, in order: write the rows of earlier attempts whose worker
+//! died; load the revision the run pinned; list the entities it resolves
+//! and run the tool in a sandbox that reaches only exploration backends,
+//! reads only, and may keep artifacts; meanwhile renew the lease every
+//! second (a lost lease stops the guest and writes nothing; a cancel
+//! request stops it at its next epoch tick); settle the run with its
+//! receipt and the attempt's audit row.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use toolhost_audit::Effect;
+use toolhost_catalog::LoadedPlugin;
+use toolhost_runs::{Claim, ErrorRecord, Progress, Run, RunEffect, RunSource, RunState};
+use toolhost_runtime::{
+    CallContext, CallError, Exploration, ProgressSink, Reply, RunLog, Snapshots,
+};
+
+use super::settle::{Ending, HostInfo, attempt_event, settle};
+use crate::Toolhost;
+
+/// The longest between two heartbeats of a running run: how stale its
+/// stored progress may be, and how late a cancel request is heard.
+const BEAT: Duration = Duration::from_secs(1);
+
+/// How a worker runs.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// This worker's id (in leases and receipts): host and process.
+    pub id: String,
+    /// Runs executed at once.
+    pub slots: usize,
+    /// How long a claim holds without a heartbeat.
+    pub lease: Duration,
+    /// How often the queue is read when nothing woke the worker.
+    pub poll: Duration,
+    /// SHA-256 of the sandbox engine's configuration (for receipts).
+    pub engine_sha256: String,
+}
+
+/// Executes queued runs until stopped.
+pub struct RunWorker {
+    host: Arc<Toolhost>,
+    config: WorkerConfig,
+}
+
+/// Why an attempt stopped before its guest answered.
+enum Interrupt {
+    Cancelled,
+    LeaseLost,
+}
+
+impl RunWorker {
+    /// A worker executing `host`'s runs.
+    pub fn new(host: Arc<Toolhost>, config: WorkerConfig) -> Self {
+        Self { host, config }
+    }
+
+    /// Claims and executes runs until `stop`; then waits for the runs it
+    /// holds to settle (or, stopped hard, leaves them to be taken over).
+    pub async fn run(self, stop: CancellationToken) {
+        let Ok(runs) = self.host.runs().cloned() else {
+            tracing::error!("run worker: no run store is configured");
+            return;
+        };
+        let slots = Arc::new(Semaphore::new(self.config.slots.max(1)));
+        let this = Arc::new(self);
+        let mut last_reap = Instant::now() - this.config.lease;
+        loop {
+            let permit = tokio::select! {
+                p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+                () = stop.cancelled() => break,
+            };
+            if last_reap.elapsed() >= this.config.lease {
+                this.reap().await;
+                last_reap = Instant::now();
+            }
+            let now = this.host.gate_policy.now_ms();
+            let lease_ms = millis(this.config.lease);
+            match runs.store.claim(&this.config.id, lease_ms, now).await {
+                Ok(Some(claim)) => {
+                    let worker = this.clone();
+                    tokio::spawn(async move {
+                        worker.attempt(claim).await;
+                        drop(permit);
+                    });
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "run worker: claiming a run"),
+            }
+            drop(permit);
+            tokio::select! {
+                () = runs.wake.notified() => {}
+                () = tokio::time::sleep(this.config.poll) => {}
+                () = stop.cancelled() => break,
+            }
+        }
+        // Runs still in flight are left to their leases: another worker
+        // takes each over once it expires.
+    }
+
+    fn info(&self) -> HostInfo {
+        HostInfo {
+            worker: self.config.id.clone(),
+            engine_sha256: self.config.engine_sha256.clone(),
+        }
+    }
+
+    /// Settles runs whose every attempt was lost: `failed`, `RUN_LOST`.
+    async fn reap(&self) {
+        let Ok(runs) = self.host.runs() else { return };
+        let now = self.host.gate_policy.now_ms();
+        let exhausted = match runs.store.exhausted(now).await {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(error = %e, "run worker: listing lost runs");
+                return;
+            }
+        };
+        for claim in exhausted {
+            let ending = Ending::error(
+                RunState::Failed,
+                "RUN_LOST",
+                format!(
+                    "every one of the run's {} attempts lost its worker",
+                    claim.run.attempt
+                ),
+            );
+            self.write(&claim.run, Some(&claim.lease_token), &ending)
+                .await;
+        }
+    }
+
+    /// One attempt of a claimed run, settled unless its lease is lost.
+    async fn attempt(&self, claim: Claim) {
+        let Claim { run, lease_token } = claim;
+        if !self.audit_lost_attempts(&run, &lease_token).await {
+            return;
+        }
+        let ending = match self.execute(&run, &lease_token).await {
+            Some(e) => e,
+            None => {
+                tracing::warn!(run = %run.id, "run worker: the lease was taken over; this attempt writes nothing");
+                return;
+            }
+        };
+        self.write(&run, Some(&lease_token), &ending).await;
+    }
+
+    async fn write(&self, run: &Run, lease_token: Option<&str>, ending: &Ending) {
+        let now = self.host.gate_policy.now_ms();
+        let (event, effects) = settle(&self.host, &self.info(), run, lease_token, ending, now);
+        match self.host.audit.record_with(&event, &effects).await {
+            Ok(()) => {
+                tracing::info!(run = %run.id, state = %ending.state, attempt = run.attempt, "run settled")
+            }
+            Err(e) => {
+                tracing::warn!(run = %run.id, error = %e, "run worker: settling the run (its lease may have been taken over)")
+            }
+        }
+    }
+
+    /// Writes one row per earlier attempt whose worker died unrecorded.
+    /// False: the lease is already gone.
+    async fn audit_lost_attempts(&self, run: &Run, token: &str) -> bool {
+        for n in run.audited_attempts + 1..run.attempt {
+            let event = attempt_event(run, Duration::ZERO, Some("RUN_ATTEMPT_LOST".into()));
+            let effect = Effect::Run(RunEffect::AttemptLost {
+                id: run.id.clone(),
+                lease_token: token.to_owned(),
+                attempt: n,
+            });
+            if let Err(e) = self.host.audit.record_with(&event, &[effect]).await {
+                tracing::warn!(run = %run.id, error = %e, "run worker: recording a lost attempt");
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Runs the attempt; `None` when the lease was lost meanwhile.
+    async fn execute(&self, run: &Run, token: &str) -> Option<Ending> {
+        if run.state == RunState::Cancelling || run.cancel_requested_at_ms.is_some() {
+            return Some(Ending::error(
+                RunState::Cancelled,
+                "CANCELLED",
+                "cancelled before this attempt started".into(),
+            ));
+        }
+        let now = self.host.gate_policy.now_ms();
+        let remaining = run
+            .deadline_at_ms
+            .map_or(run.spec.budget.call.timeout, |d| {
+                Duration::from_millis(u64::try_from(d - now).unwrap_or(0))
+            });
+        if remaining.is_zero() {
+            return Some(Ending::error(
+                RunState::TimedOut,
+                "TIMEOUT",
+                format!("the run's {:?} ran out", run.spec.budget.call.timeout),
+            ));
+        }
+        let plugin = match self.plugin_for(run).await {
+            Ok(p) => p,
+            Err(why) => {
+                return Some(Ending::error(RunState::Failed, "REVISION_UNAVAILABLE", why));
+            }
+        };
+        let log = Arc::new(Mutex::new(RunLog::default()));
+        let progress: Arc<Mutex<Option<Progress>>> = Arc::default();
+        let started = Instant::now();
+        let attempt = self.guest(run, &plugin, remaining, log.clone(), progress.clone());
+        let watch = self.watch(run, token, progress);
+        let result = tokio::select! {
+            r = attempt => Ok(r),
+            i = watch => Err(i),
+        };
+        let log = std::mem::take(&mut *log.lock().unwrap_or_else(|p| p.into_inner()));
+        let took = started.elapsed();
+        let ending = |state, result| Ending {
+            state,
+            result,
+            log,
+            took,
+        };
+        let error = |code: &str, message: String| ErrorRecord {
+            code: code.into(),
+            message,
+        };
+        Some(match result {
+            Err(Interrupt::LeaseLost) => return None,
+            Err(Interrupt::Cancelled) => ending(
+                RunState::Cancelled,
+                Err(error("CANCELLED", "cancelled while it ran".into())),
+            ),
+            Ok(Ok(Reply::Output(out))) => match self.host.scanner.find(&out.structured.to_string())
+            {
+                Some(f) => ending(
+                    RunState::Failed,
+                    Err(error(
+                        "SECRET_EXPOSURE",
+                        format!("the answer held a {}: withheld", f.kind),
+                    )),
+                ),
+                None => ending(RunState::Succeeded, Ok(out)),
+            },
+            Ok(Ok(Reply::Clarify(c))) => ending(
+                RunState::Failed,
+                Err(error(
+                    "NEEDS_CLARIFICATION",
+                    format!("a run cannot ask a person: {}", c.ask_user),
+                )),
+            ),
+            Ok(Err(e @ CallError::Timeout { .. })) => {
+                ending(RunState::TimedOut, Err(error(e.code(), e.to_string())))
+            }
+            Ok(Err(e)) => ending(RunState::Failed, Err(error(e.code(), e.to_string()))),
+        })
+    }
+
+    /// The tool's call in the exploration sandbox, with the entities it
+    /// resolves listed there first (never from the shared cache: those
+    /// came from production backends).
+    async fn guest(
+        &self,
+        run: &Run,
+        plugin: &LoadedPlugin,
+        remaining: Duration,
+        log: Arc<Mutex<RunLog>>,
+        progress: Arc<Mutex<Option<Progress>>>,
+    ) -> Result<Reply, CallError> {
+        let runs = self.host.runs().map_err(|_| CallError::Internal)?;
+        let budget = run.spec.budget;
+        let exploration = Exploration {
+            run_id: run.id.to_string(),
+            tool: run.spec.tool.clone(),
+            client_id: run.client_id.clone(),
+            max_artifacts: budget.artifacts,
+            max_artifact_bytes: budget.artifact_bytes.as_u64(),
+            artifact_ttl_ms: millis(runs.artifact_ttl),
+            scanner: self.host.scanner.clone(),
+            log,
+        };
+        let mut call_budget = budget.call;
+        call_budget.timeout = remaining;
+        let base = CallContext::new(&run.tenant, &run.principal)
+            .with_backends(self.host.grant(plugin))
+            .in_run(exploration);
+        let section = plugin
+            .manifest
+            .tools
+            .iter()
+            .find(|(n, _)| n.as_str() == run.spec.tool);
+        let mut snapshots = Snapshots::new();
+        for kind in section.map(|(_, s)| s.resolves.clone()).unwrap_or_default() {
+            let rows = self
+                .host
+                .runtime
+                .snapshot(&plugin.plugin, &base, &kind, &plugin.budget)
+                .await?;
+            let name = plugin.manifest.plugin.name.as_str();
+            snapshots.insert(
+                kind.clone(),
+                crate::snapshots::floor(rows, &run.tenant, name, &kind),
+            );
+        }
+        let sink = ProgressSink::new(move |r| {
+            *progress.lock().unwrap_or_else(|p| p.into_inner()) = Some(Progress {
+                progress: r.progress,
+                total: r.total,
+                message: r.message,
+            });
+        });
+        let ctx = base
+            .with_snapshots(Arc::new(snapshots))
+            .with_progress(Some(sink));
+        let args = run.spec.arguments.to_string();
+        self.host
+            .runtime
+            .call(&plugin.plugin, &ctx, &run.spec.tool, &args, &call_budget)
+            .await
+    }
+
+    /// Renews the lease every second (at most a third of it), storing the
+    /// latest progress and learning of a cancel request; ends only when the
+    /// lease is lost or a cancel is asked for.
+    async fn watch(
+        &self,
+        run: &Run,
+        token: &str,
+        progress: Arc<Mutex<Option<Progress>>>,
+    ) -> Interrupt {
+        let Ok(runs) = self.host.runs() else {
+            return Interrupt::LeaseLost;
+        };
+        let every = (self.config.lease / 3).min(BEAT);
+        loop {
+            tokio::time::sleep(every).await;
+            let until = self.host.gate_policy.now_ms() + millis(self.config.lease);
+            let latest = progress.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            match runs
+                .store
+                .heartbeat(&run.id, token, until, latest.as_ref())
+                .await
+            {
+                Ok(Some(beat)) if beat.cancel_requested => return Interrupt::Cancelled,
+                Ok(Some(_)) => {}
+                Ok(None) => return Interrupt::LeaseLost,
+                // The store is away: keep going until the lease would be
+                // lost anyway (the next beat decides).
+                Err(e) => tracing::warn!(run = %run.id, error = %e, "run worker: heartbeat"),
+            }
+        }
+    }
+
+    /// The plugin revision the run pinned: the served one if it still is,
+    /// else loaded from the store by its revision id.
+    async fn plugin_for(&self, run: &Run) -> Result<Arc<LoadedPlugin>, String> {
+        let wanted = &run.spec.revision;
+        if run.spec.source == RunSource::Active {
+            let served = self.host.catalog();
+            let hit = served.plugins_arc().find(|p| {
+                p.manifest.plugin.name.as_str() == wanted.plugin
+                    && p.plugin.digest().to_string() == wanted.component_sha256
+            });
+            if let Some(p) = hit {
+                return Ok(p);
+            }
+        }
+        let id = match (&run.spec.source, &wanted.id) {
+            (RunSource::Candidate { revision }, _) => revision.clone(),
+            (RunSource::Active, Some(id)) => id.clone(),
+            (RunSource::Active, None) => {
+                return Err(format!(
+                    "plugin {} {} is no longer served and was not loaded from the store",
+                    wanted.plugin, wanted.version
+                ));
+            }
+        };
+        let live = self
+            .host
+            .runs()
+            .ok()
+            .and_then(|r| r.catalog.clone())
+            .ok_or("no catalog store to load the revision from")?;
+        let (_, loaded) = live.load_revision(&id).await?;
+        if loaded.plugin.digest().to_string() != wanted.component_sha256 {
+            return Err(format!("revision {id} is not the component the run pinned"));
+        }
+        Ok(loaded)
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}

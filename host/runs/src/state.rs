@@ -1,0 +1,80 @@
+//! A run's states.
+
+/// Where a run is. Stored as the lowercase name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RunState {
+    /// Waiting for a worker.
+    Queued,
+    /// A worker holds its lease and runs it.
+    Running,
+    /// Running, and someone asked for it to stop: its worker interrupts
+    /// the guest at the next epoch tick and settles it `cancelled`.
+    Cancelling,
+    /// The tool answered.
+    Succeeded,
+    /// The tool failed, broke a bound, or the host gave up on it.
+    Failed,
+    /// Stopped on request (before or while running).
+    Cancelled,
+    /// Its time budget ran out.
+    TimedOut,
+}
+
+impl RunState {
+    const ALL: [RunState; 7] = [
+        RunState::Queued,
+        RunState::Running,
+        RunState::Cancelling,
+        RunState::Succeeded,
+        RunState::Failed,
+        RunState::Cancelled,
+        RunState::TimedOut,
+    ];
+
+    /// The stored name, e.g. `timed_out`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RunState::Queued => "queued",
+            RunState::Running => "running",
+            RunState::Cancelling => "cancelling",
+            RunState::Succeeded => "succeeded",
+            RunState::Failed => "failed",
+            RunState::Cancelled => "cancelled",
+            RunState::TimedOut => "timed_out",
+        }
+    }
+
+    /// The state named `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+
+    /// Whether the run is over: terminal states never change again.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            RunState::Succeeded | RunState::Failed | RunState::Cancelled | RunState::TimedOut
+        )
+    }
+}
+
+impl std::fmt::Display for RunState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_state_parses_back_and_four_are_terminal() {
+        for s in RunState::ALL {
+            assert_eq!(RunState::parse(s.as_str()), Some(s));
+        }
+        let terminal = RunState::ALL.iter().filter(|s| s.is_terminal()).count();
+        assert_eq!(terminal, 4);
+        assert_eq!(RunState::parse("done"), None);
+    }
+}

@@ -1,0 +1,210 @@
+//! Exploration runs outside MCP: the workers every replica (and `toolhost
+//! worker`) runs, and the operator's `toolhost runs …` commands on the
+//! store (`list`, `show`, `cancel`, `receipt`: it prints a run's receipt
+//! and checks its digest).
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Subcommand;
+use tokio_util::sync::CancellationToken;
+use toolhost_invoke::{RunWorker, RunsConfig, Toolhost, WorkerConfig};
+use toolhost_runs::{Receipt, RunId, RunStore};
+use toolhost_storage::Store;
+
+use crate::admin::{StoreArg, open};
+use crate::config::Config;
+
+/// How often an idle worker reads the queue: on SQLite (one host) a run
+/// queued here wakes it at once; this covers runs queued by the CLI or
+/// another process. With PostgreSQL NOTIFY, a lost notification.
+const POLL: Duration = Duration::from_secs(2);
+
+/// This process's worker id: host name, process id, and what it serves.
+pub(crate) fn worker_id(listen: SocketAddr, worker_only: bool) -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into());
+    let role = if worker_only {
+        "worker".to_owned()
+    } else {
+        listen.to_string()
+    };
+    format!("{host}/{}/{role}", std::process::id())
+}
+
+/// Starts this process's run workers (none when `run_workers` is 0), and
+/// on PostgreSQL a listener that wakes them when any replica queues a run.
+pub(crate) fn spawn_workers(
+    config: &Config,
+    host: &Arc<Toolhost>,
+    store: &Arc<Store>,
+    runs: &RunsConfig,
+    id: String,
+    engine_sha256: String,
+    stop: CancellationToken,
+) {
+    if config.run_workers == 0 {
+        return;
+    }
+    let worker = RunWorker::new(
+        host.clone(),
+        WorkerConfig {
+            id,
+            slots: config.run_workers,
+            lease: config.run_lease,
+            poll: POLL,
+            engine_sha256,
+        },
+    );
+    tokio::spawn(worker.run(stop.clone()));
+    let (store, wake) = (store.clone(), runs.wake.clone());
+    tokio::spawn(async move {
+        let mut listener = match store.listen_runs().await {
+            Ok(Some(l)) => l,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "not listening for queued runs; polling");
+                return;
+            }
+        };
+        loop {
+            tokio::select! {
+                heard = listener.queued() => match heard {
+                    Ok(_) => wake.notify_waiters(),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "run notifications failed; polling");
+                        return;
+                    }
+                },
+                () = stop.cancelled() => return,
+            }
+        }
+    });
+}
+
+/// `toolhost runs …`
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// A tenant's newest runs: id, state, tool, principal, attempt.
+    List {
+        /// The tenant.
+        #[arg(long, default_value = "demo")]
+        tenant: String,
+        /// How many.
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// One run, as JSON.
+    Show {
+        /// The run's id (`run_…`).
+        id: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Asks a run to stop: a running run stops at its guest's next epoch
+    /// tick, on whichever replica runs it; a queued one is settled
+    /// `cancelled` by the next worker that picks it up.
+    Cancel {
+        /// The run's id.
+        id: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Prints a finished run's receipt and checks it against the digest
+    /// the run recorded (exit 1 if it does not match).
+    Receipt {
+        /// The run's id.
+        id: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
+/// Runs a `runs` command.
+pub async fn runs(command: RunsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        RunsCommand::List {
+            tenant,
+            limit,
+            store,
+        } => {
+            let store = open(&store).await?;
+            for r in store.runs(&tenant, None, limit).await? {
+                println!(
+                    "{} {} {} {} attempt {}",
+                    r.id, r.state, r.spec.tool, r.principal, r.attempt
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        RunsCommand::Show { id, store } => {
+            let (store, id) = (open(&store).await?, parse(&id)?);
+            let run = found(&store, &id).await?;
+            let shown = serde_json::json!({
+                "run_id": run.id.as_str(), "tenant": run.tenant, "principal": run.principal,
+                "tool": run.spec.tool, "state": run.state.as_str(), "attempt": run.attempt,
+                "created_at_ms": run.created_at_ms, "started_at_ms": run.started_at_ms,
+                "finished_at_ms": run.finished_at_ms, "progress": run.progress,
+                "outcome": run.outcome, "receipt_sha256": run.receipt_sha256,
+            });
+            println!("{}", serde_json::to_string_pretty(&shown)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        RunsCommand::Cancel { id, store } => {
+            let (store, id) = (open(&store).await?, parse(&id)?);
+            let run = found(&store, &id).await?;
+            let now = toolhost_invoke::millis(std::time::SystemTime::now());
+            let run = store
+                .request_cancel(&run.tenant, &id, now)
+                .await?
+                .context("the run vanished")?;
+            println!("{} {}", run.id, run.state);
+            Ok(ExitCode::SUCCESS)
+        }
+        RunsCommand::Receipt { id, store } => {
+            let (store, id) = (open(&store).await?, parse(&id)?);
+            let run = found(&store, &id).await?;
+            let (Some(text), Some(sha)) = (&run.receipt, &run.receipt_sha256) else {
+                eprintln!("run {id} is {}: it has no receipt yet", run.state);
+                return Ok(ExitCode::FAILURE);
+            };
+            match Receipt::verify(text, sha) {
+                Ok(receipt) => {
+                    let linked = store.audit_rows_with_receipt(sha).await?;
+                    println!("{}", serde_json::to_string_pretty(&receipt)?);
+                    println!(
+                        "ok: receipt sha256 {sha} verified; linked from {linked} audit row(s)"
+                    );
+                    Ok(if linked == 1 {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    })
+                }
+                Err(e) => {
+                    eprintln!("receipt of run {id} does not verify: {e}");
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+    }
+}
+
+fn parse(id: &str) -> anyhow::Result<RunId> {
+    RunId::parse(id).with_context(|| format!("{id:?} is not a run id (run_ and 32 hex digits)"))
+}
+
+async fn found(store: &Store, id: &RunId) -> anyhow::Result<toolhost_runs::Run> {
+    store
+        .run_any(id)
+        .await?
+        .with_context(|| format!("no run {id}"))
+}

@@ -1,0 +1,225 @@
+//! [`RunStore`] for [`Store`]: the exploration runs' durable queue, each
+//! operation one statement from `sql.rs` on either engine (two for a cancel
+//! that finds nothing to change), its rows read back by `rows.rs`. Runs are
+//! queued and settled as [`toolhost_audit::Effect::Run`]s, with their audit
+//! row (`src/effects.rs`).
+//!
+//! The database decides every race, never a read followed by a write:
+//!
+//! - `claim` is one conditional `UPDATE … WHERE id = (SELECT … LIMIT 1)
+//!   RETURNING`. On PostgreSQL the candidate is locked `FOR UPDATE SKIP
+//!   LOCKED`, so concurrent claimers on any replica take different runs
+//!   without waiting for each other; a candidate another claimer committed
+//!   meanwhile is re-checked and skipped. SQLite runs one write at a time,
+//!   and the claim is a single statement, so it is atomic as it stands.
+//! - Every later write of an attempt (heartbeat, finish, a lost attempt's
+//!   row) is fenced by the lease token the claim minted: once another
+//!   worker took the run over, the old token matches no row.
+//!
+//! On PostgreSQL a trigger NOTIFYs [`RUNS_CHANNEL`] when a run is queued
+//! ([`Store::listen_runs`]); workers poll as well.
+
+mod rows;
+pub(crate) mod sql;
+
+pub(crate) use rows::{json, timeout_ms};
+
+use toolhost_runs::{Beat, Claim, Progress, Run, RunFuture, RunId, RunStore, RunStoreError};
+
+use crate::connect::{Pools, fetch_all, fetch_optional};
+use crate::{StorageError, Store};
+
+fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> RunStoreError {
+    move |e| RunStoreError(format!("{operation}: {e}"))
+}
+
+/// `progress` as its column stores it, refusing numbers JSON cannot hold
+/// (NaN would be stored as `null` and never read back).
+fn progress_json(progress: Option<&Progress>) -> Result<Option<String>, RunStoreError> {
+    let Some(p) = progress else { return Ok(None) };
+    if !p.progress.is_finite() || p.total.is_some_and(|t| !t.is_finite()) {
+        return Err(RunStoreError(format!(
+            "heartbeat: progress {} of {:?} is not a finite number",
+            p.progress, p.total
+        )));
+    }
+    rows::json(p).map(Some).map_err(failed("heartbeat"))
+}
+
+impl RunStore for Store {
+    fn run<'a>(&'a self, tenant: &'a str, id: &'a RunId) -> RunFuture<'a, Option<Run>> {
+        Box::pin(async move {
+            fetch_optional!(&self.pools, rows::run, sql::BY_ID, tenant, id.as_str())
+                .map_err(failed("read run"))
+        })
+    }
+
+    fn run_any<'a>(&'a self, id: &'a RunId) -> RunFuture<'a, Option<Run>> {
+        Box::pin(async move {
+            fetch_optional!(&self.pools, rows::run, sql::BY_ID_ANY, id.as_str())
+                .map_err(failed("read run"))
+        })
+    }
+
+    fn runs<'a>(
+        &'a self,
+        tenant: &'a str,
+        principal: Option<&'a str>,
+        limit: u32,
+    ) -> RunFuture<'a, Vec<Run>> {
+        Box::pin(async move {
+            let limit = i64::from(limit);
+            match principal {
+                Some(p) => fetch_all!(&self.pools, rows::run, sql::OF_PRINCIPAL, tenant, p, limit),
+                None => fetch_all!(&self.pools, rows::run, sql::OF_TENANT, tenant, limit),
+            }
+            .map_err(failed("list runs"))
+        })
+    }
+
+    fn active<'a>(&'a self, tenant: &'a str, principal: &'a str) -> RunFuture<'a, (u32, u32)> {
+        Box::pin(async move {
+            let (of_tenant, of_principal) =
+                fetch_optional!(&self.pools, rows::counts, sql::ACTIVE, tenant, principal)
+                    .map_err(failed("count active runs"))?
+                    .unwrap_or_default();
+            let count = |n: i64| u32::try_from(n).unwrap_or(u32::MAX);
+            Ok((count(of_tenant), count(of_principal)))
+        })
+    }
+
+    fn claim<'a>(
+        &'a self,
+        worker: &'a str,
+        lease_ms: i64,
+        now_ms: i64,
+    ) -> RunFuture<'a, Option<Claim>> {
+        Box::pin(async move {
+            let claim = match self.pools {
+                Pools::Sqlite(_) => sql::CLAIM_SQLITE,
+                Pools::Postgres(_) => sql::CLAIM_POSTGRES,
+            };
+            let token = rows::lease_token();
+            let until = now_ms.saturating_add(lease_ms);
+            fetch_optional!(
+                &self.pools,
+                rows::claim,
+                claim,
+                worker,
+                token.as_str(),
+                now_ms,
+                until
+            )
+            .map_err(failed("claim a run"))
+        })
+    }
+
+    fn heartbeat<'a>(
+        &'a self,
+        id: &'a RunId,
+        lease_token: &'a str,
+        lease_until_ms: i64,
+        progress: Option<&'a Progress>,
+    ) -> RunFuture<'a, Option<Beat>> {
+        Box::pin(async move {
+            let progress = progress_json(progress)?;
+            fetch_optional!(
+                &self.pools,
+                rows::beat,
+                sql::HEARTBEAT,
+                id.as_str(),
+                lease_token,
+                lease_until_ms,
+                progress.as_deref()
+            )
+            .map_err(failed("heartbeat"))
+        })
+    }
+
+    fn request_cancel<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a RunId,
+        now_ms: i64,
+    ) -> RunFuture<'a, Option<Run>> {
+        Box::pin(async move {
+            let id = id.as_str();
+            let moved = fetch_optional!(
+                &self.pools,
+                rows::run,
+                sql::REQUEST_CANCEL,
+                tenant,
+                id,
+                now_ms
+            )
+            .map_err(failed("request a run's cancel"))?;
+            match moved {
+                Some(run) => Ok(Some(run)),
+                // Queued, settled, or not this tenant's: as it stands.
+                None => fetch_optional!(&self.pools, rows::run, sql::BY_ID, tenant, id)
+                    .map_err(failed("read run")),
+            }
+        })
+    }
+
+    fn exhausted(&self, now_ms: i64) -> RunFuture<'_, Vec<Claim>> {
+        Box::pin(async move {
+            fetch_all!(&self.pools, rows::claim, sql::EXHAUSTED, now_ms)
+                .map_err(failed("list exhausted runs"))
+        })
+    }
+}
+
+/// The channel the PostgreSQL trigger on `runs` notifies (migration 0011)
+/// when a run is queued; the payload is the run's id.
+pub const RUNS_CHANNEL: &str = "toolhost_runs";
+
+/// Runs queued anywhere, pushed by the database as they commit
+/// (PostgreSQL's `LISTEN`). A lost connection is re-established by the
+/// driver; notifications sent meanwhile are lost, so workers poll as well.
+pub struct RunListener(sqlx::postgres::PgListener);
+
+impl RunListener {
+    /// Waits for the next queued run, and returns its id (`None`: a payload
+    /// that is not a run id, sent by something other than the trigger).
+    /// Any worker may claim it first: the id is a hint to claim, not a
+    /// claim.
+    pub async fn queued(&mut self) -> Result<Option<RunId>, StorageError> {
+        self.0
+            .recv()
+            .await
+            .map(|n| RunId::parse(n.payload()))
+            .map_err(StorageError::query("wait for a queued run"))
+    }
+}
+
+impl Store {
+    /// How many audit rows link the receipt `sha256` (one: the row of the
+    /// attempt, or the cancel, that settled its run).
+    pub async fn audit_rows_with_receipt(&self, sha256: &str) -> Result<u64, StorageError> {
+        let count = fetch_optional!(
+            &self.pools,
+            |row: &_| sqlx::Row::try_get::<i64, _>(row, 0),
+            "SELECT COUNT(*) FROM audit WHERE receipt_sha256 = $1",
+            sha256
+        )
+        .map_err(StorageError::query("count the audit rows of a receipt"))?;
+        Ok(count.map_or(0, |n| u64::try_from(n).unwrap_or(0)))
+    }
+
+    /// A listener for queued runs on PostgreSQL; `None` on SQLite, which
+    /// cannot push them (workers poll it, and a host wakes its own).
+    pub async fn listen_runs(&self) -> Result<Option<RunListener>, StorageError> {
+        let Pools::Postgres(pool) = &self.pools else {
+            return Ok(None);
+        };
+        let mut listener = sqlx::postgres::PgListener::connect_with(pool)
+            .await
+            .map_err(StorageError::query("listen for queued runs"))?;
+        listener
+            .listen(RUNS_CHANNEL)
+            .await
+            .map_err(StorageError::query("listen for queued runs"))?;
+        Ok(Some(RunListener(listener)))
+    }
+}

@@ -1,0 +1,750 @@
+//! The exploration runs' queue: runs queued and settled with their audit
+//! rows, claimed under fenced leases, cancelled, taken over and given up
+//! on; and the receipts and artifacts that link them to the audit trail.
+//! One set of test bodies on SQLite and PostgreSQL (`common/mod.rs`).
+
+#[macro_use]
+mod common;
+
+use std::collections::HashSet;
+
+use common::TestDb;
+use serde_json::json;
+use toolhost_artifacts::{Artifact, ArtifactId, ArtifactStore, NewArtifact};
+use toolhost_audit::{AuditEvent, AuditSink, Effect, argument_digest};
+use toolhost_limits::RunBudget;
+use toolhost_runs::{
+    Beat, FinishRun, NewRun, Outcome, Progress, QueueLimits, RevisionRef, RunEffect, RunId,
+    RunSource, RunSpec, RunState, RunStore,
+};
+use toolhost_storage::Store;
+use toolhost_types::Digest;
+
+on_both_engines!(
+    a_queued_run_is_stored_with_its_row_and_read_only_by_its_tenant,
+    a_full_queue_refuses_the_run_and_its_row,
+    the_oldest_queued_run_is_claimed_first,
+    eight_concurrent_claimers_take_twenty_runs_once_each,
+    an_expired_lease_is_taken_over_and_the_old_token_writes_nothing,
+    a_queued_run_is_settled_without_a_lease_only_while_queued,
+    a_cancel_request_reaches_the_running_worker_and_is_noted_on_a_queued_run,
+    a_run_out_of_attempts_is_listed_as_exhausted_and_settled_by_its_last_lease,
+    an_artifact_kept_by_a_run_names_it,
+    receipt_rows_chain_with_plain_rows_and_an_edited_receipt_breaks_the_chain,
+    queued_runs_are_pushed_to_listeners_on_postgres_only,
+);
+
+const NOW: i64 = 1_764_000_000_000;
+
+/// A lease of one second.
+const LEASE: i64 = 1_000;
+
+/// The audit row written with a run change: its own call id each time.
+fn event(call_id: &str) -> AuditEvent {
+    common::event(call_id, NOW as u64)
+}
+
+fn spec() -> RunSpec {
+    let arguments = json!({"project": "p-1"});
+    RunSpec {
+        tool: "explore".into(),
+        source: RunSource::Active,
+        revision: RevisionRef {
+            id: None,
+            plugin: "testbench".into(),
+            version: "0.1.0".into(),
+            component_sha256: Digest::of(b"testbench.wasm").to_string(),
+            manifest_sha256: None,
+            signer: None,
+            catalog_version: Some("1.0.0".into()),
+        },
+        argument_digest: argument_digest(&arguments).to_string(),
+        arguments,
+        budget: RunBudget::DEFAULT,
+    }
+}
+
+/// A run of `principal` in acme, queued at `NOW + at`, with the default
+/// limits and attempts.
+fn new_run(principal: &str, at: i64) -> NewRun {
+    NewRun {
+        id: RunId::new(),
+        tenant: "acme".into(),
+        principal: principal.into(),
+        principal_kind: "user".into(),
+        client_id: "client-1".into(),
+        spec: spec(),
+        created_at_ms: NOW + at,
+        max_attempts: toolhost_runs::MAX_ATTEMPTS,
+        limits: QueueLimits::DEFAULT,
+    }
+}
+
+/// Queues `run` with the audit row `call_id`.
+async fn queue(store: &Store, call_id: &str, run: &NewRun) -> Result<(), String> {
+    let effect = Effect::Run(RunEffect::Queue(Box::new(run.clone())));
+    store
+        .record_with(&event(call_id), &[effect])
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Queues a fresh run of alice at `NOW + at`; its id.
+async fn queued(store: &Store, call_id: &str, at: i64) -> RunId {
+    let run = new_run("alice", at);
+    queue(store, call_id, &run).await.expect("queued");
+    run.id
+}
+
+/// The change that settles `id` as `state` under `lease` (none: queued).
+fn finish(id: &RunId, lease: Option<&str>, attempt: u32, state: RunState) -> Effect {
+    let receipt = format!(r#"{{"run_id":"{id}","state":"{state}"}}"#);
+    Effect::Run(RunEffect::Finish(Box::new(FinishRun {
+        id: id.clone(),
+        lease_token: lease.map(str::to_owned),
+        attempt,
+        state,
+        finished_at_ms: NOW + 50_000,
+        outcome: Outcome::Error {
+            code: "CANCELLED".into(),
+            message: "stopped".into(),
+        },
+        receipt_sha256: Digest::of(receipt.as_bytes()).to_string(),
+        receipt,
+    })))
+}
+
+async fn settle(store: &Store, call_id: &str, effect: Effect) -> Result<(), String> {
+    store
+        .record_with(&event(call_id), &[effect])
+        .await
+        .map_err(|e| e.to_string())
+}
+
+async fn run_of(store: &Store, id: &RunId) -> toolhost_runs::Run {
+    store.run("acme", id).await.expect("read").expect("found")
+}
+
+async fn a_queued_run_is_stored_with_its_row_and_read_only_by_its_tenant(db: &TestDb) {
+    let store = db.store().await;
+    let new = new_run("alice", 0);
+    queue(&store, "call-q", &new).await.expect("queued");
+    assert_eq!(store.count().await.expect("count"), 1, "with its row");
+
+    let run = run_of(&store, &new.id).await;
+    assert_eq!(
+        (run.state, run.attempt, run.audited_attempts),
+        (RunState::Queued, 0, 0)
+    );
+    assert_eq!(run.spec, new.spec, "the spec reads back whole");
+    assert_eq!(
+        (
+            run.tenant.as_str(),
+            run.principal.as_str(),
+            run.client_id.as_str()
+        ),
+        ("acme", "alice", "client-1")
+    );
+    assert_eq!((run.max_attempts, run.created_at_ms), (3, NOW));
+    assert_eq!(
+        (run.started_at_ms, run.deadline_at_ms, run.lease_owner),
+        (None, None, None)
+    );
+    assert_eq!((run.progress, run.outcome, run.receipt), (None, None, None));
+
+    assert_eq!(store.run("globex", &new.id).await.expect("read"), None);
+    assert_eq!(store.run("acme", &RunId::new()).await.expect("read"), None);
+    assert_eq!(
+        store.run_any(&new.id).await.expect("read").map(|r| r.id),
+        Some(new.id.clone())
+    );
+
+    let bobs = queued_of(&store, "bob", 5).await;
+    let ids = |runs: Vec<toolhost_runs::Run>| runs.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let all = store.runs("acme", None, 10).await.expect("list");
+    assert_eq!(ids(all), [bobs.clone(), new.id.clone()], "newest first");
+    assert_eq!(
+        ids(store.runs("acme", None, 1).await.expect("list")),
+        std::slice::from_ref(&bobs)
+    );
+    let alices = store.runs("acme", Some("alice"), 10).await.expect("list");
+    assert_eq!(ids(alices), std::slice::from_ref(&new.id));
+    assert!(
+        store
+            .runs("globex", None, 10)
+            .await
+            .expect("list")
+            .is_empty()
+    );
+    assert_eq!(store.active("acme", "alice").await.expect("active"), (2, 1));
+    assert_eq!(
+        store.active("globex", "alice").await.expect("active"),
+        (0, 0)
+    );
+}
+
+/// Queues a run of `principal` at `NOW + at`; its id.
+async fn queued_of(store: &Store, principal: &str, at: i64) -> RunId {
+    let run = new_run(principal, at);
+    queue(store, &format!("call-{}", run.id), &run)
+        .await
+        .expect("queued");
+    run.id
+}
+
+async fn a_full_queue_refuses_the_run_and_its_row(db: &TestDb) {
+    let store = db.store().await;
+    let limits = QueueLimits {
+        per_tenant: 3,
+        per_principal: 2,
+    };
+    let bounded = |principal: &str, at| NewRun {
+        limits,
+        ..new_run(principal, at)
+    };
+    let first = bounded("alice", 0);
+    queue(&store, "a-1", &first).await.expect("room for one");
+    queue(&store, "a-2", &bounded("alice", 1))
+        .await
+        .expect("and two");
+    let third = bounded("alice", 2);
+    let refused = queue(&store, "a-3", &third).await;
+    assert!(refused.is_err(), "a principal's third run is refused");
+    assert_eq!(
+        store.run("acme", &third.id).await.expect("read"),
+        None,
+        "no run"
+    );
+    assert_eq!(store.count().await.expect("count"), 2, "and no row");
+
+    queue(&store, "b-1", &bounded("bob", 3))
+        .await
+        .expect("bob has room");
+    let over = bounded("bob", 4);
+    assert!(
+        queue(&store, "b-2", &over).await.is_err(),
+        "the tenant is full"
+    );
+    assert_eq!(store.active("acme", "bob").await.expect("active"), (3, 1));
+
+    // A settled run makes room again.
+    settle(
+        &store,
+        "a-1-cancel",
+        finish(&first.id, None, 0, RunState::Cancelled),
+    )
+    .await
+    .expect("cancelled while queued");
+    queue(&store, "a-3-again", &third)
+        .await
+        .expect("room again");
+    let verified = store.verify_chain().await.expect("walk");
+    assert!(verified.is_ok(), "{verified:?}");
+}
+
+async fn the_oldest_queued_run_is_claimed_first(db: &TestDb) {
+    let store = db.store().await;
+    let newer = queued(&store, "call-newer", 10).await;
+    let older = queued(&store, "call-older", 0).await;
+    let first = store.claim("w1", LEASE, NOW + 20).await.expect("claim");
+    let first = first.expect("a run to claim");
+    assert_eq!(first.run.id, older);
+    assert_eq!(first.run.state, RunState::Running);
+    assert_eq!(first.run.attempt, 1);
+    assert_eq!(first.run.lease_owner.as_deref(), Some("w1"));
+    assert_eq!(first.run.lease_until_ms, Some(NOW + 20 + LEASE));
+    assert_eq!(first.run.started_at_ms, Some(NOW + 20));
+    let timeout = RunBudget::DEFAULT.call.timeout.as_millis() as i64;
+    assert_eq!(first.run.deadline_at_ms, Some(NOW + 20 + timeout));
+    let second = store.claim("w1", LEASE, NOW + 20).await.expect("claim");
+    assert_eq!(second.map(|c| c.run.id), Some(newer));
+    assert_eq!(
+        store.claim("w1", LEASE, NOW + 20).await.expect("claim"),
+        None
+    );
+}
+
+async fn eight_concurrent_claimers_take_twenty_runs_once_each(db: &TestDb) {
+    let store = db.store().await;
+    let mut queued_ids = HashSet::new();
+    for i in 0..20 {
+        let run = NewRun {
+            limits: QueueLimits {
+                per_tenant: 20,
+                per_principal: 20,
+            },
+            ..new_run("alice", i)
+        };
+        queue(&store, &format!("call-{i}"), &run)
+            .await
+            .expect("queued");
+        queued_ids.insert(run.id);
+    }
+    let mut claimers = tokio::task::JoinSet::new();
+    for w in 0..8 {
+        // A store each: eight replicas, each with its own pool.
+        let store = db.store().await;
+        claimers.spawn(async move {
+            let mut mine = Vec::new();
+            while let Some(c) = store
+                .claim(&format!("w{w}"), 60_000, NOW + 100)
+                .await
+                .expect("claim")
+            {
+                mine.push((c.run.id, c.lease_token));
+            }
+            mine
+        });
+    }
+    let mut claimed = Vec::new();
+    while let Some(mine) = claimers.join_next().await {
+        claimed.extend(mine.expect("a claimer"));
+    }
+    assert_eq!(claimed.len(), 20, "every run claimed once");
+    let ids: HashSet<RunId> = claimed.iter().map(|(id, _)| id.clone()).collect();
+    assert_eq!(ids, queued_ids, "each by one claimer");
+    let tokens: HashSet<&String> = claimed.iter().map(|(_, t)| t).collect();
+    assert_eq!(tokens.len(), 20, "each lease its own token");
+    for (id, token) in &claimed {
+        let run = run_of(&store, id).await;
+        assert_eq!((run.state, run.attempt), (RunState::Running, 1));
+        let beat = store.heartbeat(id, token, NOW + 200, None).await;
+        assert_eq!(
+            beat.expect("beat"),
+            Some(Beat {
+                cancel_requested: false
+            })
+        );
+    }
+}
+
+async fn an_expired_lease_is_taken_over_and_the_old_token_writes_nothing(db: &TestDb) {
+    let store = db.store().await;
+    let id = queued(&store, "call-q", 0).await;
+    let old = store
+        .claim("w1", LEASE, NOW)
+        .await
+        .expect("claim")
+        .expect("claimed");
+    let progress = Progress {
+        progress: 3.0,
+        total: Some(10.0),
+        message: Some("reading projects".into()),
+    };
+    let beat = store
+        .heartbeat(&id, &old.lease_token, NOW + 1_500, Some(&progress))
+        .await
+        .expect("beat");
+    assert_eq!(
+        beat,
+        Some(Beat {
+            cancel_requested: false
+        })
+    );
+    let nan = Progress {
+        progress: f64::NAN,
+        ..progress.clone()
+    };
+    assert!(
+        store
+            .heartbeat(&id, &old.lease_token, NOW, Some(&nan))
+            .await
+            .is_err()
+    );
+    // Renewed: not expired at the first lease's end.
+    assert_eq!(
+        store.claim("w2", LEASE, NOW + 1_200).await.expect("claim"),
+        None
+    );
+
+    let new = store.claim("w2", LEASE, NOW + 1_600).await.expect("claim");
+    let new = new.expect("the expired lease is taken over");
+    assert_eq!(new.run.id, id);
+    assert_eq!((new.run.attempt, new.run.state), (2, RunState::Running));
+    assert_ne!(new.lease_token, old.lease_token);
+    assert_eq!(new.run.lease_owner.as_deref(), Some("w2"));
+    assert_eq!(new.run.started_at_ms, old.run.started_at_ms, "started once");
+    assert_eq!(
+        new.run.deadline_at_ms, old.run.deadline_at_ms,
+        "the budget's end is inherited"
+    );
+    assert_eq!(new.run.progress, Some(progress), "the last report is kept");
+
+    let stale = store
+        .heartbeat(&id, &old.lease_token, NOW + 5_000, None)
+        .await;
+    assert_eq!(stale.expect("beat"), None, "the old lease is lost");
+    let lost = |token: &str, attempt| {
+        Effect::Run(RunEffect::AttemptLost {
+            id: id.clone(),
+            lease_token: token.to_owned(),
+            attempt,
+        })
+    };
+    settle(&store, "call-lost", lost(&new.lease_token, 1))
+        .await
+        .expect("the lost attempt's row");
+    assert!(
+        settle(&store, "call-lost-again", lost(&new.lease_token, 1))
+            .await
+            .is_err()
+    );
+    assert_eq!(run_of(&store, &id).await.audited_attempts, 1);
+
+    let by_old = settle(
+        &store,
+        "call-old",
+        finish(&id, Some(&old.lease_token), 1, RunState::Failed),
+    );
+    assert!(by_old.await.is_err(), "the old worker cannot settle it");
+    assert_eq!(store.count().await.expect("count"), 2, "nor write its row");
+    let by_new = finish(&id, Some(&new.lease_token), 2, RunState::Succeeded);
+    settle(&store, "call-new", by_new).await.expect("settled");
+
+    let run = run_of(&store, &id).await;
+    assert_eq!((run.state, run.audited_attempts), (RunState::Succeeded, 2));
+    assert_eq!(
+        (run.lease_owner, run.lease_until_ms),
+        (None, None),
+        "the lease is released"
+    );
+    assert_eq!(run.finished_at_ms, Some(NOW + 50_000));
+    let (receipt, sha) = (
+        run.receipt.expect("a receipt"),
+        run.receipt_sha256.expect("its digest"),
+    );
+    assert_eq!(Digest::of(receipt.as_bytes()).to_string(), sha);
+    assert!(matches!(run.outcome, Some(Outcome::Error { .. })));
+    let after = store
+        .heartbeat(&id, &new.lease_token, NOW + 5_000, None)
+        .await;
+    assert_eq!(after.expect("beat"), None, "a settled run has no lease");
+    assert_eq!(
+        store
+            .claim("w3", LEASE, NOW + 100_000)
+            .await
+            .expect("claim"),
+        None
+    );
+}
+
+async fn a_queued_run_is_settled_without_a_lease_only_while_queued(db: &TestDb) {
+    let store = db.store().await;
+    let waiting = queued(&store, "call-w", 0).await;
+    settle(
+        &store,
+        "cancel-w",
+        finish(&waiting, None, 0, RunState::Cancelled),
+    )
+    .await
+    .expect("cancelled before it started");
+    let run = run_of(&store, &waiting).await;
+    assert_eq!(
+        (run.state, run.attempt, run.started_at_ms),
+        (RunState::Cancelled, 0, None)
+    );
+    assert!(run.receipt.is_some());
+    let twice = settle(
+        &store,
+        "cancel-w-again",
+        finish(&waiting, None, 0, RunState::Cancelled),
+    );
+    assert!(twice.await.is_err(), "settled once");
+    assert_eq!(
+        store.claim("w1", LEASE, NOW).await.expect("claim"),
+        None,
+        "never claimed"
+    );
+
+    let started = queued(&store, "call-s", 1).await;
+    let claim = store
+        .claim("w1", LEASE, NOW)
+        .await
+        .expect("claim")
+        .expect("claimed");
+    assert_eq!(claim.run.id, started);
+    let unleased = settle(
+        &store,
+        "cancel-s",
+        finish(&started, None, 0, RunState::Cancelled),
+    );
+    assert!(unleased.await.is_err(), "a running run needs its lease");
+    let not_terminal = finish(&started, Some(&claim.lease_token), 1, RunState::Running);
+    assert!(
+        settle(&store, "cancel-r", not_terminal).await.is_err(),
+        "settled means terminal"
+    );
+    assert_eq!(run_of(&store, &started).await.state, RunState::Running);
+    assert_eq!(
+        store.count().await.expect("count"),
+        3,
+        "only the rows that changed something"
+    );
+}
+
+async fn a_cancel_request_reaches_the_running_worker_and_is_noted_on_a_queued_run(db: &TestDb) {
+    let store = db.store().await;
+    let running = queued(&store, "call-r", 0).await;
+    let waiting = queued(&store, "call-w", 1).await;
+    let claim = store
+        .claim("w1", LEASE, NOW)
+        .await
+        .expect("claim")
+        .expect("claimed");
+    assert_eq!(claim.run.id, running);
+
+    // A queued run stays queued, the request noted for its worker.
+    let noted = store
+        .request_cancel("acme", &waiting, NOW + 10)
+        .await
+        .expect("cancel");
+    let noted = noted.expect("found");
+    assert_eq!(
+        (noted.state, noted.cancel_requested_at_ms),
+        (RunState::Queued, Some(NOW + 10))
+    );
+    assert_eq!(
+        store
+            .request_cancel("globex", &running, NOW)
+            .await
+            .expect("cancel"),
+        None
+    );
+
+    let asked = store
+        .request_cancel("acme", &running, NOW + 10)
+        .await
+        .expect("cancel");
+    let asked = asked.expect("found");
+    assert_eq!(
+        (asked.state, asked.cancel_requested_at_ms),
+        (RunState::Cancelling, Some(NOW + 10))
+    );
+    let again = store
+        .request_cancel("acme", &running, NOW + 20)
+        .await
+        .expect("cancel");
+    assert_eq!(
+        again.expect("found").cancel_requested_at_ms,
+        Some(NOW + 10),
+        "the first ask counts"
+    );
+    let beat = store
+        .heartbeat(&running, &claim.lease_token, NOW + 30, None)
+        .await;
+    assert_eq!(
+        beat.expect("beat"),
+        Some(Beat {
+            cancel_requested: true
+        })
+    );
+
+    // A worker that dies while cancelling leaves it cancelling to the next.
+    let next = store.claim("w2", LEASE, NOW + 5_000).await.expect("claim");
+    let next = next.expect("taken over");
+    assert_eq!(
+        (next.run.id.clone(), next.run.state),
+        (running.clone(), RunState::Cancelling)
+    );
+    let done = finish(&running, Some(&next.lease_token), 2, RunState::Cancelled);
+    settle(&store, "call-c", done).await.expect("settled");
+    let settled = store
+        .request_cancel("acme", &running, NOW + 60_000)
+        .await
+        .expect("cancel");
+    assert_eq!(
+        settled.expect("found").state,
+        RunState::Cancelled,
+        "terminal stays terminal"
+    );
+}
+
+async fn a_run_out_of_attempts_is_listed_as_exhausted_and_settled_by_its_last_lease(db: &TestDb) {
+    let store = db.store().await;
+    let run = NewRun {
+        max_attempts: 2,
+        ..new_run("alice", 0)
+    };
+    queue(&store, "call-q", &run).await.expect("queued");
+    let first = store
+        .claim("w1", LEASE, NOW)
+        .await
+        .expect("claim")
+        .expect("claimed");
+    assert!(
+        store
+            .exhausted(NOW + 2 * LEASE)
+            .await
+            .expect("list")
+            .is_empty(),
+        "one attempt left"
+    );
+    let second = store
+        .claim("w2", LEASE, NOW + 2 * LEASE)
+        .await
+        .expect("claim");
+    let second = second.expect("the second attempt");
+    assert_eq!(second.run.attempt, 2);
+    assert_ne!(second.lease_token, first.lease_token);
+
+    let later = NOW + 4 * LEASE;
+    assert_eq!(
+        store.claim("w3", LEASE, later).await.expect("claim"),
+        None,
+        "no attempts left"
+    );
+    assert!(
+        store
+            .exhausted(NOW + 2 * LEASE)
+            .await
+            .expect("list")
+            .is_empty(),
+        "not yet expired"
+    );
+    let exhausted = store.exhausted(later).await.expect("list");
+    assert_eq!(exhausted.len(), 1);
+    assert_eq!(exhausted[0].run.id, run.id);
+    assert_eq!(
+        exhausted[0].lease_token, second.lease_token,
+        "with its last lease"
+    );
+
+    let reaped = finish(
+        &run.id,
+        Some(&exhausted[0].lease_token),
+        2,
+        RunState::Failed,
+    );
+    settle(&store, "call-reaped", reaped)
+        .await
+        .expect("settled");
+    assert!(store.exhausted(later).await.expect("list").is_empty());
+    assert_eq!(run_of(&store, &run.id).await.state, RunState::Failed);
+}
+
+async fn an_artifact_kept_by_a_run_names_it(db: &TestDb) {
+    let store = db.store().await;
+    let run = queued(&store, "call-q", 0).await;
+    let kept = |run_id: Option<String>| {
+        NewArtifact::new(
+            Artifact {
+                id: ArtifactId::new(),
+                tenant: "acme".into(),
+                principal: "alice".into(),
+                client_id: Some("client-1".into()),
+                tool: "explore".into(),
+                call_id: "call-a".into(),
+                run_id,
+                mime_type: "application/json".into(),
+                size: 0,
+                sha256: Digest::of(b""),
+                created_at_ms: NOW,
+                expires_at_ms: NOW + 60_000,
+            },
+            br#"{"trace":[]}"#.to_vec(),
+        )
+    };
+    let (by_run, by_call) = (kept(Some(run.to_string())), kept(None));
+    let effects = [
+        Effect::StoreArtifact(by_run.clone()),
+        Effect::StoreArtifact(by_call.clone()),
+    ];
+    store
+        .record_with(&event("call-a"), &effects)
+        .await
+        .expect("kept");
+    for new in [by_run, by_call] {
+        let (read, _) = store
+            .read("acme", &new.artifact.id, NOW)
+            .await
+            .expect("read")
+            .expect("found");
+        assert_eq!(read, new.artifact);
+    }
+}
+
+async fn receipt_rows_chain_with_plain_rows_and_an_edited_receipt_breaks_the_chain(db: &TestDb) {
+    let store = db.store().await;
+    let receipt = Digest::of(br#"{"receipt_version":1}"#).to_string();
+    let with_receipt = |call_id: &str| AuditEvent {
+        receipt_sha256: Some(receipt.clone()),
+        ..event(call_id)
+    };
+    let ids = [
+        store.append(&event("plain-1")).await.expect("appended"),
+        store
+            .append(&with_receipt("receipt-1"))
+            .await
+            .expect("appended"),
+    ];
+    store.record(&event("plain-2")).await.expect("recorded");
+    store
+        .record(&with_receipt("receipt-2"))
+        .await
+        .expect("recorded");
+
+    let rows = store.recent(10).await.expect("read");
+    let read: Vec<(&str, Option<&str>)> = rows
+        .iter()
+        .rev()
+        .map(|r| (r.event.call_id.as_str(), r.event.receipt_sha256.as_deref()))
+        .collect();
+    let r = Some(receipt.as_str());
+    assert_eq!(
+        read,
+        [
+            ("plain-1", None),
+            ("receipt-1", r),
+            ("plain-2", None),
+            ("receipt-2", r)
+        ]
+    );
+    assert_eq!(rows[0].event, with_receipt("receipt-2"), "field for field");
+    let summary = store
+        .verify_chain()
+        .await
+        .expect("walk")
+        .expect("an intact chain");
+    assert_eq!((summary.verified, summary.unchained), (4, 0));
+
+    let other = Digest::of(b"another receipt").to_string();
+    db.raw(format!(
+        "UPDATE audit SET receipt_sha256 = '{other}' WHERE id = {}",
+        ids[1]
+    ))
+    .await
+    .expect("editing a receipt's digest");
+    let broken = store
+        .verify_chain()
+        .await
+        .expect("walk")
+        .expect_err("a broken chain");
+    assert_eq!(broken.id, ids[1], "{broken}");
+    let refused = db.raw(format!(
+        "UPDATE audit SET receipt_sha256 = 'xyz' WHERE id = {}",
+        ids[0]
+    ));
+    assert!(refused.await.is_err(), "a digest is 64 hex characters");
+}
+
+async fn queued_runs_are_pushed_to_listeners_on_postgres_only(db: &TestDb) {
+    let store = db.store().await;
+    let listener = store.listen_runs().await.expect("listen");
+    let Some(mut listener) = listener else {
+        assert_eq!(store.engine(), toolhost_storage::Engine::Sqlite);
+        return;
+    };
+    let id = queued(&store, "call-q", 0).await;
+    // The channel is the database's: runs other tests queue (in their own
+    // schemas) are heard too.
+    let heard = async {
+        loop {
+            let woken = listener.queued().await.expect("a notification");
+            if woken.as_ref() == Some(&id) {
+                return woken;
+            }
+        }
+    };
+    let woken = tokio::time::timeout(std::time::Duration::from_secs(10), heard).await;
+    assert_eq!(woken.expect("notified in time"), Some(id));
+}

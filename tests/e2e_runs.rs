@@ -1,0 +1,367 @@
+//! Exploration runs end to end (issue 15): the real `toolhost serve` with
+//! its run workers, the testbench plugin's run tool against the real
+//! testbench backend (in this process, so its request counters are read),
+//! the Python SDK in both eras, the operator's `toolhost runs receipt`,
+//! a hostile run, cancellation, a host killed mid-run, and two hosts
+//! sharing one PostgreSQL queue.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::bench::{Backend, call, post_at, serve_on};
+use support::{Server, Tools, python3};
+use toolhost_fixtures::T_RUN_ESCAPE;
+
+/// A service that may run the hostile fixture's tools and follow its runs.
+const FIXTURE_SCOPES: &str = "mcp fixture:run explorations:run";
+
+/// `serve` flags: the testbench backend marked as one runs may reach.
+const EXPLORATION: [&str; 2] = ["--exploration-backend", "testbench"];
+
+/// The structured answer of a call that must not be an error.
+fn answered(v: &Value, what: &str) -> Value {
+    let result = &v["result"];
+    assert_eq!(result["isError"], json!(false), "{what}: {v}");
+    result["structuredContent"].clone()
+}
+
+/// Polls `get_exploration_result` until the run is over (at most `within`).
+fn finished(server: &Server, token: &str, run_id: &str, within: Duration) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let run = answered(
+            &call(
+                server,
+                token,
+                "get_exploration_result",
+                json!({"run_id": run_id, "wait_seconds": 5}),
+            ),
+            "get_exploration_result",
+        );
+        let state = run["state"].as_str().unwrap_or_default().to_owned();
+        if ["succeeded", "failed", "cancelled", "timed_out"].contains(&state.as_str()) {
+            return run;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "run {run_id} still {state} after {within:?}: {run}\n{}",
+            server.log()
+        );
+    }
+}
+
+/// Waits until the run is `running` and has reported progress.
+fn running(server: &Server, token: &str, run_id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let run = answered(
+            &call(
+                server,
+                token,
+                "get_exploration_result",
+                json!({"run_id": run_id}),
+            ),
+            "get_exploration_result",
+        );
+        if run["state"] == json!("running") && !run["progress"].is_null() {
+            return run;
+        }
+        assert!(Instant::now() < deadline, "run {run_id} never ran: {run}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Starts `tool` as a run; its id.
+fn start(server: &Server, token: &str, tool: &str, arguments: Value) -> String {
+    let run = answered(&call(server, token, tool, arguments), tool);
+    assert_eq!(run["state"], json!("queued"), "{run}");
+    run["run_id"].as_str().expect("a run id").to_owned()
+}
+
+/// `toolhost runs receipt ID`: the receipt, checked by the CLI (its
+/// digest, its audit row).
+fn receipt(server: &Server, run_id: &str) -> Value {
+    let out = server.admin(&["runs", "receipt", run_id]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "runs receipt {run_id}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (json_text, verdict) = text.rsplit_once("\nok: ").expect("a verdict line");
+    assert!(
+        verdict.contains("verified; linked from 1 audit row"),
+        "{verdict}"
+    );
+    serde_json::from_str(json_text).expect("the receipt is JSON")
+}
+
+/// SHA-256 of `text`, by Python's hashlib (not the host's code).
+fn sha256(server: &Server, text: &str) -> String {
+    let path = server.scratch("artifact").join("bytes");
+    std::fs::write(&path, text).expect("write the bytes read");
+    let script =
+        "import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],'rb').read()).hexdigest())";
+    python3(script, &[&path.to_string_lossy()])
+}
+
+fn read_resource(server: &Server, token: &str, uri: &str) -> Value {
+    let answer = post_at(
+        &server.url,
+        token,
+        "resources/read",
+        uri,
+        json!({"uri": uri}),
+    );
+    serde_json::from_str(&answer.body).expect("a JSON-RPC answer")
+}
+
+#[test]
+fn a_run_from_the_python_sdk_reports_progress_and_leaves_a_verified_receipt_and_artifacts() {
+    let tools = Tools::require();
+    let backend = Backend::start();
+    let (server, token) = serve_on(&backend, &[], &EXPLORATION, None);
+    let mut cmd = tools.python("python_run.py", &[&server.url, "payments", "1000"]);
+    cmd.env(support::TOKEN_ENV, &token);
+    let run = support::run(&mut cmd, Duration::from_secs(300));
+    assert!(
+        run.ok(),
+        "python_run.py: {}\n{}\n{}\n{}",
+        run.verdict(),
+        run.stdout,
+        run.stderr,
+        server.log()
+    );
+    let ids: Vec<String> = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RUNS "))
+        .map(|l| serde_json::from_str(l).expect("run ids"))
+        .expect("a RUNS line");
+    assert_eq!(ids.len(), 4, "two runs per era");
+
+    // Every receipt verifies, and together they list exactly the requests
+    // the backend counted: nothing else reached it.
+    let mut listed = 0;
+    for id in &ids {
+        let r = receipt(&server, id);
+        assert_eq!(r["state"], json!("succeeded"), "{r}");
+        assert_eq!(
+            r["refused"],
+            json!([]),
+            "a well-behaved run is refused nothing: {r}"
+        );
+        assert_eq!(r["attempts"].as_array().map(Vec::len), Some(1), "{r}");
+        assert_eq!(r["revision"]["plugin"], json!("testbench"));
+        for o in r["outbound"].as_array().expect("outbound") {
+            assert_eq!(o["method"], json!("GET"), "{o}");
+            assert_eq!(o["status"], json!(200), "{o}");
+            listed += 1;
+        }
+    }
+    assert_eq!(listed, backend.running.handle.counters().total());
+    assert_eq!(backend.writes(), 0, "a run never writes");
+
+    // Its artifact reads back with the digest the receipt records, for
+    // its principal only.
+    let r = receipt(&server, &ids[0]);
+    let artifact = &r["artifacts"][0];
+    let uri = artifact["uri"].as_str().expect("an artifact uri");
+    let read = read_resource(&server, &token, uri);
+    let text = read["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the artifact's text: {read}"));
+    assert_eq!(json!(sha256(&server, text)), artifact["sha256"]);
+    let plan: Value = serde_json::from_str(text).expect("a candidate plan");
+    assert_eq!(plan["project"], json!("payments"), "{plan}");
+
+    let same_tenant = server.service_token("mcp testbench:read explorations:run");
+    let other_tenant = server
+        .service_client_in("acme", "mcp testbench:read explorations:run")
+        .1;
+    for (who, t) in [
+        ("same tenant", &same_tenant),
+        ("other tenant", &other_tenant),
+    ] {
+        let refused = read_resource(&server, t, uri);
+        assert_eq!(refused["error"]["code"], json!(-32602), "{who}: {refused}");
+        let got = call(
+            &server,
+            t,
+            "get_exploration_result",
+            json!({"run_id": ids[0]}),
+        );
+        assert_eq!(got["result"]["isError"], json!(true), "{who}: {got}");
+        assert_eq!(
+            got["result"]["structuredContent"]["error"]["code"],
+            json!("RUN_NOT_FOUND"),
+            "{who}: {got}"
+        );
+        let cancel = call(&server, t, "cancel_exploration", json!({"run_id": ids[0]}));
+        assert_eq!(
+            cancel["result"]["structuredContent"]["error"]["code"],
+            json!("RUN_NOT_FOUND"),
+            "{who}: {cancel}"
+        );
+        let listed = answered(&call(&server, t, "list_explorations", json!({})), "list");
+        assert_eq!(listed["runs"], json!([]), "{who} sees no runs: {listed}");
+    }
+
+    // A service runs only what its scopes allow.
+    let no_tool = server.service_token("mcp explorations:run");
+    let denied = call(
+        &server,
+        &no_tool,
+        "start_exploration",
+        json!({"tool": "explore_environments", "arguments": {"project": "payments"}}),
+    );
+    assert_eq!(
+        denied["result"]["structuredContent"]["error"]["code"],
+        json!("PERMISSION_DENIED"),
+        "{denied}"
+    );
+    let started = answered(
+        &call(
+            &server,
+            &same_tenant,
+            "start_exploration",
+            json!({"tool": "explore_environments", "arguments": {"project": "payments"}}),
+        ),
+        "start_exploration",
+    );
+    let run = finished(
+        &server,
+        &same_tenant,
+        started["run_id"].as_str().expect("id"),
+        Duration::from_secs(60),
+    );
+    assert_eq!(run["state"], json!("succeeded"), "{run}");
+    assert_eq!(
+        run["principal"],
+        Value::Null,
+        "the snapshot names no principal"
+    );
+
+    let out = server.admin(&["audit", "verify"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_hostile_run_is_refused_each_escape_and_the_production_backend_sees_nothing() {
+    let sandbox = Backend::start();
+    let prod = Backend::start();
+    // Both with the backend's credential: a refusal is the host's, never a 401.
+    let token_of = |b: &Backend, name: &str| b.flags()[3].replacen("testbench", name, 1);
+    let flags = [
+        "--backend".to_owned(),
+        format!("prod={}", prod.running.url()),
+        "--backend-token-file".to_owned(),
+        token_of(&prod, "prod"),
+        "--backend".to_owned(),
+        format!("sandbox={}", sandbox.running.url()),
+        "--backend-token-file".to_owned(),
+        token_of(&sandbox, "sandbox"),
+    ];
+    let mut all: Vec<&str> = flags.iter().map(String::as_str).collect();
+    all.extend(["--exploration-backend", "sandbox"]);
+    let server = Server::start_with(&[T_RUN_ESCAPE], &all);
+    let token = server.service_token(FIXTURE_SCOPES);
+    let socket = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = socket.local_addr().expect("addr").port();
+    let id = start(&server, &token, "escape", json!({"port": port}));
+    let run = finished(&server, &token, &id, Duration::from_secs(60));
+    assert_eq!(run["state"], json!("succeeded"), "{run}");
+    let attempts = run["outcome"]["structured"]["attempts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("attempts: {run}"));
+    let (tried, allowed) = attempts.split_at(attempts.len() - 1);
+    for a in tried {
+        assert_eq!(a["ok"], json!(false), "refused inside the guest: {a}");
+    }
+    assert_eq!(
+        allowed[0]["ok"],
+        json!(true),
+        "the sandbox read: {}",
+        allowed[0]
+    );
+
+    let r = receipt(&server, &id);
+    let refused: BTreeSet<&str> = r["refused"]
+        .as_array()
+        .expect("refused")
+        .iter()
+        .map(|x| x["what"].as_str().expect("what"))
+        .collect();
+    for what in ["backend", "method", "filesystem", "environment", "socket"] {
+        assert!(refused.contains(what), "{what} is in the receipt: {r}");
+    }
+    assert_eq!(
+        prod.running.handle.counters().total(),
+        0,
+        "prod saw nothing"
+    );
+    assert_eq!(sandbox.writes(), 0, "the POST never arrived");
+    assert_eq!(
+        sandbox.running.handle.counters().total(),
+        r["outbound"].as_array().map_or(0, Vec::len) as u64
+    );
+
+    // Outside a run, no artifact is kept.
+    let outside = answered(
+        &call(&server, &token, "put_outside", json!({})),
+        "put_outside",
+    );
+    assert_eq!(outside["kept"], json!(false), "{outside}");
+}
+
+#[test]
+fn a_cancelled_run_stops_at_its_next_tick_and_a_queued_one_at_once() {
+    let server = Server::start_with(&[T_RUN_ESCAPE], &["--run-workers", "1"]);
+    let token = server.service_token(FIXTURE_SCOPES);
+    let spinning = start(&server, &token, "spin", json!({}));
+    running(&server, &token, &spinning);
+    // The only worker is busy: this one waits in the queue.
+    let waiting = start(&server, &token, "spin", json!({}));
+
+    let cancelled = answered(
+        &call(
+            &server,
+            &token,
+            "cancel_exploration",
+            json!({"run_id": waiting}),
+        ),
+        "cancel a queued run",
+    );
+    assert_eq!(cancelled["state"], json!("cancelled"), "{cancelled}");
+    let r = receipt(&server, &waiting);
+    assert_eq!(r["attempts"], json!([]), "it never started: {r}");
+
+    let asked = Instant::now();
+    let cancel = answered(
+        &call(
+            &server,
+            &token,
+            "cancel_exploration",
+            json!({"run_id": spinning}),
+        ),
+        "cancel a running run",
+    );
+    assert_eq!(cancel["state"], json!("cancelling"), "{cancel}");
+    let run = finished(&server, &token, &spinning, Duration::from_secs(30));
+    assert_eq!(run["state"], json!("cancelled"), "{run}");
+    // A heartbeat (each second) plus an epoch tick, plus the poll.
+    assert!(
+        asked.elapsed() < Duration::from_secs(8),
+        "stopped after {:?}",
+        asked.elapsed()
+    );
+    assert_eq!(run["outcome"]["code"], json!("CANCELLED"), "{run}");
+    receipt(&server, &spinning);
+}
