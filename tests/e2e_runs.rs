@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::bench::{Backend, call, post_at, serve_on};
-use support::{Server, Tools, python3};
+use support::{PgSchema, Server, Tools, python3};
 use toolhost_fixtures::T_RUN_ESCAPE;
 
 /// A service that may run the hostile fixture's tools and follow its runs.
@@ -364,4 +364,151 @@ fn a_cancelled_run_stops_at_its_next_tick_and_a_queued_one_at_once() {
     );
     assert_eq!(run["outcome"]["code"], json!("CANCELLED"), "{run}");
     receipt(&server, &spinning);
+}
+
+/// Every finished run in the caller's list (waiting until all `count` are
+/// over).
+fn all_finished(server: &Server, token: &str, count: usize, within: Duration) -> Vec<Value> {
+    let deadline = Instant::now() + within;
+    loop {
+        let listed = answered(
+            &call(server, token, "list_explorations", json!({"limit": 100})),
+            "list_explorations",
+        );
+        let runs = listed["runs"].as_array().cloned().unwrap_or_default();
+        let over = runs
+            .iter()
+            .filter(|r| !r["receipt_sha256"].is_null())
+            .count();
+        if runs.len() == count && over == count {
+            return runs;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{over} of {count} runs over after {within:?}\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+#[test]
+fn a_host_killed_mid_run_is_taken_over_after_its_lease_and_the_run_completes_once() {
+    let backend = Backend::start();
+    let flags = [EXPLORATION[0], EXPLORATION[1], "--run-lease", "2s"];
+    let (first, token) = serve_on(&backend, &[], &flags, None);
+    let id = start(
+        &first,
+        &token,
+        "explore_environments",
+        json!({"project": "payments", "pace_ms": 1500}),
+    );
+    running(&first, &token, &id);
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &first.pid().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    assert!(
+        first.wait_exit(Duration::from_secs(10)).is_some(),
+        "the host died"
+    );
+
+    // The same store, a new host: it takes the run over once the dead
+    // host's lease has expired, and runs it again from the start.
+    let (second, token) = serve_on(&backend, &[], &flags, Some(first.database_url()));
+    let run = finished(&second, &token, &id, Duration::from_secs(120));
+    assert_eq!(run["state"], json!("succeeded"), "{run}");
+    assert_eq!(run["attempt"], json!(2), "{run}");
+    let r = receipt(&second, &id);
+    let ended: Vec<&str> = r["attempts"]
+        .as_array()
+        .expect("attempts")
+        .iter()
+        .map(|a| a["ended"].as_str().expect("ended"))
+        .collect();
+    assert_eq!(ended, ["lost", "finished"], "{r}");
+    assert!(
+        r["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("side-effect free")),
+        "the receipt says why the re-run is safe: {r}"
+    );
+
+    // One row per attempt: the lost one (written by the host that took
+    // over) and the one that finished; the start's own row besides.
+    let out = second.admin(&["audit", "search", "--tool", "explore_environments"]);
+    let rows = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        rows.lines()
+            .filter(|l| l.contains("RUN_ATTEMPT_LOST"))
+            .count(),
+        1,
+        "{rows}"
+    );
+    let rows = rows
+        .lines()
+        .filter(|l| l.contains("explore_environments"))
+        .count();
+    assert_eq!(rows, 3, "start, lost attempt, finished attempt");
+    let out = second.admin(&["runs", "list"]);
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        !listed.contains(" running "),
+        "nothing is left running: {listed}"
+    );
+    let out = second.admin(&["audit", "verify"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn two_hosts_on_one_postgresql_run_a_hundred_queued_runs_each_exactly_once() {
+    const RUNS: usize = 100;
+    let pg = PgSchema::create("runs");
+    let backend = Backend::start();
+    let flags = [
+        EXPLORATION[0],
+        EXPLORATION[1],
+        "--run-workers",
+        "4",
+        "--runs-per-principal",
+        "200",
+        "--runs-per-tenant",
+        "200",
+    ];
+    let (a, token) = serve_on(&backend, &[], &flags, Some(&pg.url));
+    let (b, _) = serve_on(&backend, &[], &flags, Some(&pg.url));
+    // Queued through host A (its token is its own); workers on both claim.
+    let mut ids = BTreeSet::new();
+    for _ in 0..RUNS {
+        ids.insert(start(
+            &a,
+            &token,
+            "explore_environments",
+            json!({"project": "payments"}),
+        ));
+    }
+    assert_eq!(ids.len(), RUNS);
+    let runs = all_finished(&a, &token, RUNS, Duration::from_secs(300));
+
+    let mut workers = BTreeSet::new();
+    let mut listed = 0;
+    for run in &runs {
+        assert_eq!(run["state"], json!("succeeded"), "{run}");
+        assert_eq!(run["attempt"], json!(1), "run once: {run}");
+        let r = &run["receipt"];
+        workers.insert(r["host"]["worker"].as_str().expect("a worker").to_owned());
+        listed += r["outbound"].as_array().map_or(0, Vec::len) as u64;
+    }
+    // Had any run executed twice, the backend would have seen requests no
+    // receipt lists.
+    assert_eq!(listed, backend.running.handle.counters().total());
+    assert_eq!(workers.len(), 2, "both hosts ran some: {workers:?}");
+    for id in ids.iter().take(10) {
+        receipt(&b, id);
+    }
 }

@@ -252,8 +252,10 @@ async def expire(provider: OAuthClientProvider, url: str, natural: bool) -> str:
         expires_in is not None and 0 < expires_in <= MAX_NATURAL_EXPIRY,
         f"expires_in is {expires_in!r}: start the server with a short --access-token-ttl for --expiry natural",
     )
+    # The host keeps a token up to 2 s past the client's deadline (the next
+    # whole second, plus a second for delivery): wait past that.
     deadline = provider.context.token_expiry_time or time.time()
-    await asyncio.sleep(max(0.0, deadline - time.time()) + 1.0)
+    await asyncio.sleep(max(0.0, deadline - time.time()) + 2.5)
     status = await probe(url, tokens.access_token)
     check(status == 401, f"the access token is past its expires_in ({expires_in} s) but /mcp answers {status}")
     return f"waited out expires_in={expires_in} s; the server then refused the old token (401)"

@@ -177,9 +177,28 @@ pub async fn require_bearer(
             request.extensions_mut().insert(principal);
             next.run(request).await
         }
-        Err(e) => auth.challenge(&e),
+        Err(e) => {
+            let mut refusal = auth.challenge(&e);
+            // Read what the refused request still sends, so its connection
+            // stays usable: answering before the body is read would have the
+            // connection closed under a client that reuses it at once (its
+            // retry with a fresh token then fails as "disconnected"). A
+            // body too large to drain closes the connection, and says so.
+            if axum::body::to_bytes(request.into_body(), DRAIN_LIMIT)
+                .await
+                .is_err()
+            {
+                refusal
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            refusal
+        }
     }
 }
+
+/// The most of a refused request's body read before answering.
+const DRAIN_LIMIT: usize = 256 * 1024;
 
 /// A description safe inside a quoted-string.
 fn quoted(s: &str) -> String {

@@ -121,6 +121,12 @@ impl AuthServer {
         scope: &str,
     ) -> (String, i64) {
         let ttl = secs(self.config.access_ttl);
+        // `exp` is in whole seconds and the client counts `expires_in` from
+        // when the answer reached it: the token lives from the next whole
+        // second, plus [`DELIVERY_GRACE`], so it never dies before the
+        // client's own deadline and a client that uses it up to then is
+        // never refused.
+        let lives = ttl.saturating_add(DELIVERY_GRACE);
         let claims = token::AccessClaims::new(
             &self.config.issuer,
             &self.config.resource(),
@@ -128,8 +134,8 @@ impl AuthServer {
             client_id,
             family,
             scope,
-            now(),
-            ttl,
+            now_ceil(),
+            lives,
         );
         (token::sign(&self.keys, &claims), ttl)
     }
@@ -235,6 +241,18 @@ pub(crate) fn now() -> i64 {
 }
 
 /// A duration in whole seconds, saturating.
+/// Seconds an access token outlives the `expires_in` it was issued with:
+/// its answer's time on the wire and a client's clock rounding.
+pub(crate) const DELIVERY_GRACE: i64 = 1;
+
+/// Unix seconds, rounded up.
+fn now_ceil() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64().ceil() as i64)
+        .unwrap_or_default()
+}
+
 pub(crate) fn secs(d: Duration) -> i64 {
     i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
 }

@@ -32,7 +32,7 @@ pub use checkpoints::{
 pub use error::InvokeError;
 pub use explore::{
     CancelExploration, GetExplorationResult, ListExplorations, RUN_PERMISSION, RunWorker,
-    RunsConfig, StartExploration, WorkerConfig,
+    RunsConfig, StartExploration, WorkerConfig, run_output,
 };
 pub use gating::{Clock, DEFAULT_GATE_TTL, GATE_ID_ARG, GatePolicy, IDEMPOTENCY_KEY_ARG, millis};
 pub use plugin_call::Answer;

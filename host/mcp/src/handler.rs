@@ -5,9 +5,10 @@ use std::sync::Arc;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, ErrorData, Implementation,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData,
+    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -19,7 +20,7 @@ use toolhost_types::Principal;
 
 use crate::ask::{self, Asker};
 use crate::progress::ProgressRelay;
-use crate::{clarify, convert, cursor};
+use crate::{clarify, convert, cursor, tasks};
 
 /// The MCP server: a cheap `Clone` handle over the host, built per request
 /// in stateless mode and per session in legacy mode.
@@ -55,15 +56,18 @@ impl McpServer {
 }
 
 impl McpServer {
-    /// One run of the call path, relaying progress if the client asked.
+    /// One run of the call path, relaying progress if the client asked
+    /// (and will not be answered with a task instead).
     async fn run(
         &self,
         who: &Principal,
         tool: &str,
         arguments: Value,
         ctx: &RequestContext<RoleServer>,
+        as_task: bool,
     ) -> Result<Answer, toolhost_invoke::InvokeError> {
-        let (progress, relay) = match ctx.meta.get_progress_token() {
+        let token = ctx.meta.get_progress_token().filter(|_| !as_task);
+        let (progress, relay) = match token {
             Some(token) => {
                 let scanner = self.host.scanner().clone();
                 let (sink, relay) = ProgressRelay::start(token, ctx.peer.clone(), scanner);
@@ -165,10 +169,13 @@ impl ServerHandler for McpServer {
         // Resources: the artifacts large answers are kept as (read only by
         // the URI a call answered with; none are listed).
         // Tools: the catalog is live; sessions are told when it changes.
+        // Tasks (2026-07-28 extension): exploration runs, for requests that
+        // declare it.
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
+            .enable_tasks()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
@@ -227,15 +234,28 @@ impl ServerHandler for McpServer {
             ctx.protocol_version().as_ref(),
             ctx.client_capabilities().as_ref(),
         );
+        // A run started by a request that declared the Tasks extension is
+        // answered as a task.
+        let as_task = tasks::wanted(&ctx)
+            && (tool == "start_exploration" || self.host.tool(&tool).is_some_and(|t| t.is_run()));
         let mut rounds = 0;
         loop {
             let pinned = ask::pinned(&arguments, &retry.chosen);
-            let question = match self.run(&who, &tool, pinned, &ctx).await {
+            let question = match self.run(&who, &tool, pinned, &ctx, as_task).await {
                 Ok(Answer::Clarify(c)) if !retry.declined => c,
                 Ok(Answer::Clarify(c)) => {
                     return Ok(CallToolResponse::Complete(clarify::result(&c)));
                 }
                 Ok(Answer::Output(out)) => {
+                    if let Some(id) = tasks::started_run(&out.structured).filter(|_| as_task) {
+                        let run = self
+                            .host
+                            .run_for(&who, id)
+                            .await
+                            .map_err(|e| tasks::error(id, &e))?;
+                        let created = tasks::created(&run, self.host.run_retention());
+                        return Ok(CallToolResponse::Task(created));
+                    }
                     return Ok(CallToolResponse::Complete(convert::answer(out)));
                 }
                 Ok(Answer::ApprovalRequired(gate)) => {
@@ -338,6 +358,38 @@ impl ServerHandler for McpServer {
             self.host.catalog_changes(),
             context.peer,
         ));
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let who = self.caller(&ctx)?;
+        let id = request.task_id;
+        let run = self
+            .host
+            .run_for(&who, &id)
+            .await
+            .map_err(|e| tasks::error(&id, &e))?;
+        let detailed = tasks::detailed(&run, self.host.run_retention())?;
+        Ok(GetTaskResult::new(detailed))
+    }
+
+    /// `tasks/cancel`: `cancel_exploration` on the call path (audited, the
+    /// caller's own runs only). Idempotent on a task that is over.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let who = self.caller(&ctx)?;
+        let id = request.task_id;
+        let req = CallRequest::new("cancel_exploration", serde_json::json!({"run_id": id}));
+        match self.host.call(&who, req, &ctx.ct).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(tasks::error(&id, &e)),
+        }
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

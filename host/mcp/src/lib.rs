@@ -18,5 +18,6 @@ mod convert;
 mod cursor;
 mod handler;
 mod progress;
+mod tasks;
 
 pub use handler::{McpServer, service};

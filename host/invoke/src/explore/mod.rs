@@ -80,16 +80,88 @@ impl Toolhost {
         tool: &ToolRef,
         args: &Value,
     ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+        self.check_arguments(&Tool::Plugin(tool.clone()), args)?;
+        let catalog_version = self.catalog().version().to_owned();
+        let name = tool.spec().name.to_string();
+        self.queue_run(
+            who,
+            tool.plugin(),
+            &name,
+            args,
+            RunSource::Active,
+            Some(catalog_version),
+        )
+        .await
+    }
+
+    /// Queues a run of `tool` of the revision `revision`, not active yet,
+    /// for the one who submitted it: an author tries a candidate in the
+    /// exploration sandbox before asking for review. Anyone else is told
+    /// the revision does not exist.
+    pub(crate) async fn start_candidate_run(
+        &self,
+        who: &Principal,
+        revision: &str,
+        tool: &str,
+        args: &Value,
+    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+        let not_found = || InvokeError::InvalidArguments {
+            detail: format!("no revision {revision:?} of yours is waiting for review"),
+        };
+        let live = self.runs()?.catalog.clone().ok_or_else(not_found)?;
+        let rev = live
+            .store()
+            .revision(revision)
+            .await
+            .map_err(|_| not_found())?
+            .filter(|r| r.submitted_by == who.subject)
+            .ok_or_else(not_found)?;
+        if !matches!(
+            rev.state,
+            toolhost_catalog::RevisionState::PendingReview
+                | toolhost_catalog::RevisionState::Approved
+        ) {
+            return Err(not_found());
+        }
+        let (_, plugin) =
+            live.load_revision(revision)
+                .await
+                .map_err(|why| InvokeError::InvalidArguments {
+                    detail: format!("revision {revision} does not load: {why}"),
+                })?;
+        let source = RunSource::Candidate {
+            revision: revision.to_owned(),
+        };
+        self.queue_run(who, &plugin, tool, args, source, None).await
+    }
+
+    async fn queue_run(
+        &self,
+        who: &Principal,
+        plugin: &toolhost_catalog::LoadedPlugin,
+        tool: &str,
+        args: &Value,
+        source: RunSource,
+        catalog_version: Option<String>,
+    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
         let runs = self.runs()?;
-        let spec = tool.spec();
+        let unknown = || InvokeError::ToolNotFound {
+            tool: tool.to_owned(),
+        };
+        let spec = plugin
+            .plugin
+            .tools()
+            .iter()
+            .find(|t| t.name.as_str() == tool)
+            .ok_or_else(unknown)?;
+        let section = plugin.manifest.tools.get(&spec.name).ok_or_else(unknown)?;
         let grants = self.grants(who).await?;
         if !decide(who, &grants, &spec.permission, spec.risk, Use::Call).permits() {
             return Err(InvokeError::PermissionDenied {
                 tool: spec.name.to_string(),
             });
         }
-        self.check_arguments(&Tool::Plugin(tool.clone()), args)?;
-        let budget = run_budget(tool)?;
+        let budget = run_budget(section)?;
         let (tenant_runs, principal_runs) = runs
             .store
             .active(&who.tenant, &who.subject)
@@ -97,7 +169,6 @@ impl Toolhost {
             .map_err(InvokeError::Runs)?;
         full(principal_runs, runs.limits.per_principal, "this principal")?;
         full(tenant_runs, runs.limits.per_tenant, "this tenant")?;
-        let plugin = tool.plugin();
         let new = NewRun {
             id: RunId::new(),
             tenant: who.tenant.clone(),
@@ -106,7 +177,7 @@ impl Toolhost {
             client_id: who.client_id.clone(),
             spec: RunSpec {
                 tool: spec.name.to_string(),
-                source: RunSource::Active,
+                source,
                 revision: RevisionRef {
                     id: plugin.revision.clone(),
                     plugin: plugin.manifest.plugin.name.to_string(),
@@ -114,7 +185,7 @@ impl Toolhost {
                     component_sha256: plugin.plugin.digest().to_string(),
                     manifest_sha256: None,
                     signer: None,
-                    catalog_version: Some(self.catalog().version().to_owned()),
+                    catalog_version,
                 },
                 arguments: if args.is_null() {
                     json!({})
@@ -175,6 +246,18 @@ impl Toolhost {
         }
     }
 
+    /// The run `id` as `who` may see it (see [`Toolhost::call`]'s
+    /// exploration tools): `RUN_NOT_FOUND` for anyone but its principal and
+    /// the tenant's admins.
+    pub async fn run_for(&self, who: &Principal, id: &str) -> Result<Run, InvokeError> {
+        self.visible_run(who, id).await
+    }
+
+    /// How long a run is kept readable once over (its artifacts' TTL).
+    pub fn run_retention(&self) -> Option<Duration> {
+        self.runs.as_ref().map(|r| r.artifact_ttl)
+    }
+
     /// Whether `who` administers its tenant (services never do).
     pub(crate) async fn is_tenant_admin(&self, who: &Principal) -> Result<bool, InvokeError> {
         Ok(who.kind == PrincipalKind::User && self.grants(who).await?.is_admin())
@@ -183,8 +266,8 @@ impl Toolhost {
 
 /// The budget of a run of `tool`: the run defaults, moved by its manifest
 /// entry's `run` table.
-fn run_budget(tool: &ToolRef) -> Result<RunBudget, InvokeError> {
-    let o = section(tool).run.clone().unwrap_or_default();
+fn run_budget(section: &toolhost_catalog::ToolSection) -> Result<RunBudget, InvokeError> {
+    let o = section.run.clone().unwrap_or_default();
     RunBudget::DEFAULT
         .with_override(&o, &RunBudget::CEILING)
         .map_err(|e| InvokeError::InvalidArguments {
@@ -240,6 +323,19 @@ fn queued(new: &NewRun) -> Run {
 
 /// How long a caller should wait before asking again.
 pub(crate) const POLL_AFTER_MS: u64 = 1000;
+
+/// A run as the exploration tools answer with it: its snapshot, and a line
+/// for people.
+pub fn run_output(run: &Run) -> ToolOutput {
+    let text = match &run.receipt_sha256 {
+        Some(sha) => format!("Run {} is {}; receipt sha256 {sha}.", run.id, run.state),
+        None => format!("Run {} is {}.", run.id, run.state),
+    };
+    ToolOutput {
+        structured: snapshot(run),
+        text: Some(text),
+    }
+}
 
 /// What every exploration tool answers about a run: its id and state,
 /// progress, and once it is over, its outcome, receipt digest and

@@ -50,12 +50,13 @@ impl Default for StartExploration {
         Self(host_spec(
             "start_exploration",
             "Start an exploration run",
-            "Runs a tool as an exploration run: queued durably, executed by a worker in a sandbox that reaches only exploration backends and only reads, bounded in time, output and artifacts, cancellable, and ending with a receipt. Answers at once with the run; follow it with get_exploration_result.",
+            "Runs a tool as an exploration run: queued durably, executed by a worker in a sandbox that reaches only exploration backends and only reads, bounded in time, output and artifacts, cancellable, and ending with a receipt. With revision, runs the tool of a candidate revision you submitted. Answers at once with the run; follow it with get_exploration_result.",
             json!({
                 "type": "object",
                 "properties": {
                     "tool": {"type": "string", "description": "The tool to run (any tool you may call)."},
-                    "arguments": {"type": "object", "description": "Its arguments."}
+                    "arguments": {"type": "object", "description": "Its arguments."},
+                    "revision": {"type": "string", "description": "A plugin revision you submitted that waits for review: run its tool instead of the served one (try a candidate before asking for review)."}
                 },
                 "required": ["tool"],
                 "additionalProperties": false
@@ -85,6 +86,11 @@ impl HostTool for StartExploration {
                 .and_then(Value::as_str)
                 .ok_or_else(|| invalid("tool (a string) is required"))?;
             let arguments = args.get("arguments").cloned().unwrap_or_else(|| json!({}));
+            if let Some(revision) = args.get("revision").and_then(Value::as_str) {
+                return host
+                    .start_candidate_run(who, revision, name, &arguments)
+                    .await;
+            }
             let tool = match host.tool(name) {
                 Some(Tool::Plugin(t)) => t,
                 Some(Tool::Host(_)) => {
@@ -154,11 +160,7 @@ impl HostTool for GetExplorationResult {
                 tokio::time::sleep(super::follow::POLL).await;
                 run = host.visible_run(who, id).await?;
             }
-            let text = match &run.receipt_sha256 {
-                Some(sha) => format!("Run {id} is {}; receipt sha256 {sha}.", run.state),
-                None => format!("Run {id} is {}.", run.state),
-            };
-            Ok((answer(&run, text), Vec::new()))
+            Ok((super::run_output(&run), Vec::new()))
         })
     }
 }
