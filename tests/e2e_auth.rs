@@ -314,8 +314,8 @@ fn refresh_tokens_rotate_and_a_replay_revokes_the_whole_family() {
     );
 
     // An expired access token: a typed 401, then a refresh gives one that works.
-    // `exp` is the next whole second plus the TTL plus a second's grace
-    // for delivery (at most 4 s from now), and is valid through its second.
+    // `exp` is the next whole second plus the TTL, valid through its
+    // second: under 4 s from now.
     std::thread::sleep(Duration::from_millis(5200));
     let expired = list_tools(&server, &bearer(&first));
     assert_eq!(expired.status, 401);

@@ -252,8 +252,8 @@ async def expire(provider: OAuthClientProvider, url: str, natural: bool) -> str:
         expires_in is not None and 0 < expires_in <= MAX_NATURAL_EXPIRY,
         f"expires_in is {expires_in!r}: start the server with a short --access-token-ttl for --expiry natural",
     )
-    # The host keeps a token up to 2 s past the client's deadline (the next
-    # whole second, plus a second for delivery): wait past that.
+    # The host counts the lifetime from the next whole second and keeps a
+    # token through its last second: under 2 s past the client's deadline.
     deadline = provider.context.token_expiry_time or time.time()
     await asyncio.sleep(max(0.0, deadline - time.time()) + 2.5)
     status = await probe(url, tokens.access_token)

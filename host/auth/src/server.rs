@@ -121,12 +121,12 @@ impl AuthServer {
         scope: &str,
     ) -> (String, i64) {
         let ttl = secs(self.config.access_ttl);
-        // `exp` is in whole seconds and the client counts `expires_in` from
-        // when the answer reached it: the token lives from the next whole
-        // second, plus [`DELIVERY_GRACE`], so it never dies before the
-        // client's own deadline and a client that uses it up to then is
-        // never refused.
-        let lives = ttl.saturating_add(DELIVERY_GRACE);
+        // `exp` is in whole seconds, valid through its second, and the
+        // client counts `expires_in` from when the answer reached it:
+        // counted from the next whole second, the token outlives the
+        // client's own deadline by up to a second for the answer's time on
+        // the wire, so a client using it up to then is never refused.
+        let lives = ttl;
         let claims = token::AccessClaims::new(
             &self.config.issuer,
             &self.config.resource(),
@@ -241,10 +241,6 @@ pub(crate) fn now() -> i64 {
 }
 
 /// A duration in whole seconds, saturating.
-/// Seconds an access token outlives the `expires_in` it was issued with:
-/// its answer's time on the wire and a client's clock rounding.
-pub(crate) const DELIVERY_GRACE: i64 = 1;
-
 /// Unix seconds, rounded up.
 fn now_ceil() -> i64 {
     SystemTime::now()
