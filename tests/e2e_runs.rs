@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::bench::{Backend, call, post_at, serve_on};
+use support::oauth::user_token;
+use support::{DEMO_PASSWORD, new_signer, pin_into, sign, toolhost, trust};
 use support::{PgSchema, Server, Tools, python3};
-use toolhost_fixtures::T_RUN_ESCAPE;
+use toolhost_fixtures::{HELLO, HELLO_NEXT, T_RUN_ESCAPE};
 
 /// A service that may run the hostile fixture's tools and follow its runs.
 const FIXTURE_SCOPES: &str = "mcp fixture:run explorations:run";
@@ -511,4 +513,96 @@ fn two_hosts_on_one_postgresql_run_a_hundred_queued_runs_each_exactly_once() {
     for id in ids.iter().take(10) {
         receipt(&b, id);
     }
+}
+
+#[test]
+fn tasks_on_2026_07_28_are_the_same_runs_driven_by_the_python_sdk() {
+    let tools = Tools::require();
+    let backend = Backend::start();
+    let (server, token) = serve_on(&backend, &[], &EXPLORATION, None);
+    let mut cmd = tools.python("python_tasks.py", &[&server.url, "payments"]);
+    cmd.env(support::TOKEN_ENV, &token);
+    let run = support::run(&mut cmd, Duration::from_secs(300));
+    assert!(
+        run.ok(),
+        "python_tasks.py: {}\n{}\n{}\n{}",
+        run.verdict(),
+        run.stdout,
+        run.stderr,
+        server.log()
+    );
+    let ids: Vec<String> = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("TASKS "))
+        .map(|l| serde_json::from_str(l).expect("task ids"))
+        .expect("a TASKS line");
+    // Each task is a run, with its receipt, read through the tools too.
+    let completed = receipt(&server, &ids[0]);
+    assert_eq!(completed["state"], json!("succeeded"), "{completed}");
+    let cancelled = receipt(&server, &ids[1]);
+    assert_eq!(cancelled["state"], json!("cancelled"), "{cancelled}");
+    let run = finished(&server, &token, &ids[1], Duration::from_secs(5));
+    assert_eq!(run["outcome"]["code"], json!("CANCELLED"), "{run}");
+}
+
+#[test]
+fn an_author_runs_a_candidate_revision_before_review_and_nobody_else_can() {
+    let server = Server::start(&[HELLO]);
+    let url = server.database_url().to_owned();
+    let work = server.scratch("author");
+    let key = new_signer("alice", &work.join("keys"));
+    trust("alice", &work.join("keys/alice.pub"), "hello", &url);
+    let release = work.join("hello-next");
+    sign(&pin_into(&HELLO_NEXT, &release), &key);
+    let submitted = toolhost(&[
+        "plugin",
+        "submit",
+        &release.to_string_lossy(),
+        "--as",
+        "demo",
+        "--database-url",
+        &url,
+    ]);
+    assert!(submitted.contains("pending_review"), "{submitted}");
+    let revision = submitted.split_whitespace().next().expect("a revision id");
+    let token = user_token(&server, "demo", DEMO_PASSWORD);
+
+    // The candidate's new tool is not served, but its author may try it.
+    let served = call(&server, &token, "shout", json!({"text": "hi"}));
+    assert_eq!(
+        served["result"]["structuredContent"]["error"]["code"],
+        json!("TOOL_NOT_FOUND"),
+        "{served}"
+    );
+    let start = json!({"tool": "shout", "revision": revision, "arguments": {"text": "hi"}});
+    let started = answered(
+        &call(&server, &token, "start_exploration", start.clone()),
+        "start",
+    );
+    let id = started["run_id"].as_str().expect("a run id");
+    let run = finished(&server, &token, id, Duration::from_secs(60));
+    assert_eq!(run["state"], json!("succeeded"), "{run}");
+    let r = receipt(&server, id);
+    assert_eq!(
+        r["source"],
+        json!({"kind": "candidate", "revision": revision}),
+        "{r}"
+    );
+    assert_eq!(r["revision"]["id"], json!(revision), "{r}");
+    assert!(
+        r["revision"]["signer"]
+            .as_str()
+            .is_some_and(|s| s == "alice"),
+        "{r}"
+    );
+
+    // Anyone else is told there is no such revision of theirs.
+    let other = server.service_token("mcp hello:read explorations:run");
+    let refused = call(&server, &other, "start_exploration", start);
+    assert_eq!(
+        refused["result"]["structuredContent"]["error"]["code"],
+        json!("INVALID_ARGUMENTS"),
+        "{refused}"
+    );
 }
