@@ -10,18 +10,24 @@
 //! must pass except those in [`EXPECTED_FAILURES`], each of which names the
 //! host feature it waits for. An expected failure that passes fails the test
 //! too, so the list never goes stale: remove the entry when the feature lands.
+//!
+//! The Tasks extension's scenarios (`tasks-*`, SEP-2663) are dropped by any
+//! `--spec-version` run, so they run one by one, by name, against the
+//! conformance-tasks profile (plugins/conformance-tasks), judged the same
+//! way against [`TASK_EXPECTED_FAILURES`].
 
 mod support;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
+use std::io::{BufRead as _, BufReader};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{AuthProxy, Server, Tools};
+use support::{AuthProxy, Server, TOKEN_ENV, Tools};
 
 /// The handshake era: `initialize`, `Mcp-Session-Id`.
 const SESSION: &str = "2025-11-25";
@@ -169,65 +175,22 @@ fn conformance_suite_server_scenarios_pass() {
 /// Runs the suite at `era` with its baseline, and judges every scenario's checks.
 fn run_era(tools: &Tools, server: &Server, url: &str, suite: &Path, era: &'static str) -> EraRun {
     // Kept after the run (target/tmp/conformance/ERA) for a look at checks.json.
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("conformance")
-        .join(era);
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).expect("create the conformance results dir");
+    let dir = results_dir(&["conformance", era]);
     let expected: Vec<&Expected> = EXPECTED_FAILURES
         .iter()
         .filter(|e| e.eras.contains(&era))
         .collect();
-    let baseline = dir.join("expected-failures.yml");
-    let mut yaml = String::from("server:\n");
-    for e in &expected {
-        writeln!(yaml, "  - {} # needs {}", e.entry, e.needs).ok();
-    }
-    fs::write(&baseline, yaml).expect("write the baseline");
-    let results = dir.join("results");
-
-    let mut cmd = Command::new(&tools.node);
-    cmd.arg(suite)
-        .args(["server", "--url", url])
-        .args(["--suite", "all", "--spec-version", era])
-        .arg("--expected-failures")
-        .arg(&baseline)
-        .arg("--output-dir")
-        .arg(&results);
-    cmd.env("HOME", server.scratch(&format!("home-conformance-{era}")))
-        .env("NO_COLOR", "1")
-        .env("FORCE_COLOR", "0")
-        .current_dir(&dir);
-    let run = support::run(&mut cmd, Duration::from_secs(900));
-    fs::write(
-        dir.join("suite.log"),
-        format!("{}\n{}", run.stdout, run.stderr),
-    )
-    .ok();
-
-    let summary = match run.stdout.find("=== SUMMARY ===") {
-        Some(at) => format!(
-            "{}\n(results: {})",
-            run.stdout[at..].trim_end(),
-            dir.display()
-        ),
-        None => format!(
-            "(no summary; results: {})\n{}\n{}",
-            dir.display(),
-            tail(&run.stdout, 60),
-            tail(&run.stderr, 60)
-        ),
+    let invocation = Invocation {
+        tools,
+        server,
+        url,
+        suite,
     };
-    let scenarios = read_results(&results);
+    let (summary, scenarios, run) =
+        invocation.run(&dir, &expected, &["--suite", "all", "--spec-version", era]);
     let (unexpected, stale) = judge(&scenarios, &expected);
-    let suite_failed = (!run.ok() && unexpected.is_empty() && stale.is_empty()).then(|| {
-        format!(
-            "{}\n{}\n{}",
-            run.verdict(),
-            tail(&run.stdout, 40),
-            tail(&run.stderr, 40)
-        )
-    });
+    let suite_failed = (!run.ok() && unexpected.is_empty() && stale.is_empty())
+        .then(|| suite_verdict(&run));
     EraRun {
         era,
         summary,
@@ -235,6 +198,93 @@ fn run_era(tools: &Tools, server: &Server, url: &str, suite: &Path, era: &'stati
         stale,
         suite_failed,
     }
+}
+
+/// `target/tmp/<parts…>`, emptied: kept after the run for a look at checks.json.
+fn results_dir(parts: &[&str]) -> std::path::PathBuf {
+    let dir = parts
+        .iter()
+        .fold(Path::new(env!("CARGO_TARGET_TMPDIR")).to_path_buf(), |d, p| {
+            d.join(p)
+        });
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("create the conformance results dir");
+    dir
+}
+
+/// The suite's `server` command against one server, through one URL.
+struct Invocation<'a> {
+    tools: &'a Tools,
+    server: &'a Server,
+    url: &'a str,
+    /// `@modelcontextprotocol/conformance/dist/index.js`.
+    suite: &'a Path,
+}
+
+impl Invocation<'_> {
+    /// Runs `conformance server --url … ARGS` in `dir`, with `expected` as
+    /// its baseline (`dir/expected-failures.yml`) and its results in
+    /// `dir/results`; its log goes to `dir/suite.log`. Returns the suite's
+    /// summary, every scenario that ran with its checks, and how it ended.
+    fn run(
+        &self,
+        dir: &Path,
+        expected: &[&Expected],
+        args: &[&str],
+    ) -> (String, BTreeMap<String, Vec<Check>>, support::Run) {
+        let baseline = dir.join("expected-failures.yml");
+        let mut yaml = String::from("server:\n");
+        for e in expected {
+            writeln!(yaml, "  - {} # needs {}", e.entry, e.needs).ok();
+        }
+        fs::write(&baseline, yaml).expect("write the baseline");
+        let results = dir.join("results");
+        let home = dir.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+
+        let mut cmd = Command::new(&self.tools.node);
+        cmd.arg(self.suite)
+            .args(["server", "--url", self.url])
+            .args(args)
+            .arg("--expected-failures")
+            .arg(&baseline)
+            .arg("--output-dir")
+            .arg(&results);
+        cmd.env("HOME", self.server.scratch(&format!("home-conformance-{home}")))
+            .env("NO_COLOR", "1")
+            .env("FORCE_COLOR", "0")
+            .current_dir(dir);
+        let run = support::run(&mut cmd, Duration::from_secs(900));
+        fs::write(
+            dir.join("suite.log"),
+            format!("{}\n{}", run.stdout, run.stderr),
+        )
+        .ok();
+
+        let summary = match run.stdout.find("=== SUMMARY ===") {
+            Some(at) => format!(
+                "{}\n(results: {})",
+                run.stdout[at..].trim_end(),
+                dir.display()
+            ),
+            None => format!(
+                "(no summary; results: {})\n{}\n{}",
+                dir.display(),
+                tail(&run.stdout, 60),
+                tail(&run.stderr, 60)
+            ),
+        };
+        (summary, read_results(&results), run)
+    }
+}
+
+/// The suite's own verdict, when it failed though the judging did not.
+fn suite_verdict(run: &support::Run) -> String {
+    format!(
+        "{}\n{}\n{}",
+        run.verdict(),
+        tail(&run.stdout, 40),
+        tail(&run.stderr, 40)
+    )
 }
 
 /// One check of a scenario's `checks.json`.

@@ -121,28 +121,47 @@ fn read_resource(server: &Server, token: &str, uri: &str) -> Value {
     serde_json::from_str(&answer.body).expect("a JSON-RPC answer")
 }
 
-#[test]
-fn a_run_from_the_python_sdk_reports_progress_and_leaves_a_verified_receipt_and_artifacts() {
+/// Runs the Python SDK script `script` against `server` with `token`: the
+/// run (or task) ids it prints on its `marker` line.
+fn python_ids(
+    server: &Server,
+    token: &str,
+    script: &str,
+    args: &[&str],
+    marker: &str,
+) -> Vec<String> {
     let tools = Tools::require();
-    let backend = Backend::start();
-    let (server, token) = serve_on(&backend, &[], &EXPLORATION, None);
-    let mut cmd = tools.python("python_run.py", &[&server.url, "payments", "1000"]);
-    cmd.env(support::TOKEN_ENV, &token);
+    let mut all = vec![server.url.as_str()];
+    all.extend_from_slice(args);
+    let mut cmd = tools.python(script, &all);
+    cmd.env(support::TOKEN_ENV, token);
     let run = support::run(&mut cmd, Duration::from_secs(300));
     assert!(
         run.ok(),
-        "python_run.py: {}\n{}\n{}\n{}",
+        "{script}: {}\n{}\n{}\n{}",
         run.verdict(),
         run.stdout,
         run.stderr,
         server.log()
     );
-    let ids: Vec<String> = run
-        .stdout
+    run.stdout
         .lines()
-        .find_map(|l| l.strip_prefix("RUNS "))
-        .map(|l| serde_json::from_str(l).expect("run ids"))
-        .expect("a RUNS line");
+        .find_map(|l| l.strip_prefix(marker))
+        .map(|l| serde_json::from_str(l).expect("ids"))
+        .unwrap_or_else(|| panic!("{script} printed no {marker:?} line"))
+}
+
+#[test]
+fn a_run_from_the_python_sdk_reports_progress_and_leaves_a_verified_receipt_and_artifacts() {
+    let backend = Backend::start();
+    let (server, token) = serve_on(&backend, &[], &EXPLORATION, None);
+    let ids = python_ids(
+        &server,
+        &token,
+        "python_run.py",
+        &["payments", "1000"],
+        "RUNS ",
+    );
     assert_eq!(ids.len(), 4, "two runs per era");
 
     // Every receipt verifies, and together they list exactly the requests
@@ -517,26 +536,9 @@ fn two_hosts_on_one_postgresql_run_a_hundred_queued_runs_each_exactly_once() {
 
 #[test]
 fn tasks_on_2026_07_28_are_the_same_runs_driven_by_the_python_sdk() {
-    let tools = Tools::require();
     let backend = Backend::start();
     let (server, token) = serve_on(&backend, &[], &EXPLORATION, None);
-    let mut cmd = tools.python("python_tasks.py", &[&server.url, "payments"]);
-    cmd.env(support::TOKEN_ENV, &token);
-    let run = support::run(&mut cmd, Duration::from_secs(300));
-    assert!(
-        run.ok(),
-        "python_tasks.py: {}\n{}\n{}\n{}",
-        run.verdict(),
-        run.stdout,
-        run.stderr,
-        server.log()
-    );
-    let ids: Vec<String> = run
-        .stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("TASKS "))
-        .map(|l| serde_json::from_str(l).expect("task ids"))
-        .expect("a TASKS line");
+    let ids = python_ids(&server, &token, "python_tasks.py", &["payments"], "TASKS ");
     // Each task is a run, with its receipt, read through the tools too.
     let completed = receipt(&server, &ids[0]);
     assert_eq!(completed["state"], json!("succeeded"), "{completed}");

@@ -37,8 +37,27 @@ fn answer(run: &toolhost_runs::Run, text: String) -> ToolOutput {
     }
 }
 
-fn only_on_host<'a>() -> HostToolFuture<'a> {
-    Box::pin(async { Err(invalid("this tool runs only on the host's call path")) })
+/// Implements [`HostTool`] for an exploration tool whose inherent `run`
+/// needs the host itself (its call path, catalog and run store).
+macro_rules! on_the_host {
+    ($tool:ty) => {
+        impl HostTool for $tool {
+            fn spec(&self) -> &ToolSpec {
+                &self.0
+            }
+            fn call<'a>(&'a self, _: &'a Principal, _: &'a Value) -> HostToolFuture<'a> {
+                Box::pin(async { Err(invalid("this tool runs only on the host's call path")) })
+            }
+            fn call_on<'a>(
+                &'a self,
+                host: &'a Toolhost,
+                who: &'a Principal,
+                args: &'a Value,
+            ) -> HostEffectsFuture<'a> {
+                Box::pin(self.run(host, who, args))
+            }
+        }
+    };
 }
 
 /// `start_exploration(tool, arguments)`: queues a run of any catalog tool
@@ -67,45 +86,39 @@ impl Default for StartExploration {
     }
 }
 
-impl HostTool for StartExploration {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    fn call<'a>(&'a self, _: &'a Principal, _: &'a Value) -> HostToolFuture<'a> {
-        only_on_host()
-    }
-    fn call_on<'a>(
-        &'a self,
-        host: &'a Toolhost,
-        who: &'a Principal,
-        args: &'a Value,
-    ) -> HostEffectsFuture<'a> {
-        Box::pin(async move {
-            let name = args
-                .get("tool")
-                .and_then(Value::as_str)
-                .ok_or_else(|| invalid("tool (a string) is required"))?;
-            let arguments = args.get("arguments").cloned().unwrap_or_else(|| json!({}));
-            if let Some(revision) = args.get("revision").and_then(Value::as_str) {
-                return host
-                    .start_candidate_run(who, revision, name, &arguments)
-                    .await;
+on_the_host!(StartExploration);
+
+impl StartExploration {
+    async fn run(
+        &self,
+        host: &Toolhost,
+        who: &Principal,
+        args: &Value,
+    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+        let name = args
+            .get("tool")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid("tool (a string) is required"))?;
+        let arguments = args.get("arguments").cloned().unwrap_or_else(|| json!({}));
+        if let Some(revision) = args.get("revision").and_then(Value::as_str) {
+            return host
+                .start_candidate_run(who, revision, name, &arguments)
+                .await;
+        }
+        let tool = match host.tool(name) {
+            Some(Tool::Plugin(t)) => t,
+            Some(Tool::Host(_)) => {
+                return Err(invalid(format!(
+                    "{name} is a host tool: only plugin tools run as explorations"
+                )));
             }
-            let tool = match host.tool(name) {
-                Some(Tool::Plugin(t)) => t,
-                Some(Tool::Host(_)) => {
-                    return Err(invalid(format!(
-                        "{name} is a host tool: only plugin tools run as explorations"
-                    )));
-                }
-                None => {
-                    return Err(InvokeError::ToolNotFound {
-                        tool: name.to_owned(),
-                    });
-                }
-            };
-            host.start_run(who, &tool, &arguments).await
-        })
+            None => {
+                return Err(InvokeError::ToolNotFound {
+                    tool: name.to_owned(),
+                });
+            }
+        };
+        host.start_run(who, &tool, &arguments).await
     }
 }
 
@@ -134,34 +147,28 @@ impl Default for GetExplorationResult {
     }
 }
 
-impl HostTool for GetExplorationResult {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    fn call<'a>(&'a self, _: &'a Principal, _: &'a Value) -> HostToolFuture<'a> {
-        only_on_host()
-    }
-    fn call_on<'a>(
-        &'a self,
-        host: &'a Toolhost,
-        who: &'a Principal,
-        args: &'a Value,
-    ) -> HostEffectsFuture<'a> {
-        Box::pin(async move {
-            let id = run_id_arg(args)?;
-            let wait = args
-                .get("wait_seconds")
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            let wait = std::time::Duration::from_secs(wait.min(MAX_WAIT_SECONDS));
-            let mut run = host.visible_run(who, id).await?;
-            let until = tokio::time::Instant::now() + wait;
-            while !run.state.is_terminal() && tokio::time::Instant::now() < until {
-                tokio::time::sleep(super::follow::POLL).await;
-                run = host.visible_run(who, id).await?;
-            }
-            Ok((super::run_output(&run), Vec::new()))
-        })
+on_the_host!(GetExplorationResult);
+
+impl GetExplorationResult {
+    async fn run(
+        &self,
+        host: &Toolhost,
+        who: &Principal,
+        args: &Value,
+    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+        let id = run_id_arg(args)?;
+        let wait = args
+            .get("wait_seconds")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let wait = std::time::Duration::from_secs(wait.min(MAX_WAIT_SECONDS));
+        let mut run = host.visible_run(who, id).await?;
+        let until = tokio::time::Instant::now() + wait;
+        while !run.state.is_terminal() && tokio::time::Instant::now() < until {
+            tokio::time::sleep(super::follow::POLL).await;
+            run = host.visible_run(who, id).await?;
+        }
+        Ok((super::run_output(&run), Vec::new()))
     }
 }
 
@@ -189,47 +196,41 @@ impl Default for CancelExploration {
     }
 }
 
-impl HostTool for CancelExploration {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    fn call<'a>(&'a self, _: &'a Principal, _: &'a Value) -> HostToolFuture<'a> {
-        only_on_host()
-    }
-    fn call_on<'a>(
-        &'a self,
-        host: &'a Toolhost,
-        who: &'a Principal,
-        args: &'a Value,
-    ) -> HostEffectsFuture<'a> {
-        Box::pin(async move {
-            let id = run_id_arg(args)?;
-            let run = host.visible_run(who, id).await?;
-            let now = host.gate_policy.now_ms();
-            let store = &host.runs()?.store;
-            let run = match run.state {
-                RunState::Queued => {
-                    let finish = settle::cancelled_before_start(host, &run, who, now);
-                    let mut settled = run.clone();
-                    settled.state = RunState::Cancelled;
-                    settled.finished_at_ms = Some(now);
-                    settled.outcome = Some(finish.outcome.clone());
-                    settled.receipt = Some(finish.receipt.clone());
-                    settled.receipt_sha256 = Some(finish.receipt_sha256.clone());
-                    let text = format!("Run {id} was cancelled before it started.");
-                    let effect = Effect::Run(RunEffect::Finish(Box::new(finish)));
-                    return Ok((answer(&settled, text), vec![effect]));
-                }
-                s if s.is_terminal() => run,
-                _ => store
-                    .request_cancel(&run.tenant, &run.id, now)
-                    .await
-                    .map_err(InvokeError::Runs)?
-                    .unwrap_or(run),
-            };
-            let text = format!("Run {id} is {}.", run.state);
-            Ok((answer(&run, text), Vec::new()))
-        })
+on_the_host!(CancelExploration);
+
+impl CancelExploration {
+    async fn run(
+        &self,
+        host: &Toolhost,
+        who: &Principal,
+        args: &Value,
+    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+        let id = run_id_arg(args)?;
+        let run = host.visible_run(who, id).await?;
+        let now = host.gate_policy.now_ms();
+        let store = &host.runs()?.store;
+        let run = match run.state {
+            RunState::Queued => {
+                let finish = settle::cancelled_before_start(host, &run, who, now);
+                let mut settled = run.clone();
+                settled.state = RunState::Cancelled;
+                settled.finished_at_ms = Some(now);
+                settled.outcome = Some(finish.outcome.clone());
+                settled.receipt = Some(finish.receipt.clone());
+                settled.receipt_sha256 = Some(finish.receipt_sha256.clone());
+                let text = format!("Run {id} was cancelled before it started.");
+                let effect = Effect::Run(RunEffect::Finish(Box::new(finish)));
+                return Ok((answer(&settled, text), vec![effect]));
+            }
+            s if s.is_terminal() => run,
+            _ => store
+                .request_cancel(&run.tenant, &run.id, now)
+                .await
+                .map_err(InvokeError::Runs)?
+                .unwrap_or(run),
+        };
+        let text = format!("Run {id} is {}.", run.state);
+        Ok((answer(&run, text), Vec::new()))
     }
 }
 
@@ -254,48 +255,42 @@ impl Default for ListExplorations {
     }
 }
 
-impl HostTool for ListExplorations {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    fn call<'a>(&'a self, _: &'a Principal, _: &'a Value) -> HostToolFuture<'a> {
-        only_on_host()
-    }
-    fn call_on<'a>(
-        &'a self,
-        host: &'a Toolhost,
-        who: &'a Principal,
-        args: &'a Value,
-    ) -> HostEffectsFuture<'a> {
-        Box::pin(async move {
-            let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(20);
-            let limit = u32::try_from(limit.min(u64::from(MAX_LISTED))).unwrap_or(MAX_LISTED);
-            let principal = if host.is_tenant_admin(who).await? {
-                None
+on_the_host!(ListExplorations);
+
+impl ListExplorations {
+    async fn run(
+        &self,
+        host: &Toolhost,
+        who: &Principal,
+        args: &Value,
+    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+        let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(20);
+        let limit = u32::try_from(limit.min(u64::from(MAX_LISTED))).unwrap_or(MAX_LISTED);
+        let principal = if host.is_tenant_admin(who).await? {
+            None
+        } else {
+            Some(who.subject.as_str())
+        };
+        let runs = host
+            .runs()?
+            .store
+            .runs(&who.tenant, principal, limit)
+            .await
+            .map_err(InvokeError::Runs)?;
+        let text = runs
+            .iter()
+            .map(|r| format!("{} {} {}", r.id, r.state, r.spec.tool))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let listed: Vec<Value> = runs.iter().map(snapshot).collect();
+        let out = ToolOutput {
+            structured: json!({"runs": listed}),
+            text: Some(if text.is_empty() {
+                "No runs.".into()
             } else {
-                Some(who.subject.as_str())
-            };
-            let runs = host
-                .runs()?
-                .store
-                .runs(&who.tenant, principal, limit)
-                .await
-                .map_err(InvokeError::Runs)?;
-            let text = runs
-                .iter()
-                .map(|r| format!("{} {} {}", r.id, r.state, r.spec.tool))
-                .collect::<Vec<_>>()
-                .join("\n");
-            let listed: Vec<Value> = runs.iter().map(snapshot).collect();
-            let out = ToolOutput {
-                structured: json!({"runs": listed}),
-                text: Some(if text.is_empty() {
-                    "No runs.".into()
-                } else {
-                    text
-                }),
-            };
-            Ok((out, Vec::new()))
-        })
+                text
+            }),
+        };
+        Ok((out, Vec::new()))
     }
 }

@@ -1,0 +1,166 @@
+//! `conformance-tasks`: the fixture tools the MCP conformance suite's
+//! Tasks-extension scenarios (`conformance server --scenario tasks-*`)
+//! call, under the suite's names, as far as a tool plugin can provide them.
+//!
+//! - `greet` is a plain tool: it answers at once, never as a task.
+//! - `slow_compute`, `failing_job` and `protocol_error_job` are run tools
+//!   (their manifest entries have a `run` table): the host queues a run and,
+//!   for a 2026-07-28 request that declares the extension, answers with a
+//!   task over it. Sleeping works in a run (the sandbox grants the
+//!   monotonic clock) and a cancel interrupts it.
+//!
+//! What a plugin cannot provide, the scenarios' expected failures in
+//! `tests/e2e_conformance.rs` list: `confirm_delete`, `multi_input` and
+//! `test_tool_with_task` need input requests from inside a task (or an
+//! input-required round before one), and the host has neither; a tool
+//! cannot declare that it requires a task; and a guest's own failure is a
+//! tool result with `isError`, never the JSON-RPC error a `failed` task
+//! carries.
+//!
+//! Served only by the end-to-end tests; never part of the reference catalog.
+
+use std::thread;
+use std::time::Duration;
+
+use toolhost_sdk::prelude::*;
+
+fn tools() -> Vec<Tool> {
+    let tool = |tool: Tool| tool.permission("conformance", "run").read_only();
+    vec![
+        tool(Tool::new(
+            "greet",
+            "Greets someone by name, at once (a plain tool, never a task).",
+            greet,
+        ))
+        .idempotent(),
+        tool(Tool::new(
+            "slow_compute",
+            "Run tool: computes for `seconds` seconds (0 for at once), then answers with `label`.",
+            slow_compute,
+        )),
+        tool(Tool::new(
+            "failing_job",
+            "Run tool: works for about a second, then fails with a tool error.",
+            failing_job,
+        )),
+        tool(Tool::new(
+            "protocol_error_job",
+            "Run tool: aborts its instance (a trap), the closest a plugin comes to a protocol error.",
+            protocol_error_job,
+        )),
+    ]
+}
+
+toolhost_sdk::export_plugin!(tools);
+
+/// The longest `slow_compute` sleeps: below the manifest's run timeout
+/// (2 min), above the suite's longest computation (60 s, always cancelled).
+const MAX_SECONDS: f64 = 90.0;
+
+/// How long `failing_job` works before it fails: the suite's "about 1 s".
+const FAILING_JOB_WORK: Duration = Duration::from_secs(1);
+
+/// The text `failing_job` fails with.
+const FAILING_JOB_ERROR: &str = "failing_job failed, as it always does";
+
+/// Calls without arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+/// A text answer: the same text as `structuredContent` and as a text block.
+#[derive(Debug, PartialEq, Serialize, JsonSchema)]
+struct Text {
+    /// What the tool says.
+    text: String,
+}
+
+fn text(text: String) -> Output<Text> {
+    Output::new(Text { text: text.clone() }).with_text(text)
+}
+
+/// Arguments of `greet`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GreetArgs {
+    /// Who to greet.
+    name: String,
+}
+
+/// `Hello, {name}!`: the suite compares the text exactly.
+fn greet(_ctx: &Ctx, args: GreetArgs) -> Result<Output<Text>, ToolError> {
+    Ok(text(format!("Hello, {}!", args.name)))
+}
+
+/// Arguments of `slow_compute`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SlowComputeArgs {
+    /// How long to compute, in seconds (fractions allowed; at most 90).
+    seconds: f64,
+    /// A label the answer repeats, so a caller can tell its runs apart.
+    #[serde(default)]
+    label: Option<String>,
+}
+
+fn slow_compute(_ctx: &Ctx, args: SlowComputeArgs) -> Result<Output<Text>, ToolError> {
+    if !(0.0..=MAX_SECONDS).contains(&args.seconds) {
+        return Err(ToolError::InvalidArguments(format!(
+            "seconds must be between 0 and {MAX_SECONDS}, not {}",
+            args.seconds
+        )));
+    }
+    thread::sleep(Duration::from_secs_f64(args.seconds));
+    let label = args.label.as_deref().unwrap_or("unlabelled");
+    Ok(text(format!("Computed {label} in {} s.", args.seconds)))
+}
+
+fn failing_job(_ctx: &Ctx, _args: NoArgs) -> Result<Text, ToolError> {
+    thread::sleep(FAILING_JOB_WORK);
+    Err(ToolError::Failed(FAILING_JOB_ERROR.into()))
+}
+
+/// The suite's fixture "panics into a protocol error". A guest panic
+/// aborts the instance (the plugins are built with `panic = "abort"`); the
+/// host reports the trap as the run's failure, a tool result with
+/// `isError`, since a sandboxed guest cannot raise a JSON-RPC error.
+fn protocol_error_job(_ctx: &Ctx, _args: NoArgs) -> Result<Text, ToolError> {
+    panic!("protocol_error_job: a deliberate panic")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Ctx {
+        Ctx::new("call-1", "tenant-a", "alice")
+    }
+
+    fn args<A: serde::de::DeserializeOwned>(json: &str) -> A {
+        serde_json::from_str(json).expect("arguments parse")
+    }
+
+    #[test]
+    fn greet_says_hello_by_name() {
+        let out = greet(&ctx(), args(r#"{"name":"World"}"#)).expect("greets");
+        assert_eq!(out, text("Hello, World!".into()));
+    }
+
+    #[test]
+    fn slow_compute_repeats_its_label_and_bounds_its_seconds() {
+        let out = slow_compute(&ctx(), args(r#"{"seconds":0,"label":"instant"}"#)).expect("ok");
+        assert_eq!(out, text("Computed instant in 0 s.".into()));
+        for seconds in ["-1", "91"] {
+            let json = format!(r#"{{"seconds":{seconds}}}"#);
+            assert!(slow_compute(&ctx(), args(&json)).is_err(), "{seconds}");
+        }
+    }
+
+    #[test]
+    fn failing_job_fails_with_a_tool_error() {
+        assert_eq!(
+            failing_job(&ctx(), NoArgs {}),
+            Err(ToolError::Failed(FAILING_JOB_ERROR.into()))
+        );
+    }
+}
