@@ -34,7 +34,7 @@ pub fn capabilities(loaded: &LoadedPlugin, signer: Option<String>) -> Capabiliti
         })
         .collect();
     let b = &loaded.budget;
-    let limits = [
+    let mut limits: std::collections::BTreeMap<String, u64> = [
         ("timeout_ms", b.timeout.as_millis() as u64),
         ("memory_bytes", b.memory.as_u64()),
         ("instances", u64::from(b.instances)),
@@ -47,6 +47,28 @@ pub fn capabilities(loaded: &LoadedPlugin, signer: Option<String>) -> Capabiliti
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
+    // A run tool's runs: each number of their budget, under the tool's name
+    // (a tool that becomes a run tool shows as these limits raised).
+    for (tool, section) in &manifest.tools {
+        let Some(run) = section
+            .run
+            .as_ref()
+            .and_then(|r| crate::load::run_budget(r).ok())
+        else {
+            continue;
+        };
+        let c = &run.call;
+        for (k, v) in [
+            ("timeout_ms", c.timeout.as_millis() as u64),
+            ("memory_bytes", c.memory.as_u64()),
+            ("output_bytes", c.output.as_u64()),
+            ("host_calls", u64::from(c.host_calls)),
+            ("artifacts", u64::from(run.artifacts)),
+            ("artifact_bytes", run.artifact_bytes.as_u64()),
+        ] {
+            limits.insert(format!("run.{}.{k}", tool.as_str()), v);
+        }
+    }
     Capabilities {
         plugin: manifest.plugin.name.to_string(),
         version: manifest.plugin.version.clone(),

@@ -37,7 +37,7 @@ pub use capabilities::capabilities;
 pub use error::CatalogError;
 pub use index::{Catalog, Deprecation, INITIAL_VERSION, LoadedPlugin, ToolRef};
 pub use live::{Built, LiveCatalog};
-pub use load::{LoadOptions, Loaded};
+pub use load::{LoadOptions, Loaded, run_budget};
 pub use manifest::{BackendSection, Manifest, PluginSection, RiskSection, ToolSection};
 pub use pin::pin;
 pub use store::{

@@ -155,6 +155,18 @@ pub(crate) fn check_collisions(
 /// within the ceiling, the component compiled and linked, and exactly the
 /// reviewed tools, permissions and resolver kinds described. `path` names
 /// the plugin in errors.
+/// The budget of a run tool's runs: the run defaults with its manifest
+/// entry's `run` table, within the host's run ceiling.
+pub fn run_budget(
+    run: &toolhost_limits::RunOverride,
+) -> Result<toolhost_limits::RunBudget, toolhost_limits::LimitError> {
+    let (defaults, ceiling) = (
+        toolhost_limits::RunBudget::DEFAULT,
+        toolhost_limits::RunBudget::CEILING,
+    );
+    defaults.with_override(run, &ceiling)
+}
+
 pub(crate) async fn check_plugin(
     manifest: Manifest,
     bytes: &[u8],
@@ -169,6 +181,14 @@ pub(crate) async fn check_plugin(
             path: path.into(),
             source,
         })?;
+    for (tool, section) in &manifest.tools {
+        if let Some(run) = &section.run {
+            run_budget(run).map_err(|e| CatalogError::Manifest {
+                path: path.into(),
+                detail: format!("tools.{}.run: {e}", tool.as_str()),
+            })?;
+        }
+    }
     let (plugin, report) = runtime
         .load(manifest.plugin.name.clone(), bytes)
         .await

@@ -207,6 +207,45 @@ async fn a_limit_above_the_ceiling_is_refused_by_value() {
 }
 
 #[tokio::test]
+async fn a_run_budget_above_the_run_ceiling_is_refused_by_value() {
+    let (err, tools) = refused_alongside_hello(|_, m| {
+        edit(
+            m,
+            "[tools.panic]",
+            "[tools.panic]\nrun = { timeout = \"2h\" }",
+        )
+    })
+    .await;
+    let text = err.to_string();
+    assert!(
+        text.contains("tools.panic.run") && text.contains("timeout = 7200s"),
+        "{text}"
+    );
+    assert!(tools.contains(&"greet".to_owned()));
+}
+
+#[tokio::test]
+async fn a_run_tools_budget_is_among_the_capabilities_a_review_compares() {
+    let dir = tempfile::tempdir().expect("temp");
+    let manifest = pin_into(dir.path(), &T_TRAP_PANIC);
+    edit(
+        &manifest,
+        "[tools.panic]",
+        "[tools.panic]\nrun = { timeout = \"2m\", artifacts = 4 }",
+    );
+    let loaded = load(dir.path()).await;
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let plugin = loaded.catalog.plugins().next().expect("the plugin");
+    let caps = toolhost_catalog::capabilities(plugin, None);
+    assert_eq!(caps.limits.get("run.panic.timeout_ms"), Some(&120_000));
+    assert_eq!(caps.limits.get("run.panic.artifacts"), Some(&4));
+    assert!(
+        !caps.limits.contains_key("run.ping.timeout_ms"),
+        "ping is no run tool"
+    );
+}
+
+#[tokio::test]
 async fn an_unpinned_manifest_is_refused_with_the_way_to_pin_it() {
     let dir = tempfile::tempdir().expect("temp");
     std::fs::copy(HELLO.manifest, dir.path().join("hello.toml")).expect("copy template");

@@ -268,11 +268,9 @@ impl Toolhost {
 /// entry's `run` table.
 fn run_budget(section: &toolhost_catalog::ToolSection) -> Result<RunBudget, InvokeError> {
     let o = section.run.clone().unwrap_or_default();
-    RunBudget::DEFAULT
-        .with_override(&o, &RunBudget::CEILING)
-        .map_err(|e| InvokeError::InvalidArguments {
-            detail: format!("the tool's run budget: {e}"),
-        })
+    toolhost_catalog::run_budget(&o).map_err(|e| InvokeError::InvalidArguments {
+        detail: format!("the tool's run budget: {e}"),
+    })
 }
 
 fn full(count: u32, limit: u32, scope: &'static str) -> Result<(), InvokeError> {
