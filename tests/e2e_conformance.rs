@@ -21,13 +21,12 @@ mod support;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{BufRead as _, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{AuthProxy, Server, TOKEN_ENV, Tools};
+use support::{AuthProxy, Server, Tools};
 
 /// The handshake era: `initialize`, `Mcp-Session-Id`.
 const SESSION: &str = "2025-11-25";
@@ -205,7 +204,7 @@ fn conformance_task_scenarios_run_by_name() {
     // Following a task needs only the tool's scope; cancelling it also
     // needs the runs' (the harness's own token has only the tools').
     let token = server.service_token("mcp conformance:run explorations:run");
-    let proxy = TokenProxy::start(&tools, &server, &token);
+    let proxy = AuthProxy::start_with_token(&tools, &server, &token);
     let invocation = Invocation {
         tools: &tools,
         server: &server,
@@ -228,9 +227,10 @@ fn conformance_task_scenarios_run_by_name() {
             .collect();
         let (summary, ran, run) = invocation.run(&dir, &mine, &["--scenario", &name]);
         writeln!(report, "== conformance suite, --scenario {name}\n{summary}").ok();
+        let (unexpected, stale) = judge(&ran, &mine);
         if !ran.contains_key(&name) {
             writeln!(problems, "[{name}] NO RESULTS: {}", suite_verdict(&run)).ok();
-        } else if !run.ok() && judge(&ran, &mine) == (vec![], vec![]) {
+        } else if !run.ok() && unexpected.is_empty() && stale.is_empty() {
             let why = suite_verdict(&run);
             writeln!(problems, "[{name}] the suite itself failed: {why}").ok();
         }
@@ -290,47 +290,6 @@ fn task_scenarios(tools: &Tools, suite: &Path) -> Vec<String> {
     names
 }
 
-/// `tests/e2e/auth_proxy.mjs` with a token of the test's own (the suite
-/// cannot send one), unlike [`AuthProxy`], which adds the harness's.
-/// Killed when dropped.
-struct TokenProxy {
-    child: Child,
-    /// `http://127.0.0.1:PORT/mcp` through the proxy.
-    url: String,
-}
-
-impl TokenProxy {
-    fn start(tools: &Tools, server: &Server, token: &str) -> TokenProxy {
-        let mut child = tools
-            .node("auth_proxy.mjs", &[&server.issuer()])
-            .env(TOKEN_ENV, token)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn auth_proxy.mjs: {e}"));
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout is piped"))
-            .read_line(&mut line)
-            .expect("read the proxy's address");
-        let base = line
-            .trim()
-            .strip_prefix("proxy: ")
-            .unwrap_or_else(|| panic!("auth_proxy.mjs printed {line:?}"));
-        TokenProxy {
-            url: format!("{base}/mcp"),
-            child,
-        }
-    }
-}
-
-impl Drop for TokenProxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Runs the suite at `era` with its baseline, and judges every scenario's checks.
 fn run_era(tools: &Tools, server: &Server, url: &str, suite: &Path, era: &'static str) -> EraRun {
     // Kept after the run (target/tmp/conformance/ERA) for a look at checks.json.
@@ -360,7 +319,7 @@ fn run_era(tools: &Tools, server: &Server, url: &str, suite: &Path, era: &'stati
 }
 
 /// `target/tmp/<parts…>`, emptied: kept after the run for a look at checks.json.
-fn results_dir(parts: &[&str]) -> std::path::PathBuf {
+fn results_dir(parts: &[&str]) -> PathBuf {
     let dir = parts.iter().fold(
         Path::new(env!("CARGO_TARGET_TMPDIR")).to_path_buf(),
         |d, p| d.join(p),

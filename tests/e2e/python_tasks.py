@@ -142,6 +142,8 @@ async def main(url: str, project: str) -> None:
         check(not result.is_error and run.get("state") == "succeeded", f"{label}: task result {result}")
         check(run.get("run_id") == tasks.created[0].task_id, "the task id is the run id")
         check(bool(run.get("receipt_sha256")), f"{label}: no receipt: {run}")
+        answer = (run.get("outcome") or {}).get("structured") or {}
+        check(answer.get("project") == project, f"{label}: the tool's answer {answer}")
         ids.append(tasks.created[0].task_id)
         print(f"ok  {label}: task {tasks.created[0].task_id} polled {tasks.polls} times to completed")
 

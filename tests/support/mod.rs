@@ -772,9 +772,14 @@ pub struct AuthProxy {
 impl AuthProxy {
     /// Starts the proxy in front of `server`.
     pub fn start(tools: &Tools, server: &Server) -> AuthProxy {
+        AuthProxy::start_with_token(tools, server, server.token())
+    }
+
+    /// [`AuthProxy::start`], sending `token` instead of the harness's.
+    pub fn start_with_token(tools: &Tools, server: &Server, token: &str) -> AuthProxy {
         let mut cmd = tools.node("auth_proxy.mjs", &[&server.issuer()]);
         let mut child = cmd
-            .env(TOKEN_ENV, server.token())
+            .env(TOKEN_ENV, token)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -8,7 +8,7 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData,
     GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig, Tool,
+    ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -374,6 +374,23 @@ impl ServerHandler for McpServer {
             .map_err(|e| tasks::error(&id, &e))?;
         let detailed = tasks::detailed(&run, self.host.run_retention())?;
         Ok(GetTaskResult::new(detailed))
+    }
+
+    /// `tasks/update`: a run never asks for input, so every response key is
+    /// one it did not ask for and is ignored (SEP-2663): an empty
+    /// acknowledgement for the caller's own task, -32602 for any other.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let who = self.caller(&ctx)?;
+        let id = request.task_id;
+        self.host
+            .run_for(&who, &id)
+            .await
+            .map(drop)
+            .map_err(|e| tasks::error(&id, &e))
     }
 
     /// `tasks/cancel`: `cancel_exploration` on the call path (audited, the

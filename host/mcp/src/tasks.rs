@@ -9,7 +9,7 @@
 use std::time::{Duration, UNIX_EPOCH};
 
 use rmcp::model::{
-    CallToolResult, CreateTaskResult, DetailedTask, ErrorCode, ErrorData, JsonObject,
+    CallToolResult, ContentBlock, CreateTaskResult, DetailedTask, ErrorCode, ErrorData, JsonObject,
     ProtocolVersion, Task, TaskPayload, TaskStatus,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -108,10 +108,7 @@ pub(crate) fn detailed(run: &Run, retention: Option<Duration>) -> Result<Detaile
             }
         }
         _ => {
-            let mut result: CallToolResult = convert::answer(run_output(run));
-            if run.state != RunState::Succeeded {
-                result.is_error = Some(true);
-            }
+            let result = tool_result(run);
             let value = serde_json::to_value(&result)
                 .map_err(|e| ErrorData::internal_error(format!("a task result: {e}"), None))?;
             TaskPayload::Completed {
@@ -120,6 +117,27 @@ pub(crate) fn detailed(run: &Run, retention: Option<Duration>) -> Result<Detaile
         }
     };
     Ok(DetailedTask::new(t, payload))
+}
+
+/// The result of the call that started `run`: the run, as the run tool
+/// answers with it (so it fits the tool's listed output schema), with the
+/// tool's own words as its text: its answer's text, or its typed error
+/// (`isError` unless the run succeeded).
+fn tool_result(run: &Run) -> CallToolResult {
+    let mut result = convert::answer(run_output(run));
+    let text = match &run.outcome {
+        Some(Outcome::Answered {
+            text: Some(text), ..
+        }) => text.clone(),
+        Some(Outcome::Answered { structured, .. }) => structured.to_string(),
+        Some(Outcome::Error { code, message }) => format!("{code}: {message}"),
+        None => return result,
+    };
+    result.content = vec![ContentBlock::text(text)];
+    if run.state != RunState::Succeeded {
+        result.is_error = Some(true);
+    }
+    result
 }
 
 fn object(v: Value) -> JsonObject {
