@@ -159,7 +159,8 @@ fn a_run_from_the_python_sdk_reports_progress_and_leaves_a_verified_receipt_and_
         &server,
         &token,
         "python_run.py",
-        &["payments", "1000"],
+        // A pace of 2.5 s between steps: the waiting run takes about 10 s.
+        &["payments", "2500"],
         "RUNS ",
     );
     assert_eq!(ids.len(), 4, "two runs per era");
@@ -344,12 +345,26 @@ fn a_hostile_run_is_refused_each_escape_and_the_production_backend_sees_nothing(
 
 #[test]
 fn a_cancelled_run_stops_at_its_next_tick_and_a_queued_one_at_once() {
-    let server = Server::start_with(&[T_RUN_ESCAPE], &["--run-workers", "1"]);
+    let flags = ["--run-workers", "1", "--runs-per-principal", "2"];
+    let server = Server::start_with(&[T_RUN_ESCAPE], &flags);
     let token = server.service_token(FIXTURE_SCOPES);
     let spinning = start(&server, &token, "spin", json!({}));
     running(&server, &token, &spinning);
     // The only worker is busy: this one waits in the queue.
     let waiting = start(&server, &token, "spin", json!({}));
+    // Two queued or running are this principal's bound: a third is refused
+    // and nothing is queued.
+    let over = call(&server, &token, "spin", json!({}));
+    assert_eq!(
+        over["result"]["structuredContent"]["error"]["code"],
+        json!("RATE_LIMITED"),
+        "{over}"
+    );
+    let listed = answered(
+        &call(&server, &token, "list_explorations", json!({})),
+        "list",
+    );
+    assert_eq!(listed["runs"].as_array().map(Vec::len), Some(2), "{listed}");
 
     let cancelled = answered(
         &call(
@@ -607,4 +622,48 @@ fn an_author_runs_a_candidate_revision_before_review_and_nobody_else_can() {
         json!("INVALID_ARGUMENTS"),
         "{refused}"
     );
+}
+
+#[test]
+fn a_worker_process_alone_runs_what_a_host_without_workers_queued() {
+    let backend = Backend::start();
+    let flags = [EXPLORATION[0], EXPLORATION[1], "--run-workers", "0"];
+    let (server, token) = serve_on(&backend, &[], &flags, None);
+    let id = start(
+        &server,
+        &token,
+        "explore_environments",
+        json!({"project": "payments"}),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let still = answered(
+        &call(
+            &server,
+            &token,
+            "get_exploration_result",
+            json!({"run_id": id}),
+        ),
+        "get_exploration_result",
+    );
+    assert_eq!(still["state"], json!("queued"), "no worker here: {still}");
+
+    // `toolhost worker`: the same store and backends, no HTTP.
+    let backend_flags = backend.flags();
+    let mut worker = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .arg("worker")
+        .args(["--database-url", server.database_url()])
+        .args(&backend_flags)
+        .args(EXPLORATION)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn toolhost worker");
+    let run = finished(&server, &token, &id, Duration::from_secs(60));
+    let _ = worker.kill();
+    let _ = worker.wait();
+    assert_eq!(run["state"], json!("succeeded"), "{run}");
+    let r = receipt(&server, &id);
+    let by = r["host"]["worker"].as_str().expect("a worker");
+    assert!(by.ends_with("/worker"), "run by the worker process: {by}");
 }

@@ -6,10 +6,10 @@ For each era (`legacy`, the 2025-11-25 session; `2026-07-28`, stateless) it
 calls the run tool `explore_environments` twice with `mcp.Client`
 (mcp 2.3.0):
 
-* with a progress callback: the call waits for the run, hearing its
-  progress, and answers with the finished run;
-* without one: the call answers at once with the queued run, which
-  `get_exploration_result` (wait_seconds) follows to its end.
+* with a progress callback (and PACE_MS between its steps): the call waits
+  for the run, hearing its progress, and answers with the finished run;
+* without one (and no pace): the call answers at once with the queued run,
+  which `get_exploration_result` (wait_seconds) follows to its end.
 
 Each finished run must have succeeded with a receipt digest and artifacts.
 Prints one line per step, then `RUNS <json>` with every run id; exits 1
@@ -76,7 +76,7 @@ async def exercise(url: str, mode: str, project: str, pace_ms: int, runs: list[s
         print(f"ok  {label}: waited for run {run['run_id']}, {len(heard)} progress notifications, "
               f"{len(run['artifacts'])} artifacts")
 
-        result = await client.call_tool("explore_environments", args)
+        result = await client.call_tool("explore_environments", {"project": project})
         check(not result.is_error, f"{label}: the queuing call failed: {result}")
         run = result.structured_content or {}
         check(run.get("state") == "queued", f"{label}: expected a queued run, got {run}")
