@@ -5,15 +5,14 @@
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
-use toolhost_runs::RunId;
-use toolhost_runtime::{ProgressReport, ProgressSink, ToolOutput};
+use toolhost_runs::{Run, RunId};
+use toolhost_runtime::{ProgressReport, ProgressSink};
 use toolhost_types::Principal;
 
-use super::snapshot;
 use crate::{Answer, InvokeError, Toolhost};
 
 /// How often a waiting caller's run is read.
-pub(crate) const POLL: Duration = Duration::from_millis(250);
+const POLL: Duration = Duration::from_millis(250);
 
 /// Time a waiting caller is given beyond the run's own budget before it
 /// is answered with the run as it is (it may still be queued).
@@ -29,10 +28,10 @@ impl Toolhost {
         sink: &ProgressSink,
         cancel: &CancellationToken,
     ) -> Result<Answer, InvokeError> {
-        let mut run = self.visible_run(who, id.as_str()).await?;
-        let until = tokio::time::Instant::now() + run.spec.budget.call.timeout + WAIT_GRACE;
+        let first = self.visible_run(who, id.as_str()).await?;
+        let until = tokio::time::Instant::now() + first.spec.budget.call.timeout + WAIT_GRACE;
         let mut told = None;
-        while !run.state.is_terminal() && tokio::time::Instant::now() < until {
+        let relay = |run: &Run| {
             if run.progress.is_some() && run.progress != told {
                 if let Some(p) = &run.progress {
                     sink.report(ProgressReport {
@@ -43,16 +42,30 @@ impl Toolhost {
                 }
                 told = run.progress.clone();
             }
+        };
+        let run = self.await_run(who, first, until, relay, cancel).await?;
+        Ok(Answer::Output(super::run_output(&run)))
+    }
+
+    /// Reads `run` again every [`POLL`] until it is over or `until` passes,
+    /// showing each reading to `seen`; the last reading. A `cancel` stops
+    /// the wait (not the run).
+    pub(crate) async fn await_run(
+        &self,
+        who: &Principal,
+        mut run: Run,
+        until: tokio::time::Instant,
+        mut seen: impl FnMut(&Run),
+        cancel: &CancellationToken,
+    ) -> Result<Run, InvokeError> {
+        while !run.state.is_terminal() && tokio::time::Instant::now() < until {
+            seen(&run);
             tokio::select! {
                 () = tokio::time::sleep(POLL) => {}
                 () = cancel.cancelled() => return Err(InvokeError::Cancelled),
             }
-            run = self.visible_run(who, id.as_str()).await?;
+            run = self.visible_run(who, run.id.as_str()).await?;
         }
-        let text = format!("Run {} is {}.", run.id, run.state);
-        Ok(Answer::Output(ToolOutput {
-            structured: snapshot(&run),
-            text: Some(text),
-        }))
+        Ok(run)
     }
 }

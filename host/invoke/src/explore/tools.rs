@@ -162,12 +162,10 @@ impl GetExplorationResult {
             .and_then(Value::as_u64)
             .unwrap_or(0);
         let wait = std::time::Duration::from_secs(wait.min(MAX_WAIT_SECONDS));
-        let mut run = host.visible_run(who, id).await?;
+        let run = host.visible_run(who, id).await?;
         let until = tokio::time::Instant::now() + wait;
-        while !run.state.is_terminal() && tokio::time::Instant::now() < until {
-            tokio::time::sleep(super::follow::POLL).await;
-            run = host.visible_run(who, id).await?;
-        }
+        let never = tokio_util::sync::CancellationToken::new();
+        let run = host.await_run(who, run, until, |_| {}, &never).await?;
         Ok((super::run_output(&run), Vec::new()))
     }
 }
