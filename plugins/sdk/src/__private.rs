@@ -1,13 +1,15 @@
 //! What [`export_plugin!`](crate::export_plugin) expands to calls: the
-//! dispatch from the WIT exports to a plugin's [`Tool`]s and [`Entities`].
-//! Not a public API.
+//! dispatch from the WIT exports to a plugin's [`Tool`]s, [`Entities`] and
+//! [`Authoring`]. Not a public API.
 
+pub use crate::bindings::exports::toolhost::plugin::authoring::CurrentState;
 pub use crate::bindings::exports::toolhost::plugin::entities::Entity;
 pub use crate::bindings::toolhost::plugin::types::{
     CallContext, ToolError as WitToolError, ToolOutput, ToolSpec,
 };
 
-use crate::{Entities, Plan, Tool};
+use crate::authoring::{AuthoringKind, Change, Problem};
+use crate::{Authoring, Entities, Plan, Tool};
 
 /// `describe`: every tool's spec, in the plugin's order.
 pub fn describe(tools: Vec<Tool>) -> Vec<ToolSpec> {
@@ -52,6 +54,44 @@ pub fn snapshot(
     kind: &str,
 ) -> Result<Vec<Entity>, WitToolError> {
     Ok(entities.snapshot(&ctx.into(), kind)?)
+}
+
+/// `authoring.kinds`: the kinds the plugin authors (none by default).
+pub fn authoring_kinds(authoring: Authoring) -> Vec<AuthoringKind> {
+    authoring.kinds()
+}
+
+/// `authoring.current`: the subject's state, or `invalid-arguments` for a
+/// kind the plugin does not author.
+pub fn current(
+    authoring: Authoring,
+    ctx: CallContext,
+    kind: &str,
+    subject: i64,
+) -> Result<CurrentState, WitToolError> {
+    Ok(authoring.current(&ctx.into(), kind, subject)?)
+}
+
+/// `authoring.validate`: the normalized proposal, or every problem.
+pub fn validate(
+    authoring: Authoring,
+    ctx: CallContext,
+    kind: &str,
+    current: &str,
+    proposal: &str,
+) -> Result<String, Vec<Problem>> {
+    authoring.validate(&ctx.into(), kind, current, proposal)
+}
+
+/// `authoring.diff`: what promoting the normalized proposal changes.
+pub fn diff(
+    authoring: Authoring,
+    ctx: CallContext,
+    kind: &str,
+    current: &str,
+    normalized: &str,
+) -> Result<Vec<Change>, WitToolError> {
+    Ok(authoring.diff(&ctx.into(), kind, current, normalized)?)
 }
 
 fn find(tools: Vec<Tool>, name: &str) -> Result<Tool, WitToolError> {
@@ -212,6 +252,20 @@ mod tests {
         let rows = snapshot(entities, ctx(), "project").expect("a listed kind");
         assert_eq!((rows[0].id, rows[0].tenant.as_str()), (1, "t1"));
         assert_eq!(rows[0].parents[0].id, 9);
+    }
+
+    #[test]
+    fn a_plugin_that_authors_nothing_lists_no_kinds_and_maps_refusals_onto_the_wit() {
+        assert!(authoring_kinds(Authoring::none()).is_empty());
+        let err = current(Authoring::none(), ctx(), "test_plan", 1).expect_err("no kinds");
+        assert!(
+            matches!(&err, WitToolError::InvalidArguments(m) if m.contains("\"test_plan\"")),
+            "{err:?}"
+        );
+        let problems = validate(Authoring::none(), ctx(), "test_plan", "{}", "{}");
+        assert_eq!(problems.expect_err("no kinds")[0].path, "");
+        let err = diff(Authoring::none(), ctx(), "test_plan", "{}", "{}").expect_err("no kinds");
+        assert!(matches!(err, WitToolError::InvalidArguments(_)), "{err:?}");
     }
 
     #[test]

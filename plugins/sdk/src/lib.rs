@@ -1,11 +1,12 @@
 //! The guest SDK: a toolhost tool plugin in about thirty lines of Rust.
 //!
 //! This crate owns the plugin side of the `toolhost:plugin` WIT world
-//! `catalog-plugin` (`wit/` at the repository root): it answers the host's
+//! `authoring-plugin` (`wit/` at the repository root): it answers the host's
 //! `describe`, `plan` and `call` from a list of [`Tool`]s, derives each
 //! tool's JSON Schemas from its Rust argument and output types, parses
 //! arguments, serializes outputs, maps [`ToolError`] onto the WIT error,
-//! lists [`entities`] for the host's resolver, and wraps the host's imports:
+//! lists [`entities`] for the host's resolver, answers [`authoring`] for
+//! the objects a plugin authors, and wraps the host's imports:
 //! [`log`] lines, [`progress`] reports, [`resolve`] (names to ids),
 //! [`backend`] (HTTP to the backends the manifest declares),
 //! [`checkpoint`] (a person's judgement of a run) and [`artifacts`] (what
@@ -134,8 +135,22 @@
 //! it reports [`progress`] as it goes and keeps what it found with
 //! [`artifacts::put`] or [`artifacts::put_json`], which the host refuses
 //! outside a run.
+//!
+//! # Authoring
+//!
+//! A plugin may author objects of its domain (a project's test plan): the
+//! host keeps the sessions, proposals, diffs and promotion; the plugin
+//! implements one [`authoring::Author`] per kind, which reads a subject's
+//! current state (GET only), validates a proposal into the normalized
+//! arguments of the kind's promoting tool (or every problem, each with a
+//! JSON pointer) and diffs it against the current state (both pure). It
+//! exports them with `export_plugin!(tools, entities = …, authoring = …)`;
+//! a plugin that says nothing authors nothing ([`Authoring::none`]). See
+//! [`authoring`] for an example; promotion is then an ordinary call of the
+//! promoting tool, through the host's policy, gates and audit.
 
 pub mod artifacts;
+pub mod authoring;
 pub mod backend;
 pub mod checkpoint;
 mod ctx;
@@ -151,13 +166,13 @@ mod tool;
 #[doc(hidden)]
 pub mod __private;
 
-/// The code `wit_bindgen` generates for the `catalog-plugin` world. Plugin authors
+/// The code `wit_bindgen` generates for the `authoring-plugin` world. Plugin authors
 /// need none of it directly: [`export_plugin!`] wires it up.
 #[doc(hidden)]
 #[allow(missing_docs, unsafe_code)]
 pub mod bindings {
     wit_bindgen::generate!({
-        world: "catalog-plugin",
+        world: "authoring-plugin",
         path: "../../wit",
         pub_export_macro: true,
         export_macro_name: "__export_bindings",
@@ -166,6 +181,7 @@ pub mod bindings {
 }
 
 pub use artifacts::ArtifactInfo;
+pub use authoring::Authoring;
 /// One thing the entities export lists (the WIT `entity` record). Build one
 /// with [`Entity::new`].
 pub use bindings::exports::toolhost::plugin::entities::{Entity, Parent};
@@ -193,8 +209,8 @@ pub mod prelude {
     pub use crate::log;
     pub use crate::progress;
     pub use crate::{
-        ArtifactInfo, CheckpointInfo, Ctx, Entities, Entity, NameOrId, Output, Plan, Query,
-        Resolved, Risk, Target, Tool, ToolError, resolve,
+        ArtifactInfo, Authoring, CheckpointInfo, Ctx, Entities, Entity, NameOrId, Output, Plan,
+        Query, Resolved, Risk, Target, Tool, ToolError, resolve,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -207,20 +223,43 @@ pub mod prelude {
 /// list of [`Tool`] builders.
 ///
 /// - `export_plugin!(tools)`: the plugin lists no entities
-///   ([`Entities::none`]), as every plugin whose tools take no names.
+///   ([`Entities::none`]) and authors nothing ([`Authoring::none`]), as
+///   every plugin whose tools take no names.
 /// - `export_plugin!(tools, entities = my_entities)`: `my_entities` is a
 ///   `fn() -> Entities` giving the kinds the host's resolver may ask for
 ///   and the snapshot function that lists one; it runs at every `kinds` and
 ///   `snapshot`, like `$tools`.
+/// - `export_plugin!(tools, entities = my_entities, authoring = my_authoring)`
+///   (or `authoring = …` alone): `my_authoring` is a `fn() -> Authoring`
+///   giving the kinds the plugin authors and their [`authoring::Author`]s;
+///   it runs at every `kinds`, `current`, `validate` and `diff`.
 ///
-/// Either way the component exports the WIT world `catalog-plugin`: `tool`
-/// and `entities`.
+/// Either way the component exports the WIT world `authoring-plugin`:
+/// `tool`, `entities` and `authoring`.
 #[macro_export]
 macro_rules! export_plugin {
     ($tools:path) => {
-        $crate::export_plugin!($tools, entities = $crate::Entities::none);
+        $crate::export_plugin!(
+            $tools,
+            entities = $crate::Entities::none,
+            authoring = $crate::Authoring::none
+        );
     };
     ($tools:path, entities = $entities:path $(,)?) => {
+        $crate::export_plugin!(
+            $tools,
+            entities = $entities,
+            authoring = $crate::Authoring::none
+        );
+    };
+    ($tools:path, authoring = $authoring:path $(,)?) => {
+        $crate::export_plugin!(
+            $tools,
+            entities = $crate::Entities::none,
+            authoring = $authoring
+        );
+    };
+    ($tools:path, entities = $entities:path, authoring = $authoring:path $(,)?) => {
         const _: () = {
             struct Plugin;
 
@@ -262,6 +301,47 @@ macro_rules! export_plugin {
                     $crate::__private::WitToolError,
                 > {
                     $crate::__private::snapshot($entities(), ctx, &kind)
+                }
+            }
+
+            impl $crate::bindings::exports::toolhost::plugin::authoring::Guest for Plugin {
+                fn kinds() -> ::std::vec::Vec<$crate::authoring::AuthoringKind> {
+                    $crate::__private::authoring_kinds($authoring())
+                }
+
+                fn current(
+                    ctx: $crate::__private::CallContext,
+                    kind: ::std::string::String,
+                    subject: i64,
+                ) -> ::std::result::Result<
+                    $crate::__private::CurrentState,
+                    $crate::__private::WitToolError,
+                > {
+                    $crate::__private::current($authoring(), ctx, &kind, subject)
+                }
+
+                fn validate(
+                    ctx: $crate::__private::CallContext,
+                    kind: ::std::string::String,
+                    current: ::std::string::String,
+                    proposal: ::std::string::String,
+                ) -> ::std::result::Result<
+                    ::std::string::String,
+                    ::std::vec::Vec<$crate::authoring::Problem>,
+                > {
+                    $crate::__private::validate($authoring(), ctx, &kind, &current, &proposal)
+                }
+
+                fn diff(
+                    ctx: $crate::__private::CallContext,
+                    kind: ::std::string::String,
+                    current: ::std::string::String,
+                    normalized: ::std::string::String,
+                ) -> ::std::result::Result<
+                    ::std::vec::Vec<$crate::authoring::Change>,
+                    $crate::__private::WitToolError,
+                > {
+                    $crate::__private::diff($authoring(), ctx, &kind, &current, &normalized)
                 }
             }
 
