@@ -1,5 +1,6 @@
-//! The `/api` routes: the lists, creating scenarios, executions, the
-//! hostile `_echo` and the test clock `_pace` ([`crate::pace`]). Every
+//! The `/api` routes: the lists, creating scenarios, a project's tests
+//! with their version and its draft tests ([`crate::drafts`]), executions,
+//! the hostile `_echo` and the test clock `_pace` ([`crate::pace`]). Every
 //! route is behind [`crate::guard`]; each handler reads
 //! [`Store`](crate::store::Store) under the lock and answers JSON.
 
@@ -13,16 +14,21 @@ use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
+use crate::drafts::NewDrafts;
 use crate::error::ApiError;
+use crate::execution::Kind;
 use crate::guard::{Guarded, Tenant};
 use crate::handle::Handle;
 use crate::seed::{Pipeline, Test};
-use crate::store::{Disposition, Filter, NewExecution, NewScenario};
+use crate::store::{Disposition, Filter, NewExecution, NewScenario, ProjectTests};
 
 pub(crate) fn routes(handle: &Handle) -> Router<Handle> {
     Guarded::new(handle)
         .get("/api/projects", projects)
         .get("/api/projects/{id}/applications", applications)
+        .get("/api/projects/{id}/tests", project_tests)
+        .get("/api/projects/{id}/test-drafts", drafts)
+        .post("/api/projects/{id}/test-drafts", create_drafts)
         .get("/api/environments", environments)
         .get("/api/scenarios", scenarios)
         .post("/api/scenarios", create_scenario)
@@ -101,6 +107,55 @@ impl From<&Pipeline> for PipelineRow {
     }
 }
 
+/// `GET /api/projects/{id}/tests`: the project, the version of its tests
+/// (it changes whenever they or its drafts do) and every test, by id.
+#[derive(Serialize)]
+struct ProjectTestsBody {
+    project: ProjectRef,
+    version: String,
+    tests: Vec<KindedTest>,
+}
+
+#[derive(Serialize)]
+struct ProjectRef {
+    id: u64,
+    name: String,
+    tenant: String,
+}
+
+/// A test of a project with its kind: `api_scenario` or `ui_test`.
+#[derive(Serialize)]
+struct KindedTest {
+    id: u64,
+    name: String,
+    kind: Kind,
+    tags: Vec<String>,
+    tenant: String,
+}
+
+impl From<ProjectTests<'_>> for ProjectTestsBody {
+    fn from(p: ProjectTests<'_>) -> Self {
+        let tests = (p.tests.into_iter())
+            .map(|(kind, t)| KindedTest {
+                id: t.id,
+                name: t.name.clone(),
+                kind,
+                tags: t.tags.clone(),
+                tenant: t.tenant.clone(),
+            })
+            .collect();
+        ProjectTestsBody {
+            project: ProjectRef {
+                id: p.project.id,
+                name: p.project.name.clone(),
+                tenant: p.project.tenant.clone(),
+            },
+            version: p.version,
+            tests,
+        }
+    }
+}
+
 type Caller = Extension<Tenant>;
 type ApiResult = Result<Response, ApiError>;
 
@@ -108,16 +163,57 @@ async fn projects(State(h): State<Handle>, Extension(Tenant(t)): Caller) -> Resp
     h.with(|s| Json(s.store.projects(&t)).into_response())
 }
 
-/// A project id that is not a number names no project: 404, not 400.
 async fn applications(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let project_id = id
-        .parse::<u64>()
-        .map_err(|_| ApiError::not_found("project", &id))?;
+    let project_id = project_id(&id)?;
     h.with(|s| Ok(Json(s.store.applications(&t, project_id)?).into_response()))
+}
+
+/// A project id that is not a number names no project: 404, not 400.
+fn project_id(id: &str) -> Result<u64, ApiError> {
+    id.parse::<u64>()
+        .map_err(|_| ApiError::not_found("project", id))
+}
+
+async fn project_tests(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let project_id = project_id(&id)?;
+    h.with(|s| {
+        let body = ProjectTestsBody::from(s.store.project_tests(&t, project_id)?);
+        Ok(Json(body).into_response())
+    })
+}
+
+async fn drafts(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let project_id = project_id(&id)?;
+    h.with(|s| Ok(Json(s.store.drafts(&t, project_id)?).into_response()))
+}
+
+/// Every test of the body as one batch of drafts, in one write: 201
+/// `{batch, drafts}`; 404 or 422 with nothing written.
+async fn create_drafts(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    Path(id): Path<String>,
+    body: Result<Json<NewDrafts>, JsonRejection>,
+) -> ApiResult {
+    let project_id = project_id(&id)?;
+    let Json(new) = body.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    h.with(|s| {
+        let batch = s.store.create_drafts(&t, project_id, new)?;
+        s.counters.writes += 1;
+        Ok((StatusCode::CREATED, Json(batch)).into_response())
+    })
 }
 
 async fn environments(

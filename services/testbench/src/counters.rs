@@ -14,8 +14,8 @@ pub struct Counters {
     /// `GET /api/projects/{id}/applications`. Only requests that passed the
     /// token check count, whatever they answered afterwards.
     pub requests: BTreeMap<String, u64>,
-    /// Successful `POST`s under `/api`: rows or executions created, and
-    /// dispositions recorded.
+    /// Successful `POST`s under `/api`: rows, executions or a batch of
+    /// draft tests created (one each), and dispositions recorded.
     pub writes: u64,
 }
 

@@ -27,6 +27,10 @@ pub(crate) enum ApiError {
     /// for an execution that is not waiting for one).
     #[error("{0}")]
     Conflict(String),
+    /// A well-formed body whose content is refused (a draft batch with a
+    /// blank name, or replacing a test of another project).
+    #[error("{0}")]
+    Unprocessable(String),
 }
 
 impl ApiError {
@@ -41,6 +45,7 @@ impl ApiError {
             ApiError::MissingTenant | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
         }
     }
 }

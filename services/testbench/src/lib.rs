@@ -5,7 +5,8 @@
 //!
 //! What it owns: the seed data ([`Seed`]), the HTTP API under `/api` (bearer
 //! token, `X-Tenant`, an explicit tenant predicate on every read), the
-//! execution state machine ([`Advance`]), request counters ([`Counters`])
+//! execution state machine ([`Advance`]), draft tests (a test plan's
+//! proposed tests, never run), request counters ([`Counters`])
 //! and the test API under `/_test`. What it does not: the plugin and the
 //! host's resolver (the `testbench` plugin and `toolhost-resolver`). It has
 //! no persistence: a restart returns to the seed.
@@ -17,6 +18,16 @@
 //! ```text
 //! GET  /api/projects                          [{id,name,tenant}]
 //! GET  /api/projects/{id}/applications        [{id,name,project_id,tenant}]
+//! GET  /api/projects/{id}/tests               {project:{id,name,tenant},version,tests:[{id,name,kind,tags,tenant}]}
+//!                                             (API scenarios and UI tests by id; `version` changes
+//!                                             whenever the project's tests or drafts do)
+//! GET  /api/projects/{id}/test-drafts         [{id,name,project_id,tags,status:"draft",replaces,environment_id,batch,tenant}]
+//! POST /api/projects/{id}/test-drafts {environment_id,tests:[{name,tags,replaces?}]}
+//!                                             201 {batch,drafts}: one write, every test a draft
+//!                                             (never run, the replaced test untouched); 404 for a
+//!                                             project or environment not the caller's, 422 (nothing
+//!                                             written) for none or over 200 tests, a blank name, a
+//!                                             name or replaces given twice, replaces not the project's
 //! GET  /api/environments[?project_id=]        [{id,name,project_id|null,tenant,tags}] (+ shared ones)
 //! GET  /api/scenarios[?tag=a,b&project_id=]   [{id,name,project_id,tags,tenant}] (any of the tags)
 //! GET  /api/ui-tests[?tag=&project_id=]       same shape
@@ -51,6 +62,7 @@
 
 mod api;
 mod counters;
+mod drafts;
 mod error;
 mod execution;
 mod guard;

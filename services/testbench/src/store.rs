@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use serde::Deserialize;
 
+use crate::drafts::{Batch, Draft, Drafts, NewDrafts, Scope};
 use crate::error::ApiError;
 use crate::execution::{Advance, Execution, Kind, Review, Reviewed};
 use crate::seed::{Application, Environment, Outcome, Pipeline, Project, Seed, Test};
@@ -72,12 +73,26 @@ struct Target<'a> {
     human_step: bool,
 }
 
-/// The data, leak mode and executions.
+/// The data, leak mode, executions and draft tests.
 pub(crate) struct Store {
     data: Seed,
     leak: bool,
     executions: BTreeMap<u64, Execution>,
     last_execution: u64,
+    drafts: Drafts,
+    /// Per project, how many times its tests or drafts changed since the
+    /// store was built (absent: never). A project's tests' version.
+    revisions: BTreeMap<u64, u64>,
+}
+
+/// A project's tests as `GET /api/projects/{id}/tests` reads them: the
+/// project, its version, and its API scenarios and UI tests by id.
+pub(crate) struct ProjectTests<'a> {
+    pub(crate) project: &'a Project,
+    /// `r<n>`: changes whenever the project's tests or drafts change. A
+    /// reset or a seed load starts counting again, with the data.
+    pub(crate) version: String,
+    pub(crate) tests: Vec<(Kind, &'a Test)>,
 }
 
 impl Store {
@@ -94,6 +109,8 @@ impl Store {
             leak: false,
             executions: BTreeMap::new(),
             last_execution: 0,
+            drafts: Drafts::default(),
+            revisions: BTreeMap::new(),
         }
     }
 
@@ -185,7 +202,8 @@ impl Store {
         {
             return Err(ApiError::not_found("project", new.project_id));
         }
-        let id = self.data.max_id() + 1;
+        let id = self.next_id();
+        self.touch(new.project_id);
         let (project_id, tenant, outcome) = (new.project_id, tenant.to_owned(), Outcome::Passed);
         self.data.scenarios.push(Test {
             id,
@@ -197,6 +215,96 @@ impl Store {
             human_step: false,
         });
         Ok(&self.data.scenarios[self.data.scenarios.len() - 1])
+    }
+
+    /// The caller's project `project_id` with its version and its tests
+    /// (API scenarios and UI tests, by id); 404 when it is not visible.
+    pub(crate) fn project_tests(
+        &self,
+        tenant: &str,
+        project_id: u64,
+    ) -> Result<ProjectTests<'_>, ApiError> {
+        let project = self.project(tenant, project_id)?;
+        let filter = Filter {
+            tags: Vec::new(),
+            project_id: Some(project_id),
+        };
+        let scenarios = self.scenarios(tenant, &filter).into_iter();
+        let ui = self.ui_tests(tenant, &filter).into_iter();
+        let mut tests: Vec<(Kind, &Test)> = (scenarios.map(|t| (Kind::ApiScenario, t)))
+            .chain(ui.map(|t| (Kind::UiTest, t)))
+            .collect();
+        tests.sort_by_key(|(_, t)| t.id);
+        let revision = self.revisions.get(&project_id).copied().unwrap_or(0);
+        Ok(ProjectTests {
+            project,
+            version: format!("r{revision}"),
+            tests,
+        })
+    }
+
+    /// The drafts of the caller's project `project_id`, in id order; 404
+    /// when the project is not visible.
+    pub(crate) fn drafts(&self, tenant: &str, project_id: u64) -> Result<Vec<&Draft>, ApiError> {
+        self.project(tenant, project_id)?;
+        Ok(self
+            .drafts
+            .of_project(project_id, |t| self.visible(t, tenant)))
+    }
+
+    /// Drafts `new`'s tests in the caller's project `project_id` as one
+    /// batch, numbered above every existing id. 404 unless the project is
+    /// the caller's and the environment is the caller's and shared or the
+    /// project's; 422 as [`Drafts::create`] says. Nothing is written on error.
+    pub(crate) fn create_drafts(
+        &mut self,
+        tenant: &str,
+        project_id: u64,
+        new: NewDrafts,
+    ) -> Result<Batch, ApiError> {
+        let owned = |p: &Project| p.id == project_id && p.tenant == tenant;
+        if !self.data.projects.iter().any(owned) {
+            return Err(ApiError::not_found("project", project_id));
+        }
+        let environment_id = new.environment_id();
+        let usable = |e: &Environment| {
+            e.id == environment_id
+                && e.tenant == tenant
+                && e.project_id.is_none_or(|p| p == project_id)
+        };
+        if !self.data.environments.iter().any(usable) {
+            return Err(ApiError::not_found("environment", environment_id));
+        }
+        let tests = self.data.scenarios.iter().chain(&self.data.ui_tests);
+        let test_ids = (tests.filter(|t| t.project_id == project_id && t.tenant == tenant))
+            .map(|t| t.id)
+            .collect();
+        let scope = Scope {
+            tenant,
+            project_id,
+            test_ids,
+        };
+        let first_id = self.next_id();
+        let batch = self.drafts.create(&scope, new, first_id)?;
+        self.touch(project_id);
+        Ok(batch)
+    }
+
+    /// The caller's (or, leaking, anyone's) project `id`; 404 otherwise.
+    fn project(&self, tenant: &str, id: u64) -> Result<&Project, ApiError> {
+        (self.data.projects.iter())
+            .find(|p| p.id == id && self.visible(&p.tenant, tenant))
+            .ok_or_else(|| ApiError::not_found("project", id))
+    }
+
+    /// An id above every row's and draft's, so an id never names two things.
+    fn next_id(&self) -> u64 {
+        self.data.max_id().max(self.drafts.max_id()) + 1
+    }
+
+    /// Notes that project `id`'s tests or drafts changed: a new version.
+    fn touch(&mut self, id: u64) {
+        *self.revisions.entry(id).or_default() += 1;
     }
 
     /// Starts an execution; 404 unless the target is the caller's and the
@@ -305,7 +413,7 @@ fn checked_decider(decided_by: &str) -> Result<String, ApiError> {
     }
 }
 
-fn checked_name(name: &str) -> Result<String, ApiError> {
+pub(crate) fn checked_name(name: &str) -> Result<String, ApiError> {
     let name = name.trim();
     match name.chars().count() {
         0 => Err(ApiError::BadRequest("name must not be empty".into())),
@@ -316,7 +424,7 @@ fn checked_name(name: &str) -> Result<String, ApiError> {
     }
 }
 
-fn checked_tags(tags: Vec<String>) -> Result<Vec<String>, ApiError> {
+pub(crate) fn checked_tags(tags: Vec<String>) -> Result<Vec<String>, ApiError> {
     if tags.len() > MAX_TAGS {
         return Err(ApiError::BadRequest(format!("more than {MAX_TAGS} tags")));
     }

@@ -21,12 +21,17 @@ impl Backend {
 
     /// The contract seed, executions advancing as `advance` says.
     pub async fn start_advancing(test_api: bool, advance: Advance) -> Backend {
-        let config = Config {
+        Backend::start_with(Config {
             token: TOKEN.into(),
             seed: Seed::contract(),
             test_api,
             advance,
-        };
+        })
+        .await
+    }
+
+    /// A backend configured as `config` says.
+    pub async fn start_with(config: Config) -> Backend {
         let addr = "127.0.0.1:0".parse().expect("a socket address");
         let running = testbench::start(addr, config)
             .await
