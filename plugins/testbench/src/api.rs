@@ -10,6 +10,7 @@
 //! (once per conversation), never a tool's.
 
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use toolhost_sdk::backend;
 use toolhost_sdk::prelude::*;
 
@@ -80,6 +81,61 @@ pub struct TestRow {
     pub tenant: String,
 }
 
+/// `GET /api/projects/{id}/tests`: the project, the version of its tests
+/// and the tests, by id.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ProjectTestsRow {
+    /// The project.
+    pub project: ProjectRow,
+    /// Changes whenever the project's tests or drafts change.
+    pub version: String,
+    /// Its API scenarios and UI tests.
+    pub tests: Vec<KindedTestRow>,
+}
+
+/// One test of [`ProjectTestsRow`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct KindedTestRow {
+    /// The test's id.
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+    /// Its tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Its tenant.
+    pub tenant: String,
+}
+
+/// A draft test, as `POST /api/projects/{id}/test-drafts` answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DraftRow {
+    /// The draft's id.
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+    /// Its tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// `draft`: never run until put into service.
+    pub status: String,
+    /// The project's test it would replace (untouched meanwhile), if any.
+    pub replaces: Option<i64>,
+    /// The environment the plan was for.
+    pub environment_id: i64,
+    /// Shared by the drafts of one request.
+    pub batch: i64,
+}
+
+/// What `POST /api/projects/{id}/test-drafts` answers.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct BatchRow {
+    /// The batch.
+    pub batch: i64,
+    /// Its drafts, in the plan's order.
+    pub drafts: Vec<DraftRow>,
+}
+
 /// What `POST /api/executions` answers.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct QueuedRow {
@@ -99,7 +155,13 @@ macro_rules! owned {
         }
     )*};
 }
-owned!(ProjectRow, ApplicationRow, EnvironmentRow, TestRow);
+owned!(
+    ProjectRow,
+    ApplicationRow,
+    EnvironmentRow,
+    TestRow,
+    KindedTestRow
+);
 
 /// The caller's rows of `rows`, in order. Rows of another tenant mean the
 /// backend ignored `X-Tenant`: dropped, and counted in a warning (never
@@ -207,6 +269,46 @@ pub fn create_scenario(project: i64, name: &str, tags: &[String]) -> Result<Test
     backend::post_json(BACKEND, "/api/scenarios", &body)?
         .ok()?
         .json()
+}
+
+/// `GET /api/projects/{id}/tests`, the project's tests kept to the
+/// caller's; a project of another tenant is not found.
+pub fn project_tests(ctx: &Ctx, project: i64) -> Result<ProjectTestsRow, ToolError> {
+    let path = format!("/api/projects/{project}/tests");
+    let mut row: ProjectTestsRow = backend::get(BACKEND, &path)?.ok()?.json()?;
+    if row.project.tenant != ctx.tenant {
+        log::warn!("dropped a project row of another tenant");
+        return Err(ToolError::NotFound(format!("project {project}")));
+    }
+    row.tests = own(ctx, "test", row.tests);
+    Ok(row)
+}
+
+/// `POST /api/projects/{id}/test-drafts`: every test of `tests` drafted
+/// in one request. 422 (the backend refused the plan, e.g. a `replaces`
+/// not of the project) is invalid-arguments with the backend's reason.
+pub fn create_drafts(
+    project: i64,
+    environment: i64,
+    tests: &[crate::test_plan::PlannedTest],
+) -> Result<BatchRow, ToolError> {
+    #[derive(Serialize)]
+    struct NewDrafts<'a> {
+        environment_id: i64,
+        tests: &'a [crate::test_plan::PlannedTest],
+    }
+    let body = NewDrafts {
+        environment_id: environment,
+        tests,
+    };
+    let path = format!("/api/projects/{project}/test-drafts");
+    let answer = backend::post_json(BACKEND, &path, &body)?;
+    if answer.status == 422 {
+        let reason: Value = answer.json().unwrap_or(Value::Null);
+        let reason = reason["error"].as_str().unwrap_or("refused").to_owned();
+        return Err(ToolError::InvalidArguments(reason));
+    }
+    answer.ok()?.json()
 }
 
 /// `POST /api/executions`: queues `test` in `environment`.

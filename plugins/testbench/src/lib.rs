@@ -12,18 +12,30 @@
 //! person's review opens a human checkpoint on the host, and the person's
 //! decision is recorded on the execution ([`review`]).
 //!
+//! It also authors test plans ([`authoring`]): the host's authoring
+//! sessions propose a project's tests (`test_plan`, subject `project`),
+//! which this plugin reads (`current`: one GET of the project's tests and
+//! their version), validates into the arguments of `apply_test_plan` and
+//! diffs (both pure, [`test_plan`]). Promoting a plan is a call of
+//! `apply_test_plan`, which drafts every test in one request: drafts never
+//! run, and a test a draft replaces is untouched. A plan never removes
+//! tests.
+//!
 //! `explore_environments` is an exploration run (`run = { … }` in the
 //! manifest): a host worker runs it for as long as its budget allows, with
 //! GET requests only, and it keeps one candidate test plan per environment
 //! as an artifact ([`explore`], [`candidate`]). Called outside a run it
 //! fails: the host keeps artifacts only for runs.
 //!
-//! Rooms: [`api`] (the backend's rows and requests), [`catalog`] (entities),
-//! [`selection`], [`kind`], [`review`] and [`candidate`] (pure: what runs
-//! where, questions, answers, checkpoints, candidate plans), and one module
-//! per group of tools.
+//! Rooms: [`api`] (the backend's rows and requests), [`catalog`]
+//! (entities), [`authoring`] (the authoring export), [`selection`],
+//! [`kind`], [`review`], [`candidate`] and [`test_plan`] (pure: what runs
+//! where, questions, answers, checkpoints, candidate plans, test plans),
+//! and one module per group of tools.
 
 mod api;
+mod apply;
+mod authoring;
 mod by_tag;
 mod candidate;
 mod catalog;
@@ -35,6 +47,7 @@ mod listing;
 mod review;
 mod run;
 mod selection;
+mod test_plan;
 
 use toolhost_sdk::prelude::*;
 
@@ -113,6 +126,12 @@ fn tools() -> Vec<Tool> {
             "Summarizes an execution's outcome: passed and failed steps, in brief.",
             executions::summary,
         )),
+        write(Tool::new(
+            "apply_test_plan",
+            "Applies a test plan to a project: drafts every test in one request (a test named like a current one replaces it; drafts never run and replaced tests stay as they are); answers the drafts. Its arguments are a validated test_plan proposal: project, environment and tests [{name, tags, replaces}].",
+            apply::apply,
+        ))
+        .plan(apply::plan),
         read(Tool::new(
             "explore_environments",
             "Exploration run: lists a project's environments and API scenarios, and keeps for each environment a candidate test plan (which scenarios would run there, in what order, why) as a JSON artifact; answers the artifacts. Only works as a run; pace_ms waits between steps.",
@@ -121,7 +140,11 @@ fn tools() -> Vec<Tool> {
     ]
 }
 
-toolhost_sdk::export_plugin!(tools, entities = catalog::entities);
+toolhost_sdk::export_plugin!(
+    tools,
+    entities = catalog::entities,
+    authoring = authoring::authoring
+);
 
 #[cfg(test)]
 mod tests {
@@ -153,6 +176,24 @@ mod tests {
             assert!(properties.get(field).is_some(), "{field}: {schema}");
         }
         assert_eq!(spec.annotations.read_only, Some(false));
+    }
+
+    #[test]
+    fn the_test_plan_kind_is_promoted_by_a_described_tool_taking_its_normalized_shape() {
+        let kinds = toolhost_sdk::__private::authoring_kinds(authoring::authoring());
+        let specs = toolhost_sdk::__private::describe(tools());
+        let tool = (specs.iter())
+            .find(|s| s.name == kinds[0].promoted_by)
+            .expect("described");
+        let schema: serde_json::Value = serde_json::from_str(&tool.input_schema).expect("JSON");
+        let mut fields: Vec<&String> = schema["properties"]
+            .as_object()
+            .expect("an object schema")
+            .keys()
+            .collect();
+        fields.sort();
+        assert_eq!(fields, ["environment", "project", "tests"]);
+        assert!(tool.mutating);
     }
 
     #[test]
