@@ -1,12 +1,13 @@
 //! The one `bindgen!` of the plugin worlds. Generated types stay inside this
 //! room: `spec` converts them to the host's own types.
 //!
-//! It binds `catalog-plugin`, the widest world, but the sandbox loads each
-//! export's indices on its own: `tool` is required, `entities` optional, so
-//! a component built against `plugin` alone still loads.
+//! It binds `authoring-plugin`, the widest world, but the sandbox loads
+//! each export's indices on its own: `tool` is required, `entities` and
+//! `authoring` optional, so a component built against `plugin` or
+//! `catalog-plugin` still loads.
 
 wasmtime::component::bindgen!({
-    world: "catalog-plugin",
+    world: "authoring-plugin",
     path: "../../wit",
     // Imports may trap (budget breaches end the call); exports run async so
     // epoch ticks can yield and a dropped call future stops the guest. The

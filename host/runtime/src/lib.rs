@@ -3,9 +3,11 @@
 //! This room owns the `Engine` (trimmed features, sized pooling allocator,
 //! epoch interruption), the compiled-component cache on disk, one
 //! pre-instantiated component per plugin, the per-call `Store` with its
-//! budget, and the host imports (one module per WIT interface under
-//! [`host`]). It turns every trap and breached cap into a typed
-//! [`CallError`] and keeps serving.
+//! budget, the host imports (one module per WIT interface under
+//! [`host`]) and the plugin's optional exports (`entities` for the
+//! resolver's snapshots, [`authoring`]: the kinds it authors, a subject's
+//! current state, a proposal validated and diffed). It turns every trap
+//! and breached cap into a typed [`CallError`] and keeps serving.
 //!
 //! It does not decide who may call what (`policy`), read manifests
 //! (`catalog`) or write audit rows (`audit`): it runs what it is asked to run,
@@ -26,6 +28,7 @@
 //! # Ok(()) }
 //! ```
 
+mod authoring;
 mod bindings;
 mod cache;
 mod config;
@@ -37,6 +40,10 @@ mod sandbox;
 mod spec;
 mod state;
 
+pub use authoring::{
+    AuthoringKind, Change, ChangeOp, Current, MAX_AUTHORING_KINDS, MAX_CHANGES, MAX_PROBLEMS,
+    MAX_VERSION_LEN, Problem,
+};
 pub use cache::CacheOutcome;
 pub use config::RuntimeConfig;
 pub use error::{CallError, LoadError};

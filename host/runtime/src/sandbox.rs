@@ -10,6 +10,8 @@ use toolhost_types::{CallId, Digest, PluginName};
 use wasmtime::component::{InstancePre, Linker};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
+use crate::authoring::{AUTHORING_EXPORT, AuthoringAnswer, AuthoringAsk, AuthoringKind};
+use crate::bindings::exports::toolhost::plugin::authoring as wit_authoring;
 use crate::bindings::exports::toolhost::plugin::entities as wit_entities;
 use crate::bindings::exports::toolhost::plugin::tool as wit_tool;
 use crate::bindings::toolhost::plugin::types as wit;
@@ -56,8 +58,11 @@ pub struct Plugin {
     tool: wit_tool::GuestIndices,
     /// Present when the component exports `entities`.
     entities: Option<wit_entities::GuestIndices>,
+    /// Present when the component exports `authoring`.
+    pub(crate) authoring: Option<wit_authoring::GuestIndices>,
     tools: Vec<ToolSpec>,
     kinds: Vec<String>,
+    pub(crate) authoring_kinds: Vec<AuthoringKind>,
     imports: Vec<String>,
 }
 
@@ -192,7 +197,7 @@ impl CallContext {
         self
     }
 
-    fn wit(&self) -> wit::CallContext {
+    pub(crate) fn wit(&self) -> wit::CallContext {
         wit::CallContext {
             call_id: self.call_id.to_string(),
             tenant: self.tenant.clone(),
@@ -202,12 +207,13 @@ impl CallContext {
 }
 
 /// What to ask of a fresh instance.
-enum Ask<'a> {
+pub(crate) enum Ask<'a> {
     Describe,
     Kinds,
     Snapshot(&'a wit::CallContext, &'a str),
     Plan(&'a wit::CallContext, &'a str, &'a str),
     Call(&'a wit::CallContext, &'a str, &'a str),
+    Authoring(AuthoringAsk<'a>),
 }
 
 impl Ask<'_> {
@@ -219,7 +225,7 @@ impl Ask<'_> {
 }
 
 /// What it answered.
-enum Answer {
+pub(crate) enum Answer {
     Describe(Vec<wit::ToolSpec>),
     Kinds(Vec<String>),
     Snapshot(Result<Vec<wit_entities::Entity>, wit::ToolError>),
@@ -228,6 +234,7 @@ enum Answer {
         Result<wit::ToolOutput, wit::ToolError>,
         Option<Clarification>,
     ),
+    Authoring(AuthoringAnswer),
 }
 
 impl Runtime {
@@ -281,20 +288,18 @@ impl Runtime {
             plugin: plugin.clone(),
             detail: format!("{e:#}"),
         })?;
-        let entities = if pre
-            .component()
-            .get_export_index(None, ENTITIES_EXPORT)
-            .is_some()
-        {
-            Some(
-                wit_entities::GuestIndices::new(&pre).map_err(|e| LoadError::Exports {
-                    plugin: plugin.clone(),
-                    detail: format!("{e:#}"),
-                })?,
-            )
-        } else {
-            None
-        };
+        let entities = optional(
+            &pre,
+            &plugin,
+            ENTITIES_EXPORT,
+            wit_entities::GuestIndices::new,
+        )?;
+        let authoring = optional(
+            &pre,
+            &plugin,
+            AUTHORING_EXPORT,
+            wit_authoring::GuestIndices::new,
+        )?;
         let mut imports: Vec<String> = component
             .component_type()
             .imports(&self.engine)
@@ -308,11 +313,14 @@ impl Runtime {
             pre,
             tool,
             entities,
+            authoring,
             tools: Vec::new(),
             kinds: Vec::new(),
+            authoring_kinds: Vec::new(),
         };
         loaded.tools = self.describe(&loaded).await?;
         loaded.kinds = self.kinds(&loaded).await?;
+        loaded.authoring_kinds = self.load_authoring_kinds(&loaded).await?;
         Ok((loaded, report))
     }
 
@@ -493,7 +501,7 @@ impl Runtime {
 
     /// Runs one ask in a fresh store with `budget` applied before the first
     /// guest instruction.
-    async fn sandboxed(
+    pub(crate) async fn sandboxed(
         &self,
         plugin: &Plugin,
         ctx: &CallContext,
@@ -552,6 +560,22 @@ impl Runtime {
 /// The `entities` export's instance name.
 const ENTITIES_EXPORT: &str = "toolhost:plugin/entities@0.1.0";
 
+/// The indices of an optional export, when the component has `export`.
+fn optional<T>(
+    pre: &InstancePre<HostState>,
+    plugin: &str,
+    export: &str,
+    indices: impl FnOnce(&InstancePre<HostState>) -> wasmtime::Result<T>,
+) -> Result<Option<T>, LoadError> {
+    if pre.component().get_export_index(None, export).is_none() {
+        return Ok(None);
+    }
+    indices(pre).map(Some).map_err(|e| LoadError::Exports {
+        plugin: plugin.to_owned(),
+        detail: format!("{e:#}"),
+    })
+}
+
 async fn run_ask(
     plugin: &Plugin,
     store: &mut Store<HostState>,
@@ -583,6 +607,9 @@ async fn run_ask(
             let tool = plugin.tool.load(&mut *store, &instance)?;
             let out = tool.call_call(&mut *store, c, t, a).await?;
             Answer::Call(out, store.data_mut().resolver.pending.take())
+        }
+        Ask::Authoring(a) => {
+            Answer::Authoring(crate::authoring::run(plugin, store, &instance, a).await?)
         }
     })
 }
@@ -640,7 +667,7 @@ pub(crate) fn classify(
     CallError::Internal
 }
 
-fn check_output(size: usize, budget: &CallBudget) -> Result<(), CallError> {
+pub(crate) fn check_output(size: usize, budget: &CallBudget) -> Result<(), CallError> {
     if size as u64 > budget.output.as_u64() {
         return Err(CallError::OutputLimit {
             limit: budget.output,
@@ -658,7 +685,7 @@ fn entity_size(e: &wit_entities::Entity) -> usize {
         + 8
 }
 
-fn valid_kind(k: &str) -> bool {
+pub(crate) fn valid_kind(k: &str) -> bool {
     !k.is_empty()
         && k.len() <= MAX_KIND_LEN
         && k.bytes()
@@ -669,7 +696,7 @@ fn target_size(t: &wit::Target) -> usize {
     t.kind.len() + t.id.len() + t.name.len() + t.tags.iter().map(String::len).sum::<usize>()
 }
 
-fn tool_error(e: wit::ToolError, budget: &CallBudget) -> CallError {
+pub(crate) fn tool_error(e: wit::ToolError, budget: &CallBudget) -> CallError {
     let (text, make): (String, fn(String) -> CallError) = match e {
         wit::ToolError::UnknownTool(t) => (t, CallError::UnknownTool),
         wit::ToolError::InvalidArguments(t) => (t, CallError::InvalidArguments),

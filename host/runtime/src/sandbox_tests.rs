@@ -229,3 +229,48 @@ async fn a_component_without_the_tool_export_is_refused_at_load() {
         .expect("refused");
     assert!(matches!(err, LoadError::Exports { .. }), "{err}");
 }
+
+/// The optional exports' indices from a component built by `wat`.
+fn optional_exports(rt: &Runtime, wat: &str) -> Result<(bool, bool), LoadError> {
+    let bytes = wat::parse_str(wat).expect("valid WAT");
+    let component = Component::new(&rt.engine, &bytes).expect("the component compiles");
+    let pre = rt.linker.instantiate_pre(&component).expect("links");
+    let entities = optional(
+        &pre,
+        "old",
+        ENTITIES_EXPORT,
+        wit_entities::GuestIndices::new,
+    )?;
+    let authoring = optional(
+        &pre,
+        "old",
+        AUTHORING_EXPORT,
+        wit_authoring::GuestIndices::new,
+    )?;
+    Ok((entities.is_some(), authoring.is_some()))
+}
+
+#[tokio::test]
+async fn a_component_of_an_older_world_has_neither_optional_export_and_loads_their_absence() {
+    let rt = runtime();
+    let got = optional_exports(&rt, &component("nop")).expect("absent exports are no error");
+    assert_eq!(got, (false, false));
+}
+
+#[tokio::test]
+async fn an_authoring_export_without_the_contracts_functions_is_refused_at_load() {
+    let rt = runtime();
+    let wat = r#"(component
+        (instance $empty)
+        (export "toolhost:plugin/authoring@0.1.0" (instance $empty)))"#;
+    match optional_exports(&rt, wat) {
+        Err(LoadError::Exports { plugin, detail }) => {
+            assert_eq!(plugin, "old");
+            assert!(
+                detail.contains("kinds") || detail.contains("authoring"),
+                "{detail}"
+            );
+        }
+        other => panic!("expected an exports error, got {other:?}"),
+    }
+}
