@@ -458,6 +458,27 @@ impl PgSchema {
     }
 }
 
+impl PgSchema {
+    /// How many rows `table` of this schema holds, read with psql.
+    #[allow(dead_code)]
+    pub fn count(&self, table: &str) -> i64 {
+        let out = Command::new("psql")
+            .args([&self.admin_url, "-tAc"])
+            .arg(format!("SELECT COUNT(*) FROM {}.{table}", self.name))
+            .output()
+            .unwrap_or_else(|e| panic!("run psql: {e}"));
+        assert!(
+            out.status.success(),
+            "psql: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .expect("a count")
+    }
+}
+
 impl Drop for PgSchema {
     fn drop(&mut self) {
         psql(

@@ -144,6 +144,10 @@ pub enum Effect {
     Catalog(CatalogEffect),
     /// An exploration run queued, settled or taken over (`toolhost_runs`).
     Run(toolhost_runs::RunEffect),
+    /// An authoring session opened or moved on (`toolhost_workspace`), by
+    /// compare-and-set on its version, with its answer under the caller's
+    /// idempotency key.
+    Workspace(toolhost_workspace::WorkspaceEffect),
 }
 
 /// What a catalog decision changes, applied with its audit row: all of it

@@ -111,6 +111,17 @@ pub struct Intake {
     pub new: bool,
 }
 
+/// A submission that passed every check, not stored yet.
+pub struct Checked {
+    /// The revision as intake would store it.
+    pub revision: NewRevision,
+    /// Its plugin, loaded (not served).
+    pub loaded: crate::LoadedPlugin,
+    /// Whether a trusted signer vouches for it (false only when the
+    /// options allow unsigned revisions and none was given).
+    pub signed: bool,
+}
+
 /// Checks `sub` and stores it as a revision pending review.
 pub async fn submit(
     store: &dyn CatalogStore,
@@ -119,6 +130,29 @@ pub async fn submit(
     opts: &IntakeOptions,
     now_ms: i64,
 ) -> Result<Intake, IntakeError> {
+    let checked = check(store, runtime, sub, opts, now_ms).await?;
+    let id = checked.revision.id.clone();
+    let new = match store.submit(checked.revision).await? {
+        Submitted::New => true,
+        Submitted::Existing(_) => false,
+    };
+    let revision = store
+        .revision(&id)
+        .await?
+        .ok_or_else(|| CatalogStoreError::Failed(format!("revision {id} vanished after intake")))?;
+    Ok(Intake { revision, new })
+}
+
+/// Checks `sub` as [`submit`] does (bounds, manifest, signature against
+/// the signers trusted now, the component in the sandbox) and stores
+/// nothing: what the workspace validates a draft with, and promotes.
+pub async fn check(
+    store: &dyn CatalogStore,
+    runtime: &Runtime,
+    sub: Submission,
+    opts: &IntakeOptions,
+    now_ms: i64,
+) -> Result<Checked, IntakeError> {
     bounded("component", sub.component.len(), MAX_COMPONENT_BYTES)?;
     bounded("manifest", sub.manifest.len(), MAX_MANIFEST_BYTES)?;
     let source = Path::new(&sub.source);
@@ -152,8 +186,8 @@ pub async fn submit(
     let caps = capabilities(&loaded, label);
     let plugin = loaded.manifest.plugin.name.to_string();
     let id = revision_id(&plugin, &component_digest, &manifest_digest);
-    let new = NewRevision {
-        id: id.clone(),
+    let revision = NewRevision {
+        id,
         version: loaded.manifest.plugin.version.clone(),
         plugin,
         component: sub.component,
@@ -163,21 +197,17 @@ pub async fn submit(
         envelope: sub
             .envelope
             .map(|e| String::from_utf8_lossy(&e).into_owned()),
-        signer: signer.map(|(name, _)| name),
+        signer: signer.as_ref().map(|(name, _)| name.clone()),
         source: sub.source,
         capabilities: serde_json::to_string(&caps).expect("capabilities always serialize"),
         submitted_by: sub.submitted_by,
         submitted_at_ms: now_ms,
     };
-    let new = match store.submit(new).await? {
-        Submitted::New => true,
-        Submitted::Existing(_) => false,
-    };
-    let revision = store
-        .revision(&id)
-        .await?
-        .ok_or_else(|| CatalogStoreError::Failed(format!("revision {id} vanished after intake")))?;
-    Ok(Intake { revision, new })
+    Ok(Checked {
+        signed: signer.is_some(),
+        revision,
+        loaded,
+    })
 }
 
 fn bounded(what: &'static str, size: usize, limit: usize) -> Result<(), IntakeError> {

@@ -144,6 +144,42 @@ impl LiveCatalog {
         Ok((rev, loaded))
     }
 
+    /// A draft's plugin (a workspace proposal's manifest and component,
+    /// perhaps unsigned), loaded for an exploration run of it: checked as
+    /// intake checks a component, never served. Compiled once per process.
+    pub async fn load_draft(
+        &self,
+        manifest: &str,
+        component: &[u8],
+    ) -> Result<Arc<LoadedPlugin>, String> {
+        let key = format!(
+            "draft:{}:{}",
+            Digest::of(component),
+            Digest::of(manifest.as_bytes())
+        );
+        let cached = self
+            .loaded
+            .lock()
+            .expect("the cache lock is never poisoned")
+            .get(&key)
+            .cloned();
+        if let Some(hit) = cached {
+            return Ok(hit);
+        }
+        let path = Path::new("draft");
+        let parsed = Manifest::parse(manifest, path).map_err(|e| e.to_string())?;
+        let (mut loaded, _) = check_plugin(parsed, component, path, &self.runtime, &self.opts)
+            .await
+            .map_err(|e| e.to_string())?;
+        loaded.source = "workspace draft".into();
+        let loaded = Arc::new(loaded);
+        self.loaded
+            .lock()
+            .expect("the cache lock is never poisoned")
+            .insert(key, loaded.clone());
+        Ok(loaded)
+    }
+
     /// The revision's plugin, compiled once per process.
     async fn load(&self, rev: &Revision, catalog: &Catalog) -> Result<Arc<LoadedPlugin>, String> {
         let label = format!("revision {}", rev.id);

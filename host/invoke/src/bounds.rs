@@ -102,6 +102,29 @@ impl From<LimitBreach> for InvokeError {
     }
 }
 
+/// Whether `args` may reach `spec`, a draft's tool (a candidate not in any
+/// catalog, so its schema is compiled for this one check): within the
+/// limits, and valid against its input schema.
+pub(crate) fn check_draft(
+    bounds: &Bounds,
+    spec: &ToolSpec,
+    args: &Value,
+) -> Result<(), InvokeError> {
+    bounds.limits.check(args)?;
+    let schema = InputSchema::compile(spec).map_err(|detail| InvokeError::InputSchema {
+        tool: spec.name.to_string(),
+        detail,
+    })?;
+    let args = match args {
+        Value::Null => Value::Object(Map::new()),
+        Value::Object(_) => args.clone(),
+        _ => return Err(InvokeError::ArgumentsNotAnObject),
+    };
+    schema
+        .validate(&args)
+        .map_err(|detail| InvokeError::InvalidArguments { detail })
+}
+
 /// The arguments as the plugin receives them: absent is `{}`, and a
 /// gateable tool's host-owned arguments are taken out (by the same
 /// [`gating::split`] the call later uses).

@@ -67,6 +67,7 @@ pub struct Toolhost {
     pub(crate) artifacts: Option<crate::results::Artifacts>,
     pub(crate) scanner: Scanner,
     pub(crate) runs: Option<crate::explore::RunsConfig>,
+    pub(crate) workspace: Option<crate::workspace::WorkspaceConfig>,
     in_flight: TaskTracker,
 }
 
@@ -95,6 +96,7 @@ impl Toolhost {
             artifacts: None,
             scanner: Scanner::new(),
             runs: None,
+            workspace: None,
             in_flight: TaskTracker::new(),
         }
     }
@@ -261,6 +263,10 @@ impl Toolhost {
             effects.push(crate::plugin_call::settle(key, &outcome));
         }
         let decides = effects.iter().any(|e| matches!(e, Effect::Catalog(_)));
+        let workspace_effect = effects.iter().find_map(|e| match e {
+            Effect::Workspace(w) => Some(w.clone()),
+            _ => None,
+        });
         let run_effect = effects.iter().find_map(|e| match e {
             Effect::Run(r) => Some(r.clone()),
             _ => None,
@@ -272,8 +278,37 @@ impl Toolhost {
             event.receipt_sha256 = Some(f.receipt_sha256.clone());
         }
         let recorded = self.audit.record_with(&event, &effects).await;
+        let written = recorded.is_ok();
         let outcome = match recorded {
             Ok(()) => outcome,
+            // A workspace mutation that lost its compare-and-set (or its
+            // key) to another: the row says which, nothing else was
+            // written; a replay of the winner answers the winner's answer.
+            Err(_) if workspace_effect.is_some() => {
+                let effect = workspace_effect.expect("checked just above");
+                let lost = match self.workspace_lost(who, &effect).await {
+                    Err(InvokeError::WorkspaceChanged) if run_effect.is_some() => {
+                        Err(InvokeError::RunQueueFull {
+                            scope: "this principal or tenant",
+                            limit: self.runs.as_ref().map_or(0, |r| r.limits.per_principal),
+                        })
+                    }
+                    other => other,
+                };
+                let mut event = event;
+                match &lost {
+                    Ok(_) => event.error_code = None,
+                    Err(e) => {
+                        event.outcome = Outcome::Error;
+                        event.error_code = Some(e.code().into());
+                    }
+                }
+                self.audit
+                    .record(&event)
+                    .await
+                    .map_err(InvokeError::Audit)
+                    .and(lost.map(Answer::Output))
+            }
             // The queue filled between the check and the write, or the run
             // moved on: the row says so, and nothing else was written.
             Err(_) if run_effect.is_some() => {
@@ -310,7 +345,7 @@ impl Toolhost {
             }
             Err(e) => Err(InvokeError::Audit(e)),
         };
-        let started = started.filter(|_| outcome.is_ok());
+        let started = started.filter(|_| written && outcome.is_ok());
         if let (Some(_), Some(runs)) = (&started, &self.runs) {
             runs.wake.notify_waiters();
         }

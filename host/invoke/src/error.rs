@@ -163,6 +163,108 @@ pub enum InvokeError {
     /// The run store failed, or none is configured.
     #[error("internal error")]
     Runs(#[source] toolhost_runs::RunStoreError),
+    /// No session, proposal or upload by that id that the caller may see
+    /// (whether it never existed or is another tenant's is not said).
+    #[error("{what} {id:?} not found")]
+    WorkspaceNotFound {
+        /// `session`, `proposal` or `upload`.
+        what: &'static str,
+        /// The id asked for.
+        id: String,
+    },
+    /// The session is not at the version the request named: nothing was
+    /// written.
+    #[error(
+        "session {session} is at version {current}, not {expected}; nothing was written: read it again and retry against version {current}"
+    )]
+    WorkspaceVersionConflict {
+        /// The session.
+        session: String,
+        /// The version the request named.
+        expected: i64,
+        /// The version it is at.
+        current: i64,
+    },
+    /// The session takes no more mutations.
+    #[error("session {session} is {state}: it takes no more mutations")]
+    WorkspaceClosed {
+        /// The session.
+        session: String,
+        /// Its state.
+        state: &'static str,
+    },
+    /// A workspace mutation lost a race it could not name: nothing was
+    /// written.
+    #[error("the session changed while this request was made; nothing was written: read it again")]
+    WorkspaceChanged,
+    /// The subject does not parse, or names nothing the host serves.
+    #[error("{detail}")]
+    SubjectInvalid {
+        /// Why.
+        detail: String,
+    },
+    /// No entity of that kind by that name or id in the caller's tenant.
+    #[error("no {kind} named {object:?} (or with that id) that you may see")]
+    SubjectNotFound {
+        /// The entity kind.
+        kind: String,
+        /// What was asked for.
+        object: String,
+    },
+    /// Several entities answer to that name: name one by id.
+    #[error("several {kind}s are named {object:?}: {}; name one by its id", candidates.join(", "))]
+    SubjectAmbiguous {
+        /// The entity kind.
+        kind: String,
+        /// What was asked for.
+        object: String,
+        /// Some of them, with their ids.
+        candidates: Vec<String>,
+    },
+    /// The subject moved since the session was bound to it: the diff a
+    /// person would review is stale. Nothing was written.
+    #[error(
+        "the subject of session {session} changed since it was bound (version {bound}, now {current}); nothing was written: open a new session"
+    )]
+    SubjectChanged {
+        /// The session.
+        session: String,
+        /// The version it was bound to.
+        bound: String,
+        /// The version now.
+        current: String,
+    },
+    /// The proposal carries authority (a path, URL, cookie, credential or
+    /// caller digest): nothing was stored.
+    #[error("{0}")]
+    AuthorityRefused(toolhost_workspace::AuthorityRefusal),
+    /// The proposal does not validate: nothing was stored.
+    #[error("the proposal is invalid: {}", problems.iter().map(|p| format!("{}: {}", if p.path.is_empty() { "/" } else { &p.path }, p.message)).collect::<Vec<_>>().join("; "))]
+    ProposalInvalid {
+        /// Every problem found.
+        problems: Vec<toolhost_runtime::Problem>,
+    },
+    /// A candidate revision did not pass the catalog's intake checks.
+    #[error("{0}")]
+    Intake(#[source] toolhost_catalog::intake::IntakeError),
+    /// The promotion waits for a person's approval of its gate.
+    #[error(
+        "this proposal's promotion waits for a person's approval of gate {gate}: once it is confirmed (decide_approval), promote again with gate_id"
+    )]
+    PromotionAwaitingApproval {
+        /// The gate.
+        gate: String,
+    },
+    /// The promoting tool asked a question instead of acting (a name it
+    /// could not resolve): nothing was promoted.
+    #[error("the promoting tool needs clarification: {question}")]
+    PromotionNeedsClarification {
+        /// Its question.
+        question: String,
+    },
+    /// The workspace store failed, or none is configured.
+    #[error("internal error")]
+    Workspace(#[source] toolhost_workspace::WorkspaceStoreError),
 }
 
 impl InvokeError {
@@ -180,7 +282,9 @@ impl InvokeError {
                 | InvokeError::Decide(DecideError::Store(_))
                 | InvokeError::Checkpoint(toolhost_gates::CheckpointError::Store(_))
                 | InvokeError::Runs(_)
+                | InvokeError::Workspace(_)
         ) || matches!(self, InvokeError::Catalog(e) if e.code() == "INTERNAL")
+            || matches!(self, InvokeError::Intake(e) if e.code() == "INTERNAL")
     }
 
     /// The stable code a client sees.
@@ -222,12 +326,58 @@ impl InvokeError {
             InvokeError::RunQueueFull { .. } => "RATE_LIMITED",
             InvokeError::RunChanged { .. } => "RUN_CHANGED",
             InvokeError::Runs(_) => "INTERNAL",
+            InvokeError::WorkspaceNotFound { what, .. } => match *what {
+                "session" => "SESSION_NOT_FOUND",
+                "proposal" => "PROPOSAL_NOT_FOUND",
+                _ => "UPLOAD_NOT_FOUND",
+            },
+            InvokeError::WorkspaceVersionConflict { .. } => "WORKSPACE_VERSION_CONFLICT",
+            InvokeError::WorkspaceClosed { .. } => "WORKSPACE_CLOSED",
+            InvokeError::WorkspaceChanged => "WORKSPACE_CHANGED",
+            InvokeError::SubjectInvalid { .. } => "SUBJECT_INVALID",
+            InvokeError::SubjectNotFound { .. } => "SUBJECT_NOT_FOUND",
+            InvokeError::SubjectAmbiguous { .. } => "SUBJECT_AMBIGUOUS",
+            InvokeError::SubjectChanged { .. } => "SUBJECT_CHANGED",
+            InvokeError::AuthorityRefused(_) => "AUTHORITY_REFUSED",
+            InvokeError::ProposalInvalid { .. } => "PROPOSAL_INVALID",
+            InvokeError::Intake(e) => e.code(),
+            InvokeError::PromotionAwaitingApproval { .. } => "PROMOTION_AWAITING_APPROVAL",
+            InvokeError::PromotionNeedsClarification { .. } => "NEEDS_CLARIFICATION",
+            InvokeError::Workspace(_) => "INTERNAL",
             InvokeError::Audit(_)
             | InvokeError::Artifacts(_)
             | InvokeError::InputSchema { .. }
             | InvokeError::Policy(_)
             | InvokeError::Gates(_)
             | InvokeError::DuplicateTool { .. } => "INTERNAL",
+        }
+    }
+}
+
+impl InvokeError {
+    /// What a caller can act on beyond the code and message, merged into
+    /// the error object it sees: the current version of a conflict, where
+    /// authority was refused, every problem of an invalid proposal.
+    pub fn details(&self) -> Option<serde_json::Value> {
+        use serde_json::json;
+        match self {
+            InvokeError::WorkspaceVersionConflict {
+                session,
+                current,
+                expected,
+            } => Some(
+                json!({"session_id": session, "current_version": current, "expected_version": expected}),
+            ),
+            InvokeError::AuthorityRefused(r) => Some(json!({"pointer": r.pointer, "kind": r.kind})),
+            InvokeError::ProposalInvalid { problems } => Some(json!({"problems": problems})),
+            InvokeError::SubjectChanged { bound, current, .. } => {
+                Some(json!({"bound_version": bound, "current_version": current}))
+            }
+            InvokeError::SubjectAmbiguous { candidates, .. } => {
+                Some(json!({"candidates": candidates}))
+            }
+            InvokeError::PromotionAwaitingApproval { gate } => Some(json!({"gate_id": gate})),
+            _ => None,
         }
     }
 }

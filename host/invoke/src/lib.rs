@@ -21,6 +21,7 @@ mod results;
 mod reviews;
 mod snapshots;
 mod tool;
+mod workspace;
 
 pub use approvals::{
     DECIDE_PERMISSION, DecideApproval, ListPendingApprovals, READ_PERMISSION, ToolPermission,
@@ -41,3 +42,8 @@ pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION};
 pub use snapshots::{Conversation, SNAPSHOT_IDLE, SnapshotCache};
 pub use tool::{HostEffectsFuture, HostTool, HostToolFuture, Tool};
 pub use toolhost_gates::IDEMPOTENCY_LEASE;
+pub use workspace::{
+    AUTHORING_PERMISSION, CreateAuthoringSession, DEFAULT_UPLOAD_TTL, GetAuthoringSession,
+    GetRevisionDiff, ListAuthoringSessions, MAX_SIGNATURE_BYTES, PromoteRevision, ProposeRevision,
+    UploadError, WorkspaceConfig, upload_limit,
+};

@@ -120,6 +120,40 @@ impl Tool {
     }
 }
 
+/// Implements [`HostTool`] for `$tool`, a host tool that is a newtype over
+/// its [`ToolSpec`] and whose inherent `run(host, who, args)` needs the
+/// host itself (its call path, catalog and stores): the exploration and
+/// workspace tools.
+macro_rules! on_the_host {
+    ($tool:ty) => {
+        impl $crate::HostTool for $tool {
+            fn spec(&self) -> &toolhost_runtime::ToolSpec {
+                &self.0
+            }
+            fn call<'a>(
+                &'a self,
+                _: &'a toolhost_types::Principal,
+                _: &'a serde_json::Value,
+            ) -> $crate::HostToolFuture<'a> {
+                Box::pin(async {
+                    Err($crate::tool::invalid(
+                        "this tool runs only on the host's call path",
+                    ))
+                })
+            }
+            fn call_on<'a>(
+                &'a self,
+                host: &'a $crate::Toolhost,
+                who: &'a toolhost_types::Principal,
+                args: &'a serde_json::Value,
+            ) -> $crate::HostEffectsFuture<'a> {
+                Box::pin(self.run(host, who, args))
+            }
+        }
+    };
+}
+pub(crate) use on_the_host;
+
 /// The spec of a host tool: low risk, no output schema, annotations from
 /// whether it changes state. Names and permissions are literals.
 pub(crate) fn host_spec(

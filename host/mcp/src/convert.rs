@@ -276,6 +276,13 @@ pub(crate) fn failure(e: &InvokeError, scanner: &Scanner) -> Result<CallToolResu
     ) {
         error["hint"] = json!("call tools/list to refresh your tool catalog");
     }
+    if let (Some(details), Some(obj)) = (e.details(), error.as_object_mut())
+        && let Some(more) = details.as_object()
+    {
+        for (k, v) in more {
+            obj.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
     let text = format!("{}: {message}", e.code());
     let mut result = CallToolResult::structured_error(json!({"error": error}));
     result.content = vec![ContentBlock::text(text)];

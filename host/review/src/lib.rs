@@ -47,10 +47,12 @@
 mod capabilities;
 mod change;
 mod diff;
+mod revision;
 mod schema;
 mod version;
 
 pub use capabilities::{Capabilities, ToolCapabilities};
 pub use change::{Bump, Change, Diff, Effect, Retired, SchemaClass, What};
 pub use diff::diff;
+pub use revision::NewRevision;
 pub use version::{CatalogVersion, VersionError};

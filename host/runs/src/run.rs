@@ -17,6 +17,14 @@ pub enum RunSource {
         /// The revision's id in the catalog store.
         revision: String,
     },
+    /// A draft in an authoring session (a proposal's uploaded component
+    /// and manifest, perhaps unsigned), tried before it is promoted.
+    Draft {
+        /// The session (`ws_…`).
+        session: String,
+        /// The proposal (`prop_…`).
+        proposal: String,
+    },
 }
 
 /// The exact code a run executes, as the receipt names it.

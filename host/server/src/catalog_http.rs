@@ -59,32 +59,17 @@ pub fn routes(state: CatalogHttp, auth: Arc<AuthServer>) -> Router {
         .route("/catalog/revisions", post(submit))
         .with_state(state)
         .layer(DefaultBodyLimit::max(MAX_SUBMISSION_BYTES))
-        .layer(axum::middleware::from_fn(declared_length))
+        .layer(axum::middleware::from_fn_with_state(
+            crate::declared::Bound {
+                limit: MAX_SUBMISSION_BYTES,
+                what: "a submission",
+            },
+            crate::declared::declared_within,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             auth,
             toolhost_auth::require_bearer,
         ))
-}
-
-/// A body declared over the bound is refused before a byte of it is read
-/// (an undeclared one is cut off at the bound while it is read).
-async fn declared_length(
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let declared = request
-        .headers()
-        .get(axum::http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    match declared {
-        Some(n) if n > MAX_SUBMISSION_BYTES as u64 => refuse(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "LIMIT_EXCEEDED",
-            format!("a submission is at most {MAX_SUBMISSION_BYTES} bytes; this one declares {n}"),
-        ),
-        _ => next.run(request).await,
-    }
 }
 
 #[derive(Deserialize)]

@@ -19,9 +19,11 @@ use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_backend::Backends;
 use toolhost_catalog::LiveCatalog;
 use toolhost_invoke::{
-    CancelExploration, DecideApproval, DecideCheckpoint, DecidePluginReview, GatePolicy,
-    GetExplorationResult, ListCheckpoints, ListExplorations, ListPendingApprovals,
-    ListPluginReviews, RunsConfig, StartExploration, Toolhost,
+    CancelExploration, CreateAuthoringSession, DEFAULT_UPLOAD_TTL, DecideApproval,
+    DecideCheckpoint, DecidePluginReview, GatePolicy, GetAuthoringSession, GetExplorationResult,
+    GetRevisionDiff, ListAuthoringSessions, ListCheckpoints, ListExplorations,
+    ListPendingApprovals, ListPluginReviews, PromoteRevision, ProposeRevision, RunsConfig,
+    StartExploration, Toolhost, WorkspaceConfig,
 };
 use toolhost_policy::{PolicyStore, PolicyStoreError};
 use toolhost_runtime::{Runtime, RuntimeConfig};
@@ -150,7 +152,19 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             .with_host_tool(Arc::new(StartExploration::default()))?
             .with_host_tool(Arc::new(GetExplorationResult::default()))?
             .with_host_tool(Arc::new(CancelExploration::default()))?
-            .with_host_tool(Arc::new(ListExplorations::default()))?,
+            .with_host_tool(Arc::new(ListExplorations::default()))?
+            .with_workspace(WorkspaceConfig {
+                store: store.clone(),
+                catalog: Some(live.clone()),
+                intake: intake.clone(),
+                upload_ttl: DEFAULT_UPLOAD_TTL,
+            })
+            .with_host_tool(Arc::new(CreateAuthoringSession::default()))?
+            .with_host_tool(Arc::new(GetAuthoringSession::default()))?
+            .with_host_tool(Arc::new(ListAuthoringSessions::default()))?
+            .with_host_tool(Arc::new(ProposeRevision::default()))?
+            .with_host_tool(Arc::new(GetRevisionDiff::default()))?
+            .with_host_tool(Arc::new(PromoteRevision::default()))?,
     );
 
     let _ = permissions.set(Arc::downgrade(&host));
@@ -224,6 +238,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         opts: intake.clone(),
     };
     let app = app.merge(crate::catalog_http::routes(submissions, auth.clone()));
+    let app = app.merge(crate::workspace_http::routes(host.clone(), auth.clone()));
     // `/mcp`'s rate-limit layer finds the limiter in the request's extensions.
     let app = app.layer(axum::Extension(limiter));
     tracing::info!(%addr, tools, catalog = %host.catalog().version(), issuer = %auth.config().issuer, "toolhost serving");

@@ -40,9 +40,9 @@ const SAME: &str =
 
 /// The bytes are content-addressed: a second revision of the same
 /// component stores nothing new.
-const INSERT_BLOB: &str = "INSERT INTO plugin_blobs (sha256, body, created_at) VALUES ($1, $2, $3) \
+pub(crate) const INSERT_BLOB: &str = "INSERT INTO plugin_blobs (sha256, body, created_at) VALUES ($1, $2, $3) \
      ON CONFLICT (sha256) DO NOTHING";
-const INSERT_REVISION: &str = "INSERT INTO plugin_revisions (id, plugin, version, \
+pub(crate) const INSERT_REVISION: &str = "INSERT INTO plugin_revisions (id, plugin, version, \
      component_sha256, manifest_sha256, manifest, envelope, signer, source, capabilities, state, \
      submitted_by, submitted_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending_review', $11, $12)";
@@ -176,27 +176,7 @@ impl CatalogStore for Store {
             }
             on_pool!(&self.pools, pool => async {
                 let mut tx = pool.begin().await?;
-                sqlx::query(INSERT_BLOB)
-                    .bind(component.as_str())
-                    .bind(&rev.component[..])
-                    .bind(rev.submitted_at_ms)
-                    .execute(&mut *tx)
-                    .await?;
-                sqlx::query(INSERT_REVISION)
-                    .bind(rev.id.as_str())
-                    .bind(rev.plugin.as_str())
-                    .bind(rev.version.as_str())
-                    .bind(component.as_str())
-                    .bind(manifest.as_str())
-                    .bind(rev.manifest.as_str())
-                    .bind(rev.envelope.as_deref())
-                    .bind(rev.signer.as_deref())
-                    .bind(rev.source.as_str())
-                    .bind(rev.capabilities.as_str())
-                    .bind(rev.submitted_by.as_str())
-                    .bind(rev.submitted_at_ms)
-                    .execute(&mut *tx)
-                    .await?;
+                crate::effects::submit_revision!(tx, &rev);
                 tx.commit().await
             }
             .await)

@@ -130,6 +130,7 @@ macro_rules! apply_effects {
                         }
                     }
                     Effect::Run(change) => $crate::effects::apply_run!($tx, change),
+                    Effect::Workspace(change) => $crate::effects::apply_workspace!($tx, change),
                 }
             }
             Ok::<(), sqlx::Error>(())
@@ -197,3 +198,170 @@ macro_rules! apply_run {
     }};
 }
 pub(crate) use apply_run;
+
+/// Applies one [`toolhost_workspace::WorkspaceEffect`] on the open
+/// transaction `$tx`, inside [`apply_effects!`]'s loop. A session not at
+/// the expected version (or no longer open) changes no row and fails; so
+/// does a key another mutation took meanwhile (the primary key refuses
+/// it), and a proposal number taken twice.
+macro_rules! apply_workspace {
+    ($tx:expr, $change:expr) => {{
+        use toolhost_workspace::WorkspaceEffect;
+        use $crate::runs::json;
+        use $crate::workspace::sql;
+        match $change {
+            WorkspaceEffect::Open {
+                session: s,
+                mutation,
+            } => {
+                let bound = s.bound_to.as_ref().map(json).transpose()?;
+                sqlx::query(sql::INSERT_SESSION)
+                    .bind(s.id.as_str())
+                    .bind(s.tenant.as_str())
+                    .bind(s.owner.as_str())
+                    .bind(s.subject.to_string())
+                    .bind(bound)
+                    .bind(s.subject_version.as_str())
+                    .bind(s.version)
+                    .bind(s.state.as_str())
+                    .bind(s.created_at_ms)
+                    .bind(s.updated_at_ms)
+                    .execute(&mut *$tx)
+                    .await?;
+                if let Some(m) = mutation {
+                    $crate::effects::insert_mutation!($tx, m);
+                }
+            }
+            WorkspaceEffect::Change(c) => {
+                let stepped = sqlx::query(sql::STEP_SESSION)
+                    .bind(c.tenant.as_str())
+                    .bind(c.session.as_str())
+                    .bind(c.at_ms)
+                    .bind(c.state.map(|s| s.as_str()))
+                    .bind(c.expected_version)
+                    .execute(&mut *$tx)
+                    .await?;
+                if stepped.rows_affected() != 1 {
+                    // Another mutation moved the session first.
+                    return Err(sqlx::Error::RowNotFound);
+                }
+                if let Some(p) = &c.proposal {
+                    sqlx::query(sql::INSERT_PROPOSAL)
+                        .bind(p.id.as_str())
+                        .bind(p.session.as_str())
+                        .bind(p.number)
+                        .bind(p.author.as_str())
+                        .bind(json(&p.body)?)
+                        .bind(p.digest.as_str())
+                        .bind(json(&p.validation)?)
+                        .bind(json(&p.diff)?)
+                        .bind(p.created_at_ms)
+                        .execute(&mut *$tx)
+                        .await?;
+                }
+                for handle in &c.keep_uploads {
+                    sqlx::query(sql::KEEP_UPLOAD)
+                        .bind(c.tenant.as_str())
+                        .bind(handle.as_str())
+                        .bind(i64::MAX)
+                        .execute(&mut *$tx)
+                        .await?;
+                }
+                if let Some(l) = &c.link {
+                    sqlx::query(sql::INSERT_RUN)
+                        .bind(l.session.as_str())
+                        .bind(l.run_id.as_str())
+                        .bind(l.proposal.as_ref().map(|p| p.as_str()))
+                        .bind(l.linked_at_ms)
+                        .execute(&mut *$tx)
+                        .await?;
+                }
+                if let Some(rev) = &c.submit {
+                    $crate::effects::submit_revision!($tx, rev);
+                }
+                if let Some(p) = &c.promotion {
+                    let result = p.result.as_ref().map(json).transpose()?;
+                    sqlx::query(sql::UPSERT_PROMOTION)
+                        .bind(p.id.as_str())
+                        .bind(p.session.as_str())
+                        .bind(p.proposal.as_str())
+                        .bind(p.promoted_by.as_str())
+                        .bind(p.state.as_str())
+                        .bind(p.revision_id.as_deref())
+                        .bind(p.gate_id.as_deref())
+                        .bind(result)
+                        .bind(p.created_at_ms)
+                        .bind(p.updated_at_ms)
+                        .execute(&mut *$tx)
+                        .await?;
+                }
+                $crate::effects::insert_mutation!($tx, &c.mutation);
+            }
+        }
+    }};
+}
+pub(crate) use apply_workspace;
+
+/// Inserts a mutation's answer under its key: a key another mutation took
+/// first fails the transaction on the primary key.
+macro_rules! insert_mutation {
+    ($tx:expr, $m:expr) => {{
+        let m = $m;
+        sqlx::query($crate::workspace::sql::INSERT_MUTATION)
+            .bind(m.tenant.as_str())
+            .bind(m.principal.as_str())
+            .bind(m.key.as_str())
+            .bind(m.tool.as_str())
+            .bind(m.request_digest.as_str())
+            .bind(m.session.as_str())
+            .bind(m.result.as_str())
+            .bind(m.at_ms)
+            .execute(&mut *$tx)
+            .await?;
+    }};
+}
+pub(crate) use insert_mutation;
+
+/// Stores a revision submitted for review with a promotion, as intake
+/// stores one (`src/catalog.rs`), unless the store holds it already (the
+/// same plugin, component and manifest give the same id).
+macro_rules! submit_revision {
+    ($tx:expr, $rev:expr) => {{
+        use sqlx::Row as _;
+        let rev = $rev;
+        let there = sqlx::query($crate::workspace::sql::REVISION_EXISTS)
+            .bind(rev.id.as_str())
+            .fetch_optional(&mut *$tx)
+            .await?
+            .map(|row| row.try_get::<String, _>(0))
+            .transpose()?;
+        if there.is_none() {
+            let (component, manifest) = (
+                rev.component_digest.to_string(),
+                rev.manifest_digest.to_string(),
+            );
+            sqlx::query($crate::catalog::INSERT_BLOB)
+                .bind(component.as_str())
+                .bind(&rev.component[..])
+                .bind(rev.submitted_at_ms)
+                .execute(&mut *$tx)
+                .await?;
+            sqlx::query($crate::catalog::INSERT_REVISION)
+                .bind(rev.id.as_str())
+                .bind(rev.plugin.as_str())
+                .bind(rev.version.as_str())
+                .bind(component.as_str())
+                .bind(manifest.as_str())
+                .bind(rev.manifest.as_str())
+                .bind(rev.envelope.as_deref())
+                .bind(rev.signer.as_deref())
+                .bind(rev.source.as_str())
+                .bind(rev.capabilities.as_str())
+                .bind(rev.submitted_by.as_str())
+                .bind(rev.submitted_at_ms)
+                .execute(&mut *$tx)
+                .await?;
+        }
+    }};
+}
+pub(crate) use submit_revision;

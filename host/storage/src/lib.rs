@@ -92,6 +92,7 @@ mod rate_batch;
 mod record;
 mod runs;
 mod store;
+mod workspace;
 
 pub use catalog::{CATALOG_CHANNEL, CatalogListener};
 pub use chain::APPEND_LOCK;

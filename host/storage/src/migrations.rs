@@ -70,6 +70,10 @@ pub(crate) const SQLITE: Files = &[
         "0011_runs.sql",
         include_str!("../../../migrations/sqlite/0011_runs.sql"),
     ),
+    (
+        "0012_workspace.sql",
+        include_str!("../../../migrations/sqlite/0012_workspace.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -117,6 +121,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0011_runs.sql",
         include_str!("../../../migrations/postgres/0011_runs.sql"),
+    ),
+    (
+        "0012_workspace.sql",
+        include_str!("../../../migrations/postgres/0012_workspace.sql"),
     ),
 ];
 

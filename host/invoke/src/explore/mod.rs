@@ -135,7 +135,7 @@ impl Toolhost {
         self.queue_run(who, &plugin, tool, args, source, None).await
     }
 
-    async fn queue_run(
+    pub(crate) async fn queue_run(
         &self,
         who: &Principal,
         plugin: &toolhost_catalog::LoadedPlugin,

@@ -11,8 +11,8 @@ use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::Principal;
 
 use super::{settle, snapshot};
-use crate::tool::{host_spec, invalid};
-use crate::{HostEffectsFuture, HostTool, HostToolFuture, InvokeError, Tool, Toolhost};
+use crate::tool::{host_spec, invalid, on_the_host};
+use crate::{InvokeError, Tool, Toolhost};
 
 /// Starting, reading and cancelling one's own runs needs this permission
 /// (and, to start one, the permission of the tool it runs).
@@ -37,29 +37,6 @@ fn answer(run: &toolhost_runs::Run, text: String) -> ToolOutput {
     }
 }
 
-/// Implements [`HostTool`] for an exploration tool whose inherent `run`
-/// needs the host itself (its call path, catalog and run store).
-macro_rules! on_the_host {
-    ($tool:ty) => {
-        impl HostTool for $tool {
-            fn spec(&self) -> &ToolSpec {
-                &self.0
-            }
-            fn call<'a>(&'a self, _: &'a Principal, _: &'a Value) -> HostToolFuture<'a> {
-                Box::pin(async { Err(invalid("this tool runs only on the host's call path")) })
-            }
-            fn call_on<'a>(
-                &'a self,
-                host: &'a Toolhost,
-                who: &'a Principal,
-                args: &'a Value,
-            ) -> HostEffectsFuture<'a> {
-                Box::pin(self.run(host, who, args))
-            }
-        }
-    };
-}
-
 /// `start_exploration(tool, arguments)`: queues a run of any catalog tool
 /// the caller may call, in the exploration sandbox.
 pub struct StartExploration(ToolSpec);
@@ -69,13 +46,17 @@ impl Default for StartExploration {
         Self(host_spec(
             "start_exploration",
             "Start an exploration run",
-            "Runs a tool as an exploration run: queued durably, executed by a worker in a sandbox that reaches only exploration backends and only reads, bounded in time, output and artifacts, cancellable, and ending with a receipt. With revision, runs the tool of a candidate revision you submitted. Answers at once with the run; follow it with get_exploration_result.",
+            "Runs a tool as an exploration run: queued durably, executed by a worker in a sandbox that reaches only exploration backends and only reads, bounded in time, output and artifacts, cancellable, and ending with a receipt. With revision, runs the tool of a candidate revision you submitted. With session_id, the run joins an authoring session (and with proposal_id runs that proposal's draft). Answers at once with the run; follow it with get_exploration_result.",
             json!({
                 "type": "object",
                 "properties": {
                     "tool": {"type": "string", "description": "The tool to run (any tool you may call)."},
                     "arguments": {"type": "object", "description": "Its arguments."},
-                    "revision": {"type": "string", "description": "A plugin revision you submitted that waits for review: run its tool instead of the served one (try a candidate before asking for review)."}
+                    "revision": {"type": "string", "description": "A plugin revision you submitted that waits for review: run its tool instead of the served one (try a candidate before asking for review)."},
+                    "session_id": {"type": "string", "description": "An authoring session the run joins (its receipt becomes the session's evidence); needs expected_version and idempotency_key."},
+                    "proposal_id": {"type": "string", "description": "With session_id: run the tool of this proposal's candidate revision (a draft, perhaps unsigned) instead of the served one."},
+                    "expected_version": {"type": "integer", "minimum": 1},
+                    "idempotency_key": {"type": "string", "maxLength": 255}
                 },
                 "required": ["tool"],
                 "additionalProperties": false
@@ -100,6 +81,9 @@ impl StartExploration {
             .and_then(Value::as_str)
             .ok_or_else(|| invalid("tool (a string) is required"))?;
         let arguments = args.get("arguments").cloned().unwrap_or_else(|| json!({}));
+        if args.get("session_id").is_some() {
+            return host.start_session_run(who, args, name, &arguments).await;
+        }
         if let Some(revision) = args.get("revision").and_then(Value::as_str) {
             return host
                 .start_candidate_run(who, revision, name, &arguments)

@@ -374,6 +374,18 @@ impl RunWorker {
             }
         }
         let id = match (&run.spec.source, &wanted.id) {
+            (RunSource::Draft { session, proposal }, _) => {
+                let loaded = self
+                    .host
+                    .draft_plugin(&run.tenant, session, proposal)
+                    .await?;
+                if loaded.plugin.digest().to_string() != wanted.component_sha256 {
+                    return Err(format!(
+                        "the draft of {proposal} is not the component the run pinned"
+                    ));
+                }
+                return Ok(loaded);
+            }
             (RunSource::Candidate { revision }, _) => revision.clone(),
             (RunSource::Active, Some(id)) => id.clone(),
             (RunSource::Active, None) => {

@@ -89,6 +89,31 @@ impl TestDb {
             .unwrap_or_else(|e| panic!("connecting to {}: {e}", self.url()))
     }
 
+    /// How many rows `table` holds, read on a connection of its own.
+    #[allow(dead_code)]
+    pub async fn count(&self, table: &str) -> i64 {
+        use sqlx::Row as _;
+        let sql = format!("SELECT COUNT(*) AS n FROM {table}");
+        let query = sqlx::raw_sql(AssertSqlSafe(sql));
+        let n = match self {
+            TestDb::Sqlite { url, .. } => {
+                let mut c = SqliteConnection::connect(url).await.expect("connects");
+                query
+                    .fetch_one(&mut c)
+                    .await
+                    .and_then(|r| r.try_get::<i64, _>("n"))
+            }
+            TestDb::Postgres { url, .. } => {
+                let mut c = PgConnection::connect(url).await.expect("connects");
+                query
+                    .fetch_one(&mut c)
+                    .await
+                    .and_then(|r| r.try_get::<i64, _>("n"))
+            }
+        };
+        n.unwrap_or_else(|e| panic!("counting {table}: {e}"))
+    }
+
     /// Runs `sql` on a connection of its own, bypassing the store.
     pub async fn raw(&self, sql: String) -> Result<(), sqlx::Error> {
         let sql = sqlx::raw_sql(AssertSqlSafe(sql));

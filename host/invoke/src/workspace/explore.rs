@@ -1,0 +1,159 @@
+//! An exploration run that joins a session: `start_exploration` with a
+//! `session_id` queues the run (of the served tool, or with `proposal_id`
+//! of the proposal's draft) and links it to the session in one step of
+//! the session's version, so its receipt is the session's evidence.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use toolhost_audit::Effect;
+use toolhost_catalog::LoadedPlugin;
+use toolhost_runs::RunSource;
+use toolhost_runtime::ToolOutput;
+use toolhost_types::Principal;
+use toolhost_workspace::{ProposalId, RunLink, SessionChange, SessionId, Subject, WorkspaceEffect};
+
+use super::plugin_subject::RevisionDraft;
+use crate::{InvokeError, Tool, Toolhost};
+
+impl Toolhost {
+    /// Queues a run of `tool` with `arguments` for `who` that joins the
+    /// session `args` names, at the version it names.
+    pub(crate) async fn start_session_run(
+        &self,
+        who: &Principal,
+        args: &Value,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+        let step = match self.step(who, "start_exploration", args).await? {
+            Ok(step) => step,
+            Err(replay) => return Ok((replay, Vec::new())),
+        };
+        let (expected, view) = (step.expected, &step.view);
+        let session = &view.session;
+        let proposal = match args.get("proposal_id").and_then(Value::as_str) {
+            Some(id) => Some(
+                view.proposals
+                    .iter()
+                    .find(|p| p.id.as_str() == id)
+                    .ok_or_else(|| InvokeError::WorkspaceNotFound {
+                        what: "proposal",
+                        id: id.to_owned(),
+                    })?,
+            ),
+            None => None,
+        };
+        let (mut out, mut effects) = match proposal {
+            Some(p) => {
+                if !matches!(session.subject, Subject::Plugin { .. }) {
+                    return Err(crate::tool::invalid(
+                        "proposal_id: only a plugin subject's proposals carry a draft to run",
+                    ));
+                }
+                let plugin = self
+                    .draft_plugin(&who.tenant, session.id.as_str(), p.id.as_str())
+                    .await
+                    .map_err(|why| {
+                        crate::tool::invalid(format!("the draft does not load: {why}"))
+                    })?;
+                self.check_arguments_of(&plugin, tool, arguments)?;
+                let source = RunSource::Draft {
+                    session: session.id.to_string(),
+                    proposal: p.id.to_string(),
+                };
+                self.queue_run(who, &plugin, tool, arguments, source, None)
+                    .await?
+            }
+            None => match self.tool(tool) {
+                Some(Tool::Plugin(t)) => self.start_run(who, &t, arguments).await?,
+                Some(Tool::Host(_)) => {
+                    return Err(crate::tool::invalid(format!(
+                        "{tool} is a host tool: only plugin tools run as explorations"
+                    )));
+                }
+                None => {
+                    return Err(InvokeError::ToolNotFound {
+                        tool: tool.to_owned(),
+                    });
+                }
+            },
+        };
+        let run_id = out.structured["run_id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let now = self.gate_policy.now_ms();
+        out.structured["session"] = json!({"session_id": session.id, "version": expected + 1});
+        let link = RunLink {
+            session: session.id.clone(),
+            run_id,
+            proposal: proposal.map(|p| p.id.clone()),
+            linked_at_ms: now,
+        };
+        let change = SessionChange {
+            link: Some(link),
+            ..step.change(who, &out, now)
+        };
+        effects.push(Effect::Workspace(WorkspaceEffect::Change(Box::new(change))));
+        Ok((out, effects))
+    }
+
+    /// The draft plugin of proposal `proposal` of session `session` in
+    /// `tenant`: its uploaded manifest and component, loaded (never served).
+    pub(crate) async fn draft_plugin(
+        &self,
+        tenant: &str,
+        session: &str,
+        proposal: &str,
+    ) -> Result<Arc<LoadedPlugin>, String> {
+        let ws = self.workspace().map_err(|e| e.to_string())?;
+        let (sid, pid) = (
+            SessionId::parse(session).ok_or("not a session id")?,
+            ProposalId::parse(proposal).ok_or("not a proposal id")?,
+        );
+        let p = ws
+            .store
+            .proposal(tenant, &sid, &pid)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("no proposal {proposal} in session {session}"))?;
+        let draft: RevisionDraft = serde_json::from_value(p.body["revision"].clone())
+            .map_err(|e| format!("the proposal names no revision: {e}"))?;
+        let bytes = |h| async move {
+            ws.store
+                .upload(tenant, h, 0)
+                .await
+                .map_err(|e| e.to_string())?
+                .map(|(_, b)| b)
+                .ok_or_else(|| format!("upload {h} is gone"))
+        };
+        let component = bytes(&draft.component).await?;
+        let manifest = String::from_utf8(bytes(&draft.manifest).await?)
+            .map_err(|_| "the manifest is not UTF-8".to_owned())?;
+        let live = ws
+            .catalog
+            .clone()
+            .ok_or("no catalog store to load drafts with")?;
+        live.load_draft(&manifest, &component).await
+    }
+
+    /// Checks `args` against `tool` of `plugin`'s input schema, as a call
+    /// of the served tool would be.
+    fn check_arguments_of(
+        &self,
+        plugin: &LoadedPlugin,
+        tool: &str,
+        args: &Value,
+    ) -> Result<(), InvokeError> {
+        let spec = plugin
+            .plugin
+            .tools()
+            .iter()
+            .find(|t| t.name.as_str() == tool)
+            .ok_or_else(|| InvokeError::ToolNotFound {
+                tool: tool.to_owned(),
+            })?;
+        crate::bounds::check_draft(&self.bounds, spec, args)
+    }
+}

@@ -1,0 +1,460 @@
+//! The authoring workspace on the call path (DESIGN.md "Authoring
+//! workspace"): sessions bound to a subject, proposals the host validates
+//! and diffs, explorations that join a session, and promotion, which hands
+//! a proposal to review (a plugin revision) or to the plugin's promoting
+//! tool through the ordinary call path (an object in its domain). Nothing
+//! here activates anything.
+//!
+//! Every mutation names an idempotency key and the session version it
+//! read. [`Toolhost::mutation_guard`] answers a replay from the stored
+//! answer, refuses a key reused for another request, and refuses a stale
+//! version before any work; the store's compare-and-set decides the race
+//! that is left, in the transaction of the call's audit row
+//! ([`toolhost_workspace::WorkspaceEffect`]), and
+//! [`Toolhost::workspace_lost`] names the loser's conflict.
+//!
+//! Rooms: [`bind`] (what a subject is now), [`plugin_subject`] and
+//! [`domain_subject`] (propose and promote, one per kind of subject),
+//! [`uploads`] (the bounded upload that mints handles), [`view`] (what
+//! the read tools answer) and [`tools`] (the host tools).
+
+mod bind;
+mod domain_subject;
+mod explore;
+mod plugin_subject;
+mod tools;
+mod uploads;
+mod view;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolhost_audit::argument_digest;
+use toolhost_catalog::LiveCatalog;
+use toolhost_catalog::intake::IntakeOptions;
+use toolhost_runtime::ToolOutput;
+use toolhost_types::Principal;
+use toolhost_workspace::{
+    Mutation, Session, SessionChange, SessionId, SessionState, SessionView, WorkspaceEffect,
+    WorkspaceStore,
+};
+
+use crate::{InvokeError, Toolhost};
+
+pub use tools::{
+    AUTHORING_PERMISSION, CreateAuthoringSession, GetAuthoringSession, GetRevisionDiff,
+    ListAuthoringSessions, PromoteRevision, ProposeRevision,
+};
+pub use uploads::{DEFAULT_UPLOAD_TTL, MAX_SIGNATURE_BYTES, UploadError, upload_limit};
+
+/// How the workspace is kept.
+#[derive(Clone)]
+pub struct WorkspaceConfig {
+    /// Sessions, proposals, uploads and answers.
+    pub store: Arc<dyn WorkspaceStore>,
+    /// The live catalog: plugin subjects are bound to its active
+    /// revisions, and promoted into its review queue.
+    pub catalog: Option<Arc<LiveCatalog>>,
+    /// How a candidate revision is checked (the catalog's own options).
+    pub intake: IntakeOptions,
+    /// How long an upload no proposal names is kept.
+    pub upload_ttl: Duration,
+}
+
+impl Toolhost {
+    /// Sessions are kept in `config.store`: the authoring tools work.
+    pub fn with_workspace(mut self, config: WorkspaceConfig) -> Self {
+        self.workspace = Some(config);
+        self
+    }
+
+    pub(crate) fn workspace(&self) -> Result<&WorkspaceConfig, InvokeError> {
+        self.workspace.as_ref().ok_or_else(|| {
+            InvokeError::Workspace(toolhost_workspace::WorkspaceStoreError(
+                "no workspace store is configured".into(),
+            ))
+        })
+    }
+
+    /// Session `id` with everything in it, as `who` may see it: a session
+    /// of the caller's tenant. Anything else (malformed, another
+    /// tenant's) is not found.
+    pub(crate) async fn visible_session(
+        &self,
+        who: &Principal,
+        id: &str,
+    ) -> Result<SessionView, InvokeError> {
+        let not_found = || InvokeError::WorkspaceNotFound {
+            what: "session",
+            id: id.to_owned(),
+        };
+        let sid = SessionId::parse(id).ok_or_else(not_found)?;
+        self.workspace()?
+            .store
+            .view(&who.tenant, &sid)
+            .await
+            .map_err(InvokeError::Workspace)?
+            .ok_or_else(not_found)
+    }
+}
+
+/// A mutation's idempotency key and the digest of its request, checked.
+pub(crate) struct Guard {
+    key: String,
+    tool: &'static str,
+    digest: String,
+}
+
+/// What a guard found under the key.
+pub(crate) enum Guarded {
+    /// Nothing: go on, and store the answer under it.
+    Fresh(Guard),
+    /// The same request finished before: its answer.
+    Replay(ToolOutput),
+}
+
+/// The longest idempotency key accepted (as the call path's).
+const MAX_KEY_LEN: usize = 255;
+
+impl Toolhost {
+    /// Checks `args`' idempotency key for a mutation of `tool`: a replay is
+    /// answered from the stored answer, another request under the key is
+    /// `IDEMPOTENCY_KEY_REUSED`. `required`: a missing key is invalid.
+    pub(crate) async fn mutation_guard(
+        &self,
+        who: &Principal,
+        tool: &'static str,
+        args: &Value,
+        required: bool,
+    ) -> Result<Option<Guarded>, InvokeError> {
+        let Some(key) = idempotency_key(args, required)? else {
+            return Ok(None);
+        };
+        let digest = request_digest(tool, args);
+        let stored = self
+            .workspace()?
+            .store
+            .mutation(&who.tenant, &who.subject, &key)
+            .await
+            .map_err(InvokeError::Workspace)?;
+        Ok(Some(match stored {
+            Some(m) if m.request_digest == digest => Guarded::Replay(restored(&m)?),
+            Some(_) => return Err(InvokeError::IdempotencyKeyReused { key }),
+            None => Guarded::Fresh(Guard { key, tool, digest }),
+        }))
+    }
+
+    /// Why a workspace effect was not written: the key went to another
+    /// request (or this one, whose answer is then returned), or the session
+    /// moved past the version the request named.
+    pub(crate) async fn workspace_lost(
+        &self,
+        who: &Principal,
+        effect: &WorkspaceEffect,
+    ) -> Result<ToolOutput, InvokeError> {
+        let store = &self.workspace()?.store;
+        let (mutation, expected) = match effect {
+            WorkspaceEffect::Open { mutation, .. } => (mutation.as_ref(), None),
+            WorkspaceEffect::Change(c) => {
+                (Some(&c.mutation), Some((&c.session, c.expected_version)))
+            }
+        };
+        if let Some(m) = mutation {
+            let stored = store
+                .mutation(&m.tenant, &m.principal, &m.key)
+                .await
+                .map_err(InvokeError::Workspace)?;
+            match stored {
+                Some(s) if s.request_digest == m.request_digest => return restored(&s),
+                Some(_) => return Err(InvokeError::IdempotencyKeyReused { key: m.key.clone() }),
+                None => {}
+            }
+        }
+        let Some((session, expected)) = expected else {
+            return Err(InvokeError::WorkspaceChanged);
+        };
+        match store
+            .session(&who.tenant, session)
+            .await
+            .map_err(InvokeError::Workspace)?
+        {
+            Some(s) if s.state != SessionState::Open => Err(closed(&s)),
+            Some(s) if s.version != expected => Err(conflict(&s, expected)),
+            _ => Err(InvokeError::WorkspaceChanged),
+        }
+    }
+}
+
+/// A mutation of a session, checked before any work: its key is fresh, and
+/// the session the caller may see is open at the version it named.
+pub(crate) struct Step {
+    /// The key and the request's digest.
+    pub guard: Guard,
+    /// The version the request named.
+    pub expected: i64,
+    /// The session as read, with everything in it.
+    pub view: SessionView,
+}
+
+impl Step {
+    /// The step's change, adding nothing yet: the caller fills in what it
+    /// adds, and its answer `out` is kept under the key.
+    pub(crate) fn change(&self, who: &Principal, out: &ToolOutput, now: i64) -> SessionChange {
+        let session = &self.view.session.id;
+        SessionChange {
+            tenant: who.tenant.clone(),
+            session: session.clone(),
+            expected_version: self.expected,
+            at_ms: now,
+            state: None,
+            proposal: None,
+            keep_uploads: Vec::new(),
+            link: None,
+            promotion: None,
+            submit: None,
+            mutation: mutation(who, &self.guard, session, out, now),
+        }
+    }
+}
+
+impl Toolhost {
+    /// Starts a mutation of `tool` on the session `args` names: `Err` with
+    /// the stored answer for a replay; refuses a reused key, a missing or
+    /// stale version and a session the caller may not see or that is no
+    /// longer open.
+    pub(crate) async fn step(
+        &self,
+        who: &Principal,
+        tool: &'static str,
+        args: &Value,
+    ) -> Result<Result<Step, ToolOutput>, InvokeError> {
+        let guard = match self.mutation_guard(who, tool, args, true).await? {
+            Some(Guarded::Replay(out)) => return Ok(Err(out)),
+            Some(Guarded::Fresh(g)) => g,
+            None => unreachable!("a required key is there or refused"),
+        };
+        let expected = expected_version(args)?;
+        let view = self
+            .visible_session(who, text_arg(args, "session_id")?)
+            .await?;
+        check_version(&view.session, expected)?;
+        Ok(Ok(Step {
+            guard,
+            expected,
+            view,
+        }))
+    }
+}
+
+/// Refuses a mutation of `session` at `expected` unless the session is
+/// open and at that version.
+pub(crate) fn check_version(session: &Session, expected: i64) -> Result<(), InvokeError> {
+    if session.state != SessionState::Open {
+        return Err(closed(session));
+    }
+    if session.version != expected {
+        return Err(conflict(session, expected));
+    }
+    Ok(())
+}
+
+fn conflict(s: &Session, expected: i64) -> InvokeError {
+    InvokeError::WorkspaceVersionConflict {
+        session: s.id.to_string(),
+        expected,
+        current: s.version,
+    }
+}
+
+fn closed(s: &Session) -> InvokeError {
+    InvokeError::WorkspaceClosed {
+        session: s.id.to_string(),
+        state: s.state.as_str(),
+    }
+}
+
+/// The answer `out` kept under `guard`'s key for `session`.
+pub(crate) fn mutation(
+    who: &Principal,
+    guard: &Guard,
+    session: &SessionId,
+    out: &ToolOutput,
+    at_ms: i64,
+) -> Mutation {
+    Mutation {
+        tenant: who.tenant.clone(),
+        principal: who.subject.clone(),
+        key: guard.key.clone(),
+        tool: guard.tool.to_owned(),
+        request_digest: guard.digest.clone(),
+        session: session.clone(),
+        result: json!({"structured": out.structured, "text": out.text}).to_string(),
+        at_ms,
+    }
+}
+
+fn restored(m: &Mutation) -> Result<ToolOutput, InvokeError> {
+    let v: Value = serde_json::from_str(&m.result).map_err(|e| {
+        InvokeError::Workspace(toolhost_workspace::WorkspaceStoreError(format!(
+            "stored answer under key {:?}: {e}",
+            m.key
+        )))
+    })?;
+    Ok(ToolOutput {
+        structured: v.get("structured").cloned().unwrap_or(Value::Null),
+        text: v.get("text").and_then(Value::as_str).map(str::to_owned),
+    })
+}
+
+/// The request's digest: the tool and its arguments without the key.
+fn request_digest(tool: &str, args: &Value) -> String {
+    let mut args = args.clone();
+    if let Some(map) = args.as_object_mut() {
+        map.remove(crate::IDEMPOTENCY_KEY_ARG);
+    }
+    argument_digest(&json!({"tool": tool, "arguments": args})).to_string()
+}
+
+fn idempotency_key(args: &Value, required: bool) -> Result<Option<String>, InvokeError> {
+    match args.get(crate::IDEMPOTENCY_KEY_ARG) {
+        None if required => Err(crate::tool::invalid(
+            "idempotency_key is required: every workspace mutation carries one",
+        )),
+        None => Ok(None),
+        Some(v) => v
+            .as_str()
+            .filter(|k| {
+                !k.is_empty() && k.len() <= MAX_KEY_LEN && k.bytes().all(|b| b.is_ascii_graphic())
+            })
+            .map(|k| Some(k.to_owned()))
+            .ok_or_else(|| {
+                crate::tool::invalid(format!(
+                    "idempotency_key must be 1–{MAX_KEY_LEN} printable ASCII characters"
+                ))
+            }),
+    }
+}
+
+/// `expected_version` from `args`: required on every mutation of a session.
+pub(crate) fn expected_version(args: &Value) -> Result<i64, InvokeError> {
+    args.get("expected_version")
+        .and_then(Value::as_i64)
+        .filter(|v| *v >= 1)
+        .ok_or_else(|| {
+            crate::tool::invalid(
+                "expected_version (the session's version you read, an integer ≥ 1) is required",
+            )
+        })
+}
+
+/// A string argument `name`, required.
+pub(crate) fn text_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, InvokeError> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| crate::tool::invalid(format!("{name} (a string) is required")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(version: i64, state: SessionState) -> Session {
+        Session {
+            id: SessionId::new(),
+            tenant: "acme".into(),
+            owner: "alice".into(),
+            subject: "plugin:hello".parse().expect("a subject"),
+            bound_to: None,
+            subject_version: "none".into(),
+            version,
+            state,
+            created_at_ms: 0,
+            updated_at_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_request_digest_ignores_the_key_and_names_the_tool() {
+        let a = json!({"session_id": "ws_1", "expected_version": 1, "idempotency_key": "k1"});
+        let b = json!({"session_id": "ws_1", "expected_version": 1, "idempotency_key": "k2"});
+        let c = json!({"session_id": "ws_1", "expected_version": 2, "idempotency_key": "k1"});
+        assert_eq!(
+            request_digest("propose_revision", &a),
+            request_digest("propose_revision", &b)
+        );
+        assert_ne!(
+            request_digest("propose_revision", &a),
+            request_digest("propose_revision", &c)
+        );
+        assert_ne!(
+            request_digest("propose_revision", &a),
+            request_digest("promote_revision", &a)
+        );
+    }
+
+    #[test]
+    fn keys_are_required_where_asked_and_must_be_printable() {
+        assert!(idempotency_key(&json!({}), true).is_err());
+        assert_eq!(idempotency_key(&json!({}), false).ok(), Some(None));
+        let ok = idempotency_key(&json!({"idempotency_key": "plan-1"}), true);
+        assert_eq!(ok.ok().flatten().as_deref(), Some("plan-1"));
+        let long = "k".repeat(MAX_KEY_LEN + 1);
+        for bad in [json!(""), json!("a b"), json!(7), json!(long)] {
+            assert!(
+                idempotency_key(&json!({"idempotency_key": bad}), false).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_mutation_needs_an_open_session_at_the_version_it_names() {
+        let open = session(3, SessionState::Open);
+        assert!(check_version(&open, 3).is_ok());
+        match check_version(&open, 2) {
+            Err(InvokeError::WorkspaceVersionConflict {
+                expected, current, ..
+            }) => {
+                assert_eq!((expected, current), (2, 3));
+            }
+            other => panic!("a stale version: {other:?}"),
+        }
+        let done = session(3, SessionState::Promoted);
+        assert!(matches!(
+            check_version(&done, 3),
+            Err(InvokeError::WorkspaceClosed { .. })
+        ));
+        for bad in [
+            json!({}),
+            json!({"expected_version": 0}),
+            json!({"expected_version": "1"}),
+        ] {
+            assert!(expected_version(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_stored_answer_is_restored_as_it_was_given() {
+        let out = ToolOutput {
+            structured: json!({"version": 2}),
+            text: Some("Proposal …".into()),
+        };
+        let who = Principal {
+            subject: "alice".into(),
+            kind: toolhost_types::PrincipalKind::User,
+            name: "alice".into(),
+            tenant: "acme".into(),
+            client_id: "client-1".into(),
+            scopes: Vec::new(),
+            session: "grant-1".into(),
+        };
+        let guard = Guard {
+            key: "k".into(),
+            tool: "propose_revision",
+            digest: "d".repeat(64),
+        };
+        let m = mutation(&who, &guard, &SessionId::new(), &out, 5);
+        assert_eq!(restored(&m).expect("restored"), out);
+    }
+}

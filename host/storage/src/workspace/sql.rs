@@ -1,0 +1,77 @@
+//! The workspace's statements, the same text on both engines.
+
+/// A session's columns.
+macro_rules! session_columns {
+    () => {
+        "id, tenant, owner, subject, bound_to, subject_version, version, state, \
+         created_at, updated_at"
+    };
+}
+
+pub(crate) const SESSION: &str = concat!(
+    "SELECT ",
+    session_columns!(),
+    " FROM workspace_sessions WHERE tenant = $1 AND id = $2"
+);
+pub(crate) const SESSIONS: &str = concat!(
+    "SELECT ",
+    session_columns!(),
+    " FROM workspace_sessions WHERE tenant = $1 AND ($2 = '' OR owner = $2) \
+     ORDER BY created_at DESC, id LIMIT $3"
+);
+
+pub(crate) const PROPOSALS: &str = "SELECT p.id, p.session_id, p.number, p.author, p.body, \
+     p.digest, p.validation, p.diff, p.created_at FROM workspace_proposals p \
+     JOIN workspace_sessions s ON s.id = p.session_id \
+     WHERE s.tenant = $1 AND p.session_id = $2 ORDER BY p.number";
+pub(crate) const PROPOSAL: &str = "SELECT p.id, p.session_id, p.number, p.author, p.body, \
+     p.digest, p.validation, p.diff, p.created_at FROM workspace_proposals p \
+     JOIN workspace_sessions s ON s.id = p.session_id \
+     WHERE s.tenant = $1 AND p.session_id = $2 AND p.id = $3";
+pub(crate) const RUNS: &str = "SELECT r.session_id, r.run_id, r.proposal_id, r.linked_at \
+     FROM workspace_runs r JOIN workspace_sessions s ON s.id = r.session_id \
+     WHERE s.tenant = $1 AND r.session_id = $2 ORDER BY r.linked_at, r.run_id";
+pub(crate) const PROMOTIONS: &str = "SELECT p.id, p.session_id, p.proposal_id, p.promoted_by, \
+     p.state, p.revision_id, p.gate_id, p.result, p.created_at, p.updated_at \
+     FROM workspace_promotions p JOIN workspace_sessions s ON s.id = p.session_id \
+     WHERE s.tenant = $1 AND p.session_id = $2 ORDER BY p.created_at, p.id";
+pub(crate) const MUTATION: &str = "SELECT tenant, principal, key, tool, request_digest, \
+     session_id, result, created_at FROM workspace_mutations \
+     WHERE tenant = $1 AND principal = $2 AND key = $3";
+
+pub(crate) const UPLOAD: &str = "SELECT handle, tenant, owner, kind, size, sha256, body, \
+     created_at, expires_at FROM workspace_uploads \
+     WHERE tenant = $1 AND handle = $2 AND expires_at > $3";
+pub(crate) const INSERT_UPLOAD: &str = "INSERT INTO workspace_uploads (handle, tenant, owner, \
+     kind, size, sha256, body, created_at, expires_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+/// Expired uploads go when the next one comes (kept uploads never expire).
+pub(crate) const PURGE_UPLOADS: &str = "DELETE FROM workspace_uploads WHERE expires_at <= $1";
+/// An upload a proposal names is kept as long as the session.
+pub(crate) const KEEP_UPLOAD: &str = "UPDATE workspace_uploads SET expires_at = $3 \
+     WHERE tenant = $1 AND handle = $2";
+
+pub(crate) const INSERT_SESSION: &str = concat!(
+    "INSERT INTO workspace_sessions (",
+    session_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+);
+/// The compare-and-set every later mutation makes: one row, or the
+/// mutation loses.
+pub(crate) const STEP_SESSION: &str = "UPDATE workspace_sessions SET version = version + 1, \
+     updated_at = $3, state = COALESCE($4, state) \
+     WHERE tenant = $1 AND id = $2 AND version = $5 AND state = 'open'";
+pub(crate) const INSERT_PROPOSAL: &str = "INSERT INTO workspace_proposals (id, session_id, \
+     number, author, body, digest, validation, diff, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+pub(crate) const INSERT_RUN: &str = "INSERT INTO workspace_runs (session_id, run_id, \
+     proposal_id, linked_at) VALUES ($1, $2, $3, $4)";
+pub(crate) const UPSERT_PROMOTION: &str = "INSERT INTO workspace_promotions (id, session_id, \
+     proposal_id, promoted_by, state, revision_id, gate_id, result, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+     ON CONFLICT (id) DO UPDATE SET state = excluded.state, revision_id = excluded.revision_id, \
+     gate_id = excluded.gate_id, result = excluded.result, updated_at = excluded.updated_at";
+pub(crate) const INSERT_MUTATION: &str = "INSERT INTO workspace_mutations (tenant, principal, \
+     key, tool, request_digest, session_id, result, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+pub(crate) const REVISION_EXISTS: &str = "SELECT id FROM plugin_revisions WHERE id = $1";

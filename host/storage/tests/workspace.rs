@@ -1,0 +1,398 @@
+//! The authoring workspace's rows: a session opened and moved on only by
+//! compare-and-set with its audit row; a race of many mutations against
+//! one version writes exactly one of them and nothing of the others; a key
+//! taken once is not taken again; a promotion's revision is submitted in
+//! the same step; uploads are the caller's tenant's, and expire unless a
+//! proposal keeps them. One set of bodies on SQLite and PostgreSQL.
+
+#[macro_use]
+mod common;
+
+use common::TestDb;
+use serde_json::json;
+use toolhost_audit::{AuditSink, Effect};
+use toolhost_catalog::{CatalogStore, NewRevision, RevisionState};
+use toolhost_storage::Store;
+use toolhost_types::Digest;
+use toolhost_workspace::{
+    Mutation, NewUpload, Promotion, PromotionId, PromotionState, Proposal, ProposalId, Session,
+    SessionChange, SessionId, SessionState, Upload, UploadHandle, UploadKind, WorkspaceEffect,
+    WorkspaceStore,
+};
+
+on_both_engines!(
+    a_session_opens_at_version_one_and_only_its_tenant_reads_it,
+    twenty_concurrent_proposals_against_one_version_write_exactly_one,
+    a_key_another_mutation_took_fails_the_whole_step,
+    a_promotion_submits_its_revision_in_its_step_and_moves_on_under_its_id,
+    uploads_are_their_tenants_and_expire_unless_a_proposal_keeps_them,
+);
+
+const NOW: i64 = 1_764_000_000_000;
+
+fn session() -> Session {
+    Session {
+        id: SessionId::new(),
+        tenant: "acme".into(),
+        owner: "alice".into(),
+        subject: "testbench/test_plan:payments".parse().expect("a subject"),
+        bound_to: Some(toolhost_workspace::BoundObject {
+            id: "1".into(),
+            name: "payments".into(),
+        }),
+        subject_version: "7".into(),
+        version: 1,
+        state: SessionState::Open,
+        created_at_ms: NOW,
+        updated_at_ms: NOW,
+    }
+}
+
+fn mutation(session: &SessionId, key: &str) -> Mutation {
+    Mutation {
+        tenant: "acme".into(),
+        principal: "alice".into(),
+        key: key.into(),
+        tool: "propose_revision".into(),
+        request_digest: Digest::of(key.as_bytes()).to_string(),
+        session: session.clone(),
+        result: json!({"structured": {"key": key}, "text": null}).to_string(),
+        at_ms: NOW,
+    }
+}
+
+fn proposal(session: &SessionId, number: i64) -> Proposal {
+    Proposal {
+        id: ProposalId::new(),
+        session: session.clone(),
+        number,
+        author: "alice".into(),
+        body: json!({"object": {"tests": [{"name": "Login"}]}}),
+        digest: Digest::of(b"normalized").to_string(),
+        validation: json!({"valid": true}),
+        diff: json!({"changes": [{"op": "added", "item": "Login"}]}),
+        created_at_ms: NOW,
+    }
+}
+
+/// One step of `session` from `expected`, under `key`.
+fn step(session: &SessionId, expected: i64, key: &str) -> SessionChange {
+    SessionChange {
+        tenant: "acme".into(),
+        session: session.clone(),
+        expected_version: expected,
+        at_ms: NOW + 1,
+        state: None,
+        proposal: None,
+        keep_uploads: Vec::new(),
+        link: None,
+        promotion: None,
+        submit: None,
+        mutation: mutation(session, key),
+    }
+}
+
+async fn write(store: &Store, call_id: &str, effect: WorkspaceEffect) -> Result<(), String> {
+    store
+        .record_with(
+            &common::event(call_id, NOW as u64),
+            &[Effect::Workspace(effect)],
+        )
+        .await
+        .map_err(|e| e.to_string())
+}
+
+async fn opened(store: &Store) -> Session {
+    let s = session();
+    let open = WorkspaceEffect::Open {
+        session: Box::new(s.clone()),
+        mutation: None,
+    };
+    write(store, "call-open", open).await.expect("opened");
+    s
+}
+
+async fn a_session_opens_at_version_one_and_only_its_tenant_reads_it(db: &TestDb) {
+    let store = db.store().await;
+    let s = opened(&store).await;
+    assert_eq!(
+        store.session("acme", &s.id).await.expect("read"),
+        Some(s.clone())
+    );
+    assert_eq!(store.session("globex", &s.id).await.expect("read"), None);
+    assert!(store.view("globex", &s.id).await.expect("read").is_none());
+    let listed = store
+        .sessions("acme", Some("alice"), 10)
+        .await
+        .expect("list");
+    assert_eq!(listed, vec![s.clone()]);
+    assert!(
+        store
+            .sessions("acme", Some("bob"), 10)
+            .await
+            .expect("list")
+            .is_empty()
+    );
+    assert!(
+        store
+            .sessions("globex", None, 10)
+            .await
+            .expect("list")
+            .is_empty()
+    );
+    assert_eq!(db.count("audit").await, 1, "one row for the opening call");
+}
+
+async fn twenty_concurrent_proposals_against_one_version_write_exactly_one(db: &TestDb) {
+    let store = db.store().await;
+    let s = opened(&store).await;
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let store = store.clone();
+        let id = s.id.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut change = step(&id, 1, &format!("key-{i}"));
+            change.proposal = Some(proposal(&id, 1));
+            write(
+                &store,
+                &format!("call-{i}"),
+                WorkspaceEffect::Change(Box::new(change)),
+            )
+            .await
+        }));
+    }
+    let mut won = 0;
+    for t in tasks {
+        won += usize::from(t.await.expect("joined").is_ok());
+    }
+    assert_eq!(
+        won, 1,
+        "exactly one of twenty mutations against version 1 is written"
+    );
+    let view = store
+        .view("acme", &s.id)
+        .await
+        .expect("read")
+        .expect("there");
+    assert_eq!(view.session.version, 2);
+    assert_eq!(view.proposals.len(), 1);
+    assert_eq!(db.count("workspace_proposals").await, 1);
+    assert_eq!(db.count("workspace_mutations").await, 1);
+    assert_eq!(
+        db.count("audit").await,
+        2,
+        "the losers' rows went with their steps"
+    );
+}
+
+async fn a_key_another_mutation_took_fails_the_whole_step(db: &TestDb) {
+    let store = db.store().await;
+    let s = opened(&store).await;
+    let first = step(&s.id, 1, "the-key");
+    write(&store, "call-1", WorkspaceEffect::Change(Box::new(first)))
+        .await
+        .expect("first");
+    let mut again = step(&s.id, 2, "the-key");
+    again.proposal = Some(proposal(&s.id, 1));
+    let refused = write(&store, "call-2", WorkspaceEffect::Change(Box::new(again))).await;
+    assert!(refused.is_err(), "a key is taken once");
+    let stored = store
+        .mutation("acme", "alice", "the-key")
+        .await
+        .expect("read")
+        .expect("kept");
+    assert_eq!(stored.request_digest, Digest::of(b"the-key").to_string());
+    assert_eq!(
+        store
+            .session("acme", &s.id)
+            .await
+            .expect("read")
+            .expect("there")
+            .version,
+        2
+    );
+    assert_eq!(db.count("workspace_proposals").await, 0);
+    assert_eq!(
+        store
+            .mutation("globex", "alice", "the-key")
+            .await
+            .expect("read"),
+        None
+    );
+}
+
+fn revision(submitted_by: &str) -> NewRevision {
+    let manifest = "[plugin]\nname = \"hello\"\nversion = \"0.2.0\"\n".to_owned();
+    let component = b"\0asm component".to_vec();
+    let (c, m) = (Digest::of(&component), Digest::of(manifest.as_bytes()));
+    NewRevision {
+        id: toolhost_catalog::revision_id("hello", &c, &m),
+        plugin: "hello".into(),
+        version: "0.2.0".into(),
+        component,
+        component_digest: c,
+        manifest,
+        manifest_digest: m,
+        envelope: Some("{}".into()),
+        signer: Some("alice-key".into()),
+        source: "workspace:ws_x/prop_y".into(),
+        capabilities: "{}".into(),
+        submitted_by: submitted_by.into(),
+        submitted_at_ms: NOW,
+    }
+}
+
+async fn a_promotion_submits_its_revision_in_its_step_and_moves_on_under_its_id(db: &TestDb) {
+    let store = db.store().await;
+    let s = opened(&store).await;
+    let mut add = step(&s.id, 1, "k1");
+    let p = proposal(&s.id, 1);
+    add.proposal = Some(p.clone());
+    write(&store, "call-1", WorkspaceEffect::Change(Box::new(add)))
+        .await
+        .expect("proposed");
+    let rev = revision("alice");
+    let promotion = Promotion {
+        id: PromotionId::of(&p.id),
+        session: s.id.clone(),
+        proposal: p.id.clone(),
+        promoted_by: "alice".into(),
+        state: PromotionState::AwaitingApproval,
+        revision_id: None,
+        gate_id: Some("gate_1".into()),
+        result: None,
+        created_at_ms: NOW,
+        updated_at_ms: NOW,
+    };
+    // A stale step submits nothing.
+    let mut stale = step(&s.id, 1, "k-stale");
+    stale.submit = Some(Box::new(rev.clone()));
+    stale.promotion = Some(promotion.clone());
+    assert!(
+        write(
+            &store,
+            "call-stale",
+            WorkspaceEffect::Change(Box::new(stale))
+        )
+        .await
+        .is_err()
+    );
+    assert_eq!(store.revision(&rev.id).await.expect("read"), None);
+    assert_eq!(db.count("workspace_promotions").await, 0);
+    let mut waits = step(&s.id, 2, "k2");
+    waits.promotion = Some(promotion.clone());
+    write(&store, "call-2", WorkspaceEffect::Change(Box::new(waits)))
+        .await
+        .expect("waits");
+    let mut done = step(&s.id, 3, "k3");
+    done.state = Some(SessionState::Promoted);
+    done.submit = Some(Box::new(rev.clone()));
+    done.promotion = Some(Promotion {
+        state: PromotionState::PendingReview,
+        revision_id: Some(rev.id.clone()),
+        updated_at_ms: NOW + 5,
+        ..promotion.clone()
+    });
+    write(&store, "call-3", WorkspaceEffect::Change(Box::new(done)))
+        .await
+        .expect("promoted");
+    let view = store
+        .view("acme", &s.id)
+        .await
+        .expect("read")
+        .expect("there");
+    assert_eq!(
+        (view.session.version, view.session.state),
+        (4, SessionState::Promoted)
+    );
+    assert_eq!(
+        view.promotions.len(),
+        1,
+        "one promotion, moved on under its id"
+    );
+    assert_eq!(view.promotions[0].state, PromotionState::PendingReview);
+    assert_eq!(view.promotions[0].gate_id.as_deref(), Some("gate_1"));
+    let stored = store
+        .revision(&rev.id)
+        .await
+        .expect("read")
+        .expect("submitted");
+    assert_eq!(stored.state, RevisionState::PendingReview);
+    assert_eq!(stored.submitted_by, "alice");
+    // A promoted session takes no more steps.
+    let after = step(&s.id, 4, "k4");
+    assert!(
+        write(&store, "call-4", WorkspaceEffect::Change(Box::new(after)))
+            .await
+            .is_err()
+    );
+}
+
+async fn uploads_are_their_tenants_and_expire_unless_a_proposal_keeps_them(db: &TestDb) {
+    let store = db.store().await;
+    let upload = |tenant: &str, expires: i64| NewUpload {
+        upload: Upload {
+            handle: UploadHandle::new(),
+            tenant: tenant.into(),
+            owner: "alice".into(),
+            kind: UploadKind::Manifest,
+            size: 5,
+            sha256: Digest::of(b"hello").to_string(),
+            created_at_ms: NOW,
+            expires_at_ms: expires,
+        },
+        bytes: b"hello".to_vec(),
+    };
+    let (kept, dropped) = (upload("acme", NOW + 10), upload("acme", NOW + 10));
+    for u in [&kept, &dropped] {
+        store.put_upload(u.clone()).await.expect("kept");
+    }
+    let (h, d) = (&kept.upload.handle, &dropped.upload.handle);
+    let (got, bytes) = store
+        .upload("acme", h, NOW)
+        .await
+        .expect("read")
+        .expect("there");
+    assert_eq!((got, bytes), (kept.upload.clone(), b"hello".to_vec()));
+    assert!(
+        store
+            .upload("globex", h, NOW)
+            .await
+            .expect("read")
+            .is_none()
+    );
+    let s = opened(&store).await;
+    let mut change = step(&s.id, 1, "k");
+    change.keep_uploads = vec![h.clone()];
+    write(
+        &store,
+        "call-keep",
+        WorkspaceEffect::Change(Box::new(change)),
+    )
+    .await
+    .expect("kept");
+    assert!(
+        store
+            .upload("acme", d, NOW + 10)
+            .await
+            .expect("read")
+            .is_none(),
+        "expired"
+    );
+    let mut later = upload("acme", NOW + 100);
+    later.upload.created_at_ms = NOW + 50;
+    store.put_upload(later).await.expect("another");
+    assert!(
+        store
+            .upload("acme", h, NOW + 50)
+            .await
+            .expect("read")
+            .is_some(),
+        "kept by a proposal"
+    );
+    assert_eq!(
+        db.count("workspace_uploads").await,
+        2,
+        "the expired one went"
+    );
+}

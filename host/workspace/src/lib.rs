@@ -1,0 +1,46 @@
+//! The authoring workspace (DESIGN.md "Authoring workspace", seed 002
+//! MCPX-FR-022..025): agents author through sessions the host owns.
+//!
+//! This room owns what the workspace *is*: the ids it mints
+//! ([`SessionId`], [`ProposalId`], [`UploadHandle`], [`PromotionId`]),
+//! what a session authors ([`Subject`]), the rows it keeps
+//! ([`Session`], [`Proposal`], [`RunLink`], [`Promotion`], [`Upload`]),
+//! the one rule that keeps caller authority out of proposals
+//! ([`refuse_authority`]), the mutation written with an audit row
+//! ([`WorkspaceEffect`]) and the store that reads them back
+//! ([`WorkspaceStore`]). It decides nothing about plugins: `invoke`
+//! validates, diffs and promotes (through the catalog, or through the
+//! plugin's `authoring` export and promoting tool); `storage` keeps the
+//! rows on SQLite and PostgreSQL.
+//!
+//! Every mutation names the session version it read and an idempotency
+//! key: the store moves the version by compare-and-set in the audit row's
+//! transaction, so of two mutations against one version exactly one is
+//! written, and a replay finds its first answer under its key.
+//!
+//! ```
+//! use toolhost_workspace::{Subject, refuse_authority};
+//! use toolhost_secrets::Scanner;
+//!
+//! let subject: Subject = "testbench/test_plan:payments".parse().unwrap();
+//! assert_eq!(subject.plugin().as_str(), "testbench");
+//! let proposal = serde_json::json!({"component": "https://example.com/x.wasm"});
+//! assert!(refuse_authority(&proposal, &Scanner::new()).is_err());
+//! ```
+
+mod authority;
+mod effect;
+mod id;
+mod records;
+mod store;
+mod subject;
+
+pub use authority::{AuthorityKind, AuthorityRefusal, refuse_authority};
+pub use effect::{Mutation, SessionChange, WorkspaceEffect};
+pub use id::{PromotionId, ProposalId, SessionId, UploadHandle};
+pub use records::{
+    BoundObject, NewUpload, Promotion, PromotionState, Proposal, RunLink, Session, SessionState,
+    SessionView, Upload, UploadKind,
+};
+pub use store::{WorkspaceFuture, WorkspaceStore, WorkspaceStoreError};
+pub use subject::{MAX_OBJECT_CHARS, Subject, SubjectError};
