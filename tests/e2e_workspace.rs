@@ -118,6 +118,15 @@ fn listed(url: &str, token: &str) -> Vec<String> {
         .collect()
 }
 
+/// Rows of `table` in the server's store: the PostgreSQL schema `pg`, or
+/// its SQLite file.
+fn count(server: &Server, pg: Option<&PgSchema>, table: &str) -> i64 {
+    match pg {
+        Some(pg) => pg.count(table),
+        None => rows(server, table),
+    }
+}
+
 /// Rows of `table` in the server's SQLite file, read with Python's sqlite3.
 fn rows(server: &Server, table: &str) -> i64 {
     let script = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); \
@@ -129,9 +138,20 @@ fn rows(server: &Server, table: &str) -> i64 {
 }
 
 #[test]
-fn a_tool_authored_from_the_python_sdk_is_listed_only_after_a_second_person_approves() {
+fn a_tool_authored_from_the_python_sdk_is_listed_only_after_a_second_person_approves_on_sqlite() {
+    tool_chain(None);
+}
+
+#[test]
+fn a_tool_authored_from_the_python_sdk_is_listed_only_after_a_second_person_approves_on_postgres() {
+    tool_chain(Some(&PgSchema::create("workspace_tool")));
+}
+
+/// The tool chain from the Python SDK, on the store at `pg` (default: a
+/// SQLite file).
+fn tool_chain(pg: Option<&PgSchema>) {
     let tools = Tools::require();
-    let server = Server::start(&[HELLO]);
+    let server = Server::start_on(&[HELLO], &[], pg.map(|p| p.url.as_str()));
     let url = server.database_url().to_owned();
     let tokens = people(&server);
     let work = server.scratch("author");
@@ -262,7 +282,7 @@ fn a_tool_authored_from_the_python_sdk_is_listed_only_after_a_second_person_appr
     let (status, body) = post_upload(&server, &tokens["vic"], "manifest", b"[plugin]");
     assert_eq!(status, 403, "{body}");
     assert_eq!(
-        rows(&server, "workspace_uploads"),
+        count(&server, pg, "workspace_uploads"),
         3,
         "vic's upload stored nothing"
     );
@@ -320,15 +340,22 @@ fn plan_session(url: &str, token: &str) -> Value {
 }
 
 #[test]
-fn a_test_plan_is_promoted_into_drafts_only_after_a_person_approves_the_production_call() {
-    let pg = PgSchema::create("workspace");
+fn a_test_plan_is_promoted_into_drafts_only_after_a_person_approves_the_production_call_on_sqlite()
+{
+    plan_chain(None);
+}
+
+#[test]
+fn a_test_plan_is_promoted_into_drafts_only_after_a_person_approves_the_production_call_on_postgres()
+ {
+    plan_chain(Some(&PgSchema::create("workspace_plan")));
+}
+
+/// The test-plan chain on the store at `pg` (default: a SQLite file).
+fn plan_chain(pg: Option<&PgSchema>) {
     let backend = Backend::start();
-    let (server, _) = serve_on(
-        &backend,
-        &[],
-        &["--exploration-backend", "testbench"],
-        Some(&pg.url),
-    );
+    let flags = ["--exploration-backend", "testbench"];
+    let (server, _) = serve_on(&backend, &[], &flags, pg.map(|p| p.url.as_str()));
     let tokens = people(&server);
     let (url, alice) = (&server.url, &tokens["alice"]);
 
@@ -495,22 +522,35 @@ fn a_test_plan_is_promoted_into_drafts_only_after_a_person_approves_the_producti
     );
     assert_eq!(
         (
-            pg.count("workspace_sessions"),
-            pg.count("workspace_proposals")
+            count(&server, pg, "workspace_sessions"),
+            count(&server, pg, "workspace_proposals")
         ),
         (1, 1)
     );
     assert_eq!(
-        pg.count("workspace_promotions"),
+        count(&server, pg, "workspace_promotions"),
         1,
         "one promotion, moved on"
     );
 }
 
 #[test]
-fn concurrent_proposals_write_one_replays_answer_first_and_authority_stores_nothing() {
+fn concurrent_proposals_write_one_replays_answer_first_and_authority_stores_nothing_on_sqlite() {
+    concurrent_proposals(None);
+}
+
+#[test]
+fn concurrent_proposals_write_one_replays_answer_first_and_authority_stores_nothing_on_postgres() {
+    concurrent_proposals(Some(&PgSchema::create("workspace_cas")));
+}
+
+/// Twenty concurrent proposals, replays, a reused key and authority, on the
+/// store at `pg` (default: the server's SQLite file).
+fn concurrent_proposals(pg: Option<&PgSchema>) {
     let backend = Backend::start();
-    let (server, _) = serve_on(&backend, &[], &["--exploration-backend", "testbench"], None);
+    let flags = ["--exploration-backend", "testbench"];
+    let (server, _) = serve_on(&backend, &[], &flags, pg.map(|p| p.url.as_str()));
+    let rows = |table: &str| count(&server, pg, table);
     let tokens = people(&server);
     let (url, alice) = (server.url.clone(), tokens["alice"].clone());
     let sid = plan_session(&url, &alice)["session_id"]
@@ -669,19 +709,16 @@ fn concurrent_proposals_write_one_replays_answer_first_and_authority_stores_noth
         (json!(2), Some(1)),
         "{view}"
     );
-    assert_eq!(rows(&server, "workspace_sessions"), 2);
+    assert_eq!(rows("workspace_sessions"), 2);
     assert_eq!(
-        rows(&server, "workspace_proposals"),
+        rows("workspace_proposals"),
         1,
         "nothing partial of nineteen losers and every refusal"
     );
     assert_eq!(
-        rows(&server, "workspace_mutations"),
+        rows("workspace_mutations"),
         2,
         "the winner's answer, and the replayed open"
     );
-    assert_eq!(
-        rows(&server, "workspace_runs") + rows(&server, "workspace_promotions"),
-        0
-    );
+    assert_eq!(rows("workspace_runs") + rows("workspace_promotions"), 0);
 }
