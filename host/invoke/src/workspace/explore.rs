@@ -33,15 +33,7 @@ impl Toolhost {
         let (expected, view) = (step.expected, &step.view);
         let session = &view.session;
         let proposal = match args.get("proposal_id").and_then(Value::as_str) {
-            Some(id) => Some(
-                view.proposals
-                    .iter()
-                    .find(|p| p.id.as_str() == id)
-                    .ok_or_else(|| InvokeError::WorkspaceNotFound {
-                        what: "proposal",
-                        id: id.to_owned(),
-                    })?,
-            ),
+            Some(id) => Some(super::tools::find_proposal(view, id)?),
             None => None,
         };
         let (mut out, mut effects) = match proposal {

@@ -444,7 +444,8 @@ impl GetRevisionDiff {
     }
 }
 
-fn find_proposal<'a>(
+/// Proposal `id` of `view`'s session, or `PROPOSAL_NOT_FOUND`.
+pub(super) fn find_proposal<'a>(
     view: &'a toolhost_workspace::SessionView,
     id: &str,
 ) -> Result<&'a Proposal, InvokeError> {
