@@ -21,3 +21,9 @@ mod progress;
 mod tasks;
 
 pub use handler::{McpServer, service};
+
+/// A clarification in the shape a `tools/call` answers it with (its
+/// `structuredContent`): what `toolhost call` prints for a question.
+pub fn clarification_json(c: &toolhost_resolver::Clarification) -> serde_json::Value {
+    clarify::structured(c)
+}

@@ -64,6 +64,7 @@ pub struct Plugin {
     kinds: Vec<String>,
     pub(crate) authoring_kinds: Vec<AuthoringKind>,
     imports: Vec<String>,
+    exports: Vec<String>,
 }
 
 impl Plugin {
@@ -88,6 +89,12 @@ impl Plugin {
     /// what a reviewer sees of what the code may reach for.
     pub fn imports(&self) -> &[String] {
         &self.imports
+    }
+    /// The interfaces the component exports, as WIT names
+    /// (`toolhost:plugin/tool@0.1.0`, `…/entities@…`), sorted: which of the
+    /// host's optional exports it answers.
+    pub fn exports(&self) -> &[String] {
+        &self.exports
     }
 }
 
@@ -306,10 +313,17 @@ impl Runtime {
             .map(|(name, _)| name.to_owned())
             .collect();
         imports.sort();
+        let mut exports: Vec<String> = component
+            .component_type()
+            .exports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        exports.sort();
         let mut loaded = Plugin {
             name,
             digest,
             imports,
+            exports,
             pre,
             tool,
             entities,

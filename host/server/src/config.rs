@@ -62,7 +62,7 @@ pub struct ConfigFile {
 /// process list).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct BackendFile {
+pub(crate) struct BackendFile {
     url: String,
     token_file: Option<PathBuf>,
     credential_header: Option<String>,
@@ -433,7 +433,9 @@ fn pair<'a>(flag: &str, s: &'a str) -> anyhow::Result<(&'a str, &'a str)> {
         .with_context(|| format!("--{flag} {s:?}: expected NAME=VALUE"))
 }
 
-fn backends(
+/// The backends named on the command line (`--backend`, `--backend-token-file`,
+/// `--exploration-backend`) over the file's.
+pub(crate) fn backends(
     mut file: BTreeMap<String, BackendFile>,
     urls: &[String],
     token_files: &[String],

@@ -11,6 +11,7 @@
 mod admin;
 mod approvals_page;
 mod audit_cli;
+mod call_cli;
 mod catalog_cli;
 mod catalog_http;
 mod config;
@@ -33,7 +34,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use toolhost_catalog::{Catalog, LoadOptions};
-use toolhost_runtime::{CallContext, Reply, Runtime, RuntimeConfig};
+use toolhost_runtime::{Runtime, RuntimeConfig};
 
 #[derive(Parser)]
 #[command(
@@ -93,26 +94,10 @@ enum Command {
     /// The audit trail: verify its hash chain, tail it, search it.
     #[command(subcommand)]
     Audit(audit_cli::AuditCommand),
-    /// Run one tool in the sandbox and print its answer (for tool authors).
-    Call {
-        /// The plugin directory (pinned manifests and their components).
-        #[arg(long, env = "TOOLHOST_PLUGINS")]
-        plugins: PathBuf,
-        /// Where precompiled components are cached.
-        #[arg(long, env = "TOOLHOST_CACHE_DIR")]
-        cache_dir: Option<PathBuf>,
-        /// The tool's name.
-        tool: String,
-        /// Its arguments, a JSON object.
-        #[arg(default_value = "{}")]
-        arguments: String,
-        /// The tenant passed to the plugin.
-        #[arg(long, default_value = "local")]
-        tenant: String,
-        /// The principal passed to the plugin.
-        #[arg(long, default_value = "cli")]
-        principal: String,
-    },
+    /// Run one tool in the sandbox and print its answer (for tool authors):
+    /// names resolve over a fixture (--entities) or the plugin's own
+    /// entities against --backend; a question exits 2.
+    Call(call_cli::CallArgs),
 }
 
 #[derive(Subcommand)]
@@ -128,6 +113,16 @@ enum PluginCommand {
         /// The plugin directory to write into.
         #[arg(long)]
         out: PathBuf,
+    },
+    /// What a built component is, as JSON: its digest, the interfaces it
+    /// imports and exports, the tools it declares (with their schemas), its
+    /// entity kinds and authoring kinds.
+    Inspect {
+        /// The component (.wasm).
+        component: PathBuf,
+        /// Where precompiled components are cached.
+        #[arg(long, env = "TOOLHOST_CACHE_DIR")]
+        cache_dir: Option<PathBuf>,
     },
     /// Sign a pinned manifest and the component it names: writes
     /// `<stem>.sig.json` beside the manifest (a DSSE envelope over an
@@ -259,6 +254,10 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Signer(command) => signer_cli::signer(command).await,
+        Command::Plugin(PluginCommand::Inspect {
+            component,
+            cache_dir,
+        }) => call_cli::inspect(&component, cache_dir).await,
         Command::Plugin(PluginCommand::Sign { manifest, key }) => {
             println!("{}", catalog_cli::sign(&manifest, &key)?.display());
             Ok(ExitCode::SUCCESS)
@@ -302,42 +301,6 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
-        Command::Call {
-            plugins,
-            cache_dir,
-            tool,
-            arguments,
-            tenant,
-            principal,
-        } => {
-            let runtime = Runtime::new(RuntimeConfig {
-                cache_dir,
-                ..RuntimeConfig::default()
-            })?;
-            let loaded = Catalog::load_dir(&plugins, &runtime, &LoadOptions::default()).await;
-            let entry = loaded
-                .catalog
-                .lookup(&tool)
-                .with_context(|| format!("no tool {tool:?} in {}", plugins.display()))?;
-            let ctx = CallContext::new(&tenant, &principal);
-            let plugin = entry.plugin();
-            match runtime
-                .call(&plugin.plugin, &ctx, &tool, &arguments, &plugin.budget)
-                .await
-            {
-                Ok(Reply::Output(out)) => {
-                    println!("{}", serde_json::to_string_pretty(&out.structured)?);
-                    Ok(ExitCode::SUCCESS)
-                }
-                Ok(Reply::Clarify(c)) => {
-                    eprintln!("NEEDS_CLARIFICATION: {}", c.ask_user);
-                    Ok(ExitCode::FAILURE)
-                }
-                Err(e) => {
-                    eprintln!("{}: {e}", e.code());
-                    Ok(ExitCode::FAILURE)
-                }
-            }
-        }
+        Command::Call(args) => call_cli::call(args).await,
     }
 }

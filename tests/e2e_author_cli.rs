@@ -1,0 +1,188 @@
+//! The tool author's commands that need no server, driving the real
+//! binary: `toolhost call` runs a resolving tool over an entities fixture
+//! (and asks, exit 2, when a name is ambiguous there) or over the plugin's
+//! own entities against its backend; `toolhost plugin inspect` shows what a
+//! component imports and exports and the tools and kinds it declares.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::bench::{BACKEND_TOKEN, Backend};
+use support::pin_into;
+use toolhost_fixtures::{HELLO, TESTBENCH};
+
+/// `toolhost ARGS…`: its exit code and stdout, and its stderr.
+fn toolhost(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    cmd.args(args).stdin(Stdio::null());
+    let run = support::run(&mut cmd, Duration::from_secs(120));
+    (run.status.and_then(|s| s.code()), run.stdout, run.stderr)
+}
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// The testbench plugin pinned into a fresh directory: (tempdir, dir).
+fn testbench_dir() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let dir = tmp.path().join("plugins");
+    pin_into(&TESTBENCH, &dir);
+    (tmp, dir)
+}
+
+fn write(path: &Path, v: &Value) {
+    std::fs::write(path, v.to_string()).expect("write the fixture");
+}
+
+#[test]
+fn call_resolves_names_over_a_fixture_and_asks_when_a_name_is_ambiguous() {
+    let (tmp, dir) = testbench_dir();
+    let fixture = tmp.path().join("entities.json");
+    // Two projects named payments (another tenant's row is dropped), and a
+    // third one elsewhere: the name alone cannot say which.
+    write(
+        &fixture,
+        &json!({"project": [
+            {"id": 1, "name": "payments", "detail": "the shop"},
+            {"id": 2, "name": "payments", "detail": "the bank"},
+            {"id": 3, "name": "auth"},
+            {"id": 9, "name": "payments", "tenant": "acme"}
+        ]}),
+    );
+    let dir_s = dir.to_string_lossy();
+    let fixture_s = fixture.to_string_lossy();
+    let (code, out, err) = toolhost(&[
+        "call",
+        "--plugins",
+        &dir_s,
+        "--entities",
+        &fixture_s,
+        "--tenant",
+        "demo",
+        "find_scenarios",
+        r#"{"project": "payments"}"#,
+    ]);
+    assert_eq!(code, Some(2), "a question exits 2: {out}\n{err}");
+    let q = json_of(&out)["needs_clarification"].clone();
+    assert_eq!(q["reason"], json!("ambiguous"), "{q}");
+    assert_eq!(q["field"], json!("project"), "{q}");
+    let ids: Vec<i64> = q["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .map(|c| c["id"].as_i64().expect("an id"))
+        .collect();
+    assert_eq!(
+        ids,
+        [1, 2],
+        "the other tenant's namesake is not a candidate: {q}"
+    );
+    assert!(err.contains("NEEDS_CLARIFICATION"), "{err}");
+
+    // A fixture that does not list a kind the tool resolves is refused.
+    write(&fixture, &json!({"environment": []}));
+    let (code, _, err) = toolhost(&[
+        "call",
+        "--plugins",
+        &dir_s,
+        "--entities",
+        &fixture_s,
+        "find_scenarios",
+        r#"{"project": "payments"}"#,
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("resolves \"project\""), "{err}");
+}
+
+#[test]
+fn call_lists_entities_with_the_plugin_against_its_backend_and_answers() {
+    let backend = Backend::start();
+    let (tmp, dir) = testbench_dir();
+    let token = tmp.path().join("tb.token");
+    std::fs::write(&token, BACKEND_TOKEN).expect("write the token");
+    let url = format!("testbench={}", backend.running.url());
+    let token_arg = format!("testbench={}", token.display());
+    let dir_s = dir.to_string_lossy();
+    let (code, out, err) = toolhost(&[
+        "call",
+        "--plugins",
+        &dir_s,
+        "--backend",
+        &url,
+        "--backend-token-file",
+        &token_arg,
+        "--tenant",
+        "demo",
+        "find_scenarios",
+        r#"{"project": "payments", "tag": "smoke"}"#,
+    ]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let answer = json_of(&out);
+    let names: Vec<&str> = answer["scenarios"]
+        .as_array()
+        .unwrap_or_else(|| panic!("scenarios: {answer}"))
+        .iter()
+        .map(|s| s["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(names, ["Login flow", "Cart"], "{answer}");
+    assert_eq!(
+        backend.requests("GET /api/projects"),
+        1,
+        "one listing of the projects"
+    );
+    assert!(!out.contains(BACKEND_TOKEN) && !err.contains(BACKEND_TOKEN));
+}
+
+#[test]
+fn inspect_shows_what_a_component_imports_exports_and_declares() {
+    let (code, out, err) = toolhost(&["plugin", "inspect", TESTBENCH.component]);
+    assert_eq!(code, Some(0), "{err}");
+    let shown = json_of(&out);
+    let has = |list: &str, item: &str| {
+        shown[list]
+            .as_array()
+            .unwrap_or_else(|| panic!("{list}: {shown}"))
+            .iter()
+            .any(|v| v.as_str().is_some_and(|s| s.starts_with(item)))
+    };
+    assert!(has("exports", "toolhost:plugin/tool@"), "{shown}");
+    assert!(has("exports", "toolhost:plugin/entities@"), "{shown}");
+    assert!(has("exports", "toolhost:plugin/authoring@"), "{shown}");
+    assert!(has("imports", "toolhost:plugin/backend@"), "{shown}");
+    assert_eq!(shown["sha256"].as_str().map(str::len), Some(64));
+    assert!(has("entity_kinds", "project"), "{shown}");
+    assert_eq!(
+        shown["authoring_kinds"][0]["name"],
+        json!("test_plan"),
+        "{shown}"
+    );
+    let apply = shown["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == json!("apply_test_plan"))
+        .unwrap_or_else(|| panic!("apply_test_plan: {shown}"))
+        .clone();
+    assert_eq!(apply["permission"], json!("testbench:run"), "{apply}");
+    assert_eq!(apply["mutating"], json!(true));
+    assert_eq!(apply["input_schema"]["type"], json!("object"), "{apply}");
+
+    let (code, out, _) = toolhost(&["plugin", "inspect", HELLO.component]);
+    assert_eq!(code, Some(0));
+    let hello = json_of(&out);
+    assert_eq!(hello["authoring_kinds"], json!([]), "{hello}");
+    assert!(
+        !hello["imports"]
+            .to_string()
+            .contains("toolhost:plugin/backend"),
+        "hello reaches no backend: {hello}"
+    );
+
+    let (code, _, err) = toolhost(&["plugin", "inspect", "/nonexistent.wasm"]);
+    assert_eq!(code, Some(1), "{err}");
+}
