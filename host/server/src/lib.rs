@@ -20,6 +20,7 @@ mod guard;
 pub mod http;
 mod log_redact;
 mod rate_limit;
+mod scaffold;
 mod workspace_http;
 pub use rate_limit::{RateLimiter, RateLimits};
 mod rbac;
@@ -98,6 +99,9 @@ enum Command {
     /// names resolve over a fixture (--entities) or the plugin's own
     /// entities against --backend; a question exits 2.
     Call(call_cli::CallArgs),
+    /// Create a plugin project: a manifest, one tool with its test and a
+    /// README, that builds with one command and passes its test.
+    New(scaffold::NewArgs),
 }
 
 #[derive(Subcommand)]
@@ -302,5 +306,6 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             })
         }
         Command::Call(args) => call_cli::call(args).await,
+        Command::New(args) => scaffold::new(args),
     }
 }

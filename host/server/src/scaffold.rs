@@ -1,0 +1,101 @@
+//! `toolhost new NAME --lang rust`: a plugin project that builds with one
+//! command and passes its own test out of the box: a manifest, one tool
+//! with its test, a README. The project depends on this repository's SDK
+//! (`plugins/sdk`, or `--sdk`) and starts from the plugin workspace's
+//! lock, so it resolves the versions the reference plugins build with.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use toolhost_types::PluginName;
+
+/// The languages a project can be scaffolded in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Lang {
+    /// Rust with `toolhost-sdk`.
+    Rust,
+}
+
+/// What `toolhost new` writes.
+#[derive(clap::Args)]
+pub(crate) struct NewArgs {
+    /// The plugin's name (lower case, digits and `-`): the project's
+    /// directory, its crate and its manifest's `plugin.name`.
+    name: String,
+    /// The language.
+    #[arg(long, value_enum, default_value = "rust")]
+    lang: Lang,
+    /// Where to create the project directory (default: here).
+    #[arg(long, default_value = ".")]
+    dir: PathBuf,
+    /// The SDK crate the project depends on (default: this build's
+    /// repository's `plugins/sdk`).
+    #[arg(long)]
+    sdk: Option<PathBuf>,
+    /// The plugin's one-line description.
+    #[arg(long, default_value = "A tool plugin.")]
+    description: String,
+}
+
+const CARGO_TOML: &str = include_str!("scaffold/cargo.toml.tpl");
+const LIB_RS: &str = include_str!("scaffold/lib.rs.tpl");
+const MANIFEST: &str = include_str!("scaffold/toolhost.toml.tpl");
+const README: &str = include_str!("scaffold/readme.md.tpl");
+/// The plugin workspace's lock: the versions the reference plugins build.
+const CARGO_LOCK: &str = include_str!("../../../plugins/Cargo.lock");
+/// This build's repository's SDK.
+const SDK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../plugins/sdk");
+
+/// `toolhost new`: writes the project and prints its path and how to build
+/// it. Refuses a name that is not a plugin name, and a directory that
+/// exists.
+pub(crate) fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
+    let name: PluginName = args
+        .name
+        .parse()
+        .with_context(|| format!("{:?} is not a plugin name", args.name))?;
+    if !name.as_str().starts_with(|c: char| c.is_ascii_lowercase()) {
+        anyhow::bail!("{name}: a plugin name for a crate starts with a letter");
+    }
+    let sdk = args.sdk.unwrap_or_else(|| PathBuf::from(SDK));
+    let sdk = sdk
+        .canonicalize()
+        .with_context(|| format!("the SDK at {}", sdk.display()))?;
+    let root = args.dir.join(name.as_str());
+    if root.exists() {
+        anyhow::bail!("{} exists already", root.display());
+    }
+    let crate_name = name.as_str().replace('-', "_");
+    let fill = |template: &str| {
+        template
+            .replace("{{name}}", name.as_str())
+            .replace("{{crate}}", &crate_name)
+            .replace("{{component}}", &format!("{crate_name}.wasm"))
+            .replace("{{description}}", &args.description.replace('"', "'"))
+            .replace("{{sdk}}", &sdk.to_string_lossy())
+    };
+    match args.lang {
+        Lang::Rust => {
+            write(&root.join("Cargo.toml"), &fill(CARGO_TOML))?;
+            write(&root.join("Cargo.lock"), CARGO_LOCK)?;
+            write(&root.join("toolhost.toml"), &fill(MANIFEST))?;
+            write(&root.join("src/lib.rs"), &fill(LIB_RS))?;
+            write(&root.join("README.md"), &fill(README))?;
+            write(&root.join(".gitignore"), "/target\n/catalog\n")?;
+        }
+    }
+    println!("{}", root.display());
+    println!(
+        "next: cd {} && cargo test && cargo build --target wasm32-wasip2 --release",
+        root.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write(path: &Path, text: &str) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
