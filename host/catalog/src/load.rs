@@ -190,7 +190,7 @@ pub(crate) async fn check_plugin(
         }
     }
     let (plugin, report) = runtime
-        .load(manifest.plugin.name.clone(), bytes)
+        .load_within(manifest.plugin.name.clone(), bytes, &budget)
         .await
         .map_err(|source| CatalogError::Load {
             path: path.into(),

@@ -207,6 +207,29 @@ async fn a_limit_above_the_ceiling_is_refused_by_value() {
 }
 
 #[tokio::test]
+async fn a_component_describes_itself_within_its_manifests_limits() {
+    // One core instance is fewer than any component needs to instantiate:
+    // under the manifest's own budget `describe` cannot run, where under
+    // the defaults it would (so a component that needs more than the
+    // defaults, a Python one, loads once its manifest asks for it).
+    let (err, tools) = refused_alongside_hello(|_, m| {
+        let text = std::fs::read_to_string(m).expect("read");
+        std::fs::write(
+            m,
+            text.replacen("[tools.", "[limits]\ninstances = 1\n\n[tools.", 1),
+        )
+        .expect("write");
+    })
+    .await;
+    let text = err.to_string();
+    assert!(
+        text.contains("describe") && text.contains("resource limit"),
+        "{text}"
+    );
+    assert!(tools.contains(&"greet".to_owned()), "the others still load");
+}
+
+#[tokio::test]
 async fn a_run_budget_above_the_run_ceiling_is_refused_by_value() {
     let (err, tools) = refused_alongside_hello(|_, m| {
         edit(

@@ -13,19 +13,26 @@ use crate::config::RuntimeConfig;
 /// catch small constant offsets; 64 KiB keeps each slot's reservation small.
 const MEMORY_GUARD: u64 = 64 << 10;
 
-/// Memories per component: a Rust guest has one; two leaves room for a
-/// component that links a second module with its own memory.
-const MEMORIES_PER_COMPONENT: u32 = 2;
+/// Memories per component: a Rust or Python guest has one, a QuickJS one
+/// two (its engine and a stub module); four leaves room for toolchains that
+/// link further modules with their own memory. Each costs a reservation of
+/// virtual address space per slot (`ceiling.memory` plus the guard), not
+/// resident memory.
+const MEMORIES_PER_COMPONENT: u32 = 4;
 
 /// Builds the engine for `cfg`.
 pub(crate) fn build(cfg: &RuntimeConfig) -> wasmtime::Result<Engine> {
     let ceiling = &cfg.ceiling;
     let memory_max = usize::try_from(ceiling.memory.as_u64()).unwrap_or(usize::MAX);
     let mut pool = PoolingAllocationConfig::new();
+    // Every slot may hold a component at the ceiling: a Python component
+    // instantiates 14 core instances where a Rust one needs 4–8, so sizing
+    // the pool for Rust would run it dry before the slots are (the slot
+    // semaphore is the one bound a caller waits on).
     pool.total_component_instances(cfg.slots)
-        .total_core_instances(cfg.slots * 8)
+        .total_core_instances(cfg.slots.saturating_mul(ceiling.instances))
         .total_memories(cfg.slots * MEMORIES_PER_COMPONENT)
-        .total_tables(cfg.slots * 4)
+        .total_tables(cfg.slots.saturating_mul(ceiling.tables.min(8)))
         .total_stacks(cfg.slots)
         .max_core_instances_per_component(ceiling.instances)
         .max_memories_per_component(MEMORIES_PER_COMPONENT)

@@ -65,6 +65,8 @@ pub struct Plugin {
     pub(crate) authoring_kinds: Vec<AuthoringKind>,
     imports: Vec<String>,
     exports: Vec<String>,
+    /// The budget `describe`, `kinds` and the authoring kinds ran under.
+    pub(crate) describe_budget: CallBudget,
 }
 
 impl Plugin {
@@ -270,6 +272,19 @@ impl Runtime {
         name: PluginName,
         bytes: &[u8],
     ) -> Result<(Plugin, LoadReport), LoadError> {
+        self.load_within(name, bytes, &CallBudget::DEFAULT).await
+    }
+
+    /// [`load`](Self::load), asking the component what it exports under
+    /// `budget` (its manifest's limits): a component that needs more than
+    /// the defaults to instantiate (a Python one creates 14 core
+    /// instances) describes itself within what its manifest was granted.
+    pub async fn load_within(
+        &self,
+        name: PluginName,
+        bytes: &[u8],
+        budget: &CallBudget,
+    ) -> Result<(Plugin, LoadReport), LoadError> {
         let plugin = name.to_string();
         let digest = Digest::of(bytes);
         let started = Instant::now();
@@ -331,6 +346,7 @@ impl Runtime {
             tools: Vec::new(),
             kinds: Vec::new(),
             authoring_kinds: Vec::new(),
+            describe_budget: *budget,
         };
         loaded.tools = self.describe(&loaded).await?;
         loaded.kinds = self.kinds(&loaded).await?;
@@ -348,7 +364,7 @@ impl Runtime {
         };
         let ctx = CallContext::new("", "");
         let answer = self
-            .sandboxed(plugin, &ctx, &CallBudget::DEFAULT, Ask::Kinds)
+            .sandboxed(plugin, &ctx, &plugin.describe_budget, Ask::Kinds)
             .await
             .map_err(|e| refuse(format!("kinds: {e}")))?;
         let Answer::Kinds(mut kinds) = answer else {
@@ -407,7 +423,7 @@ impl Runtime {
         };
         let ctx = CallContext::new("", "");
         let answer = self
-            .sandboxed(plugin, &ctx, &CallBudget::DEFAULT, Ask::Describe)
+            .sandboxed(plugin, &ctx, &plugin.describe_budget, Ask::Describe)
             .await
             .map_err(|e| refuse(e.to_string()))?;
         let Answer::Describe(specs) = answer else {
@@ -675,6 +691,14 @@ pub(crate) fn classify(
     if let Some(detail) = text.strip_prefix("resource limit exceeded: ") {
         return CallError::ResourceLimit {
             detail: detail.to_owned(),
+        };
+    }
+    // The pooling allocator ran dry (`maximum concurrent limit of N for
+    // core instances reached`): the host's capacity, not the plugin's
+    // fault, and not an internal error either.
+    if text.contains("maximum concurrent limit of") {
+        return CallError::ResourceLimit {
+            detail: format!("the host's sandbox pool is full ({text}); retry shortly"),
         };
     }
     tracing::warn!(call, error = format!("{e:?}"), "sandbox failure");

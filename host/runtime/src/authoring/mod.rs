@@ -180,7 +180,7 @@ impl Runtime {
         let ask = Ask::Authoring(AuthoringAsk::Kinds);
         let ctx = CallContext::new("", "");
         let answer = self
-            .sandboxed(plugin, &ctx, &CallBudget::DEFAULT, ask)
+            .sandboxed(plugin, &ctx, &plugin.describe_budget, ask)
             .await
             .map_err(|e| refuse(e.to_string()))?;
         let Answer::Authoring(AuthoringAnswer::Kinds(kinds)) = answer else {

@@ -1,0 +1,92 @@
+"""The errors a tool reports, one class per WIT `tool-error` variant.
+
+Raise them from a tool (or let the SDK's helpers raise them): the SDK turns
+each into the WIT variant of the same name, which the host relays to the
+caller as a tool error (MCP `isError`) with a stable code. The message is
+shown to the caller, so it must not leak secrets or another tenant's data.
+
+Any other exception is a bug in the plugin: the SDK logs its traceback
+(cut to fit the log budget) and lets it trap, so the host discards the
+instance and reports the call as trapped, as a Rust plugin's panic does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._records import Clarification
+
+
+class ToolError(Exception):
+    """A failure the tool reports to its caller. Use a subclass."""
+
+    #: The WIT `tool-error` case this class becomes.
+    variant = "failed"
+    #: How `str()` prefixes the message, as the Rust SDK displays it.
+    label = "failed"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.message}"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.message == self.message  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.message))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r})"
+
+
+class InvalidArguments(ToolError):
+    """The arguments do not fit the tool's input schema or meaning. The SDK
+    raises it, naming the field, for arguments that do not fit the
+    function's type hints."""
+
+    variant = "invalid-arguments"
+    label = "invalid arguments"
+
+
+class NotFound(ToolError):
+    """A named thing does not exist (or is not the caller's tenant's)."""
+
+    variant = "not-found"
+    label = "not found"
+
+
+class Failed(ToolError):
+    """The tool ran and failed; the message is safe to show the caller."""
+
+    variant = "failed"
+    label = "failed"
+
+
+class UnknownTool(ToolError):
+    """The host asked for a tool this plugin does not export. The SDK raises
+    it; a tool has no reason to."""
+
+    variant = "unknown-tool"
+    label = "unknown tool"
+
+
+class NeedsClarification(Failed):
+    """The host's resolver asked a question instead of answering (several
+    matches, none, or nothing given): raised by `resolve`.
+
+    Let it propagate and do nothing else: the host has already recorded the
+    question and answers the call with it (the reason, the question, the
+    candidates) whatever the tool returns, and refuses the call's
+    side-effecting backend requests from then on. Its message,
+    `needs clarification: <the question>`, is what a host that did not
+    intercept it would show. `clarification` holds the question itself,
+    for unit tests.
+    """
+
+    def __init__(self, clarification: Clarification) -> None:
+        super().__init__(f"needs clarification: {clarification.ask_user}")
+        self.clarification = clarification
