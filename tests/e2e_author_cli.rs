@@ -190,6 +190,34 @@ fn inspect_shows_what_a_component_imports_exports_and_declares() {
     assert_eq!(code, Some(1), "{err}");
 }
 
+#[test]
+fn pin_with_a_cache_dir_compiles_the_component_once_before_any_host_loads_it() {
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let (out, cache) = (tmp.path().join("catalog"), tmp.path().join("cache"));
+    let pin = |what: &str| {
+        let (code, _, err) = toolhost(&[
+            "plugin",
+            "pin",
+            HELLO.manifest,
+            "--component",
+            HELLO.component,
+            "--out",
+            &out.to_string_lossy(),
+            "--cache-dir",
+            &cache.to_string_lossy(),
+        ]);
+        assert_eq!(code, Some(0), "{what}: {err}");
+        err
+    };
+    assert!(
+        pin("first").contains("hello: Compiled"),
+        "the first pin compiles"
+    );
+    let cached = std::fs::read_dir(&cache).expect("the cache").count();
+    assert_eq!(cached, 1, "one precompiled file");
+    assert!(pin("again").contains("hello: Hit"), "the next load maps it");
+}
+
 /// `cargo ARGS…` in `dir`, sharing the plugin workspace's target directory
 /// (the scaffold starts from its lock, so its dependencies are built
 /// there already): must succeed. A scaffold's promise is that it builds

@@ -263,3 +263,25 @@ pub(crate) async fn inspect(
     println!("{}", serde_json::to_string_pretty(&shown)?);
     Ok(ExitCode::SUCCESS)
 }
+
+/// Loads the plugin `manifest` pins (checked as the catalog checks it) with
+/// the compile cache at `cache_dir`, so its native code is there before
+/// any host starts.
+pub(crate) async fn prewarm(manifest: &Path, cache_dir: PathBuf) -> anyhow::Result<()> {
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(cache_dir),
+        ..RuntimeConfig::default()
+    })?;
+    let dir = manifest.parent().unwrap_or(Path::new("."));
+    let loaded = Catalog::load_dir(dir, &runtime, &LoadOptions::default()).await;
+    // Only this plugin's refusal matters here; others in the directory
+    // are theirs to fix.
+    let ours = manifest.display().to_string();
+    if let Some(e) = loaded.errors.iter().find(|e| e.to_string().contains(&ours)) {
+        anyhow::bail!("{e}");
+    }
+    for (plugin, report) in &loaded.reports {
+        eprintln!("{plugin}: {:?} in {:?}", report.cache, report.compile);
+    }
+    Ok(())
+}

@@ -117,6 +117,11 @@ enum PluginCommand {
         /// The plugin directory to write into.
         #[arg(long)]
         out: PathBuf,
+        /// Also compile the component into this cache directory now, so the
+        /// first load maps it instead of compiling (a Python or JavaScript
+        /// component takes tens of seconds to compile).
+        #[arg(long, env = "TOOLHOST_CACHE_DIR")]
+        cache_dir: Option<PathBuf>,
     },
     /// What a built component is, as JSON: its digest, the interfaces it
     /// imports and exports, the tools it declares (with their schemas), its
@@ -252,8 +257,12 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             manifest,
             component,
             out,
+            cache_dir,
         }) => {
             let written = toolhost_catalog::pin(&manifest, &component, &out)?;
+            if let Some(cache_dir) = cache_dir {
+                call_cli::prewarm(&written, cache_dir).await?;
+            }
             println!("{}", written.display());
             Ok(ExitCode::SUCCESS)
         }

@@ -8,7 +8,7 @@ carries it to its backend:
 
     info = checkpoint.open(
         "execution:ex-3",
-        'UI test "Checkout page" in staging needs a person\\'s review',
+        "UI test 'Checkout page' in staging needs a person's review",
         "The screenshot diff of step 2 is 4% off; the run itself passed.",
     )
     if info.is_decided:
