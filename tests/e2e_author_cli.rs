@@ -300,3 +300,137 @@ fn a_new_rust_plugin_builds_passes_its_own_test_and_is_served_to_the_python_sdk(
         server.log()
     );
 }
+
+/// A free loopback port (bound, then let go).
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    l.local_addr().expect("an address").port()
+}
+
+/// Kills the dev server when the test ends, however it ends.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn toolhost_dev_serves_a_project_and_reloads_a_changed_tool_into_an_open_session() {
+    let tools = Tools::require();
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let (code, _, err) = toolhost(&["new", "devtool", "--dir", &tmp.path().to_string_lossy()]);
+    assert_eq!(code, Some(0), "{err}");
+    let project = tmp.path().join("devtool");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let log = std::fs::File::create(tmp.path().join("dev.log")).expect("a log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["dev", &project.to_string_lossy(), "--listen", &listen])
+        .env("CARGO_TARGET_DIR", support::repo().join("target/plugins"))
+        .env("TOOLHOST_DEMO_PASSWORD", DEMO_PASSWORD)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .expect("toolhost dev starts");
+    let stdout = child.stdout.take().expect("piped");
+    let dev = Child(child);
+    let url = std::io::BufRead::lines(std::io::BufReader::new(stdout))
+        .map_while(Result::ok)
+        .find_map(|l| l.strip_prefix("MCP endpoint: ").map(str::to_owned))
+        .unwrap_or_else(|| {
+            let log = std::fs::read_to_string(tmp.path().join("dev.log")).unwrap_or_default();
+            panic!("toolhost dev printed no endpoint:\n{log}")
+        });
+
+    // A service client of the dev store, and a session open before the change.
+    let db = format!(
+        "sqlite://{}?mode=rwc",
+        project.join(".toolhost/dev.db").display()
+    );
+    let (code, out, err) = toolhost(&[
+        "client",
+        "add-service",
+        "dev-e2e",
+        "--tenant",
+        "demo",
+        "--scope",
+        "mcp devtool:read",
+        "--database-url",
+        &db,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let field = |name: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_else(|| panic!("no {name}: {out}"))
+    };
+    let form = format!(
+        "grant_type=client_credentials&client_id={}&client_secret={}",
+        field("client_id:"),
+        field("client_secret:")
+    );
+    let (status, body) = support::exchange(
+        &url,
+        "POST",
+        "/oauth/token",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        &form,
+    );
+    assert_eq!(status, 200, "{body}");
+    let token = json_of(&body)["access_token"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    let ready = tmp.path().join("ready");
+    let session = tools
+        .python("python_list_changed.py", &[&url, &ready.to_string_lossy()])
+        .env(support::TOKEN_ENV, &token)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the Python session starts");
+    let started = std::time::Instant::now();
+    while !ready.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the session never opened"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // A second tool, written while the host serves: rebuilt and reloaded.
+    let lib = project.join("src/lib.rs");
+    let text = std::fs::read_to_string(&lib).expect("read");
+    let wave = "/// Waves at someone.\npub fn wave(_ctx: &Ctx, args: GreetArgs) -> Result<Greeting, ToolError> {\n    Ok(Greeting { message: format!(\"*waves at {}*\", args.name) })\n}\n\nfn tools() -> Vec<Tool> {\n    vec![\n        Tool::new(\"wave\", \"Waves at someone.\", wave).permission(\"devtool\", \"read\").read_only(),";
+    std::fs::write(
+        &lib,
+        text.replacen("fn tools() -> Vec<Tool> {\n    vec![", wave, 1),
+    )
+    .expect("write");
+    let manifest = project.join("toolhost.toml");
+    let mut m = std::fs::read_to_string(&manifest).expect("read");
+    m.push_str("\n[tools.wave]\npermission = \"devtool:read\"\n");
+    std::fs::write(&manifest, m).expect("write");
+
+    let out = session.wait_with_output().expect("the session ends");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let log = std::fs::read_to_string(tmp.path().join("dev.log")).unwrap_or_default();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}\n{log}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for era in ["legacy after:", "stateless after:"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(era))
+            .unwrap_or_else(|| panic!("{era}: {stdout}"));
+        assert!(line.contains("wave") && line.contains("greet"), "{line}");
+    }
+    assert!(log.contains("reloaded"), "{log}");
+    drop(dev);
+}

@@ -16,6 +16,7 @@ mod catalog_cli;
 mod catalog_http;
 mod config;
 mod declared;
+mod dev;
 mod guard;
 pub mod http;
 mod log_redact;
@@ -102,6 +103,9 @@ enum Command {
     /// Create a plugin project: a manifest, one tool with its test and a
     /// README, that builds with one command and passes its test.
     New(scaffold::NewArgs),
+    /// Serve one plugin project while you work on it: build, pin, serve on
+    /// loopback in the dev mode, and rebuild and reload on every change.
+    Dev(dev::DevArgs),
 }
 
 #[derive(Subcommand)]
@@ -316,5 +320,6 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Call(args) => call_cli::call(args).await,
         Command::New(args) => scaffold::new(args),
+        Command::Dev(args) => dev::dev(args).await,
     }
 }

@@ -5,7 +5,7 @@ path, never a host: the operator's configuration holds the base URL and
 the credential, which the host adds together with the caller's tenant
 (`X-Tenant`). The plugin never sees either.
 
-    rows = backend.get("testbench", "/api/projects").ok().json()
+    rows = backend.get("testbench", "/api/projects").ok().json(list[ProjectRow])
     made = backend.post("testbench", "/api/scenarios", {"name": name}).ok().json()
 
 Limits, all the host's: every request counts against the call's host-call
@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _host
-from .errors import Failed, NotFound, ToolError
+from . import _host, schema
+from .errors import Failed, InvalidArguments, NotFound, ToolError
 
 __all__ = ["Response", "send", "get", "head", "post", "put", "patch", "delete", "escape"]
 
@@ -65,14 +65,23 @@ class Response:
         message = f"{self.origin} answered {self.status}{_excerpt(self.body)}"
         raise NotFound(message) if self.status == 404 else Failed(message)
 
-    def json(self) -> Any:
-        """The body parsed as JSON; a body that is not JSON is `Failed`
-        (the backend broke its API, not the caller's arguments). Does not
-        look at the status."""
+    def json(self, into: Any = None) -> Any:
+        """The body parsed as JSON and, given a type hint `into`
+        (`list[ProjectRow]`, see `toolhost_sdk.schema`), checked and
+        converted to it; fields the hint does not name are ignored. A body
+        that is not JSON, or does not fit, is `Failed` naming the request
+        and the field (the backend broke its API, not the caller's
+        arguments). Does not look at the status."""
         try:
-            return _json.loads(self.body)
+            value = _json.loads(self.body)
         except ValueError as e:
             raise Failed(f"{self.origin} answered a body that is not JSON: {e}") from None
+        if into is None:
+            return value
+        try:
+            return schema.shape_of(into).convert(value, "", strict=False)
+        except InvalidArguments as e:
+            raise Failed(f"{self.origin} answered JSON of an unexpected shape: {_root(e.message)}") from None
 
     def text(self) -> str:
         """The body as UTF-8 text (undecodable bytes replaced)."""
@@ -173,6 +182,11 @@ def transport_error(backend: str, e: _host.TransportError) -> ToolError:
         "unavailable": f"backend {backend} is unavailable: {e.detail}",
     }
     return Failed(why.get(e.kind, f"backend {backend} failed: {e}"))
+
+
+def _root(message: str) -> str:
+    """A converter's message about the whole body (`: expected …`) as `the body: …`."""
+    return f"the body{message}" if message.startswith(":") else message
 
 
 def _json_body(value: Any) -> bytes:

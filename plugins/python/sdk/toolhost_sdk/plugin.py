@@ -36,7 +36,7 @@ class Plugin:
         self,
         name: str | None = None,
         *,
-        permission: str,
+        permission: str | None = None,
         description: str | None = None,
         title: str | None = None,
         read_only: bool | None = None,
@@ -69,7 +69,7 @@ class Plugin:
         a dict or a dataclass (or an `Output` of one) and raises a
         `ToolError` to fail.
         """
-        if callable(name):
+        if callable(name) or permission is None:
             raise TypeError("use @tool(permission=...): a tool needs at least its permission")
 
         def register(fn: Callable[..., Any]) -> ToolDef:

@@ -5,7 +5,8 @@ converted against the same hints.
 both questions: its schema (`schema(defs)`) and a JSON value converted to
 the Python value the hint names (`convert(value, path)`), raising
 `InvalidArguments` that names the offending field (`filters[2].tag: expected
-a string, got 3`). The SDK compiles every tool's hints when its module is
+a string, got 3`). `strict=False` lets objects carry fields the hint does
+not name (a backend's rows), as serde does without `deny_unknown_fields`. The SDK compiles every tool's hints when its module is
 imported, which componentize-py does at build time: an unsupported hint
 fails the build, not a call.
 
@@ -66,7 +67,7 @@ class Shape:
     def schema(self, defs: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
 
-    def convert(self, value: Any, path: str) -> Any:
+    def convert(self, value: Any, path: str, strict: bool = True) -> Any:
         raise NotImplementedError
 
     def refuse(self, value: Any, path: str) -> InvalidArguments:
@@ -82,7 +83,7 @@ class Primitive(Shape):
     def schema(self, defs):
         return {"type": self.json_type}
 
-    def convert(self, value, path):
+    def convert(self, value, path, strict=True):
         kind = kind_of(value)
         if kind not in self.kinds:
             raise self.refuse(value, path)
@@ -111,7 +112,7 @@ class AnyShape(Shape):
     def schema(self, defs):
         return {}
 
-    def convert(self, value, path):
+    def convert(self, value, path, strict=True):
         return value
 
 
@@ -127,10 +128,10 @@ class ListShape(Shape):
     def schema(self, defs):
         return {"type": "array", "items": self.item.schema(defs)}
 
-    def convert(self, value, path):
+    def convert(self, value, path, strict=True):
         if not isinstance(value, list):
             raise self.refuse(value, path)
-        return [self.item.convert(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return [self.item.convert(v, f"{path}[{i}]", strict) for i, v in enumerate(value)]
 
 
 class DictShape(Shape):
@@ -146,10 +147,10 @@ class DictShape(Shape):
         values = self.value.schema(defs)
         return {"type": "object", **({"additionalProperties": values} if values else {})}
 
-    def convert(self, value, path):
+    def convert(self, value, path, strict=True):
         if not isinstance(value, dict):
             raise self.refuse(value, path)
-        return {k: self.value.convert(v, f"{path}[{json.dumps(k)}]") for k, v in value.items()}
+        return {k: self.value.convert(v, f"{path}[{json.dumps(k)}]", strict) for k, v in value.items()}
 
 
 class LiteralShape(Shape):
@@ -167,7 +168,7 @@ class LiteralShape(Shape):
         types_ = sorted({_JSON_TYPE[kind_of(v)] for v in self.values})
         return {"type": types_[0], "enum": list(self.values)} if len(types_) == 1 else {"enum": list(self.values)}
 
-    def convert(self, value, path):
+    def convert(self, value, path, strict=True):
         for v in self.values:
             if kind_of(v) == kind_of(value) and v == value:
                 return v
@@ -185,8 +186,8 @@ class EnumShape(Shape):
     def schema(self, defs):
         return define(defs, self.cls, lambda: described(self.literal.schema(defs), own_doc(self.cls)))
 
-    def convert(self, value, path):
-        v = self.literal.convert(value, path)
+    def convert(self, value, path, strict=True):
+        v = self.literal.convert(value, path, strict)
         return next(m for m in self.members if m.value == v and kind_of(m.value) == kind_of(v))
 
 
@@ -205,13 +206,14 @@ class UnionShape(Shape):
             return {"type": [first["type"], "null"]}  # as schemars writes `Option<String>`
         return {"anyOf": schemas}
 
-    def convert(self, value, path):
+    def convert(self, value, path, strict=True):
         fitting = [m for m in self.members if kind_of(value) in m.kinds]
         for m in fitting:
             try:
-                return m.convert(value, path)
+                return m.convert(value, path, strict)
             except InvalidArguments as e:
-                if len(fitting) == 1:
+                # The one member the value could be, wrong deeper down: say where.
+                if len(fitting) == 1 and not e.message.startswith(f"{path}: expected"):
                     raise e from None
         raise self.refuse(value, path)
 
@@ -265,18 +267,18 @@ class ObjectShape(Shape):
         s["additionalProperties"] = False
         return s
 
-    def convert(self, value, path):
+    def convert(self, value, path, strict=True):
         if not isinstance(value, dict):
             raise self.refuse(value, path)
         known = {f.name for f in self.fields}
         for key in value:
-            if key not in known:
+            if strict and key not in known:
                 names = ", ".join(f.name for f in self.fields) or "none"
                 raise InvalidArguments(f"unknown field {json.dumps(join(path, key))} (expected one of: {names})")
         out = {}
         for f in self.fields:
             if f.name in value:
-                out[f.name] = f.shape.convert(value[f.name], join(path, f.name))
+                out[f.name] = f.shape.convert(value[f.name], join(path, f.name), strict)
             elif not f.required:
                 out[f.name] = f.fill()
             else:
@@ -285,9 +287,23 @@ class ObjectShape(Shape):
 
 
 def shape_of(hint: Any) -> Shape:
-    """The shape of one type hint; `TypeError` for a hint it cannot check."""
-    shape, _ = _described_shape(hint)
-    return shape
+    """The shape of one type hint (compiled once per hint); `TypeError`
+    for a hint it cannot check."""
+    try:
+        cached = _SHAPES.get(hint)
+    except TypeError:  # an unhashable hint (Literal of a list): compile it every time
+        cached = None
+    if cached is None:
+        cached, _ = _described_shape(hint)
+        try:
+            _SHAPES[hint] = cached
+        except TypeError:
+            pass
+    return cached
+
+
+# Hints compiled so far (a backend answer's hint is compiled on first use).
+_SHAPES: dict[Any, Shape] = {}
 
 
 def _described_shape(hint: Any) -> tuple[Shape, str | None]:

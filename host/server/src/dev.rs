@@ -1,0 +1,225 @@
+//! `toolhost dev DIR`: the author's loop around one plugin project. It
+//! builds the project, pins it, serves it on loopback in the dev mode
+//! (unsigned, an embedded SQLite under `DIR/.toolhost`, the demo login),
+//! and prints how to connect. Then it watches the project: a change is
+//! rebuilt and synced into the running host's store, which serves it
+//! without a restart (connected sessions are told `tools/list_changed`).
+//! A build that fails is printed and the last good build keeps serving.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context;
+use clap::Parser;
+use toolhost_runtime::{Runtime, RuntimeConfig};
+use toolhost_storage::Store;
+
+use crate::config::{Config, ServeArgs};
+
+/// How often the project is looked at for changes: quick enough to feel
+/// live, slow enough to cost nothing while idle.
+const WATCH_EVERY: Duration = Duration::from_millis(500);
+
+/// What `toolhost dev` serves.
+#[derive(clap::Args)]
+pub(crate) struct DevArgs {
+    /// The plugin project (a `toolhost new` project: `toolhost.toml`, and
+    /// `Cargo.toml` for Rust).
+    dir: PathBuf,
+    /// Address to listen on (loopback only: the dev mode serves unsigned
+    /// builds).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: std::net::SocketAddr,
+    /// A backend the plugin may reach, `NAME=URL` (repeatable).
+    #[arg(long = "backend", value_name = "NAME=URL")]
+    backends: Vec<String>,
+    /// The file holding a backend's bearer token, `NAME=PATH` (repeatable).
+    #[arg(long = "backend-token-file", value_name = "NAME=PATH")]
+    backend_token_files: Vec<String>,
+}
+
+/// `serve`'s flags, parsed as `toolhost serve` would parse them.
+#[derive(Parser)]
+struct Serve {
+    #[command(flatten)]
+    args: ServeArgs,
+}
+
+/// Where a project's dev state lives.
+struct Project {
+    dir: PathBuf,
+    manifest: PathBuf,
+    state: PathBuf,
+}
+
+impl Project {
+    fn new(dir: PathBuf) -> anyhow::Result<Project> {
+        let dir = dir
+            .canonicalize()
+            .with_context(|| format!("the project {}", dir.display()))?;
+        let manifest = dir.join("toolhost.toml");
+        anyhow::ensure!(manifest.exists(), "{}: no toolhost.toml", dir.display());
+        anyhow::ensure!(
+            dir.join("Cargo.toml").exists(),
+            "{}: toolhost dev builds Rust projects (a Cargo.toml) so far",
+            dir.display()
+        );
+        let state = dir.join(".toolhost");
+        Ok(Project {
+            dir,
+            manifest,
+            state,
+        })
+    }
+
+    fn catalog(&self) -> PathBuf {
+        self.state.join("catalog")
+    }
+
+    fn database_url(&self) -> String {
+        format!("sqlite://{}?mode=rwc", self.state.join("dev.db").display())
+    }
+
+    /// Builds the component and pins it into the catalog directory.
+    fn build(&self) -> anyhow::Result<()> {
+        let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .args(["build", "--quiet", "--target", "wasm32-wasip2", "--release"])
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .status()
+            .context("running cargo")?;
+        anyhow::ensure!(status.success(), "the build failed ({status})");
+        let component = self.component()?;
+        toolhost_catalog::pin(&self.manifest, &component, &self.catalog())?;
+        Ok(())
+    }
+
+    /// The built component: the manifest's `component` in cargo's target
+    /// directory for wasm32-wasip2 release builds.
+    fn component(&self) -> anyhow::Result<PathBuf> {
+        let text = std::fs::read_to_string(&self.manifest)?;
+        let name = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("component = \""))
+            .and_then(|rest| rest.split('"').next())
+            .context("toolhost.toml names no component")?;
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.dir.join("target"));
+        Ok(target.join("wasm32-wasip2/release").join(name))
+    }
+
+    /// The newest modification time among the sources a build reads.
+    fn changed_at(&self) -> SystemTime {
+        let mut newest = SystemTime::UNIX_EPOCH;
+        for path in [self.dir.join("Cargo.toml"), self.manifest.clone()] {
+            newest = newest.max(modified(&path));
+        }
+        walk(&self.dir.join("src"), &mut newest);
+        newest
+    }
+}
+
+fn modified(path: &Path) -> SystemTime {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+fn walk(dir: &Path, newest: &mut SystemTime) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            walk(&path, newest);
+        } else {
+            *newest = (*newest).max(modified(&path));
+        }
+    }
+}
+
+/// `toolhost dev`: serves the project and rebuilds it on change until
+/// interrupted.
+pub(crate) async fn dev(args: DevArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        args.listen.ip().is_loopback(),
+        "toolhost dev serves unsigned builds: it listens on loopback only"
+    );
+    let project = Project::new(args.dir.clone())?;
+    std::fs::create_dir_all(project.catalog())?;
+    eprintln!("toolhost dev: building {}", project.dir.display());
+    project.build()?;
+    let serve = serve_config(&project, &args)?;
+    let server = tokio::spawn(crate::serve::run(serve));
+    let mut built = project.changed_at();
+    loop {
+        tokio::time::sleep(WATCH_EVERY).await;
+        if server.is_finished() {
+            return match server.await {
+                Ok(Ok(())) => Ok(ExitCode::SUCCESS),
+                Ok(Err(e)) => Err(e),
+                Err(e) => Err(e.into()),
+            };
+        }
+        let now = project.changed_at();
+        if now == built {
+            continue;
+        }
+        built = now;
+        eprintln!("toolhost dev: a change; rebuilding");
+        match reload(&project).await {
+            Ok(()) => eprintln!("toolhost dev: reloaded"),
+            Err(e) => eprintln!("toolhost dev: {e:#}; still serving the last good build"),
+        }
+    }
+}
+
+/// Rebuilds the project and syncs its pinned catalog into the store the
+/// host serves from, activating it (the dev mode's own approval).
+async fn reload(project: &Project) -> anyhow::Result<()> {
+    project.build()?;
+    let store = Store::connect(&project.database_url()).await?;
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(project.state.join("cache")),
+        ..RuntimeConfig::default()
+    })?;
+    let intake = crate::catalog_cli::intake_options(true, None)?;
+    let synced =
+        crate::catalog_cli::sync(&store, &runtime, &project.catalog(), &intake, true, "dev")
+            .await?;
+    store.close().await;
+    if let Some(why) = synced.refused.first() {
+        anyhow::bail!("refused: {why}");
+    }
+    Ok(())
+}
+
+/// `serve`'s configuration for the project: loopback, the dev mode, its
+/// own SQLite and cache, the demo login, the backends given.
+fn serve_config(project: &Project, args: &DevArgs) -> anyhow::Result<Config> {
+    let mut argv: Vec<String> = vec![
+        "serve".into(),
+        "--listen".into(),
+        args.listen.to_string(),
+        "--plugins".into(),
+        project.catalog().display().to_string(),
+        "--database-url".into(),
+        project.database_url(),
+        "--cache-dir".into(),
+        project.state.join("cache").display().to_string(),
+        "--dev-allow-unsigned".into(),
+        "--seed-demo".into(),
+        "--allow-self-approval".into(),
+    ];
+    for b in &args.backends {
+        argv.extend(["--backend".into(), b.clone()]);
+    }
+    for t in &args.backend_token_files {
+        argv.extend(["--backend-token-file".into(), t.clone()]);
+    }
+    let parsed = Serve::try_parse_from(argv).context("the dev server's flags")?;
+    Config::resolve(parsed.args)
+}

@@ -1,0 +1,97 @@
+"""The guest SDK for Python: a toolhost tool plugin in about thirty lines.
+
+This package owns the plugin side of the `toolhost:plugin` WIT world
+`catalog-plugin` (`wit/` at the repository root), for components built by
+componentize-py: it answers the host's `describe`, `plan` and `call` from
+decorated functions, derives each tool's JSON Schemas (2020-12) from the
+functions' type hints, checks and converts arguments before a function
+runs, serializes answers, maps `ToolError`s onto the WIT error, lists
+entities for the host's resolver, and wraps the host's imports: `log`
+lines, `progress` reports, `resolve` (names to ids), `backend` (HTTP to
+the backends the manifest declares), `checkpoint` (a person's judgement)
+and `artifacts` (what an exploration run keeps). It is pure Python with no
+dependency, and enforces nothing: budgets, permissions, approvals, tenancy
+and the resolver's decisions are the host's.
+
+    from dataclasses import dataclass
+
+    from toolhost_sdk import Ctx, InvalidArguments, log, tool
+    from toolhost_sdk.exports import Entities, Tool  # noqa: F401 (the world's exports)
+
+    @dataclass
+    class Greeting:
+        message: str
+
+    @tool(permission="hello:read", read_only=True)
+    def greet(ctx: Ctx, name: str, excited: bool = False) -> Greeting:
+        \"""Greets someone by name.
+
+        Args:
+            name: Who to greet.
+            excited: End with an exclamation mark.
+        \"""
+        if not name.strip():
+            raise InvalidArguments("name must not be blank")
+        log.info("greeting %s", name)
+        return Greeting(f"Hello, {name}{'!' if excited else '.'}")
+
+Tools that take names of things type the argument `NameOrId` (or
+`NameOrId | None`), `resolve` it against the plugin's entities (listed by
+an `@entities("kind")` function) and get the thing's id and name; when the
+host cannot tell which thing was meant, `resolve` raises
+`NeedsClarification`, which the tool lets propagate: the host answers the
+call with its question. See `toolhost_sdk.resolver`.
+
+Every call runs in a fresh instance, snapshotted after the plugin module
+was imported at build time: registration and schemas cost nothing per
+call. Outside a component (native unit tests) log lines and progress go
+to stderr, and resolving, backends, checkpoints and artifacts fail with a
+`ToolError`; `toolhost_sdk.testing.FakeHost` makes them answer.
+"""
+
+from . import artifacts, backend, checkpoint, log, progress
+from .ctx import Ctx
+from .entity import Entity, Parent
+from .errors import Failed, InvalidArguments, NeedsClarification, NotFound, ToolError, UnknownTool
+from .plugin import PLUGIN, Plugin
+from .resolver import Candidate, Clarification, NameOrId, Resolved, resolve
+from .tool import Output, Plan, Risk, Target, ToolDef, ToolOutput
+
+#: `@tool(permission=..., ...)`: registers a tool with the default plugin
+#: (see `Plugin.tool`).
+tool = PLUGIN.tool
+#: `@entities("kind", ...)`: registers a snapshot function with the
+#: default plugin (see `Plugin.entities`).
+entities = PLUGIN.entities
+
+__all__ = [
+    "PLUGIN",
+    "Candidate",
+    "Clarification",
+    "Ctx",
+    "Entity",
+    "Failed",
+    "InvalidArguments",
+    "NameOrId",
+    "NeedsClarification",
+    "NotFound",
+    "Output",
+    "Parent",
+    "Plan",
+    "Plugin",
+    "Resolved",
+    "Risk",
+    "Target",
+    "ToolDef",
+    "ToolError",
+    "ToolOutput",
+    "UnknownTool",
+    "artifacts",
+    "backend",
+    "checkpoint",
+    "entities",
+    "log",
+    "progress",
+    "resolve",
+    "tool",
+]

@@ -1,0 +1,148 @@
+"""A host for native unit tests of tool functions.
+
+Outside a component the SDK's imports have no host: log lines and
+progress go to stderr, and `resolve`, backend requests, checkpoints and
+artifacts fail with a `ToolError`. A test that wants them to answer
+installs a `FakeHost` for a block:
+
+    from toolhost_sdk.testing import FakeHost
+
+    with FakeHost(entities={"project": [(1, "payments"), (2, "search")]},
+                  backend={"GET /api/projects": [{"id": 1, "name": "payments", "tenant": "local"}]}) as host:
+        out = PLUGIN.call("describe_project", {"project": "payments"})
+    assert host.logs == [("info", "describing payments")]
+
+The fake resolver is an approximation of the host's: an integer (or
+digits) matches an id, a string matches names exactly, ignoring case;
+one match resolves, several are `ambiguous`, none `not-found`, nothing
+given `missing-required` (unless `within` names one id). Pins and parents
+are honoured. The host's own tree does more; `toolhost call --entities`
+runs it on a built component.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from . import _host
+from ._records import Answer, ArtifactInfo, Candidate, CheckpointInfo, Clarification, Query, Resolved
+from .entity import Entity
+from .errors import NeedsClarification
+
+__all__ = ["FakeHost"]
+
+Route = Any  # a JSON value (answered 200), `(status, JSON value)`, an `Answer`, or fn(method, path, body) -> one of those
+Rows = Iterable[Entity | tuple[int, str]]
+
+
+class FakeHost(_host.Host):
+    """Answers the SDK's imports from what the test gave, and records
+    what the tool did: `logs` (level, line), `reports` (progress, total,
+    message), `requests` (backend, method, path, body), `queries`
+    (`Query`), `checkpoints` (by subject), `artifacts` (name, mime, bytes).
+
+    - `entities`: per kind, the rows the fake resolver matches over
+      (`Entity`s, or `(id, name)` pairs); a kind not given is not-found.
+      `resolver` replaces the fake resolver with `fn(Query) -> Resolved`.
+    - `backend`: routes `"GET /api/projects"` (any backend), or
+      `"testbench GET /api/projects"`; an unrouted request answers 404.
+    - `tenant`: the tenant whose rows the resolver sees (others dropped).
+    """
+
+    def __init__(
+        self,
+        *,
+        entities: Mapping[str, Rows] | None = None,
+        resolver: Callable[[Query], Resolved] | None = None,
+        backend: Mapping[str, Route] | None = None,
+        tenant: str = "local",
+    ) -> None:
+        self.rows = {k: [_entity(r, tenant) for r in rows] for k, rows in (entities or {}).items()}
+        self.resolver, self.routes, self.tenant = resolver, dict(backend or {}), tenant
+        self.logs: list[tuple[str, str]] = []
+        self.reports: list[tuple[float, float | None, str | None]] = []
+        self.requests: list[tuple[str, str, str, bytes | None]] = []
+        self.queries: list[Query] = []
+        self.checkpoints: dict[str, CheckpointInfo] = {}
+        self.artifacts: list[tuple[str, str, bytes]] = []
+        self._previous: _host.Host | None = None
+
+    def __enter__(self) -> FakeHost:
+        self._previous = _host.install(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _host.install(self._previous or _host.Host())
+
+    def log(self, level: str, message: str) -> None:
+        self.logs.append((level, message))
+
+    def report(self, progress: float, total: float | None, message: str | None) -> None:
+        self.reports.append((progress, total, message))
+
+    def resolve(self, query: Query) -> Resolved:
+        self.queries.append(query)
+        if self.resolver is not None:
+            return self.resolver(query)
+        rows = [e for e in self.rows.get(query.kind, []) if e.tenant == self.tenant and _pinned(e, query.pins)]
+        if query.within is not None:
+            rows = [e for e in rows if e.id in query.within]
+        if query.value is None:
+            if query.within is not None and len(rows) == 1:
+                return Resolved(rows[0].id, rows[0].name)
+            reason = "ambiguous" if query.within is not None else "missing-required"
+            raise _ask(query, reason, rows)
+        v = query.value
+        hits = [e for e in rows if str(e.id) == v or e.name.casefold() == v.casefold()]
+        if len(hits) == 1:
+            return Resolved(hits[0].id, hits[0].name)
+        raise _ask(query, "ambiguous" if hits else "not-found", hits or rows)
+
+    def send(self, backend, method, path, headers, body) -> Answer:
+        self.requests.append((backend, method, path, body))
+        route = self.routes.get(f"{backend} {method} {path}", self.routes.get(f"{method} {path}"))
+        if route is None:
+            return Answer(404, (), f"no fake route for {method} {path}".encode())
+        if callable(route):
+            route = route(method, path, body)
+        if isinstance(route, Answer):
+            return route
+        status, value = route if isinstance(route, tuple) else (200, route)
+        return Answer(status, (("content-type", "application/json"),), json.dumps(value).encode())
+
+    def open_checkpoint(self, subject: str, title: str, evidence: str) -> CheckpointInfo:
+        if not subject or len(subject.encode()) > 200:
+            raise _host.Refused("the subject must be 1-200 bytes")
+        n = len(self.checkpoints) + 1
+        return self.checkpoints.setdefault(subject, CheckpointInfo(f"chk_{n}", 1, "waiting"))
+
+    def decide(self, subject: str, disposition: str) -> None:
+        """Decides the checkpoint of `subject` as a person would."""
+        c = self.checkpoints[subject]
+        outcome = "passed" if disposition == "confirm" else "inconclusive"
+        self.checkpoints[subject] = CheckpointInfo(c.id, c.version + 1, "decided", disposition, outcome)
+
+    def put_artifact(self, name: str, mime_type: str, body: bytes) -> ArtifactInfo:
+        self.artifacts.append((name, mime_type, body))
+        uri = f"toolhost://artifacts/art_{len(self.artifacts)}"
+        return ArtifactInfo(uri, hashlib.sha256(body).hexdigest(), len(body))
+
+
+def _entity(row: Entity | tuple[int, str], tenant: str) -> Entity:
+    return row if isinstance(row, Entity) else Entity(row[0], row[1], tenant)
+
+
+def _pinned(e: Entity, pins: tuple[tuple[str, int], ...]) -> bool:
+    """Whether `e` survives the pins: a parent of a pinned kind must be the pinned one."""
+    return all(p.id == i for k, i in pins for p in e.parents if p.kind == k)
+
+
+def _ask(query: Query, reason: str, rows: list[Entity]) -> NeedsClarification:
+    rows = sorted(rows, key=lambda e: e.id)[:25]
+    names = ", ".join(e.name for e in rows) or "none"
+    ask = (query.question or f"Which {query.kind}? Available: {{names}}.").replace("{names}", names)
+    candidates = tuple(Candidate(e.id, e.name, e.name) for e in rows)
+    return NeedsClarification(Clarification(reason, ask, query.field, candidates))
