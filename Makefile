@@ -26,6 +26,45 @@ plugins: toolchain
 	CARGO_TARGET_DIR=$(PLUGIN_TARGET) $(CARGO) build --manifest-path plugins/Cargo.toml \
 	  --target wasm32-wasip2 --release --locked
 
+## python-plugins: the Python plugins (every plugins/python/*/ with an app.py; the SDK is
+## plugins/python/sdk): the SDK's and each plugin's unit tests run natively, then componentize-py
+## builds the plugin into $(PY_OUT)/<its manifest's component>. Idempotent: the pinned toolchain
+## is reinstalled only when its pins change, and a plugin is rebuilt (and tested) only when its
+## sources, the SDK or the WIT change (a stamp of their hashes beside the component).
+PY_DIR := plugins/python
+PY_SDK := $(PY_DIR)/sdk
+PY_VENV := .venv-componentize
+PY_OUT := $(PLUGIN_TARGET)/python
+
+.PHONY: python-plugins python-toolchain
+
+python-toolchain:
+	@want="$$(sha256sum $(PY_DIR)/requirements.txt | cut -d' ' -f1) $$(python3 -c 'import sys; print(sys.version.split()[0])')"; \
+	if [ -x $(PY_VENV)/bin/componentize-py ] && [ "$$(cat $(PY_VENV)/.installed 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "== python-plugins: venv $(PY_VENV) with $(PY_DIR)/requirements.txt (componentize-py)"; \
+	rm -rf $(PY_VENV); python3 -m venv $(PY_VENV); echo '*' > $(PY_VENV)/.gitignore; \
+	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes -r $(PY_DIR)/requirements.txt; \
+	echo "$$want" > $(PY_VENV)/.installed
+
+python-plugins: python-toolchain
+	@mkdir -p $(PY_OUT); py=$(PY_VENV)/bin/python; export PYTHONDONTWRITEBYTECODE=1; \
+	shared="$$(find $(PY_SDK) wit -type f \( -name '*.py' -o -name '*.wit' \) | sort | xargs sha256sum; cat $(PY_VENV)/.installed)"; \
+	sdk_tested=; \
+	for dir in $(PY_DIR)/*/; do \
+	  dir=$${dir%/}; if [ "$$dir" = $(PY_SDK) ] || [ ! -f $$dir/app.py ]; then continue; fi; \
+	  out=$(PY_OUT)/$$($$py -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["plugin"]["component"])' $$dir/toolhost.toml); \
+	  want=$$( { echo "$$shared"; find $$dir -type f -name '*.py' | sort | xargs sha256sum; } | sha256sum | cut -d' ' -f1); \
+	  if [ -f $$out ] && [ "$$(cat $$out.stamp 2>/dev/null)" = "$$want" ]; then continue; fi; \
+	  if [ -z "$$sdk_tested" ]; then \
+	    echo "== python-plugins: the SDK's unit tests"; \
+	    PYTHONPATH=$(PY_SDK) $$py -m unittest discover -q -s $(PY_SDK)/tests -t $(PY_SDK)/tests; sdk_tested=1; \
+	  fi; \
+	  echo "== python-plugins: $$dir: unit tests, then componentize-py into $$out"; \
+	  PYTHONPATH=$(PY_SDK):$$dir $$py -m unittest discover -q -s $$dir -t $$dir; \
+	  $(PY_VENV)/bin/componentize-py -d wit -w catalog-plugin componentize app -p $(PY_SDK) -p $$dir -o $$out.tmp >/dev/null; \
+	  mv $$out.tmp $$out; echo "$$want" > $$out.stamp; \
+	done
+
 ## catalog: pin the reference plugins into a plugin directory
 catalog: build plugins
 	rm -rf $(CATALOG) && mkdir -p $(CATALOG)

@@ -88,6 +88,11 @@ class Describe(unittest.TestCase):
             with self.assertRaisesRegex((TypeError, ValueError), message):
                 register()
 
+    def test_a_plan_that_cannot_take_the_tools_arguments_is_refused(self):
+        erase = words().tools["erase"]
+        with self.assertRaisesRegex(TypeError, "must take word"):
+            erase.plan(lambda ctx, word: Plan("low", "x"))
+
     def test_two_tools_or_kinds_of_one_name_are_refused(self):
         p = words()
         with self.assertRaisesRegex(ValueError, "two tools"):

@@ -236,9 +236,10 @@ class Field:
 
     def schema(self, defs: dict[str, Any]) -> dict[str, Any]:
         s = described(dict(self.shape.schema(defs)), self.description)
-        if not self.required and self.fill() is not None:
+        default = None if self.required else self.fill()
+        if default is not None:
             try:
-                s["default"] = json.loads(json.dumps(to_json(self.fill()), allow_nan=False))
+                s["default"] = json.loads(json.dumps(to_json(default), allow_nan=False))
             except (TypeError, ValueError):
                 pass  # a default JSON cannot show is still a default
         return s

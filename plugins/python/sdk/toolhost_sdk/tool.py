@@ -150,7 +150,7 @@ class ToolDef:
             self.output = _output_shape(hints.get("return", dict))
             self.input_schema = schema.root_schema(self.arguments)
             self.output_schema = schema.root_schema(self.output)
-        except TypeError as e:
+        except (TypeError, NameError) as e:  # NameError: a string hint that names nothing
             raise TypeError(f"{where}: {e}") from None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -166,9 +166,19 @@ class ToolDef:
 
         It must have no side effects: the host denies every side-effecting
         capability while a plan runs (backend GET and HEAD still work, and
-        so does `resolve`, whose question becomes the call's answer)."""
+        so does `resolve`, whose question becomes the call's answer).
+        A function that cannot take those arguments is refused here."""
+        names = {f.name: None for f in self.arguments.fields}
+        try:
+            inspect.signature(fn).bind(*([None] if self.wants_ctx else []), **names)
+        except TypeError as e:
+            raise TypeError(f"the plan of tool {self.name!r} must take {self._takes()}: {e}") from None
         self._plan = fn
         return fn
+
+    def _takes(self) -> str:
+        names = [f.name for f in self.arguments.fields]
+        return ", ".join((["ctx"] if self.wants_ctx else []) + names) or "no arguments"
 
     def run_plan(self, ctx: Ctx, arguments: str) -> Plan:
         """The custom plan, or the default one once the arguments check."""
