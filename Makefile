@@ -65,12 +65,15 @@ python-plugins: python-toolchain
 	  mv $$out.tmp $$out; echo "$$want" > $$out.stamp; \
 	done
 
-## catalog: pin the reference plugins into a plugin directory
-catalog: build plugins
+## catalog: pin the reference plugins into a plugin directory (the Python one's native
+## code compiled into the cache now: it takes seconds, not milliseconds)
+catalog: build plugins python-plugins
 	rm -rf $(CATALOG) && mkdir -p $(CATALOG)
 	for p in $(REFERENCE_PLUGINS); do \
 	  $(TOOLHOST) plugin pin plugins/$$p/toolhost.toml --component $(WASM_DIR)/$${p//-/_}.wasm --out $(CATALOG) >/dev/null; \
 	done
+	$(TOOLHOST) plugin pin $(PY_DIR)/hello/toolhost.toml --component $(PY_OUT)/hello_py.wasm \
+	  --out $(CATALOG) --cache-dir $(CACHE) >/dev/null 2>&1
 
 ## run: build everything and serve the reference catalog on an embedded SQLite, with the
 ## testbench backend the testbench plugin talks to (Ctrl-C stops both). The catalog takes
@@ -86,10 +89,15 @@ run: catalog
 	@$(TOOLHOST) catalog check --plugins $(CATALOG) --cache-dir $(CACHE)
 	@[ -s $(BACKEND_TOKEN) ] || (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > $(BACKEND_TOKEN))
 	@[ -s $(SIGNER)/local.key ] || $(TOOLHOST) signer new local --dir $(SIGNER) >/dev/null
-	@for m in $(CATALOG)/*.toml; do $(TOOLHOST) plugin sign $$m --key $(SIGNER)/local.key >/dev/null; done
+	@[ -s $(SIGNER)/local-python.key ] || $(TOOLHOST) signer new local-python --dir $(SIGNER) >/dev/null
+	@for p in $(REFERENCE_PLUGINS); do $(TOOLHOST) plugin sign $(CATALOG)/$$p.toml --key $(SIGNER)/local.key >/dev/null; done
+	@$(TOOLHOST) plugin sign $(CATALOG)/hello-py.toml --key $(SIGNER)/local-python.key >/dev/null
 	@$(TOOLHOST) user seed-demo --database-url "$(DB)"
 	@$(TOOLHOST) signer list --database-url "$(DB)" | grep -q '^local ' || \
 	  $(TOOLHOST) signer trust local --key $(SIGNER)/local.pub --plugins $$(echo $(REFERENCE_PLUGINS) | tr ' ' ,) \
+	    --as demo --database-url "$(DB)"
+	@$(TOOLHOST) signer list --database-url "$(DB)" | grep -q '^local-python ' || \
+	  $(TOOLHOST) signer trust local-python --key $(SIGNER)/local-python.pub --plugins hello-py \
 	    --as demo --database-url "$(DB)"
 	@for id in $$($(TOOLHOST) plugin submit $(CATALOG) --as demo --database-url "$(DB)" | awk '$$NF == "(pending_review)" {print $$1}'); do \
 	  $(TOOLHOST) plugin review approve $$id --as demo --allow-self-approval \
@@ -104,7 +112,7 @@ run: catalog
 	  --exploration-backend testbench
 
 ## test: lints, then every test of both workspaces
-test: lint e2e-tools
+test: lint e2e-tools python-plugins
 	$(CARGO) test --workspace --locked
 
 ## lint: formatting and clippy, warnings are errors
@@ -138,7 +146,7 @@ NODE_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Ht
 NODE_DIR := $(TOOLS)/node
 E2E_PATH := $(CURDIR)/$(NODE_DIR)/bin:$(PATH)
 # The end-to-end tests, one per client.
-E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci e2e_runs e2e_workspace e2e_author_cli
+E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci e2e_runs e2e_workspace e2e_author_cli e2e_languages
 
 .PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python e2e-registry
 
@@ -186,6 +194,54 @@ e2e-registry:
 ## e2e: the end-to-end tests alone: each MCP client, and the conformance suite, against `toolhost serve`
 e2e: e2e-tools toolchain
 	$(CARGO) test --locked $(addprefix --test ,$(E2E_TESTS))
+
+## ts-plugins: the TypeScript plugins (every plugins/ts/*/ with an app.ts; the SDK is
+## plugins/ts/sdk). npm ci from the committed lock under Node 22; the WIT's types generated
+## (jco guest-types) and the SDK and plugins type-checked; the SDK's and each plugin's unit tests
+## under Node (host imports faked); then jco componentize (QuickJS, see plugins/ts/README.md)
+## builds the plugin into $(TS_OUT)/<plugin name, - as _>.wasm. Idempotent: npm ci runs only when
+## the lock or a package.json changes, and a plugin is rebuilt (and tested) only when its sources,
+## the SDK, the lock or the WIT change (a stamp of their hashes beside the component).
+TS_DIR := plugins/ts
+TS_SDK := $(TS_DIR)/sdk
+TS_OUT := $(PLUGIN_TARGET)/ts
+TS_BIN := $(TS_DIR)/node_modules/.bin
+# --disable http fetch-event: only for the StarlingMonkey backend, whose wasi:http import the
+# host refuses; QuickJS imports no wasi:http. --backend-qjs-disable-async: the host's engine
+# has no component-model async (`task.cancel` requires the component model async feature).
+TS_COMPONENTIZE := --wit $(CURDIR)/wit --world-name catalog-plugin --backend qjs --backend-qjs-disable-async \
+  --bundle-config $(CURDIR)/$(TS_DIR)/bundle.config.js
+
+.PHONY: ts-plugins ts-npm
+
+ts-npm: e2e-node
+	@want="$$(cat $(TS_DIR)/package-lock.json $$(find $(TS_DIR) -name package.json -not -path '*/node_modules/*' | sort) | sha256sum | cut -d' ' -f1) node-$(NODE_VERSION)"; \
+	if [ "$$(cat $(TS_DIR)/node_modules/.installed 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "== ts-plugins: npm ci in $(TS_DIR) (jco, componentize-js, TypeScript)"; \
+	cd $(TS_DIR) && PATH="$(E2E_PATH)" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error; \
+	echo "$$want" > node_modules/.installed
+
+ts-plugins: ts-npm
+	@mkdir -p $(TS_OUT); export PATH="$(E2E_PATH)"; \
+	shared="$$(find $(TS_SDK)/src $(TS_SDK)/test wit -type f | sort | xargs sha256sum; \
+	  sha256sum $(TS_DIR)/tsconfig.json $(TS_DIR)/bundle.config.js; cat $(TS_DIR)/node_modules/.installed)"; \
+	checked=; \
+	for dir in $(TS_DIR)/*/; do \
+	  dir=$${dir%/}; if [ ! -f $$dir/app.ts ]; then continue; fi; \
+	  name=$$(sed -n 's/^name = "\(.*\)"$$/\1/p' $$dir/toolhost.toml | head -1); out=$(TS_OUT)/$${name//-/_}.wasm; \
+	  want=$$( { echo "$$shared"; find $$dir -type f -not -path '*/node_modules/*' | sort | xargs sha256sum; } | sha256sum | cut -d' ' -f1); \
+	  if [ -f $$out ] && [ "$$(cat $$out.stamp 2>/dev/null)" = "$$want" ]; then continue; fi; \
+	  if [ -z "$$checked" ]; then \
+	    echo "== ts-plugins: the WIT's types, the type check, the SDK's unit tests"; \
+	    rm -rf $(TS_SDK)/types; $(TS_BIN)/jco guest-types wit --world-name catalog-plugin -o $(TS_SDK)/types >/dev/null; \
+	    $(TS_BIN)/tsc -p $(TS_DIR)/tsconfig.json; \
+	    (cd $(TS_SDK) && node --import @toolhost/sdk/register --test --test-reporter=dot 'test/*.test.ts'); checked=1; \
+	  fi; \
+	  echo "== ts-plugins: $$dir: unit tests, then jco componentize into $$out"; \
+	  (cd $$dir && node --import @toolhost/sdk/register --test --test-reporter=dot '*.test.ts'); \
+	  $(TS_BIN)/jco componentize $(CURDIR)/$$dir/app.ts $(TS_COMPONENTIZE) -o $(CURDIR)/$$out.tmp >/dev/null; \
+	  mv $$out.tmp $$out; echo "$$want" > $$out.stamp; \
+	done
 
 clean:
 	$(CARGO) clean

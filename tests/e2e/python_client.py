@@ -1,6 +1,6 @@
 """The Python MCP SDK against a toolhost endpoint, in both protocol eras.
 
-    .venv/bin/python tests/e2e/python_client.py http://127.0.0.1:PORT/mcp
+    .venv/bin/python tests/e2e/python_client.py http://127.0.0.1:PORT/mcp [TOOL]
 
 Connects three ways with `mcp.Client` (mcp 2.3.0, tests/e2e/requirements.txt):
 
@@ -9,7 +9,7 @@ Connects three ways with `mcp.Client` (mcp 2.3.0, tests/e2e/requirements.txt):
   2026-07-28 era (toolhost serves it on the same endpoint);
 * `2026-07-28`: the version pinned, no probe, every request stateless.
 
-Each lists the tools (`greet` must be there), calls `greet` with
+Each lists the tools (`greet`, or the TOOL given, must be there), calls it with
 {"name": "Ada"} and checks `structuredContent == {"message": "Hello, Ada!"}`
 and that a text block came along. Prints one line per step; exits 1 with the
 reason on the first failure.
@@ -62,17 +62,17 @@ async def exercise(url: str, mode: str, want_version: str) -> None:
             )
         listed = await client.list_tools()
         names = [t.name for t in listed.tools]
-        check("greet" in names, f"{label}: tools/list has no 'greet' (got {names})")
+        check(TOOL in names, f"{label}: tools/list has no {TOOL!r} (got {names})")
 
-        result = await client.call_tool("greet", {"name": "Ada"})
-        check(not result.is_error, f"{label}: greet answered isError: {dump(result)}")
+        result = await client.call_tool(TOOL, {"name": "Ada"})
+        check(not result.is_error, f"{label}: {TOOL} answered isError: {dump(result)}")
         check(
             result.structured_content == EXPECTED,
             f"{label}: structuredContent is {result.structured_content!r}, expected {EXPECTED!r}",
         )
         texts = [c.text for c in result.content if isinstance(c, TextContent)]
-        check(bool(texts), f"{label}: greet answered no text content block: {dump(result)}")
-        print(f"ok  {label}: protocol {version}, {len(names)} tools, greet -> {result.structured_content} / {texts[0]!r}")
+        check(bool(texts), f"{label}: {TOOL} answered no text content block: {dump(result)}")
+        print(f"ok  {label}: protocol {version}, {len(names)} tools, {TOOL} -> {result.structured_content} / {texts[0]!r}")
 
 
 def dump(result: Any) -> str:
@@ -89,8 +89,9 @@ async def main(url: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python_client.py http://127.0.0.1:PORT/mcp")
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: python_client.py http://127.0.0.1:PORT/mcp [TOOL]")
+    TOOL = sys.argv[2] if len(sys.argv) == 3 else "greet"
     try:
         asyncio.run(main(sys.argv[1]))
     except Failure as failure:

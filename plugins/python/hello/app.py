@@ -1,5 +1,5 @@
-"""`hello-py`, the reference plugin in Python: `greet` (the Rust `hello`'s
-greeting, typed arguments and an output schema) and `describe_project`,
+"""`hello-py`, the reference plugin in Python: `greet_py` (the Rust `hello`'s
+greeting, typed arguments and an output schema) and `describe_project_py`,
 which resolves a project by name or id over the plugin's own `entities`
 export. Read it as the example of how a plugin is written with
 `toolhost_sdk`; `test_app.py` is how its tools are tested without a build.
@@ -14,13 +14,13 @@ from toolhost_sdk.exports import Entities, Tool  # noqa: F401 (the world's expor
 #: The backend the manifest declares (`[backends.testbench]`).
 TESTBENCH = "testbench"
 
-#: What `greet` says, per language.
+#: What `greet_py` says, per language.
 GREETINGS = {"en": "Hello, {}!", "fr": "Bonjour, {} !", "de": "Hallo, {}!"}
 
 
 @dataclass
 class Greeting:
-    """The answer of `greet`.
+    """The answer of `greet_py`.
 
     Attributes:
         message: The greeting, ready to show.
@@ -30,11 +30,11 @@ class Greeting:
 
 
 @tool(title="Greet", permission="hello:read", read_only=True, idempotent=True)
-def greet(ctx: Ctx, name: str, language: Literal["en", "fr", "de"] = "en") -> Output[Greeting]:
+def greet_py(ctx: Ctx, name: str, language: Literal["en", "fr", "de"] = "en") -> Output[Greeting]:
     """Greets someone by name, in English, French or German.
 
     Args:
-        name: Who to greet.
+        name: Who to greet_py.
         language: The language of the greeting (default English).
     """
     name = name.strip()
@@ -46,7 +46,7 @@ def greet(ctx: Ctx, name: str, language: Literal["en", "fr", "de"] = "en") -> Ou
 
 @dataclass
 class Project:
-    """The answer of `describe_project`.
+    """The answer of `describe_project_py`.
 
     Attributes:
         id: The project's id.
@@ -58,7 +58,7 @@ class Project:
 
 
 @tool(title="Describe a project", permission="hello:read", read_only=True)
-def describe_project(ctx: Ctx, project: NameOrId | None) -> Project:
+def describe_project_py(ctx: Ctx, project: NameOrId | None) -> Project:
     """Names a project of the test platform, given by name or id.
 
     Args:

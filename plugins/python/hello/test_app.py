@@ -16,22 +16,22 @@ ROWS = [
 
 class Greet(unittest.TestCase):
     def test_greets_by_name_with_the_message_as_text(self):
-        out = PLUGIN.call("greet", {"name": "Ada"})
+        out = PLUGIN.call("greet_py", {"name": "Ada"})
         self.assertEqual(out.value, {"message": "Hello, Ada!"})
         self.assertEqual(out.text, "Hello, Ada!")
 
     def test_speaks_french_and_german_and_trims_the_name(self):
-        self.assertEqual(app.greet(Ctx(), " Ada ", "fr").structured.message, "Bonjour, Ada !")
-        self.assertEqual(app.greet(Ctx(), "Ada", language="de").structured, app.Greeting("Hallo, Ada!"))
+        self.assertEqual(app.greet_py(Ctx(), " Ada ", "fr").structured.message, "Bonjour, Ada !")
+        self.assertEqual(app.greet_py(Ctx(), "Ada", language="de").structured, app.Greeting("Hallo, Ada!"))
 
     def test_a_blank_name_an_unknown_language_or_a_stray_field_is_invalid(self):
         for args in ({"name": "  "}, {"name": "Ada", "language": "es"}, {"name": "Ada", "excited": True}, {}):
             with self.assertRaises(InvalidArguments, msg=args):
-                PLUGIN.call("greet", args)
+                PLUGIN.call("greet_py", args)
 
     def test_is_read_only_and_asks_for_hello_read(self):
-        greet = PLUGIN.tools["greet"]
-        self.assertEqual((greet.resource, greet.action, greet.mutating), ("hello", "read", False))
+        greet_py = PLUGIN.tools["greet_py"]
+        self.assertEqual((greet_py.resource, greet_py.action, greet_py.mutating), ("hello", "read", False))
 
 
 class DescribeProject(unittest.TestCase):
@@ -40,25 +40,25 @@ class DescribeProject(unittest.TestCase):
 
     def test_answers_the_resolved_projects_id_and_name(self):
         with self.host() as host:
-            self.assertEqual(PLUGIN.call("describe_project", {"project": "search"}).value, {"id": 3, "name": "search"})
-            self.assertEqual(PLUGIN.call("describe_project", {"project": 1}).value, {"id": 1, "name": "payments"})
+            self.assertEqual(PLUGIN.call("describe_project_py", {"project": "search"}).value, {"id": 3, "name": "search"})
+            self.assertEqual(PLUGIN.call("describe_project_py", {"project": 1}).value, {"id": 1, "name": "payments"})
         self.assertEqual([q.value for q in host.queries], ["search", "1"])
         self.assertEqual(host.logs[-1], ("info", "described project 1 for test"))
 
     def test_namesakes_or_no_project_become_the_hosts_question(self):
         for args, reason in (({"project": "payments"}, "ambiguous"), ({}, "missing-required")):
             with self.host(), self.assertRaises(NeedsClarification) as e:
-                PLUGIN.call("describe_project", args)
+                PLUGIN.call("describe_project_py", args)
             self.assertEqual(e.exception.clarification.reason, reason)
             self.assertEqual(e.exception.clarification.field, "project")
 
     def test_without_a_host_resolving_fails_instead_of_trapping(self):
         with self.assertRaisesRegex(Failed, "only available inside the toolhost"):
-            app.describe_project(Ctx(), "payments")
+            app.describe_project_py(Ctx(), "payments")
 
     def test_a_project_is_a_name_or_an_id(self):
         with self.host(), self.assertRaisesRegex(InvalidArguments, "project: expected a string or an integer"):
-            PLUGIN.call("describe_project", {"project": 1.5})
+            PLUGIN.call("describe_project_py", {"project": 1.5})
 
 
 class Projects(unittest.TestCase):
