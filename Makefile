@@ -206,9 +206,10 @@ TS_DIR := plugins/ts
 TS_SDK := $(TS_DIR)/sdk
 TS_OUT := $(PLUGIN_TARGET)/ts
 TS_BIN := $(TS_DIR)/node_modules/.bin
-# --disable http fetch-event: only for the StarlingMonkey backend, whose wasi:http import the
-# host refuses; QuickJS imports no wasi:http. --backend-qjs-disable-async: the host's engine
-# has no component-model async (`task.cancel` requires the component model async feature).
+# QuickJS imports no wasi:http, so there is no `--disable http fetch-event` (StarlingMonkey's
+# fix for the wasi:http import the host refuses; jco refuses it for qjs: "The --disable option
+# is only supported by the starlingmonkey backend"). --backend-qjs-disable-async: the host's
+# engine has no component-model async (`task.cancel` requires the component model async feature).
 TS_COMPONENTIZE := --wit $(CURDIR)/wit --world-name catalog-plugin --backend qjs --backend-qjs-disable-async \
   --bundle-config $(CURDIR)/$(TS_DIR)/bundle.config.js
 

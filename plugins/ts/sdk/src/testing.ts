@@ -1,0 +1,121 @@
+// Fakes of the host, for unit tests of a plugin under Node (`node --test
+// --import @toolhost/sdk/register`): the register hook maps every
+// `toolhost:plugin/*` import to `testing/host-stub.ts`, which answers from
+// `fakeHost` below. Without a fake set, the imports fail as the Rust SDK's
+// do outside wasm: the resolver and checkpoints throw, backends are
+// unavailable, and log lines are only recorded.
+
+import type { Entity } from "./entities.ts";
+import type { Plugin } from "./plugin.ts";
+import type { Ctx } from "./tool.ts";
+import { decode, encode } from "./utf8.ts";
+
+/** What a fake backend answers: a response, or a WIT transport error. */
+export type FakeAnswer =
+  | { status: number; body?: unknown; headers?: Array<[string, string]> }
+  | { error: { tag: "not-declared" | "refused" | "unavailable"; val: string } | { tag: "timeout" | "too-large" } };
+
+/** A request as the fake backend sees it, its body decoded. */
+export interface FakeRequest {
+  backend: string;
+  method: string;
+  path: string;
+  headers: Array<[string, string]>;
+  body?: string;
+}
+
+/** The WIT resolver query, as the stub receives it. */
+export interface FakeQuery {
+  kind: string;
+  field: string;
+  value?: string;
+  pins: Array<{ kind: string; id: number }>;
+  within?: number[];
+  question?: string;
+}
+
+/** What a fake resolver answers: the entity, or the clarification. */
+export type FakeResolution =
+  | { id: number; name: string }
+  | { clarification: { reason: string; askUser: string; field: string } };
+
+function unavailable(what: string): never {
+  throw new Error(`${what} only available inside the toolhost`);
+}
+
+/** The fakes' state; `reset()` before each test. */
+export const fakeHost = {
+  logs: [] as Array<[string, string]>,
+  progress: [] as Array<[number, number | undefined, string | undefined]>,
+  requests: [] as FakeRequest[],
+  backend: ((_r: FakeRequest): FakeAnswer => ({ error: { tag: "unavailable", val: "backends are only reachable inside the toolhost" } })),
+  resolver: ((_q: FakeQuery): FakeResolution => unavailable("the resolver is")),
+  checkpoint: ((_s: string, _t: string, _e: string): unknown => unavailable("checkpoints are")),
+
+  reset(): void {
+    this.logs = [];
+    this.progress = [];
+    this.requests = [];
+    this.backend = () => ({ error: { tag: "unavailable", val: "backends are only reachable inside the toolhost" } });
+    this.resolver = () => unavailable("the resolver is");
+    this.checkpoint = () => unavailable("checkpoints are");
+  },
+
+  /**
+   * Resolves over `snapshots` (rows by kind) as the host does in outline:
+   * digits match an id, other text a name exactly (case-insensitive); one
+   * match answers, several are `ambiguous`, none `not-found`, an absent
+   * value `missing-required` (unless `within` names one id). Pins, labels
+   * and partial names are the real host's; test those through it.
+   */
+  resolveOver(snapshots: Record<string, Array<{ id: number; name: string }>>): void {
+    this.resolver = (q) => {
+      let rows = snapshots[q.kind] ?? [];
+      if (q.within !== undefined) rows = rows.filter((r) => q.within?.includes(r.id));
+      if (q.value !== undefined) {
+        const v = q.value;
+        rows = rows.filter((r) => (/^-?\d+$/.test(v) ? String(r.id) === v : r.name.toLowerCase() === v.toLowerCase()));
+      }
+      if (rows.length === 1 && (q.value !== undefined || q.within !== undefined)) return rows[0];
+      const reason = q.value === undefined ? "missing-required" : rows.length === 0 ? "not-found" : "ambiguous";
+      const names = rows.map((r) => `${r.name} · #${r.id}`).join(", ");
+      return { clarification: { reason, askUser: `Which ${q.kind}? ${names || "none match"}.`, field: q.field } };
+    };
+  },
+};
+
+/** The body a fake answers, as bytes: strings as they are, anything else as JSON. */
+export function fakeBody(body: unknown): Uint8Array {
+  if (body === undefined) return new Uint8Array();
+  return encode(typeof body === "string" ? body : JSON.stringify(body));
+}
+
+/** The request with its body as text. */
+export function fakeRequest(r: { backend: string; method: string; path: string; headers: Array<[string, string]>; body?: Uint8Array }): FakeRequest {
+  return { ...r, body: r.body === undefined ? undefined : decode(r.body) };
+}
+
+/** A call context for tests: tenant `demo`, principal `alice`. */
+export function testCtx(over: Partial<Ctx> = {}): Ctx {
+  return { callId: "test-call", tenant: "demo", principal: "alice", ...over };
+}
+
+/** What the host would make of a call: the structured answer parsed, or the WIT error. */
+export type CallResult = { ok: unknown; text?: string } | { err: { tag: string; val: string } };
+
+/** Calls `tool` of `plugin` with `args` as the host does, catching tool errors. */
+export function callTool(plugin: Plugin, tool: string, args: unknown, ctx: Ctx = testCtx()): CallResult {
+  try {
+    const out = plugin.tool.call(ctx, tool, JSON.stringify(args));
+    return { ok: JSON.parse(out.structured), text: out.text };
+  } catch (e) {
+    const payload = (e as { payload?: { tag: string; val: string } } | null)?.payload;
+    if (payload === undefined) throw e;
+    return { err: payload };
+  }
+}
+
+/** The plugin's snapshot of `kind`, as the host would receive it. */
+export function snapshot(plugin: Plugin, kind: string, ctx: Ctx = testCtx()): Entity[] {
+  return plugin.entities.snapshot(ctx, kind);
+}
