@@ -434,3 +434,58 @@ fn toolhost_dev_serves_a_project_and_reloads_a_changed_tool_into_an_open_session
     assert!(log.contains("reloaded"), "{log}");
     drop(dev);
 }
+
+#[test]
+fn a_new_python_plugin_passes_its_test_builds_and_is_served_to_the_python_sdk() {
+    let tools = Tools::require();
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let parent = tmp.path().to_string_lossy().into_owned();
+    let (code, out, err) = toolhost(&["new", "greeter-py", "--lang", "python", "--dir", &parent]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let project = tmp.path().join("greeter-py");
+    for file in [
+        "toolhost.toml",
+        "app.py",
+        "test_app.py",
+        "build.sh",
+        "README.md",
+    ] {
+        assert!(project.join(file).exists(), "{file} is written");
+    }
+    // One command: its tests, then the component (make test installed the
+    // pinned componentize-py first).
+    let mut cmd = Command::new("sh");
+    cmd.arg("build.sh")
+        .current_dir(&project)
+        .stdin(Stdio::null());
+    let run = support::run(&mut cmd, Duration::from_secs(300));
+    assert!(
+        run.ok(),
+        "build.sh: {}\n{}\n{}",
+        run.verdict(),
+        run.stdout,
+        run.stderr
+    );
+    let component = project.join("greeter_py.wasm");
+    let leak =
+        |p: &Path| -> &'static str { Box::leak(p.to_string_lossy().into_owned().into_boxed_str()) };
+    let fixture = Fixture {
+        name: "greeter-py",
+        component: leak(&component),
+        manifest: leak(&project.join("toolhost.toml")),
+    };
+    let cache = support::repo().join("target/cwasm-e2e");
+    let server = Server::start_with(&[fixture], &["--cache-dir", &cache.to_string_lossy()]);
+    let token = user_token(&server, "demo", DEMO_PASSWORD);
+    let mut cmd = tools.python("python_client.py", &[&server.url]);
+    cmd.env(support::TOKEN_ENV, &token);
+    let run = support::run(&mut cmd, Duration::from_secs(180));
+    assert!(
+        run.ok(),
+        "{}\n{}\n{}\n{}",
+        run.verdict(),
+        run.stdout,
+        run.stderr,
+        server.log()
+    );
+}

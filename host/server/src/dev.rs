@@ -1,5 +1,5 @@
-//! `toolhost dev DIR`: the author's loop around one plugin project. It
-//! builds the project, pins it, serves it on loopback in the dev mode
+//! `toolhost dev DIR`: the author's loop around one plugin project (Rust,
+//! or Python as `toolhost new` writes it). It builds the project, pins it, serves it on loopback in the dev mode
 //! (unsigned, an embedded SQLite under `DIR/.toolhost`, the demo login),
 //! and prints how to connect. Then it watches the project: a change is
 //! rebuilt and synced into the running host's store, which serves it
@@ -25,7 +25,7 @@ const WATCH_EVERY: Duration = Duration::from_millis(500);
 #[derive(clap::Args)]
 pub(crate) struct DevArgs {
     /// The plugin project (a `toolhost new` project: `toolhost.toml`, and
-    /// `Cargo.toml` for Rust).
+    /// `Cargo.toml` for Rust, `app.py` and `build.sh` for Python).
     dir: PathBuf,
     /// Address to listen on (loopback only: the dev mode serves unsigned
     /// builds).
@@ -46,11 +46,21 @@ struct Serve {
     args: ServeArgs,
 }
 
+/// How a project is built.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lang {
+    /// `cargo build --target wasm32-wasip2 --release`.
+    Rust,
+    /// `./build.sh` (a `toolhost new --lang python` project).
+    Python,
+}
+
 /// Where a project's dev state lives.
 struct Project {
     dir: PathBuf,
     manifest: PathBuf,
     state: PathBuf,
+    lang: Lang,
 }
 
 impl Project {
@@ -60,16 +70,22 @@ impl Project {
             .with_context(|| format!("the project {}", dir.display()))?;
         let manifest = dir.join("toolhost.toml");
         anyhow::ensure!(manifest.exists(), "{}: no toolhost.toml", dir.display());
-        anyhow::ensure!(
-            dir.join("Cargo.toml").exists(),
-            "{}: toolhost dev builds Rust projects (a Cargo.toml) so far",
-            dir.display()
-        );
+        let lang = if dir.join("Cargo.toml").exists() {
+            Lang::Rust
+        } else if dir.join("app.py").exists() && dir.join("build.sh").exists() {
+            Lang::Python
+        } else {
+            anyhow::bail!(
+                "{}: neither a Rust project (Cargo.toml) nor a Python one (app.py and build.sh)",
+                dir.display()
+            );
+        };
         let state = dir.join(".toolhost");
         Ok(Project {
             dir,
             manifest,
             state,
+            lang,
         })
     }
 
@@ -83,8 +99,20 @@ impl Project {
 
     /// Builds the component and pins it into the catalog directory.
     fn build(&self) -> anyhow::Result<()> {
-        let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-            .args(["build", "--quiet", "--target", "wasm32-wasip2", "--release"])
+        let mut cmd = match self.lang {
+            Lang::Rust => {
+                let mut c =
+                    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+                c.args(["build", "--quiet", "--target", "wasm32-wasip2", "--release"]);
+                c
+            }
+            Lang::Python => {
+                let mut c = Command::new("sh");
+                c.arg("build.sh");
+                c
+            }
+        };
+        let status = cmd
             .current_dir(&self.dir)
             .stdin(Stdio::null())
             .status()
@@ -104,6 +132,9 @@ impl Project {
             .find_map(|l| l.trim().strip_prefix("component = \""))
             .and_then(|rest| rest.split('"').next())
             .context("toolhost.toml names no component")?;
+        if self.lang == Lang::Python {
+            return Ok(self.dir.join(name));
+        }
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| self.dir.join("target"));
@@ -112,11 +143,20 @@ impl Project {
 
     /// The newest modification time among the sources a build reads.
     fn changed_at(&self) -> SystemTime {
-        let mut newest = SystemTime::UNIX_EPOCH;
-        for path in [self.dir.join("Cargo.toml"), self.manifest.clone()] {
-            newest = newest.max(modified(&path));
+        let mut newest = modified(&self.manifest);
+        match self.lang {
+            Lang::Rust => {
+                newest = newest.max(modified(&self.dir.join("Cargo.toml")));
+                walk(&self.dir.join("src"), &mut newest);
+            }
+            // The project's own modules, not what a build writes beside them.
+            Lang::Python => {
+                let entries = std::fs::read_dir(&self.dir).into_iter().flatten().flatten();
+                for e in entries.filter(|e| e.path().extension().is_some_and(|x| x == "py")) {
+                    newest = newest.max(modified(&e.path()));
+                }
+            }
         }
-        walk(&self.dir.join("src"), &mut newest);
         newest
     }
 }

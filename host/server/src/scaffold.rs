@@ -1,4 +1,4 @@
-//! `toolhost new NAME --lang rust`: a plugin project that builds with one
+//! `toolhost new NAME --lang rust|python`: a plugin project that builds with one
 //! command and passes its own test out of the box: a manifest, one tool
 //! with its test, a README. The project depends on this repository's SDK
 //! (`plugins/sdk`, or `--sdk`) and starts from the plugin workspace's
@@ -15,6 +15,8 @@ use toolhost_types::PluginName;
 pub(crate) enum Lang {
     /// Rust with `toolhost-sdk`.
     Rust,
+    /// Python with `toolhost_sdk`, built by componentize-py.
+    Python,
 }
 
 /// What `toolhost new` writes.
@@ -42,6 +44,12 @@ const CARGO_TOML: &str = include_str!("scaffold/cargo.toml.tpl");
 const LIB_RS: &str = include_str!("scaffold/lib.rs.tpl");
 const MANIFEST: &str = include_str!("scaffold/toolhost.toml.tpl");
 const README: &str = include_str!("scaffold/readme.md.tpl");
+const APP_PY: &str = include_str!("scaffold/app.py.tpl");
+const TEST_APP_PY: &str = include_str!("scaffold/test_app.py.tpl");
+const BUILD_SH: &str = include_str!("scaffold/build.sh.tpl");
+const README_PYTHON: &str = include_str!("scaffold/readme-python.md.tpl");
+/// This build's repository (its Python SDK, WIT and pinned componentize-py).
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 /// The plugin workspace's lock: the versions the reference plugins build.
 const CARGO_LOCK: &str = include_str!("../../../plugins/Cargo.lock");
 /// This build's repository's SDK.
@@ -62,6 +70,9 @@ pub(crate) fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
     let sdk = sdk
         .canonicalize()
         .with_context(|| format!("the SDK at {}", sdk.display()))?;
+    let repo = PathBuf::from(REPO)
+        .canonicalize()
+        .with_context(|| format!("the repository at {REPO}"))?;
     let root = args.dir.join(name.as_str());
     if root.exists() {
         anyhow::bail!("{} exists already", root.display());
@@ -74,6 +85,7 @@ pub(crate) fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
             .replace("{{component}}", &format!("{crate_name}.wasm"))
             .replace("{{description}}", &args.description.replace('"', "'"))
             .replace("{{sdk}}", &sdk.to_string_lossy())
+            .replace("{{repo}}", &repo.to_string_lossy())
     };
     match args.lang {
         Lang::Rust => {
@@ -84,13 +96,33 @@ pub(crate) fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
             write(&root.join("README.md"), &fill(README))?;
             write(&root.join(".gitignore"), "/target\n/catalog\n")?;
         }
+        Lang::Python => {
+            write(&root.join("toolhost.toml"), &fill(MANIFEST))?;
+            write(&root.join("app.py"), &fill(APP_PY))?;
+            write(&root.join("test_app.py"), &fill(TEST_APP_PY))?;
+            write(&root.join("build.sh"), &fill(BUILD_SH))?;
+            executable(&root.join("build.sh"))?;
+            write(&root.join("README.md"), &fill(README_PYTHON))?;
+            write(
+                &root.join(".gitignore"),
+                "/*.wasm\n/catalog\n/cache\n/.toolhost\n__pycache__/\n",
+            )?;
+        }
     }
     println!("{}", root.display());
-    println!(
-        "next: cd {} && cargo test && cargo build --target wasm32-wasip2 --release",
-        root.display()
-    );
+    let next = match args.lang {
+        Lang::Rust => "cargo test && cargo build --target wasm32-wasip2 --release",
+        Lang::Python => "./build.sh",
+    };
+    println!("next: cd {} && {next}", root.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Makes `path` executable by its owner (and readable by all).
+fn executable(path: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("making {} executable", path.display()))
 }
 
 fn write(path: &Path, text: &str) -> anyhow::Result<()> {
