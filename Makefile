@@ -67,12 +67,14 @@ python-plugins: python-toolchain
 
 ## catalog: pin the reference plugins into a plugin directory (the Python one's native
 ## code compiled into the cache now: it takes seconds, not milliseconds)
-catalog: build plugins python-plugins
+catalog: build plugins python-plugins ts-plugins
 	rm -rf $(CATALOG) && mkdir -p $(CATALOG)
 	for p in $(REFERENCE_PLUGINS); do \
 	  $(TOOLHOST) plugin pin plugins/$$p/toolhost.toml --component $(WASM_DIR)/$${p//-/_}.wasm --out $(CATALOG) >/dev/null; \
 	done
 	$(TOOLHOST) plugin pin $(PY_DIR)/hello/toolhost.toml --component $(PY_OUT)/hello_py.wasm \
+	  --out $(CATALOG) --cache-dir $(CACHE) >/dev/null 2>&1
+	$(TOOLHOST) plugin pin $(TS_DIR)/hello/toolhost.toml --component $(TS_OUT)/hello_ts.wasm \
 	  --out $(CATALOG) --cache-dir $(CACHE) >/dev/null 2>&1
 
 ## run: build everything and serve the reference catalog on an embedded SQLite, with the
@@ -90,14 +92,19 @@ run: catalog
 	@[ -s $(BACKEND_TOKEN) ] || (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > $(BACKEND_TOKEN))
 	@[ -s $(SIGNER)/local.key ] || $(TOOLHOST) signer new local --dir $(SIGNER) >/dev/null
 	@[ -s $(SIGNER)/local-python.key ] || $(TOOLHOST) signer new local-python --dir $(SIGNER) >/dev/null
+	@[ -s $(SIGNER)/local-ts.key ] || $(TOOLHOST) signer new local-ts --dir $(SIGNER) >/dev/null
 	@for p in $(REFERENCE_PLUGINS); do $(TOOLHOST) plugin sign $(CATALOG)/$$p.toml --key $(SIGNER)/local.key >/dev/null; done
 	@$(TOOLHOST) plugin sign $(CATALOG)/hello-py.toml --key $(SIGNER)/local-python.key >/dev/null
+	@$(TOOLHOST) plugin sign $(CATALOG)/hello-ts.toml --key $(SIGNER)/local-ts.key >/dev/null
 	@$(TOOLHOST) user seed-demo --database-url "$(DB)"
 	@$(TOOLHOST) signer list --database-url "$(DB)" | grep -q '^local ' || \
 	  $(TOOLHOST) signer trust local --key $(SIGNER)/local.pub --plugins $$(echo $(REFERENCE_PLUGINS) | tr ' ' ,) \
 	    --as demo --database-url "$(DB)"
 	@$(TOOLHOST) signer list --database-url "$(DB)" | grep -q '^local-python ' || \
 	  $(TOOLHOST) signer trust local-python --key $(SIGNER)/local-python.pub --plugins hello-py \
+	    --as demo --database-url "$(DB)"
+	@$(TOOLHOST) signer list --database-url "$(DB)" | grep -q '^local-ts ' || \
+	  $(TOOLHOST) signer trust local-ts --key $(SIGNER)/local-ts.pub --plugins hello-ts \
 	    --as demo --database-url "$(DB)"
 	@for id in $$($(TOOLHOST) plugin submit $(CATALOG) --as demo --database-url "$(DB)" | awk '$$NF == "(pending_review)" {print $$1}'); do \
 	  $(TOOLHOST) plugin review approve $$id --as demo --allow-self-approval \
@@ -112,7 +119,7 @@ run: catalog
 	  --exploration-backend testbench
 
 ## test: lints, then every test of both workspaces
-test: lint e2e-tools python-plugins
+test: lint e2e-tools python-plugins ts-plugins
 	$(CARGO) test --workspace --locked
 
 ## lint: formatting and clippy, warnings are errors

@@ -1,6 +1,6 @@
 //! Tools written in other languages than Rust, served like any plugin: each
-//! language's reference plugin (built by `make python-plugins` into
-//! `target/plugins/python/`) is pinned, signed and
+//! language's reference plugin (built by `make python-plugins` and `make
+//! ts-plugins` into `target/plugins/{python,ts}/`) is pinned, signed and
 //! served; the Python MCP SDK lists and calls its `greet_<lang>` in both eras and
 //! gets structured output; its resolving tool asks its question as a
 //! clarification; and 64 concurrent calls of the Python tool all succeed.
@@ -117,4 +117,9 @@ fn a_python_tool_is_served_called_from_the_python_sdk_and_asks_its_question() {
             "{a}"
         );
     }
+}
+
+#[test]
+fn a_typescript_tool_is_served_called_from_the_python_sdk_and_asks_its_question() {
+    served_and_called("ts", "hello_ts");
 }

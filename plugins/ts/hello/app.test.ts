@@ -13,14 +13,14 @@ const plugin = { tool: app.tool, entities: app.entities };
 beforeEach(() => fakeHost.reset());
 
 test("greet answers exactly the message plugins/hello's greet does", () => {
-  assert.deepEqual(callTool(plugin, "greet", { name: "Ada" }), { ok: { message: "Hello, Ada!" }, text: "Hello, Ada!" });
-  assert.deepEqual(callTool(plugin, "greet", { name: "  " }), { err: { tag: "invalid-arguments", val: "name must not be blank" } });
-  assert.deepEqual(callTool(plugin, "greet", {}), { err: { tag: "invalid-arguments", val: 'missing field "name"' } });
+  assert.deepEqual(callTool(plugin, "greet_ts", { name: "Ada" }), { ok: { message: "Hello, Ada!" }, text: "Hello, Ada!" });
+  assert.deepEqual(callTool(plugin, "greet_ts", { name: "  " }), { err: { tag: "invalid-arguments", val: "name must not be blank" } });
+  assert.deepEqual(callTool(plugin, "greet_ts", {}), { err: { tag: "invalid-arguments", val: 'missing field "name"' } });
 });
 
 test("describe lists both tools read-only under hello:read", () => {
   const specs = plugin.tool.describe();
-  assert.deepEqual(specs.map((t) => t.name), ["greet", "describe_project"]);
+  assert.deepEqual(specs.map((t) => t.name), ["greet_ts", "describe_project_ts"]);
   for (const t of specs) assert.deepEqual([t.permission, t.mutating], [{ resource: "hello", action: "read" }, false]);
   const project = JSON.parse(specs[1].inputSchema).properties.project;
   assert.deepEqual(project.anyOf, [{ type: "string" }, { type: "integer" }]);
@@ -28,13 +28,13 @@ test("describe lists both tools read-only under hello:read", () => {
 
 test("describe_project answers the project a name or id resolves to", () => {
   fakeHost.resolveOver({ project: [{ id: 1, name: "payments" }, { id: 3, name: "web" }] });
-  assert.deepEqual(callTool(plugin, "describe_project", { project: "web" }), { ok: { id: 3, name: "web" }, text: "Project web (#3)." });
-  assert.deepEqual(callTool(plugin, "describe_project", { project: 1 }).ok, { id: 1, name: "payments" });
+  assert.deepEqual(callTool(plugin, "describe_project_ts", { project: "web" }), { ok: { id: 3, name: "web" }, text: "Project web (#3)." });
+  assert.deepEqual(callTool(plugin, "describe_project_ts", { project: 1 }).ok, { id: 1, name: "payments" });
 });
 
 test("describe_project without a project becomes the resolver's question", () => {
   fakeHost.resolveOver({ project: [{ id: 1, name: "payments" }, { id: 2, name: "payments" }] });
-  const got = callTool(plugin, "describe_project", {});
+  const got = callTool(plugin, "describe_project_ts", {});
   assert.ok("err" in got && got.err.tag === "failed" && got.err.val.startsWith("needs clarification: "), JSON.stringify(got));
 });
 

@@ -16,7 +16,7 @@ interface ProjectRow {
 }
 
 const greet = defineTool({
-  name: "greet",
+  name: "greet_ts",
   title: "Greet",
   description: "Greets someone by name.",
   permission: "hello:read",
@@ -33,7 +33,7 @@ const greet = defineTool({
 });
 
 const describeProject = defineTool({
-  name: "describe_project",
+  name: "describe_project_ts",
   title: "Describe a project",
   description: "Tells which project a name or id means: its id and name as your tenant sees it.",
   permission: "hello:read",
