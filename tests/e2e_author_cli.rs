@@ -437,23 +437,27 @@ fn toolhost_dev_serves_a_project_and_reloads_a_changed_tool_into_an_open_session
 
 #[test]
 fn a_new_python_plugin_passes_its_test_builds_and_is_served_to_the_python_sdk() {
+    new_project_served("python", "greeter-py", "app.py", "test_app.py");
+}
+
+#[test]
+fn a_new_typescript_plugin_passes_its_test_builds_and_is_served_to_the_python_sdk() {
+    new_project_served("ts", "greeter-ts", "app.ts", "app.test.ts");
+}
+
+/// `toolhost new NAME --lang LANG`, its `build.sh` (its tests, then the
+/// component: make test installed the pinned toolchains first), served
+/// and called from the Python SDK in both eras.
+fn new_project_served(lang: &str, name: &str, app: &str, test: &str) {
     let tools = Tools::require();
     let tmp = tempfile::tempdir().expect("a temp dir");
     let parent = tmp.path().to_string_lossy().into_owned();
-    let (code, out, err) = toolhost(&["new", "greeter-py", "--lang", "python", "--dir", &parent]);
+    let (code, out, err) = toolhost(&["new", name, "--lang", lang, "--dir", &parent]);
     assert_eq!(code, Some(0), "{out}\n{err}");
-    let project = tmp.path().join("greeter-py");
-    for file in [
-        "toolhost.toml",
-        "app.py",
-        "test_app.py",
-        "build.sh",
-        "README.md",
-    ] {
+    let project = tmp.path().join(name);
+    for file in ["toolhost.toml", app, test, "build.sh", "README.md"] {
         assert!(project.join(file).exists(), "{file} is written");
     }
-    // One command: its tests, then the component (make test installed the
-    // pinned componentize-py first).
     let mut cmd = Command::new("sh");
     cmd.arg("build.sh")
         .current_dir(&project)
@@ -466,11 +470,11 @@ fn a_new_python_plugin_passes_its_test_builds_and_is_served_to_the_python_sdk() 
         run.stdout,
         run.stderr
     );
-    let component = project.join("greeter_py.wasm");
+    let component = project.join(format!("{}.wasm", name.replace('-', "_")));
     let leak =
         |p: &Path| -> &'static str { Box::leak(p.to_string_lossy().into_owned().into_boxed_str()) };
     let fixture = Fixture {
-        name: "greeter-py",
+        name: leak(Path::new(name)),
         component: leak(&component),
         manifest: leak(&project.join("toolhost.toml")),
     };
@@ -482,7 +486,7 @@ fn a_new_python_plugin_passes_its_test_builds_and_is_served_to_the_python_sdk() 
     let run = support::run(&mut cmd, Duration::from_secs(180));
     assert!(
         run.ok(),
-        "{}\n{}\n{}\n{}",
+        "{lang}: {}\n{}\n{}\n{}",
         run.verdict(),
         run.stdout,
         run.stderr,

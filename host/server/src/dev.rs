@@ -1,5 +1,5 @@
 //! `toolhost dev DIR`: the author's loop around one plugin project (Rust,
-//! or Python as `toolhost new` writes it). It builds the project, pins it, serves it on loopback in the dev mode
+//! or Python or TypeScript as `toolhost new` writes it). It builds the project, pins it, serves it on loopback in the dev mode
 //! (unsigned, an embedded SQLite under `DIR/.toolhost`, the demo login),
 //! and prints how to connect. Then it watches the project: a change is
 //! rebuilt and synced into the running host's store, which serves it
@@ -51,8 +51,8 @@ struct Serve {
 enum Lang {
     /// `cargo build --target wasm32-wasip2 --release`.
     Rust,
-    /// `./build.sh` (a `toolhost new --lang python` project).
-    Python,
+    /// `./build.sh` (a `toolhost new --lang python` or `--lang ts` project).
+    Script,
 }
 
 /// Where a project's dev state lives.
@@ -72,11 +72,13 @@ impl Project {
         anyhow::ensure!(manifest.exists(), "{}: no toolhost.toml", dir.display());
         let lang = if dir.join("Cargo.toml").exists() {
             Lang::Rust
-        } else if dir.join("app.py").exists() && dir.join("build.sh").exists() {
-            Lang::Python
+        } else if dir.join("build.sh").exists()
+            && (dir.join("app.py").exists() || dir.join("app.ts").exists())
+        {
+            Lang::Script
         } else {
             anyhow::bail!(
-                "{}: neither a Rust project (Cargo.toml) nor a Python one (app.py and build.sh)",
+                "{}: neither a Rust project (Cargo.toml) nor a Python or TypeScript one (build.sh beside app.py or app.ts)",
                 dir.display()
             );
         };
@@ -106,7 +108,7 @@ impl Project {
                 c.args(["build", "--quiet", "--target", "wasm32-wasip2", "--release"]);
                 c
             }
-            Lang::Python => {
+            Lang::Script => {
                 let mut c = Command::new("sh");
                 c.arg("build.sh");
                 c
@@ -132,7 +134,7 @@ impl Project {
             .find_map(|l| l.trim().strip_prefix("component = \""))
             .and_then(|rest| rest.split('"').next())
             .context("toolhost.toml names no component")?;
-        if self.lang == Lang::Python {
+        if self.lang == Lang::Script {
             return Ok(self.dir.join(name));
         }
         let target = std::env::var_os("CARGO_TARGET_DIR")
@@ -150,9 +152,12 @@ impl Project {
                 walk(&self.dir.join("src"), &mut newest);
             }
             // The project's own modules, not what a build writes beside them.
-            Lang::Python => {
+            Lang::Script => {
                 let entries = std::fs::read_dir(&self.dir).into_iter().flatten().flatten();
-                for e in entries.filter(|e| e.path().extension().is_some_and(|x| x == "py")) {
+                let source = |e: &std::fs::DirEntry| {
+                    e.path().extension().is_some_and(|x| x == "py" || x == "ts")
+                };
+                for e in entries.filter(source) {
                     newest = newest.max(modified(&e.path()));
                 }
             }

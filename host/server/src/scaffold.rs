@@ -1,4 +1,4 @@
-//! `toolhost new NAME --lang rust|python`: a plugin project that builds with one
+//! `toolhost new NAME --lang rust|python|ts`: a plugin project that builds with one
 //! command and passes its own test out of the box: a manifest, one tool
 //! with its test, a README. The project depends on this repository's SDK
 //! (`plugins/sdk`, or `--sdk`) and starts from the plugin workspace's
@@ -17,6 +17,8 @@ pub(crate) enum Lang {
     Rust,
     /// Python with `toolhost_sdk`, built by componentize-py.
     Python,
+    /// TypeScript with `@toolhost/sdk`, built by jco on QuickJS.
+    Ts,
 }
 
 /// What `toolhost new` writes.
@@ -48,6 +50,10 @@ const APP_PY: &str = include_str!("scaffold/app.py.tpl");
 const TEST_APP_PY: &str = include_str!("scaffold/test_app.py.tpl");
 const BUILD_SH: &str = include_str!("scaffold/build.sh.tpl");
 const README_PYTHON: &str = include_str!("scaffold/readme-python.md.tpl");
+const APP_TS: &str = include_str!("scaffold/app.ts.tpl");
+const APP_TEST_TS: &str = include_str!("scaffold/app.test.ts.tpl");
+const BUILD_TS_SH: &str = include_str!("scaffold/build-ts.sh.tpl");
+const README_TS: &str = include_str!("scaffold/readme-ts.md.tpl");
 /// This build's repository (its Python SDK, WIT and pinned componentize-py).
 const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 /// The plugin workspace's lock: the versions the reference plugins build.
@@ -108,11 +114,23 @@ pub(crate) fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
                 "/*.wasm\n/catalog\n/cache\n/.toolhost\n__pycache__/\n",
             )?;
         }
+        Lang::Ts => {
+            write(&root.join("toolhost.toml"), &fill(MANIFEST))?;
+            write(&root.join("app.ts"), &fill(APP_TS))?;
+            write(&root.join("app.test.ts"), &fill(APP_TEST_TS))?;
+            write(&root.join("build.sh"), &fill(BUILD_TS_SH))?;
+            executable(&root.join("build.sh"))?;
+            write(&root.join("README.md"), &fill(README_TS))?;
+            write(
+                &root.join(".gitignore"),
+                "/*.wasm\n/catalog\n/cache\n/.toolhost\n/node_modules\n",
+            )?;
+        }
     }
     println!("{}", root.display());
     let next = match args.lang {
         Lang::Rust => "cargo test && cargo build --target wasm32-wasip2 --release",
-        Lang::Python => "./build.sh",
+        Lang::Python | Lang::Ts => "./build.sh",
     };
     println!("next: cd {} && {next}", root.display());
     Ok(ExitCode::SUCCESS)
