@@ -337,10 +337,19 @@ fn toolhost_dev_serves_a_project_and_reloads_a_changed_tool_into_an_open_session
         .expect("toolhost dev starts");
     let stdout = child.stdout.take().expect("piped");
     let dev = Child(child);
-    let url = std::io::BufRead::lines(std::io::BufReader::new(stdout))
-        .map_while(Result::ok)
-        .find_map(|l| l.strip_prefix("MCP endpoint: ").map(str::to_owned))
-        .unwrap_or_else(|| {
+    // stdout is drained to its end on a thread: a closed pipe would fail
+    // the server's next line (and with it the server).
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("MCP endpoint: ") {
+                let _ = tx.send(url.to_owned());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(300))
+        .unwrap_or_else(|_| {
             let log = std::fs::read_to_string(tmp.path().join("dev.log")).unwrap_or_default();
             panic!("toolhost dev printed no endpoint:\n{log}")
         });
