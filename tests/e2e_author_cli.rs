@@ -288,17 +288,8 @@ fn a_new_rust_plugin_builds_passes_its_own_test_and_is_served_to_the_python_sdk(
     };
     let server = Server::start(&[fixture]);
     let token = user_token(&server, "demo", DEMO_PASSWORD);
-    let mut cmd = tools.python("python_client.py", &[&server.url]);
-    cmd.env(support::TOKEN_ENV, &token);
-    let run = support::run(&mut cmd, Duration::from_secs(120));
-    assert!(
-        run.ok(),
-        "{}\n{}\n{}\n{}",
-        run.verdict(),
-        run.stdout,
-        run.stderr,
-        server.log()
-    );
+    let cmd = tools.python("python_client.py", &[&server.url]);
+    server.run_client_as("python client", cmd, Duration::from_secs(120), &token);
 }
 
 /// A free loopback port (bound, then let go).
@@ -490,15 +481,6 @@ fn new_project_served(lang: &str, name: &str, app: &str, test: &str) {
     let cache = support::repo().join("target/cwasm-e2e");
     let server = Server::start_with(&[fixture], &["--cache-dir", &cache.to_string_lossy()]);
     let token = user_token(&server, "demo", DEMO_PASSWORD);
-    let mut cmd = tools.python("python_client.py", &[&server.url]);
-    cmd.env(support::TOKEN_ENV, &token);
-    let run = support::run(&mut cmd, Duration::from_secs(180));
-    assert!(
-        run.ok(),
-        "{lang}: {}\n{}\n{}\n{}",
-        run.verdict(),
-        run.stdout,
-        run.stderr,
-        server.log()
-    );
+    let cmd = tools.python("python_client.py", &[&server.url]);
+    server.run_client_as("python client", cmd, Duration::from_secs(180), &token);
 }

@@ -67,16 +67,12 @@ fn served_and_called(lang: &str, stem: &str) -> (Backend, Server, String) {
         format!("greet_{suffix}"),
         format!("describe_project_{suffix}"),
     );
-    let mut cmd = tools.python("python_client.py", &[&server.url, &greet]);
-    cmd.env(support::TOKEN_ENV, &token);
-    let run = support::run(&mut cmd, std::time::Duration::from_secs(180));
-    assert!(
-        run.ok(),
-        "{lang}: {}\n{}\n{}\n{}",
-        run.verdict(),
-        run.stdout,
-        run.stderr,
-        server.log()
+    let cmd = tools.python("python_client.py", &[&server.url, &greet]);
+    server.run_client_as(
+        &format!("{lang} via the python client"),
+        cmd,
+        std::time::Duration::from_secs(180),
+        &token,
     );
     let asked = structured(&call_at(&server.url, &token, &describe, json!({})));
     assert_eq!(

@@ -183,7 +183,7 @@ fn tool_chain(pg: Option<&PgSchema>) {
         "PERMISSION_DENIED",
     );
 
-    let mut cmd = tools.python(
+    let cmd = tools.python(
         "python_authoring.py",
         &[
             &server.url,
@@ -193,18 +193,13 @@ fn tool_chain(pg: Option<&PgSchema>) {
             "shout",
         ],
     );
-    cmd.env(support::TOKEN_ENV, &tokens["alice"]);
-    let run = support::run(&mut cmd, Duration::from_secs(300));
-    assert!(
-        run.ok(),
-        "{}\n{}\n{}\n{}",
-        run.verdict(),
-        run.stdout,
-        run.stderr,
-        server.log()
+    let stdout = server.run_client_as(
+        "python_authoring.py",
+        cmd,
+        Duration::from_secs(300),
+        &tokens["alice"],
     );
-    let ids: Value = run
-        .stdout
+    let ids: Value = stdout
         .lines()
         .find_map(|l| l.strip_prefix("AUTHORED "))
         .map(|l| serde_json::from_str(l).expect("ids"))

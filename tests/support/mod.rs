@@ -401,9 +401,21 @@ impl Server {
     /// scratch dir (the Inspector keeps state there). Panics, with the
     /// client's output and the server's log, if it fails or overruns
     /// `timeout`; returns its stdout otherwise.
-    pub fn run_client(&self, what: &str, mut cmd: Command, timeout: Duration) -> String {
+    pub fn run_client(&self, what: &str, cmd: Command, timeout: Duration) -> String {
+        self.run_client_as(what, cmd, timeout, &self.token)
+    }
+
+    /// [`run_client`](Self::run_client) with `token` (a person's, say)
+    /// instead of the harness's service token.
+    pub fn run_client_as(
+        &self,
+        what: &str,
+        mut cmd: Command,
+        timeout: Duration,
+        token: &str,
+    ) -> String {
         let home = self.scratch(&format!("home-{}", what.replace(' ', "-")));
-        cmd.env("HOME", &home).env(TOKEN_ENV, &self.token);
+        cmd.env("HOME", &home).env(TOKEN_ENV, token);
         let run = run(&mut cmd, timeout);
         if !run.ok() {
             panic!(
