@@ -134,9 +134,11 @@ fmt:
 	$(CARGO) fmt --all
 	$(CARGO) fmt --manifest-path plugins/Cargo.toml --all
 
-## bench: the sandbox in-process, then tools/call over HTTP (release builds); results go in BENCHMARKS.md
-bench: plugins
+## bench: the sandbox in-process, the reference greet in Rust, Python and TypeScript
+## in-process, then tools/call over HTTP (release builds); results go in BENCHMARKS.md
+bench: plugins python-plugins ts-plugins
 	$(CARGO) bench -p toolhost-runtime --bench sandbox --locked
+	$(CARGO) bench -p toolhost-runtime --bench languages --locked
 	$(CARGO) bench -p toolhost-server --bench http --locked
 
 ## e2e-tools: the MCP clients the end-to-end tests drive (tests/e2e_*.rs): Node 22, the

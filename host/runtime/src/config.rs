@@ -21,11 +21,13 @@ pub struct RuntimeConfig {
     /// on every start. The directory must be writable only by the host: its
     /// files are mapped as native code.
     pub cache_dir: Option<PathBuf>,
-    /// Linear memory kept resident per pool slot between calls: the first
-    /// `keep_resident` bytes are zeroed in place, the rest handed back to
-    /// the OS and faulted in again on first touch. Zeroing costs per byte,
-    /// faulting per page touched: the sweet spot covers what a guest
-    /// touches on every call (its stack, data and first heap pages).
+    /// Linear memory kept resident per pool slot between calls: within the
+    /// first `keep_resident` bytes the pages a call dirtied are reset in
+    /// place (the whole prefix where the kernel lacks `PAGEMAP_SCAN`), the
+    /// rest handed back to the OS and faulted in again on first touch.
+    /// Resetting costs per byte, faulting per page touched: the sweet spot
+    /// covers what a guest touches on every call (its stack, data and
+    /// first heap pages).
     pub keep_resident: usize,
 }
 
@@ -34,12 +36,17 @@ impl RuntimeConfig {
     pub const DEFAULT_SLOTS: u32 = 128;
     /// Default epoch tick. 1 ms keeps timeouts tight and costs nothing measurable.
     pub const DEFAULT_EPOCH_TICK: Duration = Duration::from_millis(1);
-    /// Default keep-resident size per slot: 256 KiB. Measured on the
-    /// 2-core machines with `hello` built with a 128 KiB stack (see
-    /// `.cargo/config.toml`): 0 → 8 µs set-up but 31 µs per call (page
-    /// faults); 256 KiB → 15 µs set-up, 21 µs per call; 2 MiB → 38 µs
-    /// set-up (zeroing dominates).
-    pub const DEFAULT_KEEP_RESIDENT: usize = 256 << 10;
+    /// Default keep-resident size per slot: 1 MiB. With the kernel's
+    /// `PAGEMAP_SCAN` (Linux 6.7+, used when present; see `engine.rs`)
+    /// only the pages a call dirtied are reset, so the size bounds what a
+    /// slot keeps rather than what every reset costs. Measured on the
+    /// 2-core machines (`cargo bench -p toolhost-runtime --bench
+    /// languages`, BENCHMARKS.md part 8), `greet` p50 in Rust / Python /
+    /// TypeScript: 256 KiB without the scan 11 µs / 1.40 ms / 179 µs; with
+    /// it 10 µs / 1.26 ms / 98 µs; 1 MiB with it 9 µs / 1.26 ms / 83 µs;
+    /// 4 and 16 MiB no faster. Without the scan, larger sizes cost
+    /// zeroing (2 MiB → 38 µs set-up for Rust, measured before).
+    pub const DEFAULT_KEEP_RESIDENT: usize = 1 << 20;
 }
 
 impl Default for RuntimeConfig {

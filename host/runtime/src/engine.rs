@@ -42,6 +42,10 @@ pub(crate) fn build(cfg: &RuntimeConfig) -> wasmtime::Result<Engine> {
         .linear_memory_keep_resident(cfg.keep_resident)
         .table_keep_resident(64 << 10)
         .async_stack_keep_resident(64 << 10);
+    // Reset only the pages a call dirtied (Linux 6.7+; elsewhere the
+    // kept-resident prefix is reset whole). It halves a QuickJS call and
+    // trims Rust's and Python's (BENCHMARKS.md part 8).
+    pool.pagemap_scan(wasmtime::Enabled::Auto);
 
     let mut config = Config::new();
     config
