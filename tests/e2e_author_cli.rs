@@ -3,8 +3,11 @@
 //! (and asks, exit 2, when a name is ambiguous there) or over the plugin's
 //! own entities against its backend; `toolhost plugin inspect` shows what a
 //! component imports and exports and the tools and kinds it declares;
-//! `toolhost new` writes a project that builds, passes its own test and is
-//! served to the Python SDK.
+//! `toolhost new` writes each language's project (and refuses an existing
+//! one or a bad name); `toolhost dev` serves a Rust and a TypeScript project
+//! and reloads a changed tool into an open session. That a new project
+//! builds, passes its test and is served is `e2e_first_tool`, which follows
+//! the README.
 
 mod support;
 
@@ -14,9 +17,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::bench::{BACKEND_TOKEN, Backend};
-use support::oauth::user_token;
-use support::{DEMO_PASSWORD, Server, Tools, pin_into};
-use toolhost_fixtures::{Fixture, HELLO, TESTBENCH};
+use support::{DEMO_PASSWORD, Tools, pin_into};
+use toolhost_fixtures::{HELLO, TESTBENCH};
 
 /// `toolhost ARGS…`: its exit code and stdout, and its stderr.
 fn toolhost(args: &[&str]) -> (Option<i32>, String, String) {
@@ -218,78 +220,53 @@ fn pin_with_a_cache_dir_compiles_the_component_once_before_any_host_loads_it() {
     assert!(pin("again").contains("hello: Hit"), "the next load maps it");
 }
 
-/// `cargo ARGS…` in `dir`, sharing the plugin workspace's target directory
-/// (the scaffold starts from its lock, so its dependencies are built
-/// there already): must succeed. A scaffold's promise is that it builds
-/// with the author's own cargo, so this test runs exactly that, unlike the
-/// rest of the suite, whose plugins the fixtures' build script builds.
-fn cargo(dir: &Path, args: &[&str]) {
-    let target = support::repo().join("target/plugins");
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", &target)
+#[test]
+fn toolhost_new_writes_each_language_and_refuses_an_existing_project_or_a_bad_name() {
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let parent = tmp.path().to_string_lossy().into_owned();
+    let expected: [(&str, &[&str]); 3] = [
+        ("rust", &["Cargo.toml", "Cargo.lock", "src/lib.rs"]),
+        ("python", &["app.py", "test_app.py"]),
+        ("ts", &["app.ts", "app.test.ts"]),
+    ];
+    for (lang, own) in expected {
+        let name = format!("greeter-{lang}");
+        let (code, out, err) = toolhost(&["new", &name, "--lang", lang, "--dir", &parent]);
+        assert_eq!(code, Some(0), "{out}\n{err}");
+        let project = tmp.path().join(&name);
+        assert!(
+            out.contains("./build.sh"),
+            "{lang}: says how to build: {out}"
+        );
+        for file in own
+            .iter()
+            .chain(&["toolhost.toml", "build.sh", "README.md"])
+        {
+            assert!(project.join(file).exists(), "{lang}: {file} is written");
+        }
+        let (code, _, err) = toolhost(&["new", &name, "--lang", lang, "--dir", &parent]);
+        assert_eq!(code, Some(1), "{lang}: an existing project is kept: {err}");
+    }
+    // The Rust project is formatted as cargo fmt would write it.
+    let mut fmt = Command::new(env!("CARGO"));
+    fmt.args(["fmt", "--check"])
+        .current_dir(tmp.path().join("greeter-rust"))
         .stdin(Stdio::null());
-    let run = support::run(&mut cmd, Duration::from_secs(600));
+    let run = support::run(&mut fmt, Duration::from_secs(120));
     assert!(
         run.ok(),
-        "cargo {args:?}: {}\n{}\n{}",
-        run.verdict(),
+        "cargo fmt --check: {}\n{}",
         run.stdout,
         run.stderr
     );
-}
-
-#[test]
-fn a_new_rust_plugin_builds_passes_its_own_test_and_is_served_to_the_python_sdk() {
-    let tools = Tools::require();
-    let tmp = tempfile::tempdir().expect("a temp dir");
-    let parent = tmp.path().to_string_lossy().into_owned();
-    let (code, out, err) = toolhost(&["new", "greeter", "--lang", "rust", "--dir", &parent]);
-    assert_eq!(code, Some(0), "{out}\n{err}");
-    let project = tmp.path().join("greeter");
-    for file in [
-        "Cargo.toml",
-        "Cargo.lock",
-        "toolhost.toml",
-        "src/lib.rs",
-        "README.md",
-    ] {
-        assert!(project.join(file).exists(), "{file} is written");
+    for bad in ["Bad Name", "9lives", ""] {
+        let (code, _, err) = toolhost(&["new", bad, "--dir", &parent]);
+        assert_eq!(code, Some(1), "{bad:?}: {err}");
+        assert!(
+            !tmp.path().join(bad).exists() || bad.is_empty(),
+            "{bad:?} wrote nothing"
+        );
     }
-    let (code, _, err) = toolhost(&["new", "greeter", "--dir", &parent]);
-    assert_eq!(
-        code,
-        Some(1),
-        "an existing project is not overwritten: {err}"
-    );
-    let (code, _, err) = toolhost(&["new", "Bad Name", "--dir", &parent]);
-    assert_eq!(code, Some(1), "{err}");
-
-    cargo(&project, &["fmt", "--check"]);
-    cargo(&project, &["test", "--quiet"]);
-    cargo(
-        &project,
-        &["build", "--quiet", "--target", "wasm32-wasip2", "--release"],
-    );
-    let component = support::repo().join("target/plugins/wasm32-wasip2/release/greeter.wasm");
-    let (code, out, _) = toolhost(&["plugin", "inspect", &component.to_string_lossy()]);
-    assert_eq!(code, Some(0));
-    assert_eq!(json_of(&out)["tools"][0]["name"], json!("greet"), "{out}");
-
-    // Pinned and served like any plugin, and called from the Python SDK in
-    // both eras (tests/e2e/python_client.py calls greet with Ada).
-    let leak =
-        |p: &Path| -> &'static str { Box::leak(p.to_string_lossy().into_owned().into_boxed_str()) };
-    let fixture = Fixture {
-        name: "greeter",
-        component: leak(&component),
-        manifest: leak(&project.join("toolhost.toml")),
-    };
-    let server = Server::start(&[fixture]);
-    let token = user_token(&server, "demo", DEMO_PASSWORD);
-    let cmd = tools.python("python_client.py", &[&server.url]);
-    server.run_client_as("python client", cmd, Duration::from_secs(120), &token);
 }
 
 /// A free loopback port (bound, then let go).
@@ -310,11 +287,50 @@ impl Drop for Child {
 
 #[test]
 fn toolhost_dev_serves_a_project_and_reloads_a_changed_tool_into_an_open_session() {
+    dev_reloads("rust", "devtool", |project| {
+        let lib = project.join("src/lib.rs");
+        let text = std::fs::read_to_string(&lib).expect("read");
+        let wave = "/// Waves at someone.\npub fn wave(_ctx: &Ctx, args: GreetArgs) -> Result<Greeting, ToolError> {\n    Ok(Greeting { message: format!(\"*waves at {}*\", args.name) })\n}\n\nfn tools() -> Vec<Tool> {\n    vec![\n        Tool::new(\"wave\", \"Waves at someone.\", wave).permission(\"devtool\", \"read\").read_only(),";
+        std::fs::write(
+            &lib,
+            text.replacen("fn tools() -> Vec<Tool> {\n    vec![", wave, 1),
+        )
+        .expect("write");
+    });
+}
+
+#[test]
+fn toolhost_dev_serves_a_typescript_project_and_reloads_a_changed_tool_into_an_open_session() {
+    dev_reloads("ts", "devtool-ts", |project| {
+        let app = project.join("app.ts");
+        let text = std::fs::read_to_string(&app).expect("read");
+        let wave = "const wave = defineTool({\n  name: \"wave\",\n  description: \"Waves at someone.\",\n  permission: \"devtool-ts:read\",\n  readOnly: true,\n  input: s.object({ name: s.string() }),\n  output: s.object({ message: s.string() }),\n  run: ({ name }) => ({ message: `*waves at ${name}*` }),\n});\n\nconst plugin = definePlugin({ tools: [greet, wave] });";
+        let changed = text.replacen("const plugin = definePlugin({ tools: [greet] });", wave, 1);
+        assert_ne!(
+            changed, text,
+            "the scaffold's app.ts has the line this test edits"
+        );
+        std::fs::write(&app, changed).expect("write");
+    });
+}
+
+/// `toolhost dev` on a new `lang` project `name`: a session opened on it
+/// (both eras, tests/e2e/python_list_changed.py) is told `tools/list_changed`
+/// after `edit` adds a tool `wave` to the source and the test declares it in
+/// the manifest, and lists it beside `greet`, without a restart.
+fn dev_reloads(lang: &str, name: &str, edit: impl FnOnce(&Path)) {
     let tools = Tools::require();
     let tmp = tempfile::tempdir().expect("a temp dir");
-    let (code, _, err) = toolhost(&["new", "devtool", "--dir", &tmp.path().to_string_lossy()]);
+    let (code, _, err) = toolhost(&[
+        "new",
+        name,
+        "--lang",
+        lang,
+        "--dir",
+        &tmp.path().to_string_lossy(),
+    ]);
     assert_eq!(code, Some(0), "{err}");
-    let project = tmp.path().join("devtool");
+    let project = tmp.path().join(name);
     let listen = format!("127.0.0.1:{}", free_port());
     let log = std::fs::File::create(tmp.path().join("dev.log")).expect("a log");
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
@@ -357,7 +373,7 @@ fn toolhost_dev_serves_a_project_and_reloads_a_changed_tool_into_an_open_session
         "--tenant",
         "demo",
         "--scope",
-        "mcp devtool:read",
+        &format!("mcp {name}:read"),
         "--database-url",
         &db,
     ]);
@@ -403,17 +419,10 @@ fn toolhost_dev_serves_a_project_and_reloads_a_changed_tool_into_an_open_session
     }
 
     // A second tool, written while the host serves: rebuilt and reloaded.
-    let lib = project.join("src/lib.rs");
-    let text = std::fs::read_to_string(&lib).expect("read");
-    let wave = "/// Waves at someone.\npub fn wave(_ctx: &Ctx, args: GreetArgs) -> Result<Greeting, ToolError> {\n    Ok(Greeting { message: format!(\"*waves at {}*\", args.name) })\n}\n\nfn tools() -> Vec<Tool> {\n    vec![\n        Tool::new(\"wave\", \"Waves at someone.\", wave).permission(\"devtool\", \"read\").read_only(),";
-    std::fs::write(
-        &lib,
-        text.replacen("fn tools() -> Vec<Tool> {\n    vec![", wave, 1),
-    )
-    .expect("write");
+    edit(&project);
     let manifest = project.join("toolhost.toml");
     let mut m = std::fs::read_to_string(&manifest).expect("read");
-    m.push_str("\n[tools.wave]\npermission = \"devtool:read\"\n");
+    m.push_str(&format!("\n[tools.wave]\npermission = \"{name}:read\"\n"));
     std::fs::write(&manifest, m).expect("write");
 
     let out = session.wait_with_output().expect("the session ends");
@@ -433,54 +442,4 @@ fn toolhost_dev_serves_a_project_and_reloads_a_changed_tool_into_an_open_session
     }
     assert!(log.contains("reloaded"), "{log}");
     drop(dev);
-}
-
-#[test]
-fn a_new_python_plugin_passes_its_test_builds_and_is_served_to_the_python_sdk() {
-    new_project_served("python", "greeter-py", "app.py", "test_app.py");
-}
-
-#[test]
-fn a_new_typescript_plugin_passes_its_test_builds_and_is_served_to_the_python_sdk() {
-    new_project_served("ts", "greeter-ts", "app.ts", "app.test.ts");
-}
-
-/// `toolhost new NAME --lang LANG`, its `build.sh` (its tests, then the
-/// component: make test installed the pinned toolchains first), served
-/// and called from the Python SDK in both eras.
-fn new_project_served(lang: &str, name: &str, app: &str, test: &str) {
-    let tools = Tools::require();
-    let tmp = tempfile::tempdir().expect("a temp dir");
-    let parent = tmp.path().to_string_lossy().into_owned();
-    let (code, out, err) = toolhost(&["new", name, "--lang", lang, "--dir", &parent]);
-    assert_eq!(code, Some(0), "{out}\n{err}");
-    let project = tmp.path().join(name);
-    for file in ["toolhost.toml", app, test, "build.sh", "README.md"] {
-        assert!(project.join(file).exists(), "{file} is written");
-    }
-    let mut cmd = Command::new("sh");
-    cmd.arg("build.sh")
-        .current_dir(&project)
-        .stdin(Stdio::null());
-    let run = support::run(&mut cmd, Duration::from_secs(300));
-    assert!(
-        run.ok(),
-        "build.sh: {}\n{}\n{}",
-        run.verdict(),
-        run.stdout,
-        run.stderr
-    );
-    let component = project.join(format!("{}.wasm", name.replace('-', "_")));
-    let leak =
-        |p: &Path| -> &'static str { Box::leak(p.to_string_lossy().into_owned().into_boxed_str()) };
-    let fixture = Fixture {
-        name: leak(Path::new(name)),
-        component: leak(&component),
-        manifest: leak(&project.join("toolhost.toml")),
-    };
-    let cache = support::repo().join("target/cwasm-e2e");
-    let server = Server::start_with(&[fixture], &["--cache-dir", &cache.to_string_lossy()]);
-    let token = user_token(&server, "demo", DEMO_PASSWORD);
-    let cmd = tools.python("python_client.py", &[&server.url]);
-    server.run_client_as("python client", cmd, Duration::from_secs(180), &token);
 }

@@ -1,6 +1,7 @@
 //! `toolhost new NAME --lang rust|python|ts`: a plugin project that builds with one
 //! command and passes its own test out of the box: a manifest, one tool
-//! with its test, a README. The project depends on this repository's SDK
+//! with its test, a README, and `build.sh` (in every language: the tests,
+//! then the component, written beside the manifest). The project depends on this repository's SDK
 //! (`plugins/sdk`, or `--sdk`) and starts from the plugin workspace's
 //! lock, so it resolves the versions the reference plugins build with.
 
@@ -48,6 +49,7 @@ const MANIFEST: &str = include_str!("scaffold/toolhost.toml.tpl");
 const README: &str = include_str!("scaffold/readme.md.tpl");
 const APP_PY: &str = include_str!("scaffold/app.py.tpl");
 const TEST_APP_PY: &str = include_str!("scaffold/test_app.py.tpl");
+const BUILD_RUST_SH: &str = include_str!("scaffold/build-rust.sh.tpl");
 const BUILD_SH: &str = include_str!("scaffold/build.sh.tpl");
 const README_PYTHON: &str = include_str!("scaffold/readme-python.md.tpl");
 const APP_TS: &str = include_str!("scaffold/app.ts.tpl");
@@ -99,8 +101,13 @@ pub(crate) fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
             write(&root.join("Cargo.lock"), CARGO_LOCK)?;
             write(&root.join("toolhost.toml"), &fill(MANIFEST))?;
             write(&root.join("src/lib.rs"), &fill(LIB_RS))?;
+            write(&root.join("build.sh"), &fill(BUILD_RUST_SH))?;
+            executable(&root.join("build.sh"))?;
             write(&root.join("README.md"), &fill(README))?;
-            write(&root.join(".gitignore"), "/target\n/catalog\n")?;
+            write(
+                &root.join(".gitignore"),
+                "/target\n/*.wasm\n/catalog\n/.toolhost\n",
+            )?;
         }
         Lang::Python => {
             write(&root.join("toolhost.toml"), &fill(MANIFEST))?;
@@ -128,11 +135,7 @@ pub(crate) fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         }
     }
     println!("{}", root.display());
-    let next = match args.lang {
-        Lang::Rust => "cargo test && cargo build --target wasm32-wasip2 --release",
-        Lang::Python | Lang::Ts => "./build.sh",
-    };
-    println!("next: cd {} && {next}", root.display());
+    println!("next: cd {} && ./build.sh", root.display());
     Ok(ExitCode::SUCCESS)
 }
 

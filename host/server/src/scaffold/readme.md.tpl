@@ -3,12 +3,11 @@
 {{description}} A toolhost tool plugin, written in Rust with `toolhost-sdk`.
 
 ```sh
-cargo test                                               # the tool's own test, natively
-cargo build --target wasm32-wasip2 --release             # the component
-toolhost plugin pin toolhost.toml \
-  --component target/wasm32-wasip2/release/{{component}} --out catalog
+./build.sh                                                # its test, then {{component}}
+toolhost plugin pin toolhost.toml --component {{component}} --out catalog
 toolhost call --plugins catalog greet '{"name": "Ada"}'   # one call in the sandbox
-toolhost plugin inspect target/wasm32-wasip2/release/{{component}}
+toolhost plugin inspect {{component}}
+toolhost dev .                                            # serve it, reloading on change
 ```
 
 Add a tool: write its function in `src/lib.rs`, list it in `tools()`, and
