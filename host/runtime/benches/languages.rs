@@ -221,10 +221,21 @@ async fn load_all(runtime: &Runtime) -> Vec<(Arc<Subject>, Arc<Plugin>)> {
     loaded
 }
 
+/// `TOOLHOST_BENCH_KEEP_RESIDENT=BYTES` overrides the pool's default, to
+/// compare settings in one build.
 fn runtime_over(cache: &std::path::Path) -> Runtime {
+    let defaults = RuntimeConfig::default();
+    let keep_resident = std::env::var("TOOLHOST_BENCH_KEEP_RESIDENT")
+        .ok()
+        .map(|v| {
+            v.parse()
+                .expect("TOOLHOST_BENCH_KEEP_RESIDENT is a byte count")
+        })
+        .unwrap_or(defaults.keep_resident);
     Runtime::new(RuntimeConfig {
         cache_dir: Some(cache.to_path_buf()),
-        ..RuntimeConfig::default()
+        keep_resident,
+        ..defaults
     })
     .expect("runtime")
 }
