@@ -11,7 +11,7 @@ CATALOG := target/catalog
 CACHE := target/cwasm
 TOOLHOST := target/debug/toolhost
 
-.PHONY: run test lint fmt build plugins catalog bench toolchain clean
+.PHONY: run test lint fmt build plugins catalog bench bench-quick toolchain clean
 
 ## toolchain: what the build needs beyond the machine's Rust (idempotent, quick when done)
 toolchain:
@@ -140,6 +140,11 @@ bench: plugins python-plugins ts-plugins
 	$(CARGO) bench -p toolhost-runtime --bench sandbox --locked
 	$(CARGO) bench -p toolhost-runtime --bench languages --locked
 	$(CARGO) bench -p toolhost-server --bench http --locked
+
+## bench-quick: the ceiling (a bare rmcp server) and the host as shipped over HTTP, fewer calls
+## (a couple of minutes once built); ends with `full stack / ceiling at 32 clients: R`
+bench-quick: plugins
+	$(CARGO) bench -p toolhost-server --bench http --locked -- --quick
 
 ## e2e-tools: the MCP clients the end-to-end tests drive (tests/e2e_*.rs): Node 22, the
 ## npm clients, the Python SDK. Idempotent: each part keeps a stamp of what it installed

@@ -6,11 +6,22 @@
 //! keep-alive HTTP/1.1 connections (one per concurrent client) with
 //! TCP_NODELAY on both ends, client and server on the same 2 cores.
 //!
-//! Three profiles: the host as shipped (audit rows in SQLite, fsynced, with
-//! group commit, and every request counted against rate limits in the same
-//! store), the same without the rate limiter, and the same with an
-//! in-memory audit sink, to show where the time goes. Every answer passes
-//! the secret scanner in all three; its cost alone is measured after.
+//! The ceiling first: a bare rmcp server (the same rmcp, the same
+//! streamable HTTP config) whose one tool is `greet` written natively, with
+//! no authentication, policy, sandbox or audit: what serving MCP costs on
+//! this machine with nothing else. Every row is reported as a ratio to it
+//! at the same concurrency.
+//!
+//! Then three profiles of the host: as shipped (audit rows in SQLite,
+//! fsynced, with group commit, and every request counted against rate
+//! limits in the same store), the same without the rate limiter, and the
+//! same with an in-memory audit sink, to show where the time goes. Every
+//! answer passes the secret scanner in all three; its cost alone is
+//! measured after.
+//!
+//! `-- --quick` (`make bench-quick`, a couple of minutes once built) runs
+//! fewer calls, only the ceiling and the host as shipped, and ends with
+//! the line `full stack / ceiling at 32 clients: R`.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -20,7 +31,15 @@ use axum::serve::ListenerExt;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use metrics_exporter_prometheus::PrometheusBuilder;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
 use toolhost_audit::{AuditEvent, AuditSink, Effect, SinkFuture};
 use toolhost_auth::{AuthConfig, AuthServer};
@@ -33,8 +52,98 @@ use toolhost_storage::Store;
 use toolhost_types::Principal;
 
 /// Calls per (tool, concurrency) measurement, after a warm-up.
-const CALLS: usize = 20_000;
-const WARMUP: usize = 2_000;
+#[derive(Clone, Copy)]
+struct Plan {
+    calls: usize,
+    warmup: usize,
+}
+
+const FULL: Plan = Plan {
+    calls: 20_000,
+    warmup: 2_000,
+};
+const QUICK: Plan = Plan {
+    calls: 5_000,
+    warmup: 500,
+};
+/// In-process measurements (bearer check, secret scan).
+const CALLS: usize = FULL.calls;
+const WARMUP: usize = FULL.warmup;
+
+/// The ceiling: rmcp serving `greet` natively, and nothing else.
+#[derive(Clone)]
+struct Bare {
+    greet: Tool,
+}
+
+impl Bare {
+    fn new() -> Self {
+        let schema = json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+        });
+        let Value::Object(schema) = schema else {
+            unreachable!("an object")
+        };
+        Self {
+            greet: Tool::new("greet_native", "Greets someone by name.", schema),
+        }
+    }
+}
+
+impl ServerHandler for Bare {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![self.greet.clone()]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("name"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| ErrorData::invalid_params("name is required", None))?
+            .trim();
+        let message = format!("Hello, {name}!");
+        let mut result = CallToolResult::structured(json!({"message": message}));
+        result.content = vec![ContentBlock::text(message)];
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// The bare rmcp server on a free port, as the host's own is served (the
+/// same config, `/mcp`, TCP_NODELAY).
+async fn start_ceiling() -> String {
+    let bare = Bare::new();
+    let mcp = StreamableHttpService::new(
+        move || Ok(bare.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default().with_json_response(true),
+    );
+    let app = axum::Router::new().nest_service("/mcp", mcp);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    addr.to_string()
+}
 
 /// `greet`, natively: the same arguments, the same answer, no sandbox.
 struct NativeGreet(ToolSpec);
@@ -223,17 +332,17 @@ struct Run {
     p99: Duration,
 }
 
-async fn run(addr: &str, tool: &'static str, concurrency: usize) -> Run {
+async fn run(plan: Plan, addr: &str, tool: &'static str, concurrency: usize) -> Run {
     let per_client = |total: usize| total.div_ceil(concurrency);
     let warm: Vec<_> = (0..concurrency)
-        .map(|_| tokio::spawn(client(addr.into(), tool, per_client(WARMUP))))
+        .map(|_| tokio::spawn(client(addr.into(), tool, per_client(plan.warmup))))
         .collect();
     for w in warm {
         w.await.expect("warm-up");
     }
     let started = Instant::now();
     let tasks: Vec<_> = (0..concurrency)
-        .map(|_| tokio::spawn(client(addr.into(), tool, per_client(CALLS))))
+        .map(|_| tokio::spawn(client(addr.into(), tool, per_client(plan.calls))))
         .collect();
     let mut all = Vec::new();
     for t in tasks {
@@ -253,15 +362,48 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("tokio");
     rt.block_on(async {
+        let plan = if quick { QUICK } else { FULL };
+        let ceiling_addr = start_ceiling().await;
+        let ceiling = [
+            run(plan, &ceiling_addr, "greet_native", 1).await,
+            run(plan, &ceiling_addr, "greet_native", 32).await,
+        ];
         println!(
-            "| audit | concurrency | tool | calls/s | p50 ms | p99 ms | WASM/native calls/s |"
+            "| server | concurrency | tool | calls/s | p50 ms | p99 ms | × ceiling calls/s | WASM/native calls/s |"
         );
-        println!("|---|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|---|");
+        for (c, r) in [1, 32].into_iter().zip(&ceiling) {
+            println!(
+                "| ceiling: bare rmcp | {c} | native | {:.0} | {} | {} | 1.00 | |",
+                r.per_sec,
+                ms(r.p50),
+                ms(r.p99)
+            );
+        }
+        if quick {
+            let (addr, _dir) = start(true, true).await;
+            let mut at_32 = 0.0;
+            for (i, c) in [1, 32].into_iter().enumerate() {
+                let w = run(plan, &addr, "greet", c).await;
+                let ratio = w.per_sec / ceiling[i].per_sec;
+                println!(
+                    "| full stack: SQLite, fsynced, rate limits | {c} | wasm | {:.0} | {} | {} | {ratio:.2} | |",
+                    w.per_sec,
+                    ms(w.p50),
+                    ms(w.p99)
+                );
+                at_32 = ratio;
+            }
+            println!();
+            println!("full stack / ceiling at 32 clients: {at_32:.2}");
+            return;
+        }
         let profiles = [
             (true, true, "SQLite, fsynced, rate limits"),
             (true, false, "SQLite, fsynced"),
@@ -269,7 +411,7 @@ fn main() {
         ];
         for (durable, limited, profile) in profiles {
             let (addr, _dir) = start(durable, limited).await;
-            table(&addr, profile).await;
+            table(plan, &addr, profile, &ceiling).await;
         }
         bearer_check().await;
         secret_scan();
@@ -350,23 +492,26 @@ fn secret_scan() {
     }
 }
 
-async fn table(addr: &str, profile: &str) {
-    for c in [1, 32] {
-        let native = run(addr, "greet_native", c).await;
-        let wasm = run(addr, "greet", c).await;
+async fn table(plan: Plan, addr: &str, profile: &str, ceiling: &[Run; 2]) {
+    for (i, c) in [1, 32].into_iter().enumerate() {
+        let native = run(plan, addr, "greet_native", c).await;
+        let wasm = run(plan, addr, "greet", c).await;
         let ratio = wasm.per_sec / native.per_sec;
+        let top = ceiling[i].per_sec;
         let (n, w) = (&native, &wasm);
         println!(
-            "| {profile} | {c} | native | {:.0} | {} | {} | |",
+            "| {profile} | {c} | native | {:.0} | {} | {} | {:.2} | |",
             n.per_sec,
             ms(n.p50),
-            ms(n.p99)
+            ms(n.p99),
+            n.per_sec / top
         );
         println!(
-            "| {profile} | {c} | wasm | {:.0} | {} | {} | {ratio:.2} |",
+            "| {profile} | {c} | wasm | {:.0} | {} | {} | {:.2} | {ratio:.2} |",
             w.per_sec,
             ms(w.p50),
-            ms(w.p99)
+            ms(w.p99),
+            w.per_sec / top
         );
     }
 }
