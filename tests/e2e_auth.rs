@@ -357,7 +357,7 @@ fn refresh_tokens_rotate_and_a_replay_revokes_the_whole_family() {
 }
 
 #[test]
-fn revoking_a_client_or_disabling_a_user_kills_their_tokens_at_once() {
+fn revoking_a_client_or_disabling_a_user_from_the_cli_kills_their_tokens_within_the_live_bound() {
     let server = Server::start(&[toolhost_fixtures::HELLO]);
     let added = server.admin(&["user", "add", "alice", "--tenant", "demo"]);
     assert!(
@@ -389,11 +389,9 @@ fn revoking_a_client_or_disabling_a_user_kills_their_tokens_at_once() {
     assert_eq!(s, 200, "{alice}");
     assert_eq!(list_tools(&server, &bearer(&alice)).status, 200);
     assert!(server.admin(&["user", "disable", "alice"]).status.success());
-    assert_eq!(
-        list_tools(&server, &bearer(&alice)).status,
-        401,
-        "disabled user's token"
-    );
+    support::eventually("disabled user's token refused", || {
+        list_tools(&server, &bearer(&alice)).status == 401
+    });
     // A disabled user cannot log in.
     let mut browser = Browser::default();
     let page = browser.send(&server, "GET", &authorize_path(&client, ""), None);
@@ -431,11 +429,9 @@ fn revoking_a_client_or_disabling_a_user_kills_their_tokens_at_once() {
         String::from_utf8_lossy(&revoked.stdout),
         String::from_utf8_lossy(&revoked.stderr)
     );
-    assert_eq!(
-        list_tools(&server, &bearer(&demo)).status,
-        401,
-        "revoked client's token"
-    );
+    support::eventually("revoked client's token refused", || {
+        list_tools(&server, &bearer(&demo)).status == 401
+    });
     let rt = demo["refresh_token"].as_str().expect("rt");
     assert_error(refresh(&server, &client, rt, ""), 401, "invalid_client");
     let listed = String::from_utf8_lossy(&server.admin(&["client", "list"]).stdout).into_owned();

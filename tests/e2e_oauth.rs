@@ -225,6 +225,9 @@ fn registered_clients_are_listed_for_admins() {
         Some("invalid_client"),
         "a code grant for a revoked client ({status}): {body}"
     );
+    support::eventually("the revoked client's access token refused at /mcp", || {
+        initialize(&server, access).status == 401
+    });
     let refused = initialize(&server, access);
     assert_eq!(
         refused.status, 401,

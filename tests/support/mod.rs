@@ -37,6 +37,29 @@ pub const DEMO_PASSWORD: &str = "e2e-demo-password";
 /// The environment variable client scripts read their bearer token from.
 pub const TOKEN_ENV: &str = "TOOLHOST_E2E_TOKEN";
 
+/// How long a change another process makes (the `toolhost` CLI, a second
+/// replica) may take to reach a serving host's views: the host re-reads
+/// the store's change generation every 25 ms (`toolhost_storage::
+/// LIVE_VIEWS_POLL`); this leaves room for a loaded CI machine while still
+/// failing a host that never learns.
+pub const LIVE_PATIENCE: Duration = Duration::from_secs(5);
+
+/// Retries `probe` until it answers true, for at most [`LIVE_PATIENCE`]:
+/// for the first request after a change made by another process, which
+/// applies within the live views' bound rather than at once. Panics naming
+/// `what`; prints how long it took.
+pub fn eventually(what: &str, mut probe: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !probe() {
+        assert!(
+            started.elapsed() < LIVE_PATIENCE,
+            "{what}: not applied after {LIVE_PATIENCE:?}"
+        );
+        thread::sleep(Duration::from_millis(5));
+    }
+    println!("{what}: applied after {:?}", started.elapsed());
+}
+
 /// The repository root.
 pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -132,6 +132,7 @@ impl AuthStore for Store {
         Box::pin(async move {
             let changed = execute!(&self.pools, sql::SET_DISABLED, disabled, username)
                 .map_err(failed("set disabled"))?;
+            self.live.refresh(&self.pools).await;
             Ok(changed == 1)
         })
     }
@@ -158,6 +159,7 @@ impl AuthStore for Store {
                 .write_client(sql::UPSERT_DOCUMENT_CLIENT, client)
                 .await
                 .map_err(conflict("upsert document client", what()))?;
+            self.live.refresh(&self.pools).await;
             match written {
                 0 => Err(AuthStoreError::Conflict { what: what() }),
                 _ => Ok(()),
@@ -182,6 +184,7 @@ impl AuthStore for Store {
         Box::pin(async move {
             let changed = execute!(&self.pools, sql::REVOKE_CLIENT, now, client_id)
                 .map_err(failed("revoke client"))?;
+            self.live.refresh(&self.pools).await;
             Ok(changed == 1)
         })
     }
@@ -190,6 +193,7 @@ impl AuthStore for Store {
         Box::pin(async move {
             let changed = execute!(&self.pools, sql::SET_CLIENT_SCOPE, scope, client_id)
                 .map_err(failed("set client scope"))?;
+            self.live.refresh(&self.pools).await;
             Ok(changed == 1)
         })
     }
@@ -205,8 +209,10 @@ impl AuthStore for Store {
     fn expire_idle_clients(&self, before: i64) -> StoreFuture<'_, u64> {
         Box::pin(async move {
             // Counts the clients only: cascaded deletes are not "rows changed".
-            execute!(&self.pools, sql::EXPIRE_IDLE_CLIENTS, before)
-                .map_err(failed("expire idle clients"))
+            let expired = execute!(&self.pools, sql::EXPIRE_IDLE_CLIENTS, before)
+                .map_err(failed("expire idle clients"))?;
+            self.live.refresh(&self.pools).await;
+            Ok(expired)
         })
     }
 
@@ -278,22 +284,33 @@ impl AuthStore for Store {
         Box::pin(async move {
             let changed = execute!(&self.pools, sql::REVOKE_FAMILY, now, id)
                 .map_err(failed("revoke family"))?;
+            self.live.refresh(&self.pools).await;
             Ok(changed == 1)
         })
     }
 
     fn revoke_subject_families<'a>(&'a self, subject: &'a str, now: i64) -> StoreFuture<'a, u64> {
         Box::pin(async move {
-            execute!(&self.pools, sql::REVOKE_SUBJECT_FAMILIES, now, subject)
-                .map_err(failed("revoke subject families"))
+            let revoked = execute!(&self.pools, sql::REVOKE_SUBJECT_FAMILIES, now, subject)
+                .map_err(failed("revoke subject families"))?;
+            self.live.refresh(&self.pools).await;
+            Ok(revoked)
         })
     }
 
     fn live_grant<'a>(&'a self, family_id: &'a str) -> StoreFuture<'a, Option<LiveGrant>> {
         Box::pin(async move {
+            let ticket = match self.live.grant(family_id) {
+                Ok(remembered) => return Ok(Some(remembered)),
+                Err(ticket) => ticket,
+            };
             let grant = fetch_optional!(&self.pools, rows::live_grant, sql::LIVE_GRANT, family_id)
-                .map_err(failed("select live grant"))?;
-            Ok(grant.flatten())
+                .map_err(failed("select live grant"))?
+                .flatten();
+            if let Some(grant) = &grant {
+                self.live.keep_grant(ticket, family_id, grant);
+            }
+            Ok(grant)
         })
     }
 

@@ -9,7 +9,10 @@
 //!   consents and security events (`src/auth.rs`);
 //! - [`toolhost_policy::PolicyStore`]: each tenant's roles, their
 //!   permissions and their members (`src/policy.rs`), plus
-//!   [`Store::tenants`] for operators;
+//!   [`Store::tenants`] for operators. The two reads every request makes,
+//!   `live_grant` and `grants`, are live views: served from memory until
+//!   the database's change generation moves ([`LIVE_VIEWS_POLL`],
+//!   `src/live.rs`);
 //! - [`toolhost_gates::GateStore`]: approval gates and idempotency keys,
 //!   every transition a compare-and-set in the database (`src/gates.rs`);
 //! - [`toolhost_gates::CheckpointStore`]: human checkpoints, one per
@@ -85,6 +88,7 @@ mod error;
 mod fields;
 mod gates;
 pub mod group;
+mod live;
 mod migrations;
 mod policy;
 mod rate;
@@ -101,6 +105,7 @@ pub use connect::{
 };
 pub use error::{Engine, StorageError};
 pub use gates::UnauditedGate;
+pub use live::POLL as LIVE_VIEWS_POLL;
 pub use record::AuditRecord;
 pub use runs::{RUNS_CHANNEL, RunListener};
 pub use store::{AuditQuery, Store};

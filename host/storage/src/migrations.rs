@@ -74,6 +74,10 @@ pub(crate) const SQLITE: Files = &[
         "0012_workspace.sql",
         include_str!("../../../migrations/sqlite/0012_workspace.sql"),
     ),
+    (
+        "0013_live_views.sql",
+        include_str!("../../../migrations/sqlite/0013_live_views.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -125,6 +129,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0012_workspace.sql",
         include_str!("../../../migrations/postgres/0012_workspace.sql"),
+    ),
+    (
+        "0013_live_views.sql",
+        include_str!("../../../migrations/postgres/0013_live_views.sql"),
     ),
 ];
 

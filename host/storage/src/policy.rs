@@ -88,31 +88,43 @@ impl Store {
         };
         PolicyStoreError::NotFound { what }
     }
+    /// The grants of `subject` in `tenant`, read from the database.
+    async fn read_grants(&self, tenant: &str, subject: &str) -> Result<Grants, PolicyStoreError> {
+        let rows = fetch_all!(
+            &self.pools,
+            |row| Ok((
+                row.try_get::<String, _>("role")?,
+                row.try_get::<bool, _>("admin")?,
+                row.try_get::<Option<String>, _>("permission")?,
+            )),
+            sql::GRANTS,
+            tenant,
+            subject
+        )
+        .map_err(failed("select grants"))?;
+        let admin = rows.iter().any(|&(_, admin, _)| admin);
+        let permissions = rows
+            .iter()
+            .filter_map(|(role, _, p)| p.as_deref().map(|p| (role, p)))
+            .map(|(role, p)| stored_permission(tenant, role, p))
+            .collect::<Result<Vec<_>, _>>()?;
+        // No rows at all is `Grants::none()`: no admin, no permissions.
+        Ok(Grants::new(admin, permissions))
+    }
 }
 
 impl PolicyStore for Store {
+    /// Served from the live views while nothing they depend on changed
+    /// (`src/live.rs`).
     fn grants<'a>(&'a self, tenant: &'a str, subject: &'a str) -> PolicyFuture<'a, Grants> {
         Box::pin(async move {
-            let rows = fetch_all!(
-                &self.pools,
-                |row| Ok((
-                    row.try_get::<String, _>("role")?,
-                    row.try_get::<bool, _>("admin")?,
-                    row.try_get::<Option<String>, _>("permission")?,
-                )),
-                sql::GRANTS,
-                tenant,
-                subject
-            )
-            .map_err(failed("select grants"))?;
-            let admin = rows.iter().any(|&(_, admin, _)| admin);
-            let permissions = rows
-                .iter()
-                .filter_map(|(role, _, p)| p.as_deref().map(|p| (role, p)))
-                .map(|(role, p)| stored_permission(tenant, role, p))
-                .collect::<Result<Vec<_>, _>>()?;
-            // No rows at all is `Grants::none()`: no admin, no permissions.
-            Ok(Grants::new(admin, permissions))
+            let ticket = match self.live.roles(tenant, subject) {
+                Ok(remembered) => return Ok(remembered),
+                Err(ticket) => ticket,
+            };
+            let grants = self.read_grants(tenant, subject).await?;
+            self.live.keep_roles(ticket, tenant, subject, &grants);
+            Ok(grants)
         })
     }
 
@@ -124,6 +136,7 @@ impl PolicyStore for Store {
     ) -> PolicyFuture<'a, ()> {
         Box::pin(async move {
             let created = execute!(&self.pools, sql::CREATE_ROLE, tenant, name, admin);
+            self.live.refresh(&self.pools).await;
             created.map(drop).map_err(|e| match e.as_database_error() {
                 Some(db) if db.is_unique_violation() => PolicyStoreError::Conflict {
                     what: format!("role {name:?} in tenant {tenant:?}"),
@@ -140,6 +153,7 @@ impl PolicyStore for Store {
         Box::pin(async move {
             let deleted = execute!(&self.pools, sql::DELETE_ROLE, tenant, name)
                 .map_err(failed("delete role"))?;
+            self.live.refresh(&self.pools).await;
             Ok(deleted == 1)
         })
     }
@@ -153,7 +167,10 @@ impl PolicyStore for Store {
         Box::pin(async move {
             let permission = permission.to_string();
             match execute!(&self.pools, sql::PERMIT, tenant, role, permission.as_str()) {
-                Ok(added) => Ok(added == 1),
+                Ok(added) => {
+                    self.live.refresh(&self.pools).await;
+                    Ok(added == 1)
+                }
                 Err(e) if is_missing_reference(&e) => Err(PolicyStoreError::NotFound {
                     what: format!("role {role:?} in tenant {tenant:?}"),
                 }),
@@ -172,6 +189,7 @@ impl PolicyStore for Store {
             let permission = permission.to_string();
             let removed = execute!(&self.pools, sql::FORBID, tenant, role, permission.as_str())
                 .map_err(failed("forbid"))?;
+            self.live.refresh(&self.pools).await;
             Ok(removed == 1)
         })
     }
@@ -184,7 +202,10 @@ impl PolicyStore for Store {
     ) -> PolicyFuture<'a, bool> {
         Box::pin(async move {
             match execute!(&self.pools, sql::ASSIGN, tenant, role, subject) {
-                Ok(added) => Ok(added == 1),
+                Ok(added) => {
+                    self.live.refresh(&self.pools).await;
+                    Ok(added == 1)
+                }
                 // Refused as a whole: no row was written.
                 Err(e) if is_missing_reference(&e) => {
                     Err(self.missing_for_assign(tenant, role, subject).await)
@@ -203,6 +224,7 @@ impl PolicyStore for Store {
         Box::pin(async move {
             let removed = execute!(&self.pools, sql::UNASSIGN, tenant, role, subject)
                 .map_err(failed("unassign role"))?;
+            self.live.refresh(&self.pools).await;
             Ok(removed == 1)
         })
     }

@@ -29,6 +29,9 @@ pub struct Store {
     /// The writer that batches counter bumps (`src/rate_batch.rs`).
     pub(crate) counter_commit: crate::rate_batch::CounterCommit,
     audit: GroupCommit,
+    /// The grant and role reads of every request, from memory
+    /// (`src/live.rs`).
+    pub(crate) live: std::sync::Arc<crate::live::LiveViews>,
 }
 
 impl Store {
@@ -72,11 +75,13 @@ impl Store {
             .map_err(unconnected)?;
         let audit = GroupCommit::start(pools.clone());
         let counter_commit = crate::rate_batch::CounterCommit::start(counters.clone());
+        let live = crate::live::LiveViews::start(&pools).await;
         Ok(Store {
             pools,
             counters,
             counter_commit,
             audit,
+            live,
         })
     }
 
