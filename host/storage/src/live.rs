@@ -94,7 +94,7 @@ impl LiveViews {
             }
         };
         let mut views = self.lock();
-        if views.generation != now || now.is_none() {
+        if moves(views.generation, now) {
             views.grants.clear();
             views.roles.clear();
             views.generation = now;
@@ -147,6 +147,18 @@ impl LiveViews {
     }
 }
 
+/// Whether a refresh that read `read` forgets what the views hold for
+/// `known`. The generation only grows: two refreshes can finish out of
+/// order (the poll's read began before a local write's), and the older
+/// must not take the views back to a generation a stale read could still
+/// be stored under. A failed read (`None`) always forgets.
+fn moves(known: Option<i64>, read: Option<i64>) -> bool {
+    match (known, read) {
+        (Some(known), Some(read)) => read > known,
+        _ => true,
+    }
+}
+
 /// Keeps `live` current until it is dropped or the pool closes: a poll
 /// every [`POLL`], and on PostgreSQL the triggers' notifications between.
 async fn watch(live: Weak<LiveViews>, pools: Pools) {
@@ -195,5 +207,20 @@ async fn listen(pool: &sqlx::PgPool) -> Option<sqlx::postgres::PgListener> {
             tracing::warn!(error = %e, "live views: cannot listen; polling only");
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::moves;
+
+    #[test]
+    fn the_views_move_only_forward_and_forget_on_a_failed_read() {
+        assert!(moves(None, Some(3)), "the first read");
+        assert!(moves(Some(3), Some(4)), "a change");
+        assert!(!moves(Some(3), Some(3)), "nothing changed");
+        assert!(!moves(Some(4), Some(3)), "an older read finishing late");
+        assert!(moves(Some(3), None), "a failed read");
+        assert!(moves(None, None), "still failing");
     }
 }
