@@ -86,14 +86,17 @@ impl LiveViews {
     pub(crate) async fn refresh(&self, pools: &Pools) {
         let read: Result<i64, sqlx::Error> =
             on_pool!(pools, pool => sqlx::query_scalar(GENERATION).fetch_one(pool).await);
+        let mut views = self.lock();
         let now = match read {
             Ok(g) => Some(g),
             Err(e) => {
-                tracing::warn!(error = %e, "reading the live generation; views emptied");
+                // Once per outage, not once per poll.
+                if views.generation.is_some() {
+                    tracing::warn!(error = %e, "reading the live generation; views emptied");
+                }
                 None
             }
         };
-        let mut views = self.lock();
         if moves(views.generation, now) {
             views.grants.clear();
             views.roles.clear();
