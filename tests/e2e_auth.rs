@@ -543,3 +543,38 @@ fn bad_registrations_are_refused_and_registration_is_rate_limited() {
     );
     assert_eq!(json(&limited.body)["error"], "rate_limited");
 }
+
+/// Two hosts on one PostgreSQL: a grant redeemed on `b` and revoked on `a`
+/// (RFC 7009, by its refresh token) is refused by `b` within the live
+/// views' bound, by the triggers' notification or `b`'s poll, with no
+/// restart and no request to `a` in between; on `a` itself the same kind
+/// of revocation applies to the very next request (the test above).
+#[test]
+fn a_grant_revoked_on_one_replica_is_refused_by_the_other_within_the_live_bound() {
+    let schema = support::PgSchema::create("live_views");
+    let a = Server::start_on(&[toolhost_fixtures::HELLO], &[], Some(&schema.url));
+    let b = Server::start_on(&[toolhost_fixtures::HELLO], &[], Some(&schema.url));
+    let client = register(&b, REDIRECT, "e2e");
+    let (s, tokens) = redeem(&b, &client, &code(&b, &client), VERIFIER);
+    assert_eq!(s, 200, "{tokens}");
+    // b remembers the grant: this and the next answer come from its views.
+    assert_eq!(list_tools(&b, &bearer(&tokens)).status, 200);
+    assert_eq!(list_tools(&b, &bearer(&tokens)).status, 200);
+
+    let form = format!(
+        "token={}&client_id={}",
+        tokens["refresh_token"].as_str().expect("rt"),
+        encode(&client)
+    );
+    let (s, _) = exchange(
+        &a.url,
+        "POST",
+        "/oauth/revoke",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        &form,
+    );
+    assert_eq!(s, 200);
+    support::eventually("the grant revoked on the other replica refused", || {
+        list_tools(&b, &bearer(&tokens)).status == 401
+    });
+}
