@@ -24,6 +24,24 @@ fn refresh(server: &Server, client_id: &str, refresh_token: &str, extra: &str) -
     )
 }
 
+/// RFC 7009 at `server`: revokes the grant of `tokens` by its refresh
+/// token, as `client_id`; the status.
+fn revoke(server: &Server, client_id: &str, tokens: &Value) -> u16 {
+    let form = format!(
+        "token={}&client_id={}",
+        tokens["refresh_token"].as_str().expect("rt"),
+        encode(client_id)
+    );
+    let (status, _) = exchange(
+        &server.url,
+        "POST",
+        "/oauth/revoke",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        &form,
+    );
+    status
+}
+
 fn assert_error(answer: (u16, Value), status: u16, code: &str) {
     assert_eq!(
         (answer.0, answer.1["error"].as_str()),
@@ -340,19 +358,7 @@ fn refresh_tokens_rotate_and_a_replay_revokes_the_whole_family() {
     // RFC 7009: revoking a refresh token ends its grant at once.
     let (_, third) = redeem(&server, &client, &code(&server, &client), VERIFIER);
     assert_eq!(list_tools(&server, &bearer(&third)).status, 200);
-    let form = format!(
-        "token={}&client_id={}",
-        third["refresh_token"].as_str().expect("rt"),
-        encode(&client)
-    );
-    let (s, _) = exchange(
-        &server.url,
-        "POST",
-        "/oauth/revoke",
-        &[("Content-Type", "application/x-www-form-urlencoded")],
-        &form,
-    );
-    assert_eq!(s, 200);
+    assert_eq!(revoke(&server, &client, &third), 200);
     assert_eq!(list_tools(&server, &bearer(&third)).status, 401);
 }
 
@@ -561,19 +567,7 @@ fn a_grant_revoked_on_one_replica_is_refused_by_the_other_within_the_live_bound(
     assert_eq!(list_tools(&b, &bearer(&tokens)).status, 200);
     assert_eq!(list_tools(&b, &bearer(&tokens)).status, 200);
 
-    let form = format!(
-        "token={}&client_id={}",
-        tokens["refresh_token"].as_str().expect("rt"),
-        encode(&client)
-    );
-    let (s, _) = exchange(
-        &a.url,
-        "POST",
-        "/oauth/revoke",
-        &[("Content-Type", "application/x-www-form-urlencoded")],
-        &form,
-    );
-    assert_eq!(s, 200);
+    assert_eq!(revoke(&a, &client, &tokens), 200);
     support::eventually("the grant revoked on the other replica refused", || {
         list_tools(&b, &bearer(&tokens)).status == 401
     });

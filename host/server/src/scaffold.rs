@@ -95,45 +95,40 @@ pub(crate) fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
             .replace("{{sdk}}", &sdk.to_string_lossy())
             .replace("{{repo}}", &repo.to_string_lossy())
     };
-    match args.lang {
-        Lang::Rust => {
-            write(&root.join("Cargo.toml"), &fill(CARGO_TOML))?;
-            write(&root.join("Cargo.lock"), CARGO_LOCK)?;
-            write(&root.join("toolhost.toml"), &fill(MANIFEST))?;
-            write(&root.join("src/lib.rs"), &fill(LIB_RS))?;
-            write(&root.join("build.sh"), &fill(BUILD_RUST_SH))?;
-            executable(&root.join("build.sh"))?;
-            write(&root.join("README.md"), &fill(README))?;
-            write(
-                &root.join(".gitignore"),
-                "/target\n/*.wasm\n/catalog\n/.toolhost\n",
-            )?;
-        }
-        Lang::Python => {
-            write(&root.join("toolhost.toml"), &fill(MANIFEST))?;
-            write(&root.join("app.py"), &fill(APP_PY))?;
-            write(&root.join("test_app.py"), &fill(TEST_APP_PY))?;
-            write(&root.join("build.sh"), &fill(BUILD_SH))?;
-            executable(&root.join("build.sh"))?;
-            write(&root.join("README.md"), &fill(README_PYTHON))?;
-            write(
-                &root.join(".gitignore"),
-                "/*.wasm\n/catalog\n/cache\n/.toolhost\n__pycache__/\n",
-            )?;
-        }
-        Lang::Ts => {
-            write(&root.join("toolhost.toml"), &fill(MANIFEST))?;
-            write(&root.join("app.ts"), &fill(APP_TS))?;
-            write(&root.join("app.test.ts"), &fill(APP_TEST_TS))?;
-            write(&root.join("build.sh"), &fill(BUILD_TS_SH))?;
-            executable(&root.join("build.sh"))?;
-            write(&root.join("README.md"), &fill(README_TS))?;
-            write(
-                &root.join(".gitignore"),
-                "/*.wasm\n/catalog\n/cache\n/.toolhost\n/node_modules\n",
-            )?;
-        }
+    // What each language adds to the manifest, `build.sh`, README and
+    // `.gitignore` every project has.
+    let (own, build, readme, ignored): (&[(&str, &str)], &str, &str, &str) = match args.lang {
+        Lang::Rust => (
+            &[
+                ("Cargo.toml", CARGO_TOML),
+                ("Cargo.lock", CARGO_LOCK),
+                ("src/lib.rs", LIB_RS),
+            ],
+            BUILD_RUST_SH,
+            README,
+            "/target\n/*.wasm\n/catalog\n/.toolhost\n",
+        ),
+        Lang::Python => (
+            &[("app.py", APP_PY), ("test_app.py", TEST_APP_PY)],
+            BUILD_SH,
+            README_PYTHON,
+            "/*.wasm\n/catalog\n/cache\n/.toolhost\n__pycache__/\n",
+        ),
+        Lang::Ts => (
+            &[("app.ts", APP_TS), ("app.test.ts", APP_TEST_TS)],
+            BUILD_TS_SH,
+            README_TS,
+            "/*.wasm\n/catalog\n/cache\n/.toolhost\n/node_modules\n",
+        ),
+    };
+    for (file, template) in own {
+        write(&root.join(file), &fill(template))?;
     }
+    write(&root.join("toolhost.toml"), &fill(MANIFEST))?;
+    write(&root.join("build.sh"), &fill(build))?;
+    executable(&root.join("build.sh"))?;
+    write(&root.join("README.md"), &fill(readme))?;
+    write(&root.join(".gitignore"), ignored)?;
     println!("{}", root.display());
     println!("next: cd {} && ./build.sh", root.display());
     Ok(ExitCode::SUCCESS)

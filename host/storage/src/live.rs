@@ -51,7 +51,11 @@ struct Views {
     /// remembered until one succeeds).
     generation: Option<i64>,
     grants: HashMap<String, LiveGrant>,
-    roles: HashMap<(String, String), Grants>,
+    /// By tenant, then subject: looked up with borrowed keys, no
+    /// allocation per request.
+    roles: HashMap<String, HashMap<String, Grants>>,
+    /// Subjects in `roles`, all tenants: what [`MAX_ENTRIES`] bounds.
+    role_entries: usize,
 }
 
 /// The live views of one store (shared by its clones).
@@ -100,6 +104,7 @@ impl LiveViews {
         if moves(views.generation, now) {
             views.grants.clear();
             views.roles.clear();
+            views.role_entries = 0;
             views.generation = now;
         }
     }
@@ -131,7 +136,8 @@ impl LiveViews {
         let views = self.lock();
         views
             .roles
-            .get(&(tenant.to_owned(), subject.to_owned()))
+            .get(tenant)
+            .and_then(|subjects| subjects.get(subject))
             .cloned()
             .ok_or(Ticket(views.generation))
     }
@@ -140,12 +146,17 @@ impl LiveViews {
     pub(crate) fn keep_roles(&self, ticket: Ticket, tenant: &str, subject: &str, grants: &Grants) {
         let mut views = self.lock();
         if ticket.0.is_some() && views.generation == ticket.0 {
-            if views.roles.len() >= MAX_ENTRIES {
+            if views.role_entries >= MAX_ENTRIES {
                 views.roles.clear();
+                views.role_entries = 0;
             }
-            views
+            let added = views
                 .roles
-                .insert((tenant.to_owned(), subject.to_owned()), grants.clone());
+                .entry(tenant.to_owned())
+                .or_default()
+                .insert(subject.to_owned(), grants.clone())
+                .is_none();
+            views.role_entries += usize::from(added);
         }
     }
 }

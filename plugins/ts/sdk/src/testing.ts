@@ -7,6 +7,7 @@
 
 import type { Entity } from "./entities.ts";
 import type { Plugin } from "./plugin.ts";
+import type { HostQuery } from "./host.ts";
 import type { Ctx } from "./tool.ts";
 import { decode, encode } from "./utf8.ts";
 
@@ -25,14 +26,7 @@ export interface FakeRequest {
 }
 
 /** The WIT resolver query, as the stub receives it. */
-export interface FakeQuery {
-  kind: string;
-  field: string;
-  value?: string;
-  pins: Array<{ kind: string; id: number }>;
-  within?: number[];
-  question?: string;
-}
+export type FakeQuery = HostQuery;
 
 /** What a fake resolver answers: the entity, or the clarification. */
 export type FakeResolution =
