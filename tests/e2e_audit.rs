@@ -1,22 +1,24 @@
 //! The audit trail end to end (issue 8): every call leaves one hash-chained
 //! row; `toolhost audit verify` passes on an untouched trail and names the
-//! row someone edited; after a `kill -9` in the middle of a stream of calls,
-//! every call that got its reply has its row, and the chain still verifies;
+//! row someone edited; after a `kill -9` under 32 concurrent callers, every
+//! call that got its reply has its row, and the chain still verifies;
 //! `audit tail` and `audit search` show the rows.
 
 mod support;
 
+use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Output};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::bench::{Backend, answer, call, serve_on};
 use support::{PgSchema, Server, python3};
+use toolhost_audit::argument_digest;
 
 /// `toolhost audit ARGS…` on `server`'s store: (exit code, stdout, stderr).
 fn audit(server: &Server, args: &[&str]) -> (Option<i32>, String, String) {
@@ -273,21 +275,25 @@ fn try_greet(url: &str, bearer: &str, n: usize) -> Option<bool> {
     Some(answer["result"]["isError"] == json!(false))
 }
 
+/// Callers at once in the kill test: the issue's load (32 clients).
+const CALLERS: usize = 32;
+
 #[test]
-fn after_a_kill_9_every_replied_call_has_its_row_and_the_chain_verifies() {
+fn after_a_kill_9_under_load_every_replied_call_has_its_row_and_the_chain_verifies() {
     let first = Server::start(&[toolhost_fixtures::HELLO]);
-    let replied = Arc::new(AtomicUsize::new(0));
+    // Each caller's greetings that got a successful reply, by number.
+    let replied: Arc<Mutex<Vec<usize>>> = Arc::default();
     let refused = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
-    let callers: Vec<_> = (0..4)
+    let callers: Vec<_> = (0..CALLERS)
         .map(|t| {
             let (url, bearer) = (first.url.clone(), first.bearer().to_owned());
             let (replied, refused, stop) = (replied.clone(), refused.clone(), stop.clone());
             thread::spawn(move || {
-                for n in (t..).step_by(4) {
+                for n in (t..).step_by(CALLERS) {
                     match try_greet(&url, &bearer, n) {
-                        Some(true) => replied.fetch_add(1, Ordering::SeqCst),
-                        Some(false) => refused.fetch_add(1, Ordering::SeqCst),
+                        Some(true) => replied.lock().expect("replies").push(n),
+                        Some(false) => drop(refused.fetch_add(1, Ordering::SeqCst)),
                         None if stop.load(Ordering::SeqCst) => break,
                         None => panic!("call {n} got no answer from a live server"),
                     };
@@ -296,9 +302,9 @@ fn after_a_kill_9_every_replied_call_has_its_row_and_the_chain_verifies() {
         })
         .collect();
 
-    // Kill the host mid-stream, once some calls have been answered.
+    // Kill the host mid-stream, once the load is up and calls are answered.
     let deadline = Instant::now() + Duration::from_secs(120);
-    while replied.load(Ordering::SeqCst) < 40 {
+    while replied.lock().expect("replies").len() < 4 * CALLERS {
         assert!(Instant::now() < deadline, "the stream never got going");
         thread::sleep(Duration::from_millis(5));
     }
@@ -312,8 +318,25 @@ fn after_a_kill_9_every_replied_call_has_its_row_and_the_chain_verifies() {
     for caller in callers {
         caller.join().expect("a caller thread");
     }
-    let replied = replied.load(Ordering::SeqCst);
+    let replied = std::mem::take(&mut *replied.lock().expect("replies"));
     assert_eq!(refused.load(Ordering::SeqCst), 0, "no call was refused");
+
+    // Every replied call's row is in the file the killed host left: its
+    // arguments' digest (each caller greets a name of its own).
+    let stored = sqlite(
+        &first,
+        "SELECT group_concat(argument_digest, ' ') FROM audit \
+         WHERE tool = 'greet' AND outcome = 'executed'",
+    );
+    let stored: HashSet<&str> = stored.split_whitespace().collect();
+    for n in &replied {
+        let digest = argument_digest(&json!({"name": format!("caller {n}")})).to_string();
+        assert!(
+            stored.contains(digest.as_str()),
+            "call {n} was answered but has no audit row"
+        );
+    }
+    let replied = replied.len();
 
     // A new host on the same database: the rows are there, the chain intact.
     let second = Server::start_on(&[toolhost_fixtures::HELLO], &[], Some(first.database_url()));

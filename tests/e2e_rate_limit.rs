@@ -1,8 +1,9 @@
 //! Rate limits end to end: a burst above a principal's rate is refused with
 //! 429 and `Retry-After` before anything runs, and passes again once the
 //! client has waited that long; mutating tools have their own, lower limit;
-//! two hosts on one PostgreSQL count into the same counters, so requests
-//! split between them are limited by their sum.
+//! two hosts on one PostgreSQL lease their tokens from the same counters, so
+//! requests split between them are limited by their sum, one at a time or
+//! many at once.
 
 mod support;
 
@@ -13,6 +14,17 @@ use serde_json::{Value, json};
 use support::bench::post_at;
 use support::{Answer, PgSchema, Server};
 use toolhost_fixtures::HELLO;
+
+/// Two hosts on one PostgreSQL schema with `flags`, and a token from each
+/// for one service client in the shared store: one principal, whichever
+/// host it calls.
+fn two_hosts(schema: &PgSchema, flags: &[&str]) -> ([Server; 2], [String; 2]) {
+    let a = Server::start_on(&[HELLO], flags, Some(&schema.url));
+    let b = Server::start_on(&[HELLO], flags, Some(&schema.url));
+    let (id, secret) = a.add_service("demo", "mcp hello:read");
+    let tokens = [&a, &b].map(|s| s.client_credentials_token(&id, &secret));
+    ([a, b], tokens)
+}
 
 /// A stateless `tools/call` of `tool` on `server` with the bearer `token`.
 fn call(server: &Server, token: &str, tool: &str, arguments: Value) -> Answer {
@@ -125,14 +137,7 @@ fn two_hosts_on_one_postgres_share_the_limit() {
         "--rate-limit-window",
         "1h",
     ];
-    let a = Server::start_on(&[HELLO], &flags, Some(&schema.url));
-    let b = Server::start_on(&[HELLO], &flags, Some(&schema.url));
-    // One service client in the shared store, a token for it from each host:
-    // one principal, whichever host it calls.
-    let client = a.add_service("demo", "mcp hello:read");
-    let (id, secret) = &client;
-    let token = |s: &Server| s.client_credentials_token(id, secret);
-    let (token_a, token_b) = (token(&a), token(&b));
+    let ([a, b], [token_a, token_b]) = two_hosts(&schema, &flags);
     fresh_window(3600, Duration::from_secs(60));
     let answers: Vec<Answer> = (0..10)
         .map(|i| match i % 2 {
@@ -150,5 +155,52 @@ fn two_hosts_on_one_postgres_share_the_limit() {
     );
     for refused in &answers[6..] {
         refusal(refused, "principal", 3600);
+    }
+}
+
+/// The acceptance check of leased tokens: 32 callers at once, half on each
+/// host, far over the limit. The hosts together admit no more than the
+/// limit (no slack above it), and since both kept getting requests until
+/// the shared count was spent, no leased token was left unused either.
+#[test]
+fn two_hosts_under_concurrent_load_admit_the_limit_between_them_and_no_more() {
+    let schema = PgSchema::create("rate_load");
+    let limit = 96;
+    let flags = [
+        "--rate-limit-per-principal",
+        "96",
+        "--rate-limit-per-client",
+        "0",
+        "--rate-limit-window",
+        "1h",
+    ];
+    let (hosts, tokens) = two_hosts(&schema, &flags);
+    fresh_window(3600, Duration::from_secs(120));
+    let answers: Vec<Vec<u16>> = thread::scope(|s| {
+        let callers: Vec<_> = (0..32)
+            .map(|i| {
+                let (url, token) = (&hosts[i % 2].url, &tokens[i % 2]);
+                let params = json!({"name": "greet", "arguments": {"name": "Ada"}});
+                let greet = move || post_at(url, token, "tools/call", "greet", params.clone());
+                s.spawn(move || (0..8).map(|_| greet().status).collect())
+            })
+            .collect();
+        callers
+            .into_iter()
+            .map(|c| c.join().expect("a caller"))
+            .collect()
+    });
+    let all: Vec<u16> = answers.into_iter().flatten().collect();
+    let admitted = all.iter().filter(|s| **s == 200).count();
+    let refused = all.iter().filter(|s| **s == 429).count();
+    println!(
+        "{admitted} of {} admitted by two hosts at a limit of {limit}",
+        all.len()
+    );
+    assert_eq!(admitted + refused, all.len(), "only 200 and 429: {all:?}");
+    assert_eq!(admitted, limit, "the limit, and every leased token used");
+    // Each host now knows the window is spent, without another lease.
+    for (host, token) in hosts.iter().zip(&tokens) {
+        refusal(&greet(host, token), "principal", 3600);
     }
 }

@@ -1,14 +1,17 @@
 //! The host's own gate in front of rmcp on `/mcp`: the request body is
 //! bounded and must be JSON before any MCP machinery sees it, so an oversized
 //! or malformed request gets the host's typed JSON-RPC error (not a generic
-//! 413 or 415) and runs nothing.
+//! 413 or 415) and runs nothing. The pass that checks the JSON also reads
+//! what the layers inside need of it ([`Peeked`]), so no other layer
+//! parses the body before rmcp does.
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use serde::Deserialize;
+use serde_json::{Value, json};
 use tokio_util::task::TaskTracker;
 
 /// JSON-RPC code for a request refused by one of the host's limits. Our own
@@ -75,7 +78,13 @@ async fn checked(max: usize, req: Request, next: Next) -> Response {
         Ok(b) => b,
         Err(_) => return too_large(max),
     };
-    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+    // One pass reads what the inner layers need and checks the JSON; only
+    // a body that is not a JSON-RPC message is parsed again, to tell
+    // malformed JSON from other JSON (rmcp answers that).
+    let peeked = peek(&bytes);
+    if peeked.is_none()
+        && let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes)
+    {
         return error(
             StatusCode::BAD_REQUEST,
             PARSE_ERROR,
@@ -83,8 +92,57 @@ async fn checked(max: usize, req: Request, next: Next) -> Response {
             None,
         );
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    let mut req = Request::from_parts(parts, Body::from(bytes));
+    if let Some(peeked) = peeked {
+        req.extensions_mut().insert(peeked);
+    }
+    next.run(req).await
+}
+
+/// What the guard reads of a JSON-RPC body while checking it, for the
+/// layers inside it (in the request's extensions): the tools its
+/// `tools/call` messages name (the rate limiter classifies by them), and a
+/// single request's id (echoed in a refusal). Absent when the body is JSON
+/// but not JSON-RPC that reads unambiguously.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Peeked {
+    /// The tools named by the body's `tools/call` messages.
+    pub tools: Vec<String>,
+    /// The id of a single (not batched) message.
+    pub id: Option<Value>,
+}
+
+/// One message, reading only what [`Peeked`] needs (arguments are skipped).
+#[derive(Deserialize)]
+struct Message {
+    id: Option<Value>,
+    method: Option<String>,
+    params: Option<Params>,
+}
+
+#[derive(Deserialize)]
+struct Params {
+    name: Option<String>,
+}
+
+/// Reads `body` (one message or a batch); `None` if it is not JSON-RPC.
+fn peek(body: &[u8]) -> Option<Peeked> {
+    let batch = body.trim_ascii_start().starts_with(b"[");
+    let messages: Vec<Message> = if batch {
+        serde_json::from_slice(body).ok()?
+    } else {
+        vec![serde_json::from_slice(body).ok()?]
+    };
+    let id = match &messages[..] {
+        [one] if !batch => one.id.clone(),
+        _ => None,
+    };
+    let tools = messages
+        .into_iter()
+        .filter(|m| m.method.as_deref() == Some("tools/call"))
+        .filter_map(|m| m.params?.name)
+        .collect();
+    Some(Peeked { tools, id })
 }
 
 fn too_large(max: usize) -> Response {
@@ -116,4 +174,36 @@ fn error(
         body.to_string(),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peek_reads_called_tools_and_the_request_id() {
+        let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"deploy","arguments":{"name":"x"}}}"#;
+        assert_eq!(
+            peek(call),
+            Some(Peeked {
+                tools: vec!["deploy".into()],
+                id: Some(json!(7))
+            })
+        );
+        let list =
+            br#"{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{"name":"deploy"}}"#;
+        assert_eq!(peek(list).map(|p| p.tools), Some(vec![]));
+        let batch =
+            br#" [{"method":"tools/call","id":1,"params":{"name":"a"}},{"method":"ping","id":2}]"#;
+        assert_eq!(
+            peek(batch),
+            Some(Peeked {
+                tools: vec!["a".into()],
+                id: None
+            })
+        );
+        let twice = br#"{"method":"tools/call","params":{"name":"read","name":"deploy"}}"#;
+        assert_eq!(peek(twice), None, "an ambiguous body is not read");
+        assert_eq!(peek(b"{\"method\": 3}"), None);
+    }
 }

@@ -20,6 +20,7 @@ mod dev;
 mod guard;
 pub mod http;
 mod log_redact;
+mod rate_lease;
 mod rate_limit;
 mod scaffold;
 mod workspace_http;

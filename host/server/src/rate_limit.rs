@@ -1,7 +1,6 @@
 //! Rate limits on `/mcp`: per principal, per client and per tool class,
-//! counted in the store so that every host sharing it agrees. A request over
-//! a limit gets HTTP 429 with `Retry-After` and a JSON-RPC error, and runs
-//! nothing.
+//! shared by every host on the store. A request over a limit gets HTTP 429
+//! with `Retry-After` and a JSON-RPC error, and runs nothing.
 //!
 //! Who is counted, never which MCP session: stateless clients (protocol
 //! 2026-07-28) have none, and a session is free to make anyway. Three
@@ -15,33 +14,35 @@
 //! - `tool:write:<tenant>/<subject>`: a principal's calls of mutating tools,
 //!   which change backends and deserve a lower ceiling than reads.
 //!
-//! Windows are fixed (aligned to the epoch), and a count is an atomic
-//! upsert, batched with concurrent requests' ([`Store::count_hits`]):
-//! cheap, exact across replicas,
-//! at the price of letting up to twice a limit through around a window's
-//! boundary. Requests that are refused still count: a client that ignores
-//! `Retry-After` stays refused until the window ends.
+//! Windows are fixed (aligned to the epoch). A request takes a token from
+//! each of its buckets, in memory; tokens are leased from the store's
+//! shared count a sixteenth of the limit at a time (`rate_lease.rs`), so
+//! the hosts on one store together never admit more than a limit, and a
+//! request waits for the store once per lease, not once per request. The
+//! price of fixed windows: up to twice a limit around a window's boundary.
+//! Once a bucket's window is spent, its requests are refused until the
+//! window ends: a client that ignores `Retry-After` stays refused.
 //!
-//! If the store cannot count, the request goes through (logged as an
-//! error): the limits protect capacity, not access, which the bearer check
-//! (the same store, read on every request) and the policy already decide;
-//! a counter table that refuses writes should not turn a degraded store
-//! into a total outage. A store that is down fails the bearer check first.
+//! If the store cannot lease, requests go through (logged as an error):
+//! the limits protect capacity, not access, which the bearer check and the
+//! policy decide; a counter table that refuses writes should not turn a
+//! degraded store into a total outage.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::ensure;
-use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use toolhost_invoke::Toolhost;
 use toolhost_storage::Store;
 use toolhost_types::Principal;
+
+use crate::guard::Peeked;
+use crate::rate_lease::{Admission, Leases};
 
 /// JSON-RPC code for a request refused by a rate limit, next to the guard's
 /// `LIMIT_EXCEEDED` (−31001) outside JSON-RPC's reserved range. MCP defines
@@ -178,7 +179,7 @@ fn buckets(limits: &RateLimits, who: &Principal, class: Class) -> Vec<(Limit, St
 }
 
 /// The fixed window holding `now` (unix ms): its start and end.
-fn window(now: i64, len: i64) -> (i64, i64) {
+pub(crate) fn window(now: i64, len: i64) -> (i64, i64) {
     let start = now - now.rem_euclid(len);
     (start, start + len)
 }
@@ -202,66 +203,65 @@ pub struct Refusal {
     pub retry_after: u64,
 }
 
-/// The first bucket whose count is over its limit.
-fn verdict(buckets: &[(Limit, String, u32)], counts: &[u64]) -> Option<(Limit, u32)> {
-    buckets
-        .iter()
-        .zip(counts)
-        .find(|((_, _, max), count)| **count > u64::from(*max))
-        .map(|((limit, _, max), _)| (*limit, *max))
-}
-
-/// Counts requests against [`RateLimits`] in the store. Cheap to clone.
+/// Counts requests against [`RateLimits`], leasing from the store. Cheap
+/// to clone (clones share the tokens).
 #[derive(Clone)]
 pub struct RateLimiter {
     limits: RateLimits,
+    leases: Arc<Leases>,
+    /// Where ended windows' counters are purged.
     store: Arc<Store>,
     /// Where a tool's `mutating` flag is looked up (plugin and host tools).
     host: Arc<Toolhost>,
 }
 
 impl RateLimiter {
-    /// A limiter counting in `store`, classifying tools by `host`'s specs.
+    /// A limiter leasing from `store`, classifying tools by `host`'s specs.
+    /// Starts the task that leases (within a Tokio runtime); it ends with
+    /// the last clone.
     pub fn new(limits: RateLimits, store: Arc<Store>, host: Arc<Toolhost>) -> Self {
         RateLimiter {
             limits,
+            leases: Leases::start(store.clone()),
             store,
             host,
         }
     }
 
-    /// Counts one request by `who`; refuses it if a count is over its limit.
-    /// Fails open: a store error lets the request through, logged.
+    /// Takes a token for one request by `who` from each of its buckets;
+    /// refuses it if one's window is spent. Fails open: while the store
+    /// cannot lease, requests go through, logged.
     async fn check(&self, who: &Principal, class: Class) -> Result<(), Refusal> {
         let buckets = buckets(&self.limits, who, class);
         if buckets.is_empty() {
             return Ok(());
         }
-        let now = now_ms();
-        let (start, end) = window(now, self.limits.window_ms());
-        let names: Vec<&str> = buckets.iter().map(|(_, b, _)| b.as_str()).collect();
-        let counts = match self.store.count_hits(&names, start, end).await {
-            Ok(counts) => counts,
-            Err(e) => {
-                tracing::error!(error = %e, "rate limits: counting failed; the request goes through");
-                return Ok(());
+        let named: Vec<(&str, u64)> = buckets
+            .iter()
+            .map(|(_, b, max)| (b.as_str(), u64::from(*max)))
+            .collect();
+        match self.leases.take(&named, self.limits.window_ms()).await {
+            Admission::Admitted => Ok(()),
+            Admission::Refused {
+                bucket,
+                now,
+                window_end,
+            } => {
+                let (limit, _, allowed) = &buckets[bucket];
+                Err(Refusal {
+                    limit: *limit,
+                    allowed: *allowed,
+                    window: self.limits.window,
+                    retry_after: retry_after(now, window_end),
+                })
             }
-        };
-        match verdict(&buckets, &counts) {
-            None => Ok(()),
-            Some((limit, allowed)) => Err(Refusal {
-                limit,
-                allowed,
-                window: self.limits.window,
-                retry_after: retry_after(now, end),
-            }),
         }
     }
 
-    /// A body's class: `Write` if it calls a mutating tool, or if it cannot
-    /// be read as JSON-RPC (rmcp refuses such a body, so counting it as a
-    /// write costs an honest client nothing and a body crafted to slip
-    /// past this reading nothing either).
+    /// A body's class: `Write` if it calls a mutating tool, or if the guard
+    /// could not read it as JSON-RPC (rmcp refuses such a body, so counting
+    /// it as a write costs an honest client nothing and a body crafted to
+    /// slip past this reading nothing either).
     fn class(&self, message: Option<&Peeked>) -> Class {
         let mutating = |name: &String| self.host.tool(name).is_some_and(|t| t.spec().mutating);
         match message {
@@ -283,57 +283,16 @@ impl RateLimiter {
     }
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     let since = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// What the limiter reads of a JSON-RPC body: the tools its `tools/call`
-/// messages name, and a single request's id (echoed in the refusal).
-#[derive(Debug, Default, PartialEq)]
-struct Peeked {
-    tools: Vec<String>,
-    id: Option<Value>,
-}
-
-/// One message, reading only what [`Peeked`] needs (arguments are skipped).
-#[derive(Deserialize)]
-struct Message {
-    id: Option<Value>,
-    method: Option<String>,
-    params: Option<Params>,
-}
-
-#[derive(Deserialize)]
-struct Params {
-    name: Option<String>,
-}
-
-/// Reads `body` (one message or a batch); `None` if it is not JSON-RPC.
-fn peek(body: &[u8]) -> Option<Peeked> {
-    let batch = body.trim_ascii_start().starts_with(b"[");
-    let messages: Vec<Message> = if batch {
-        serde_json::from_slice(body).ok()?
-    } else {
-        vec![serde_json::from_slice(body).ok()?]
-    };
-    let id = match &messages[..] {
-        [one] if !batch => one.id.clone(),
-        _ => None,
-    };
-    let tools = messages
-        .into_iter()
-        .filter(|m| m.method.as_deref() == Some("tools/call"))
-        .filter_map(|m| m.params?.name)
-        .collect();
-    Some(Peeked { tools, id })
-}
-
 /// Middleware for `/mcp`, inside the bearer check and the body guard (so
-/// the principal is known and the body is bounded, buffered JSON): counts
-/// each POST, and answers one over a limit with 429. Without a
+/// the principal is known and the guard has read what the body calls):
+/// counts each POST, and answers one over a limit with 429. Without a
 /// [`RateLimiter`] in the request's extensions it lets everything through.
 pub async fn limit(req: Request, next: Next) -> Response {
     if req.method() != Method::POST {
@@ -346,22 +305,15 @@ pub async fn limit(req: Request, next: Next) -> Response {
     ) else {
         return next.run(req).await;
     };
-    let (parts, body) = req.into_parts();
-    // The guard (outside this layer) has bounded and buffered the body.
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return StatusCode::BAD_REQUEST.into_response();
-    };
-    let message = peek(&bytes);
-    let class = limiter.class(message.as_ref());
+    let message = found.get::<Peeked>();
+    let class = limiter.class(message);
     match limiter.check(&who, class).await {
-        Ok(()) => {
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
-        }
+        Ok(()) => next.run(req).await,
         Err(refusal) => {
             tracing::debug!(principal = %who.subject, tenant = %who.tenant, client = %who.client_id,
                 limit = refusal.limit.as_str(), "rate limited");
-            refused(&refusal, message.and_then(|m| m.id))
+            let id = req.extensions().get::<Peeked>().and_then(|m| m.id.clone());
+            refused(&refusal, id)
         }
     }
 }
@@ -448,46 +400,6 @@ mod tests {
             assert_eq!(window(now, len), (start, end), "{now}");
             assert_eq!(retry_after(now, end), secs, "{now}");
         }
-    }
-
-    #[test]
-    fn the_first_count_over_its_limit_decides() {
-        let b = |limit, max| (limit, String::new(), max);
-        let buckets = [
-            b(Limit::Principal, 5),
-            b(Limit::Client, 3),
-            b(Limit::Writes, 1),
-        ];
-        assert_eq!(verdict(&buckets, &[5, 3, 1]), None, "at the limit passes");
-        assert_eq!(verdict(&buckets, &[5, 4, 2]), Some((Limit::Client, 3)));
-        assert_eq!(verdict(&buckets, &[6, 4, 2]), Some((Limit::Principal, 5)));
-    }
-
-    #[test]
-    fn peek_reads_called_tools_and_the_request_id() {
-        let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"deploy","arguments":{"name":"x"}}}"#;
-        assert_eq!(
-            peek(call),
-            Some(Peeked {
-                tools: vec!["deploy".into()],
-                id: Some(json!(7))
-            })
-        );
-        let list =
-            br#"{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{"name":"deploy"}}"#;
-        assert_eq!(peek(list).map(|p| p.tools), Some(vec![]));
-        let batch =
-            br#" [{"method":"tools/call","id":1,"params":{"name":"a"}},{"method":"ping","id":2}]"#;
-        assert_eq!(
-            peek(batch),
-            Some(Peeked {
-                tools: vec!["a".into()],
-                id: None
-            })
-        );
-        let twice = br#"{"method":"tools/call","params":{"name":"read","name":"deploy"}}"#;
-        assert_eq!(peek(twice), None, "an ambiguous body is not read");
-        assert_eq!(peek(b"{\"method\": 3}"), None);
     }
 
     #[test]

@@ -17,6 +17,8 @@ use toolhost_audit::chain::{ChainCheck, GENESIS, row_hash};
 use toolhost_audit::{AuditEvent, ChainBreak, ChainSummary, Effect};
 
 use crate::StorageError;
+use sqlx::{Connection, SqliteConnection};
+
 use crate::connect::{Pools, on_pool};
 use crate::effects::apply_effects;
 use crate::record::{Columns, Stored};
@@ -57,9 +59,61 @@ pub(crate) use select_audit;
 /// One page of a walk: the rows after id `$1`, at most `$2` of them.
 const SELECT_PAGE: &str = select_audit!("WHERE id > $1 ORDER BY id LIMIT $2");
 
+/// The transaction of an append on `$source` (a pool, or a connection of
+/// its own): begin with `$begin`, take `$lock` if any, read the head, one
+/// multi-row `INSERT`, the effects, commit. A macro so each engine and each
+/// kind of source compiles the same statements.
+macro_rules! append_in {
+    ($source:expr, $begin:expr, $lock:expr, $columns:expr, $effects:expr) => {
+        async {
+            let mut tx = $source.begin_with($begin).await?;
+            if let Some(lock) = $lock {
+                sqlx::query(lock)
+                    .bind(APPEND_LOCK)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let head: Option<String> = sqlx::query_scalar(SELECT_HEAD)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let links = hashes(head.as_deref().unwrap_or(GENESIS), $columns);
+            let mut insert = sqlx::QueryBuilder::new(INSERT_COLUMNS);
+            insert.push_values($columns.iter().zip(&links), |mut row, (c, (prev, hash))| {
+                row.push_bind(c.call_id)
+                    .push_bind(c.at_ms)
+                    .push_bind(c.principal)
+                    .push_bind(c.tenant)
+                    .push_bind(c.client_id)
+                    .push_bind(c.tool)
+                    .push_bind(c.plugin)
+                    .push_bind(c.catalog_version)
+                    .push_bind(c.plugin_digest.as_deref())
+                    .push_bind(c.argument_digest.as_str())
+                    .push_bind(c.outcome)
+                    .push_bind(c.error_code)
+                    .push_bind(c.duration_us)
+                    .push_bind(c.gate_id)
+                    .push_bind(c.receipt_sha256)
+                    .push_bind(prev.as_str())
+                    .push_bind(hash.as_str());
+            });
+            insert.push(" RETURNING id");
+            let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
+            if let Err(e) = apply_effects!(tx, $effects).await {
+                // Release the chain's lock now, not when the connection is next used.
+                tx.rollback().await?;
+                return Err(e);
+            }
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>(ids)
+        }
+    };
+}
+
 /// Appends `events`, in order, each chained to the one before, and applies
 /// their effects: one transaction (lock, read the head, one multi-row
-/// `INSERT`, the effects), so all of them or none, and one commit. Returns their row ids. A call id already
+/// `INSERT`, the effects), so all of them or none, and one commit, synced
+/// as the pool's connections sync. Returns their row ids. A call id already
 /// recorded fails the whole batch, with [`StorageError::DuplicateCallId`]
 /// when the batch is that one event.
 pub(crate) async fn append(
@@ -68,56 +122,41 @@ pub(crate) async fn append(
 ) -> Result<Vec<i64>, StorageError> {
     let columns: Vec<Columns<'_>> = events.iter().map(|(e, _)| Columns::of(e)).collect();
     let effects = events.iter().flat_map(|(_, fx)| fx.iter());
-    let (begin, lock) = match pools {
-        Pools::Sqlite(_) => ("BEGIN IMMEDIATE", None),
-        Pools::Postgres(_) => ("BEGIN", Some("SELECT pg_advisory_xact_lock($1)")),
+    let appended = match pools {
+        Pools::Sqlite(pool) => {
+            append_in!(pool, "BEGIN IMMEDIATE", None::<&str>, &columns, effects).await
+        }
+        Pools::Postgres(pool) => {
+            let lock = Some("SELECT pg_advisory_xact_lock($1)");
+            append_in!(pool, "BEGIN", lock, &columns, effects).await
+        }
     };
-    let appended = on_pool!(pools, pool => async {
-        let mut tx = pool.begin_with(begin).await?;
-        if let Some(lock) = lock {
-            sqlx::query(lock).bind(APPEND_LOCK).execute(&mut *tx).await?;
-        }
-        let head: Option<String> = sqlx::query_scalar(SELECT_HEAD).fetch_optional(&mut *tx).await?;
-        let links = hashes(head.as_deref().unwrap_or(GENESIS), &columns);
-        let mut insert = sqlx::QueryBuilder::new(INSERT_COLUMNS);
-        insert.push_values(columns.iter().zip(&links), |mut row, (c, (prev, hash))| {
-            row.push_bind(c.call_id)
-                .push_bind(c.at_ms)
-                .push_bind(c.principal)
-                .push_bind(c.tenant)
-                .push_bind(c.client_id)
-                .push_bind(c.tool)
-                .push_bind(c.plugin)
-                .push_bind(c.catalog_version)
-                .push_bind(c.plugin_digest.as_deref())
-                .push_bind(c.argument_digest.as_str())
-                .push_bind(c.outcome)
-                .push_bind(c.error_code)
-                .push_bind(c.duration_us)
-                .push_bind(c.gate_id)
-                .push_bind(c.receipt_sha256)
-                .push_bind(prev.as_str())
-                .push_bind(hash.as_str());
-        });
-        insert.push(" RETURNING id");
-        let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
-        if let Err(e) = apply_effects!(tx, effects.clone()).await {
-            // Release the chain's lock now, not when the connection is next used.
-            tx.rollback().await?;
-            return Err(e);
-        }
-        tx.commit().await?;
-        Ok::<_, sqlx::Error>(ids)
-    }
-    .await);
-    appended.map_err(|e| match (e.as_database_error(), events) {
+    appended.map_err(|e| append_error(e, events))
+}
+
+/// [`append`] on a SQLite connection of the caller's (the pipelined audit
+/// writer's, whose commits do not wait for the disk: `src/group.rs` syncs
+/// them).
+pub(crate) async fn append_on(
+    conn: &mut SqliteConnection,
+    events: &[(&AuditEvent, &[Effect])],
+) -> Result<Vec<i64>, StorageError> {
+    let columns: Vec<Columns<'_>> = events.iter().map(|(e, _)| Columns::of(e)).collect();
+    let effects = events.iter().flat_map(|(_, fx)| fx.iter());
+    let appended = append_in!(conn, "BEGIN IMMEDIATE", None::<&str>, &columns, effects).await;
+    appended.map_err(|e| append_error(e, events))
+}
+
+/// The store's error for a failed append of `events`.
+fn append_error(e: sqlx::Error, events: &[(&AuditEvent, &[Effect])]) -> StorageError {
+    match (e.as_database_error(), events) {
         (Some(db), [(one, _)]) if db.is_unique_violation() && names_call_id(db) => {
             StorageError::DuplicateCallId {
                 call_id: one.call_id.clone(),
             }
         }
         _ => StorageError::query("append audit rows")(e),
-    })
+    }
 }
 
 /// `(prev_hash, row_hash)` of each row, chained from `head`.

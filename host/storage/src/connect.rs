@@ -8,6 +8,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
+use crate::group::Pipelined;
 use crate::{Engine, StorageError};
 
 /// Default pool size. Every audit write is one short statement, so a few
@@ -126,21 +127,30 @@ pub(crate) async fn open(
     })
 }
 
-async fn open_sqlite(url: &str, opts: &StoreOptions) -> Result<SqlitePool, sqlx::Error> {
-    let connect = url
+/// Every SQLite connection's options: the file (created if missing), in
+/// WAL mode, with foreign keys, committing with `synchronous`.
+fn sqlite_options(
+    url: &str,
+    synchronous: SqliteSynchronous,
+) -> Result<SqliteConnectOptions, sqlx::Error> {
+    Ok(url
         .parse::<SqliteConnectOptions>()?
         .create_if_missing(true)
         // WAL: readers (the CLI, `recent`) never block the writer.
         .journal_mode(SqliteJournalMode::Wal)
-        // FULL, not NORMAL: in WAL mode NORMAL skips the fsync at commit, so
-        // a power cut or OS crash can lose the last commits. A call's reply
-        // is sent only once its audit row is recorded; the row must then
-        // survive, so every commit is synced.
-        .synchronous(SqliteSynchronous::Full)
+        .synchronous(synchronous)
         // Per connection in SQLite: deleting an OAuth client cascades to its
         // grants, codes and tokens only with this on (see src/auth.rs).
         .foreign_keys(true)
-        .busy_timeout(SQLITE_BUSY_TIMEOUT);
+        .busy_timeout(SQLITE_BUSY_TIMEOUT))
+}
+
+async fn open_sqlite(url: &str, opts: &StoreOptions) -> Result<SqlitePool, sqlx::Error> {
+    // FULL, not NORMAL: in WAL mode NORMAL skips the fsync at commit, so a
+    // power cut or OS crash can lose the last commits. What a caller is
+    // told is stored must then survive, so every commit is synced (the
+    // audit writer syncs its own, `src/group.rs`).
+    let connect = sqlite_options(url, SqliteSynchronous::Full)?;
     let pool = SqlitePoolOptions::new().acquire_timeout(opts.acquire_timeout);
     let pool = if is_in_memory(url) {
         // An in-memory database dies with its last connection: keep exactly
@@ -167,15 +177,32 @@ async fn open_postgres(url: &str, opts: &StoreOptions) -> Result<PgPool, sqlx::E
         .await
 }
 
-/// Most connections of the counters' pool: a bump is one short statement.
+/// The pipelined audit writer's connection and log (`src/group.rs`), for
+/// a SQLite file: its commits do not wait for the disk (`synchronous =
+/// NORMAL`); the writer's syncer syncs the log before any caller is
+/// answered. `None` for PostgreSQL and an in-memory database.
+pub(crate) fn audit_pipeline(url: &str) -> Result<Option<Pipelined>, sqlx::Error> {
+    if !url.starts_with("sqlite:") || is_in_memory(url) {
+        return Ok(None);
+    }
+    let connect = sqlite_options(url, SqliteSynchronous::Normal)?;
+    let mut wal = connect.get_filename().as_os_str().to_owned();
+    wal.push("-wal");
+    Ok(Some(Pipelined {
+        connect,
+        wal: wal.into(),
+    }))
+}
+
+/// Most connections of the counters' pool: a report is one short statement.
 const COUNTER_CONNECTIONS: u32 = 2;
 
 /// A second, small pool for the rate-limit counters, whose commits do not
 /// wait for the disk: SQLite's `synchronous = NORMAL` (in WAL mode a commit
-/// is not fsynced; a power cut may lose the last bumps, a killed process
-/// does not) and PostgreSQL's `synchronous_commit = off`. A lost bump lets
-/// one request more through; a synced one per request halved throughput
-/// (BENCHMARKS.md part 4). The audit keeps the main pool and its syncs. An
+/// is not fsynced; a power cut may lose the last reports, a killed process
+/// does not) and PostgreSQL's `synchronous_commit = off`. A lost report
+/// lets its requests through again elsewhere; a synced write per request
+/// halved throughput (BENCHMARKS.md part 4). The audit keeps the main pool and its syncs. An
 /// in-memory SQLite database has one connection, shared.
 pub(crate) async fn open_counters(
     main: &Pools,
@@ -185,12 +212,7 @@ pub(crate) async fn open_counters(
     let pools = match main {
         Pools::Sqlite(pool) if is_in_memory(url) => Pools::Sqlite(pool.clone()),
         Pools::Sqlite(_) => {
-            let connect = url
-                .parse::<SqliteConnectOptions>()?
-                .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal)
-                .foreign_keys(true)
-                .busy_timeout(SQLITE_BUSY_TIMEOUT);
+            let connect = sqlite_options(url, SqliteSynchronous::Normal)?;
             let pool = SqlitePoolOptions::new()
                 .acquire_timeout(opts.acquire_timeout)
                 .max_connections(COUNTER_CONNECTIONS)
@@ -222,6 +244,7 @@ fn is_in_memory(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sqlx::ConnectOptions;
 
     /// `PRAGMA synchronous` of a connection of `pool`: 1 NORMAL, 2 FULL.
     async fn synchronous(pool: &Pools) -> i64 {
@@ -247,6 +270,24 @@ mod tests {
             "the audit's commits are synced"
         );
         assert_eq!(synchronous(&counters).await, 1, "the counters' are not");
+    }
+
+    #[tokio::test]
+    async fn the_audit_writer_of_a_sqlite_file_commits_unsynced_and_syncs_its_log() {
+        let dir = tempfile::tempdir().expect("temp");
+        let file = dir.path().join("s.db");
+        let url = format!("sqlite://{}?mode=rwc", file.display());
+        let pipeline = audit_pipeline(&url).expect("parses").expect("a file");
+        assert_eq!(pipeline.wal, dir.path().join("s.db-wal"));
+        let mut conn = pipeline.connect.connect().await.expect("connects");
+        let level: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(&mut conn)
+            .await
+            .expect("pragma");
+        assert_eq!(level, 1, "NORMAL: the syncer syncs the log");
+        for url in ["sqlite::memory:", "postgres://u@h/db"] {
+            assert!(audit_pipeline(url).expect("parses").is_none(), "{url}");
+        }
     }
 
     #[test]

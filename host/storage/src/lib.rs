@@ -26,8 +26,9 @@
 //!   (`src/runs.rs`); runs are queued and settled as audit effects
 //!   (`src/effects.rs`), and [`Store::listen_runs`] wakes workers on
 //!   PostgreSQL.
-//! - [`Store::count_hits`]: the rate limits' fixed-window counters, bumped
-//!   atomically so every host on the store agrees (`src/rate.rs`).
+//! - [`Store::add_hits`]: the rate limits' fixed-window counters, to which
+//!   each host adds what it counted in memory, atomically, so every host on
+//!   the store learns the total (`src/rate.rs`).
 //!
 //! This room owns the SQL, the schema migrations (`migrations/sqlite` and
 //! `migrations/postgres`, same numbers, same meaning, embedded in the binary
@@ -92,7 +93,6 @@ mod live;
 mod migrations;
 mod policy;
 mod rate;
-mod rate_batch;
 mod record;
 mod runs;
 mod store;
@@ -106,6 +106,7 @@ pub use connect::{
 pub use error::{Engine, StorageError};
 pub use gates::UnauditedGate;
 pub use live::POLL as LIVE_VIEWS_POLL;
+pub use rate::Hits;
 pub use record::AuditRecord;
 pub use runs::{RUNS_CHANNEL, RunListener};
 pub use store::{AuditQuery, Store};

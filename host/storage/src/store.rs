@@ -26,8 +26,6 @@ pub struct Store {
     /// The rate-limit counters' own pool, committing without a sync
     /// ([`connect::open_counters`]).
     pub(crate) counters: Pools,
-    /// The writer that batches counter bumps (`src/rate_batch.rs`).
-    pub(crate) counter_commit: crate::rate_batch::CounterCommit,
     audit: GroupCommit,
     /// The grant and role reads of every request, from memory
     /// (`src/live.rs`).
@@ -73,13 +71,12 @@ impl Store {
         let counters = connect::open_counters(&pools, url, opts)
             .await
             .map_err(unconnected)?;
-        let audit = GroupCommit::start(pools.clone());
-        let counter_commit = crate::rate_batch::CounterCommit::start(counters.clone());
+        let pipeline = connect::audit_pipeline(url).map_err(unconnected)?;
+        let audit = GroupCommit::start(pools.clone(), pipeline);
         let live = crate::live::LiveViews::start(&pools).await;
         Ok(Store {
             pools,
             counters,
-            counter_commit,
             audit,
             live,
         })
