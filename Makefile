@@ -135,11 +135,13 @@ fmt:
 	$(CARGO) fmt --manifest-path plugins/Cargo.toml --all
 
 ## bench: the sandbox in-process, the reference greet in Rust, Python and TypeScript
-## in-process, then tools/call over HTTP (release builds); results go in BENCHMARKS.md
+## in-process, tools/call over HTTP, then the real binary's cold start and memory with
+## twenty plugins over a million calls (release builds); results go in BENCHMARKS.md
 bench: plugins python-plugins ts-plugins
 	$(CARGO) bench -p toolhost-runtime --bench sandbox --locked
 	$(CARGO) bench -p toolhost-runtime --bench languages --locked
 	$(CARGO) bench -p toolhost-server --bench http --locked
+	$(CARGO) bench -p toolhost --bench footprint --locked
 
 ## bench-quick: the ceiling (a bare rmcp server) and the host as shipped over HTTP, fewer calls
 ## (a couple of minutes once built); ends with `full stack / ceiling at 32 clients: R`

@@ -48,9 +48,16 @@ const LATENCY_BUCKETS: [f64; 12] = [
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 10.0,
 ];
 
+/// How often the metrics recorder folds histogram samples into their
+/// buckets. It keeps every sample until then (or until a scrape), so a host
+/// nobody scrapes would grow by each call's samples (`bench footprint`
+/// found it: about 2 MiB per 100,000 calls).
+const METRICS_UPKEEP: Duration = Duration::from_secs(5);
+
 /// Runs the host until SIGINT or SIGTERM.
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let metrics = install_metrics()?;
+    let upkeep = tokio::spawn(metrics_upkeep_every(metrics.clone(), METRICS_UPKEEP));
     let runtime_config = RuntimeConfig {
         slots: config.slots,
         cache_dir: config.cache_dir.clone(),
@@ -296,6 +303,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     catalog_poll.abort();
     purge.abort();
     artifacts.abort();
+    upkeep.abort();
     served.context("serving HTTP")?;
     store.close().await;
     tracing::info!("toolhost stopped");
@@ -438,6 +446,14 @@ async fn record_dev_mode(store: &Store) -> anyhow::Result<()> {
 }
 
 /// Deletes expired artifacts every `period`.
+async fn metrics_upkeep_every(metrics: PrometheusHandle, period: Duration) {
+    let mut tick = tokio::time::interval(period);
+    loop {
+        tick.tick().await;
+        metrics.run_upkeep();
+    }
+}
+
 async fn purge_artifacts_every(store: Arc<Store>, period: Duration) {
     let mut tick = tokio::time::interval(period);
     loop {
