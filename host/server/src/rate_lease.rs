@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use tokio::sync::{Notify, watch};
-use toolhost_storage::{Hits, Store};
+use toolhost_storage::{Hits, StorageError, Store};
 
 /// A lease is at least this share of the limit (one sixteenth): fewer
 /// round trips, against at most this share of a window refused early per
@@ -82,10 +82,27 @@ struct State {
     failing: bool,
 }
 
+/// Where leases come from: the store's shared counters. A trait so a test
+/// can make them fail and recover.
+pub trait Counters: Send + Sync + 'static {
+    /// [`Store::add_hits`].
+    fn add_hits<'a>(&'a self, hits: &'a [Hits]) -> BoxFuture<'a, Vec<u64>>;
+}
+
+/// What [`Counters::add_hits`] returns.
+pub type BoxFuture<'a, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, StorageError>> + Send + 'a>>;
+
+impl Counters for Store {
+    fn add_hits<'a>(&'a self, hits: &'a [Hits]) -> BoxFuture<'a, Vec<u64>> {
+        Box::pin(Store::add_hits(self, hits))
+    }
+}
+
 /// The tokens of one limiter (one replica). Cheap to share.
 pub struct Leases {
     state: Mutex<State>,
-    store: Arc<Store>,
+    store: Arc<dyn Counters>,
     clock: Clock,
     /// Asks the lease task for a round now.
     wake: Notify,
@@ -101,8 +118,8 @@ impl Leases {
         Leases::start_with_clock(store, Arc::new(crate::rate_limit::now_ms))
     }
 
-    /// [`Leases::start`] with its own clock.
-    pub fn start_with_clock(store: Arc<Store>, clock: Clock) -> Arc<Leases> {
+    /// [`Leases::start`] with its own counters and clock.
+    pub fn start_with_clock(store: Arc<dyn Counters>, clock: Clock) -> Arc<Leases> {
         let leases = Arc::new(Leases {
             state: Mutex::new(State::default()),
             store,
@@ -145,28 +162,33 @@ impl Leases {
                     };
                 }
                 let short = |name: &str| window.get(name).is_none_or(|t| t.left == 0);
-                if failing || !buckets.iter().any(|(name, _)| short(name)) {
+                let any_short = buckets.iter().any(|(name, _)| short(name));
+                if any_short {
+                    for (name, limit) in buckets {
+                        let tokens = match window.get_mut(*name) {
+                            Some(t) => t,
+                            None => window.entry((*name).to_owned()).or_insert(Tokens {
+                                limit: *limit,
+                                window_end,
+                                left: 0,
+                                waiting: 0,
+                                spent: false,
+                            }),
+                        };
+                        if tokens.left == 0 {
+                            // While failing, one ask per bucket is enough:
+                            // the idle round retries it.
+                            tokens.waiting = if failing { 1 } else { tokens.waiting + 1 };
+                        }
+                    }
+                }
+                if failing || !any_short {
                     for (name, _) in buckets {
                         if let Some(t) = window.get_mut(*name) {
                             t.left = t.left.saturating_sub(1);
                         }
                     }
                     return Admission::Admitted;
-                }
-                for (name, limit) in buckets {
-                    let tokens = match window.get_mut(*name) {
-                        Some(t) => t,
-                        None => window.entry((*name).to_owned()).or_insert(Tokens {
-                            limit: *limit,
-                            window_end,
-                            left: 0,
-                            waiting: 0,
-                            spent: false,
-                        }),
-                    };
-                    if tokens.left == 0 {
-                        tokens.waiting += 1;
-                    }
                 }
             }
             self.wake.notify_one();
@@ -181,7 +203,7 @@ impl Leases {
             let mut state = self.state();
             state
                 .windows
-                .retain(|_, window| window.values().next().is_none_or(|t| t.window_end > now));
+                .retain(|_, window| window.values().next().is_some_and(|t| t.window_end > now));
             let mut asks = Vec::new();
             for (start, window) in &mut state.windows {
                 for (name, t) in window.iter_mut() {
@@ -363,6 +385,54 @@ mod tests {
             admitted, 160,
             "both replicas kept asking: no token was left over"
         );
+    }
+
+    /// Counters that fail while `down` is set.
+    struct Flaky {
+        store: Store,
+        down: std::sync::atomic::AtomicBool,
+    }
+
+    impl Counters for Flaky {
+        fn add_hits<'a>(&'a self, hits: &'a [Hits]) -> BoxFuture<'a, Vec<u64>> {
+            if self.down.load(Ordering::SeqCst) {
+                return Box::pin(async { Err(StorageError::Closed) });
+            }
+            Box::pin(self.store.add_hits(hits))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failing_store_lets_requests_through_and_the_limit_holds_again_once_it_recovers() {
+        let flaky = Arc::new(Flaky {
+            store: Store::connect("sqlite::memory:").await.expect("a store"),
+            down: true.into(),
+        });
+        let now = clock();
+        let clock = now.clone();
+        let leases = Leases::start_with_clock(
+            flaky.clone(),
+            Arc::new(move || clock.load(Ordering::SeqCst)),
+        );
+        let bucket = [("principal:acme/a", 3)];
+        for _ in 0..10 {
+            assert_eq!(
+                leases.take(&bucket, LEN).await,
+                Admission::Admitted,
+                "fails open"
+            );
+        }
+        flaky.down.store(false, Ordering::SeqCst);
+        // The idle round asks again and succeeds; then the limit holds.
+        tokio::time::sleep(IDLE_ROUND * 3).await;
+        assert!(!leases.state().failing, "leasing again");
+        let mut admitted = 0;
+        for _ in 0..10 {
+            if leases.take(&bucket, LEN).await == Admission::Admitted {
+                admitted += 1;
+            }
+        }
+        assert!(admitted <= 3, "{admitted} admitted after recovery");
     }
 
     #[tokio::test]
