@@ -12,7 +12,7 @@ use support::oauth::{
     Browser, REDIRECT, VERIFIER, approve, authorize_path, bearer, code, encode, json, list_tools,
     query, redeem, register, token,
 };
-use support::{DEMO_PASSWORD, Server, exchange, exchange_full};
+use support::{DEMO_PASSWORD, Server, exchange, exchange_full, post_form};
 
 fn refresh(server: &Server, client_id: &str, refresh_token: &str, extra: &str) -> (u16, Value) {
     token(
@@ -32,14 +32,7 @@ fn revoke(server: &Server, client_id: &str, tokens: &Value) -> u16 {
         tokens["refresh_token"].as_str().expect("rt"),
         encode(client_id)
     );
-    let (status, _) = exchange(
-        &server.url,
-        "POST",
-        "/oauth/revoke",
-        &[("Content-Type", "application/x-www-form-urlencoded")],
-        &form,
-    );
-    status
+    post_form(&server.url, "/oauth/revoke", &form).0
 }
 
 fn assert_error(answer: (u16, Value), status: u16, code: &str) {

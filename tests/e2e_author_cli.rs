@@ -389,13 +389,7 @@ fn dev_reloads(lang: &str, name: &str, edit: impl FnOnce(&Path)) {
         field("client_id:"),
         field("client_secret:")
     );
-    let (status, body) = support::exchange(
-        &url,
-        "POST",
-        "/oauth/token",
-        &[("Content-Type", "application/x-www-form-urlencoded")],
-        &form,
-    );
+    let (status, body) = support::post_form(&url, "/oauth/token", &form);
     assert_eq!(status, 200, "{body}");
     let token = json_of(&body)["access_token"]
         .as_str()

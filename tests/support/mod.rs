@@ -369,13 +369,7 @@ impl Server {
     /// server's token endpoint.
     pub fn client_credentials_token(&self, id: &str, secret: &str) -> String {
         let form = format!("grant_type=client_credentials&client_id={id}&client_secret={secret}");
-        let (status, body) = exchange(
-            &self.url,
-            "POST",
-            "/oauth/token",
-            &[("Content-Type", "application/x-www-form-urlencoded")],
-            &form,
-        );
+        let (status, body) = post_form(&self.url, "/oauth/token", &form);
         assert_eq!(status, 200, "client_credentials token: {body}");
         let value: serde_json::Value = serde_json::from_str(&body).expect("a JSON token response");
         let token = value["access_token"].as_str().expect("an access_token");
@@ -707,6 +701,13 @@ pub fn run(cmd: &mut Command, timeout: Duration) -> Run {
 
 /// A raw HTTP/1.1 exchange with the server at `url`'s authority, so tests
 /// control every header byte. Returns the status and the body.
+/// A form-encoded POST of `form` to `path` at `url` (the OAuth
+/// endpoints): the status and the body.
+pub fn post_form(url: &str, path: &str, form: &str) -> (u16, String) {
+    let form_type = [("Content-Type", "application/x-www-form-urlencoded")];
+    exchange(url, "POST", path, &form_type, form)
+}
+
 pub fn exchange(
     url: &str,
     method: &str,

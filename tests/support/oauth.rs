@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use toolhost_auth::pkce;
 
-use super::{Answer, DEMO_PASSWORD, Server, exchange, exchange_full};
+use super::{Answer, DEMO_PASSWORD, Server, exchange, exchange_full, post_form};
 
 /// A redirect URI nobody listens on: the browser stops at the redirect.
 pub const REDIRECT: &str = "http://127.0.0.1:9/callback";
@@ -37,13 +37,7 @@ pub fn register(server: &Server, redirect_uri: &str, name: &str) -> String {
 
 /// A form POST to /oauth/token; the status and the JSON answer.
 pub fn token(server: &Server, body: &str) -> (u16, Value) {
-    let (status, answer) = exchange(
-        &server.url,
-        "POST",
-        "/oauth/token",
-        &[("Content-Type", "application/x-www-form-urlencoded")],
-        body,
-    );
+    let (status, answer) = post_form(&server.url, "/oauth/token", body);
     (status, json(&answer))
 }
 
