@@ -30,7 +30,9 @@ use crate::{password, pkce, secret};
 /// The browser's login session.
 pub(crate) const SESSION_COOKIE: &str = "toolhost_session";
 /// Binds pending authorization requests to the browser that started them.
-const BROWSER_COOKIE: &str = "toolhost_browser";
+pub(crate) const BROWSER_COOKIE: &str = "toolhost_browser";
+/// What a password sign-in is told when the operator turned passwords off.
+pub(crate) const PASSWORDS_OFF: &str = "Password sign-in is turned off; use single sign-on.";
 /// How long a fetched metadata document is trusted before it is fetched again.
 const DOCUMENT_TTL: i64 = 3600;
 
@@ -39,8 +41,6 @@ pub(crate) fn routes() -> Router<Arc<AuthServer>> {
         .route("/oauth/authorize", get(authorize))
         .route("/oauth/login", post(login))
         .route("/oauth/consent", get(consent_page).post(consent))
-        .route("/oauth/upstream/start", get(upstream_start))
-        .route("/oauth/upstream/callback", get(upstream_callback))
 }
 
 /// A validated authorization request, kept server-side while the person
@@ -381,9 +381,45 @@ fn login_page(
             csrf: &pending.csrf,
             client_name: Some(&request.client_name),
             error,
-            upstream: auth.upstream.as_ref().map(|u| u.label()),
+            providers: auth.providers(),
+            password: auth.config.password_login,
         },
     )
+}
+
+/// The sign-in form of `pending` again, with `error`: the authorization
+/// request's login page, or the host pages' sign-in page.
+pub(crate) fn login_again(
+    auth: &AuthServer,
+    pending: &PendingAuthorization,
+    error: &str,
+    status: StatusCode,
+) -> Response {
+    match serde_json::from_str::<Request>(&pending.request) {
+        Ok(request) => login_page(auth, pending, &request, Some(error), status),
+        Err(_) => crate::web::form(auth, pending, Some(error), status),
+    }
+}
+
+/// Where a pending request continues once its browser is signed in: the
+/// consent step of an authorization request, or a sign-in's return path.
+pub(crate) async fn signed_in_next(
+    auth: &AuthServer,
+    pending: &PendingAuthorization,
+) -> Result<String, Refusal> {
+    if serde_json::from_str::<Request>(&pending.request).is_ok() {
+        return Ok(format!("/oauth/consent?pending={}", pending.id));
+    }
+    let return_to = crate::web::sign_in_return(pending).map_err(page)?;
+    if !auth
+        .store
+        .take_pending(&pending.id)
+        .await
+        .map_err(|e| page(e.to_string()))?
+    {
+        return Err(page("this sign-in was already completed"));
+    }
+    Ok(return_to)
 }
 
 #[derive(Deserialize)]
@@ -400,6 +436,9 @@ async fn login(
     jar: CookieJar,
     Form(form): Form<LoginForm>,
 ) -> Response {
+    if !auth.config.password_login {
+        return pages::error(StatusCode::FORBIDDEN, PASSWORDS_OFF);
+    }
     let (pending, request) = match pending_for(&auth, &jar, &form.pending, Some(&form.csrf)).await {
         Ok(p) => p,
         Err(r) => return r.into_response(),
@@ -448,6 +487,9 @@ pub(crate) async fn check_password(
     username: &str,
     password: String,
 ) -> Result<User, (StatusCode, String)> {
+    if !auth.config.password_login {
+        return Err((StatusCode::FORBIDDEN, PASSWORDS_OFF.to_owned()));
+    }
     auth.allow_login(source)
         .map_err(|e| (StatusCode::TOO_MANY_REQUESTS, e.description))?;
     let user = auth.store.user_by_name(username).await.ok().flatten();
@@ -665,97 +707,4 @@ fn cookie(auth: &AuthServer, name: &'static str, value: String) -> Cookie<'stati
         .same_site(SameSite::Lax)
         .secure(auth.config.secure_cookies())
         .build()
-}
-
-async fn upstream_start(
-    State(auth): State<Arc<AuthServer>>,
-    jar: CookieJar,
-    Query(q): Query<PendingQuery>,
-) -> Response {
-    let Some(upstream) = auth.upstream.clone() else {
-        return pages::error(
-            StatusCode::NOT_FOUND,
-            "no upstream identity provider is configured",
-        );
-    };
-    match pending_for(&auth, &jar, &q.pending, None).await {
-        Ok((pending, _)) => {
-            let callback = format!("{}/oauth/upstream/callback", auth.config.issuer);
-            see_other(&upstream.authorization_url(&pending.id, &callback))
-        }
-        Err(r) => r.into_response(),
-    }
-}
-
-#[derive(Deserialize)]
-struct UpstreamCallback {
-    code: Option<String>,
-    state: String,
-}
-
-async fn upstream_callback(
-    State(auth): State<Arc<AuthServer>>,
-    Source(source): Source,
-    jar: CookieJar,
-    Query(q): Query<UpstreamCallback>,
-) -> Response {
-    let Some(upstream) = auth.upstream.clone() else {
-        return pages::error(
-            StatusCode::NOT_FOUND,
-            "no upstream identity provider is configured",
-        );
-    };
-    let (pending, request) = match pending_for(&auth, &jar, &q.state, None).await {
-        Ok(p) => p,
-        Err(r) => return r.into_response(),
-    };
-    let callback = format!("{}/oauth/upstream/callback", auth.config.issuer);
-    let identity = match q.code {
-        Some(code) => upstream.exchange(&code, &callback).await,
-        None => Err(crate::upstream::UpstreamError("no code returned".into())),
-    };
-    let user = match identity {
-        Ok(id) => auth
-            .store
-            .user_by_name(&id.username)
-            .await
-            .ok()
-            .flatten()
-            .filter(|u| !u.disabled),
-        Err(e) => {
-            tracing::warn!(error = %e, "upstream login failed");
-            None
-        }
-    };
-    let Some(user) = user else {
-        let message = format!(
-            "{} could not sign you in; use your password.",
-            upstream.label()
-        );
-        return login_page(
-            &auth,
-            &pending,
-            &request,
-            Some(&message),
-            StatusCode::BAD_GATEWAY,
-        );
-    };
-    match start_session(&auth, jar, &user).await {
-        Ok(jar) => {
-            auth.event(
-                "login",
-                Some(&request.client_id),
-                Some(&user.id),
-                source,
-                "upstream",
-            )
-            .await;
-            (
-                jar,
-                see_other(&format!("/oauth/consent?pending={}", pending.id)),
-            )
-                .into_response()
-        }
-        Err(r) => r.into_response(),
-    }
 }

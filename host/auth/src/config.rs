@@ -28,6 +28,9 @@ pub struct AuthConfig {
     pub registrations_per_minute: u32,
     /// Login attempts allowed per source address per minute.
     pub logins_per_minute: u32,
+    /// Whether people may sign in with a local password. Off, the login
+    /// page offers only the single-sign-on providers.
+    pub password_login: bool,
 }
 
 impl AuthConfig {
@@ -45,6 +48,7 @@ impl AuthConfig {
             key_rotation: Duration::from_secs(30 * 24 * 3600),
             registrations_per_minute: 10,
             logins_per_minute: 20,
+            password_login: true,
         }
     }
 

@@ -31,6 +31,7 @@ mod routes;
 pub mod scope;
 pub mod secret;
 mod server;
+mod sso;
 pub mod store;
 mod token;
 pub mod upstream;
@@ -45,10 +46,11 @@ pub use keys::KeyError;
 pub use pages::escape as escape_html;
 pub use routes::router;
 pub use server::AuthServer;
+pub use sso::callback_url as sso_callback_url;
 pub use store::{
     AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, ClientKind, ClientOrigin,
-    CodeRedemption, Family, LiveGrant, PendingAuthorization, RefreshToken, SigningKey, StoreFuture,
-    Tenant, User, WebSession,
+    CodeRedemption, Family, LiveGrant, PendingAuthorization, RefreshToken, SigningKey, SsoAttempt,
+    SsoLink, StoreFuture, Tenant, User, WebSession,
 };
 pub use token::{AccessClaims, TokenError};
 pub use web::{WebUser, sign_in_path};

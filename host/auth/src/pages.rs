@@ -16,7 +16,10 @@ pub(crate) struct LoginPage<'a> {
     /// person signs in to one of the host's own pages.
     pub client_name: Option<&'a str>,
     pub error: Option<&'a str>,
-    pub upstream: Option<&'a str>,
+    /// The single-sign-on providers: (name, label).
+    pub providers: Vec<(&'a str, &'a str)>,
+    /// Whether the password form is shown.
+    pub password: bool,
 }
 
 /// What the consent page shows.
@@ -34,16 +37,18 @@ pub(crate) fn login(status: StatusCode, p: &LoginPage<'_>) -> Response {
         .error
         .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e)))
         .unwrap_or_default();
-    let upstream = p
-        .upstream
-        .map(|label| {
+    let providers: String = p
+        .providers
+        .iter()
+        .map(|(name, label)| {
             format!(
-                "<p><a href=\"/oauth/upstream/start?pending={}\">Sign in with {}</a></p>",
+                "<p><a href=\"/oauth/sso/{}/start?pending={}\">Sign in with {}</a></p>\n",
+                escape(name),
                 escape(p.pending),
                 escape(label)
             )
         })
-        .unwrap_or_default();
+        .collect();
     let lead = match p.client_name {
         Some(client) => format!(
             "<p><strong>{}</strong> wants to use your tools.</p>",
@@ -51,18 +56,25 @@ pub(crate) fn login(status: StatusCode, p: &LoginPage<'_>) -> Response {
         ),
         None => "<p>Sign in to continue.</p>".to_owned(),
     };
-    let body = format!(
-        "<h1>Sign in</h1>\n{lead}\n{error}\
-         <form method=\"post\" action=\"{action}\">\n\
-         <input type=\"hidden\" name=\"pending\" value=\"{pending}\">\n\
-         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\n\
-         <label>Username <input name=\"username\" autocomplete=\"username\" required autofocus></label>\n\
-         <label>Password <input name=\"password\" type=\"password\" autocomplete=\"current-password\" required></label>\n\
-         <button type=\"submit\">Sign in</button>\n</form>\n{upstream}",
-        action = escape(p.action),
-        pending = escape(p.pending),
-        csrf = escape(p.csrf),
-    );
+    let form = if p.password {
+        format!(
+            "<form method=\"post\" action=\"{action}\">\n\
+             <input type=\"hidden\" name=\"pending\" value=\"{pending}\">\n\
+             <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\n\
+             <label>Username <input name=\"username\" autocomplete=\"username\" required autofocus></label>\n\
+             <label>Password <input name=\"password\" type=\"password\" autocomplete=\"current-password\" required></label>\n\
+             <button type=\"submit\">Sign in</button>\n</form>\n",
+            action = escape(p.action),
+            pending = escape(p.pending),
+            csrf = escape(p.csrf),
+        )
+    } else if p.providers.is_empty() {
+        "<p>Password sign-in is turned off and no single-sign-on provider is configured.</p>\n"
+            .to_owned()
+    } else {
+        String::new()
+    };
+    let body = format!("<h1>Sign in</h1>\n{lead}\n{error}{form}{providers}");
     page(status, "Sign in", &body)
 }
 

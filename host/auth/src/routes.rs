@@ -21,7 +21,7 @@ use crate::grant::BasicCredentials;
 use crate::params::Params;
 use crate::server::{AuthServer, now};
 use crate::store::{Client, ClientKind, ClientOrigin};
-use crate::{authorize, metadata, scope, secret, token, web};
+use crate::{authorize, metadata, scope, secret, sso, token, web};
 
 /// The routes: discovery, authorize (login and consent pages), token,
 /// registration, revocation and JWKS.
@@ -40,6 +40,7 @@ pub fn router(auth: Arc<AuthServer>) -> Router {
         .route("/oauth/register", post(register))
         .merge(authorize::routes())
         .merge(web::routes())
+        .merge(sso::routes())
         // Registration reads its own (larger) limit to answer with the
         // RFC's error rather than a bare 413.
         .layer(DefaultBodyLimit::max(MAX_REGISTRATION_BYTES * 4))

@@ -14,7 +14,7 @@ use crate::config::AuthConfig;
 use crate::error::OAuthError;
 use crate::keys::{KeyError, KeyRing, KeySchedule};
 use crate::store::{AuthEvent, AuthStore, Client, ClientKind, ClientOrigin};
-use crate::upstream::UpstreamIdentity;
+use crate::upstream::{Sso, UpstreamIdentity};
 use crate::verified::Verified;
 use crate::{secret, token};
 
@@ -24,7 +24,7 @@ pub struct AuthServer {
     pub(crate) store: Arc<dyn AuthStore>,
     pub(crate) keys: KeyRing,
     pub(crate) fetcher: MetadataFetcher,
-    pub(crate) upstream: Option<Arc<dyn UpstreamIdentity>>,
+    pub(crate) sso: Sso,
     pub(crate) verified: Verified,
     registrations: DefaultKeyedRateLimiter<IpAddr>,
     logins: DefaultKeyedRateLimiter<IpAddr>,
@@ -36,15 +36,16 @@ impl AuthServer {
         config: AuthConfig,
         store: Arc<dyn AuthStore>,
     ) -> Result<Arc<AuthServer>, KeyError> {
-        AuthServer::start_with_upstream(config, store, None).await
+        AuthServer::start_with_sso(config, store, Sso::default()).await
     }
 
-    /// [`AuthServer::start`] with an upstream identity provider offered on
-    /// the login page next to the password form.
-    pub async fn start_with_upstream(
+    /// [`AuthServer::start`] with single sign-on: each provider is offered
+    /// on the login page next to the password form (or instead of it, when
+    /// [`AuthConfig::password_login`] is off).
+    pub async fn start_with_sso(
         config: AuthConfig,
         store: Arc<dyn AuthStore>,
-        upstream: Option<Arc<dyn UpstreamIdentity>>,
+        sso: Sso,
     ) -> Result<Arc<AuthServer>, KeyError> {
         let keys = KeyRing::load(store.as_ref(), schedule(&config), now()).await?;
         let fetcher =
@@ -61,9 +62,28 @@ impl AuthServer {
             store,
             keys,
             fetcher,
-            upstream,
+            sso,
             verified: Verified::default(),
         }))
+    }
+
+    /// The single-sign-on provider named `name`.
+    pub(crate) fn provider(&self, name: &str) -> Option<Arc<dyn UpstreamIdentity>> {
+        self.sso
+            .providers
+            .iter()
+            .find(|p| p.name() == name)
+            .cloned()
+    }
+
+    /// What the login page offers besides the password: (name, label) of
+    /// every provider.
+    pub(crate) fn providers(&self) -> Vec<(&str, &str)> {
+        self.sso
+            .providers
+            .iter()
+            .map(|p| (p.name(), p.label()))
+            .collect()
     }
 
     /// The configuration.

@@ -289,6 +289,39 @@ pub struct PendingAuthorization {
     pub expires_at: i64,
 }
 
+/// One trip to an OpenID provider and back: what the callback checks the
+/// provider's answer against. Taken (deleted) by the callback, so good once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SsoAttempt {
+    /// SHA-256 hex of the `state` sent to the provider.
+    pub state_hash: String,
+    /// The provider's configured name.
+    pub provider: String,
+    /// The pending request (an authorization or a sign-in) it continues.
+    pub pending_id: String,
+    /// SHA-256 hex of the browser-binding cookie of the browser that left.
+    pub browser_hash: String,
+    /// The nonce the ID token must carry.
+    pub nonce: String,
+    /// The PKCE verifier the code is redeemed with.
+    pub code_verifier: String,
+    /// After this, the callback is refused.
+    pub expires_at: i64,
+}
+
+/// A provider's subject linked to a local user, for good.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SsoLink {
+    /// The provider's configured name.
+    pub provider: String,
+    /// The provider's `sub` for the person.
+    pub subject: String,
+    /// The local user.
+    pub user_id: String,
+    /// When the link was made.
+    pub linked_at: i64,
+}
+
 /// A security event: registrations, revocations, replays, failed logins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthEvent {
@@ -414,6 +447,26 @@ pub trait AuthStore: Send + Sync {
         scope: &'a str,
         now: i64,
     ) -> StoreFuture<'a, ()>;
+
+    /// Stores a single-sign-on attempt.
+    fn insert_sso_attempt<'a>(&'a self, attempt: &'a SsoAttempt) -> StoreFuture<'a, ()>;
+    /// Removes and returns the attempt with this state digest: `Some` for
+    /// exactly one caller (single use), expired ones included.
+    fn take_sso_attempt<'a>(&'a self, state_hash: &'a str) -> StoreFuture<'a, Option<SsoAttempt>>;
+    /// The local user a provider's subject is linked to, if any.
+    fn sso_link<'a>(
+        &'a self,
+        provider: &'a str,
+        subject: &'a str,
+    ) -> StoreFuture<'a, Option<SsoLink>>;
+    /// The link of a local user at a provider, if any.
+    fn sso_link_of_user<'a>(
+        &'a self,
+        provider: &'a str,
+        user_id: &'a str,
+    ) -> StoreFuture<'a, Option<SsoLink>>;
+    /// Links a subject to a user; `Conflict` if either is linked already.
+    fn insert_sso_link<'a>(&'a self, link: &'a SsoLink) -> StoreFuture<'a, ()>;
 
     /// Appends a security event.
     fn record_event<'a>(&'a self, event: &'a AuthEvent) -> StoreFuture<'a, ()>;

@@ -143,12 +143,17 @@ async fn sign_in_page(
         return_to: return_to.to_owned(),
     };
     match open_pending(&auth, jar, &request).await {
-        Ok((jar, pending)) => (jar, form(&pending, None, StatusCode::OK)).into_response(),
+        Ok((jar, pending)) => (jar, form(&auth, &pending, None, StatusCode::OK)).into_response(),
         Err(r) => r.into_response(),
     }
 }
 
-fn form(pending: &PendingAuthorization, error: Option<&str>, status: StatusCode) -> Response {
+pub(crate) fn form(
+    auth: &AuthServer,
+    pending: &PendingAuthorization,
+    error: Option<&str>,
+    status: StatusCode,
+) -> Response {
     pages::login(
         status,
         &LoginPage {
@@ -157,10 +162,21 @@ fn form(pending: &PendingAuthorization, error: Option<&str>, status: StatusCode)
             csrf: &pending.csrf,
             client_name: None,
             error,
-            // The upstream's callback continues an authorization request.
-            upstream: None,
+            providers: auth.providers(),
+            password: auth.config().password_login,
         },
     )
+}
+
+/// The return path of a sign-in's pending row; refused (why, for the
+/// page) for a row of another flow: an authorization request does not
+/// parse as a sign-in.
+pub(crate) fn sign_in_return(pending: &PendingAuthorization) -> Result<String, &'static str> {
+    let request: SignIn = serde_json::from_str(&pending.request)
+        .map_err(|_| "this sign-in form belongs to another flow")?;
+    return_path(&request.return_to)
+        .map(str::to_owned)
+        .ok_or("nowhere to return to")
 }
 
 #[derive(Deserialize)]
@@ -177,17 +193,15 @@ async fn sign_in(
     jar: CookieJar,
     Form(f): Form<SignInForm>,
 ) -> Response {
+    if !auth.config().password_login {
+        return pages::error(StatusCode::FORBIDDEN, crate::authorize::PASSWORDS_OFF);
+    }
     let answer = async {
         let pending = pending_row(&auth, &jar, &f.pending, Some(&f.csrf)).await?;
-        // An authorization request's row does not parse as a sign-in.
-        let request: SignIn = serde_json::from_str(&pending.request)
-            .map_err(|_| page("this sign-in form belongs to another flow"))?;
-        let return_to = return_path(&request.return_to)
-            .ok_or_else(|| page("nowhere to return to"))?
-            .to_owned();
+        let return_to = sign_in_return(&pending).map_err(page)?;
         let user = match check_password(&auth, source, None, &f.username, f.password).await {
             Ok(u) => u,
-            Err((status, message)) => return Ok(form(&pending, Some(&message), status)),
+            Err((status, message)) => return Ok(form(&auth, &pending, Some(&message), status)),
         };
         if !auth
             .store

@@ -7,31 +7,46 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use reqwest::redirect::Policy;
-use toolhost_auth::upstream::{ExternalIdentity, UpstreamError, UpstreamFuture, UpstreamIdentity};
+use toolhost_auth::upstream::{
+    SignedIn, Sso, UpstreamError, UpstreamFuture, UpstreamIdentity, UpstreamLogin,
+};
 use toolhost_auth::{AuthConfig, AuthServer, AuthStore, admin, pkce};
 use toolhost_storage::Store;
 
 /// A test double for an OIDC provider: a code `ok-<username>` names the
 /// user; `up` false makes every exchange fail as a down provider would.
+/// (host/sso has the real relying party, tested against a real provider.)
 struct FakeIdp {
     up: AtomicBool,
 }
 
 impl UpstreamIdentity for FakeIdp {
+    fn name(&self) -> &str {
+        "fake"
+    }
     fn label(&self) -> &str {
         "Fake SSO"
     }
-    fn authorization_url(&self, state: &str, redirect_uri: &str) -> String {
-        format!("https://idp.invalid/authorize?state={state}&redirect_uri={redirect_uri}")
+    fn authorization_url<'a>(&'a self, login: UpstreamLogin<'a>) -> UpstreamFuture<'a, String> {
+        Box::pin(async move {
+            Ok(format!(
+                "https://idp.invalid/authorize?state={}&nonce={}",
+                login.state, login.nonce
+            ))
+        })
     }
-    fn exchange<'a>(&'a self, code: &'a str, _redirect_uri: &'a str) -> UpstreamFuture<'a> {
+    fn sign_in<'a>(&'a self, code: &'a str, _: UpstreamLogin<'a>) -> UpstreamFuture<'a, SignedIn> {
         Box::pin(async move {
             if !self.up.load(Ordering::SeqCst) {
-                return Err(UpstreamError("connection refused".into()));
+                return Err(UpstreamError::Unavailable("connection refused".into()));
             }
             code.strip_prefix("ok-")
-                .map(|u| ExternalIdentity { username: u.into() })
-                .ok_or_else(|| UpstreamError("bad code".into()))
+                .map(|u| SignedIn {
+                    username: u.into(),
+                    subject: format!("sub-{u}"),
+                    changes: vec![],
+                })
+                .ok_or_else(|| UpstreamError::Refused("bad code".into()))
         })
     }
 }
@@ -87,12 +102,22 @@ fn field(html: &str, name: &str) -> String {
 }
 
 async fn serve(idp: Arc<FakeIdp>) -> (Site, Arc<AuthServer>) {
+    serve_with(idp, true).await
+}
+
+async fn serve_with(idp: Arc<FakeIdp>, password_login: bool) -> (Site, Arc<AuthServer>) {
     let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let auth = AuthServer::start_with_upstream(AuthConfig::new(base.clone()), store, Some(idp))
+    let sso = Sso {
+        providers: vec![idp],
+        audit: None,
+    };
+    let mut config = AuthConfig::new(base.clone());
+    config.password_login = password_login;
+    let auth = AuthServer::start_with_sso(config, store, sso)
         .await
         .expect("auth server");
     let app = toolhost_auth::router(auth.clone());
@@ -137,6 +162,29 @@ async fn client(auth: &AuthServer) -> String {
     )
 }
 
+/// Opens the login page of a new authorization request, follows "Sign in
+/// with Fake SSO" and returns the pending id and the `state` the browser
+/// carries to the provider.
+async fn leave_for_the_provider(site: &mut Site, authorize: &str) -> (String, String, String) {
+    let (status, _, page) = site.get(authorize).await;
+    assert_eq!(status, 200);
+    assert!(page.contains("Sign in with Fake SSO"), "{page}");
+    let marker = "/oauth/sso/fake/start?pending=";
+    let at = page.find(marker).expect("the provider's link") + marker.len();
+    let pending = page[at..at + page[at..].find('"').expect("a quote")].to_owned();
+    let (status, location, _) = site.get(&format!("{marker}{pending}")).await;
+    assert_eq!(status, 303);
+    let location = location.expect("to the idp");
+    assert!(location.starts_with("https://idp.invalid/authorize?state="));
+    let url = url::Url::parse(&location).expect("a URL");
+    let state = url
+        .query_pairs()
+        .find(|(k, _)| k == "state")
+        .map(|(_, v)| v.into_owned())
+        .expect("a state");
+    (pending, state, page)
+}
+
 #[tokio::test]
 async fn the_upstream_logs_a_user_in_and_its_outage_leaves_password_login_working() {
     let idp = Arc::new(FakeIdp {
@@ -148,25 +196,11 @@ async fn the_upstream_logs_a_user_in_and_its_outage_leaves_password_login_workin
         .expect("alice");
     let authorize = client(&auth).await;
 
-    // The login page offers the upstream next to the password form.
-    let (status, _, page) = site.get(&authorize).await;
-    assert_eq!(status, 200);
-    assert!(page.contains("Sign in with Fake SSO"), "{page}");
-    let pending = field(&page, "pending");
-    let (status, location, _) = site
-        .get(&format!("/oauth/upstream/start?pending={pending}"))
-        .await;
-    assert_eq!(status, 303);
-    assert!(
-        location
-            .expect("to the idp")
-            .starts_with("https://idp.invalid/authorize?state=")
-    );
-
     // The provider is down: the page says so; the password still works.
+    let (pending, state, _) = leave_for_the_provider(&mut site, &authorize).await;
     let (status, _, page) = site
         .get(&format!(
-            "/oauth/upstream/callback?code=ok-alice&state={pending}"
+            "/oauth/sso/fake/callback?code=ok-alice&state={state}"
         ))
         .await;
     assert_eq!(status, 502);
@@ -194,31 +228,86 @@ async fn the_upstream_logs_a_user_in_and_its_outage_leaves_password_login_workin
     // The provider is back: a fresh browser is logged in through it alone.
     idp.up.store(true, Ordering::SeqCst);
     site.cookies.clear();
-    let (_, _, page) = site.get(&authorize).await;
-    let pending = field(&page, "pending");
+    let (pending, state, _) = leave_for_the_provider(&mut site, &authorize).await;
     let (status, location, _) = site
         .get(&format!(
-            "/oauth/upstream/callback?code=ok-alice&state={pending}"
+            "/oauth/sso/fake/callback?code=ok-alice&state={state}"
         ))
         .await;
     assert_eq!(status, 303);
+    assert_eq!(
+        location.as_deref(),
+        Some(format!("/oauth/consent?pending={pending}").as_str())
+    );
     let (status, _, consent) = site.get(&location.expect("to consent")).await;
     assert_eq!(status, 200);
     assert!(
         consent.contains("Signed in as <strong>alice</strong>"),
         "{consent}"
     );
+    // The state was good once.
+    let (status, _, _) = site
+        .get(&format!(
+            "/oauth/sso/fake/callback?code=ok-alice&state={state}"
+        ))
+        .await;
+    assert_eq!(status, 400);
 
     // It cannot vouch for someone who has no local account.
     site.cookies.clear();
-    let (_, _, page) = site.get(&authorize).await;
-    let pending = field(&page, "pending");
-    let (status, _, _) = site
+    let (_, state, _) = leave_for_the_provider(&mut site, &authorize).await;
+    let (status, _, page) = site
         .get(&format!(
-            "/oauth/upstream/callback?code=ok-mallory&state={pending}"
+            "/oauth/sso/fake/callback?code=ok-mallory&state={state}"
         ))
         .await;
-    assert_eq!(status, 502);
+    assert_eq!(status, 403, "{page}");
+
+    let kinds: Vec<String> = auth
+        .store()
+        .recent_events(20)
+        .await
+        .expect("events")
+        .into_iter()
+        .map(|e| e.kind)
+        .collect();
+    for kind in ["sso.login", "sso.login.failed"] {
+        assert!(kinds.iter().any(|k| k == kind), "{kind} in {kinds:?}");
+    }
+}
+
+#[tokio::test]
+async fn with_passwords_off_the_page_offers_only_the_provider_and_a_password_post_is_refused() {
+    let idp = Arc::new(FakeIdp {
+        up: AtomicBool::new(true),
+    });
+    let (mut site, auth) = serve_with(idp, false).await;
+    admin::add_user(auth.store(), "demo", "alice", "alice-password")
+        .await
+        .expect("alice");
+    let authorize = client(&auth).await;
+    let (pending, _, page) = leave_for_the_provider(&mut site, &authorize).await;
+    assert!(!page.contains("type=\"password\""), "{page}");
+    // The form is not offered, and posting it anyway is refused.
+    let (_, _, signin) = site
+        .get("/oauth/signin?return_to=%2Foauth%2Fapprovals")
+        .await;
+    assert!(!signin.contains("type=\"password\""), "{signin}");
+    assert!(signin.contains("Sign in with Fake SSO"), "{signin}");
+    let form = [
+        ("pending", pending),
+        ("csrf", "whatever".into()),
+        ("username", "alice".into()),
+        ("password", "alice-password".into()),
+    ];
+    let req = site
+        .http
+        .post(format!("{}/oauth/login", site.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(encode(&form));
+    let (status, _, page) = site.send(req).await;
+    assert_eq!(status, 403, "{page}");
+    assert!(page.contains("Password sign-in is turned off"), "{page}");
 }
 
 /// `application/x-www-form-urlencoded` of `pairs`.

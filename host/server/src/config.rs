@@ -55,6 +55,11 @@ pub struct ConfigFile {
     run_lease: Option<Duration>,
     runs_per_tenant: Option<u32>,
     runs_per_principal: Option<u32>,
+    /// Whether local passwords sign people in (default true).
+    password_login: Option<bool>,
+    /// `[sso.NAME]`: OpenID Connect providers people sign in through.
+    #[serde(default)]
+    sso: BTreeMap<String, crate::sso_config::SsoFile>,
 }
 
 /// `[backends.<name>]`: where a backend plugins may reach is, and its
@@ -133,6 +138,10 @@ pub struct ServeArgs {
     /// shown in `/readyz` and recorded in the audit trail.
     #[arg(long, env = "TOOLHOST_DEV_ALLOW_UNSIGNED")]
     pub dev_allow_unsigned: bool,
+    /// Turn local password sign-in off: people sign in only through the
+    /// file's `[sso.NAME]` providers.
+    #[arg(long, env = "TOOLHOST_NO_PASSWORD_LOGIN")]
+    pub no_password_login: bool,
     /// The Sigstore `trusted_root.json` keyless signatures are verified
     /// against (default: the public-good root built into the host).
     #[arg(long, env = "TOOLHOST_SIGSTORE_TRUSTED_ROOT")]
@@ -281,6 +290,10 @@ pub struct Config {
     pub rate_limits: crate::rate_limit::RateLimits,
     /// How large an answer is sent inline, and how long a larger one is kept.
     pub results: ResultPolicy,
+    /// Whether local passwords sign people in.
+    pub password_login: bool,
+    /// The single-sign-on providers, secrets read.
+    pub sso: Vec<toolhost_sso::ProviderConfig>,
 }
 
 /// The answer bounds: defaults for what is not set; zero is refused.
@@ -368,7 +381,16 @@ impl Config {
                 "--dev-allow-unsigned serves unsigned plugins and works on a loopback address only, not {listen}"
             );
         }
+        let password_login = !args.no_password_login && file.password_login.unwrap_or(true);
+        let sso = crate::sso_config::providers(file.sso)?;
+        if !password_login && sso.is_empty() {
+            anyhow::bail!(
+                "password sign-in is off and no [sso.NAME] provider is configured: nobody could sign in"
+            );
+        }
         Ok(Config {
+            password_login,
+            sso,
             listen,
             plugins,
             dev_allow_unsigned: args.dev_allow_unsigned,

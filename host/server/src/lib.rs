@@ -30,6 +30,7 @@ mod registry_cli;
 mod runs_cli;
 mod serve;
 mod signer_cli;
+mod sso_config;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

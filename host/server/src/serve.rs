@@ -518,7 +518,27 @@ async fn start_auth(
     if let Some(n) = config.registrations_per_minute {
         auth.registrations_per_minute = n;
     }
-    AuthServer::start(auth, store)
+    auth.password_login = config.password_login;
+    let mut providers: Vec<Arc<dyn toolhost_auth::upstream::UpstreamIdentity>> = Vec::new();
+    for p in &config.sso {
+        let provider = toolhost_sso::OidcProvider::new(
+            p.clone(),
+            store.clone() as Arc<dyn toolhost_auth::AuthStore>,
+            store.clone() as Arc<dyn PolicyStore>,
+        )?;
+        tracing::info!(
+            provider = %p.name,
+            issuer = %p.issuer,
+            callback = %toolhost_auth::sso_callback_url(&auth.issuer, &p.name),
+            "single sign-on provider"
+        );
+        providers.push(Arc::new(provider));
+    }
+    let sso = toolhost_auth::upstream::Sso {
+        providers,
+        audit: Some(Arc::new(crate::sso_config::StoreAudit(store.clone()))),
+    };
+    AuthServer::start_with_sso(auth, store, sso)
         .await
         .context("starting the authorization server")
 }

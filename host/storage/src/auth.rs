@@ -16,7 +16,8 @@ mod sql;
 
 use toolhost_auth::{
     AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, CodeRedemption, Family, LiveGrant,
-    PendingAuthorization, RefreshToken, SigningKey, StoreFuture, User, WebSession,
+    PendingAuthorization, RefreshToken, SigningKey, SsoAttempt, SsoLink, StoreFuture, User,
+    WebSession,
 };
 
 use crate::Store;
@@ -508,6 +509,88 @@ impl AuthStore for Store {
                 now
             )
             .map_err(failed("save consent"))?;
+            Ok(())
+        })
+    }
+
+    fn insert_sso_attempt<'a>(&'a self, attempt: &'a SsoAttempt) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::INSERT_SSO_ATTEMPT,
+                attempt.state_hash.as_str(),
+                attempt.provider.as_str(),
+                attempt.pending_id.as_str(),
+                attempt.browser_hash.as_str(),
+                attempt.nonce.as_str(),
+                attempt.code_verifier.as_str(),
+                attempt.expires_at,
+            )
+            .map_err(conflict("insert sso attempt", "sso attempt".into()))?;
+            Ok(())
+        })
+    }
+
+    fn take_sso_attempt<'a>(&'a self, state_hash: &'a str) -> StoreFuture<'a, Option<SsoAttempt>> {
+        Box::pin(async move {
+            fetch_optional!(
+                &self.pools,
+                rows::sso_attempt,
+                sql::TAKE_SSO_ATTEMPT,
+                state_hash
+            )
+            .map_err(failed("take sso attempt"))
+        })
+    }
+
+    fn sso_link<'a>(
+        &'a self,
+        provider: &'a str,
+        subject: &'a str,
+    ) -> StoreFuture<'a, Option<SsoLink>> {
+        Box::pin(async move {
+            fetch_optional!(
+                &self.pools,
+                rows::sso_link,
+                sql::SSO_LINK,
+                provider,
+                subject
+            )
+            .map_err(failed("select sso link"))
+        })
+    }
+
+    fn sso_link_of_user<'a>(
+        &'a self,
+        provider: &'a str,
+        user_id: &'a str,
+    ) -> StoreFuture<'a, Option<SsoLink>> {
+        Box::pin(async move {
+            fetch_optional!(
+                &self.pools,
+                rows::sso_link,
+                sql::SSO_LINK_OF_USER,
+                provider,
+                user_id
+            )
+            .map_err(failed("select sso link of user"))
+        })
+    }
+
+    fn insert_sso_link<'a>(&'a self, link: &'a SsoLink) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::INSERT_SSO_LINK,
+                link.provider.as_str(),
+                link.subject.as_str(),
+                link.user_id.as_str(),
+                link.linked_at,
+            )
+            .map_err(conflict(
+                "insert sso link",
+                format!("a link at {:?} for this subject or user", link.provider),
+            ))?;
             Ok(())
         })
     }

@@ -78,6 +78,10 @@ pub(crate) const SQLITE: Files = &[
         "0013_live_views.sql",
         include_str!("../../../migrations/sqlite/0013_live_views.sql"),
     ),
+    (
+        "0014_sso.sql",
+        include_str!("../../../migrations/sqlite/0014_sso.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -133,6 +137,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0013_live_views.sql",
         include_str!("../../../migrations/postgres/0013_live_views.sql"),
+    ),
+    (
+        "0014_sso.sql",
+        include_str!("../../../migrations/postgres/0014_sso.sql"),
     ),
 ];
 

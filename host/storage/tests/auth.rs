@@ -7,7 +7,8 @@ mod common;
 use common::TestDb;
 use toolhost_auth::{
     AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, ClientKind, ClientOrigin,
-    CodeRedemption, Family, PendingAuthorization, RefreshToken, SigningKey, User, WebSession,
+    CodeRedemption, Family, PendingAuthorization, RefreshToken, SigningKey, SsoAttempt, SsoLink,
+    User, WebSession,
 };
 use toolhost_types::PrincipalKind;
 
@@ -28,6 +29,8 @@ on_both_engines!(
     events_are_listed_newest_first_up_to_the_limit,
     idle_dynamic_clients_expire_with_their_tokens_but_admin_clients_stay,
     expired_codes_tokens_requests_and_sessions_are_purged,
+    an_sso_attempt_is_taken_once_and_purged_when_expired,
+    an_sso_link_binds_one_subject_to_one_user_per_provider,
 );
 
 const NOW: i64 = 1_764_000_000;
@@ -671,4 +674,96 @@ async fn expired_codes_tokens_requests_and_sessions_are_purged(db: &TestDb) {
     // A day later, the refresh token.
     assert_eq!(store.purge_expired(NOW + 86_401).await.expect("purge"), 1);
     assert_eq!(store.refresh_token("old-rt").await.expect("get"), None);
+}
+
+fn attempt(state_hash: &str, expires_at: i64) -> SsoAttempt {
+    SsoAttempt {
+        state_hash: state_hash.into(),
+        provider: "corp".into(),
+        pending_id: "p-1".into(),
+        browser_hash: "b".repeat(64),
+        nonce: "n-1".into(),
+        code_verifier: "v".repeat(43),
+        expires_at,
+    }
+}
+
+async fn an_sso_attempt_is_taken_once_and_purged_when_expired(db: &TestDb) {
+    let store = seeded(db).await;
+    let live = attempt("s-live", NOW + 600);
+    store.insert_sso_attempt(&live).await.expect("insert");
+    store
+        .insert_sso_attempt(&attempt("s-old", NOW - 1))
+        .await
+        .expect("insert");
+    assert!(matches!(
+        store.insert_sso_attempt(&live).await,
+        Err(AuthStoreError::Conflict { .. })
+    ));
+    // Concurrent callbacks with one state: exactly one gets the attempt.
+    let (a, b) = tokio::join!(
+        store.take_sso_attempt("s-live"),
+        store.take_sso_attempt("s-live")
+    );
+    let won: Vec<_> = [a.expect("take"), b.expect("take")]
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(won, vec![live]);
+    assert_eq!(
+        store.take_sso_attempt("s-unknown").await.expect("take"),
+        None
+    );
+    store.purge_expired(NOW).await.expect("purge");
+    assert_eq!(db.count("sso_attempts").await, 0);
+}
+
+async fn an_sso_link_binds_one_subject_to_one_user_per_provider(db: &TestDb) {
+    let store = seeded(db).await;
+    store.insert_user(&user("u-bob", "bob")).await.expect("bob");
+    let link = |provider: &str, subject: &str, user_id: &str| SsoLink {
+        provider: provider.into(),
+        subject: subject.into(),
+        user_id: user_id.into(),
+        linked_at: NOW,
+    };
+    store
+        .insert_sso_link(&link("corp", "sub-a", "u-alice"))
+        .await
+        .expect("link");
+    // The subject is taken, and so is alice at this provider.
+    for taken in [
+        link("corp", "sub-a", "u-bob"),
+        link("corp", "sub-x", "u-alice"),
+    ] {
+        assert!(matches!(
+            store.insert_sso_link(&taken).await,
+            Err(AuthStoreError::Conflict { .. })
+        ));
+    }
+    // Another provider may link alice to its own subject.
+    store
+        .insert_sso_link(&link("other", "sub-a", "u-alice"))
+        .await
+        .expect("another provider");
+    assert_eq!(
+        store.sso_link("corp", "sub-a").await.expect("read"),
+        Some(link("corp", "sub-a", "u-alice"))
+    );
+    assert_eq!(
+        store
+            .sso_link_of_user("corp", "u-alice")
+            .await
+            .expect("read"),
+        Some(link("corp", "sub-a", "u-alice"))
+    );
+    assert_eq!(store.sso_link("corp", "sub-b").await.expect("read"), None);
+    // A link to nobody is refused by the database.
+    assert!(
+        store
+            .insert_sso_link(&link("corp", "sub-z", "u-nobody"))
+            .await
+            .is_err()
+    );
+    assert_eq!(db.count("sso_links").await, 2);
 }

@@ -8,7 +8,7 @@
 
 use toolhost_auth::{
     AuthCode, AuthEvent, Client, ClientKind, ClientOrigin, Family, LiveGrant, PendingAuthorization,
-    RefreshToken, SigningKey, User, WebSession,
+    RefreshToken, SigningKey, SsoAttempt, SsoLink, User, WebSession,
 };
 use toolhost_types::PrincipalKind;
 
@@ -180,6 +180,29 @@ pub(crate) fn pending(row: &impl Fields) -> Result<PendingAuthorization, sqlx::E
         csrf: row.text("csrf")?,
         request: row.text("request")?,
         expires_at: row.int("expires_at")?,
+    })
+}
+
+/// An `sso_attempts` row.
+pub(crate) fn sso_attempt(row: &impl Fields) -> Result<SsoAttempt, sqlx::Error> {
+    Ok(SsoAttempt {
+        state_hash: row.text("state_hash")?,
+        provider: row.text("provider")?,
+        pending_id: row.text("pending_id")?,
+        browser_hash: row.text("browser_hash")?,
+        nonce: row.text("nonce")?,
+        code_verifier: row.text("code_verifier")?,
+        expires_at: row.int("expires_at")?,
+    })
+}
+
+/// An `sso_links` row.
+pub(crate) fn sso_link(row: &impl Fields) -> Result<SsoLink, sqlx::Error> {
+    Ok(SsoLink {
+        provider: row.text("provider")?,
+        subject: row.text("subject")?,
+        user_id: row.text("user_id")?,
+        linked_at: row.int("linked_at")?,
     })
 }
 

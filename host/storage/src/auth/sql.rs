@@ -131,10 +131,23 @@ pub(super) const RECORD_EVENT: &str = "INSERT INTO auth_events \
 pub(super) const RECENT_EVENTS: &str = "SELECT at, kind, client_id, subject, source, detail \
      FROM auth_events ORDER BY id DESC LIMIT $1";
 
+pub(super) const INSERT_SSO_ATTEMPT: &str = "INSERT INTO sso_attempts \
+     (state_hash, provider, pending_id, browser_hash, nonce, code_verifier, expires_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+pub(super) const TAKE_SSO_ATTEMPT: &str = "DELETE FROM sso_attempts WHERE state_hash = $1 \
+     RETURNING state_hash, provider, pending_id, browser_hash, nonce, code_verifier, expires_at";
+pub(super) const SSO_LINK: &str = "SELECT provider, subject, user_id, linked_at \
+     FROM sso_links WHERE provider = $1 AND subject = $2";
+pub(super) const SSO_LINK_OF_USER: &str = "SELECT provider, subject, user_id, linked_at \
+     FROM sso_links WHERE provider = $1 AND user_id = $2";
+pub(super) const INSERT_SSO_LINK: &str = "INSERT INTO sso_links \
+     (provider, subject, user_id, linked_at) VALUES ($1, $2, $3, $4)";
+
 /// What [`AuthStore::purge_expired`](toolhost_auth::AuthStore::purge_expired) deletes, one statement per table.
-pub(super) const PURGE_EXPIRED: [&str; 4] = [
+pub(super) const PURGE_EXPIRED: [&str; 5] = [
     "DELETE FROM auth_codes WHERE expires_at < $1",
     "DELETE FROM refresh_tokens WHERE expires_at < $1",
     "DELETE FROM pending_authorizations WHERE expires_at < $1",
     "DELETE FROM web_sessions WHERE expires_at < $1",
+    "DELETE FROM sso_attempts WHERE expires_at < $1",
 ];
