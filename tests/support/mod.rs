@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 pub mod bench;
+pub mod cluster;
 pub mod oauth;
 pub mod registry;
 
@@ -28,6 +29,8 @@ use toolhost_fixtures::Fixture;
 
 /// What `toolhost serve` prints on stdout, once, when it is ready.
 const ENDPOINT_PREFIX: &str = "MCP endpoint: ";
+/// The line `serve` prints before it: the address it listens on.
+const LISTENING_PREFIX: &str = "Listening on: ";
 /// Start-up includes compiling every component (no cache in a fresh dir).
 const START_TIMEOUT: Duration = Duration::from_secs(180);
 /// The real binary, built by cargo for the integration tests.
@@ -171,8 +174,11 @@ impl Tools {
 /// token tests that are not about OAuth use. Killed when dropped.
 pub struct Server {
     child: RefCell<Child>,
-    /// `http://127.0.0.1:PORT/mcp`, as the server printed it.
+    /// `http://127.0.0.1:PORT/mcp`: this process's own address.
     pub url: String,
+    /// The endpoint as the server printed it: [`Server::url`], or the
+    /// balancer's with `--public-url`.
+    pub public: String,
     database_url: String,
     token: String,
     bearer: String,
@@ -211,9 +217,16 @@ impl Server {
             sign_and_trust(plugins, &plugin_dir, dir.path(), &database_url);
         }
         let log = dir.path().join("server.log");
+        // A replica behind a balancer is given its port; others pick one.
+        let listen: &[&str] = if flags.contains(&"--listen") {
+            &[]
+        } else {
+            &["--listen", "127.0.0.1:0"]
+        };
         let mut child = Command::new(TOOLHOST)
             .arg("serve")
-            .args(["--listen", "127.0.0.1:0", "--seed-demo", "--plugins"])
+            .args(listen)
+            .args(["--seed-demo", "--plugins"])
             .arg(&plugin_dir)
             .arg("--database-url")
             .arg(&database_url)
@@ -238,12 +251,18 @@ impl Server {
 
         let deadline = Instant::now() + START_TIMEOUT;
         let mut printed = Vec::new();
-        let url = loop {
+        let mut listening = None;
+        let public = loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(line) => match line.strip_prefix(ENDPOINT_PREFIX) {
                     Some(url) => break url.trim().to_owned(),
-                    None => printed.push(line),
+                    None => {
+                        if let Some(addr) = line.strip_prefix(LISTENING_PREFIX) {
+                            listening = Some(addr.trim().to_owned());
+                        }
+                        printed.push(line)
+                    }
                 },
                 Err(e) => {
                     let _ = child.kill();
@@ -262,12 +281,19 @@ impl Server {
             }
         };
         assert!(
-            url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
-            "unexpected endpoint line: {ENDPOINT_PREFIX}{url}"
+            public.starts_with("http://127.0.0.1:") && public.ends_with("/mcp"),
+            "unexpected endpoint line: {ENDPOINT_PREFIX}{public}"
+        );
+        // The harness talks to this process; behind a balancer (`--public-url`)
+        // the printed endpoint is the balancer's.
+        let url = format!(
+            "http://{}/mcp",
+            listening.expect("a `Listening on: …` line before the endpoint")
         );
         let mut server = Server {
             child: RefCell::new(child),
             url,
+            public,
             database_url,
             token: String::new(),
             bearer: String::new(),
@@ -281,7 +307,7 @@ impl Server {
 
     /// The OAuth issuer: the endpoint without `/mcp`.
     pub fn issuer(&self) -> String {
-        self.url.trim_end_matches("/mcp").to_owned()
+        self.public.trim_end_matches("/mcp").to_owned()
     }
 
     /// The store's URL (the same SQLite file the server uses).

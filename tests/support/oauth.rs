@@ -278,3 +278,24 @@ pub fn user_token(server: &Server, username: &str, password: &str) -> String {
         .expect("an access token")
         .to_owned()
 }
+
+/// Adds `ann`, a second person of tenant `demo` holding its admin role (an
+/// approver); her generated password.
+pub fn add_ann(server: &Server) -> String {
+    let out = server.admin(&["user", "add", "ann", "--tenant", "demo"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let password = text
+        .lines()
+        .find_map(|l| l.strip_prefix("password: "))
+        .unwrap_or_else(|| panic!("a generated password: {text}"))
+        .to_owned();
+    let granted = server.admin(&["grant", "admin", "ann", "--tenant", "demo"]);
+    assert!(granted.status.success(), "{granted:?}");
+    password
+}
+
+/// [`add_ann`], signed in: her access token.
+pub fn approver(server: &Server) -> String {
+    let password = add_ann(server);
+    user_token(server, "ann", &password)
+}

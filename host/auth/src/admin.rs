@@ -167,8 +167,12 @@ pub async fn seed_demo(
         return Ok(None);
     }
     let pass = pass.map_or_else(|| secret::random(12), str::to_owned);
-    add_user(store, "demo", "demo", &pass).await?;
-    Ok(Some(pass))
+    match add_user(store, "demo", "demo", &pass).await {
+        Ok(_) => Ok(Some(pass)),
+        // Another replica starting at the same moment made it.
+        Err(AdminError::Store(AuthStoreError::Conflict { .. })) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Describes a subject kind for listings.

@@ -59,12 +59,20 @@ impl AuthServer {
         let claims = match self.verified.get(token, now) {
             Some(claims) => claims,
             None => {
-                let claims = token::verify(
-                    &self.keys,
-                    token,
-                    &self.config.issuer,
-                    &self.config.resource(),
-                )?;
+                let verify = || {
+                    token::verify(
+                        &self.keys,
+                        token,
+                        &self.config.issuer,
+                        &self.config.resource(),
+                    )
+                };
+                // A key id this replica has not loaded: another replica
+                // rotated (or made the first key) since; read the keys again.
+                let claims = match verify() {
+                    Err(token::TokenError::UnknownKey) if self.reload_keys().await => verify()?,
+                    verified => verified?,
+                };
                 self.verified.insert(token, &claims, now);
                 claims
             }

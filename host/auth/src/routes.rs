@@ -47,13 +47,22 @@ pub fn router(auth: Arc<AuthServer>) -> Router {
         .with_state(auth)
 }
 
-/// The request's source address, when the server was built with
-/// connect info.
+/// The client's address as the host in front of the authorization server
+/// resolved it (the peer, or the client behind a trusted proxy); put in a
+/// request's extensions, it is what [`Source`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddr(pub IpAddr);
+
+/// The request's source address: its [`ClientAddr`], else the peer when the
+/// server was built with connect info.
 pub(crate) struct Source(pub Option<IpAddr>);
 
 impl<S: Send + Sync> FromRequestParts<S> for Source {
     type Rejection = std::convert::Infallible;
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        if let Some(ClientAddr(ip)) = parts.extensions.get::<ClientAddr>() {
+            return Ok(Source(Some(*ip)));
+        }
         Ok(Source(
             parts
                 .extensions

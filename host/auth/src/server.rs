@@ -4,6 +4,7 @@
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use governor::clock::{Clock, DefaultClock};
@@ -28,7 +29,14 @@ pub struct AuthServer {
     pub(crate) verified: Verified,
     registrations: DefaultKeyedRateLimiter<IpAddr>,
     logins: DefaultKeyedRateLimiter<IpAddr>,
+    /// When a token with an unknown key id last made the keys be read
+    /// again (unix milliseconds).
+    keys_read_for_unknown: AtomicI64,
 }
+
+/// The least time between two reloads of the signing keys for a token
+/// naming an unknown key id: forged key ids cannot hammer the store.
+const UNKNOWN_KEY_RELOAD_MS: i64 = 1000;
 
 impl AuthServer {
     /// Loads (or makes) the signing keys and builds the server.
@@ -64,6 +72,7 @@ impl AuthServer {
             fetcher,
             sso,
             verified: Verified::default(),
+            keys_read_for_unknown: AtomicI64::new(0),
         }))
     }
 
@@ -84,6 +93,11 @@ impl AuthServer {
             .iter()
             .map(|p| (p.name(), p.label()))
             .collect()
+    }
+
+    /// The signing keys this replica holds.
+    pub fn keys(&self) -> &KeyRing {
+        &self.keys
     }
 
     /// The configuration.
@@ -129,6 +143,36 @@ impl AuthServer {
         loop {
             tick.tick().await;
             self.maintain().await;
+        }
+    }
+
+    /// Reads the signing keys again for a token naming a key id this
+    /// replica has not loaded (another replica made it), at most once a
+    /// second; true if they were read.
+    pub(crate) async fn reload_keys(&self) -> bool {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or_default();
+        let last = self.keys_read_for_unknown.load(Ordering::Relaxed);
+        if now_ms - last < UNKNOWN_KEY_RELOAD_MS
+            || self
+                .keys_read_for_unknown
+                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return false;
+        }
+        match self
+            .keys
+            .reload(self.store(), schedule(&self.config), now())
+            .await
+        {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::error!(error = %e, "reloading signing keys for an unknown key id");
+                false
+            }
         }
     }
 

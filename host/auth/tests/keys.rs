@@ -63,3 +63,68 @@ async fn keys_are_made_once_rotated_on_schedule_and_retired_after_their_tokens()
             .any(|k| k.kid == first[0] && k.retired_at == Some(1_160))
     );
 }
+
+/// Two replicas on one store: one rotates (here: made due at start) and
+/// signs with a key the other has not loaded. The other reads the keys
+/// again when a token names it, instead of refusing the token until its
+/// next periodic reload.
+#[tokio::test]
+async fn a_token_signed_with_another_replicas_new_key_is_accepted_at_once() {
+    use toolhost_auth::{AuthConfig, AuthServer, admin};
+
+    let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
+    let issuer = "http://toolhost.test";
+    let b = AuthServer::start(AuthConfig::new(issuer), store.clone())
+        .await
+        .expect("b");
+    let mut rotating = AuthConfig::new(issuer);
+    rotating.key_rotation = Duration::ZERO;
+    let a = AuthServer::start(rotating, store.clone()).await.expect("a");
+    assert_ne!(kids(a_ring(&a)), kids(a_ring(&b)), "a made a key b lacks");
+
+    let (client, secret) = admin::add_service(store.as_ref(), "demo", "svc", "mcp")
+        .await
+        .expect("service");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = toolhost_auth::router(a.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    let text = reqwest::Client::new()
+        .post(format!("{base}/oauth/token"))
+        .basic_auth(&client.client_id, Some(&secret))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("grant_type=client_credentials&scope=mcp")
+        .send()
+        .await
+        .expect("token")
+        .text()
+        .await
+        .expect("a body");
+    let answer: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let token = answer["access_token"].as_str().expect("a token");
+    let principal = b
+        .authenticate(Some(&format!("Bearer {token}")))
+        .await
+        .expect("b accepts a's token");
+    assert_eq!(principal.client_id, client.client_id);
+    let sorted = |ring: &KeyRing| {
+        let mut k = kids(ring);
+        k.sort();
+        k
+    };
+    assert_eq!(
+        sorted(a_ring(&b)),
+        sorted(a_ring(&a)),
+        "b now holds a's keys"
+    );
+
+    // A key id nobody made is refused (and reads the keys at most once a second).
+    let forged = format!("Bearer {}", token.replacen('e', "f", 1));
+    assert!(b.authenticate(Some(&forged)).await.is_err());
+}
+
+fn a_ring(server: &toolhost_auth::AuthServer) -> &KeyRing {
+    server.keys()
+}

@@ -10,7 +10,7 @@
 //! call may ask about several arguments in turn).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
@@ -84,13 +84,44 @@ pub(crate) struct Retry {
     pub(crate) declined: bool,
 }
 
-/// Seals questions and opens answers. One per server process: the key is
-/// random at start, so a restart invalidates pending questions (they are
-/// asked again on the next call).
+/// Where the sealing keys and the spent states live when several replicas
+/// serve one host: the store (`toolhost_storage`, through the server). A
+/// question sealed by one replica is then answered on any other, once.
+pub trait RequestStates: Send + Sync {
+    /// The key id to seal with now, and every key that may open a state.
+    fn keys(&self) -> StatesFuture<'_, Keyring>;
+    /// Spends `nonce`, remembered until `expires_at` (unix seconds): true
+    /// for its first use on any replica only.
+    fn spend<'a>(&'a self, nonce: &'a str, expires_at: i64) -> StatesFuture<'a, bool>;
+}
+
+/// The keys request states are sealed and opened with.
+#[derive(Clone, Default)]
+pub struct Keyring {
+    /// The key id states are sealed with now.
+    pub active: String,
+    /// Every key id that may open a state, with its bytes (32 or more).
+    pub keys: Vec<(String, Vec<u8>)>,
+}
+
+/// A boxed future of [`RequestStates`].
+pub type StatesFuture<'a, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, String>> + Send + 'a>>;
+
+/// Seals questions and opens answers. Alone (tests, `toolhost call`), the
+/// key is random at start and spent states are remembered in memory, so a
+/// restart invalidates pending questions (they are asked again on the next
+/// call). With [`RequestStates`] the keys and spent states are the store's,
+/// shared by every replica; the keys are reloaded every [`KEYS_RELOAD`].
 pub(crate) struct Asker {
-    codec: RequestStateCodec,
+    codec: RwLock<Arc<RequestStateCodec>>,
+    shared: Option<Arc<dyn RequestStates>>,
     used: Mutex<HashMap<String, Instant>>,
 }
+
+/// How often a replica reads the shared keys again (a new one is made a day
+/// ahead of its use, so any interval well under a day is enough).
+pub(crate) const KEYS_RELOAD: Duration = Duration::from_secs(60);
 
 impl Asker {
     pub(crate) fn new() -> Self {
@@ -98,9 +129,34 @@ impl Asker {
         getrandom::fill(&mut key).expect("the OS random source is available");
         let codec = RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key is long enough");
         Self {
-            codec,
+            codec: RwLock::new(Arc::new(codec)),
+            shared: None,
             used: Mutex::default(),
         }
+    }
+
+    /// An asker over the shared keys and spent states, keys loaded.
+    pub(crate) async fn shared(states: Arc<dyn RequestStates>) -> Result<Self, String> {
+        let asker = Self {
+            codec: RwLock::new(Arc::new(ring(states.as_ref()).await?)),
+            shared: Some(states),
+            used: Mutex::default(),
+        };
+        Ok(asker)
+    }
+
+    /// Reads the shared keys again (a no-op when alone).
+    pub(crate) async fn reload(&self) -> Result<(), String> {
+        let Some(states) = &self.shared else {
+            return Ok(());
+        };
+        let codec = Arc::new(ring(states.as_ref()).await?);
+        *self.codec.write().unwrap_or_else(|p| p.into_inner()) = codec;
+        Ok(())
+    }
+
+    fn codec(&self) -> Arc<RequestStateCodec> {
+        self.codec.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The question as an MRTR result, sealing what the retry needs.
@@ -122,7 +178,7 @@ impl Asker {
         };
         let bound = binding(who, tool, arguments);
         let state = self
-            .codec
+            .codec()
             .seal_json_with(
                 &sealed,
                 &SealOptions::new()
@@ -142,7 +198,7 @@ impl Asker {
     /// was tampered with, expired, bound to another caller, tool or
     /// arguments, or already used is refused (`-32602`). An answer that is
     /// missing or outside the offered ids is ignored: the call asks again.
-    pub(crate) fn retry(
+    pub(crate) async fn retry(
         &self,
         who: &Principal,
         tool: &str,
@@ -152,7 +208,7 @@ impl Asker {
     ) -> Result<Retry, ErrorData> {
         let bound = binding(who, tool, arguments);
         let sealed: Sealed = self
-            .codec
+            .codec()
             .open_json_with(state, bound.as_bytes())
             .map_err(|e| {
                 tracing::info!(error = %e, "a requestState was refused");
@@ -161,7 +217,7 @@ impl Asker {
                     None,
                 )
             })?;
-        self.spend(&sealed.nonce)?;
+        self.spend(&sealed.nonce).await?;
         let mut retry = Retry {
             chosen: sealed.chosen,
             declined: false,
@@ -188,19 +244,47 @@ impl Asker {
         Ok(retry)
     }
 
-    /// Marks a nonce used; a second use is refused.
-    fn spend(&self, nonce: &str) -> Result<(), ErrorData> {
+    /// Marks a nonce used, on every replica when shared; a second use is
+    /// refused.
+    async fn spend(&self, nonce: &str) -> Result<(), ErrorData> {
+        let spent = || {
+            ErrorData::invalid_params(
+                "requestState was already used: retry the original call",
+                None,
+            )
+        };
+        if let Some(states) = &self.shared {
+            let until = unix_now() + STATE_TTL.as_secs() as i64;
+            return match states.spend(nonce, until).await {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(spent()),
+                Err(e) => {
+                    tracing::error!(error = %e, "spending a request state failed");
+                    Err(ErrorData::internal_error("internal error", None))
+                }
+            };
+        }
         let now = Instant::now();
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
         used.retain(|_, at| now.duration_since(*at) < STATE_TTL);
         if used.insert(nonce.to_owned(), now).is_some() {
-            return Err(ErrorData::invalid_params(
-                "requestState was already used: retry the original call",
-                None,
-            ));
+            return Err(spent());
         }
         Ok(())
     }
+}
+
+/// The codec over the shared keys.
+async fn ring(states: &dyn RequestStates) -> Result<RequestStateCodec, String> {
+    let ring = states.keys().await?;
+    RequestStateCodec::new_with_keyring(ring.active, ring.keys).map_err(|e| e.to_string())
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default()
 }
 
 /// What a person's answer to a form means.
@@ -364,13 +448,14 @@ mod tests {
         )])
     }
 
-    #[test]
-    fn an_answer_pins_the_choice_and_keeps_earlier_rounds() {
+    #[tokio::test]
+    async fn an_answer_pins_the_choice_and_keeps_earlier_rounds() {
         let asker = Asker::new();
         let args = json!({"tags": ["smoke"]});
         let s = state(&asker, &args);
         let retry = asker
             .retry(&who("ann"), "run_by_tag", &args, &s, Some(&accept("1")))
+            .await
             .expect("opens");
         assert_eq!(
             retry.chosen,
@@ -382,53 +467,117 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_state_is_single_use_and_bound_to_caller_tool_and_arguments() {
+    #[tokio::test]
+    async fn a_state_is_single_use_and_bound_to_caller_tool_and_arguments() {
         let asker = Asker::new();
         let args = json!({"tags": ["smoke"]});
         let s = state(&asker, &args);
-        let refused = |who: &Principal, tool: &str, args: &Value, s: &str| {
+        let refused = async |who: &Principal, tool: &str, args: &Value, s: &str| {
             asker
                 .retry(who, tool, args, s, None)
+                .await
                 .expect_err("refused")
                 .code
                 .0
         };
-        assert_eq!(refused(&who("bob"), "run_by_tag", &args, &s), -32602);
-        assert_eq!(refused(&who("ann"), "run_pipeline", &args, &s), -32602);
+        assert_eq!(refused(&who("bob"), "run_by_tag", &args, &s).await, -32602);
         assert_eq!(
-            refused(&who("ann"), "run_by_tag", &json!({"tags": ["x"]}), &s),
+            refused(&who("ann"), "run_pipeline", &args, &s).await,
             -32602
         );
         assert_eq!(
-            refused(&who("ann"), "run_by_tag", &args, &format!("{s}-TAMPERED")),
+            refused(&who("ann"), "run_by_tag", &json!({"tags": ["x"]}), &s).await,
+            -32602
+        );
+        assert_eq!(
+            refused(&who("ann"), "run_by_tag", &args, &format!("{s}-TAMPERED")).await,
             -32602
         );
         asker
             .retry(&who("ann"), "run_by_tag", &args, &s, None)
+            .await
             .expect("first use");
         assert_eq!(
-            refused(&who("ann"), "run_by_tag", &args, &s),
+            refused(&who("ann"), "run_by_tag", &args, &s).await,
             -32602,
             "replay"
         );
     }
 
-    #[test]
-    fn a_choice_outside_the_offer_is_not_taken_and_a_decline_is_kept() {
+    #[tokio::test]
+    async fn a_choice_outside_the_offer_is_not_taken_and_a_decline_is_kept() {
         let asker = Asker::new();
         let args = json!({});
         let s = state(&asker, &args);
         let retry = asker
             .retry(&who("ann"), "run_by_tag", &args, &s, Some(&accept("3")))
+            .await
             .expect("opens");
         assert!(!retry.chosen.contains_key("project") && !retry.declined);
         let s = state(&asker, &args);
         let declined = BTreeMap::from([("project".into(), json!({"action": "decline"}))]);
         let retry = asker
             .retry(&who("ann"), "run_by_tag", &args, &s, Some(&declined))
+            .await
             .expect("opens");
         assert!(retry.declined);
+    }
+
+    /// The store's part, in memory: a keyring the test rotates, and the
+    /// spent nonces.
+    #[derive(Default)]
+    struct Shared {
+        keys: Mutex<Keyring>,
+        spent: Mutex<std::collections::HashSet<String>>,
+    }
+
+    impl RequestStates for Shared {
+        fn keys(&self) -> StatesFuture<'_, Keyring> {
+            let keys = self.keys.lock().expect("keys").clone();
+            Box::pin(async move { Ok(keys) })
+        }
+        fn spend<'a>(&'a self, nonce: &'a str, _: i64) -> StatesFuture<'a, bool> {
+            let first = self.spent.lock().expect("spent").insert(nonce.to_owned());
+            Box::pin(async move { Ok(first) })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_question_asked_by_one_replica_is_answered_on_another_once_across_a_rotation() {
+        let shared = Arc::new(Shared::default());
+        *shared.keys.lock().expect("keys") = Keyring {
+            active: "rs1".into(),
+            keys: vec![("rs1".into(), vec![1; 32]), ("rs2".into(), vec![2; 32])],
+        };
+        let a = Asker::shared(shared.clone()).await.expect("a");
+        let b = Asker::shared(shared.clone()).await.expect("b");
+        let args = json!({"tags": ["smoke"]});
+        let asked_by_a = state(&a, &args);
+        // The next key becomes the active one; b reloads first.
+        *shared.keys.lock().expect("keys") = Keyring {
+            active: "rs2".into(),
+            keys: vec![("rs1".into(), vec![1; 32]), ("rs2".into(), vec![2; 32])],
+        };
+        b.reload().await.expect("reload");
+        let asked_by_b = state(&b, &args);
+        for (s, on) in [(&asked_by_a, &b), (&asked_by_b, &a)] {
+            let retry = on
+                .retry(&who("ann"), "run_by_tag", &args, s, Some(&accept("1")))
+                .await
+                .expect("opens on the other replica");
+            assert_eq!(retry.chosen.get("project"), Some(&1));
+        }
+        // Spent for both replicas.
+        for (s, on) in [(&asked_by_a, &a), (&asked_by_b, &b)] {
+            let again = on.retry(&who("ann"), "run_by_tag", &args, s, None).await;
+            assert_eq!(again.expect_err("spent").code.0, -32602);
+        }
+        // A replica alone (its own key) opens neither.
+        let alone = Asker::new();
+        let refused = alone
+            .retry(&who("ann"), "run_by_tag", &args, &asked_by_b, None)
+            .await;
+        assert!(refused.is_err());
     }
 
     #[test]

@@ -18,7 +18,7 @@ use toolhost_invoke::{Answer, CallRequest, Conversation, Toolhost};
 use toolhost_resolver::Clarification;
 use toolhost_types::Principal;
 
-use crate::ask::{self, Asker};
+use crate::ask::{self, Asker, RequestStates};
 use crate::progress::ProgressRelay;
 use crate::{clarify, convert, cursor, tasks};
 
@@ -31,12 +31,36 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    /// A handler over `host`.
+    /// A handler over `host`, its questions sealed with a key of its own
+    /// (one process; a restart forgets pending questions).
     pub fn new(host: Arc<Toolhost>) -> Self {
         Self {
             host,
             asker: Arc::new(Asker::new()),
         }
+    }
+
+    /// A handler over `host` whose questions any replica sharing `states`
+    /// can answer (once). The keys are loaded now and reloaded every minute
+    /// while the handler lives.
+    pub async fn shared(
+        host: Arc<Toolhost>,
+        states: Arc<dyn RequestStates>,
+    ) -> Result<Self, String> {
+        let asker = Arc::new(Asker::shared(states).await?);
+        let weak = Arc::downgrade(&asker);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(ask::KEYS_RELOAD);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let Some(asker) = weak.upgrade() else { break };
+                if let Err(e) = asker.reload().await {
+                    tracing::warn!(error = %e, "reloading the request-state keys failed");
+                }
+            }
+        });
+        Ok(Self { host, asker })
     }
 
     /// Who is calling: the principal the bearer check (in front of `/mcp`)
@@ -151,12 +175,20 @@ fn conversation(ctx: &RequestContext<RoleServer>) -> Option<Conversation> {
     Some(Conversation::Session(id.to_owned()))
 }
 
-/// The Streamable HTTP service for `/mcp`, to mount in axum.
+/// The Streamable HTTP service for `/mcp` over a handler of its own, to
+/// mount in axum.
 pub fn service(
     host: Arc<Toolhost>,
     config: StreamableHttpServerConfig,
 ) -> StreamableHttpService<McpServer, LocalSessionManager> {
-    let server = McpServer::new(host);
+    service_for(McpServer::new(host), config)
+}
+
+/// The Streamable HTTP service for `/mcp` over `server`.
+pub fn service_for(
+    server: McpServer,
+    config: StreamableHttpServerConfig,
+) -> StreamableHttpService<McpServer, LocalSessionManager> {
     StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -221,13 +253,17 @@ impl ServerHandler for McpServer {
         let tool = request.name.to_string();
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let mut retry = match &request.request_state {
-            Some(state) => self.asker.retry(
-                &who,
-                &tool,
-                &arguments,
-                state,
-                request.input_responses.as_ref(),
-            )?,
+            Some(state) => {
+                self.asker
+                    .retry(
+                        &who,
+                        &tool,
+                        &arguments,
+                        state,
+                        request.input_responses.as_ref(),
+                    )
+                    .await?
+            }
             None => ask::Retry::default(),
         };
         let channel = ask::channel(

@@ -20,7 +20,8 @@ mod handler;
 mod progress;
 mod tasks;
 
-pub use handler::{McpServer, service};
+pub use ask::{Keyring, RequestStates, StatesFuture};
+pub use handler::{McpServer, service, service_for};
 
 /// A clarification in the shape a `tools/call` answers it with (its
 /// `structuredContent`): what `toolhost call` prints for a question.

@@ -214,6 +214,7 @@ async fn start(durable_audit: bool, rate_limited: bool) -> (String, tempfile::Te
         metrics: PrometheusBuilder::new().build_recorder().handle(),
         accepting: Arc::new(AtomicBool::new(true)),
         dev_unsigned: false,
+        replica: axum::http::HeaderValue::from_static("bench"),
     };
     let mcp = StreamableHttpServerConfig::default().with_json_response(true);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -30,6 +30,9 @@ pub struct ConfigFile {
     limits: RequestLimits,
     #[serde(default, with = "humantime_serde")]
     shutdown_grace: Option<Duration>,
+    #[serde(default, with = "humantime_serde")]
+    drain_delay: Option<Duration>,
+    trusted_proxies: Option<Vec<String>>,
     public_url: Option<String>,
     #[serde(default, with = "humantime_serde")]
     access_token_ttl: Option<Duration>,
@@ -138,6 +141,19 @@ pub struct ServeArgs {
     /// shown in `/readyz` and recorded in the audit trail.
     #[arg(long, env = "TOOLHOST_DEV_ALLOW_UNSIGNED")]
     pub dev_allow_unsigned: bool,
+    /// After SIGTERM, how long to keep serving with `/readyz` failing before
+    /// the listener closes, so a load balancer stops sending here first
+    /// (default 0s; a balancer's check interval and fall count).
+    #[arg(long, env = "TOOLHOST_DRAIN_DELAY", value_parser = humantime::parse_duration)]
+    pub drain_delay: Option<Duration>,
+    /// A proxy whose `X-Forwarded-For` names the client (an address or a
+    /// CIDR range; repeatable): the load balancer in front of replicas.
+    #[arg(
+        long = "trusted-proxy",
+        env = "TOOLHOST_TRUSTED_PROXIES",
+        value_delimiter = ','
+    )]
+    pub trusted_proxies: Vec<String>,
     /// Turn local password sign-in off: people sign in only through the
     /// file's `[sso.NAME]` providers.
     #[arg(long, env = "TOOLHOST_NO_PASSWORD_LOGIN")]
@@ -262,6 +278,10 @@ pub struct Config {
     pub request_limits: RequestLimits,
     /// How long shutdown waits for calls in flight.
     pub shutdown_grace: Duration,
+    /// How long a stopping host keeps serving with `/readyz` failing.
+    pub drain_delay: Duration,
+    /// The proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: crate::forwarded::TrustedProxies,
     /// The OAuth issuer, if set; else derived from the bound address.
     pub public_url: Option<String>,
     /// Access-token lifetime, if not the default.
@@ -381,6 +401,12 @@ impl Config {
                 "--dev-allow-unsigned serves unsigned plugins and works on a loopback address only, not {listen}"
             );
         }
+        let trusted_proxies =
+            crate::forwarded::TrustedProxies::parse(if args.trusted_proxies.is_empty() {
+                file.trusted_proxies.as_deref().unwrap_or_default()
+            } else {
+                &args.trusted_proxies
+            })?;
         let password_login = !args.no_password_login && file.password_login.unwrap_or(true);
         let sso = crate::sso_config::providers(file.sso)?;
         if !password_login && sso.is_empty() {
@@ -411,6 +437,8 @@ impl Config {
                 .unwrap_or(crate::guard::DEFAULT_MAX_REQUEST_BYTES),
             request_limits: args.limits.over(file.limits)?,
             shutdown_grace: file.shutdown_grace.unwrap_or(DEFAULT_SHUTDOWN_GRACE),
+            drain_delay: args.drain_delay.or(file.drain_delay).unwrap_or_default(),
+            trusted_proxies,
             public_url: args
                 .public_url
                 .or(file.public_url)

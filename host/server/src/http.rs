@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -31,6 +31,10 @@ pub struct Ops {
     pub accepting: Arc<AtomicBool>,
     /// Dev mode (unsigned plugins served): `/readyz` says so on every answer.
     pub dev_unsigned: bool,
+    /// Which replica answers (`host/pid`): `/healthz` and `/readyz` name it
+    /// in `X-Toolhost-Replica`, so an operator (or a test) behind a
+    /// balancer sees who answered.
+    pub replica: HeaderValue,
 }
 
 /// The host's router: `/mcp` (behind the bearer check, then the host's
@@ -79,12 +83,19 @@ pub fn with_approvals(app: Router, auth: Arc<AuthServer>, host: Arc<Toolhost>) -
 }
 
 /// Liveness: the process answers.
-async fn healthz() -> &'static str {
-    "ok\n"
+async fn healthz(State(ops): State<Ops>) -> impl IntoResponse {
+    ([(REPLICA, ops.replica.clone())], "ok\n")
 }
+
+/// The header naming the replica that answered.
+const REPLICA: &str = "x-toolhost-replica";
 
 /// Readiness: accepting requests and the store answers.
 async fn readyz(State(ops): State<Ops>) -> impl IntoResponse {
+    ([(REPLICA, ops.replica.clone())], readiness(&ops).await)
+}
+
+async fn readiness(ops: &Ops) -> (StatusCode, &'static str) {
     if !ops.accepting.load(Ordering::Relaxed) {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
     }

@@ -23,19 +23,24 @@ use crate::config::Config;
 /// another process. With PostgreSQL NOTIFY, a lost notification.
 const POLL: Duration = Duration::from_secs(2);
 
-/// This process's worker id: host name, process id, and what it serves.
-pub(crate) fn worker_id(listen: SocketAddr, worker_only: bool) -> String {
+/// This process among the replicas: host name and process id.
+pub(crate) fn replica_id() -> String {
     let host = std::fs::read_to_string("/etc/hostname")
         .ok()
         .map(|h| h.trim().to_owned())
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "host".into());
+    format!("{host}/{}", std::process::id())
+}
+
+/// This process's worker id: its replica id and what it serves.
+pub(crate) fn worker_id(listen: SocketAddr, worker_only: bool) -> String {
     let role = if worker_only {
         "worker".to_owned()
     } else {
         listen.to_string()
     };
-    format!("{host}/{}/{role}", std::process::id())
+    format!("{}/{role}", replica_id())
 }
 
 /// Starts this process's run workers (none when `run_workers` is 0), and

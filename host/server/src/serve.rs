@@ -81,9 +81,24 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         config.sigstore_trusted_root.as_deref(),
     )?;
     if let Some(dir) = &config.plugins {
-        let synced = crate::catalog_cli::sync(&store, &runtime, dir, &intake, true, "serve")
-            .await
-            .with_context(|| format!("syncing the plugin directory {}", dir.display()))?;
+        // Idempotent, so replicas starting together may each run it: the
+        // loser of a decision both made tries again and finds it done.
+        let mut tries = 0;
+        let synced = loop {
+            tries += 1;
+            match crate::catalog_cli::sync(&store, &runtime, dir, &intake, true, "serve").await {
+                Ok(synced) => break synced,
+                Err(e) if tries < SYNC_TRIES => {
+                    tracing::warn!(error = %e, "syncing the plugin directory; trying again");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!("syncing the plugin directory {}", dir.display())
+                    });
+                }
+            }
+        };
         for (plugin, revision, what) in &synced.done {
             tracing::info!(%plugin, %revision, what, "plugin directory synced");
         }
@@ -215,6 +230,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         metrics,
         accepting: accepting.clone(),
         dev_unsigned: config.dev_allow_unsigned,
+        replica: axum::http::HeaderValue::from_str(&crate::runs_cli::replica_id())
+            .unwrap_or_else(|_| axum::http::HeaderValue::from_static("replica")),
     };
     let guard = Guard::new(config.max_request_bytes);
 
@@ -232,9 +249,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let limiter = RateLimiter::new(config.rate_limits, store.clone(), host.clone());
     let purge = tokio::spawn(limiter.clone().purge_every(MAINTENANCE));
     let artifacts = tokio::spawn(purge_artifacts_every(store.clone(), MAINTENANCE));
+    let states = Arc::new(crate::request_states::StoreStates(store.clone()));
+    let mcp = toolhost_mcp::McpServer::shared(host.clone(), states)
+        .await
+        .map_err(|e| anyhow::anyhow!("loading the request-state keys: {e}"))?;
     let app = router(
         ops,
-        toolhost_mcp::service(host.clone(), mcp_config),
+        toolhost_mcp::service_for(mcp, mcp_config),
         guard.clone(),
         auth.clone(),
     );
@@ -249,6 +270,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     // `/mcp`'s rate-limit layer finds the limiter in the request's extensions.
     let app = app.layer(axum::Extension(limiter));
     tracing::info!(%addr, tools, catalog = %host.catalog().version(), issuer = %auth.config().issuer, "toolhost serving");
+    println!("Listening on: {addr}");
     println!("MCP endpoint: {}", auth.config().resource());
     println!("OAuth issuer: {}", auth.config().issuer);
     match demo_password {
@@ -263,16 +285,27 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let stopping = CancellationToken::new();
     tokio::spawn(stop_on_signal(stopping.clone()));
+    // Stopping: `/readyz` fails at once; the listener stays open for the
+    // drain delay (a load balancer's health checks notice and stop sending
+    // here), then closes, and calls in flight get the grace period.
+    let closing = CancellationToken::new();
     let drain = {
-        let (stopping, host, guard, grace) = (
+        let (stopping, closing, host, guard, grace, delay) = (
             stopping.clone(),
+            closing.clone(),
             host.clone(),
             guard.clone(),
             config.shutdown_grace,
+            config.drain_delay,
         );
         async move {
             stopping.cancelled().await;
             accepting.store(false, Ordering::Relaxed);
+            if !delay.is_zero() {
+                tracing::info!(?delay, "not ready; serving on while the balancer notices");
+                tokio::time::sleep(delay).await;
+            }
+            closing.cancel();
             let answered = async {
                 host.drain().await;
                 guard.drain().await;
@@ -294,9 +327,14 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             tracing::warn!(error = %e, "could not set TCP_NODELAY");
         }
     });
-    let app = app.into_make_service_with_connect_info::<SocketAddr>();
+    let app = app
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(config.trusted_proxies.clone()),
+            crate::forwarded::client_addr,
+        ))
+        .into_make_service_with_connect_info::<SocketAddr>();
     let serve =
-        axum::serve(listener, app).with_graceful_shutdown(stopping.clone().cancelled_owned());
+        axum::serve(listener, app).with_graceful_shutdown(closing.clone().cancelled_owned());
     let (served, ()) = tokio::join!(serve.into_future(), drain);
     workers.cancel();
     maintenance.abort();
@@ -421,6 +459,9 @@ async fn pushed(
         None => std::future::pending().await,
     }
 }
+
+/// How often starting replicas try to sync the plugin directory.
+const SYNC_TRIES: u32 = 3;
 
 /// Dev mode leaves a row in the audit trail each time the host starts with it.
 async fn record_dev_mode(store: &Store) -> anyhow::Result<()> {

@@ -82,6 +82,10 @@ pub(crate) const SQLITE: Files = &[
         "0014_sso.sql",
         include_str!("../../../migrations/sqlite/0014_sso.sql"),
     ),
+    (
+        "0015_request_states.sql",
+        include_str!("../../../migrations/sqlite/0015_request_states.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -141,6 +145,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0014_sso.sql",
         include_str!("../../../migrations/postgres/0014_sso.sql"),
+    ),
+    (
+        "0015_request_states.sql",
+        include_str!("../../../migrations/postgres/0015_request_states.sql"),
     ),
 ];
 

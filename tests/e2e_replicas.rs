@@ -1,0 +1,254 @@
+//! Replicas on one PostgreSQL behind HAProxy (the shipped
+//! `deploy/haproxy.cfg`): any replica serves any request.
+//!
+//! * the Python and TypeScript SDK clients run their full checks through
+//!   the balancer in both eras (2025-11-25 sessions stick to their replica,
+//!   2026-07-28 requests go round robin);
+//! * an MRTR question asked by one replica is answered on a second, its
+//!   next question on a third, and a spent `requestState` is refused on
+//!   every replica;
+//! * an approval gate opened through one replica is decided through a
+//!   second and consumed through a third, exactly once, while fifty
+//!   retries race through the balancer;
+//! * a replica's per-address limits (registrations, sign-ins) count the
+//!   client behind the balancer (`X-Forwarded-For`), not the balancer.
+
+mod support;
+
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::bench::{Backend, call_at};
+use support::cluster::Cluster;
+use support::oauth::{approver, json as parse, user_token};
+use support::{DEMO_PASSWORD, PgSchema, Server, Tools, exchange_full};
+use toolhost_fixtures::{HELLO, TESTBENCH};
+
+const REPLICAS: usize = 3;
+
+fn cluster(schema: &PgSchema, backend: &Backend) -> Cluster {
+    let flags = backend.flags();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    Cluster::start(REPLICAS, &[TESTBENCH, HELLO], &flags, schema)
+}
+
+#[test]
+fn sdk_clients_of_both_eras_run_their_checks_through_the_balancer() {
+    let tools = Tools::require();
+    let schema = PgSchema::create("replicas_sdk");
+    let backend = Backend::start();
+    let cluster = cluster(&schema, &backend);
+    let first = &cluster.replicas[0];
+    let python = tools.python("python_client.py", &[&cluster.url]);
+    first.run_client(
+        "python SDK through the balancer",
+        python,
+        Duration::from_secs(120),
+    );
+    let ts = tools.node("ts_client.mjs", &[&cluster.url]);
+    first.run_client(
+        "TypeScript SDK through the balancer",
+        ts,
+        Duration::from_secs(120),
+    );
+    // Stateless calls go round robin: every replica serves its share.
+    let before: Vec<u64> = cluster.replicas.iter().map(call_count).collect();
+    for _ in 0..2 * REPLICAS {
+        let a = call_at(&cluster.url, first.token(), "greet", json!({"name": "Ada"}));
+        assert_eq!(
+            a["result"]["structuredContent"]["message"], "Hello, Ada!",
+            "{a}"
+        );
+    }
+    for (i, replica) in cluster.replicas.iter().enumerate() {
+        let served = call_count(replica) - before[i];
+        assert!(
+            served > 0,
+            "replica r{} served none of the calls:\n{}",
+            i + 1,
+            cluster.balancer_log()
+        );
+    }
+}
+
+/// The calls a replica served (its Prometheus counter).
+fn call_count(server: &Server) -> u64 {
+    let answer = exchange_full(&server.url, "GET", "/metrics", &[], "");
+    answer
+        .body
+        .lines()
+        .filter(|l| l.starts_with("toolhost_calls_total"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+/// A stateless `tools/call` of a client that answers questions with forms
+/// (MRTR), sent to `url`: the JSON-RPC answer.
+fn call_with_forms(url: &str, token: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    });
+    let body =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string();
+    let authorization = format!("Bearer {token}");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "run_by_tag"),
+        ("Authorization", authorization.as_str()),
+    ];
+    let answer = exchange_full(url, "POST", "/mcp", &headers, &body);
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    parse(&answer.body)
+}
+
+/// The field asked about and the sealed state of an `input_required` result.
+fn question(answer: &Value) -> (String, String) {
+    let result = &answer["result"];
+    assert_eq!(result["resultType"], "input_required", "{answer}");
+    let field = result["inputRequests"]
+        .as_object()
+        .and_then(|r| r.keys().next().cloned())
+        .expect("one question");
+    let state = result["requestState"]
+        .as_str()
+        .expect("a requestState")
+        .to_owned();
+    (field, state)
+}
+
+fn answering(state: &str, field: &str, id: &str) -> Value {
+    json!({
+        "name": "run_by_tag",
+        "arguments": {"tags": ["smoke"]},
+        "requestState": state,
+        "inputResponses": {field: {"action": "accept", "content": {field: id}}},
+    })
+}
+
+#[test]
+fn a_question_asked_by_one_replica_is_answered_on_another_and_a_gate_crosses_three() {
+    let schema = PgSchema::create("replicas_cross");
+    let backend = Backend::start();
+    let cluster = cluster(&schema, &backend);
+    let [r1, r2, r3] = [
+        &cluster.replicas[0],
+        &cluster.replicas[1],
+        &cluster.replicas[2],
+    ];
+    let demo = user_token(r1, "demo", DEMO_PASSWORD);
+
+    // MRTR: r1 asks for the environment, r2 takes the answer and asks for
+    // the project, r3 takes that and runs the call.
+    let ask = json!({"name": "run_by_tag", "arguments": {"tags": ["smoke"]}});
+    let (field, first_state) = question(&call_with_forms(&r1.url, &demo, ask));
+    assert_eq!(field, "environment");
+    let (field, second_state) = question(&call_with_forms(
+        &r2.url,
+        &demo,
+        answering(&first_state, &field, "12"),
+    ));
+    assert_eq!(field, "project");
+    let done = call_with_forms(&r3.url, &demo, answering(&second_state, &field, "1"));
+    assert_eq!(done["result"]["isError"], json!(false), "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"]["queued"]
+            .as_array()
+            .map(Vec::len),
+        Some(2),
+        "{done}"
+    );
+    // Each state was good once, wherever it is presented again.
+    for (state, replica) in [(&first_state, r3), (&second_state, r1), (&second_state, r2)] {
+        let again = call_with_forms(&replica.url, &demo, answering(state, "project", "1"));
+        assert_eq!(again["error"]["code"], json!(-32602), "{again}");
+    }
+
+    // A gate: opened through r1, decided through r2, consumed through r3.
+    let ann = approver(r2);
+    let prod = json!({"tags": ["smoke"], "environment": "prod", "project": "payments"});
+    let opened = call_at(&r1.url, &demo, "run_by_tag", prod.clone());
+    let gate = opened["result"]["structuredContent"]["approval_required"]["gate_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a gate: {opened}"))
+        .to_owned();
+    let decided = call_at(
+        &r2.url,
+        &ann,
+        "decide_approval",
+        json!({"gate_id": gate, "decision": "confirm", "reason": "release window"}),
+    );
+    assert_eq!(
+        decided["result"]["structuredContent"]["state"], "confirmed",
+        "{decided}"
+    );
+    let writes = backend.writes();
+    let mut with_gate = prod.clone();
+    with_gate["gate_id"] = json!(gate);
+    let consumed = call_at(&r3.url, &demo, "run_by_tag", with_gate.clone());
+    assert_eq!(consumed["result"]["isError"], json!(false), "{consumed}");
+    // Fifty more through the balancer, spread over every replica: none runs.
+    let url = cluster.url.clone();
+    let answers: Vec<Value> = thread::scope(|s| {
+        let handles: Vec<_> = (0..50)
+            .map(|_| s.spawn(|| call_at(&url, &demo, "run_by_tag", with_gate.clone())))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a retry"))
+            .collect()
+    });
+    for a in &answers {
+        assert_eq!(
+            a["result"]["structuredContent"]["error"]["code"], "GATE_CONSUMED",
+            "{a}"
+        );
+    }
+    assert_eq!(
+        backend.writes(),
+        writes + 2,
+        "the gated run ran once: two scenarios"
+    );
+}
+
+#[test]
+fn per_address_limits_count_the_client_behind_the_balancer() {
+    let schema = PgSchema::create("replicas_forwarded");
+    let backend = Backend::start();
+    let cluster = cluster(&schema, &backend);
+    // Registrations from one client exhaust its budget (10 a minute) on a
+    // replica; another client behind the same balancer still registers.
+    let register = |forwarded: &str| -> u16 {
+        let r1 = &cluster.replicas[0];
+        let body =
+            json!({"redirect_uris": ["http://127.0.0.1:9/cb"], "client_name": "xff"}).to_string();
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("X-Forwarded-For", forwarded),
+        ];
+        exchange_full(&r1.url, "POST", "/oauth/register", &headers, &body).status
+    };
+    let statuses: Vec<u16> = (0..12).map(|_| register("203.0.113.7")).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        10,
+        "{statuses:?}"
+    );
+    assert_eq!(statuses.last(), Some(&429), "{statuses:?}");
+    assert_eq!(
+        register("198.51.100.9"),
+        201,
+        "another client is not limited"
+    );
+    let events = cluster.replicas[0].admin(&["client", "events", "--limit", "5"]);
+    let events = String::from_utf8_lossy(&events.stdout);
+    assert!(
+        events.contains("203.0.113.7"),
+        "events name the client: {events}"
+    );
+}
