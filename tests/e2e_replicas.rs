@@ -10,6 +10,9 @@
 //! * an approval gate opened through one replica is decided through a
 //!   second and consumed through a third, exactly once, while fifty
 //!   retries race through the balancer;
+//! * a call's trace, continued from the `traceparent` its client sent
+//!   through the balancer, reaches an OTLP collector with the spans of the
+//!   request, auth, the call, policy, plan, sandbox and audit;
 //! * a replica's per-address limits (registrations, sign-ins) count the
 //!   client behind the balancer (`X-Forwarded-For`), not the balancer.
 
@@ -22,14 +25,20 @@ use serde_json::{Value, json};
 use support::bench::{Backend, call_at};
 use support::cluster::Cluster;
 use support::oauth::{approver, json as parse, user_token};
+use support::otlp::Collector;
 use support::{DEMO_PASSWORD, PgSchema, Server, Tools, exchange_full};
 use toolhost_fixtures::{HELLO, TESTBENCH};
 
 const REPLICAS: usize = 3;
 
 fn cluster(schema: &PgSchema, backend: &Backend) -> Cluster {
+    cluster_with(schema, backend, &[])
+}
+
+fn cluster_with(schema: &PgSchema, backend: &Backend, more: &[&str]) -> Cluster {
     let flags = backend.flags();
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let mut flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    flags.extend_from_slice(more);
     Cluster::start(REPLICAS, &[TESTBENCH, HELLO], &flags, schema)
 }
 
@@ -83,18 +92,24 @@ fn call_count(server: &Server) -> u64 {
         .sum::<f64>() as u64
 }
 
-/// A stateless `tools/call` of a client that answers questions with forms
-/// (MRTR), sent to `url`: the JSON-RPC answer.
-fn call_with_forms(url: &str, token: &str, params: Value) -> Value {
-    let mut params = params;
+/// A stateless (2026-07-28) `tools/call` of `run_by_tag` with `params`, by
+/// a client declaring `capabilities`, sent to `url` with `extra` headers:
+/// the JSON-RPC answer.
+fn post_call(
+    url: &str,
+    token: &str,
+    mut params: Value,
+    capabilities: Value,
+    extra: &[(&str, &str)],
+) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
     });
     let body =
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string();
     let authorization = format!("Bearer {token}");
-    let headers = [
+    let mut headers = vec![
         ("Content-Type", "application/json"),
         ("Accept", "application/json, text/event-stream"),
         ("MCP-Protocol-Version", "2026-07-28"),
@@ -102,9 +117,21 @@ fn call_with_forms(url: &str, token: &str, params: Value) -> Value {
         ("Mcp-Name", "run_by_tag"),
         ("Authorization", authorization.as_str()),
     ];
+    headers.extend_from_slice(extra);
     let answer = exchange_full(url, "POST", "/mcp", &headers, &body);
     assert_eq!(answer.status, 200, "{}", answer.body);
     parse(&answer.body)
+}
+
+/// [`post_call`] by a client that answers questions with forms (MRTR).
+fn call_with_forms(url: &str, token: &str, params: Value) -> Value {
+    post_call(
+        url,
+        token,
+        params,
+        json!({"elicitation": {"form": {}}}),
+        &[],
+    )
 }
 
 /// The field asked about and the sealed state of an `input_required` result.
@@ -251,4 +278,104 @@ fn per_address_limits_count_the_client_behind_the_balancer() {
         events.contains("203.0.113.7"),
         "events name the client: {events}"
     );
+}
+
+#[test]
+fn a_calls_trace_reaches_an_otlp_collector_with_every_step() {
+    let collector = Collector::start();
+    let schema = PgSchema::create("replicas_otlp");
+    let backend = Backend::start();
+    let cluster = cluster_with(&schema, &backend, &["--otlp-endpoint", &collector.url]);
+    let demo = user_token(&cluster.replicas[0], "demo", DEMO_PASSWORD);
+    // The client's own trace: the call continues it.
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let parent_id = "00f067aa0ba902b7";
+    let traceparent = format!("00-{trace_id}-{parent_id}-01");
+    let params = json!({
+        "name": "run_by_tag",
+        "arguments": {"tags": ["smoke"], "environment": "staging", "project": "payments"},
+    });
+    let traced = [("traceparent", traceparent.as_str())];
+    let answer = post_call(&cluster.url, &demo, params, json!({}), &traced);
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+
+    let wanted = [
+        "http.request",
+        "auth",
+        "tools/call",
+        "policy",
+        "plan",
+        "sandbox",
+        "audit",
+    ];
+    let mut spans = Vec::new();
+    for _ in 0..100 {
+        spans = collector
+            .spans()
+            .into_iter()
+            .filter(|s| {
+                s["traceId"]
+                    .as_str()
+                    .is_some_and(|t| t.eq_ignore_ascii_case(trace_id))
+            })
+            .collect();
+        let names: Vec<&str> = spans.iter().filter_map(|s| s["name"].as_str()).collect();
+        if wanted.iter().all(|w| names.contains(w)) {
+            break;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+    let name_of = |id: &str| {
+        spans
+            .iter()
+            .find(|s| s["spanId"].as_str() == Some(id))
+            .and_then(|s| s["name"].as_str())
+            .unwrap_or("?")
+            .to_owned()
+    };
+    let mut tree: Vec<(String, String)> = spans
+        .iter()
+        .map(|s| {
+            let parent = s["parentSpanId"].as_str().unwrap_or_default();
+            let parent = if parent.eq_ignore_ascii_case(parent_id) {
+                "(client)".to_owned()
+            } else {
+                name_of(parent)
+            };
+            (s["name"].as_str().unwrap_or_default().to_owned(), parent)
+        })
+        .collect();
+    tree.sort();
+    // The call's span names the call, as its audit row does.
+    let call = spans
+        .iter()
+        .find(|s| s["name"] == "tools/call")
+        .expect("the call's span");
+    let call_id = call["attributes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["key"] == "call_id")
+        .and_then(|a| a["value"]["stringValue"].as_str())
+        .unwrap_or_else(|| panic!("no call_id attribute: {call}"));
+    let row = format!("call_id = '{call_id}' AND tool = 'run_by_tag'");
+    assert_eq!(
+        schema.count_where("audit", &row),
+        1,
+        "the audit row of {call_id}"
+    );
+    for (name, parent) in [
+        ("http.request", "(client)"),
+        ("auth", "http.request"),
+        ("tools/call", "http.request"),
+        ("policy", "tools/call"),
+        ("plan", "tools/call"),
+        ("sandbox", "tools/call"),
+        ("audit", "tools/call"),
+    ] {
+        assert!(
+            tree.contains(&(name.to_owned(), parent.to_owned())),
+            "no span {name} under {parent} in the trace: {tree:?}"
+        );
+    }
 }

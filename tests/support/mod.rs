@@ -13,6 +13,7 @@
 pub mod bench;
 pub mod cluster;
 pub mod oauth;
+pub mod otlp;
 pub mod registry;
 
 use std::cell::RefCell;
@@ -517,9 +518,18 @@ impl PgSchema {
     /// How many rows `table` of this schema holds, read with psql.
     #[allow(dead_code)]
     pub fn count(&self, table: &str) -> i64 {
+        self.count_where(table, "TRUE")
+    }
+
+    /// How many rows of `table` meet the SQL `condition`, read with psql.
+    #[allow(dead_code)]
+    pub fn count_where(&self, table: &str, condition: &str) -> i64 {
         let out = Command::new("psql")
             .args([&self.admin_url, "-tAc"])
-            .arg(format!("SELECT COUNT(*) FROM {}.{table}", self.name))
+            .arg(format!(
+                "SELECT COUNT(*) FROM {}.{table} WHERE {condition}",
+                self.name
+            ))
             .output()
             .unwrap_or_else(|e| panic!("run psql: {e}"));
         assert!(

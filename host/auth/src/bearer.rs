@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use tracing::Instrument;
+
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -180,7 +182,11 @@ pub async fn require_bearer(
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    match auth.authenticate(header).await {
+    let checked = auth
+        .authenticate(header)
+        .instrument(tracing::info_span!("auth"))
+        .await;
+    match checked {
         Ok(principal) => {
             request.extensions_mut().insert(principal);
             next.run(request).await

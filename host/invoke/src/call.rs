@@ -17,6 +17,7 @@ use toolhost_policy::{Decision, Grants, PolicyStore, Use, decide};
 use toolhost_runtime::{BackendGrant, CallContext, ProgressSink, Runtime, Snapshots};
 use toolhost_secrets::Scanner;
 use toolhost_types::{Principal, PrincipalKind};
+use tracing::Instrument;
 
 use crate::gating::GatePolicy;
 use crate::snapshots::{Conversation, SnapshotCache};
@@ -250,6 +251,9 @@ impl Toolhost {
         cancel: &CancellationToken,
     ) -> (Result<Answer, InvokeError>, Option<toolhost_runs::RunId>) {
         let mut audit = Audit::start(who, &req, &self.scanner);
+        // The call's span (the MCP edge's `tools/call`) and every log line
+        // within it name the call, as its audit row does.
+        tracing::Span::current().record("call_id", audit.event.call_id.as_str());
         let outcome = self.run(who, &req, cancel, &mut audit).await;
         let started = audit.effects.iter().find_map(|e| match e {
             Effect::Run(toolhost_runs::RunEffect::Queue(new)) => Some(new.id.clone()),
@@ -277,7 +281,11 @@ impl Toolhost {
         if let Some(toolhost_runs::RunEffect::Finish(f)) = &run_effect {
             event.receipt_sha256 = Some(f.receipt_sha256.clone());
         }
-        let recorded = self.audit.record_with(&event, &effects).await;
+        let recorded = self
+            .audit
+            .record_with(&event, &effects)
+            .instrument(tracing::info_span!("audit"))
+            .await;
         let written = recorded.is_ok();
         let outcome = match recorded {
             Ok(()) => outcome,
@@ -367,8 +375,11 @@ impl Toolhost {
             })?;
         audit.tool_found(&tool, served.catalog.version());
         let spec = tool.spec();
-        let grants = self.grants(who).await?;
-        if decide(who, &grants, &spec.permission, spec.risk, Use::Call) == Decision::Denied {
+        let policy = tracing::info_span!("policy");
+        let grants = self.grants(who).instrument(policy.clone()).await?;
+        let decision =
+            policy.in_scope(|| decide(who, &grants, &spec.permission, spec.risk, Use::Call));
+        if decision == Decision::Denied {
             return Err(InvokeError::PermissionDenied {
                 tool: req.tool.clone(),
             });

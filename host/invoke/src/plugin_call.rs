@@ -12,6 +12,7 @@ use toolhost_policy::{Decision, Grants, Use, decide};
 use toolhost_resolver::Clarification;
 use toolhost_runtime::{CallContext, CheckpointGrant, Planned, Reply, ToolOutput};
 use toolhost_types::Principal;
+use tracing::Instrument;
 
 use crate::call::{arguments_text, section};
 use crate::gating::{self, HostArguments};
@@ -102,6 +103,7 @@ impl Toolhost {
             let planned = self
                 .runtime
                 .plan(&plugin.plugin, &ctx, &req.tool, args_text, &plugin.budget)
+                .instrument(tracing::info_span!("plan"))
                 .await?;
             let plan = match planned {
                 Planned::Plan(p) => p,
@@ -136,6 +138,7 @@ impl Toolhost {
         let reply = self
             .runtime
             .call(&plugin.plugin, &ctx, &req.tool, args_text, &plugin.budget)
+            .instrument(tracing::info_span!("sandbox"))
             .await?;
         Ok(match reply {
             Reply::Output(out) => {

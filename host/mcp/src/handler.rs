@@ -17,6 +17,7 @@ use serde_json::Value;
 use toolhost_invoke::{Answer, CallRequest, Conversation, Toolhost};
 use toolhost_resolver::Clarification;
 use toolhost_types::Principal;
+use tracing::Instrument;
 
 use crate::ask::{self, Asker, RequestStates};
 use crate::progress::ProgressRelay;
@@ -196,55 +197,9 @@ pub fn service_for(
     )
 }
 
-impl ServerHandler for McpServer {
-    fn get_info(&self) -> ServerConfig {
-        // Resources: the artifacts large answers are kept as (read only by
-        // the URI a call answered with; none are listed).
-        // Tools: the catalog is live; sessions are told when it changes.
-        // Tasks (2026-07-28 extension): exploration runs, for requests that
-        // declare it.
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .enable_resources()
-            .enable_tasks()
-            .build();
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "Tools run in a sandbox. A result with isError carries a stable error code in \
-                 structuredContent.error.code; TOOL_NOT_FOUND means your tool list is stale.",
-            )
-    }
-
-    async fn list_tools(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let who = self.caller(&ctx)?;
-        let after = match request.and_then(|r| r.cursor) {
-            Some(c) => Some(
-                cursor::parse(&c)
-                    .ok_or_else(|| ErrorData::invalid_params("invalid cursor", None))?,
-            ),
-            None => None,
-        };
-        let visible = self.host.list(&who).await.map_err(|e| {
-            tracing::error!(error = ?e, "listing tools failed internally");
-            ErrorData::internal_error("internal error", None)
-        })?;
-        let names = visible.iter().map(|t| t.spec().name.as_str());
-        let (range, next) = cursor::page(names, after.as_deref(), cursor::PAGE_SIZE);
-        let tools: Vec<Tool> = visible[range].iter().map(convert::tool).collect();
-        let mut result = ListToolsResult::with_all_items(tools);
-        result.next_cursor = next;
-        // The list depends on the caller's permissions, read live: never
-        // share it, and let clients re-list whenever they need (ttl 0).
-        Ok(result.with_cache_scope(CacheScope::Private).with_ttl_ms(0))
-    }
-
-    async fn call_tool(
+impl McpServer {
+    /// `tools/call`, within its span.
+    async fn call_tool_in(
         &self,
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
@@ -331,6 +286,77 @@ impl ServerHandler for McpServer {
                 _ => return Ok(CallToolResponse::Complete(clarify::result(&question))),
             }
         }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        // Resources: the artifacts large answers are kept as (read only by
+        // the URI a call answered with; none are listed).
+        // Tools: the catalog is live; sessions are told when it changes.
+        // Tasks (2026-07-28 extension): exploration runs, for requests that
+        // declare it.
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_tasks()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Tools run in a sandbox. A result with isError carries a stable error code in \
+                 structuredContent.error.code; TOOL_NOT_FOUND means your tool list is stale.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let who = self.caller(&ctx)?;
+        let after = match request.and_then(|r| r.cursor) {
+            Some(c) => Some(
+                cursor::parse(&c)
+                    .ok_or_else(|| ErrorData::invalid_params("invalid cursor", None))?,
+            ),
+            None => None,
+        };
+        let visible = self.host.list(&who).await.map_err(|e| {
+            tracing::error!(error = ?e, "listing tools failed internally");
+            ErrorData::internal_error("internal error", None)
+        })?;
+        let names = visible.iter().map(|t| t.spec().name.as_str());
+        let (range, next) = cursor::page(names, after.as_deref(), cursor::PAGE_SIZE);
+        let tools: Vec<Tool> = visible[range].iter().map(convert::tool).collect();
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = next;
+        // The list depends on the caller's permissions, read live: never
+        // share it, and let clients re-list whenever they need (ttl 0).
+        Ok(result.with_cache_scope(CacheScope::Private).with_ttl_ms(0))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // rmcp may run this on another task than the HTTP request's: the
+        // request's span (telemetry) comes along in its extensions.
+        let request_span = ctx
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<tracing::Span>())
+            .cloned()
+            .unwrap_or_else(tracing::Span::current);
+        let span = tracing::info_span!(
+            parent: &request_span,
+            "tools/call",
+            tool = %request.name,
+            call_id = tracing::field::Empty,
+        );
+        self.call_tool_in(request, ctx).instrument(span).await
     }
 
     async fn read_resource(

@@ -70,6 +70,11 @@ pub async fn client_addr(
     mut req: Request,
     next: Next,
 ) -> Response {
+    // No proxy trusted: the peer is the client, as the authorization
+    // server reads it without this.
+    if trusted.0.is_empty() {
+        return next.run(req).await;
+    }
     if let Some(peer) = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

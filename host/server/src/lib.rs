@@ -33,6 +33,7 @@ mod runs_cli;
 mod serve;
 mod signer_cli;
 mod sso_config;
+mod telemetry;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,6 +53,16 @@ struct Cli {
     /// Log as JSON lines instead of text.
     #[arg(long, global = true, env = "TOOLHOST_LOG_JSON")]
     log_json: bool,
+    /// Export traces over OTLP (HTTP, JSON) to this collector
+    /// (`http://collector:4318`): each request and, within a tool call,
+    /// auth, policy, plan, sandbox and audit.
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLHOST_OTLP_ENDPOINT",
+        value_name = "URL"
+    )]
+    otlp_endpoint: Option<String>,
     /// What to log: a level (`info`) or directives (`toolhost=debug,warn`);
     /// default `$TOOLHOST_LOG`, else `warn`.
     #[arg(long = "log", global = true, value_name = "FILTER")]
@@ -208,36 +219,27 @@ enum CatalogCommand {
 /// Parses the command line and runs it; the binary's whole `main`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_json, cli.log.as_deref());
+    let telemetry = telemetry::init(
+        cli.log_json,
+        cli.log.as_deref(),
+        cli.otlp_endpoint.as_deref(),
+    );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build();
     let result = rt
         .context("starting the async runtime")
         .and_then(|rt| rt.block_on(run(cli.command)));
-    match result {
+    let code = match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("toolhost: {e:#}");
             ExitCode::FAILURE
         }
-    }
-}
-
-fn init_logging(json: bool, directives: Option<&str>) {
-    let filter = match directives {
-        Some(d) => tracing_subscriber::EnvFilter::new(d),
-        None => tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
     };
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(log_redact::RedactedLine::default);
-    if json {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
+    // Sends the spans still batched.
+    drop(telemetry);
+    code
 }
 
 async fn run(command: Command) -> anyhow::Result<ExitCode> {

@@ -332,6 +332,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             Arc::new(config.trusted_proxies.clone()),
             crate::forwarded::client_addr,
         ))
+        .layer(axum::middleware::from_fn(crate::telemetry::request_span))
         .into_make_service_with_connect_info::<SocketAddr>();
     let serve =
         axum::serve(listener, app).with_graceful_shutdown(closing.clone().cancelled_owned());
