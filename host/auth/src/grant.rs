@@ -345,7 +345,7 @@ impl AuthServer {
                     None,
                     format!("{what} replayed; grant {family_id} revoked"),
                 )
-                .await
+                .await;
             }
             Err(e) => tracing::error!(error = %e, "revoking a replayed grant"),
         }

@@ -238,7 +238,8 @@ impl AuthServer {
         check(&self.logins, source, "login attempts")
     }
 
-    /// Appends a security event; a failure is logged, never fatal.
+    /// Appends a security event (a failure is logged, never fatal); the
+    /// event, for a copy elsewhere (the audit trail's).
     pub(crate) async fn event(
         &self,
         kind: &str,
@@ -246,7 +247,7 @@ impl AuthServer {
         subject: Option<&str>,
         source: Option<IpAddr>,
         detail: impl Into<String>,
-    ) {
+    ) -> AuthEvent {
         let event = AuthEvent {
             at: now(),
             kind: kind.into(),
@@ -259,6 +260,7 @@ impl AuthServer {
         if let Err(e) = self.store.record_event(&event).await {
             tracing::error!(error = %e, kind, "recording an auth event");
         }
+        event
     }
 
     /// A new client secret and the digest stored for it, for kinds that have one.

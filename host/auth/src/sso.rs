@@ -29,7 +29,7 @@ use crate::authorize::{login_again, pending_row, see_other, signed_in_next, star
 use crate::pages;
 use crate::routes::Source;
 use crate::server::{AuthServer, now, secs};
-use crate::store::{AuthEvent, PendingAuthorization, SsoAttempt, User};
+use crate::store::{PendingAuthorization, SsoAttempt, User};
 use crate::upstream::{UpstreamError, UpstreamIdentity, UpstreamLogin};
 use crate::{pkce, secret};
 
@@ -320,23 +320,10 @@ async fn record(
     detail: String,
     ok: bool,
 ) {
-    auth.event(
-        kind,
-        client_id,
-        user.map(|u| u.id.as_str()),
-        source,
-        detail.clone(),
-    )
-    .await;
+    let event = auth
+        .event(kind, client_id, user.map(|u| u.id.as_str()), source, detail)
+        .await;
     if let Some(audit) = &auth.sso.audit {
-        let event = AuthEvent {
-            at: now(),
-            kind: kind.to_owned(),
-            client_id: client_id.map(str::to_owned),
-            subject: user.map(|u| u.id.clone()),
-            source: source.map(|s| s.to_string()),
-            detail,
-        };
         audit
             .record(&event, user.map(|u| u.tenant.as_str()), ok)
             .await;

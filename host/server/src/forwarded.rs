@@ -38,6 +38,12 @@ impl TrustedProxies {
         Ok(TrustedProxies(nets))
     }
 
+    /// No proxy is trusted: the peer is the client (`serve` then adds no
+    /// layer).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     fn trusts(&self, ip: IpAddr) -> bool {
         self.0.iter().any(|net| net.contains(&ip))
     }
@@ -64,17 +70,13 @@ impl TrustedProxies {
     }
 }
 
-/// Puts the request's [`ClientAddr`] into its extensions.
+/// Puts the request's [`ClientAddr`] into its extensions (only layered
+/// when some proxy is trusted).
 pub async fn client_addr(
     State(trusted): State<Arc<TrustedProxies>>,
     mut req: Request,
     next: Next,
 ) -> Response {
-    // No proxy trusted: the peer is the client, as the authorization
-    // server reads it without this.
-    if trusted.0.is_empty() {
-        return next.run(req).await;
-    }
     if let Some(peer) = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

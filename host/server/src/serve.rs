@@ -327,13 +327,18 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             tracing::warn!(error = %e, "could not set TCP_NODELAY");
         }
     });
-    let app = app
-        .layer(axum::middleware::from_fn_with_state(
+    // Each outer layer only where it has work: a trusted proxy, an exporter.
+    let mut app = app;
+    if !config.trusted_proxies.is_empty() {
+        app = app.layer(axum::middleware::from_fn_with_state(
             Arc::new(config.trusted_proxies.clone()),
             crate::forwarded::client_addr,
-        ))
-        .layer(axum::middleware::from_fn(crate::telemetry::request_span))
-        .into_make_service_with_connect_info::<SocketAddr>();
+        ));
+    }
+    if crate::telemetry::exporting() {
+        app = app.layer(axum::middleware::from_fn(crate::telemetry::request_span));
+    }
+    let app = app.into_make_service_with_connect_info::<SocketAddr>();
     let serve =
         axum::serve(listener, app).with_graceful_shutdown(closing.clone().cancelled_owned());
     let (served, ()) = tokio::join!(serve.into_future(), drain);
@@ -487,7 +492,7 @@ async fn record_dev_mode(store: &Store) -> anyhow::Result<()> {
     store.record(&event).await.context("auditing dev mode")
 }
 
-/// Deletes expired artifacts every `period`.
+/// Folds the metrics recorder's samples into their buckets every `period`.
 async fn metrics_upkeep_every(metrics: PrometheusHandle, period: Duration) {
     let mut tick = tokio::time::interval(period);
     loop {
@@ -496,6 +501,7 @@ async fn metrics_upkeep_every(metrics: PrometheusHandle, period: Duration) {
     }
 }
 
+/// Deletes expired artifacts every `period`.
 async fn purge_artifacts_every(store: Arc<Store>, period: Duration) {
     let mut tick = tokio::time::interval(period);
     loop {

@@ -8,6 +8,7 @@
 //! and `audit`. Without it no span is even made: the spans are at `info`
 //! and only the exporter's filter asks for them.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::extract::Request;
@@ -27,6 +28,15 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::log_redact;
+
+/// Whether spans are exported (set once, by [`init`]).
+static EXPORTING: AtomicBool = AtomicBool::new(false);
+
+/// Whether [`init`] installed an exporter: only then is a request given
+/// its span (`serve` layers [`request_span`] on this).
+pub fn exporting() -> bool {
+    EXPORTING.load(Ordering::Relaxed)
+}
 
 /// How long spans wait to be sent in a batch.
 const EXPORT_DELAY: Duration = Duration::from_millis(500);
@@ -75,6 +85,7 @@ pub fn init(json: bool, directives: Option<&str>, otlp: Option<&str>) -> Telemet
             let layer = tracing_opentelemetry::layer()
                 .with_tracer(tracer)
                 .with_filter(ours.and(spans));
+            EXPORTING.store(true, Ordering::Relaxed);
             (Some(provider), Some(layer))
         }
         Some(Err(e)) => {
