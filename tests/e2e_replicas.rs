@@ -10,6 +10,8 @@
 //! * an approval gate opened through one replica is decided through a
 //!   second and consumed through a third, exactly once, while fifty
 //!   retries race through the balancer;
+//! * a scenario created through one replica is found at once by the
+//!   resolver of another that had listed the scenarios before;
 //! * a call's trace, continued from the `traceparent` its client sent
 //!   through the balancer, reaches an OTLP collector with the spans of the
 //!   request, auth, the call, policy, plan, sandbox and audit;
@@ -240,6 +242,35 @@ fn a_question_asked_by_one_replica_is_answered_on_another_and_a_gate_crosses_thr
         backend.writes(),
         writes + 2,
         "the gated run ran once: two scenarios"
+    );
+
+    // The resolver's snapshots: r2 lists the scenarios (a name none has is
+    // not found), r1 creates one of that name, and r2 lists them again for
+    // the same conversation at once (the kind's generation moved).
+    let named =
+        json!({"scenario": "Cross-replica smoke", "environment": "staging", "project": "payments"});
+    let listed = || backend.requests("GET /api/scenarios");
+    let unknown = call_at(&r2.url, &demo, "execute_scenario", named.clone());
+    assert_eq!(
+        unknown["result"]["structuredContent"]["reason"], "not_found",
+        "{unknown}"
+    );
+    let before = listed();
+    call_at(&r2.url, &demo, "execute_scenario", named.clone());
+    assert_eq!(listed(), before, "r2 remembers the scenarios it listed");
+    let created = call_at(
+        &r1.url,
+        &demo,
+        "create_api_scenario",
+        json!({"project": "payments", "name": "Cross-replica smoke", "tags": ["smoke"]}),
+    );
+    assert_eq!(created["result"]["isError"], json!(false), "{created}");
+    let found = call_at(&r2.url, &demo, "execute_scenario", named);
+    assert_eq!(listed(), before + 1, "r2 listed them again, once");
+    assert_eq!(found["result"]["isError"], json!(false), "{found}");
+    assert!(
+        found["result"]["structuredContent"]["queued"].is_array(),
+        "the new scenario ran: {found}"
     );
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::oauth::{json, user_token};
-use super::{Answer, DEMO_PASSWORD, Server, exchange_full};
+use super::{Answer, DEMO_PASSWORD, Server, try_exchange};
 use toolhost_fixtures::TESTBENCH;
 
 /// The backend's credential. Nothing a client, a log or the audit trail
@@ -109,7 +109,19 @@ pub fn request_at(url: &str, token: &str, method: &str, name: &str, params: Valu
 }
 
 /// [`request_at`] without judging the answer: status, headers and body.
-pub fn post_at(url: &str, token: &str, method: &str, name: &str, mut params: Value) -> Answer {
+pub fn post_at(url: &str, token: &str, method: &str, name: &str, params: Value) -> Answer {
+    try_post_at(url, token, method, name, params)
+        .unwrap_or_else(|e| panic!("{method} {name} to {url}: {e}"))
+}
+
+/// [`post_at`] that says why no answer came (for load while replicas die).
+pub fn try_post_at(
+    url: &str,
+    token: &str,
+    method: &str,
+    name: &str,
+    mut params: Value,
+) -> Result<Answer, String> {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -124,7 +136,7 @@ pub fn post_at(url: &str, token: &str, method: &str, name: &str, mut params: Val
         ("Mcp-Name", name),
         ("Authorization", authorization.as_str()),
     ];
-    exchange_full(url, "POST", "/mcp", &headers, &body)
+    try_exchange(url, "POST", "/mcp", &headers, &body)
 }
 
 /// The structured answer of a call that must not be an error.

@@ -14,6 +14,7 @@ pub mod bench;
 pub mod cluster;
 pub mod oauth;
 pub mod otlp;
+pub mod private_pg;
 pub mod registry;
 
 use std::cell::RefCell;
@@ -499,6 +500,12 @@ impl PgSchema {
     pub fn create(label: &str) -> PgSchema {
         let admin_url = std::env::var("TOOLHOST_TEST_PG_URL")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+        PgSchema::create_on(&admin_url, label)
+    }
+
+    /// A schema in the database at `admin_url` (a test's own server).
+    pub fn create_on(admin_url: &str, label: &str) -> PgSchema {
+        let admin_url = admin_url.to_owned();
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
@@ -524,10 +531,18 @@ impl PgSchema {
     /// How many rows of `table` meet the SQL `condition`, read with psql.
     #[allow(dead_code)]
     pub fn count_where(&self, table: &str, condition: &str) -> i64 {
+        self.column(table, "COUNT(*)", condition)[0]
+            .parse()
+            .expect("a count")
+    }
+
+    /// `expression` of each row of `table` meeting the SQL `condition`,
+    /// as text, read with psql.
+    pub fn column(&self, table: &str, expression: &str, condition: &str) -> Vec<String> {
         let out = Command::new("psql")
             .args([&self.admin_url, "-tAc"])
             .arg(format!(
-                "SELECT COUNT(*) FROM {}.{table} WHERE {condition}",
+                "SELECT {expression} FROM {}.{table} WHERE {condition}",
                 self.name
             ))
             .output()
@@ -538,9 +553,9 @@ impl PgSchema {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .parse()
-            .expect("a count")
+            .lines()
+            .map(str::to_owned)
+            .collect()
     }
 }
 
@@ -803,6 +818,19 @@ pub fn declare_body_at(
     (r.status, r.body)
 }
 
+/// [`exchange_full`] that says why no answer came (a refused or dropped
+/// connection, a reply that is not HTTP) instead of panicking: for load
+/// through a balancer while replicas die.
+pub fn try_exchange(
+    url: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Result<Answer, String> {
+    try_raw_request(url, method, path, headers, body.len(), body)
+}
+
 fn raw_request(
     url: &str,
     method: &str,
@@ -811,13 +839,26 @@ fn raw_request(
     length: usize,
     body: &str,
 ) -> Answer {
+    try_raw_request(url, method, path, headers, length, body)
+        .unwrap_or_else(|e| panic!("{method} {url}{path}: {e}"))
+}
+
+fn try_raw_request(
+    url: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    length: usize,
+    body: &str,
+) -> Result<Answer, String> {
     use std::io::{Read, Write};
     let authority = url
         .trim_start_matches("http://")
         .split('/')
         .next()
         .expect("an authority");
-    let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+    let mut stream =
+        std::net::TcpStream::connect(authority).map_err(|e| format!("connect: {e}"))?;
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .expect("timeout");
@@ -831,15 +872,19 @@ fn raw_request(
     }
     req.push_str("\r\n");
     req.push_str(body);
-    stream.write_all(req.as_bytes()).expect("write");
+    stream
+        .write_all(req.as_bytes())
+        .map_err(|e| format!("write: {e}"))?;
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).expect("read");
+    stream
+        .read_to_end(&mut raw)
+        .map_err(|e| format!("read: {e}"))?;
     let text = String::from_utf8_lossy(&raw).into_owned();
     let status = text
         .split(' ')
         .nth(1)
         .and_then(|s| s.parse().ok())
-        .expect("a status line");
+        .ok_or_else(|| format!("no status line in {text:?}"))?;
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let headers = head
         .lines()
@@ -847,11 +892,11 @@ fn raw_request(
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
         .collect();
-    Answer {
+    Ok(Answer {
         status,
         headers,
         body: body.to_owned(),
-    }
+    })
 }
 
 /// `tests/e2e/auth_proxy.mjs` in front of a server: for clients that cannot

@@ -70,10 +70,26 @@ impl std::fmt::Debug for NewArtifact {
     }
 }
 
-/// A store that failed (its message names the operation, never the bytes).
+/// Why the store did not answer (its message names the operation, never the bytes).
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("artifact store: {0}")]
-pub struct ArtifactStoreError(pub String);
+pub enum ArtifactStoreError {
+    /// The database failed.
+    #[error("artifact store: {0}")]
+    Failed(String),
+    /// The database could not be reached: the request may be tried again.
+    #[error(transparent)]
+    Unavailable(#[from] toolhost_types::StoreUnavailable),
+}
+
+impl ArtifactStoreError {
+    /// The unreachable store, if that is why.
+    pub fn unavailable(&self) -> Option<&toolhost_types::StoreUnavailable> {
+        match self {
+            ArtifactStoreError::Unavailable(u) => Some(u),
+            ArtifactStoreError::Failed(_) => None,
+        }
+    }
+}
 
 /// What the store methods return.
 pub type ArtifactFuture<'a, T> =

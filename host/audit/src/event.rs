@@ -96,8 +96,25 @@ pub struct AuditEvent {
 
 /// Why an event could not be recorded.
 #[derive(Debug, thiserror::Error)]
-#[error("audit write failed: {0}")]
-pub struct AuditError(pub String);
+pub enum AuditError {
+    /// The write failed (a constraint, a driver error, a closed store).
+    #[error("audit write failed: {0}")]
+    Failed(String),
+    /// The store could not be reached; nothing of the row was written, or
+    /// all of it was (the commit's answer was lost).
+    #[error("audit write failed: {0}")]
+    Unavailable(#[from] toolhost_types::StoreUnavailable),
+}
+
+impl AuditError {
+    /// The unreachable store, if that is why.
+    pub fn unavailable(&self) -> Option<&toolhost_types::StoreUnavailable> {
+        match self {
+            AuditError::Unavailable(u) => Some(u),
+            AuditError::Failed(_) => None,
+        }
+    }
+}
 
 /// A boxed future, so sinks can be used as trait objects.
 pub type SinkFuture<'a> = Pin<Box<dyn Future<Output = Result<(), AuditError>> + Send + 'a>>;
@@ -148,6 +165,16 @@ pub enum Effect {
     /// compare-and-set on its version, with its answer under the caller's
     /// idempotency key.
     Workspace(toolhost_workspace::WorkspaceEffect),
+    /// A tool that changes entities ran: the generation of each of `kinds`
+    /// moves, so every replica lists them again for its resolver.
+    Entities {
+        /// The caller's tenant.
+        tenant: String,
+        /// The plugin whose entities changed.
+        plugin: String,
+        /// The kinds its manifest says the tool changes (`invalidates`).
+        kinds: Vec<String>,
+    },
 }
 
 /// What a catalog decision changes, applied with its audit row: all of it

@@ -157,9 +157,11 @@ impl AuthServer {
                 ),
             ),
             BearerError::Unavailable => {
+                // The store is unreachable: nothing was decided, try again.
                 let body =
                     json!({"error": "temporarily_unavailable", "error_description": e.to_string()});
-                return (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response();
+                let retry = [(header::RETRY_AFTER, HeaderValue::from_static("1"))];
+                return (StatusCode::SERVICE_UNAVAILABLE, retry, axum::Json(body)).into_response();
             }
         };
         let body = json!({"error": code, "error_description": e.to_string()});

@@ -27,6 +27,9 @@ pub enum AuthStoreError {
     /// The database failed; the message is the driver's, without secrets.
     #[error("auth store: {0}")]
     Database(String),
+    /// The database could not be reached: the request may be tried again.
+    #[error(transparent)]
+    Unavailable(#[from] toolhost_types::StoreUnavailable),
 }
 
 /// A tenant: the boundary no data crosses.

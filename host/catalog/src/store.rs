@@ -35,6 +35,9 @@ pub enum CatalogStoreError {
     /// The database failed.
     #[error("catalog store: {0}")]
     Failed(String),
+    /// The database could not be reached: the request may be tried again.
+    #[error(transparent)]
+    Unavailable(#[from] toolhost_types::StoreUnavailable),
 }
 
 /// Where a revision is in its life.

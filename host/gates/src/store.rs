@@ -11,10 +11,26 @@ use crate::{Decision, Gate, GateId, GateState, IdempotencyClaim, IdempotencyKey,
 pub type GateFuture<'a, T, E = GateStoreError> =
     Pin<Box<dyn Future<Output = Result<T, E>> + Send + 'a>>;
 
-/// The database failed.
+/// Why the store did not answer.
 #[derive(Debug, thiserror::Error)]
-#[error("gate store: {0}")]
-pub struct GateStoreError(pub String);
+pub enum GateStoreError {
+    /// The database failed.
+    #[error("gate store: {0}")]
+    Failed(String),
+    /// The database could not be reached: the request may be tried again.
+    #[error(transparent)]
+    Unavailable(#[from] toolhost_types::StoreUnavailable),
+}
+
+impl GateStoreError {
+    /// The unreachable store, if that is why.
+    pub fn unavailable(&self) -> Option<&toolhost_types::StoreUnavailable> {
+        match self {
+            GateStoreError::Unavailable(u) => Some(u),
+            GateStoreError::Failed(_) => None,
+        }
+    }
+}
 
 /// Why a decision was refused.
 #[derive(Debug, thiserror::Error)]

@@ -20,7 +20,7 @@ use toolhost_types::{Principal, PrincipalKind};
 use tracing::Instrument;
 
 use crate::gating::GatePolicy;
-use crate::snapshots::{Conversation, SnapshotCache};
+use crate::snapshots::{Conversation, EntityGenerations, SnapshotCache};
 use crate::{Answer, HostTool, InvokeError, Tool};
 
 /// One tool call as the MCP edge received it.
@@ -61,6 +61,7 @@ pub struct Toolhost {
     host_tools: BTreeMap<String, Arc<dyn HostTool>>,
     pub(crate) backends: Backends,
     pub(crate) snapshots: SnapshotCache,
+    entity_generations: Option<Arc<dyn EntityGenerations>>,
     pub(crate) gates: Option<Arc<dyn GateStore>>,
     pub(crate) checkpoints: Option<Arc<dyn CheckpointStore>>,
     pub(crate) gate_policy: GatePolicy,
@@ -91,6 +92,7 @@ impl Toolhost {
             host_tools: BTreeMap::new(),
             backends: Backends::empty(),
             snapshots: SnapshotCache::default(),
+            entity_generations: None,
             gates: None,
             checkpoints: None,
             gate_policy: GatePolicy::default(),
@@ -100,6 +102,14 @@ impl Toolhost {
             workspace: None,
             in_flight: TaskTracker::new(),
         }
+    }
+
+    /// Where the generations of entity kinds are read, so a snapshot is
+    /// listed again once another replica's call changed its kind (without
+    /// it, only this host's own calls invalidate its snapshots).
+    pub fn with_entity_generations(mut self, generations: Arc<dyn EntityGenerations>) -> Self {
+        self.entity_generations = Some(generations);
+        self
     }
 
     /// Where plugins' human checkpoints are kept (without one, a plugin's
@@ -289,6 +299,10 @@ impl Toolhost {
         let written = recorded.is_ok();
         let outcome = match recorded {
             Ok(()) => outcome,
+            // The store unreachable: no compare-and-set was lost, and the
+            // answer is withheld, since no row says it was given
+            // (`STORE_UNAVAILABLE`, retryable).
+            Err(e) if e.unavailable().is_some() => Err(InvokeError::Audit(e)),
             // A workspace mutation that lost its compare-and-set (or its
             // key) to another: the row says which, nothing else was
             // written; a replay of the winner answers the winner's answer.
@@ -402,10 +416,20 @@ impl Toolhost {
                 return Ok(Answer::Output(out));
             }
         };
-        tokio::select! {
+        let out = tokio::select! {
             out = self.run_plugin(who, &grants, &tool, req, &audit.event.call_id, &mut audit.held_key) => out,
             () = cancel.cancelled() => Err(InvokeError::Cancelled),
+        };
+        // A tool that changes entities ran: every replica lists them again.
+        let kinds = &section(&tool).invalidates;
+        if matches!(out, Ok(Answer::Output(_))) && !kinds.is_empty() {
+            audit.effects.push(Effect::Entities {
+                tenant: who.tenant.clone(),
+                plugin: tool.plugin().manifest.plugin.name.to_string(),
+                kinds: kinds.clone(),
+            });
         }
+        out
     }
 
     /// Checks `args` against `tool`'s bounds and input schema, as a call of
@@ -425,14 +449,26 @@ impl Toolhost {
     ) -> Result<Arc<Snapshots>, InvokeError> {
         let plugin = tool.plugin();
         let mut snapshots = Snapshots::new();
+        let name = plugin.manifest.plugin.name.as_str();
         for kind in &section(tool).resolves {
+            let generation = match &self.entity_generations {
+                None => Some(0),
+                Some(g) => g
+                    .generation(&who.tenant, name, kind)
+                    .await
+                    .inspect_err(|e| {
+                        tracing::warn!(error = %e, kind, "reading an entity generation failed: the snapshot is listed for this call alone");
+                    })
+                    .ok(),
+            };
             let rows = self
                 .snapshots
                 .get(
                     conversation,
                     &who.tenant,
-                    plugin.manifest.plugin.name.as_str(),
+                    name,
                     kind,
+                    generation,
                     || async {
                         let ctx = CallContext::new(&who.tenant, &who.subject)
                             .with_backends(self.grant(plugin));

@@ -271,6 +271,9 @@ impl InvokeError {
     /// Whether the failure is the host's own (a store failed): the caller
     /// gets an opaque internal error.
     pub fn is_internal(&self) -> bool {
+        if self.store_unavailable().is_some() {
+            return false;
+        }
         matches!(
             self,
             InvokeError::Audit(_)
@@ -287,8 +290,36 @@ impl InvokeError {
             || matches!(self, InvokeError::Intake(e) if e.code() == "INTERNAL")
     }
 
+    /// The unreachable store behind this failure, if that is why. The
+    /// caller sees `STORE_UNAVAILABLE`, retryable: nothing the call would
+    /// have recorded is half there, and a reply never goes out without its
+    /// audit row (a call that ran and could not record its row has its
+    /// answer withheld).
+    pub fn store_unavailable(&self) -> Option<&toolhost_types::StoreUnavailable> {
+        use toolhost_catalog::CatalogStoreError;
+        use toolhost_catalog::decide::DecideError as CatalogDecide;
+        use toolhost_catalog::intake::IntakeError;
+        match self {
+            InvokeError::Audit(e) => e.unavailable(),
+            InvokeError::Artifacts(e) => e.unavailable(),
+            InvokeError::Runs(e) => e.unavailable(),
+            InvokeError::Workspace(e) => e.unavailable(),
+            InvokeError::Gates(e)
+            | InvokeError::Gate(ConsumeError::Store(e))
+            | InvokeError::Decide(DecideError::Store(e))
+            | InvokeError::Checkpoint(toolhost_gates::CheckpointError::Store(e)) => e.unavailable(),
+            InvokeError::Policy(toolhost_policy::PolicyStoreError::Unavailable(u))
+            | InvokeError::Catalog(CatalogDecide::Store(CatalogStoreError::Unavailable(u)))
+            | InvokeError::Intake(IntakeError::Store(CatalogStoreError::Unavailable(u))) => Some(u),
+            _ => None,
+        }
+    }
+
     /// The stable code a client sees.
     pub fn code(&self) -> &'static str {
+        if self.store_unavailable().is_some() {
+            return "STORE_UNAVAILABLE";
+        }
         match self {
             InvokeError::ToolNotFound { .. } => "TOOL_NOT_FOUND",
             InvokeError::PermissionDenied { .. } => "PERMISSION_DENIED",
@@ -377,10 +408,22 @@ impl InvokeError {
                 Some(json!({"candidates": candidates}))
             }
             InvokeError::PromotionAwaitingApproval { gate } => Some(json!({"gate_id": gate})),
+            _ if self.store_unavailable().is_some() => {
+                Some(json!({"retryable": true, "retry_after_ms": STORE_RETRY_AFTER_MS}))
+            }
             _ => None,
         }
     }
 }
+
+/// How long a caller is asked to wait before trying a call again when the
+/// store was unreachable (`retry_after_ms` beside `STORE_UNAVAILABLE`).
+pub const STORE_RETRY_AFTER_MS: u64 = 1000;
+
+/// What a caller reads when the store was unreachable: the driver's words
+/// stay in the host's log.
+pub const STORE_UNAVAILABLE_MESSAGE: &str =
+    "the host's store is unreachable; try the call again shortly";
 
 /// The words of [`InvokeError::SecretExposure`]: a caller must know whether
 /// the tool ran, so it does not run a write twice.

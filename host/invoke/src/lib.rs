@@ -30,7 +30,7 @@ pub use call::{CallRequest, Toolhost};
 pub use checkpoints::{
     CHECKPOINT_DECIDE_PERMISSION, CHECKPOINT_READ_PERMISSION, DecideCheckpoint, ListCheckpoints,
 };
-pub use error::InvokeError;
+pub use error::{InvokeError, STORE_RETRY_AFTER_MS, STORE_UNAVAILABLE_MESSAGE};
 pub use explore::{
     CancelExploration, GetExplorationResult, ListExplorations, RUN_PERMISSION, RunWorker,
     RunsConfig, StartExploration, WorkerConfig, run_output,
@@ -39,7 +39,9 @@ pub use gating::{Clock, DEFAULT_GATE_TTL, GATE_ID_ARG, GatePolicy, IDEMPOTENCY_K
 pub use plugin_call::Answer;
 pub use results::ResultPolicy;
 pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION};
-pub use snapshots::{Conversation, SNAPSHOT_IDLE, SnapshotCache};
+pub use snapshots::{
+    Conversation, EntityGenerations, GenerationFuture, SNAPSHOT_IDLE, SnapshotCache,
+};
 pub use tool::{HostEffectsFuture, HostTool, HostToolFuture, Tool};
 pub use toolhost_gates::IDEMPOTENCY_LEASE;
 pub use workspace::{

@@ -154,7 +154,7 @@ impl Toolhost {
 
     pub(crate) fn gate_store(&self) -> Result<&Arc<dyn toolhost_gates::GateStore>, InvokeError> {
         self.gates.as_ref().ok_or_else(|| {
-            InvokeError::Gates(toolhost_gates::GateStoreError(
+            InvokeError::Gates(toolhost_gates::GateStoreError::Failed(
                 "no gate store is configured".into(),
             ))
         })
@@ -206,7 +206,7 @@ impl Toolhost {
             IdempotencyClaim::Claimed => Ok(None),
             IdempotencyClaim::Done(stored) => {
                 crate::results::restored(&stored).map(Some).map_err(|e| {
-                    InvokeError::Gates(toolhost_gates::GateStoreError(format!(
+                    InvokeError::Gates(toolhost_gates::GateStoreError::Failed(format!(
                         "stored result: {e}"
                     )))
                 })

@@ -8,8 +8,17 @@
 //! for one fetch. The tenancy floor is applied here, at fetch: a row of
 //! another tenant never enters the cache, and its presence is logged as a
 //! violation.
+//!
+//! Across replicas: a call that changes entities moves their kind's
+//! generation in the store, in its audit row's transaction
+//! ([`toolhost_audit::Effect::Entities`]). A snapshot is remembered with
+//! the generation it was listed under and listed again once the generation
+//! has moved, whichever replica moved it; one whose generation could not
+//! be read is used for its call only.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -48,6 +57,24 @@ struct Key {
 struct Entry {
     cell: Arc<OnceCell<Arc<[Entity]>>>,
     used: Instant,
+    /// The generation of its kind when it was listed.
+    generation: i64,
+}
+
+/// The generation of one entity kind, or why it could not be read.
+pub type GenerationFuture<'a> = Pin<Box<dyn Future<Output = Result<i64, String>> + Send + 'a>>;
+
+/// Where the generations of entity kinds are read: the store every replica
+/// shares (migration 0016).
+pub trait EntityGenerations: Send + Sync {
+    /// The generation of `plugin`'s entities of `kind` in `tenant`: moved
+    /// by each call that changes them.
+    fn generation<'a>(
+        &'a self,
+        tenant: &'a str,
+        plugin: &'a str,
+        kind: &'a str,
+    ) -> GenerationFuture<'a>;
 }
 
 /// The snapshot cache. Cheap to share.
@@ -57,10 +84,20 @@ pub struct SnapshotCache {
 }
 
 impl SnapshotCache {
-    fn cell(&self, key: Key, now: Instant) -> Arc<OnceCell<Arc<[Entity]>>> {
+    fn cell(
+        &self,
+        key: Key,
+        now: Instant,
+        generation: Option<i64>,
+    ) -> Arc<OnceCell<Arc<[Entity]>>> {
+        // A generation that could not be read: listed for this call alone.
+        let Some(generation) = generation else {
+            return Arc::new(OnceCell::new());
+        };
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(e) = entries.get_mut(&key)
             && now.duration_since(e.used) < SNAPSHOT_IDLE
+            && e.generation == generation
         {
             e.used = now;
             return e.cell.clone();
@@ -82,20 +119,24 @@ impl SnapshotCache {
             Entry {
                 cell: cell.clone(),
                 used: now,
+                generation,
             },
         );
         cell
     }
 
-    /// The snapshot of `kind` for this conversation and tenant: cached, or
-    /// fetched by `fetch` (once, however many callers miss together) and
-    /// cut to `tenant`'s rows.
+    /// The snapshot of `kind` for this conversation and tenant: cached
+    /// under `generation` (the kind's, as just read; `None` if it could not
+    /// be), or fetched by `fetch` (once, however many callers miss
+    /// together) and cut to `tenant`'s rows.
+    #[allow(clippy::too_many_arguments)]
     pub async fn get<F, Fut, E>(
         &self,
         conversation: &Conversation,
         tenant: &str,
         plugin: &str,
         kind: &str,
+        generation: Option<i64>,
         fetch: F,
     ) -> Result<Arc<[Entity]>, E>
     where
@@ -108,7 +149,7 @@ impl SnapshotCache {
             plugin: plugin.into(),
             kind: kind.into(),
         };
-        let cell = self.cell(key, Instant::now());
+        let cell = self.cell(key, Instant::now(), generation);
         let rows = cell
             .get_or_try_init(|| async {
                 let rows = fetch().await?;
@@ -170,8 +211,18 @@ mod tests {
         tenant: &str,
         fetches: &AtomicUsize,
     ) -> Arc<[Entity]> {
+        fetch_at(cache, conv, tenant, Some(0), fetches).await
+    }
+
+    async fn fetch_at(
+        cache: &SnapshotCache,
+        conv: &Conversation,
+        tenant: &str,
+        generation: Option<i64>,
+        fetches: &AtomicUsize,
+    ) -> Arc<[Entity]> {
         cache
-            .get(conv, tenant, "testbench", "project", || async {
+            .get(conv, tenant, "testbench", "project", generation, || async {
                 fetches.fetch_add(1, Ordering::SeqCst);
                 Ok::<_, Infallible>(vec![
                     Entity::new(1, "payments", "acme"),
@@ -204,7 +255,7 @@ mod tests {
         let fetches = AtomicUsize::new(0);
         let conv = session("s1");
         let slow = || {
-            cache.get(&conv, "acme", "testbench", "project", || async {
+            cache.get(&conv, "acme", "testbench", "project", Some(0), || async {
                 fetches.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 Ok::<_, Infallible>(vec![Entity::new(1, "payments", "acme")])
@@ -213,6 +264,26 @@ mod tests {
         let (a, b, c) = tokio::join!(slow(), slow(), slow());
         assert!(a.is_ok() && b.is_ok() && c.is_ok());
         assert_eq!(fetches.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_moved_generation_lists_again_and_an_unread_one_is_not_kept() {
+        let cache = SnapshotCache::default();
+        let fetches = AtomicUsize::new(0);
+        let conv = session("s1");
+        fetch_at(&cache, &conv, "acme", Some(3), &fetches).await;
+        fetch_at(&cache, &conv, "acme", Some(3), &fetches).await;
+        assert_eq!(fetches.load(Ordering::SeqCst), 1);
+        // Another replica's call changed the kind: listed again, once.
+        fetch_at(&cache, &conv, "acme", Some(4), &fetches).await;
+        fetch_at(&cache, &conv, "acme", Some(4), &fetches).await;
+        assert_eq!(fetches.load(Ordering::SeqCst), 2);
+        // The store did not answer: listed for the call, kept for none.
+        fetch_at(&cache, &conv, "acme", None, &fetches).await;
+        fetch_at(&cache, &conv, "acme", None, &fetches).await;
+        assert_eq!(fetches.load(Ordering::SeqCst), 4);
+        fetch_at(&cache, &conv, "acme", Some(4), &fetches).await;
+        assert_eq!(fetches.load(Ordering::SeqCst), 4, "the kept one stands");
     }
 
     #[tokio::test]
@@ -228,7 +299,7 @@ mod tests {
         let cache = SnapshotCache::default();
         let conv = session("s1");
         let failed = cache
-            .get(&conv, "acme", "p", "project", || async {
+            .get(&conv, "acme", "p", "project", Some(0), || async {
                 Err::<Vec<Entity>, _>("down")
             })
             .await;

@@ -19,14 +19,14 @@ use toolhost_types::{Principal, PrincipalKind};
 #[derive(Default)]
 struct Recorded {
     events: Mutex<Vec<AuditEvent>>,
-    refuse: bool,
+    refuse: Option<fn() -> AuditError>,
 }
 
 impl AuditSink for Recorded {
     fn record_with<'a>(&'a self, event: &'a AuditEvent, _: &'a [Effect]) -> SinkFuture<'a> {
         Box::pin(async move {
-            if self.refuse {
-                return Err(AuditError("the store is down".into()));
+            if let Some(refusal) = self.refuse {
+                return Err(refusal());
             }
             self.events
                 .lock()
@@ -194,23 +194,45 @@ async fn cancelling_a_call_interrupts_the_guest_and_the_call_is_still_audited() 
     assert_eq!(out.structured, json!({"pong": true}));
 }
 
-#[tokio::test]
-async fn no_answer_leaves_the_host_without_its_audit_row() {
+/// The call `greet` against a host whose audit sink refuses every row so.
+async fn refused_greeting(refusal: fn() -> AuditError) -> InvokeError {
     let audit = Arc::new(Recorded {
-        refuse: true,
+        refuse: Some(refusal),
         ..Recorded::default()
     });
     let host = host(audit, "200ms").await;
-    let err = host
-        .call(
-            &alice(),
-            req("greet", json!({"name": "Ada"})),
-            &CancellationToken::new(),
-        )
-        .await
-        .expect_err("withheld");
+    host.call(
+        &alice(),
+        req("greet", json!({"name": "Ada"})),
+        &CancellationToken::new(),
+    )
+    .await
+    .expect_err("withheld")
+}
+
+#[tokio::test]
+async fn no_answer_leaves_the_host_without_its_audit_row() {
+    let err = refused_greeting(|| AuditError::Failed("a constraint".into())).await;
     assert!(matches!(err, InvokeError::Audit(_)), "{err}");
     assert_eq!(err.code(), "INTERNAL");
+    assert!(err.is_internal());
+}
+
+#[tokio::test]
+async fn an_unreachable_store_withholds_the_answer_with_a_retryable_code() {
+    let err = refused_greeting(|| {
+        AuditError::Unavailable(toolhost_types::StoreUnavailable {
+            operation: "append audit rows".into(),
+            message: "connection refused".into(),
+        })
+    })
+    .await;
+    assert!(matches!(err, InvokeError::Audit(_)), "{err}");
+    assert_eq!(err.code(), "STORE_UNAVAILABLE");
+    assert!(!err.is_internal(), "the caller is told, not given -32603");
+    let details = err.details().expect("details");
+    assert_eq!(details["retryable"], json!(true), "{details}");
+    assert!(details["retry_after_ms"].as_u64().is_some(), "{details}");
 }
 
 #[tokio::test]

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolResult, ContentBlock, ErrorData, JsonObject, Resource, ResourceContents, Tool,
-    ToolAnnotations,
+    CallToolResult, ContentBlock, ErrorCode, ErrorData, JsonObject, Resource, ResourceContents,
+    Tool, ToolAnnotations,
 };
 use serde_json::{Value, json};
 use toolhost_artifacts::Artifact;
@@ -255,6 +255,34 @@ pub(crate) fn answer(out: ToolOutput) -> CallToolResult {
     result
 }
 
+/// JSON-RPC's code for `STORE_UNAVAILABLE` outside `tools/call` (one of
+/// the server errors an implementation defines, -32000 to -32099).
+pub const STORE_UNAVAILABLE_RPC: ErrorCode = ErrorCode(-32050);
+
+/// A request other than `tools/call` that failed, as a JSON-RPC error:
+/// the store unreachable is said, with the code a call's result would
+/// carry and `retryable`; any other internal failure is opaque.
+pub(crate) fn rpc_failure(e: &InvokeError, doing: &'static str) -> ErrorData {
+    match e.store_unavailable() {
+        Some(down) => {
+            tracing::warn!(error = %down, doing, "the store is unreachable");
+            ErrorData::new(
+                STORE_UNAVAILABLE_RPC,
+                toolhost_invoke::STORE_UNAVAILABLE_MESSAGE,
+                Some(json!({
+                    "code": "STORE_UNAVAILABLE",
+                    "retryable": true,
+                    "retry_after_ms": toolhost_invoke::STORE_RETRY_AFTER_MS,
+                })),
+            )
+        }
+        None => {
+            tracing::error!(error = ?e, doing, "a request failed internally");
+            ErrorData::internal_error("internal error", None)
+        }
+    }
+}
+
 /// A failed call. Everything the caller can act on is a tool result with
 /// `isError` and a stable code; only an internal failure is a protocol
 /// error, and an opaque one.
@@ -267,8 +295,13 @@ pub(crate) fn failure(e: &InvokeError, scanner: &Scanner) -> Result<CallToolResu
         tracing::error!(error = ?e, "call failed internally");
         return Err(ErrorData::internal_error("internal error", None));
     }
-    let message = e.to_string();
-    let message = scanner.redact(&message);
+    let message = match e.store_unavailable() {
+        Some(down) => {
+            tracing::warn!(error = %down, "call failed: the store is unreachable");
+            toolhost_invoke::STORE_UNAVAILABLE_MESSAGE.to_owned()
+        }
+        None => scanner.redact(&e.to_string()).into_owned(),
+    };
     let mut error = json!({"code": e.code(), "message": message});
     if matches!(
         e,

@@ -323,10 +323,11 @@ impl ServerHandler for McpServer {
             ),
             None => None,
         };
-        let visible = self.host.list(&who).await.map_err(|e| {
-            tracing::error!(error = ?e, "listing tools failed internally");
-            ErrorData::internal_error("internal error", None)
-        })?;
+        let visible = self
+            .host
+            .list(&who)
+            .await
+            .map_err(|e| convert::rpc_failure(&e, "listing tools"))?;
         let names = visible.iter().map(|t| t.spec().name.as_str());
         let (range, next) = cursor::page(names, after.as_deref(), cursor::PAGE_SIZE);
         let tools: Vec<Tool> = visible[range].iter().map(convert::tool).collect();
@@ -380,10 +381,7 @@ impl ServerHandler for McpServer {
                     Some(serde_json::json!({"uri": request.uri})),
                 ))
             }
-            Err(e) => {
-                tracing::error!(error = ?e, "reading an artifact failed internally");
-                Err(ErrorData::internal_error("internal error", None))
-            }
+            Err(e) => Err(convert::rpc_failure(&e, "reading an artifact")),
         }
     }
 

@@ -159,9 +159,8 @@ pub(crate) fn unknown(task_id: &str) -> ErrorData {
 pub(crate) fn error(task_id: &str, e: &InvokeError) -> ErrorData {
     match e {
         InvokeError::RunNotFound { .. } => unknown(task_id),
-        e if e.is_internal() => {
-            tracing::error!(error = ?e, "a task operation failed internally");
-            ErrorData::internal_error("internal error", None)
+        e if e.is_internal() || e.store_unavailable().is_some() => {
+            crate::convert::rpc_failure(e, "a task operation")
         }
         e => ErrorData::invalid_params(e.to_string(), Some(json!({"code": e.code()}))),
     }

@@ -30,6 +30,9 @@ pub enum PolicyStoreError {
     /// The database failed.
     #[error("policy store: {0}")]
     Database(String),
+    /// The database could not be reached: the request may be tried again.
+    #[error(transparent)]
+    Unavailable(#[from] toolhost_types::StoreUnavailable),
 }
 
 /// A role as the store holds it.

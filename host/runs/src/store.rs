@@ -13,10 +13,26 @@ pub const MAX_ATTEMPTS: u32 = 3;
 /// A boxed future, so stores can be used as trait objects.
 pub type RunFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, RunStoreError>> + Send + 'a>>;
 
-/// The database failed.
+/// Why the store did not answer.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("run store: {0}")]
-pub struct RunStoreError(pub String);
+pub enum RunStoreError {
+    /// The database failed.
+    #[error("run store: {0}")]
+    Failed(String),
+    /// The database could not be reached: the request may be tried again.
+    #[error(transparent)]
+    Unavailable(#[from] toolhost_types::StoreUnavailable),
+}
+
+impl RunStoreError {
+    /// The unreachable store, if that is why.
+    pub fn unavailable(&self) -> Option<&toolhost_types::StoreUnavailable> {
+        match self {
+            RunStoreError::Unavailable(u) => Some(u),
+            RunStoreError::Failed(_) => None,
+        }
+    }
+}
 
 /// A run a worker claimed, and the token that fences its writes: a worker
 /// whose lease was taken over writes nothing.

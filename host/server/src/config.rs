@@ -21,6 +21,8 @@ pub struct ConfigFile {
     listen: Option<SocketAddr>,
     plugins: Option<PathBuf>,
     database_url: Option<String>,
+    #[serde(default, with = "humantime_serde")]
+    database_timeout: Option<Duration>,
     cache_dir: Option<PathBuf>,
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Option<Vec<String>>,
@@ -97,6 +99,11 @@ pub struct ServeArgs {
     /// `sqlite://FILE?mode=rwc` (default) or `postgres://…`.
     #[arg(long, env = "TOOLHOST_DATABASE_URL")]
     pub database_url: Option<String>,
+    /// Longest wait for a database connection (default 10s): a restart
+    /// shorter than this is ridden out; past it a call answers
+    /// `STORE_UNAVAILABLE` (retryable) and `/readyz` fails.
+    #[arg(long, env = "TOOLHOST_DATABASE_TIMEOUT", value_parser = humantime::parse_duration)]
+    pub database_timeout: Option<Duration>,
     /// Where precompiled components are cached.
     #[arg(long, env = "TOOLHOST_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
@@ -264,6 +271,8 @@ pub struct Config {
     pub sigstore_trusted_root: Option<PathBuf>,
     /// The store.
     pub database_url: String,
+    /// Longest wait for one of the store's connections.
+    pub database_timeout: Duration,
     /// The precompiled-component cache.
     pub cache_dir: Option<PathBuf>,
     /// Accepted Host headers (loopback names always included).
@@ -425,6 +434,10 @@ impl Config {
                 .database_url
                 .or(file.database_url)
                 .unwrap_or_else(|| DEFAULT_DATABASE.into()),
+            database_timeout: args
+                .database_timeout
+                .or(file.database_timeout)
+                .unwrap_or(toolhost_storage::DEFAULT_ACQUIRE_TIMEOUT),
             cache_dir: args.cache_dir.or(file.cache_dir),
             allowed_hosts,
             allowed_origins: origins

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
@@ -90,6 +91,9 @@ async fn healthz(State(ops): State<Ops>) -> impl IntoResponse {
 /// The header naming the replica that answered.
 const REPLICA: &str = "x-toolhost-replica";
 
+/// How long `/readyz` waits for the store's answer.
+const READY_PING: Duration = Duration::from_secs(2);
+
 /// Readiness: accepting requests and the store answers.
 async fn readyz(State(ops): State<Ops>) -> impl IntoResponse {
     ([(REPLICA, ops.replica.clone())], readiness(&ops).await)
@@ -99,7 +103,13 @@ async fn readiness(ops: &Ops) -> (StatusCode, &'static str) {
     if !ops.accepting.load(Ordering::Relaxed) {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
     }
-    match ops.store.ping().await {
+    // A store that does not answer in time is as good as down (a ping
+    // would otherwise wait out the pool's whole acquire timeout).
+    let answered = match tokio::time::timeout(READY_PING, ops.store.ping()).await {
+        Ok(pinged) => pinged.map_err(|e| e.to_string()),
+        Err(_) => Err(format!("no answer within {READY_PING:?}")),
+    };
+    match answered {
         Ok(()) if ops.dev_unsigned => (
             StatusCode::OK,
             "ready (DEV MODE: unsigned plugins are served)\n",

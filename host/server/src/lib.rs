@@ -17,6 +17,7 @@ mod catalog_http;
 mod config;
 mod declared;
 mod dev;
+mod entity_generations;
 mod forwarded;
 mod guard;
 pub mod http;

@@ -66,9 +66,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let engine_sha256 = toolhost_types::Digest::of(format!("{runtime_config:?}").as_bytes());
     let runtime = Arc::new(Runtime::new(runtime_config)?);
     let store = Arc::new(
-        Store::connect(&config.database_url)
-            .await
-            .with_context(|| format!("opening the store {}", redact(&config.database_url)))?,
+        Store::connect_with(
+            &config.database_url,
+            &toolhost_storage::StoreOptions {
+                acquire_timeout: config.database_timeout,
+                ..toolhost_storage::StoreOptions::default()
+            },
+        )
+        .await
+        .with_context(|| format!("opening the store {}", redact(&config.database_url)))?,
     );
     if config.dev_allow_unsigned {
         tracing::warn!(
@@ -151,6 +157,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             .with_scanner(scanner.answers)
             .with_artifacts(store.clone(), config.results)
             .with_backends(backends)
+            .with_entity_generations(Arc::new(crate::entity_generations::StoreGenerations(
+                store.clone(),
+            )))
             .with_gates(store.clone(), gate_policy.clone())
             .with_host_tool(Arc::new(ListPendingApprovals::new(
                 store.clone(),
@@ -423,6 +432,9 @@ async fn follow_catalog(live: Arc<LiveCatalog>, host: Arc<Toolhost>, store: Arc<
     };
     let mut tick = tokio::time::interval(period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // A listener lost with its connection (the store restarted) is opened
+    // again at the next poll that finds the store answering.
+    let mut lost = false;
     loop {
         tokio::select! {
             _ = tick.tick() => {}
@@ -430,9 +442,16 @@ async fn follow_catalog(live: Arc<LiveCatalog>, host: Arc<Toolhost>, store: Arc<
                 if let Err(e) = heard {
                     tracing::warn!(error = %e, "catalog notifications failed; polling");
                     listener = None;
+                    lost = true;
                     tick = tokio::time::interval(CATALOG_POLL);
                 }
             }
+        }
+        if lost && let Ok(Some(again)) = store.listen_catalog().await {
+            tracing::info!("listening for catalog changes again");
+            listener = Some(again);
+            lost = false;
+            tick = tokio::time::interval(CATALOG_POLL_LISTENING);
         }
         match live.generation().await {
             Ok(g) if g == host.catalog().generation() => continue,

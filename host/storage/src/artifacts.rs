@@ -15,7 +15,10 @@ const READ: &str = "SELECT id, tenant, principal, client_id, tool, call_id, run_
 const PURGE: &str = "DELETE FROM artifacts WHERE expires_at <= $1";
 
 fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> ArtifactStoreError {
-    move |e| ArtifactStoreError(format!("{operation}: {e}"))
+    move |e| match crate::error::unreachable(operation, &e) {
+        Some(down) => ArtifactStoreError::Unavailable(down),
+        None => ArtifactStoreError::Failed(format!("{operation}: {e}")),
+    }
 }
 
 /// A row as its description and bytes.

@@ -27,7 +27,10 @@ use rows::Fields as _;
 /// Maps a driver error met while doing `operation`. The driver's message
 /// names tables and constraints, never bound values, so no secret leaks.
 fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> AuthStoreError {
-    move |e| AuthStoreError::Database(format!("{operation}: {e}"))
+    move |e| match crate::error::unreachable(operation, &e) {
+        Some(down) => AuthStoreError::Unavailable(down),
+        None => AuthStoreError::Database(format!("{operation}: {e}")),
+    }
 }
 
 /// [`failed`], except that a unique-key violation is `Conflict { what }`.

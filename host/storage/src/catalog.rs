@@ -57,7 +57,10 @@ const REVOKE_SIGNER: &str = "UPDATE signers SET revoked_at = $2, revoked_by = $3
 const SIGNER_EXISTS: &str = "SELECT name FROM signers WHERE name = $1";
 
 fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> CatalogStoreError {
-    move |e| CatalogStoreError::Failed(format!("{operation}: {e}"))
+    move |e| match crate::error::unreachable(operation, &e) {
+        Some(down) => CatalogStoreError::Unavailable(down),
+        None => CatalogStoreError::Failed(format!("{operation}: {e}")),
+    }
 }
 
 fn digest(row: &impl Fields, id: &str, column: &'static str) -> Result<Digest, sqlx::Error> {

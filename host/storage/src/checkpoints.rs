@@ -56,7 +56,7 @@ impl Store {
         .map_err(failed("select checkpoint"))?;
         // Rows are never deleted, so only a hand-edited database gets here.
         held.ok_or_else(|| {
-            GateStoreError(format!(
+            GateStoreError::Failed(format!(
                 "open checkpoint {}: subject {subject:?} was taken, then its checkpoint vanished",
                 c.id
             ))

@@ -131,6 +131,20 @@ macro_rules! apply_effects {
                     }
                     Effect::Run(change) => $crate::effects::apply_run!($tx, change),
                     Effect::Workspace(change) => $crate::effects::apply_workspace!($tx, change),
+                    Effect::Entities {
+                        tenant,
+                        plugin,
+                        kinds,
+                    } => {
+                        for kind in kinds {
+                            sqlx::query($crate::entities::MOVE_GENERATION)
+                                .bind(tenant.as_str())
+                                .bind(plugin.as_str())
+                                .bind(kind.as_str())
+                                .execute(&mut *$tx)
+                                .await?;
+                        }
+                    }
                 }
             }
             Ok::<(), sqlx::Error>(())

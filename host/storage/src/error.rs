@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use toolhost_types::StoreUnavailable;
+
 /// Which database engine a [`Store`](crate::Store) talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Engine {
@@ -83,6 +85,9 @@ pub enum StorageError {
         /// The driver's message.
         message: String,
     },
+    /// The database could not be reached (see [`unreachable`]).
+    #[error(transparent)]
+    Unavailable(#[from] StoreUnavailable),
     /// The store's audit writer has stopped (the store was closed).
     #[error("the store is closed")]
     Closed,
@@ -91,11 +96,39 @@ pub enum StorageError {
 impl StorageError {
     /// Maps a driver error met while doing `operation`.
     pub(crate) fn query(operation: &'static str) -> impl FnOnce(sqlx::Error) -> StorageError {
-        move |e| StorageError::Query {
-            operation,
-            message: e.to_string(),
+        move |e| match unreachable(operation, &e) {
+            Some(u) => StorageError::Unavailable(u),
+            None => StorageError::Query {
+                operation,
+                message: e.to_string(),
+            },
         }
     }
+}
+
+/// `Some` when `e` says the database could not be reached, rather than
+/// that it refused or failed what was asked: the connection was refused,
+/// lost or broken, no pooled connection came free in time, or the server
+/// is shutting down, starting or out of connections (PostgreSQL's class 08,
+/// 57P01–57P03 and 53300; SQLite's busy and locked).
+pub(crate) fn unreachable(operation: &str, e: &sqlx::Error) -> Option<StoreUnavailable> {
+    let down = match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+            code.starts_with("08")
+                || matches!(&*code, "57P01" | "57P02" | "57P03" | "53300")
+                || matches!(&*code, "5" | "6" | "261" | "262" | "517")
+        }),
+        _ => false,
+    };
+    down.then(|| StoreUnavailable {
+        operation: operation.to_owned(),
+        message: e.to_string(),
+    })
 }
 
 /// `url` with any password replaced by `***`, fit for messages and logs.

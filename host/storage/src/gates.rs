@@ -41,7 +41,10 @@ const ATTEMPTS: usize = 3;
 /// Maps a driver error met while doing `operation`. The driver's message
 /// names tables and constraints, never bound values.
 pub(crate) fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> GateStoreError {
-    move |e| GateStoreError(format!("{operation}: {e}"))
+    move |e| match crate::error::unreachable(operation, &e) {
+        Some(down) => GateStoreError::Unavailable(down),
+        None => GateStoreError::Failed(format!("{operation}: {e}")),
+    }
 }
 
 /// [`failed`], except that a foreign-key violation (the only reference a
@@ -52,7 +55,7 @@ pub(crate) fn in_tenant(
 ) -> impl FnOnce(sqlx::Error) -> GateStoreError {
     move |e| match e.as_database_error() {
         Some(db) if db.is_foreign_key_violation() => {
-            GateStoreError(format!("{operation}: tenant {tenant:?} does not exist"))
+            GateStoreError::Failed(format!("{operation}: tenant {tenant:?} does not exist"))
         }
         _ => failed(operation)(e),
     }
@@ -199,14 +202,14 @@ impl GateStore for Store {
     fn open(&self, gate: NewGate) -> GateFuture<'_, Gate> {
         Box::pin(async move {
             let targets = serde_json::to_string(&gate.targets)
-                .map_err(|e| GateStoreError(format!("open gate: targets as JSON: {e}")))?;
+                .map_err(|e| GateStoreError::Failed(format!("open gate: targets as JSON: {e}")))?;
             for _ in 0..ATTEMPTS {
                 let opened = self.open_once(&gate, &targets).await;
                 if let Some(gate) = opened.map_err(in_tenant("open gate", &gate.tenant))? {
                     return Ok(gate);
                 }
             }
-            Err(GateStoreError(format!(
+            Err(GateStoreError::Failed(format!(
                 "open gate {}: the pending gate for this call kept changing",
                 gate.id
             )))
@@ -345,7 +348,7 @@ impl GateStore for Store {
                         .map_err(failed("read idempotency key"));
                 }
             }
-            Err(GateStoreError(format!(
+            Err(GateStoreError::Failed(format!(
                 "claim idempotency key {:?}: claimed and released {ATTEMPTS} times meanwhile",
                 key.key
             )))
@@ -368,7 +371,7 @@ impl GateStore for Store {
             // store a result no claim asked for.
             match finished {
                 1 => Ok(()),
-                _ => Err(GateStoreError(format!(
+                _ => Err(GateStoreError::Failed(format!(
                     "finish idempotency key {:?}: no running claim holds it",
                     key.key
                 ))),

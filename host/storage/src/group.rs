@@ -134,6 +134,12 @@ async fn write_batches(pools: Pools, mut rx: mpsc::Receiver<Pending>) {
             Err(e) if batch.len() == 1 => {
                 let _ = batch.remove(0).done.send(Err(e));
             }
+            // No row of the batch can be written one by one either.
+            Err(StorageError::Unavailable(down)) => {
+                for p in batch {
+                    let _ = p.done.send(Err(StorageError::Unavailable(down.clone())));
+                }
+            }
             Err(_) => {
                 for p in batch {
                     let one = crate::chain::append(&pools, &[(&p.event, &p.effects[..])])

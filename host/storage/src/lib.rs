@@ -85,6 +85,7 @@ mod chain;
 mod checkpoints;
 mod connect;
 mod effects;
+mod entities;
 mod error;
 mod fields;
 mod gates;

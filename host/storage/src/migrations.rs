@@ -86,6 +86,10 @@ pub(crate) const SQLITE: Files = &[
         "0015_request_states.sql",
         include_str!("../../../migrations/sqlite/0015_request_states.sql"),
     ),
+    (
+        "0016_entity_generations.sql",
+        include_str!("../../../migrations/sqlite/0016_entity_generations.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -149,6 +153,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0015_request_states.sql",
         include_str!("../../../migrations/postgres/0015_request_states.sql"),
+    ),
+    (
+        "0016_entity_generations.sql",
+        include_str!("../../../migrations/postgres/0016_entity_generations.sql"),
     ),
 ];
 

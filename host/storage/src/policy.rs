@@ -22,7 +22,10 @@ use crate::{StorageError, Store};
 /// Maps a driver error met while doing `operation`. The driver's message
 /// names tables and constraints, never bound values.
 fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> PolicyStoreError {
-    move |e| PolicyStoreError::Database(format!("{operation}: {e}"))
+    move |e| match crate::error::unreachable(operation, &e) {
+        Some(down) => PolicyStoreError::Unavailable(down),
+        None => PolicyStoreError::Database(format!("{operation}: {e}")),
+    }
 }
 
 /// True if `e` is the database refusing a reference to a missing row.

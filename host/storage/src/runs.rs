@@ -30,7 +30,10 @@ use crate::connect::{Pools, fetch_all, fetch_optional};
 use crate::{StorageError, Store};
 
 fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> RunStoreError {
-    move |e| RunStoreError(format!("{operation}: {e}"))
+    move |e| match crate::error::unreachable(operation, &e) {
+        Some(down) => RunStoreError::Unavailable(down),
+        None => RunStoreError::Failed(format!("{operation}: {e}")),
+    }
 }
 
 /// `progress` as its column stores it, refusing numbers JSON cannot hold
@@ -38,7 +41,7 @@ fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> RunStoreError 
 fn progress_json(progress: Option<&Progress>) -> Result<Option<String>, RunStoreError> {
     let Some(p) = progress else { return Ok(None) };
     if !p.progress.is_finite() || p.total.is_some_and(|t| !t.is_finite()) {
-        return Err(RunStoreError(format!(
+        return Err(RunStoreError::Failed(format!(
             "heartbeat: progress {} of {:?} is not a finite number",
             p.progress, p.total
         )));

@@ -182,7 +182,10 @@ impl AuditSink for Store {
             self.audit
                 .record(event, effects)
                 .await
-                .map_err(|e| AuditError(e.to_string()))
+                .map_err(|e| match e {
+                    StorageError::Unavailable(down) => AuditError::Unavailable(down),
+                    other => AuditError::Failed(other.to_string()),
+                })
         })
     }
 }

@@ -18,7 +18,10 @@ use crate::Store;
 use crate::connect::{execute, fetch_all, fetch_optional, on_pool};
 
 fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> WorkspaceStoreError {
-    move |e| WorkspaceStoreError(format!("{operation}: {e}"))
+    move |e| match crate::error::unreachable(operation, &e) {
+        Some(down) => WorkspaceStoreError::Unavailable(down),
+        None => WorkspaceStoreError::Failed(format!("{operation}: {e}")),
+    }
 }
 
 impl WorkspaceStore for Store {

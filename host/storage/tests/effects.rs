@@ -17,6 +17,7 @@ on_both_engines!(
     an_artifact_is_kept_with_its_row_and_read_only_by_its_tenant,
     a_finished_key_is_stored_with_its_row,
     a_failing_effect_rolls_back_the_row_and_the_other_effects,
+    entity_generations_move_with_their_row_and_every_replica_reads_them,
 );
 
 const NOW: i64 = 1_764_000_000_000;
@@ -149,4 +150,39 @@ async fn a_failing_effect_rolls_back_the_row_and_the_other_effects(db: &TestDb) 
     store.record(&event("call-g")).await.expect("recorded");
     let verified = store.verify_chain().await.expect("walk");
     assert!(verified.is_ok(), "{verified:?}");
+}
+
+async fn entity_generations_move_with_their_row_and_every_replica_reads_them(db: &TestDb) {
+    let (a, b) = (seeded(db).await, db.store().await);
+    let generation = |s: &Store, kind: &'static str| {
+        let s = s.clone();
+        async move {
+            s.entity_generation("acme", "testbench", kind)
+                .await
+                .expect("read")
+        }
+    };
+    assert_eq!(generation(&b, "project").await, 0, "never changed");
+    let moved = |call: &str| {
+        (
+            event(call),
+            [Effect::Entities {
+                tenant: "acme".into(),
+                plugin: "testbench".into(),
+                kinds: vec!["project".into(), "environment".into()],
+            }],
+        )
+    };
+    for call in ["call-e1", "call-e2"] {
+        let (row, effects) = moved(call);
+        a.record_with(&row, &effects).await.expect("recorded");
+    }
+    // Replica b reads what replica a's calls moved; other kinds stand.
+    assert_eq!(generation(&b, "project").await, 2);
+    assert_eq!(generation(&b, "environment").await, 2);
+    assert_eq!(generation(&b, "user").await, 0);
+    // A row refused (its call id taken) moves nothing.
+    let (row, effects) = moved("call-e2");
+    assert!(a.record_with(&row, &effects).await.is_err());
+    assert_eq!(generation(&b, "project").await, 2);
 }

@@ -20,6 +20,7 @@ mod ids;
 mod names;
 mod permission;
 mod principal;
+mod unavailable;
 
 pub use canonical::canonical_json;
 pub use digest::{Digest, DigestError};
@@ -27,3 +28,4 @@ pub use ids::CallId;
 pub use names::{NameError, PluginName, ToolName};
 pub use permission::{Permission, PermissionError, Risk};
 pub use principal::{Principal, PrincipalKind};
+pub use unavailable::StoreUnavailable;

@@ -15,10 +15,26 @@ use crate::{
 pub type WorkspaceFuture<'a, T> =
     Pin<Box<dyn Future<Output = Result<T, WorkspaceStoreError>> + Send + 'a>>;
 
-/// The database failed.
+/// Why the store did not answer.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("workspace store: {0}")]
-pub struct WorkspaceStoreError(pub String);
+pub enum WorkspaceStoreError {
+    /// The database failed.
+    #[error("workspace store: {0}")]
+    Failed(String),
+    /// The database could not be reached: the request may be tried again.
+    #[error(transparent)]
+    Unavailable(#[from] toolhost_types::StoreUnavailable),
+}
+
+impl WorkspaceStoreError {
+    /// The unreachable store, if that is why.
+    pub fn unavailable(&self) -> Option<&toolhost_types::StoreUnavailable> {
+        match self {
+            WorkspaceStoreError::Unavailable(u) => Some(u),
+            WorkspaceStoreError::Failed(_) => None,
+        }
+    }
+}
 
 /// The workspace's rows. Every read is scoped to a tenant: another
 /// tenant's session is not there.

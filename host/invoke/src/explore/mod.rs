@@ -64,7 +64,7 @@ impl Toolhost {
 
     pub(crate) fn runs(&self) -> Result<&RunsConfig, InvokeError> {
         self.runs.as_ref().ok_or_else(|| {
-            InvokeError::Runs(toolhost_runs::RunStoreError(
+            InvokeError::Runs(toolhost_runs::RunStoreError::Failed(
                 "no run store is configured".into(),
             ))
         })

@@ -71,7 +71,7 @@ impl Toolhost {
 
     pub(crate) fn workspace(&self) -> Result<&WorkspaceConfig, InvokeError> {
         self.workspace.as_ref().ok_or_else(|| {
-            InvokeError::Workspace(toolhost_workspace::WorkspaceStoreError(
+            InvokeError::Workspace(toolhost_workspace::WorkspaceStoreError::Failed(
                 "no workspace store is configured".into(),
             ))
         })
@@ -296,7 +296,7 @@ pub(crate) fn mutation(
 
 fn restored(m: &Mutation) -> Result<ToolOutput, InvokeError> {
     let v: Value = serde_json::from_str(&m.result).map_err(|e| {
-        InvokeError::Workspace(toolhost_workspace::WorkspaceStoreError(format!(
+        InvokeError::Workspace(toolhost_workspace::WorkspaceStoreError::Failed(format!(
             "stored answer under key {:?}: {e}",
             m.key
         )))

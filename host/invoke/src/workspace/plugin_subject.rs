@@ -188,7 +188,7 @@ impl Toolhost {
     ) -> Result<Value, InvokeError> {
         let proposed: toolhost_review::Capabilities =
             serde_json::from_str(&checked.revision.capabilities).map_err(|e| {
-                InvokeError::Workspace(toolhost_workspace::WorkspaceStoreError(format!(
+                InvokeError::Workspace(toolhost_workspace::WorkspaceStoreError::Failed(format!(
                     "capabilities: {e}"
                 )))
             })?;
