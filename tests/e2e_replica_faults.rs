@@ -354,12 +354,13 @@ fn a_replica_killed_under_load_loses_no_answered_call_gate_or_run() {
             })
         });
         thread::sleep(Duration::from_secs(2));
+        // Taken before the signal: a request it fails is answered after.
+        let killed_at = started.elapsed();
         let killed = Command::new("kill")
             .args(["-9", &victim.pid().to_string()])
             .status()
             .expect("kill runs");
         assert!(killed.success());
-        let killed_at = started.elapsed();
         thread::sleep(RECOVERY + Duration::from_secs(3));
         stop.store(true, Ordering::Relaxed);
         (load.join().expect("the load"), killed_at)
@@ -468,8 +469,9 @@ fn postgresql_restarted_under_load_answers_store_unavailable_then_serves_again()
             })
         });
         thread::sleep(Duration::from_secs(2));
-        pg.stop();
+        // Taken before the stop: a request it fails is answered after.
         let down = started.elapsed();
+        pg.stop();
         let deadline = Instant::now() + Duration::from_secs(10);
         while ready() != 503 {
             assert!(Instant::now() < deadline, "/readyz never went red");

@@ -82,7 +82,8 @@ pub enum ClientCommand {
     },
     /// Revoke a client: its tokens stop working at once.
     Revoke {
-        /// The client id.
+        /// The client id (a registered one may begin with `-`).
+        #[arg(allow_hyphen_values = true)]
         client_id: String,
         #[command(flatten)]
         store: StoreArg,
@@ -100,6 +101,7 @@ pub enum ClientCommand {
     /// on their next request.
     Scope {
         /// The service client's id.
+        #[arg(allow_hyphen_values = true)]
         client_id: String,
         /// The new scope set, space-separated.
         scope: String,
