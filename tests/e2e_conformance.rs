@@ -60,9 +60,6 @@ const EXPECTED_FAILURES: &[Expected] = &[
     expect("tools-call-audio", BOTH, "audio content blocks in the plugin contract"),
     expect("tools-call-embedded-resource", BOTH, "embedded resource content blocks in the plugin contract"),
     expect("tools-call-mixed-content", BOTH, "image and resource content blocks in the plugin contract"),
-    // Notifications during a call.
-    expect("tools-call-with-logging", &[SESSION], "logging: plugin log lines as notifications/message"),
-    expect("logging-set-level", &[SESSION], "the logging capability (logging/setLevel)"),
     // Client features a tool calls back into.
     expect("tools-call-sampling", &[SESSION], "sampling (sampling/createMessage)"),
     expect("tools-call-elicitation", &[SESSION], "elicitation (elicitation/create)"),

@@ -14,7 +14,7 @@ use toolhost_catalog::Catalog;
 use toolhost_catalog::{LoadedPlugin, ToolRef};
 use toolhost_gates::{CheckpointStore, GateStore, IdempotencyKey};
 use toolhost_policy::{Decision, Grants, PolicyStore, Use, decide};
-use toolhost_runtime::{BackendGrant, CallContext, ProgressSink, Runtime, Snapshots};
+use toolhost_runtime::{BackendGrant, CallContext, LogSink, ProgressSink, Runtime, Snapshots};
 use toolhost_secrets::Scanner;
 use toolhost_types::{Principal, PrincipalKind};
 use tracing::Instrument;
@@ -32,6 +32,9 @@ pub struct CallRequest {
     pub arguments: Value,
     /// Where the plugin's progress reports go, if the client asked for them.
     pub progress: Option<ProgressSink>,
+    /// Where the plugin's log lines go besides the operator's log, if the
+    /// client asked for them.
+    pub log: Option<LogSink>,
     /// The conversation the call belongs to (the resolver's snapshots are
     /// cached per conversation). `None`: the principal and its client.
     pub conversation: Option<Conversation>,
@@ -45,6 +48,7 @@ impl CallRequest {
             tool: tool.into(),
             arguments,
             progress: None,
+            log: None,
             conversation: None,
         }
     }

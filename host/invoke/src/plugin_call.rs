@@ -97,6 +97,7 @@ impl Toolhost {
         let snapshots = self.snapshots_for(who, tool, &conversation).await?;
         let ctx = CallContext::new(&who.tenant, &who.subject)
             .with_progress(req.progress.clone())
+            .with_log(req.log.clone())
             .with_snapshots(snapshots)
             .with_backends(self.grant(plugin));
         if gating::gateable(tool) {

@@ -20,6 +20,7 @@ use toolhost_types::Principal;
 use tracing::Instrument;
 
 use crate::ask::{self, Asker, RequestStates};
+use crate::log::LogRelay;
 use crate::progress::ProgressRelay;
 use crate::{clarify, convert, cursor, tasks};
 
@@ -29,6 +30,11 @@ use crate::{clarify, convert, cursor, tasks};
 pub struct McpServer {
     host: Arc<Toolhost>,
     asker: Arc<Asker>,
+    /// The level a 2025-11-25 session set with `logging/setLevel` (none:
+    /// its plugins' log lines are not sent). Each session has its own
+    /// ([`McpServer::for_session`]).
+    #[allow(deprecated)]
+    log_level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
 }
 
 impl McpServer {
@@ -38,6 +44,16 @@ impl McpServer {
         Self {
             host,
             asker: Arc::new(Asker::new()),
+            log_level: Arc::default(),
+        }
+    }
+
+    /// This handler for a new session (or stateless request): the same
+    /// host and questions, a log level of its own.
+    pub fn for_session(&self) -> Self {
+        Self {
+            log_level: Arc::default(),
+            ..self.clone()
         }
     }
 
@@ -61,7 +77,11 @@ impl McpServer {
                 }
             }
         });
-        Ok(Self { host, asker })
+        Ok(Self {
+            host,
+            asker,
+            log_level: Arc::default(),
+        })
     }
 
     /// Who is calling: the principal the bearer check (in front of `/mcp`)
@@ -81,6 +101,16 @@ impl McpServer {
 }
 
 impl McpServer {
+    /// The level at or above which this request's plugin log lines reach
+    /// its client: the request's own (`_meta`, 2026-07-28), else the one its
+    /// session set (2025-11-25), else none.
+    #[allow(deprecated)]
+    fn log_level(&self, ctx: &RequestContext<RoleServer>) -> Option<rmcp::model::LoggingLevel> {
+        ctx.meta
+            .log_level()
+            .or_else(|| *self.log_level.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
     /// One run of the call path, relaying progress if the client asked
     /// (and will not be answered with a task instead).
     async fn run(
@@ -100,14 +130,26 @@ impl McpServer {
             }
             None => (None, None),
         };
+        let (log, log_relay) = match self.log_level(ctx).filter(|_| !as_task) {
+            Some(min) => {
+                let scanner = self.host.scanner().clone();
+                let (sink, relay) = LogRelay::start(min, ctx.peer.clone(), scanner);
+                (Some(sink), Some(relay))
+            }
+            None => (None, None),
+        };
         let req = CallRequest {
             tool: tool.to_owned(),
             arguments,
             progress,
+            log,
             conversation: conversation(ctx),
         };
         let outcome = self.host.call(who, req, &ctx.ct).await;
         if let Some(relay) = relay {
+            relay.flush().await;
+        }
+        if let Some(relay) = log_relay {
             relay.flush().await;
         }
         outcome
@@ -191,7 +233,7 @@ pub fn service_for(
     config: StreamableHttpServerConfig,
 ) -> StreamableHttpService<McpServer, LocalSessionManager> {
     StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(server.for_session()),
         Arc::new(LocalSessionManager::default()),
         config,
     )
@@ -290,17 +332,19 @@ impl McpServer {
 }
 
 impl ServerHandler for McpServer {
+    #[allow(deprecated)] // logging (SEP-2577), which 2025-11-25 clients still use
     fn get_info(&self) -> ServerConfig {
         // Resources: the artifacts large answers are kept as (read only by
         // the URI a call answered with; none are listed).
         // Tools: the catalog is live; sessions are told when it changes.
         // Tasks (2026-07-28 extension): exploration runs, for requests that
-        // declare it.
+        // declare it. Logging: plugins' log lines, to clients that ask.
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
             .enable_tasks()
+            .enable_logging()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
@@ -308,6 +352,18 @@ impl ServerHandler for McpServer {
                 "Tools run in a sandbox. A result with isError carries a stable error code in \
                  structuredContent.error.code; TOOL_NOT_FOUND means your tool list is stale.",
             )
+    }
+
+    /// 2025-11-25 `logging/setLevel`: this session's plugins' log lines at
+    /// `level` or above reach it as `notifications/message`, redacted.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(request.level);
+        Ok(())
     }
 
     async fn list_tools(

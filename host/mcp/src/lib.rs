@@ -17,6 +17,7 @@ mod clarify;
 mod convert;
 mod cursor;
 mod handler;
+mod log;
 mod progress;
 mod tasks;
 

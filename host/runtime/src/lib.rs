@@ -50,6 +50,7 @@ pub use error::{CallError, LoadError};
 pub use host::backend::BackendGrant;
 pub use host::checkpoint::CheckpointGrant;
 pub use host::exploration::{Exploration, KeptArtifact, RunLog};
+pub use host::log::{LogLevel, LogLine, LogSink};
 pub use host::progress::{MAX_PROGRESS_MESSAGE, ProgressReport, ProgressSink};
 pub use host::resolver::Snapshots;
 pub use sandbox::{CallContext, LoadReport, Planned, Plugin, Reply, Runtime};

@@ -23,6 +23,7 @@ use crate::host;
 use crate::host::backend::BackendGrant;
 use crate::host::checkpoint::CheckpointGrant;
 use crate::host::exploration::Exploration;
+use crate::host::log::LogSink;
 use crate::host::progress::ProgressSink;
 use crate::host::resolver::Snapshots;
 use crate::spec::{self, Plan, ToolOutput, ToolSpec};
@@ -149,6 +150,9 @@ pub struct CallContext {
     pub principal: String,
     /// Where the plugin's progress reports go (none: they are dropped).
     pub progress: Option<ProgressSink>,
+    /// Where the plugin's log lines go besides the operator's log (none:
+    /// only there).
+    pub log: Option<LogSink>,
     /// What the resolver import resolves over (empty: nothing declared).
     pub snapshots: Arc<Snapshots>,
     /// The backends the plugin may reach (none: every request is refused).
@@ -169,6 +173,7 @@ impl CallContext {
             tenant: tenant.into(),
             principal: principal.into(),
             progress: None,
+            log: None,
             snapshots: Arc::default(),
             backends: None,
             checkpoints: None,
@@ -203,6 +208,12 @@ impl CallContext {
     /// This context, relaying progress reports to `sink`.
     pub fn with_progress(mut self, sink: Option<ProgressSink>) -> Self {
         self.progress = sink;
+        self
+    }
+
+    /// The context with its log lines also handed to `sink`.
+    pub fn with_log(mut self, sink: Option<LogSink>) -> Self {
+        self.log = sink;
         self
     }
 

@@ -47,7 +47,8 @@ impl HostState {
             wasi: sandbox_wasi(),
             table: ResourceTable::new(),
             limiter: CallLimiter::new(budget),
-            log: LogCapability::new(plugin, call_id, budget.log, meter.clone()),
+            log: LogCapability::new(plugin, call_id, budget.log, meter.clone())
+                .with_sink(ctx.log.clone()),
             progress: ProgressCapability::new(ctx.progress.clone(), meter.clone()),
             resolver: ResolverCapability::new(
                 plugin,
