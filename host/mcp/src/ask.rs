@@ -106,7 +106,25 @@ pub struct Keyring {
 
 /// A boxed future of [`RequestStates`].
 pub type StatesFuture<'a, T> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, String>> + Send + 'a>>;
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, StatesError>> + Send + 'a>>;
+
+/// Why the shared request states did not answer.
+#[derive(Debug)]
+pub enum StatesError {
+    /// The store could not be reached: the client may answer again.
+    Unavailable(toolhost_types::StoreUnavailable),
+    /// Anything else.
+    Failed(String),
+}
+
+impl std::fmt::Display for StatesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StatesError::Unavailable(down) => down.fmt(f),
+            StatesError::Failed(why) => f.write_str(why),
+        }
+    }
+}
 
 /// Seals questions and opens answers. Alone (tests, `toolhost call`), the
 /// key is random at start and spent states are remembered in memory, so a
@@ -258,6 +276,10 @@ impl Asker {
             return match states.spend(nonce, until).await {
                 Ok(true) => Ok(()),
                 Ok(false) => Err(spent()),
+                Err(StatesError::Unavailable(down)) => Err(crate::convert::store_unavailable(
+                    &down,
+                    "spending a request state",
+                )),
                 Err(e) => {
                     tracing::error!(error = %e, "spending a request state failed");
                     Err(ErrorData::internal_error("internal error", None))
@@ -276,7 +298,7 @@ impl Asker {
 
 /// The codec over the shared keys.
 async fn ring(states: &dyn RequestStates) -> Result<RequestStateCodec, String> {
-    let ring = states.keys().await?;
+    let ring = states.keys().await.map_err(|e| e.to_string())?;
     RequestStateCodec::new_with_keyring(ring.active, ring.keys).map_err(|e| e.to_string())
 }
 
@@ -529,6 +551,8 @@ mod tests {
     struct Shared {
         keys: Mutex<Keyring>,
         spent: Mutex<std::collections::HashSet<String>>,
+        /// The store is down: spending fails so.
+        down: std::sync::atomic::AtomicBool,
     }
 
     impl RequestStates for Shared {
@@ -537,9 +561,48 @@ mod tests {
             Box::pin(async move { Ok(keys) })
         }
         fn spend<'a>(&'a self, nonce: &'a str, _: i64) -> StatesFuture<'a, bool> {
+            if self.down.load(std::sync::atomic::Ordering::Relaxed) {
+                let down = toolhost_types::StoreUnavailable {
+                    operation: "spend a request state".into(),
+                    message: "connection refused".into(),
+                };
+                return Box::pin(async move { Err(StatesError::Unavailable(down)) });
+            }
             let first = self.spent.lock().expect("spent").insert(nonce.to_owned());
             Box::pin(async move { Ok(first) })
         }
+    }
+
+    #[tokio::test]
+    async fn an_answer_while_the_store_is_down_is_told_to_come_again_and_still_counts_later() {
+        let shared = Arc::new(Shared::default());
+        *shared.keys.lock().expect("keys") = Keyring {
+            active: "rs1".into(),
+            keys: vec![("rs1".into(), vec![1; 32])],
+        };
+        let asker = Asker::shared(shared.clone()).await.expect("asker");
+        let args = json!({"tags": ["smoke"]});
+        let s = state(&asker, &args);
+        shared
+            .down
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let refused = asker
+            .retry(&who("ann"), "run_by_tag", &args, &s, Some(&accept("1")))
+            .await
+            .expect_err("the store is down");
+        assert_eq!(refused.code, crate::convert::STORE_UNAVAILABLE_RPC);
+        let data = refused.data.expect("data");
+        assert_eq!(data["code"], "STORE_UNAVAILABLE");
+        assert_eq!(data["retryable"], json!(true));
+        // Nothing was spent: the same answer is taken once the store is back.
+        shared
+            .down
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        let retry = asker
+            .retry(&who("ann"), "run_by_tag", &args, &s, Some(&accept("1")))
+            .await
+            .expect("taken now");
+        assert_eq!(retry.chosen.get("project"), Some(&1));
     }
 
     #[tokio::test]

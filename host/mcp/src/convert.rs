@@ -264,23 +264,29 @@ pub const STORE_UNAVAILABLE_RPC: ErrorCode = ErrorCode(-32050);
 /// carry and `retryable`; any other internal failure is opaque.
 pub(crate) fn rpc_failure(e: &InvokeError, doing: &'static str) -> ErrorData {
     match e.store_unavailable() {
-        Some(down) => {
-            tracing::warn!(error = %down, doing, "the store is unreachable");
-            ErrorData::new(
-                STORE_UNAVAILABLE_RPC,
-                toolhost_invoke::STORE_UNAVAILABLE_MESSAGE,
-                Some(json!({
-                    "code": "STORE_UNAVAILABLE",
-                    "retryable": true,
-                    "retry_after_ms": toolhost_invoke::STORE_RETRY_AFTER_MS,
-                })),
-            )
-        }
+        Some(down) => store_unavailable(down, doing),
         None => {
             tracing::error!(error = ?e, doing, "a request failed internally");
             ErrorData::internal_error("internal error", None)
         }
     }
+}
+
+/// The store unreachable while `doing`, as a JSON-RPC error (retryable).
+pub(crate) fn store_unavailable(
+    down: &toolhost_types::StoreUnavailable,
+    doing: &'static str,
+) -> ErrorData {
+    tracing::warn!(error = %down, doing, "the store is unreachable");
+    ErrorData::new(
+        STORE_UNAVAILABLE_RPC,
+        toolhost_invoke::STORE_UNAVAILABLE_MESSAGE,
+        Some(json!({
+            "code": "STORE_UNAVAILABLE",
+            "retryable": true,
+            "retry_after_ms": toolhost_invoke::STORE_RETRY_AFTER_MS,
+        })),
+    )
 }
 
 /// A failed call. Everything the caller can act on is a tool result with

@@ -21,7 +21,7 @@ mod log;
 mod progress;
 mod tasks;
 
-pub use ask::{Keyring, RequestStates, StatesFuture};
+pub use ask::{Keyring, RequestStates, StatesError, StatesFuture};
 pub use handler::{McpServer, service, service_for};
 
 /// A clarification in the shape a `tools/call` answers it with (its

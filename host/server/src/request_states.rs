@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use toolhost_mcp::{Keyring, RequestStates, StatesFuture};
-use toolhost_storage::Store;
+use toolhost_mcp::{Keyring, RequestStates, StatesError, StatesFuture};
+use toolhost_storage::{StorageError, Store};
 
 /// [`RequestStates`] over the store.
 pub(crate) struct StoreStates(pub Arc<Store>);
@@ -17,11 +17,7 @@ impl RequestStates for StoreStates {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs() as i64)
                 .unwrap_or_default();
-            let keys = self
-                .0
-                .request_state_keys(now)
-                .await
-                .map_err(|e| e.to_string())?;
+            let keys = self.0.request_state_keys(now).await.map_err(states_error)?;
             Ok(Keyring {
                 active: keys.active,
                 keys: keys.keys,
@@ -34,7 +30,16 @@ impl RequestStates for StoreStates {
             self.0
                 .spend_request_state(nonce, expires_at)
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(states_error)
         })
+    }
+}
+
+/// The store's error as the request states' (the unreachable store kept
+/// apart: the client is told to answer again).
+fn states_error(e: StorageError) -> StatesError {
+    match e {
+        StorageError::Unavailable(down) => StatesError::Unavailable(down),
+        other => StatesError::Failed(other.to_string()),
     }
 }
