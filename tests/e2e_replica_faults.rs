@@ -22,7 +22,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::bench::{Backend, call_at, serve_on, try_post_at};
+use support::bench::{Backend, all_runs_over, confirmed_gate, serve_on, try_post_at};
 use support::cluster::Cluster;
 use support::oauth::{approver, user_token};
 use support::private_pg::PrivatePg;
@@ -237,30 +237,6 @@ fn chain_verifies(server: &Server) {
     );
 }
 
-/// Every run of the caller's list, once all `count` are over.
-fn all_finished(url: &str, token: &str, count: usize, within: Duration) -> Vec<Value> {
-    let deadline = Instant::now() + within;
-    loop {
-        let listed = call_at(url, token, "list_explorations", json!({"limit": 100}));
-        let runs = listed["result"]["structuredContent"]["runs"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let over = runs
-            .iter()
-            .filter(|r| !r["receipt_sha256"].is_null())
-            .count();
-        if runs.len() == count && over == count {
-            return runs;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{over} of {count} runs over after {within:?}: {listed}"
-        );
-        thread::sleep(Duration::from_millis(250));
-    }
-}
-
 /// Each run succeeded, and exactly one of its attempts finished (any other
 /// was lost with its worker and taken over).
 fn each_ran_once(runs: &[Value]) -> usize {
@@ -311,24 +287,7 @@ fn a_replica_killed_under_load_loses_no_answered_call_gate_or_run() {
 
     // Gates opened and confirmed through the balancer, runs queued.
     let gates: Vec<String> = (0..GATES)
-        .map(|_| {
-            let opened = call_at(&url, &demo, "run_by_tag", production());
-            let gate = opened["result"]["structuredContent"]["approval_required"]["gate_id"]
-                .as_str()
-                .unwrap_or_else(|| panic!("a gate: {opened}"))
-                .to_owned();
-            let decided = call_at(
-                &url,
-                &ann,
-                "decide_approval",
-                json!({"gate_id": gate, "decision": "confirm", "reason": "release window"}),
-            );
-            assert_eq!(
-                decided["result"]["structuredContent"]["state"], "confirmed",
-                "{decided}"
-            );
-            gate
-        })
+        .map(|_| confirmed_gate(&url, &demo, &url, &ann, "run_by_tag", production()))
         .collect();
     assert_eq!(gates.iter().collect::<BTreeSet<_>>().len(), GATES);
     let queued: BTreeSet<String> = (0..RUNS)
@@ -421,7 +380,7 @@ fn a_replica_killed_under_load_loses_no_answered_call_gate_or_run() {
     }
 
     // Every run finished, exactly once.
-    let runs = all_finished(&url, &demo, RUNS, Duration::from_secs(120));
+    let runs = all_runs_over(&url, &demo, RUNS, Duration::from_secs(120), String::new);
     let listed: BTreeSet<String> = runs
         .iter()
         .filter_map(|r| r["run_id"].as_str().map(str::to_owned))
@@ -549,7 +508,13 @@ fn postgresql_restarted_under_load_answers_store_unavailable_then_serves_again()
         stored, started_rows,
         "a queued run without its row, or one without its run"
     );
-    let runs = all_finished(&server.url, &token, stored, Duration::from_secs(180));
+    let runs = all_runs_over(
+        &server.url,
+        &token,
+        stored,
+        Duration::from_secs(180),
+        || server.log(),
+    );
     let listed: BTreeSet<String> = runs
         .iter()
         .filter_map(|r| r["run_id"].as_str().map(str::to_owned))

@@ -24,7 +24,7 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::bench::{Backend, call_at};
+use support::bench::{Backend, call_at, confirmed_gate};
 use support::cluster::Cluster;
 use support::oauth::{approver, json as parse, user_token};
 use support::otlp::Collector;
@@ -201,21 +201,7 @@ fn a_question_asked_by_one_replica_is_answered_on_another_and_a_gate_crosses_thr
     // A gate: opened through r1, decided through r2, consumed through r3.
     let ann = approver(r2);
     let prod = json!({"tags": ["smoke"], "environment": "prod", "project": "payments"});
-    let opened = call_at(&r1.url, &demo, "run_by_tag", prod.clone());
-    let gate = opened["result"]["structuredContent"]["approval_required"]["gate_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a gate: {opened}"))
-        .to_owned();
-    let decided = call_at(
-        &r2.url,
-        &ann,
-        "decide_approval",
-        json!({"gate_id": gate, "decision": "confirm", "reason": "release window"}),
-    );
-    assert_eq!(
-        decided["result"]["structuredContent"]["state"], "confirmed",
-        "{decided}"
-    );
+    let gate = confirmed_gate(&r1.url, &demo, &r2.url, &ann, "run_by_tag", prod.clone());
     let writes = backend.writes();
     let mut with_gate = prod.clone();
     with_gate["gate_id"] = json!(gate);

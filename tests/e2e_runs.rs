@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::bench::{Backend, call, post_at, serve_on};
+use support::bench::{Backend, all_runs_over, call, post_at, serve_on};
 use support::oauth::user_token;
 use support::{DEMO_PASSWORD, new_signer, pin_into, sign, toolhost, trust};
 use support::{PgSchema, Server, Tools, python3};
@@ -402,32 +402,6 @@ fn a_cancelled_run_stops_at_its_next_tick_and_a_queued_one_at_once() {
     receipt(&server, &spinning);
 }
 
-/// Every finished run in the caller's list (waiting until all `count` are
-/// over).
-fn all_finished(server: &Server, token: &str, count: usize, within: Duration) -> Vec<Value> {
-    let deadline = Instant::now() + within;
-    loop {
-        let listed = answered(
-            &call(server, token, "list_explorations", json!({"limit": 100})),
-            "list_explorations",
-        );
-        let runs = listed["runs"].as_array().cloned().unwrap_or_default();
-        let over = runs
-            .iter()
-            .filter(|r| !r["receipt_sha256"].is_null())
-            .count();
-        if runs.len() == count && over == count {
-            return runs;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{over} of {count} runs over after {within:?}\n{}",
-            server.log()
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
 #[test]
 fn a_host_killed_mid_run_is_taken_over_after_its_lease_and_the_run_completes_once() {
     let backend = Backend::start();
@@ -529,7 +503,7 @@ fn two_hosts_on_one_postgresql_run_a_hundred_queued_runs_each_exactly_once() {
         ));
     }
     assert_eq!(ids.len(), RUNS);
-    let runs = all_finished(&a, &token, RUNS, Duration::from_secs(300));
+    let runs = all_runs_over(&a.url, &token, RUNS, Duration::from_secs(300), || a.log());
 
     let mut workers = BTreeSet::new();
     let mut listed = 0;

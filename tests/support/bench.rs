@@ -146,3 +146,64 @@ pub fn answer(server: &Server, token: &str, tool: &str, arguments: Value) -> Val
     assert_eq!(result["isError"], json!(false), "{tool}: {a}");
     result["structuredContent"].clone()
 }
+
+/// A gate opened by calling `tool` with `arguments` as `requester` at
+/// `open_at`, then confirmed (with a reason) by `approver` at `decide_at`:
+/// its id.
+pub fn confirmed_gate(
+    open_at: &str,
+    requester: &str,
+    decide_at: &str,
+    approver: &str,
+    tool: &str,
+    arguments: Value,
+) -> String {
+    let opened = call_at(open_at, requester, tool, arguments);
+    let gate = opened["result"]["structuredContent"]["approval_required"]["gate_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a gate: {opened}"))
+        .to_owned();
+    let decided = call_at(
+        decide_at,
+        approver,
+        "decide_approval",
+        json!({"gate_id": gate, "decision": "confirm", "reason": "release window"}),
+    );
+    assert_eq!(
+        decided["result"]["structuredContent"]["state"], "confirmed",
+        "{decided}"
+    );
+    gate
+}
+
+/// Every run in the caller's list at `url`, once all `count` are over
+/// (at most `within`; `context` is shown if they are not).
+pub fn all_runs_over(
+    url: &str,
+    token: &str,
+    count: usize,
+    within: std::time::Duration,
+    context: impl Fn() -> String,
+) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let listed = call_at(url, token, "list_explorations", json!({"limit": 100}));
+        let runs = listed["result"]["structuredContent"]["runs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let over = runs
+            .iter()
+            .filter(|r| !r["receipt_sha256"].is_null())
+            .count();
+        if runs.len() == count && over == count {
+            return runs;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{over} of {count} runs over after {within:?}: {listed}\n{}",
+            context()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
