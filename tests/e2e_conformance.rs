@@ -55,11 +55,6 @@ const fn expect(
 /// list (the lead records it). Keep it sorted by feature.
 #[rustfmt::skip]
 const EXPECTED_FAILURES: &[Expected] = &[
-    // Content blocks: a plugin answers structured JSON plus text (WIT `tool-output`).
-    expect("tools-call-image", BOTH, "image content blocks in the plugin contract"),
-    expect("tools-call-audio", BOTH, "audio content blocks in the plugin contract"),
-    expect("tools-call-embedded-resource", BOTH, "embedded resource content blocks in the plugin contract"),
-    expect("tools-call-mixed-content", BOTH, "image and resource content blocks in the plugin contract"),
     // Client features a tool calls back into.
     expect("tools-call-sampling", &[SESSION], "sampling (sampling/createMessage)"),
     expect("tools-call-elicitation", &[SESSION], "elicitation (elicitation/create)"),

@@ -1,8 +1,9 @@
 //! The Python MCP SDK (`mcp`, tests/e2e/requirements.txt) against the real
 //! `toolhost serve`: the 2025-11-25 initialize handshake with a session, the
 //! `server/discover` probe landing on stateless 2026-07-28, and 2026-07-28
-//! pinned (tests/e2e/python_client.py); and a plugin's log lines heard at
-//! the level the client set, in both eras (tests/e2e/python_logging.py).
+//! pinned (tests/e2e/python_client.py); and what plugins speak of MCP
+//! beyond JSON, in both eras (tests/e2e/python_features.py): content
+//! blocks, and log lines heard at the level the client set.
 
 mod support;
 
@@ -18,13 +19,14 @@ fn python_sdk_client_lists_and_calls_over_initialize_and_discover() {
     server.run_client("python SDK client", cmd, Duration::from_secs(120));
 }
 
-/// A plugin's log lines reach the Python SDK's `logging_callback` as
-/// `notifications/message`, at the level it asked for, in both eras (see
-/// tests/e2e/python_logging.py).
+/// The Python SDK gets a plugin's image, audio and embedded resource
+/// blocks, and its log lines reach the `logging_callback` as
+/// `notifications/message` at the level it asked for, in both eras (see
+/// tests/e2e/python_features.py).
 #[test]
-fn python_sdk_client_hears_plugin_log_lines_at_the_level_it_set() {
+fn python_sdk_client_gets_content_blocks_and_hears_log_lines_at_its_level() {
     let tools = Tools::require();
     let server = Server::start(&[toolhost_fixtures::CONFORMANCE]);
-    let cmd = tools.python("python_logging.py", &[&server.url]);
-    server.run_client("python SDK logging", cmd, Duration::from_secs(120));
+    let cmd = tools.python("python_features.py", &[&server.url]);
+    server.run_client("python SDK features", cmd, Duration::from_secs(120));
 }

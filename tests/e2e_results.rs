@@ -175,6 +175,107 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
         .any(|w| w == needle.as_bytes())
 }
 
+/// The blocks of `result.content` of `kind`.
+fn blocks<'a>(result: &'a Value, kind: &str) -> Vec<&'a Value> {
+    let content = result["content"].as_array().map(Vec::as_slice);
+    content
+        .unwrap_or_default()
+        .iter()
+        .filter(|b| b["type"] == kind)
+        .collect()
+}
+
+#[test]
+fn content_blocks_are_sent_inline_kept_as_artifacts_when_large_and_scanned() {
+    let dir = tempfile::tempdir().expect("temp");
+    let server = Server::start_on(&[huge_output(dir.path())], &[], None);
+
+    // Small: the image and the embedded resource inline, after the text.
+    let small = call(
+        &server,
+        server.token(),
+        "huge_image",
+        json!({"bytes": 100, "note": "hi"}),
+    );
+    let result = &small["result"];
+    assert_eq!(
+        result["structuredContent"],
+        json!({"bytes": 100}),
+        "{small}"
+    );
+    let kinds: Vec<&str> = (result["content"].as_array().expect("content").iter())
+        .map(|b| b["type"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(kinds, ["text", "image", "resource"], "{small}");
+    let image = blocks(result, "image")[0];
+    assert_eq!(image["mimeType"], json!("image/png"));
+    let decoded = python3(
+        "import base64,sys; d=base64.b64decode(sys.argv[1]); print(len(d), d[:4] == b'\\x89PNG')",
+        &[image["data"].as_str().expect("base64 data")],
+    );
+    assert_eq!(decoded, "100 True", "{image}");
+    let embedded = &blocks(result, "resource")[0]["resource"];
+    assert_eq!(
+        (embedded["uri"].clone(), embedded["text"].clone()),
+        (json!("fixture://note"), json!("hi"))
+    );
+
+    // Over the inline limit: the image is kept as an artifact and linked,
+    // the rest stays inline.
+    let bytes = 3 << 20;
+    let big = call(
+        &server,
+        server.token(),
+        "huge_image",
+        json!({"bytes": bytes, "note": "hi"}),
+    );
+    let result = &big["result"];
+    assert_eq!(
+        result["structuredContent"],
+        json!({"bytes": bytes}),
+        "{big}"
+    );
+    assert!(blocks(result, "image").is_empty(), "no inline image");
+    assert_eq!(blocks(result, "resource").len(), 1, "the note stays inline");
+    let link = blocks(result, "resource_link")[0];
+    let uri = link["uri"].as_str().expect("a uri").to_owned();
+    assert!(uri.starts_with("toolhost://artifacts/"), "{link}");
+    assert_eq!(
+        (link["mimeType"].clone(), link["size"].clone()),
+        (json!("image/png"), json!(bytes))
+    );
+    let answer_len = serde_json::to_string(&big).expect("json").len();
+    assert!(answer_len < 4096, "the answer is small: {answer_len} bytes");
+    let read = read_resource(&server, server.token(), &uri);
+    let contents = &read["result"]["contents"][0];
+    let blob = contents["blob"]
+        .as_str()
+        .expect("binary contents are a blob");
+    let path = dir.path().join("image.b64");
+    std::fs::write(&path, blob).expect("write");
+    let script = "import base64,hashlib,sys; d=base64.b64decode(open(sys.argv[1]).read()); \
+                  print(len(d), d[:4] == b'\\x89PNG', hashlib.sha256(d).hexdigest())";
+    let digest = link["description"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_start_matches("sha256:");
+    assert_eq!(
+        python3(script, &[&path.to_string_lossy()]),
+        format!("{bytes} True {digest}")
+    );
+
+    // A credential in a block withholds the whole answer.
+    let leaky = call(
+        &server,
+        server.token(),
+        "huge_image",
+        json!({"bytes": 10, "note": FOREIGN_JWT}),
+    );
+    let error = &leaky["result"]["structuredContent"]["error"];
+    assert_eq!(error["code"], json!("SECRET_EXPOSURE"), "{leaky}");
+    assert!(!leaky.to_string().contains(FOREIGN_JWT), "{leaky}");
+}
+
 #[test]
 fn an_answer_carrying_a_credential_is_withheld_and_stored_nowhere() {
     let backend = Backend::start();

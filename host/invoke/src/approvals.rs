@@ -30,6 +30,7 @@ fn output(structured: Value, text: String) -> ToolOutput {
     ToolOutput {
         structured,
         text: Some(text),
+        content: Vec::new(),
     }
 }
 

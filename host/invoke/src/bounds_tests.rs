@@ -239,6 +239,7 @@ async fn host_tools_are_bounded_by_the_limits_only() {
             let out = toolhost_runtime::ToolOutput {
                 structured: args.clone(),
                 text: None,
+                content: Vec::new(),
             };
             Box::pin(async move { Ok(out) })
         }

@@ -594,7 +594,7 @@ impl Audit {
         self.event.duration = self.started.elapsed();
         let breach = matches!(outcome, Err(InvokeError::Call(e)) if e.is_breach());
         match outcome {
-            Ok(Answer::Output(_) | Answer::Artifact(_)) => self.event.outcome = Outcome::Executed,
+            Ok(Answer::Output(_) | Answer::Artifact(..)) => self.event.outcome = Outcome::Executed,
             Ok(Answer::Clarify(_)) => self.event.outcome = Outcome::NeedsClarification,
             Ok(Answer::ApprovalRequired(gate)) => {
                 self.event.outcome = Outcome::ApprovalRequired;

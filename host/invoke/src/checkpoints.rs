@@ -92,6 +92,7 @@ impl HostTool for ListCheckpoints {
             Ok(ToolOutput {
                 structured: json!({"checkpoints": shown}),
                 text: Some(text),
+                content: Vec::new(),
             })
         })
     }
@@ -186,6 +187,7 @@ impl HostTool for DecideCheckpoint {
             Ok(ToolOutput {
                 structured: decided.view(),
                 text: Some(text),
+                content: Vec::new(),
             })
         })
     }

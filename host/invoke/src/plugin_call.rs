@@ -29,8 +29,12 @@ pub enum Answer {
     /// The call waits for a person's approval; nothing ran.
     ApprovalRequired(Box<toolhost_gates::Gate>),
     /// The tool ran; its answer was over the inline limit and is kept as
-    /// this artifact (read back with `resources/read`).
-    Artifact(Box<toolhost_artifacts::Artifact>),
+    /// this artifact (read back with `resources/read`), sent with its
+    /// content blocks (those too large to send are links to artifacts).
+    Artifact(
+        Box<toolhost_artifacts::Artifact>,
+        Vec<toolhost_runtime::ContentBlock>,
+    ),
 }
 
 impl Answer {

@@ -11,7 +11,7 @@ use toolhost_artifacts::{Artifact, ArtifactId, ArtifactStore, NewArtifact};
 use toolhost_audit::Effect;
 use toolhost_policy::{Decision, Use, decide};
 use toolhost_resolver::Clarification;
-use toolhost_runtime::{Plan, ToolOutput};
+use toolhost_runtime::{ContentBlock, Plan, ResourceLink, ToolOutput};
 use toolhost_secrets::{Scanner, SecretKind};
 use toolhost_types::{Digest, Principal};
 
@@ -72,7 +72,7 @@ impl Toolhost {
             // A question stops the call before it acts.
             Answer::Clarify(c) => exposed(self.in_clarification(c), false),
             // Its plan was screened before the gate was opened.
-            Answer::ApprovalRequired(_) | Answer::Artifact(_) => Ok(()),
+            Answer::ApprovalRequired(_) | Answer::Artifact(..) => Ok(()),
         }
     }
 
@@ -87,8 +87,10 @@ impl Toolhost {
 
     fn in_output(&self, out: &ToolOutput) -> Option<SecretKind> {
         let text = out.text.as_deref().and_then(|t| self.scanner.find(t));
+        let mut blocks = out.content.iter().flat_map(ContentBlock::texts);
         text.map(|f| f.kind)
             .or_else(|| self.scanner.find_in_json(&out.structured))
+            .or_else(|| blocks.find_map(|t| self.scanner.find(&t).map(|f| f.kind)))
     }
 
     fn in_clarification(&self, c: &Clarification) -> Option<SecretKind> {
@@ -102,8 +104,11 @@ impl Toolhost {
     }
 
     /// `answer` as sent: inline, or, when its output is over the inline
-    /// limit, kept as an artifact (an effect of the call's audit row) and
-    /// answered with the artifact's reference.
+    /// limit, smaller: its largest media and embedded resources are kept as
+    /// artifacts (each an effect of the call's audit row) and sent as links
+    /// to them until the rest fits; if the structured answer alone is still
+    /// over the limit, it is kept too and answered with its reference (and
+    /// the remaining blocks).
     pub(crate) fn bound(
         &self,
         who: &Principal,
@@ -112,19 +117,69 @@ impl Toolhost {
         answer: Answer,
         effects: &mut Vec<Effect>,
     ) -> Answer {
-        let (Some(artifacts), Answer::Output(out)) = (&self.artifacts, &answer) else {
+        let Some(artifacts) = &self.artifacts else {
             return answer;
         };
+        let Answer::Output(mut out) = answer else {
+            return answer;
+        };
+        let limit = artifacts.policy.inline_limit;
         let (body, mime_type) = match (&out.structured, &out.text) {
             (Value::Null, Some(text)) => (text.clone().into_bytes(), "text/plain; charset=utf-8"),
             (structured, _) => (structured.to_string().into_bytes(), "application/json"),
         };
-        let inline = body.len() + out.text.as_ref().map_or(0, String::len);
-        if inline <= artifacts.policy.inline_limit {
-            return answer;
+        let own = body.len() + out.text.as_ref().map_or(0, String::len);
+        let mut inline = own + out.content.iter().map(ContentBlock::size).sum::<usize>();
+        if inline <= limit {
+            return Answer::Output(out);
         }
+        let mut largest: Vec<usize> = (0..out.content.len())
+            .filter(|&i| out.content[i].payload().is_some())
+            .collect();
+        largest.sort_by_key(|&i| std::cmp::Reverse(out.content[i].size()));
+        for i in largest {
+            if inline <= limit {
+                break;
+            }
+            let Some((bytes, mime)) = out.content[i].payload() else {
+                continue;
+            };
+            let kept = self.keep(who, tool, call_id, bytes.to_vec(), mime, effects);
+            let link = ContentBlock::ResourceLink(ResourceLink {
+                uri: kept.id.uri(),
+                name: format!("{tool}-content-{i}"),
+                title: None,
+                description: Some(format!("sha256:{}", kept.sha256)),
+                mime_type: Some(kept.mime_type.clone()),
+                size: Some(kept.size),
+            });
+            inline = inline - out.content[i].size() + link.size();
+            out.content[i] = link;
+        }
+        if inline <= limit {
+            return Answer::Output(out);
+        }
+        let kept = self.keep(who, tool, call_id, body, mime_type, effects);
+        Answer::Artifact(Box::new(kept), out.content)
+    }
+
+    /// Keeps `body` as an artifact of this call (its store is an effect of
+    /// the call's audit row) and answers its description.
+    fn keep(
+        &self,
+        who: &Principal,
+        tool: &str,
+        call_id: &str,
+        body: Vec<u8>,
+        mime_type: &str,
+        effects: &mut Vec<Effect>,
+    ) -> Artifact {
+        let ttl = self
+            .artifacts
+            .as_ref()
+            .map_or(Duration::ZERO, |a| a.policy.artifact_ttl);
         let now = self.gate_policy.now_ms();
-        let ttl = i64::try_from(artifacts.policy.artifact_ttl.as_millis()).unwrap_or(i64::MAX);
+        let ttl = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
         let artifact = Artifact {
             id: ArtifactId::new(),
             tenant: who.tenant.clone(),
@@ -142,7 +197,7 @@ impl Toolhost {
         let new = NewArtifact::new(artifact, body);
         let artifact = new.artifact.clone();
         effects.push(Effect::StoreArtifact(new));
-        Answer::Artifact(Box::new(artifact))
+        artifact
     }
 
     /// The artifact `uri` names with its bytes, for `who`: of `who`'s
@@ -201,10 +256,13 @@ fn exposed(found: Option<SecretKind>, ran: bool) -> Result<(), InvokeError> {
 /// must not run the tool again, and must not see the secret either).
 pub(crate) fn stored(outcome: &Result<Answer, InvokeError>) -> Option<String> {
     match outcome {
-        Ok(Answer::Output(out)) => {
-            Some(json!({"structured": out.structured, "text": out.text}).to_string())
+        Ok(Answer::Output(out)) => Some(
+            json!({"structured": out.structured, "text": out.text, "content": out.content})
+                .to_string(),
+        ),
+        Ok(Answer::Artifact(a, content)) => {
+            Some(json!({"artifact": artifact_json(a), "content": content}).to_string())
         }
-        Ok(Answer::Artifact(a)) => Some(json!({"artifact": artifact_json(a)}).to_string()),
         Err(InvokeError::SecretExposure { kind, ran: true }) => {
             Some(json!({"withheld": kind}).to_string())
         }
@@ -221,12 +279,18 @@ pub(crate) fn restored(stored: &str) -> Result<Result<Answer, InvokeError>, Stri
             ran: true,
         }));
     }
+    // Answers stored before content blocks have none.
+    let content: Vec<ContentBlock> = match v.get("content") {
+        Some(c) => serde_json::from_value(c.clone()).map_err(|e| format!("stored content: {e}"))?,
+        None => Vec::new(),
+    };
     if let Some(a) = v.get("artifact") {
-        return artifact_from_json(a).map(|a| Ok(Answer::Artifact(Box::new(a))));
+        return artifact_from_json(a).map(|a| Ok(Answer::Artifact(Box::new(a), content)));
     }
     Ok(Ok(Answer::Output(ToolOutput {
         structured: v["structured"].clone(),
         text: v["text"].as_str().map(str::to_owned),
+        content,
     })))
 }
 
@@ -266,4 +330,43 @@ fn artifact_from_json(v: &Value) -> Result<Artifact, String> {
         created_at_ms: int("created_at_ms")?,
         expires_at_ms: int("expires_at_ms")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolhost_runtime::ResourceBody;
+
+    #[test]
+    fn a_stored_answer_keeps_its_content_blocks_and_an_older_one_has_none() {
+        let out = ToolOutput {
+            structured: json!({"n": 1}),
+            text: Some("one".into()),
+            content: vec![
+                ContentBlock::Image {
+                    mime_type: "image/png".into(),
+                    data: vec![0x89, b'P', b'N', b'G'],
+                },
+                ContentBlock::Resource {
+                    uri: "test://r".into(),
+                    mime_type: None,
+                    body: ResourceBody::Blob(vec![0, 1, 2]),
+                },
+            ],
+        };
+        let kept = stored(&Ok(Answer::Output(out.clone()))).expect("stored");
+        match restored(&kept) {
+            Ok(Ok(Answer::Output(back))) => assert_eq!(back, out),
+            other => panic!("restored {other:?}"),
+        }
+        let older = r#"{"structured": {"n": 1}, "text": null}"#;
+        match restored(older) {
+            Ok(Ok(Answer::Output(back))) => {
+                assert_eq!(back, ToolOutput::new(json!({"n": 1}), None));
+            }
+            other => panic!("restored {other:?}"),
+        }
+        let broken = r#"{"structured": 1, "content": [{"type": "image", "data": "%%"}]}"#;
+        assert!(restored(broken).is_err(), "unreadable content is an error");
+    }
 }

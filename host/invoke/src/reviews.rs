@@ -125,6 +125,7 @@ impl HostTool for ListPluginReviews {
             Ok(ToolOutput {
                 structured: json!({"reviews": reviews}),
                 text: Some(text),
+                content: Vec::new(),
             })
         })
     }
@@ -245,6 +246,7 @@ impl HostTool for DecidePluginReview {
                     "diff": d.diff,
                 }),
                 text: Some(text),
+                content: Vec::new(),
             };
             Ok((out, vec![Effect::Catalog(d.effect)]))
         })

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use toolhost_artifacts::Artifact;
 use toolhost_gates::Gate;
 use toolhost_invoke::{GATE_ID_ARG, IDEMPOTENCY_KEY_ARG, InvokeError, Tool as HostTool};
-use toolhost_runtime::ToolOutput;
+use toolhost_runtime::{ContentBlock as HostBlock, ResourceBody, ToolOutput};
 use toolhost_secrets::Scanner;
 
 fn object(v: &Value) -> JsonObject {
@@ -184,8 +184,8 @@ fn artifact_schema() -> Value {
 }
 
 /// An answer kept as an artifact: its reference, as structured content
-/// and as an MCP resource link.
-pub(crate) fn artifact(a: &Artifact) -> CallToolResult {
+/// and as an MCP resource link, then the answer's content blocks.
+pub(crate) fn artifact(a: &Artifact, content: Vec<HostBlock>) -> CallToolResult {
     let uri = a.id.uri();
     let expires = humantime::format_rfc3339_millis(
         std::time::UNIX_EPOCH + std::time::Duration::from_millis(a.expires_at_ms.max(0) as u64),
@@ -206,7 +206,10 @@ pub(crate) fn artifact(a: &Artifact) -> CallToolResult {
         "sha256": a.sha256.to_string(),
         "expires_at": expires,
     }}));
-    result.content = vec![ContentBlock::text(text), ContentBlock::resource_link(link)];
+    result.content = [ContentBlock::text(text), ContentBlock::resource_link(link)]
+        .into_iter()
+        .chain(content.into_iter().map(content_block))
+        .collect();
     result
 }
 
@@ -247,12 +250,59 @@ pub(crate) fn approval(gate: &Gate) -> CallToolResult {
 }
 
 /// A tool's answer: `structuredContent` plus a text block (the plugin's text,
-/// or the structured JSON, as the spec recommends for older clients).
+/// or the structured JSON, as the spec recommends for older clients), then
+/// its content blocks. An answer of content blocks alone (structured
+/// `null`) has no `structuredContent`, and a text block only if the plugin
+/// gave one.
 pub(crate) fn answer(out: ToolOutput) -> CallToolResult {
+    let blocks = out.content.into_iter().map(content_block);
+    if out.structured.is_null() && blocks.len() > 0 {
+        let text = out.text.map(ContentBlock::text);
+        return CallToolResult::success(text.into_iter().chain(blocks).collect());
+    }
     let text = out.text.unwrap_or_else(|| out.structured.to_string());
     let mut result = CallToolResult::structured(out.structured);
-    result.content = vec![ContentBlock::text(text)];
+    result.content = std::iter::once(ContentBlock::text(text))
+        .chain(blocks)
+        .collect();
     result
+}
+
+/// A plugin's content block as MCP's (bytes in base64).
+pub(crate) fn content_block(block: HostBlock) -> ContentBlock {
+    use base64::Engine as _;
+    let b64 = |bytes: Vec<u8>| base64::engine::general_purpose::STANDARD.encode(bytes);
+    match block {
+        HostBlock::Text { text } => ContentBlock::text(text),
+        HostBlock::Image { mime_type, data } => ContentBlock::image(b64(data), mime_type),
+        HostBlock::Audio { mime_type, data } => ContentBlock::audio(b64(data), mime_type),
+        HostBlock::ResourceLink(l) => {
+            let mut link = Resource::new(l.uri, l.name);
+            link.title = l.title;
+            link.description = l.description;
+            link.mime_type = l.mime_type;
+            link.size = l.size;
+            ContentBlock::resource_link(link)
+        }
+        HostBlock::Resource {
+            uri,
+            mime_type,
+            body,
+        } => ContentBlock::resource(match body {
+            ResourceBody::Text(text) => ResourceContents::TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                meta: None,
+            },
+            ResourceBody::Blob(bytes) => ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob: b64(bytes),
+                meta: None,
+            },
+        }),
+    }
 }
 
 /// JSON-RPC's code for `STORE_UNAVAILABLE` outside `tools/call` (one of

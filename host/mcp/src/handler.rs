@@ -294,8 +294,9 @@ impl McpServer {
                 Ok(Answer::ApprovalRequired(gate)) => {
                     return Ok(CallToolResponse::Complete(convert::approval(&gate)));
                 }
-                Ok(Answer::Artifact(artifact)) => {
-                    return Ok(CallToolResponse::Complete(convert::artifact(&artifact)));
+                Ok(Answer::Artifact(artifact, content)) => {
+                    let result = convert::artifact(&artifact, content);
+                    return Ok(CallToolResponse::Complete(result));
                 }
                 Err(e) => {
                     let failed = convert::failure(&e, self.host.scanner())?;

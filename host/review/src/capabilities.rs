@@ -31,7 +31,7 @@ pub struct Capabilities {
     pub limits: BTreeMap<String, u64>,
     /// `[risk] high_when_tagged`.
     pub high_risk_tags: BTreeSet<String>,
-    /// The component's imports as WIT names, e.g. "wasi:cli/environment@0.2.6", "toolhost:plugin/backend@0.1.0".
+    /// The component's imports as WIT names, e.g. "wasi:cli/environment@0.2.6", "toolhost:plugin/backend@0.2.0".
     pub imports: BTreeSet<String>,
     /// Entity kinds the component's `entities` export lists (the resolver's kinds).
     pub entity_kinds: BTreeSet<String>,

@@ -32,6 +32,8 @@ mod authoring;
 mod bindings;
 mod cache;
 mod config;
+mod content;
+mod contract;
 mod engine;
 mod error;
 mod host;
@@ -39,6 +41,7 @@ mod limiter;
 mod sandbox;
 mod spec;
 mod state;
+mod v0_1;
 
 pub use authoring::{
     AuthoringKind, Change, ChangeOp, Current, MAX_AUTHORING_KINDS, MAX_CHANGES, MAX_PROBLEMS,
@@ -46,6 +49,9 @@ pub use authoring::{
 };
 pub use cache::CacheOutcome;
 pub use config::RuntimeConfig;
+pub use content::{
+    ContentBlock, MAX_CONTENT_BLOCKS, MAX_CONTENT_FIELD, ResourceBody, ResourceLink,
+};
 pub use error::{CallError, LoadError};
 pub use host::backend::BackendGrant;
 pub use host::checkpoint::CheckpointGrant;

@@ -10,13 +10,13 @@ use toolhost_types::{CallId, Digest, PluginName};
 use wasmtime::component::{InstancePre, Linker};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
-use crate::authoring::{AUTHORING_EXPORT, AuthoringAnswer, AuthoringAsk, AuthoringKind};
-use crate::bindings::exports::toolhost::plugin::authoring as wit_authoring;
+use crate::authoring::{AuthoringAnswer, AuthoringAsk, AuthoringKind};
 use crate::bindings::exports::toolhost::plugin::entities as wit_entities;
-use crate::bindings::exports::toolhost::plugin::tool as wit_tool;
 use crate::bindings::toolhost::plugin::types as wit;
 use crate::cache::{CacheOutcome, ComponentCache};
 use crate::config::RuntimeConfig;
+use crate::content::{self, ContentBlock};
+use crate::contract::Contract;
 use crate::engine::{self, EpochTicker};
 use crate::error::{Breach, CallError, ContractBreach, LoadError};
 use crate::host;
@@ -56,11 +56,8 @@ pub struct Plugin {
     name: PluginName,
     digest: Digest,
     pre: InstancePre<HostState>,
-    tool: wit_tool::GuestIndices,
-    /// Present when the component exports `entities`.
-    entities: Option<wit_entities::GuestIndices>,
-    /// Present when the component exports `authoring`.
-    pub(crate) authoring: Option<wit_authoring::GuestIndices>,
+    /// Its exports, by the contract version it was built against.
+    pub(crate) contract: Contract,
     tools: Vec<ToolSpec>,
     kinds: Vec<String>,
     pub(crate) authoring_kinds: Vec<AuthoringKind>,
@@ -94,10 +91,15 @@ impl Plugin {
         &self.imports
     }
     /// The interfaces the component exports, as WIT names
-    /// (`toolhost:plugin/tool@0.1.0`, `…/entities@…`), sorted: which of the
+    /// (`toolhost:plugin/tool@0.2.0`, `…/entities@…`), sorted: which of the
     /// host's optional exports it answers.
     pub fn exports(&self) -> &[String] {
         &self.exports
+    }
+    /// The version of the plugin contract it was built against: `0.2.0`
+    /// (current) or `0.1.0`.
+    pub fn contract(&self) -> &'static str {
+        self.contract.version()
     }
 }
 
@@ -317,22 +319,7 @@ impl Runtime {
                 plugin: plugin.clone(),
                 detail: format!("{e:#}"),
             })?;
-        let tool = wit_tool::GuestIndices::new(&pre).map_err(|e| LoadError::Exports {
-            plugin: plugin.clone(),
-            detail: format!("{e:#}"),
-        })?;
-        let entities = optional(
-            &pre,
-            &plugin,
-            ENTITIES_EXPORT,
-            wit_entities::GuestIndices::new,
-        )?;
-        let authoring = optional(
-            &pre,
-            &plugin,
-            AUTHORING_EXPORT,
-            wit_authoring::GuestIndices::new,
-        )?;
+        let contract = Contract::of(&pre, &plugin)?;
         let mut imports: Vec<String> = component
             .component_type()
             .imports(&self.engine)
@@ -351,9 +338,7 @@ impl Runtime {
             imports,
             exports,
             pre,
-            tool,
-            entities,
-            authoring,
+            contract,
             tools: Vec::new(),
             kinds: Vec::new(),
             authoring_kinds: Vec::new(),
@@ -366,7 +351,7 @@ impl Runtime {
     }
 
     async fn kinds(&self, plugin: &Plugin) -> Result<Vec<String>, LoadError> {
-        if plugin.entities.is_none() {
+        if !plugin.contract.has_entities() {
             return Ok(Vec::new());
         }
         let refuse = |detail: String| LoadError::Describe {
@@ -407,7 +392,7 @@ impl Runtime {
         kind: &str,
         budget: &CallBudget,
     ) -> Result<Vec<Entity>, CallError> {
-        if plugin.entities.is_none() || !plugin.kinds.iter().any(|k| k == kind) {
+        if !plugin.contract.has_entities() || !plugin.kinds.iter().any(|k| k == kind) {
             return Err(CallError::ContractViolation {
                 detail: format!("the plugin lists no entities of kind {kind:?}"),
             });
@@ -509,7 +494,12 @@ impl Runtime {
             Answer::Call(_, Some(question)) => Ok(Reply::Clarify(question)),
             Answer::Call(Ok(out), None) => {
                 let size = out.structured.len() + out.text.as_ref().map_or(0, String::len);
-                check_output(size, budget)?;
+                let content = content::checked(out.content)
+                    .map_err(|detail| CallError::InvalidOutput { detail })?;
+                check_output(
+                    size + content.iter().map(ContentBlock::size).sum::<usize>(),
+                    budget,
+                )?;
                 let structured = serde_json::from_str(&out.structured).map_err(|e| {
                     CallError::InvalidOutput {
                         detail: format!("structured is not JSON: {e}"),
@@ -518,6 +508,7 @@ impl Runtime {
                 Ok(Reply::Output(ToolOutput {
                     structured,
                     text: out.text,
+                    content,
                 }))
             }
             Answer::Call(Err(e), None) => Err(tool_error(e, budget)),
@@ -598,61 +589,13 @@ impl Runtime {
     }
 }
 
-/// The `entities` export's instance name.
-const ENTITIES_EXPORT: &str = "toolhost:plugin/entities@0.1.0";
-
-/// The indices of an optional export, when the component has `export`.
-fn optional<T>(
-    pre: &InstancePre<HostState>,
-    plugin: &str,
-    export: &str,
-    indices: impl FnOnce(&InstancePre<HostState>) -> wasmtime::Result<T>,
-) -> Result<Option<T>, LoadError> {
-    if pre.component().get_export_index(None, export).is_none() {
-        return Ok(None);
-    }
-    indices(pre).map(Some).map_err(|e| LoadError::Exports {
-        plugin: plugin.to_owned(),
-        detail: format!("{e:#}"),
-    })
-}
-
 async fn run_ask(
     plugin: &Plugin,
     store: &mut Store<HostState>,
     ask: Ask<'_>,
 ) -> wasmtime::Result<Answer> {
     let instance = plugin.pre.instantiate_async(&mut *store).await?;
-    let entities = |store: &mut Store<HostState>| {
-        let indices = plugin
-            .entities
-            .as_ref()
-            .ok_or_else(|| wasmtime::format_err!("the plugin exports no entities"))?;
-        indices.load(store, &instance)
-    };
-    Ok(match ask {
-        Ask::Kinds => Answer::Kinds(entities(store)?.call_kinds(&mut *store).await?),
-        Ask::Snapshot(c, k) => {
-            Answer::Snapshot(entities(store)?.call_snapshot(&mut *store, c, k).await?)
-        }
-        Ask::Describe => {
-            let tool = plugin.tool.load(&mut *store, &instance)?;
-            Answer::Describe(tool.call_describe(&mut *store).await?)
-        }
-        Ask::Plan(c, t, a) => {
-            let tool = plugin.tool.load(&mut *store, &instance)?;
-            let out = tool.call_plan(&mut *store, c, t, a).await?;
-            Answer::Plan(out, store.data_mut().resolver.pending.take())
-        }
-        Ask::Call(c, t, a) => {
-            let tool = plugin.tool.load(&mut *store, &instance)?;
-            let out = tool.call_call(&mut *store, c, t, a).await?;
-            Answer::Call(out, store.data_mut().resolver.pending.take())
-        }
-        Ask::Authoring(a) => {
-            Answer::Authoring(crate::authoring::run(plugin, store, &instance, a).await?)
-        }
-    })
+    plugin.contract.run(store, &instance, ask).await
 }
 
 /// Names a failed call after its cause.

@@ -235,6 +235,9 @@ fn optional_exports(rt: &Runtime, wat: &str) -> Result<(bool, bool), LoadError> 
     let bytes = wat::parse_str(wat).expect("valid WAT");
     let component = Component::new(&rt.engine, &bytes).expect("the component compiles");
     let pre = rt.linker.instantiate_pre(&component).expect("links");
+    use crate::authoring::AUTHORING_EXPORT;
+    use crate::bindings::exports::toolhost::plugin::authoring as wit_authoring;
+    use crate::contract::{ENTITIES_EXPORT, optional};
     let entities = optional(
         &pre,
         "old",
@@ -262,7 +265,7 @@ async fn an_authoring_export_without_the_contracts_functions_is_refused_at_load(
     let rt = runtime();
     let wat = r#"(component
         (instance $empty)
-        (export "toolhost:plugin/authoring@0.1.0" (instance $empty)))"#;
+        (export "toolhost:plugin/authoring@0.2.0" (instance $empty)))"#;
     match optional_exports(&rt, wat) {
         Err(LoadError::Exports { plugin, detail }) => {
             assert_eq!(plugin, "old");

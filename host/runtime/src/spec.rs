@@ -5,6 +5,7 @@ use serde_json::Value;
 use toolhost_types::{Permission, Risk, ToolName};
 
 use crate::bindings::toolhost::plugin::types as wit;
+use crate::content::ContentBlock;
 
 /// MCP tool annotations, as the plugin declared them (hints only).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -69,10 +70,24 @@ pub struct Plan {
 /// A tool's answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
-    /// The structured result (MCP `structuredContent`).
+    /// The structured result (MCP `structuredContent`). `Null` with
+    /// content blocks: the answer is its content alone.
     pub structured: Value,
     /// Text for people; `None` means the host renders `structured`.
     pub text: Option<String>,
+    /// Content blocks after the text, in the plugin's order.
+    pub content: Vec<ContentBlock>,
+}
+
+impl ToolOutput {
+    /// An answer of `structured` and `text`, without content blocks.
+    pub fn new(structured: Value, text: Option<String>) -> Self {
+        ToolOutput {
+            structured,
+            text,
+            content: Vec::new(),
+        }
+    }
 }
 
 pub(crate) fn risk(r: wit::Risk) -> Risk {

@@ -3,45 +3,18 @@
 //! `validate` and `diff`, pure; a plugin that authors nothing refuses every
 //! kind.
 
-use std::collections::BTreeSet;
+mod support;
+
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolhost_backend::{BackendConfig, Backends, Secret};
+use support::{backend, runtime};
 use toolhost_fixtures::{Fixture, HELLO, TESTBENCH};
 use toolhost_limits::{ByteSize, CallBudget};
-use toolhost_runtime::{
-    AuthoringKind, BackendGrant, CallContext, CallError, Change, ChangeOp, Plugin, Runtime,
-    RuntimeConfig,
-};
-
-const TOKEN: &str = "tb-runtime-authoring-token";
+use toolhost_runtime::{AuthoringKind, CallContext, CallError, Change, ChangeOp, Plugin, Runtime};
 
 async fn load(rt: &Runtime, f: &Fixture) -> Plugin {
-    rt.load(f.name.parse().expect("a plugin name"), &f.bytes())
-        .await
-        .unwrap_or_else(|e| panic!("{} loads: {e}", f.name))
-        .0
-}
-
-fn runtime() -> Runtime {
-    Runtime::new(RuntimeConfig::default()).expect("runtime builds")
-}
-
-/// The testbench backend on 127.0.0.1:0 and a grant reaching it.
-async fn backend() -> (testbench::Running, BackendGrant) {
-    let addr = "127.0.0.1:0".parse().expect("an address");
-    let running = testbench::start(addr, testbench::Config::new(TOKEN))
-        .await
-        .expect("the backend starts");
-    let url = url::Url::parse(&running.url()).expect("a URL");
-    let mut config = BackendConfig::new("testbench", url);
-    config.credential = Some(Secret::new(TOKEN.to_owned()));
-    let grant = BackendGrant {
-        backends: Backends::new(vec![config]).expect("valid"),
-        declared: Arc::new(BTreeSet::from(["testbench".to_owned()])),
-    };
-    (running, grant)
+    support::load_bytes(rt, f.name, &f.bytes()).await
 }
 
 /// The contract seed's project 1 (`payments`), as `current` reads it.

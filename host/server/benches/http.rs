@@ -160,10 +160,7 @@ impl HostTool for NativeGreet {
                 .ok_or(InvokeError::ArgumentsNotAnObject)?
                 .trim();
             let message = format!("Hello, {name}!");
-            Ok(ToolOutput {
-                structured: json!({"message": message}),
-                text: Some(message),
-            })
+            Ok(ToolOutput::new(json!({"message": message}), Some(message)))
         })
     }
 }

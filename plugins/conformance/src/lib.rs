@@ -2,12 +2,11 @@
 //! (`@modelcontextprotocol/conformance server`) calls, under the suite's
 //! names, as far as a tool plugin can provide them.
 //!
-//! A plugin answers with structured JSON plus optional text (the WIT
-//! `tool-output`), or a tool error. So the text, error, schema and
-//! header-mirroring scenarios are served here; the ones that need image,
-//! audio or resource content blocks, progress or log notifications,
-//! sampling, elicitation, input-required rounds, list-changed
-//! notifications or a mid-call stream close are host features, listed with
+//! A plugin answers with structured JSON, optional text and content blocks
+//! (images, audio, resources: the WIT `tool-output`), or a tool error, and
+//! may log and report progress. The scenarios that need what the contract
+//! cannot express yet (sampling, elicitation, input-required rounds,
+//! list-changed notifications, a mid-call stream close) are listed with
 //! the expected failures in `tests/e2e_conformance.rs`.
 //!
 //! Served only by the end-to-end tests; never part of the reference catalog.
@@ -55,6 +54,27 @@ fn tools() -> Vec<Tool> {
             "test_tool_with_logging",
             "Logs three lines at info level while it runs (scenario tools-call-with-logging).",
             tool_with_logging,
+        )),
+        tool(Tool::new(
+            "test_image_content",
+            "Answers a 1x1 red PNG as an image block (scenario tools-call-image).",
+            image_content,
+        )),
+        tool(Tool::new(
+            "test_audio_content",
+            "Answers a short WAV beep as an audio block (scenario tools-call-audio).",
+            audio_content,
+        )),
+        tool(Tool::new(
+            "test_embedded_resource",
+            "Answers an embedded text resource (scenario tools-call-embedded-resource).",
+            embedded_resource,
+        )),
+        tool(Tool::new(
+            "test_multiple_content_types",
+            "Answers text, an image and an embedded JSON resource \
+             (scenario tools-call-mixed-content).",
+            multiple_content_types,
         )),
         tool(Tool::new(
             "test_tool_with_progress",
@@ -228,6 +248,38 @@ fn tool_with_logging(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolErro
     log::info("Tool processing data");
     log::info("Tool execution completed");
     Ok(text("Tool with logging executed successfully"))
+}
+
+/// A 1x1 red pixel.
+const RED_PIXEL_PNG: &[u8] = include_bytes!("../assets/red-pixel.png");
+/// A tenth of a second of 440 Hz, 8 kHz 8-bit mono.
+const BEEP_WAV: &[u8] = include_bytes!("../assets/beep.wav");
+
+fn image_content(_ctx: &Ctx, _args: NoArgs) -> Result<Output<()>, ToolError> {
+    Ok(Output::new(()).with_content(Content::image("image/png", RED_PIXEL_PNG)))
+}
+
+fn audio_content(_ctx: &Ctx, _args: NoArgs) -> Result<Output<()>, ToolError> {
+    Ok(Output::new(()).with_content(Content::audio("audio/wav", BEEP_WAV)))
+}
+
+fn embedded_resource(_ctx: &Ctx, _args: NoArgs) -> Result<Output<()>, ToolError> {
+    Ok(Output::new(()).with_content(Content::embedded_text(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    )))
+}
+
+fn multiple_content_types(_ctx: &Ctx, _args: NoArgs) -> Result<Output<()>, ToolError> {
+    Ok(Output::new(())
+        .with_text("Multiple content types test:")
+        .with_content(Content::image("image/png", RED_PIXEL_PNG))
+        .with_content(Content::embedded_text(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#,
+        )))
 }
 
 fn tool_with_progress(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolError> {

@@ -153,6 +153,7 @@ pub mod artifacts;
 pub mod authoring;
 pub mod backend;
 pub mod checkpoint;
+mod content;
 mod ctx;
 pub mod entities;
 mod error;
@@ -177,6 +178,7 @@ pub mod bindings {
         pub_export_macro: true,
         export_macro_name: "__export_bindings",
         default_bindings_module: "toolhost_sdk::bindings",
+        additional_derives: [PartialEq],
     });
 }
 
@@ -190,6 +192,7 @@ pub use bindings::exports::toolhost::plugin::entities::{Entity, Parent};
 pub use bindings::toolhost::plugin::types::CallPlan as Plan;
 pub use bindings::toolhost::plugin::types::{Risk, Target};
 pub use checkpoint::CheckpointInfo;
+pub use content::{Content, Link};
 pub use ctx::Ctx;
 pub use entities::Entities;
 pub use error::ToolError;
@@ -209,8 +212,8 @@ pub mod prelude {
     pub use crate::log;
     pub use crate::progress;
     pub use crate::{
-        ArtifactInfo, Authoring, CheckpointInfo, Ctx, Entities, Entity, NameOrId, Output, Plan,
-        Query, Resolved, Risk, Target, Tool, ToolError, resolve,
+        ArtifactInfo, Authoring, CheckpointInfo, Content, Ctx, Entities, Entity, NameOrId, Output,
+        Plan, Query, Resolved, Risk, Target, Tool, ToolError, resolve,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Serialize, de::DeserializeOwned};
 
 use crate::bindings::toolhost::plugin::types::{Annotations, Permission, ToolOutput, ToolSpec};
-use crate::{Ctx, Plan, Risk, ToolError};
+use crate::{Content, Ctx, Plan, Risk, ToolError};
 
 type CallFn = Box<dyn Fn(&Ctx, &str) -> Result<ToolOutput, ToolError>>;
 type PlanFn = Box<dyn Fn(&Ctx, &str) -> Result<Plan, ToolError>>;
@@ -158,7 +158,7 @@ impl Tool {
             title: self.title,
             description: self.description,
             input_schema: input,
-            output_schema: Some(output),
+            output_schema: (!is_null_schema(&output)).then_some(output),
             annotations: self.annotations,
             permission,
             risk: self.risk,
@@ -183,14 +183,18 @@ impl Tool {
     }
 }
 
-/// A structured result plus optional human-readable text.
+/// A structured result plus optional human-readable text and content blocks.
 ///
 /// Return `Output::new(value).with_text("…")` instead of `value` when the
-/// host's rendering of the JSON is not what a person should read.
+/// host's rendering of the JSON is not what a person should read, and add
+/// images, audio or resources with [`with_content`](Output::with_content).
+/// An `Output<()>` has no structured result (and the tool no output
+/// schema): its answer is its text and content alone.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Output<T> {
     structured: T,
     text: Option<String>,
+    content: Vec<Content>,
 }
 
 impl<T> Output<T> {
@@ -199,12 +203,21 @@ impl<T> Output<T> {
         Output {
             structured,
             text: None,
+            content: Vec::new(),
         }
     }
 
     /// Adds the text MCP clients show in place of the JSON.
     pub fn with_text(mut self, text: impl Into<String>) -> Self {
         self.text = Some(text.into());
+        self
+    }
+
+    /// Adds a content block (an image, audio, a link, an embedded
+    /// resource, more text) after the text: blocks are sent in the order
+    /// they are added. See [`Content`].
+    pub fn with_content(mut self, block: impl Into<Content>) -> Self {
+        self.content.push(block.into());
         self
     }
 }
@@ -228,6 +241,7 @@ impl<T: Serialize> Output<T> {
         Ok(ToolOutput {
             structured,
             text: self.text,
+            content: self.content.into_iter().map(|c| c.0).collect(),
         })
     }
 }
@@ -274,6 +288,12 @@ fn parse<A: DeserializeOwned>(args: &str) -> Result<A, ToolError> {
 }
 
 /// The input and output JSON Schemas (draft 2020-12) as JSON text.
+/// Whether `schema` (JSON text) is that of `()`: `"type": "null"`.
+fn is_null_schema(schema: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(schema)
+        .is_ok_and(|v| v.get("type").and_then(serde_json::Value::as_str) == Some("null"))
+}
+
 fn schemas<A: JsonSchema, O: JsonSchema>() -> (String, String) {
     let text =
         |s: schemars::Schema| serde_json::to_string(&s).expect("a schemars schema is plain JSON");

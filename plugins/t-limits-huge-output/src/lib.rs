@@ -7,6 +7,11 @@
 //! of memory: 20 MiB stays well within the default memory budget, and the
 //! host's output budget, not its memory cap, is what stops the answer.
 //!
+//! `huge_image` answers the same way in content blocks: an image of `bytes`
+//! bytes (a PNG signature, then filler) beside an embedded text resource
+//! holding `note`, so the host's bounds, artifacts and secret scan are
+//! proved on content as on structured answers.
+//!
 //! Every fixture also exports `ping`, so the host can prove the same plugin
 //! still answers right after the hostile call. Built into a test constant by
 //! `host/fixtures`; never deployed.
@@ -20,6 +25,13 @@ fn tools() -> Vec<Tool> {
             "huge",
             "Returns a structured answer of the requested size.",
             huge,
+        )
+        .permission("fixture", "run")
+        .read_only(),
+        Tool::new(
+            "huge_image",
+            "Returns an image block of the requested size, and an embedded text resource.",
+            huge_image,
         )
         .permission("fixture", "run")
         .read_only(),
@@ -77,4 +89,36 @@ fn huge(_ctx: &Ctx, args: HugeArgs) -> Result<Huge, ToolError> {
     Ok(Huge {
         data: Filler(args.bytes),
     })
+}
+
+/// Arguments of `huge_image`.
+#[derive(Deserialize, JsonSchema)]
+struct HugeImageArgs {
+    /// How many bytes the image has (the PNG signature included).
+    bytes: usize,
+    /// The embedded resource's text.
+    #[serde(default)]
+    note: String,
+}
+
+/// The structured part of `huge_image`'s answer.
+#[derive(Serialize, JsonSchema)]
+struct ImageInfo {
+    bytes: usize,
+}
+
+/// The PNG file signature.
+const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+
+fn huge_image(_ctx: &Ctx, args: HugeImageArgs) -> Result<Output<ImageInfo>, ToolError> {
+    let mut data = PNG_SIGNATURE.to_vec();
+    data.resize(args.bytes.max(PNG_SIGNATURE.len()), b'x');
+    let bytes = data.len();
+    Ok(Output::new(ImageInfo { bytes })
+        .with_content(Content::image("image/png", data))
+        .with_content(Content::embedded_text(
+            "fixture://note",
+            "text/plain",
+            args.note,
+        )))
 }

@@ -210,6 +210,7 @@ impl Toolhost {
         let out = ToolOutput {
             structured: snapshot(&run),
             text: Some(text),
+            content: Vec::new(),
         };
         Ok((out, vec![Effect::Run(RunEffect::Queue(Box::new(new)))]))
     }
@@ -332,6 +333,7 @@ pub fn run_output(run: &Run) -> ToolOutput {
     ToolOutput {
         structured: snapshot(run),
         text: Some(text),
+        content: Vec::new(),
     }
 }
 

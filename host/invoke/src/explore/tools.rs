@@ -34,6 +34,7 @@ fn answer(run: &toolhost_runs::Run, text: String) -> ToolOutput {
     ToolOutput {
         structured: snapshot(run),
         text: Some(text),
+        content: Vec::new(),
     }
 }
 
@@ -272,6 +273,7 @@ impl ListExplorations {
             } else {
                 text
             }),
+            content: Vec::new(),
         };
         Ok((out, Vec::new()))
     }

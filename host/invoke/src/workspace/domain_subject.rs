@@ -132,7 +132,7 @@ impl Toolhost {
         };
         match answer {
             Answer::Output(out) => Ok(moved(PromotionState::Promoted, None, Some(out.structured))),
-            Answer::Artifact(a) => Ok(moved(
+            Answer::Artifact(a, _) => Ok(moved(
                 PromotionState::Promoted,
                 None,
                 Some(json!({"artifact": a.id.uri(), "sha256": a.sha256.to_string()})),

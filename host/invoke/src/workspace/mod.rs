@@ -304,6 +304,7 @@ fn restored(m: &Mutation) -> Result<ToolOutput, InvokeError> {
     Ok(ToolOutput {
         structured: v.get("structured").cloned().unwrap_or(Value::Null),
         text: v.get("text").and_then(Value::as_str).map(str::to_owned),
+        content: Vec::new(),
     })
 }
 
@@ -439,6 +440,7 @@ mod tests {
         let out = ToolOutput {
             structured: json!({"version": 2}),
             text: Some("Proposal …".into()),
+            content: Vec::new(),
         };
         let who = Principal {
             subject: "alice".into(),

@@ -48,6 +48,7 @@ fn output(structured: Value, text: String) -> ToolOutput {
     ToolOutput {
         structured,
         text: Some(text),
+        content: Vec::new(),
     }
 }
 

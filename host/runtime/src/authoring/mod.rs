@@ -4,7 +4,7 @@
 //! that may not have side effects.
 //!
 //! The export is optional: a component without
-//! `toolhost:plugin/authoring@0.1.0` authors nothing and loads as before.
+//! `toolhost:plugin/authoring` authors nothing and loads as before.
 //! What the host does with the answers (sessions, proposals, promotion) is
 //! not this room's: it checks the answers at the boundary ([`answers`])
 //! and converts them to the host's own types below.
@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolhost_limits::CallBudget;
 use wasmtime::Store;
-use wasmtime::component::Instance;
 
 use crate::bindings::exports::toolhost::plugin::authoring as wit_authoring;
 use crate::bindings::toolhost::plugin::types as wit;
@@ -28,7 +27,7 @@ mod answers;
 use answers::{checked_kinds, current, diffed, validated};
 
 /// The `authoring` export's instance name: loaded only when present.
-pub(crate) const AUTHORING_EXPORT: &str = "toolhost:plugin/authoring@0.1.0";
+pub(crate) const AUTHORING_EXPORT: &str = "toolhost:plugin/authoring@0.2.0";
 
 /// Most kinds one plugin may author: as for entity kinds, a plugin with
 /// more is a flood, not a domain.
@@ -126,16 +125,12 @@ pub(crate) enum AuthoringAnswer {
     Diff(Result<Vec<wit_authoring::Change>, wit::ToolError>),
 }
 
-/// Runs `ask` on the instance's `authoring` export.
+/// Runs `ask` on a loaded `authoring` export.
 pub(crate) async fn run(
-    plugin: &Plugin,
+    guest: &wit_authoring::Guest,
     store: &mut Store<HostState>,
-    instance: &Instance,
     ask: AuthoringAsk<'_>,
 ) -> wasmtime::Result<AuthoringAnswer> {
-    let indices = (plugin.authoring.as_ref())
-        .ok_or_else(|| wasmtime::format_err!("the plugin exports no authoring"))?;
-    let guest = indices.load(&mut *store, instance)?;
     Ok(match ask {
         AuthoringAsk::Kinds => AuthoringAnswer::Kinds(guest.call_kinds(&mut *store).await?),
         AuthoringAsk::Current(c, k, s) => {
@@ -170,7 +165,7 @@ impl Runtime {
         &self,
         plugin: &Plugin,
     ) -> Result<Vec<AuthoringKind>, LoadError> {
-        if plugin.authoring.is_none() {
+        if !plugin.contract.has_authoring() {
             return Ok(Vec::new());
         }
         let refuse = |detail: String| LoadError::Describe {

@@ -69,5 +69,6 @@ pub(crate) fn add_to_linker(l: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wit::backend::add_to_linker::<HostState, HasBackend>(l, |s| &mut s.backend)?;
     wit::checkpoint::add_to_linker::<HostState, HasCheckpoint>(l, |s| &mut s.checkpoint)?;
     wit::artifacts::add_to_linker::<HostState, HasArtifacts>(l, |s| &mut s.artifacts)?;
+    crate::v0_1::imports::add_to_linker(l)?;
     Ok(())
 }

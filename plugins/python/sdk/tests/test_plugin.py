@@ -16,6 +16,7 @@ from toolhost_sdk import (
     Plugin,
     Target,
     UnknownTool,
+    content,
 )
 
 
@@ -136,6 +137,28 @@ class Call(unittest.TestCase):
         with self.assertRaises(UnknownTool) as e:
             words().call("shout")
         self.assertEqual(e.exception.message, "shout")
+
+    def test_content_blocks_travel_in_order_and_a_stranger_block_fails(self):
+        p = Plugin()
+
+        @p.tool(permission="w:r", description="d")
+        def chart() -> Output[dict]:
+            return Output(
+                {"weeks": 4},
+                text="The chart.",
+                content=[content.Image(b"\x89PNG", "image/png"), content.Link("test://c", "c")],
+            )
+
+        @p.tool(permission="w:r", description="d")
+        def odd() -> Output[dict]:
+            return Output({}, content=[{"type": "image"}])
+
+        out = p.call("chart")
+        self.assertEqual(out.content, (content.Image(b"\x89PNG", "image/png"), content.Link("test://c", "c")))
+        with self.assertRaisesRegex(Failed, "content block 0 is a dict"):
+            p.call("odd")
+        with self.assertRaisesRegex(TypeError, "text or a blob"):
+            content.Embedded("test://e")
 
     def test_an_answer_that_is_not_a_json_object_fails(self):
         p = Plugin()

@@ -49,7 +49,7 @@ to stderr, and resolving, backends, checkpoints and artifacts fail with a
 `ToolError`; `toolhost_sdk.testing.FakeHost` makes them answer.
 """
 
-from . import artifacts, backend, checkpoint, log, progress
+from . import artifacts, backend, checkpoint, content, log, progress
 from .ctx import Ctx
 from .entity import Entity, Parent
 from .errors import Failed, InvalidArguments, NeedsClarification, NotFound, ToolError, UnknownTool
@@ -89,6 +89,7 @@ __all__ = [
     "artifacts",
     "backend",
     "checkpoint",
+    "content",
     "entities",
     "log",
     "progress",

@@ -24,7 +24,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from . import _host, log
+from . import _host, content, log
 from .ctx import Ctx
 from .errors import ToolError
 from .plugin import PLUGIN
@@ -56,7 +56,24 @@ class Tool:
 
     def call(self, ctx: Any, tool: str, arguments: str) -> Any:
         out = _guard(lambda: PLUGIN.call(tool, arguments, _ctx(ctx)))
-        return _wit.ToolOutput(structured=out.structured, text=out.text)
+        return _wit.ToolOutput(structured=out.structured, text=out.text, content=[_block(b) for b in out.content])
+
+
+def _block(b: content.Block) -> Any:
+    """An SDK content block as the WIT `content-block` variant."""
+    if isinstance(b, content.Text):
+        return _wit.ContentBlock_Text(b.text)
+    if isinstance(b, content.Image):
+        return _wit.ContentBlock_Image(_wit.Media(mime_type=b.mime_type, data=bytes(b.data)))
+    if isinstance(b, content.Audio):
+        return _wit.ContentBlock_Audio(_wit.Media(mime_type=b.mime_type, data=bytes(b.data)))
+    if isinstance(b, content.Link):
+        link = _wit.ResourceLink(
+            uri=b.uri, name=b.name, title=b.title, description=b.description, mime_type=b.mime_type, size=b.size
+        )
+        return _wit.ContentBlock_ResourceLink(link)
+    body = _wit.ResourceBody_Text(b.text) if b.text is not None else _wit.ResourceBody_Blob(bytes(b.blob or b""))
+    return _wit.ContentBlock_Embedded(_wit.EmbeddedResource(uri=b.uri, mime_type=b.mime_type, body=body))
 
 
 class Entities:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-from . import schema
+from . import content, schema
 from .ctx import Ctx
 from .errors import Failed, InvalidArguments
 
@@ -43,6 +43,8 @@ class Output(Generic[T]):
 
     structured: T
     text: str | None = None
+    #: Content blocks sent after the text (`toolhost_sdk.content`).
+    content: list[content.Block] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class ToolOutput:
 
     structured: str
     text: str | None = None
+    content: tuple[content.Block, ...] = ()
 
     @property
     def value(self) -> Any:
@@ -207,9 +210,13 @@ class ToolDef:
 
 def serialize(tool: str, answer: Any) -> ToolOutput:
     """A tool's answer as JSON text; `Failed` if it is not a JSON object."""
-    text = None
+    text, blocks = None, ()
     if isinstance(answer, Output):
-        answer, text = answer.structured, answer.text
+        answer, text, answer_content = answer.structured, answer.text, answer.content
+        try:
+            blocks = content.check(answer_content)
+        except TypeError as e:
+            raise Failed(str(e)) from None
     try:
         value = schema.to_json(answer)
         structured = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
@@ -217,7 +224,7 @@ def serialize(tool: str, answer: Any) -> ToolOutput:
         raise Failed(f"output does not serialize to JSON: {e}") from None
     if not isinstance(value, dict):
         raise Failed(f"tool {tool} answered {schema.quote(value)}: an answer is a JSON object")
-    return ToolOutput(structured, text)
+    return ToolOutput(structured, text, blocks)
 
 
 def parse_json(text: str) -> Any:

@@ -11,16 +11,16 @@
 // An import whose WIT result is `err` throws an `Error` whose `payload`
 // is the error value.
 
-import { log as witLog } from "toolhost:plugin/log@0.1.0";
-import { report as witReport } from "toolhost:plugin/progress@0.1.0";
-import { resolve as witResolve } from "toolhost:plugin/resolver@0.1.0";
-import { send as witSend } from "toolhost:plugin/backend@0.1.0";
-import { open as witOpen } from "toolhost:plugin/checkpoint@0.1.0";
+import { log as witLog } from "toolhost:plugin/log@0.2.0";
+import { report as witReport } from "toolhost:plugin/progress@0.2.0";
+import { resolve as witResolve } from "toolhost:plugin/resolver@0.2.0";
+import { send as witSend } from "toolhost:plugin/backend@0.2.0";
+import { open as witOpen } from "toolhost:plugin/checkpoint@0.2.0";
 
-import type { Level } from "toolhost:plugin/log@0.1.0";
-import type { Query, Resolved, Clarification } from "toolhost:plugin/resolver@0.1.0";
-import type { Request, Response, Error as BackendError } from "toolhost:plugin/backend@0.1.0";
-import type { CheckpointInfo as WitCheckpointInfo } from "toolhost:plugin/checkpoint@0.1.0";
+import type { Level } from "toolhost:plugin/log@0.2.0";
+import type { Query, Resolved, Clarification } from "toolhost:plugin/resolver@0.2.0";
+import type { Request, Response, Error as BackendError } from "toolhost:plugin/backend@0.2.0";
+import type { CheckpointInfo as WitCheckpointInfo } from "toolhost:plugin/checkpoint@0.2.0";
 
 export type { Level, BackendError, Clarification };
 

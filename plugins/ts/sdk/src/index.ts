@@ -33,7 +33,20 @@
 
 export { ToolError, invalidArguments, notFound, failed, isToolError } from "./errors.ts";
 export { s, type Schema, type Infer, type NameOrId, type JsonSchema } from "./schema.ts";
-export { defineTool, withText, parseArguments, type Ctx, type Plan, type Target, type Risk, type Tool } from "./tool.ts";
+export {
+  defineTool,
+  withText,
+  withContent,
+  content,
+  parseArguments,
+  type ContentBlock,
+  type ResourceLink,
+  type Ctx,
+  type Plan,
+  type Target,
+  type Risk,
+  type Tool,
+} from "./tool.ts";
 export { defineEntities, noEntities, type Entities, type Entity, type Parent } from "./entities.ts";
 export { definePlugin, type Plugin } from "./plugin.ts";
 export { log, progress, type Level } from "./log.ts";

@@ -15,7 +15,7 @@
 import { isToolError, ToolError } from "./errors.ts";
 import { noEntities, snapshotOf, type Entities } from "./entities.ts";
 import * as host from "./host.ts";
-import type { Ctx, Tool, WitPlan, WitToolSpec } from "./tool.ts";
+import type { Ctx, Tool, WitOutput, WitPlan, WitToolSpec } from "./tool.ts";
 
 /** The WIT `entity`, ids as numbers (see host.ts). */
 interface WitEntity {
@@ -31,7 +31,7 @@ export interface Plugin {
   tool: {
     describe(): WitToolSpec[];
     plan(ctx: Ctx, tool: string, args: string): WitPlan;
-    call(ctx: Ctx, tool: string, args: string): { structured: string; text?: string };
+    call(ctx: Ctx, tool: string, args: string): WitOutput;
   };
   entities: {
     kinds(): string[];

@@ -8,7 +8,7 @@
 import type { Entity } from "./entities.ts";
 import type { Plugin } from "./plugin.ts";
 import type { HostQuery } from "./host.ts";
-import type { Ctx } from "./tool.ts";
+import type { ContentBlock, Ctx } from "./tool.ts";
 import { decode, encode } from "./utf8.ts";
 
 /** What a fake backend answers: a response, or a WIT transport error. */
@@ -95,13 +95,14 @@ export function testCtx(over: Partial<Ctx> = {}): Ctx {
 }
 
 /** What the host would make of a call: the structured answer parsed, or the WIT error. */
-export type CallResult = { ok: unknown; text?: string } | { err: { tag: string; val: string } };
+export type CallResult = { ok: unknown; text?: string; content?: ContentBlock[] } | { err: { tag: string; val: string } };
 
 /** Calls `tool` of `plugin` with `args` as the host does, catching tool errors. */
 export function callTool(plugin: Plugin, tool: string, args: unknown, ctx: Ctx = testCtx()): CallResult {
   try {
     const out = plugin.tool.call(ctx, tool, JSON.stringify(args));
-    return { ok: JSON.parse(out.structured), text: out.text };
+    const answer = { ok: JSON.parse(out.structured), text: out.text };
+    return out.content.length > 0 ? { ...answer, content: out.content } : answer;
   } catch (e) {
     const payload = (e as { payload?: { tag: string; val: string } } | null)?.payload;
     if (payload === undefined) throw e;

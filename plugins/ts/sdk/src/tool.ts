@@ -38,16 +38,67 @@ export interface Plan {
 
 const OUTPUT = Symbol("toolhost output");
 
-/** A structured answer plus the text MCP clients show in place of the JSON. */
+/** A structured answer plus the text MCP clients show in place of the JSON,
+ * and content blocks sent after it. */
 export interface Output<T> {
   readonly [OUTPUT]: true;
   readonly structured: T;
-  readonly text: string;
+  readonly text?: string;
+  readonly content: readonly ContentBlock[];
 }
 
 /** Answers `structured` with `text` for people (`withText({message}, message)`). */
-export function withText<T>(structured: T, text: string): Output<T> {
-  return { [OUTPUT]: true, structured, text };
+export function withText<T>(structured: T, text: string, blocks: readonly ContentBlock[] = []): Output<T> {
+  return { [OUTPUT]: true, structured, text, content: [...blocks] };
+}
+
+/** Answers `structured` with content blocks (images, audio, resources), sent in
+ * order: `withContent({weeks: 4}, [content.image("image/png", png)])`. The host
+ * counts each against the output budget, refuses one carrying a credential,
+ * and keeps one too large to send inline as an artifact, sending a link. */
+export function withContent<T>(structured: T, blocks: readonly ContentBlock[], text?: string): Output<T> {
+  return { [OUTPUT]: true, structured, text, content: [...blocks] };
+}
+
+/** One content block of an answer: the WIT `content-block`. Build it with `content`. */
+export type ContentBlock =
+  | { tag: "text"; val: string }
+  | { tag: "image"; val: { mimeType: string; data: Uint8Array } }
+  | { tag: "audio"; val: { mimeType: string; data: Uint8Array } }
+  | { tag: "resource-link"; val: ResourceLink }
+  | { tag: "embedded"; val: { uri: string; mimeType?: string; body: { tag: "text"; val: string } | { tag: "blob"; val: Uint8Array } } };
+
+/** A link to a resource the client may read. */
+export interface ResourceLink {
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: bigint;
+}
+
+/** Content blocks, by kind. */
+export const content = {
+  text: (text: string): ContentBlock => ({ tag: "text", val: text }),
+  image: (mimeType: string, data: Uint8Array): ContentBlock => ({ tag: "image", val: { mimeType, data } }),
+  audio: (mimeType: string, data: Uint8Array): ContentBlock => ({ tag: "audio", val: { mimeType, data } }),
+  link: (link: ResourceLink): ContentBlock => ({ tag: "resource-link", val: { ...link } }),
+  embeddedText: (uri: string, mimeType: string, text: string): ContentBlock => ({
+    tag: "embedded",
+    val: { uri, mimeType, body: { tag: "text", val: text } },
+  }),
+  embeddedBlob: (uri: string, mimeType: string, bytes: Uint8Array): ContentBlock => ({
+    tag: "embedded",
+    val: { uri, mimeType, body: { tag: "blob", val: bytes } },
+  }),
+};
+
+/** A tool's answer as the WIT carries it. */
+export interface WitOutput {
+  structured: string;
+  text?: string;
+  content: ContentBlock[];
 }
 
 /** What `defineTool` takes. */
@@ -79,7 +130,7 @@ export interface Tool {
   readonly name: string;
   spec(): WitToolSpec;
   plan(ctx: Ctx, args: string): WitPlan;
-  call(ctx: Ctx, args: string): { structured: string; text?: string };
+  call(ctx: Ctx, args: string): WitOutput;
 }
 
 /** The WIT `tool-spec`, as componentize lowers it. */
@@ -147,12 +198,14 @@ export function parseArguments<T>(input: Schema<T>, args: string): T {
   return input.check(value, "");
 }
 
-function outputOf<O>(answer: O | Output<O>): { structured: string; text?: string } {
+function outputOf<O>(answer: O | Output<O>): WitOutput {
   const wrapped = typeof answer === "object" && answer !== null && OUTPUT in answer;
   const structured = wrapped ? (answer as Output<O>).structured : answer;
   const json = JSON.stringify(structured);
   if (json === undefined) throw failed("the tool's answer does not serialize to JSON");
-  return { structured: json, text: wrapped ? (answer as Output<O>).text : undefined };
+  if (!wrapped) return { structured: json, content: [] };
+  const out = answer as Output<O>;
+  return { structured: json, text: out.text, content: [...out.content] };
 }
 
 /** `resource:action` split at the last colon; a malformed one refuses the plugin. */

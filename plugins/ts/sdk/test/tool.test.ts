@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
-import { defineEntities, definePlugin, defineTool, failed, notFound, s, withText } from "../src/index.ts";
+import { content, defineEntities, definePlugin, defineTool, failed, notFound, s, withContent, withText } from "../src/index.ts";
 import { callTool, fakeHost, snapshot, testCtx } from "../src/testing.ts";
 
 const echo = defineTool({
@@ -62,6 +62,26 @@ test("a call answers the structured JSON and its text, or the tool's error", () 
   assert.deepEqual(callTool(plugin, "nope", {}), { err: { tag: "unknown-tool", val: "nope" } });
   assert.deepEqual(callTool(plugin, "echo", { word: 1 }), {
     err: { tag: "invalid-arguments", val: 'field "word": expected a string, got an integer' },
+  });
+});
+
+test("content blocks travel after the text, in order, as the WIT variant", () => {
+  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47]);
+  const chart = defineTool({
+    name: "chart",
+    description: "A chart.",
+    permission: "charts:read",
+    input: s.object({}),
+    run: () =>
+      withContent({ weeks: 4 }, [content.image("image/png", png), content.link({ uri: "test://c", name: "c", size: 3n })], "The chart."),
+  });
+  assert.deepEqual(callTool(definePlugin({ tools: [chart] }), "chart", {}), {
+    ok: { weeks: 4 },
+    text: "The chart.",
+    content: [
+      { tag: "image", val: { mimeType: "image/png", data: png } },
+      { tag: "resource-link", val: { uri: "test://c", name: "c", size: 3n } },
+    ],
   });
 });
 

@@ -1,10 +1,15 @@
-"""The Python MCP SDK hears a plugin's log lines, at the level it asked for,
-in both eras.
+"""The Python MCP SDK uses what plugins speak of MCP beyond JSON, in both
+eras, against the conformance plugin.
 
-    .venv/bin/python tests/e2e/python_logging.py http://127.0.0.1:PORT/mcp
+    .venv/bin/python tests/e2e/python_features.py http://127.0.0.1:PORT/mcp
 
-Calls `test_tool_with_logging` (the conformance plugin: three lines at
-info) and counts the `notifications/message` its `logging_callback` hears:
+Content blocks: `test_image_content` answers an image block (a PNG, by its
+signature), `test_audio_content` an audio block (a WAV), and
+`test_multiple_content_types` a text, an image and an embedded JSON
+resource, in that order, in both eras.
+
+Logging: calls `test_tool_with_logging` (three lines at info) and counts
+the `notifications/message` its `logging_callback` hears:
 
 * 2025-11-25: none before `logging/setLevel`, none at `warning`, the three
   lines in order at `info`, each from logger `conformance`;
@@ -18,6 +23,8 @@ Prints one line per step; exits 1 with the reason on the first failure.
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import os
 import sys
 import traceback
@@ -25,11 +32,11 @@ import traceback
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.types import Implementation, LoggingMessageNotificationParams
+from mcp.types import AudioContent, EmbeddedResource, ImageContent, Implementation, LoggingMessageNotificationParams, TextContent
 
 TOOL = "test_tool_with_logging"
 LINES = ["Tool execution started", "Tool processing data", "Tool execution completed"]
-CLIENT_INFO = Implementation(name="toolhost-e2e-python-logging", version="0.1.0")
+CLIENT_INFO = Implementation(name="toolhost-e2e-python-features", version="0.1.0")
 
 
 class Failure(Exception):
@@ -96,7 +103,32 @@ async def stateless(url: str, log_level, want: list[str]) -> None:
     print(f"ok  2026-07-28 log_level={log_level!r}: {len(heard)} lines")
 
 
+async def content(url: str, mode: str) -> None:
+    http, client = connect(url, mode, [])
+    async with http, client:
+        image = await client.call_tool("test_image_content", {})
+        check(not image.is_error and len(image.content) == 1, f"{mode}: image answer {image}")
+        block = image.content[0]
+        check(isinstance(block, ImageContent) and block.mime_type == "image/png", f"{mode}: {block}")
+        check(base64.b64decode(block.data).startswith(b"\x89PNG\r\n\x1a\n"), f"{mode}: not a PNG")
+        check(image.structured_content is None, f"{mode}: a content-only answer has no structured content")
+
+        audio = (await client.call_tool("test_audio_content", {})).content[0]
+        check(isinstance(audio, AudioContent) and audio.mime_type == "audio/wav", f"{mode}: {audio}")
+        check(base64.b64decode(audio.data)[8:12] == b"WAVE", f"{mode}: not a WAV")
+
+        mixed = (await client.call_tool("test_multiple_content_types", {})).content
+        kinds = [type(b) for b in mixed]
+        check(kinds == [TextContent, ImageContent, EmbeddedResource], f"{mode}: mixed content {kinds}")
+        resource = mixed[2].resource
+        check(str(resource.uri) == "test://mixed-content-resource", f"{mode}: {resource}")
+        check(json.loads(resource.text) == {"test": "data", "value": 123}, f"{mode}: {resource}")
+    print(f"ok  {mode}: image, audio and mixed content blocks")
+
+
 async def main(url: str) -> None:
+    await content(url, "legacy")
+    await content(url, "2026-07-28")
     await legacy(url)
     await stateless(url, None, [])
     await stateless(url, "debug", LINES)
@@ -105,7 +137,7 @@ async def main(url: str) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit("usage: python_logging.py http://127.0.0.1:PORT/mcp")
+        sys.exit("usage: python_features.py http://127.0.0.1:PORT/mcp")
     try:
         asyncio.run(main(sys.argv[1]))
     except Failure as failure:
