@@ -55,11 +55,6 @@ const fn expect(
 /// list (the lead records it). Keep it sorted by feature.
 #[rustfmt::skip]
 const EXPECTED_FAILURES: &[Expected] = &[
-    // Client features a tool calls back into.
-    expect("tools-call-sampling", &[SESSION], "sampling (sampling/createMessage)"),
-    expect("tools-call-elicitation", &[SESSION], "elicitation (elicitation/create)"),
-    expect("elicitation-sep1034-defaults", &[SESSION], "elicitation (elicitation/create)"),
-    expect("elicitation-sep1330-enums", &[SESSION], "elicitation (elicitation/create)"),
     // Streams.
     expect("server-sse-polling", &[SESSION], "SSE resumability: a tool whose stream the host closes mid-call (test_reconnection), event ids, Last-Event-ID"),
     // Resources, prompts, completions.
@@ -77,21 +72,7 @@ const EXPECTED_FAILURES: &[Expected] = &[
     // Caching hints on the lists the host does not serve yet (tools/list has them).
     expect("caching:sep-2549-prompts-list-caching-hints", &[STATELESS], "prompts (prompts/list with ttlMs/cacheScope)"),
     // 2026-07-28 input-required rounds (MRTR).
-    expect("input-required-result-basic-elicitation", &[STATELESS], "input-required results (MRTR): elicitation"),
-    expect("input-required-result-basic-sampling", &[STATELESS], "input-required results (MRTR): sampling"),
-    expect("input-required-result-basic-list-roots", &[STATELESS], "input-required results (MRTR): roots"),
-    expect("input-required-result-request-state", &[STATELESS], "input-required results (MRTR): request state"),
-    expect("input-required-result-multiple-input-requests", &[STATELESS], "input-required results (MRTR)"),
-    expect("input-required-result-multi-round", &[STATELESS], "input-required results (MRTR)"),
-    expect("input-required-result-missing-input-response", &[STATELESS], "input-required results (MRTR): re-request a missing input response (SHOULD)"),
     expect("input-required-result-non-tool-request", &[STATELESS], "input-required results (MRTR) on prompts"),
-    expect("input-required-result-result-type", &[STATELESS], "input-required results (MRTR)"),
-    expect("input-required-result-tampered-state", &[STATELESS], "input-required results (MRTR): sealed request state"),
-    expect("input-required-result-capability-check", &[STATELESS], "input-required results (MRTR): client capability check"),
-    expect("input-required-result-validate-input", &[STATELESS], "input-required results (MRTR): validate inputResponses (SHOULD)"),
-    // server-stateless: the checks that need a tool the host cannot offer yet.
-    expect("server-stateless:sep-2575-server-rejects-undeclared-capability", &[STATELESS], "a tool requiring the sampling client capability (-32021), test_missing_capability"),
-    expect("server-stateless:sep-2575-missing-capability-http-400", &[STATELESS], "a tool requiring the sampling client capability (-32021), test_missing_capability"),
     // The tool list changes only by a reviewed catalog decision, never by a
     // tool call; the listen stream's notification is tested in e2e_catalog.
     expect("server-stateless:sep-2575-server-sends-tools-list-changed-on-subscription", &[STATELESS], "a tool that changes the tool list (test_trigger_tool_change), which no plugin may be"),

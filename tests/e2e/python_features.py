@@ -8,6 +8,15 @@ signature), `test_audio_content` an audio block (a WAV), and
 `test_multiple_content_types` a text, an image and an embedded JSON
 resource, in that order, in both eras.
 
+Asking the client (the plugin's `client` import), in both eras (a
+session is asked live; 2026-07-28 answers `input_required` and the SDK
+retries with the answers): `test_input_required_result_multiple_inputs`
+asks a form, the model and the roots at once, and the answers the
+`elicitation_callback`, `sampling_callback` and `list_roots_callback` give
+come back in its text; `test_elicitation` gets the form the callback
+accepts; a client without callbacks gets a tool error naming what it
+lacks.
+
 Logging: calls `test_tool_with_logging` (three lines at info) and counts
 the `notifications/message` its `logging_callback` hears:
 
@@ -32,7 +41,18 @@ import traceback
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.types import AudioContent, EmbeddedResource, ImageContent, Implementation, LoggingMessageNotificationParams, TextContent
+from mcp.types import (
+    AudioContent,
+    CreateMessageResult,
+    ElicitResult,
+    EmbeddedResource,
+    ImageContent,
+    Implementation,
+    ListRootsResult,
+    LoggingMessageNotificationParams,
+    Root,
+    TextContent,
+)
 
 TOOL = "test_tool_with_logging"
 LINES = ["Tool execution started", "Tool processing data", "Tool execution completed"]
@@ -48,7 +68,7 @@ def check(cond: bool, what: str) -> None:
         raise Failure(what)
 
 
-def connect(url: str, mode: str, heard: list[LoggingMessageNotificationParams], log_level=None) -> Client:
+def connect(url: str, mode: str, heard: list[LoggingMessageNotificationParams], log_level=None, **callbacks) -> Client:
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {os.environ['TOOLHOST_E2E_TOKEN']}"})
 
     async def hear(params: LoggingMessageNotificationParams) -> None:
@@ -62,6 +82,7 @@ def connect(url: str, mode: str, heard: list[LoggingMessageNotificationParams], 
         read_timeout_seconds=30,
         logging_callback=hear,
         log_level=log_level,
+        **callbacks,
     )
     return http, client
 
@@ -126,7 +147,48 @@ async def content(url: str, mode: str) -> None:
     print(f"ok  {mode}: image, audio and mixed content blocks")
 
 
+async def asks(url: str, mode: str) -> None:
+    asked: list[str] = []
+
+    async def on_elicit(context, params) -> ElicitResult:
+        asked.append(f"form:{params.message}")
+        fields = params.requested_schema["properties"]
+        content = {"name": "Ada"} if "name" in fields else {"username": "ada", "email": "ada@example.com"}
+        return ElicitResult(action="accept", content=content)
+
+    async def on_sample(context, params) -> CreateMessageResult:
+        asked.append(f"model:{params.messages[0].content.text}")
+        return CreateMessageResult(role="assistant", content=TextContent(type="text", text="Bonjour"), model="e2e-model")
+
+    async def on_roots(context) -> ListRootsResult:
+        asked.append("roots")
+        return ListRootsResult(roots=[Root(uri="file:///work/e2e", name="e2e")])
+
+    callbacks = {"elicitation_callback": on_elicit, "sampling_callback": on_sample, "list_roots_callback": on_roots}
+    http, client = connect(url, mode, [], **callbacks)
+    async with http, client:
+        many = await client.call_tool("test_input_required_result_multiple_inputs", {})
+        said = many.content[0].text if many.content else ""
+        check(not many.is_error, f"{mode}: multiple inputs answered isError: {many}")
+        for want in ['"name":"Ada"', 'sampled "Bonjour"', "1 roots"]:
+            check(want in said, f"{mode}: {want!r} not in {said!r}")
+        check(
+            sorted(asked) == sorted(["form:What is your name?", "model:Generate a greeting", "roots"]),
+            f"{mode}: asked {asked}",
+        )
+        form = await client.call_tool("test_elicitation", {"message": "Who are you?"})
+        check("ada@example.com" in form.content[0].text, f"{mode}: elicitation answer {form.content}")
+    http, client = connect(url, mode, [])
+    async with http, client:
+        bare = await client.call_tool("test_elicitation", {"message": "Who are you?"})
+        text = bare.content[0].text if bare.content else ""
+        check(bare.is_error and "elicitation" in text, f"{mode}: without a callback: {bare}")
+    print(f"ok  {mode}: a form, the model and the roots answered by the callbacks; none without them")
+
+
 async def main(url: str) -> None:
+    await asks(url, "legacy")
+    await asks(url, "2026-07-28")
     await content(url, "legacy")
     await content(url, "2026-07-28")
     await legacy(url)

@@ -69,6 +69,12 @@ pub fn capabilities(loaded: &LoadedPlugin, signer: Option<String>) -> Capabiliti
             limits.insert(format!("run.{}.{k}", tool.as_str()), v);
         }
     }
+    // Sampling is a grant with a budget: the review shows it as two limits
+    // raised from absent (a widening change).
+    if let Some(s) = &manifest.sampling {
+        limits.insert("sampling.messages".into(), u64::from(s.messages));
+        limits.insert("sampling.max_tokens".into(), u64::from(s.max_tokens));
+    }
     Capabilities {
         plugin: manifest.plugin.name.to_string(),
         version: manifest.plugin.version.clone(),

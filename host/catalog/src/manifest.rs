@@ -45,6 +45,22 @@ pub struct Manifest {
     pub risk: RiskSection,
     /// Every tool the component exports, with the permission a caller needs.
     pub tools: BTreeMap<ToolName, ToolSection>,
+    /// `[sampling]`: the plugin may ask the client's model (the `client`
+    /// import), within this budget per call. Absent: every sampling
+    /// request is refused.
+    #[serde(default)]
+    pub sampling: Option<SamplingSection>,
+}
+
+/// `[sampling]`: what one call may ask of the client's model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingSection {
+    /// Most messages one call sends, over all its sampling requests (1–64).
+    pub messages: u32,
+    /// Most tokens one call asks for, summed over its requests' `max-tokens`
+    /// (1–100000).
+    pub max_tokens: u32,
 }
 
 /// `[risk]`: what makes a call of this plugin high-risk beyond the
@@ -149,6 +165,15 @@ impl Manifest {
                 "backends.{name:?}: a backend name is 1–64 of [a-z0-9_-]"
             )));
         }
+        if let Some(s) = &m.sampling {
+            let fits = (1..=64).contains(&s.messages) && (1..=100_000).contains(&s.max_tokens);
+            if !fits {
+                return Err(refuse(format!(
+                    "sampling: messages {} and max_tokens {} must be 1–64 and 1–100000",
+                    s.messages, s.max_tokens
+                )));
+            }
+        }
         Ok(m)
     }
 }
@@ -182,6 +207,30 @@ mod tests {
         [tools.greet]
         permission = "hello:read"
     "#;
+
+    #[test]
+    fn sampling_is_granted_within_bounds_only() {
+        let path = Path::new("m.toml");
+        let with = |section: &str| Manifest::parse(&format!("{GOOD}\n{section}"), path);
+        let granted = with("[sampling]\nmessages = 4\nmax_tokens = 500").expect("valid");
+        assert_eq!(
+            granted.sampling,
+            Some(SamplingSection {
+                messages: 4,
+                max_tokens: 500
+            })
+        );
+        assert_eq!(Manifest::parse(GOOD, path).expect("valid").sampling, None);
+        for bad in [
+            "[sampling]\nmessages = 0\nmax_tokens = 5",
+            "[sampling]\nmessages = 65\nmax_tokens = 5",
+            "[sampling]\nmessages = 1\nmax_tokens = 0",
+            "[sampling]\nmessages = 1",
+            "[sampling]\nmessages = 1\nmax_tokens = 5\nmodel = \"x\"",
+        ] {
+            assert!(with(bad).is_err(), "{bad}");
+        }
+    }
 
     fn err(text: &str) -> String {
         Manifest::parse(text, Path::new("m.toml"))

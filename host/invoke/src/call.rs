@@ -14,7 +14,9 @@ use toolhost_catalog::Catalog;
 use toolhost_catalog::{LoadedPlugin, ToolRef};
 use toolhost_gates::{CheckpointStore, GateStore, IdempotencyKey};
 use toolhost_policy::{Decision, Grants, PolicyStore, Use, decide};
-use toolhost_runtime::{BackendGrant, CallContext, LogSink, ProgressSink, Runtime, Snapshots};
+use toolhost_runtime::{
+    BackendGrant, CallContext, ClientLink, LogSink, ProgressSink, Runtime, Snapshots,
+};
 use toolhost_secrets::Scanner;
 use toolhost_types::{Principal, PrincipalKind};
 use tracing::Instrument;
@@ -38,6 +40,9 @@ pub struct CallRequest {
     /// The conversation the call belongs to (the resolver's snapshots are
     /// cached per conversation). `None`: the principal and its client.
     pub conversation: Option<Conversation>,
+    /// Who the plugin may ask for input (the `client` import): the MCP
+    /// client, live or by rounds. `None`: nobody.
+    pub client: Option<ClientLink>,
 }
 
 impl CallRequest {
@@ -50,6 +55,7 @@ impl CallRequest {
             progress: None,
             log: None,
             conversation: None,
+            client: None,
         }
     }
 }
@@ -595,7 +601,9 @@ impl Audit {
         let breach = matches!(outcome, Err(InvokeError::Call(e)) if e.is_breach());
         match outcome {
             Ok(Answer::Output(_) | Answer::Artifact(..)) => self.event.outcome = Outcome::Executed,
-            Ok(Answer::Clarify(_)) => self.event.outcome = Outcome::NeedsClarification,
+            Ok(Answer::Clarify(_) | Answer::NeedsInput(_)) => {
+                self.event.outcome = Outcome::NeedsClarification;
+            }
             Ok(Answer::ApprovalRequired(gate)) => {
                 self.event.outcome = Outcome::ApprovalRequired;
                 self.event.gate_id = Some(gate.opened.id.to_string());

@@ -10,7 +10,10 @@ use toolhost_catalog::ToolRef;
 use toolhost_gates::{GateId, IdempotencyClaim, IdempotencyKey};
 use toolhost_policy::{Decision, Grants, Use, decide};
 use toolhost_resolver::Clarification;
-use toolhost_runtime::{CallContext, CheckpointGrant, Planned, Reply, ToolOutput};
+use toolhost_runtime::{
+    CallContext, CheckpointGrant, ClientChannel, ClientLink, Planned, Reply, SamplingGrant,
+    ToolOutput,
+};
 use toolhost_types::Principal;
 use tracing::Instrument;
 
@@ -28,6 +31,10 @@ pub enum Answer {
     Clarify(Clarification),
     /// The call waits for a person's approval; nothing ran.
     ApprovalRequired(Box<toolhost_gates::Gate>),
+    /// The call stopped for the client's input (a stateless request): these
+    /// requests by the plugin's key, `{"method", "params"}` each. Nothing
+    /// acted: a plugin may ask only before it acts.
+    NeedsInput(std::collections::BTreeMap<String, serde_json::Value>),
     /// The tool ran; its answer was over the inline limit and is kept as
     /// this artifact (read back with `resources/read`), sent with its
     /// content blocks (those too large to send are links to artifacts).
@@ -139,7 +146,9 @@ impl Toolhost {
             plugin: plugin.manifest.plugin.name.to_string(),
             scanner: self.scanner.clone(),
         });
-        let ctx = ctx.with_checkpoints(checkpoints);
+        let ctx = ctx
+            .with_checkpoints(checkpoints)
+            .with_client(self.client_link(plugin, req, host));
         let reply = self
             .runtime
             .call(&plugin.plugin, &ctx, &req.tool, args_text, &plugin.budget)
@@ -154,7 +163,33 @@ impl Toolhost {
                 Answer::Output(out)
             }
             Reply::Clarify(c) => Answer::Clarify(c),
+            Reply::NeedsInput(requests) => Answer::NeedsInput(requests),
         })
+    }
+
+    /// The call's link to its client, with what the plugin's manifest
+    /// grants of sampling and the host's scanner. A stateless call that
+    /// consumed an approval gate may not ask: it could not run again.
+    fn client_link(
+        &self,
+        plugin: &toolhost_catalog::LoadedPlugin,
+        req: &CallRequest,
+        host: &HostArguments,
+    ) -> Option<ClientLink> {
+        let mut link = req.client.clone()?;
+        link.scanner = self.scanner.clone();
+        link.sampling = plugin.manifest.sampling.map(|s| SamplingGrant {
+            messages: s.messages,
+            tokens: s.max_tokens,
+        });
+        if host.gate_id.is_some() && matches!(link.channel, ClientChannel::Rounds(_)) {
+            link.refusal = Some(
+                "a stateless call approved through a gate cannot ask: the gate is spent, so the \
+                 call could not run again with the answers"
+                    .into(),
+            );
+        }
+        Some(link)
     }
 
     pub(crate) fn gate_store(&self) -> Result<&Arc<dyn toolhost_gates::GateStore>, InvokeError> {

@@ -72,7 +72,8 @@ impl Toolhost {
             // A question stops the call before it acts.
             Answer::Clarify(c) => exposed(self.in_clarification(c), false),
             // Its plan was screened before the gate was opened.
-            Answer::ApprovalRequired(_) | Answer::Artifact(..) => Ok(()),
+            // Its requests were scanned before the call stopped for them.
+            Answer::ApprovalRequired(_) | Answer::Artifact(..) | Answer::NeedsInput(_) => Ok(()),
         }
     }
 

@@ -73,6 +73,13 @@ struct Sealed {
     offered: Vec<i64>,
     /// Earlier rounds' choices: argument → id.
     chosen: BTreeMap<String, i64>,
+    /// The client's answers to the plugin's earlier requests (the `client`
+    /// import), by the plugin's key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    inputs: BTreeMap<String, Value>,
+    /// The keys of the plugin's requests this round asks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pending: Vec<String>,
 }
 
 /// What a retry asks the call path to do.
@@ -82,6 +89,9 @@ pub(crate) struct Retry {
     pub(crate) chosen: BTreeMap<String, i64>,
     /// The person declined: answer with the question, not another form.
     pub(crate) declined: bool,
+    /// The client's answers to the plugin's requests so far, by key: what
+    /// the call's `client` import answers from.
+    pub(crate) inputs: BTreeMap<String, Value>,
 }
 
 /// Where the sealing keys and the spent states live when several replicas
@@ -193,12 +203,58 @@ impl Asker {
             field: c.field.clone(),
             offered: c.candidates.iter().map(|c| c.id).collect(),
             chosen: chosen.clone(),
+            inputs: BTreeMap::new(),
+            pending: Vec::new(),
         };
+        let state = self.seal(who, tool, arguments, &sealed)?;
+        let request = InputRequest::Elicitation(ElicitRequest::new(form(c)?));
+        let requests = BTreeMap::from([(c.field.clone(), request)]);
+        Ok(InputRequiredResult::new(Some(requests), Some(state)))
+    }
+
+    /// The plugin's requests (key → `{"method", "params"}`) as an MRTR
+    /// result, sealing the answers given so far (`retry`) for the next run.
+    pub(crate) fn plugin_inputs(
+        &self,
+        who: &Principal,
+        tool: &str,
+        arguments: &Value,
+        requests: BTreeMap<String, Value>,
+        retry: &Retry,
+    ) -> Result<InputRequiredResult, ErrorData> {
+        let mut nonce = [0u8; 16];
+        getrandom::fill(&mut nonce).expect("the OS random source is available");
+        let sealed = Sealed {
+            nonce: hex(&nonce),
+            field: String::new(),
+            offered: Vec::new(),
+            chosen: retry.chosen.clone(),
+            inputs: retry.inputs.clone(),
+            pending: requests.keys().cloned().collect(),
+        };
+        let state = self.seal(who, tool, arguments, &sealed)?;
+        let mut asked = BTreeMap::new();
+        for (key, request) in requests {
+            let request: InputRequest = serde_json::from_value(request).map_err(|e| {
+                tracing::error!(error = %e, key, "a plugin's input request does not parse");
+                ErrorData::internal_error("internal error", None)
+            })?;
+            asked.insert(key, request);
+        }
+        Ok(InputRequiredResult::new(Some(asked), Some(state)))
+    }
+
+    fn seal(
+        &self,
+        who: &Principal,
+        tool: &str,
+        arguments: &Value,
+        sealed: &Sealed,
+    ) -> Result<String, ErrorData> {
         let bound = binding(who, tool, arguments);
-        let state = self
-            .codec()
+        self.codec()
             .seal_json_with(
-                &sealed,
+                sealed,
                 &SealOptions::new()
                     .associated_data(bound.as_bytes())
                     .ttl(STATE_TTL),
@@ -206,10 +262,7 @@ impl Asker {
             .map_err(|e| {
                 tracing::error!(error = %e, "sealing a request state failed");
                 ErrorData::internal_error("internal error", None)
-            })?;
-        let request = InputRequest::Elicitation(ElicitRequest::new(form(c)?));
-        let requests = BTreeMap::from([(c.field.clone(), request)]);
-        Ok(InputRequiredResult::new(Some(requests), Some(state)))
+            })
     }
 
     /// Opens a retry's state and reads the person's answer. A state that
@@ -239,7 +292,21 @@ impl Asker {
         let mut retry = Retry {
             chosen: sealed.chosen,
             declined: false,
+            inputs: sealed.inputs,
         };
+        // The plugin's requests: each answer is kept as sent (an earlier
+        // round's stays); the call's `client` import checks it against the
+        // request when asked again (one that does not fit is asked again),
+        // and reads only the keys the plugin asks.
+        for (key, answer) in responses.into_iter().flatten() {
+            retry
+                .inputs
+                .entry(key.clone())
+                .or_insert_with(|| answer.clone());
+        }
+        if sealed.field.is_empty() {
+            return Ok(retry);
+        }
         let Some(answer) = responses.and_then(|r| r.get(&sealed.field)) else {
             return Ok(retry);
         };

@@ -1,5 +1,6 @@
 //! The rmcp `ServerHandler`: `tools/list` and `tools/call` over the host.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rmcp::handler::server::ServerHandler;
@@ -16,6 +17,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::Value;
 use toolhost_invoke::{Answer, CallRequest, Conversation, Toolhost};
 use toolhost_resolver::Clarification;
+use toolhost_runtime::CallError;
 use toolhost_types::Principal;
 use tracing::Instrument;
 
@@ -120,6 +122,7 @@ impl McpServer {
         arguments: Value,
         ctx: &RequestContext<RoleServer>,
         as_task: bool,
+        inputs: &BTreeMap<String, Value>,
     ) -> Result<Answer, toolhost_invoke::InvokeError> {
         let token = ctx.meta.get_progress_token().filter(|_| !as_task);
         let (progress, relay) = match token {
@@ -144,6 +147,8 @@ impl McpServer {
             progress,
             log,
             conversation: conversation(ctx),
+            // A run is not asked for by this request: nobody to ask.
+            client: (!as_task).then(|| crate::client::link(ctx, inputs.clone())),
         };
         let outcome = self.host.call(who, req, &ctx.ct).await;
         if let Some(relay) = relay {
@@ -261,7 +266,12 @@ impl McpServer {
                     )
                     .await?
             }
-            None => ask::Retry::default(),
+            // Answers sent without a state (the client knew what the tool
+            // asks): the plugin reads those it asks for, each checked.
+            None => ask::Retry {
+                inputs: request.input_responses.clone().unwrap_or_default(),
+                ..ask::Retry::default()
+            },
         };
         let channel = ask::channel(
             ctx.protocol_version().as_ref(),
@@ -274,7 +284,8 @@ impl McpServer {
         let mut rounds = 0;
         loop {
             let pinned = ask::pinned(&arguments, &retry.chosen);
-            let question = match self.run(&who, &tool, pinned, &ctx, as_task).await {
+            let answer = self.run(&who, &tool, pinned, &ctx, as_task, &retry.inputs);
+            let question = match answer.await {
                 Ok(Answer::Clarify(c)) if !retry.declined => c,
                 Ok(Answer::Clarify(c)) => {
                     return Ok(CallToolResponse::Complete(clarify::result(&c)));
@@ -294,6 +305,15 @@ impl McpServer {
                 Ok(Answer::ApprovalRequired(gate)) => {
                     return Ok(CallToolResponse::Complete(convert::approval(&gate)));
                 }
+                Ok(Answer::NeedsInput(requests)) => {
+                    let asked = self
+                        .asker
+                        .plugin_inputs(&who, &tool, &arguments, requests, &retry)?;
+                    return Ok(CallToolResponse::InputRequired(asked));
+                }
+                Err(toolhost_invoke::InvokeError::Call(CallError::MissingClientCapability {
+                    capability,
+                })) => return Err(crate::client::missing_capability(&capability)),
                 Ok(Answer::Artifact(artifact, content)) => {
                     let result = convert::artifact(&artifact, content);
                     return Ok(CallToolResponse::Complete(result));

@@ -14,6 +14,7 @@
 
 mod ask;
 mod clarify;
+mod client;
 mod convert;
 mod cursor;
 mod handler;

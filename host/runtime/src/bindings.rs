@@ -17,6 +17,7 @@ wasmtime::component::bindgen!({
     imports: {
         "toolhost:plugin/backend.send": async | trappable,
         "toolhost:plugin/checkpoint.open": async | trappable,
+        "toolhost:plugin/client.ask": async | trappable,
         default: trappable,
     },
     exports: { default: async },

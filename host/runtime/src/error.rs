@@ -77,6 +77,21 @@ pub enum CallError {
         /// What was wrong.
         detail: String,
     },
+    /// A stateless request asked for what its client did not declare
+    /// (`sampling`): MCP's -32021, Missing Required Client Capability.
+    #[error("the client did not declare the {capability} capability this call needs")]
+    MissingClientCapability {
+        /// The capability, e.g. `sampling`.
+        capability: String,
+    },
+    /// Not a failure: the call stopped for the client's input, these
+    /// requests (key → `{"method", "params"}`). [`Runtime::call`](crate::Runtime::call)
+    /// answers it as [`Reply::NeedsInput`](crate::Reply::NeedsInput).
+    #[error("the call needs the client's input")]
+    InputRequired {
+        /// The requests, by the plugin's key.
+        requests: std::collections::BTreeMap<String, serde_json::Value>,
+    },
     /// The plugin used a capability outside what its manifest declares
     /// (a resolver kind not in `resolves`, …): a bug in the plugin.
     #[error("the plugin broke its contract: {detail}")]
@@ -107,6 +122,8 @@ impl CallError {
             CallError::Trapped { .. } => "TRAPPED",
             CallError::InvalidOutput { .. } => "INVALID_OUTPUT",
             CallError::ContractViolation { .. } => "CONTRACT_VIOLATION",
+            CallError::MissingClientCapability { .. } => "MISSING_CLIENT_CAPABILITY",
+            CallError::InputRequired { .. } => "INPUT_REQUIRED",
             CallError::Internal => "INTERNAL",
         }
     }

@@ -24,6 +24,7 @@
 //! match out {
 //!     Reply::Output(out) => println!("{}", out.structured),
 //!     Reply::Clarify(question) => println!("{}", question.ask_user),
+//!     Reply::NeedsInput(requests) => println!("asks its client {} things", requests.len()),
 //! }
 //! # Ok(()) }
 //! ```
@@ -55,6 +56,10 @@ pub use content::{
 pub use error::{CallError, LoadError};
 pub use host::backend::BackendGrant;
 pub use host::checkpoint::CheckpointGrant;
+pub use host::client::{
+    AskClient, AskError, AskFuture, CLIENT_ASK_TIMEOUT, ClientChannel, ClientLink, ClientRound,
+    ClientSupport, MAX_CLIENT_REQUESTS, MAX_CLIENT_ROUNDS, SamplingGrant,
+};
 pub use host::exploration::{Exploration, KeptArtifact, RunLog};
 pub use host::log::{LogLevel, LogLine, LogSink};
 pub use host::progress::{MAX_PROGRESS_MESSAGE, ProgressReport, ProgressSink};

@@ -22,6 +22,9 @@ use crate::error::{Breach, CallError, ContractBreach, LoadError};
 use crate::host;
 use crate::host::backend::BackendGrant;
 use crate::host::checkpoint::CheckpointGrant;
+use crate::host::client::{
+    CLIENT_ASK_TIMEOUT, ClientCapability, ClientLink, ClientStop, MAX_CLIENT_ROUNDS,
+};
 use crate::host::exploration::Exploration;
 use crate::host::log::LogSink;
 use crate::host::progress::ProgressSink;
@@ -111,6 +114,10 @@ pub enum Reply {
     Output(ToolOutput),
     /// The call needs a person to choose first.
     Clarify(Clarification),
+    /// The call stopped for its client's input (a stateless request): these
+    /// requests, by the plugin's key (`{"method", "params"}` each). Run it
+    /// again with the answers.
+    NeedsInput(std::collections::BTreeMap<String, serde_json::Value>),
 }
 
 /// A plan's answer: the plan, or the question the resolver asked instead.
@@ -128,6 +135,13 @@ impl Reply {
         match self {
             Reply::Output(out) => Ok(out),
             Reply::Clarify(c) => Err(Box::new(c)),
+            Reply::NeedsInput(_) => Err(Box::new(Clarification {
+                reason: toolhost_resolver::Reason::MissingRequired,
+                ask_user: "the call needs the client's input".into(),
+                candidates: Vec::new(),
+                scoped_by: Default::default(),
+                field: String::new(),
+            })),
         }
     }
 }
@@ -161,6 +175,8 @@ pub struct CallContext {
     pub backends: Option<BackendGrant>,
     /// Where the plugin's checkpoints go (none: opening one is refused).
     pub checkpoints: Option<CheckpointGrant>,
+    /// Who the plugin may ask for input (none: every ask is `unsupported`).
+    pub client: Option<ClientLink>,
     /// The exploration run this call is (none: an ordinary call): its
     /// backends are the exploration ones, read-only, and it may keep
     /// artifacts.
@@ -179,8 +195,15 @@ impl CallContext {
             snapshots: Arc::default(),
             backends: None,
             checkpoints: None,
+            client: None,
             exploration: None,
         }
+    }
+
+    /// This context, asking its client through `link`.
+    pub fn with_client(mut self, link: Option<ClientLink>) -> Self {
+        self.client = link;
+        self
     }
 
     /// This context, as exploration run `run`.
@@ -487,10 +510,14 @@ impl Runtime {
         budget: &CallBudget,
     ) -> Result<Reply, CallError> {
         let wctx = ctx.wit();
-        match self
+        let answer = match self
             .sandboxed(plugin, ctx, budget, Ask::Call(&wctx, tool, args))
-            .await?
+            .await
         {
+            Err(CallError::InputRequired { requests }) => return Ok(Reply::NeedsInput(requests)),
+            other => other?,
+        };
+        match answer {
             Answer::Call(_, Some(question)) => Ok(Reply::Clarify(question)),
             Answer::Call(Ok(out), None) => {
                 let size = out.structured.len() + out.text.as_ref().map_or(0, String::len);
@@ -549,7 +576,13 @@ impl Runtime {
         let quiet = !ask.may_act();
         let mut store = self.new_store(plugin.name.as_str(), ctx, &call_id, budget, quiet);
         let run = run_ask(plugin, &mut store, ask);
-        let outcome = match tokio::time::timeout(budget.timeout + WALL_GRACE, run).await {
+        // A live client's answers are waited for beyond the budget.
+        let waits = if ClientCapability::is_live(ctx.client.as_ref()) {
+            CLIENT_ASK_TIMEOUT * MAX_CLIENT_ROUNDS as u32
+        } else {
+            Duration::ZERO
+        };
+        let outcome = match tokio::time::timeout(budget.timeout + WALL_GRACE + waits, run).await {
             Ok(r) => r,
             Err(_) => {
                 return Err(CallError::Timeout {
@@ -578,8 +611,9 @@ impl Runtime {
         store.limiter(|s| &mut s.limiter);
         let deadline = Instant::now() + budget.timeout;
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            if Instant::now() >= deadline {
+        store.epoch_deadline_callback(move |store| {
+            // Time spent waiting for a live client is not the call's.
+            if Instant::now() >= deadline + store.data().client.waited {
                 Err(Breach::Timeout.into())
             } else {
                 Ok(UpdateDeadline::Yield(1))
@@ -612,6 +646,16 @@ pub(crate) fn classify(
             },
             Breach::Log { limit } => CallError::LogLimit { limit },
             Breach::HostCalls { limit } => CallError::HostCallLimit { limit },
+        };
+    }
+    if let Some(stop) = e.downcast_ref::<ClientStop>() {
+        return match stop {
+            ClientStop::InputRequired => CallError::InputRequired {
+                requests: state.client.pending.clone(),
+            },
+            ClientStop::MissingCapability(c) => CallError::MissingClientCapability {
+                capability: (*c).to_owned(),
+            },
         };
     }
     if let Some(ContractBreach(detail)) = e.downcast_ref::<ContractBreach>() {

@@ -8,6 +8,7 @@ use crate::host::HostCallMeter;
 use crate::host::artifacts::ArtifactsCapability;
 use crate::host::backend::BackendCapability;
 use crate::host::checkpoint::CheckpointCapability;
+use crate::host::client::{Acted, ClientCapability};
 use crate::host::log::LogCapability;
 use crate::host::progress::ProgressCapability;
 use crate::host::resolver::{Quiet, ResolverCapability};
@@ -27,6 +28,7 @@ pub(crate) struct HostState {
     pub(crate) backend: BackendCapability,
     pub(crate) checkpoint: CheckpointCapability,
     pub(crate) artifacts: ArtifactsCapability,
+    pub(crate) client: ClientCapability,
     /// The exploration run this call is, if it is one.
     run: Option<crate::host::exploration::Exploration>,
 }
@@ -42,6 +44,10 @@ impl HostState {
         quiet: bool,
     ) -> Self {
         let meter = HostCallMeter::new(budget.host_calls);
+        let acted = Acted::default();
+        // A run's context has no client: nobody to ask.
+        let link = ctx.client.clone().filter(|_| ctx.exploration.is_none());
+        let client = ClientCapability::new(link, meter.clone(), quiet, acted.clone());
         let quiet = Quiet::new(quiet);
         Self {
             wasi: sandbox_wasi(),
@@ -63,7 +69,8 @@ impl HostState {
                 meter.clone(),
                 quiet.clone(),
             )
-            .in_run(ctx.exploration.clone()),
+            .in_run(ctx.exploration.clone())
+            .acting(acted.clone()),
             artifacts: ArtifactsCapability::new(
                 ctx.exploration.clone(),
                 &ctx.tenant,
@@ -76,7 +83,9 @@ impl HostState {
                 &ctx.principal,
                 meter,
                 quiet,
-            ),
+            )
+            .acting(acted),
+            client,
             run: ctx.exploration.clone(),
         }
     }

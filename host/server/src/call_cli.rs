@@ -135,6 +135,11 @@ pub(crate) async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
             eprintln!("NEEDS_CLARIFICATION: {}", c.ask_user);
             Ok(ExitCode::from(NEEDS_CLARIFICATION))
         }
+        // No client is linked here: a plugin's ask is `unsupported`.
+        Ok(Reply::NeedsInput(_)) => {
+            eprintln!("INPUT_REQUIRED: the call asked for a client's input");
+            Ok(ExitCode::FAILURE)
+        }
         Err(e) => {
             eprintln!("{}: {e}", e.code());
             Ok(ExitCode::FAILURE)

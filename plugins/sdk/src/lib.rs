@@ -153,6 +153,7 @@ pub mod artifacts;
 pub mod authoring;
 pub mod backend;
 pub mod checkpoint;
+pub mod client;
 mod content;
 mod ctx;
 pub mod entities;
@@ -209,6 +210,7 @@ pub mod prelude {
     pub use crate::artifacts;
     pub use crate::backend;
     pub use crate::checkpoint;
+    pub use crate::client;
     pub use crate::log;
     pub use crate::progress;
     pub use crate::{

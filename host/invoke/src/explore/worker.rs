@@ -239,8 +239,7 @@ impl RunWorker {
                 RunState::Cancelled,
                 Err(error("CANCELLED", "cancelled while it ran".into())),
             ),
-            Ok(Ok(Reply::Output(out))) => match self.host.scanner.find(&out.structured.to_string())
-            {
+            Ok(Ok(Reply::Output(out))) => match run_secret(&self.host.scanner, &out) {
                 Some(f) => ending(
                     RunState::Failed,
                     Err(error(
@@ -250,6 +249,13 @@ impl RunWorker {
                 ),
                 None => ending(RunState::Succeeded, Ok(out)),
             },
+            Ok(Ok(Reply::NeedsInput(_))) => ending(
+                RunState::Failed,
+                Err(error(
+                    "INPUT_REQUIRED",
+                    "a run cannot ask its client".into(),
+                )),
+            ),
             Ok(Ok(Reply::Clarify(c))) => ending(
                 RunState::Failed,
                 Err(error(
@@ -411,4 +417,21 @@ impl RunWorker {
 
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// A secret anywhere in a run's answer: its structured result, its text,
+/// its content blocks.
+fn run_secret(
+    scanner: &toolhost_secrets::Scanner,
+    out: &toolhost_runtime::ToolOutput,
+) -> Option<toolhost_secrets::Finding> {
+    let structured = out.structured.to_string();
+    let texts = out
+        .content
+        .iter()
+        .flat_map(toolhost_runtime::ContentBlock::texts);
+    scanner
+        .find(&structured)
+        .or_else(|| out.text.as_deref().and_then(|t| scanner.find(t)))
+        .or_else(|| texts.into_iter().find_map(|t| scanner.find(&t)))
 }

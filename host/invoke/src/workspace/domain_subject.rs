@@ -145,6 +145,9 @@ impl Toolhost {
             Answer::Clarify(c) => Err(InvokeError::PromotionNeedsClarification {
                 question: c.ask_user.clone(),
             }),
+            Answer::NeedsInput(_) => Err(InvokeError::PromotionNeedsClarification {
+                question: "the promoting tool asks the client for input".into(),
+            }),
         }
     }
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use toolhost_backend::{Access, BackendError, Backends, Method, Request};
 
 use super::HostCallMeter;
+use super::client::Acted;
 use super::exploration::Exploration;
 use super::resolver::Quiet;
 use crate::bindings::toolhost::plugin::backend as wit;
@@ -30,6 +31,7 @@ pub(crate) struct BackendCapability {
     meter: HostCallMeter,
     quiet: Quiet,
     run: Option<Exploration>,
+    acted: Acted,
 }
 
 impl BackendCapability {
@@ -45,7 +47,14 @@ impl BackendCapability {
             meter,
             quiet,
             run: None,
+            acted: Acted::default(),
         }
+    }
+
+    /// This capability marking `acted` when it sends a write.
+    pub(crate) fn acting(mut self, acted: Acted) -> Self {
+        self.acted = acted;
+        self
     }
 
     /// This capability inside exploration run `run`: exploration backends
@@ -111,6 +120,10 @@ impl wit::Host for BackendCapability {
             body: req.body,
         };
         let started = std::time::Instant::now();
+        if !verb.is_safe() {
+            // It may reach the backend whatever comes back.
+            self.acted.set();
+        }
         let sent = grant.backends.send(&access, request).await;
         if let Some(run) = &self.run {
             match &sent {

@@ -9,6 +9,7 @@ use std::time::SystemTime;
 use toolhost_gates::{Checkpoint, CheckpointStore, NewCheckpoint};
 
 use super::HostCallMeter;
+use super::client::Acted;
 use super::resolver::Quiet;
 use crate::bindings::toolhost::plugin::checkpoint as wit;
 
@@ -44,6 +45,7 @@ pub(crate) struct CheckpointCapability {
     principal: String,
     meter: HostCallMeter,
     quiet: Quiet,
+    acted: Acted,
 }
 
 impl CheckpointCapability {
@@ -60,7 +62,14 @@ impl CheckpointCapability {
             principal: principal.into(),
             meter,
             quiet,
+            acted: Acted::default(),
         }
+    }
+
+    /// This capability marking `acted` when it opens a checkpoint.
+    pub(crate) fn acting(mut self, acted: Acted) -> Self {
+        self.acted = acted;
+        self
     }
 }
 
@@ -127,7 +136,10 @@ impl wit::Host for CheckpointCapability {
             created_at,
         };
         Ok(match grant.store.open_checkpoint(new).await {
-            Ok(c) => Ok(info(&c)),
+            Ok(c) => {
+                self.acted.set();
+                Ok(info(&c))
+            }
             Err(e) => {
                 tracing::error!(error = %e, "opening a checkpoint failed");
                 Err("the checkpoint store is unavailable".into())

@@ -8,6 +8,7 @@
 pub(crate) mod artifacts;
 pub(crate) mod backend;
 pub(crate) mod checkpoint;
+pub(crate) mod client;
 pub(crate) mod exploration;
 pub(crate) mod log;
 mod meter;
@@ -52,6 +53,11 @@ impl HasData for HasArtifacts {
     type Data<'a> = &'a mut artifacts::ArtifactsCapability;
 }
 
+struct HasClient;
+impl HasData for HasClient {
+    type Data<'a> = &'a mut client::ClientCapability;
+}
+
 struct HasTypes;
 impl HasData for HasTypes {
     type Data<'a> = &'a mut HostState;
@@ -69,6 +75,7 @@ pub(crate) fn add_to_linker(l: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wit::backend::add_to_linker::<HostState, HasBackend>(l, |s| &mut s.backend)?;
     wit::checkpoint::add_to_linker::<HostState, HasCheckpoint>(l, |s| &mut s.checkpoint)?;
     wit::artifacts::add_to_linker::<HostState, HasArtifacts>(l, |s| &mut s.artifacts)?;
+    wit::client::add_to_linker::<HostState, HasClient>(l, |s| &mut s.client)?;
     crate::v0_1::imports::add_to_linker(l)?;
     Ok(())
 }
