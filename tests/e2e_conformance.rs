@@ -55,8 +55,6 @@ const fn expect(
 /// list (the lead records it). Keep it sorted by feature.
 #[rustfmt::skip]
 const EXPECTED_FAILURES: &[Expected] = &[
-    // Streams.
-    expect("server-sse-polling", &[SESSION], "SSE resumability: a tool whose stream the host closes mid-call (test_reconnection), event ids, Last-Event-ID"),
     // Resources, prompts, completions.
     expect("completion-complete", BOTH, "completions (completion/complete)"),
     expect("resources-read-text", BOTH, "the suite's fixed resources (the host serves only artifacts of its own calls)"),

@@ -3,7 +3,8 @@
 //! `server/discover` probe landing on stateless 2026-07-28, and 2026-07-28
 //! pinned (tests/e2e/python_client.py); and what plugins speak of MCP
 //! beyond JSON, in both eras (tests/e2e/python_features.py): content
-//! blocks, and log lines heard at the level the client set.
+//! blocks, and log lines heard at the level the client set; and a stream
+//! resumed with `Last-Event-ID` (tests/e2e/python_resume.py).
 
 mod support;
 
@@ -29,4 +30,15 @@ fn python_sdk_client_gets_content_blocks_and_hears_log_lines_at_its_level() {
     let server = Server::start(&[toolhost_fixtures::CONFORMANCE]);
     let cmd = tools.python("python_features.py", &[&server.url]);
     server.run_client("python SDK features", cmd, Duration::from_secs(120));
+}
+
+/// A client that hangs up mid-call resumes its stream with `Last-Event-ID`
+/// and gets the call's result, stateless and in a session (see
+/// tests/e2e/python_resume.py).
+#[test]
+fn a_client_that_loses_its_stream_mid_call_resumes_it_with_last_event_id() {
+    let tools = Tools::require();
+    let server = Server::start(&[toolhost_fixtures::CONFORMANCE]);
+    let cmd = tools.python("python_resume.py", &[&server.url]);
+    server.run_client("python resume", cmd, Duration::from_secs(120));
 }

@@ -22,6 +22,7 @@ use toolhost_types::Principal;
 use tracing::Instrument;
 
 use crate::ask::{self, Asker, RequestStates};
+use crate::events::MemoryEvents;
 use crate::log::LogRelay;
 use crate::progress::ProgressRelay;
 use crate::{clarify, convert, cursor, tasks};
@@ -232,16 +233,16 @@ pub fn service(
     service_for(McpServer::new(host), config)
 }
 
-/// The Streamable HTTP service for `/mcp` over `server`.
+/// The Streamable HTTP service for `/mcp` over `server`. Its SSE events
+/// are kept a while ([`MemoryEvents`]) so a client that loses a stream
+/// mid-call resumes it with `Last-Event-ID`, in a session or not.
 pub fn service_for(
     server: McpServer,
     config: StreamableHttpServerConfig,
 ) -> StreamableHttpService<McpServer, LocalSessionManager> {
-    StreamableHttpService::new(
-        move || Ok(server.for_session()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    )
+    let sessions =
+        LocalSessionManager::default().with_event_store(Arc::new(MemoryEvents::default()));
+    StreamableHttpService::new(move || Ok(server.for_session()), Arc::new(sessions), config)
 }
 
 impl McpServer {

@@ -17,12 +17,14 @@ mod clarify;
 mod client;
 mod convert;
 mod cursor;
+mod events;
 mod handler;
 mod log;
 mod progress;
 mod tasks;
 
 pub use ask::{Keyring, RequestStates, StatesError, StatesFuture};
+pub use events::{EVENT_TTL, MAX_EVENT_BYTES, MemoryEvents};
 pub use handler::{McpServer, service, service_for};
 
 /// A clarification in the shape a `tools/call` answers it with (its

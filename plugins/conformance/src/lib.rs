@@ -144,6 +144,12 @@ fn tools() -> Vec<Tool> {
             asks::missing_capability,
         )),
         tool(Tool::new(
+            "test_reconnection",
+            "Works about a second and a half, reporting progress, then answers: a client that \
+             loses its stream meanwhile resumes it with Last-Event-ID (scenario server-sse-polling).",
+            reconnection,
+        )),
+        tool(Tool::new(
             "test_tool_with_progress",
             "Reports progress 0, 50 and 100 of 100, then answers \
              (scenario tools-call-with-progress).",
@@ -347,6 +353,25 @@ fn multiple_content_types(_ctx: &Ctx, _args: NoArgs) -> Result<Output<()>, ToolE
             "application/json",
             r#"{"test":"data","value":123}"#,
         )))
+}
+
+/// How long `test_reconnection` works.
+const RECONNECTION_WORK: std::time::Duration = std::time::Duration::from_millis(1500);
+
+fn reconnection(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolError> {
+    // The sandbox has no sleep: the call works (spins) for its time, with
+    // a progress report every tenth of it.
+    let started = std::time::Instant::now();
+    let mut reported = 0;
+    while started.elapsed() < RECONNECTION_WORK {
+        let tenth = (started.elapsed().as_millis() * 10 / RECONNECTION_WORK.as_millis()) as u32;
+        if tenth > reported {
+            reported = tenth;
+            toolhost_sdk::progress::report(f64::from(tenth), Some(10.0), None);
+        }
+        std::hint::spin_loop();
+    }
+    Ok(text("Reconnection test completed"))
 }
 
 fn tool_with_progress(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolError> {
