@@ -55,22 +55,12 @@ const fn expect(
 /// list (the lead records it). Keep it sorted by feature.
 #[rustfmt::skip]
 const EXPECTED_FAILURES: &[Expected] = &[
-    // Resources, prompts, completions.
-    expect("completion-complete", BOTH, "completions (completion/complete)"),
+    // Resources.
     expect("resources-read-text", BOTH, "the suite's fixed resources (the host serves only artifacts of its own calls)"),
     expect("resources-read-binary", BOTH, "the suite's fixed resources (the host serves only artifacts of its own calls)"),
     expect("resources-templates-read", BOTH, "resource templates"),
     expect("resources-subscribe", &[SESSION], "resource subscriptions"),
     expect("resources-unsubscribe", &[SESSION], "resource subscriptions"),
-    expect("prompts-list", BOTH, "prompts (prompts/list)"),
-    expect("prompts-get-simple", BOTH, "prompts"),
-    expect("prompts-get-with-args", BOTH, "prompts"),
-    expect("prompts-get-embedded-resource", BOTH, "prompts"),
-    expect("prompts-get-with-image", BOTH, "prompts"),
-    // Caching hints on the lists the host does not serve yet (tools/list has them).
-    expect("caching:sep-2549-prompts-list-caching-hints", &[STATELESS], "prompts (prompts/list with ttlMs/cacheScope)"),
-    // 2026-07-28 input-required rounds (MRTR).
-    expect("input-required-result-non-tool-request", &[STATELESS], "input-required results (MRTR) on prompts"),
     // The tool list changes only by a reviewed catalog decision, never by a
     // tool call; the listen stream's notification is tested in e2e_catalog.
     expect("server-stateless:sep-2575-server-sends-tools-list-changed-on-subscription", &[STATELESS], "a tool that changes the tool list (test_trigger_tool_change), which no plugin may be"),

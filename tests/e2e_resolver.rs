@@ -422,3 +422,74 @@ fn the_python_sdk_answers_questions_by_elicitation_or_gets_the_clarification() {
     // Each elicited run queued the two payments scenarios once.
     assert_eq!(backend.writes(), 4);
 }
+
+/// `completion/complete` of `argument` of `prompt` starting with `value`,
+/// stateless, as `token`: the completion's values.
+fn complete(
+    server: &Server,
+    token: &str,
+    prompt: &str,
+    argument: &str,
+    value: &str,
+) -> Vec<String> {
+    let params = json!({
+        "ref": {"type": "ref/prompt", "name": prompt},
+        "argument": {"name": argument, "value": value},
+    });
+    let answer = support::bench::request_at(&server.url, token, "completion/complete", "", params);
+    let values = answer["result"]["completion"]["values"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a completion: {answer}"));
+    values
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_prompt_argument_completes_from_the_callers_tenant_only_even_when_the_backend_leaks() {
+    let backend = Backend::start();
+    let (server, demo) = serve(&backend, &[]);
+    let ann = acme_admin(&server);
+    backend.running.handle.set_leak(true);
+    // demo's projects include auth; acme's are payments and billing: the
+    // namesake `payments` of each tenant is its own, and auth never
+    // reaches acme even though the backend answers every tenant's rows.
+    let demo_all = complete(&server, &demo, "review_test_plan", "project", "");
+    assert!(demo_all.contains(&"auth".to_owned()), "{demo_all:?}");
+    assert!(!demo_all.contains(&"billing".to_owned()), "{demo_all:?}");
+    let acme_all = complete(&server, &ann, "review_test_plan", "project", "");
+    assert_eq!(acme_all, ["billing", "payments"]);
+    assert_eq!(
+        complete(&server, &ann, "review_test_plan", "project", "PA"),
+        ["payments"]
+    );
+    assert!(complete(&server, &ann, "review_test_plan", "project", "au").is_empty());
+    assert!(
+        server
+            .log()
+            .contains("tenancy violation: the plugin listed rows of another tenant"),
+        "the host's floor dropped the rows the backend leaked"
+    );
+    // The prompt itself: listed, and filled in for the caller.
+    let listed = support::bench::request_at(&server.url, &ann, "prompts/list", "", json!({}));
+    let names: Vec<&str> = (listed["result"]["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter())
+    .filter_map(|p| p["name"].as_str())
+    .collect();
+    assert!(names.contains(&"review_test_plan"), "{listed}");
+    let params = json!({"name": "review_test_plan", "arguments": {"project": "payments"}});
+    let got =
+        support::bench::request_at(&server.url, &ann, "prompts/get", "review_test_plan", params);
+    let text = got["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("project payments"), "{got}");
+    // Without the argument it needs: invalid params, the plugin not run.
+    let params = json!({"name": "review_test_plan", "arguments": {}});
+    let missing =
+        support::bench::post_at(&server.url, &ann, "prompts/get", "review_test_plan", params);
+    assert!(missing.body.contains("needs argument"), "{}", missing.body);
+}

@@ -17,6 +17,13 @@ come back in its text; `test_elicitation` gets the form the callback
 accepts; a client without callbacks gets a tool error naming what it
 lacks.
 
+Prompts, in both eras: `prompts/list` names the conformance prompts,
+`test_prompt_with_arguments` comes back filled in, `test_prompt_with_image`
+carries its image, `test_input_required_result_prompt` asks the
+`elicitation_callback` first (a session: in session; 2026-07-28: an
+input-required round the SDK drives), and `completion/complete` answers for
+a prompt argument.
+
 Logging: calls `test_tool_with_logging` (three lines at info) and counts
 the `notifications/message` its `logging_callback` hears:
 
@@ -49,6 +56,7 @@ from mcp.types import (
     ImageContent,
     Implementation,
     ListRootsResult,
+    PromptReference,
     LoggingMessageNotificationParams,
     Root,
     TextContent,
@@ -186,7 +194,33 @@ async def asks(url: str, mode: str) -> None:
     print(f"ok  {mode}: a form, the model and the roots answered by the callbacks; none without them")
 
 
+async def prompts(url: str, mode: str) -> None:
+    async def on_elicit(context, params) -> ElicitResult:
+        return ElicitResult(action="accept", content={"context": "release review"})
+
+    http, client = connect(url, mode, [], elicitation_callback=on_elicit)
+    async with http, client:
+        listed = await client.list_prompts()
+        names = {p.name for p in listed.prompts}
+        check({"test_simple_prompt", "test_prompt_with_arguments"} <= names, f"{mode}: prompts {names}")
+        filled = await client.get_prompt("test_prompt_with_arguments", {"arg1": "hello", "arg2": "world"})
+        text = filled.messages[0].content.text
+        check(text == "Prompt with arguments: arg1='hello', arg2='world'", f"{mode}: {text!r}")
+        image = await client.get_prompt("test_prompt_with_image")
+        check(isinstance(image.messages[0].content, ImageContent), f"{mode}: {image.messages}")
+        asked = await client.get_prompt("test_input_required_result_prompt")
+        said = asked.messages[0].content.text
+        check(said == "Use this context: release review", f"{mode}: {said!r}")
+        done = await client.complete(
+            PromptReference(type="ref/prompt", name="test_prompt_with_arguments"), {"name": "arg1", "value": "h"}
+        )
+        check(done.completion.values == [], f"{mode}: an argument naming no kind completes nothing: {done}")
+    print(f"ok  {mode}: prompts listed, filled in (one after asking the person), an argument completed")
+
+
 async def main(url: str) -> None:
+    await prompts(url, "legacy")
+    await prompts(url, "2026-07-28")
     await asks(url, "legacy")
     await asks(url, "2026-07-28")
     await content(url, "legacy")

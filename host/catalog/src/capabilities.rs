@@ -89,5 +89,8 @@ pub fn capabilities(loaded: &LoadedPlugin, signer: Option<String>) -> Capabiliti
         high_risk_tags: manifest.risk.high_when_tagged.iter().cloned().collect(),
         imports: loaded.plugin.imports().iter().cloned().collect(),
         entity_kinds: loaded.plugin.kinds().iter().cloned().collect(),
+        prompts: (loaded.plugin.prompts().iter())
+            .map(|p| (p.name.clone(), p.permission.to_string()))
+            .collect(),
     }
 }

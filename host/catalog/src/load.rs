@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use toolhost_limits::CallBudget;
-use toolhost_runtime::{LoadReport, Runtime, ToolSpec};
+use toolhost_runtime::{LoadReport, PromptSpec, Runtime, ToolSpec};
 use toolhost_types::Digest;
 
 use crate::{Catalog, CatalogError, LoadedPlugin, Manifest};
@@ -204,6 +204,10 @@ pub(crate) async fn check_plugin(
         path: path.into(),
         detail,
     })?;
+    check_prompts(&manifest, plugin.prompts()).map_err(|detail| CatalogError::Mismatch {
+        path: path.into(),
+        detail,
+    })?;
     Ok((
         LoadedPlugin {
             manifest,
@@ -214,6 +218,37 @@ pub(crate) async fn check_plugin(
         },
         report,
     ))
+}
+
+/// The component must export exactly the reviewed prompts, with the
+/// reviewed permissions, as for tools.
+fn check_prompts(manifest: &Manifest, listed: &[PromptSpec]) -> Result<(), String> {
+    for p in listed {
+        let Some(reviewed) = manifest.prompts.get(&p.name) else {
+            return Err(format!(
+                "the component exports prompt {:?}, which the manifest does not declare",
+                p.name
+            ));
+        };
+        if reviewed.permission != p.permission {
+            return Err(format!(
+                "prompt {:?}: the component asks for permission {:?}, the manifest declares {:?}",
+                p.name,
+                p.permission.to_string(),
+                reviewed.permission.to_string()
+            ));
+        }
+    }
+    if let Some(name) = manifest
+        .prompts
+        .keys()
+        .find(|n| !listed.iter().any(|p| &&p.name == n))
+    {
+        return Err(format!(
+            "the manifest declares prompt {name:?}, which the component does not export"
+        ));
+    }
+    Ok(())
 }
 
 /// Every kind a tool resolves or invalidates must be one the component's

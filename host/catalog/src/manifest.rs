@@ -50,6 +50,18 @@ pub struct Manifest {
     /// request is refused.
     #[serde(default)]
     pub sampling: Option<SamplingSection>,
+    /// `[prompts.<name>]`: every prompt the component's `prompts` export
+    /// lists, with the permission a caller needs.
+    #[serde(default)]
+    pub prompts: BTreeMap<String, PromptSection>,
+}
+
+/// `[prompts.<name>]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptSection {
+    /// The permission a caller needs to list and get the prompt.
+    pub permission: Permission,
 }
 
 /// `[sampling]`: what one call may ask of the client's model.

@@ -19,6 +19,13 @@ pub enum InvokeError {
         /// The tool's name.
         tool: String,
     },
+    /// No prompt of that name that the caller may use (unknown and
+    /// forbidden read the same).
+    #[error("no prompt named {name:?}: list the prompts again")]
+    PromptNotFound {
+        /// The name asked for.
+        name: String,
+    },
     /// The arguments are not a JSON object.
     #[error("the arguments must be a JSON object")]
     ArgumentsNotAnObject,
@@ -375,6 +382,7 @@ impl InvokeError {
             InvokeError::PromotionAwaitingApproval { .. } => "PROMOTION_AWAITING_APPROVAL",
             InvokeError::PromotionNeedsClarification { .. } => "NEEDS_CLARIFICATION",
             InvokeError::Workspace(_) => "INTERNAL",
+            InvokeError::PromptNotFound { .. } => "PROMPT_NOT_FOUND",
             InvokeError::Audit(_)
             | InvokeError::Artifacts(_)
             | InvokeError::InputSchema { .. }

@@ -17,6 +17,7 @@ mod explore;
 mod gating;
 mod metrics;
 mod plugin_call;
+mod prompts;
 mod results;
 mod reviews;
 mod snapshots;
@@ -37,6 +38,7 @@ pub use explore::{
 };
 pub use gating::{Clock, DEFAULT_GATE_TTL, GATE_ID_ARG, GatePolicy, IDEMPOTENCY_KEY_ARG, millis};
 pub use plugin_call::Answer;
+pub use prompts::{MAX_COMPLETIONS, PromptAnswer, PromptRef};
 pub use results::ResultPolicy;
 pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION};
 pub use snapshots::{

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData,
-    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, ErrorData, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
     ServerConfig, Tool, UpdateTaskParams,
 };
@@ -25,7 +26,7 @@ use crate::ask::{self, Asker, RequestStates};
 use crate::events::MemoryEvents;
 use crate::log::LogRelay;
 use crate::progress::ProgressRelay;
-use crate::{clarify, convert, cursor, tasks};
+use crate::{clarify, convert, cursor, prompts, tasks};
 
 /// The MCP server: a cheap `Clone` handle over the host, built per request
 /// in stateless mode and per session in legacy mode.
@@ -365,6 +366,8 @@ impl ServerHandler for McpServer {
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
+            .enable_prompts()
+            .enable_completions()
             .enable_tasks()
             .enable_logging()
             .build();
@@ -414,6 +417,54 @@ impl ServerHandler for McpServer {
         // The list depends on the caller's permissions, read live: never
         // share it, and let clients re-list whenever they need (ttl 0).
         Ok(result.with_cache_scope(CacheScope::Private).with_ttl_ms(0))
+    }
+
+    /// The prompts plugins export that the caller may use.
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let who = self.caller(&ctx)?;
+        let after = match request.and_then(|r| r.cursor) {
+            Some(c) => Some(
+                cursor::parse(&c)
+                    .ok_or_else(|| ErrorData::invalid_params("invalid cursor", None))?,
+            ),
+            None => None,
+        };
+        let visible = self
+            .host
+            .prompts(&who)
+            .await
+            .map_err(|e| convert::rpc_failure(&e, "listing prompts"))?;
+        let names = visible.iter().map(|p| p.spec.name.as_str());
+        let (range, next) = cursor::page(names, after.as_deref(), cursor::PAGE_SIZE);
+        let mut result =
+            ListPromptsResult::with_all_items(visible[range].iter().map(prompts::prompt).collect());
+        result.next_cursor = next;
+        // Per caller and live, as the tool list.
+        Ok(result.with_cache_scope(CacheScope::Private).with_ttl_ms(0))
+    }
+
+    /// A prompt filled in, or the client's input it needs first.
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let who = self.caller(&ctx)?;
+        prompts::get(&self.host, &self.asker, &who, request, &ctx).await
+    }
+
+    /// Completions of a prompt's argument, from the caller's tenant only.
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let who = self.caller(&ctx)?;
+        prompts::complete(&self.host, &who, request).await
     }
 
     async fn call_tool(

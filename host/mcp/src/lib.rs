@@ -21,6 +21,7 @@ mod events;
 mod handler;
 mod log;
 mod progress;
+mod prompts;
 mod tasks;
 
 pub use ask::{Keyring, RequestStates, StatesError, StatesFuture};

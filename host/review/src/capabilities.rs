@@ -35,6 +35,10 @@ pub struct Capabilities {
     pub imports: BTreeSet<String>,
     /// Entity kinds the component's `entities` export lists (the resolver's kinds).
     pub entity_kinds: BTreeSet<String>,
+    /// The prompts the component exports: name → the permission a caller
+    /// needs. Revisions stored before prompts have none.
+    #[serde(default)]
+    pub prompts: BTreeMap<String, String>,
 }
 
 /// One tool of a revision: what the component describes merged with what
@@ -77,6 +81,7 @@ impl Capabilities {
             high_risk_tags: BTreeSet::new(),
             imports: BTreeSet::new(),
             entity_kinds: BTreeSet::new(),
+            prompts: BTreeMap::new(),
         }
     }
 }

@@ -285,6 +285,27 @@ pub enum What {
         /// The WIT name.
         name: String,
     },
+    /// A prompt the active revision does not export (widens, minor).
+    PromptAdded {
+        /// Its name.
+        prompt: String,
+        /// The permission a caller needs.
+        permission: String,
+    },
+    /// A prompt no longer exported (narrows, major).
+    PromptRemoved {
+        /// Its name.
+        prompt: String,
+    },
+    /// The permission a prompt needs changed (widens, patch: a reviewer's look).
+    PromptPermission {
+        /// Its name.
+        prompt: String,
+        /// Before.
+        from: String,
+        /// After.
+        to: String,
+    },
     /// Someone else signs (widens, patch: always red, even to or from unsigned).
     SignerChanged {
         /// Before; `None`: unsigned.
@@ -326,6 +347,9 @@ pub(crate) fn judge(what: What) -> Change {
         What::EntityKindRemoved { .. } => (Narrows, patch),
         What::ImportAdded { .. } => (Widens, patch),
         What::ImportRemoved { .. } => (Narrows, patch),
+        What::PromptAdded { .. } => (Widens, Bump::Minor),
+        What::PromptRemoved { .. } => (Narrows, Bump::Major),
+        What::PromptPermission { .. } => (Widens, patch),
         What::SignerChanged { .. } => (Widens, patch),
     };
     Change { what, effect, bump }

@@ -34,6 +34,7 @@ pub fn diff(active: Option<&Capabilities>, proposed: &Capabilities) -> Diff {
     let mut out = Vec::new();
     tools(&old.tools, &new.tools, &mut out);
     backends(&old.backends, &new.backends, &mut out);
+    prompts(&old.prompts, &new.prompts, &mut out);
     limits(&old.limits, &new.limits, &mut out);
     let (tags, kinds) = (
         (&old.high_risk_tags, &new.high_risk_tags),
@@ -96,6 +97,26 @@ fn backends(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>, out:
     }
 }
 
+fn prompts(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>, out: &mut Vec<What>) {
+    let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    for name in names {
+        let prompt = name.clone();
+        match (old.get(name), new.get(name)) {
+            (None, Some(p)) => out.push(What::PromptAdded {
+                prompt,
+                permission: p.clone(),
+            }),
+            (Some(_), None) => out.push(What::PromptRemoved { prompt }),
+            (Some(a), Some(b)) if a != b => out.push(What::PromptPermission {
+                prompt,
+                from: a.clone(),
+                to: b.clone(),
+            }),
+            _ => {}
+        }
+    }
+}
+
 /// An absent limit compares below every value (`None < Some(0)`).
 fn limits(old: &BTreeMap<String, u64>, new: &BTreeMap<String, u64>, out: &mut Vec<What>) {
     let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
@@ -145,6 +166,48 @@ mod tests {
                     What::BackendAdded {
                         name: s("jira"),
                         purpose: s("Tickets."),
+                    },
+                    Widens,
+                    Bump::Patch,
+                )],
+                Bump::Patch,
+            ),
+            (
+                "a prompt added widens, minor",
+                keep,
+                |c| drop(c.prompts.insert(s("triage"), s("hello:read"))),
+                vec![change(
+                    What::PromptAdded {
+                        prompt: s("triage"),
+                        permission: s("hello:read"),
+                    },
+                    Widens,
+                    Bump::Minor,
+                )],
+                Bump::Minor,
+            ),
+            (
+                "a prompt removed narrows, major",
+                keep,
+                |c| c.prompts.clear(),
+                vec![change(
+                    What::PromptRemoved {
+                        prompt: s("review_plan"),
+                    },
+                    Narrows,
+                    Bump::Major,
+                )],
+                Bump::Major,
+            ),
+            (
+                "a prompt's permission changed widens",
+                keep,
+                |c| drop(c.prompts.insert(s("review_plan"), s("hello:admin"))),
+                vec![change(
+                    What::PromptPermission {
+                        prompt: s("review_plan"),
+                        from: s("hello:read"),
+                        to: s("hello:admin"),
                     },
                     Widens,
                     Bump::Patch,
@@ -340,6 +403,14 @@ mod tests {
                 },
                 Widens,
                 Bump::Patch,
+            ),
+            change(
+                What::PromptAdded {
+                    prompt: s("review_plan"),
+                    permission: s("hello:read"),
+                },
+                Widens,
+                Bump::Minor,
             ),
             change(
                 What::LimitRaised {

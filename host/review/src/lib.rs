@@ -31,7 +31,7 @@
 //!     plugin: "hello".into(), version: "0.1.0".into(), signer: Some("alice".into()),
 //!     tools: BTreeMap::from([("greet".to_owned(), greet.clone())]),
 //!     backends: BTreeMap::new(), limits: BTreeMap::new(), high_risk_tags: BTreeSet::new(),
-//!     imports: BTreeSet::new(), entity_kinds: BTreeSet::new(),
+//!     imports: BTreeSet::new(), entity_kinds: BTreeSet::new(), prompts: BTreeMap::new(),
 //! };
 //! let mut v2 = v1.clone();
 //! v2.tools.insert("wave".into(), greet);

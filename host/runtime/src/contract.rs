@@ -9,8 +9,10 @@ use wasmtime::component::{Instance, InstancePre};
 use crate::authoring::{self, AUTHORING_EXPORT};
 use crate::bindings::exports::toolhost::plugin::authoring as wit_authoring;
 use crate::bindings::exports::toolhost::plugin::entities as wit_entities;
+use crate::bindings::exports::toolhost::plugin::prompts as wit_prompts;
 use crate::bindings::exports::toolhost::plugin::tool as wit_tool;
 use crate::error::LoadError;
+use crate::prompts::PROMPTS_EXPORT;
 use crate::sandbox::{Answer, Ask};
 use crate::state::HostState;
 use crate::v0_1;
@@ -33,6 +35,7 @@ pub(crate) struct Exports {
     tool: wit_tool::GuestIndices,
     entities: Option<wit_entities::GuestIndices>,
     authoring: Option<wit_authoring::GuestIndices>,
+    prompts: Option<wit_prompts::GuestIndices>,
 }
 
 impl Contract {
@@ -57,10 +60,12 @@ impl Contract {
             AUTHORING_EXPORT,
             wit_authoring::GuestIndices::new,
         )?;
+        let prompts = optional(pre, plugin, PROMPTS_EXPORT, wit_prompts::GuestIndices::new)?;
         Ok(Contract::Current(Exports {
             tool,
             entities,
             authoring,
+            prompts,
         }))
     }
 
@@ -85,6 +90,14 @@ impl Contract {
         match self {
             Contract::Current(e) => e.authoring.is_some(),
             Contract::V0_1(e) => e.has_authoring(),
+        }
+    }
+
+    /// Whether the component exports `prompts` (0.2.0 only).
+    pub(crate) fn has_prompts(&self) -> bool {
+        match self {
+            Contract::Current(e) => e.prompts.is_some(),
+            Contract::V0_1(_) => false,
         }
     }
 
@@ -114,6 +127,11 @@ impl Exports {
                 .ok_or_else(|| wasmtime::format_err!("the plugin exports no entities"))?;
             indices.load(store, instance)
         };
+        let prompts = |store: &mut Store<HostState>| {
+            let indices = (self.prompts.as_ref())
+                .ok_or_else(|| wasmtime::format_err!("the plugin exports no prompts"))?;
+            indices.load(store, instance)
+        };
         Ok(match ask {
             Ask::Kinds => Answer::Kinds(entities(store)?.call_kinds(&mut *store).await?),
             Ask::Snapshot(c, k) => {
@@ -138,6 +156,11 @@ impl Exports {
                     .ok_or_else(|| wasmtime::format_err!("the plugin exports no authoring"))?;
                 let guest = indices.load(&mut *store, instance)?;
                 Answer::Authoring(authoring::run(&guest, store, a).await?)
+            }
+            Ask::Prompts => Answer::Prompts(prompts(store)?.call_list(&mut *store).await?),
+            Ask::PromptGet(c, name, args) => {
+                let guest = prompts(store)?;
+                Answer::PromptGet(guest.call_get(&mut *store, c, name, args).await?)
             }
         })
     }

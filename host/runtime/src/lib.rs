@@ -39,6 +39,7 @@ mod engine;
 mod error;
 mod host;
 mod limiter;
+mod prompts;
 mod sandbox;
 mod spec;
 mod state;
@@ -64,5 +65,9 @@ pub use host::exploration::{Exploration, KeptArtifact, RunLog};
 pub use host::log::{LogLevel, LogLine, LogSink};
 pub use host::progress::{MAX_PROGRESS_MESSAGE, ProgressReport, ProgressSink};
 pub use host::resolver::Snapshots;
+pub use prompts::{
+    MAX_PROMPT_ARGUMENTS, MAX_PROMPT_MESSAGES, MAX_PROMPTS, Prompt, PromptArgument, PromptMessage,
+    PromptReply, PromptRole, PromptSpec,
+};
 pub use sandbox::{CallContext, LoadReport, Planned, Plugin, Reply, Runtime};
 pub use spec::{Annotations, Plan, Target, ToolOutput, ToolSpec};

@@ -66,6 +66,7 @@ pub struct Plugin {
     pub(crate) authoring_kinds: Vec<AuthoringKind>,
     imports: Vec<String>,
     exports: Vec<String>,
+    pub(crate) prompts: Vec<crate::prompts::PromptSpec>,
     /// The budget `describe`, `kinds` and the authoring kinds ran under.
     pub(crate) describe_budget: CallBudget,
 }
@@ -259,6 +260,8 @@ pub(crate) enum Ask<'a> {
     Plan(&'a wit::CallContext, &'a str, &'a str),
     Call(&'a wit::CallContext, &'a str, &'a str),
     Authoring(AuthoringAsk<'a>),
+    Prompts,
+    PromptGet(&'a wit::CallContext, &'a str, &'a [(String, String)]),
 }
 
 impl Ask<'_> {
@@ -266,6 +269,11 @@ impl Ask<'_> {
     /// backend methods only).
     fn may_act(&self) -> bool {
         matches!(self, Ask::Call(..))
+    }
+
+    /// Asks that may ask the client for input: a call, a prompt's get.
+    fn may_ask(&self) -> bool {
+        matches!(self, Ask::Call(..) | Ask::PromptGet(..))
     }
 }
 
@@ -280,6 +288,8 @@ pub(crate) enum Answer {
         Option<Clarification>,
     ),
     Authoring(AuthoringAnswer),
+    Prompts(Vec<crate::bindings::exports::toolhost::plugin::prompts::PromptSpec>),
+    PromptGet(Result<crate::bindings::exports::toolhost::plugin::prompts::Prompt, wit::ToolError>),
 }
 
 impl Runtime {
@@ -365,11 +375,13 @@ impl Runtime {
             tools: Vec::new(),
             kinds: Vec::new(),
             authoring_kinds: Vec::new(),
+            prompts: Vec::new(),
             describe_budget: *budget,
         };
         loaded.tools = self.describe(&loaded).await?;
         loaded.kinds = self.kinds(&loaded).await?;
         loaded.authoring_kinds = self.load_authoring_kinds(&loaded).await?;
+        loaded.prompts = self.load_prompts(&loaded).await?;
         Ok((loaded, report))
     }
 
@@ -575,6 +587,7 @@ impl Runtime {
         let call_id = ctx.call_id.to_string();
         let quiet = !ask.may_act();
         let mut store = self.new_store(plugin.name.as_str(), ctx, &call_id, budget, quiet);
+        store.data_mut().client.allow_asking(ask.may_ask());
         let run = run_ask(plugin, &mut store, ask);
         // A live client's answers are waited for beyond the budget.
         let waits = if ClientCapability::is_live(ctx.client.as_ref()) {

@@ -17,6 +17,7 @@ use schemars::{Schema, SchemaGenerator, json_schema};
 use toolhost_sdk::prelude::*;
 
 mod asks;
+mod prompts;
 
 fn tools() -> Vec<Tool> {
     let tool = |tool: Tool| {
@@ -158,7 +159,7 @@ fn tools() -> Vec<Tool> {
     ]
 }
 
-toolhost_sdk::export_plugin!(tools);
+toolhost_sdk::export_plugin!(tools, prompts = prompts::prompts);
 
 /// The suite calls these tools with no arguments (or none at all).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -324,7 +325,7 @@ fn tool_with_logging(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolErro
 }
 
 /// A 1x1 red pixel.
-const RED_PIXEL_PNG: &[u8] = include_bytes!("../assets/red-pixel.png");
+pub(crate) const RED_PIXEL_PNG: &[u8] = include_bytes!("../assets/red-pixel.png");
 /// A tenth of a second of 440 Hz, 8 kHz 8-bit mono.
 const BEEP_WAV: &[u8] = include_bytes!("../assets/beep.wav");
 

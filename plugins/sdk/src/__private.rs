@@ -4,6 +4,7 @@
 
 pub use crate::bindings::exports::toolhost::plugin::authoring::CurrentState;
 pub use crate::bindings::exports::toolhost::plugin::entities::Entity;
+pub use crate::bindings::exports::toolhost::plugin::prompts::{Prompt as WitPrompt, PromptSpec};
 pub use crate::bindings::toolhost::plugin::types::{
     CallContext, ToolError as WitToolError, ToolOutput, ToolSpec,
 };
@@ -99,6 +100,25 @@ fn find(tools: Vec<Tool>, name: &str) -> Result<Tool, WitToolError> {
         .into_iter()
         .find(|t| t.name == name)
         .ok_or_else(|| WitToolError::UnknownTool(name.to_owned()))
+}
+
+/// `prompts.list`: every prompt's spec, in the plugin's order.
+pub fn prompt_specs(prompts: Vec<crate::Prompt>) -> Vec<PromptSpec> {
+    prompts.iter().map(crate::Prompt::spec).collect()
+}
+
+/// `prompts.get`: the named prompt filled in, or `unknown-tool`.
+pub fn prompt_get(
+    prompts: Vec<crate::Prompt>,
+    ctx: CallContext,
+    name: &str,
+    arguments: Vec<(String, String)>,
+) -> Result<WitPrompt, WitToolError> {
+    let prompt = prompts
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| WitToolError::UnknownTool(name.to_owned()))?;
+    Ok(prompt.fill(&ctx.into(), arguments)?)
 }
 
 #[cfg(test)]

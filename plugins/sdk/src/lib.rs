@@ -162,6 +162,7 @@ pub mod log;
 mod name_or_id;
 mod plan;
 pub mod progress;
+pub mod prompts;
 pub mod resolve;
 mod tool;
 
@@ -174,7 +175,7 @@ pub mod __private;
 #[allow(missing_docs, unsafe_code)]
 pub mod bindings {
     wit_bindgen::generate!({
-        world: "authoring-plugin",
+        world: "mcp-plugin",
         path: "../../wit",
         pub_export_macro: true,
         export_macro_name: "__export_bindings",
@@ -198,6 +199,7 @@ pub use ctx::Ctx;
 pub use entities::Entities;
 pub use error::ToolError;
 pub use name_or_id::NameOrId;
+pub use prompts::{Message, Prompt, PromptArgs};
 pub use resolve::{Query, Resolved, resolve};
 pub use tool::{IntoOutput, Output, Tool};
 
@@ -214,8 +216,8 @@ pub mod prelude {
     pub use crate::log;
     pub use crate::progress;
     pub use crate::{
-        ArtifactInfo, Authoring, CheckpointInfo, Content, Ctx, Entities, Entity, NameOrId, Output,
-        Plan, Query, Resolved, Risk, Target, Tool, ToolError, resolve,
+        ArtifactInfo, Authoring, CheckpointInfo, Content, Ctx, Entities, Entity, Message, NameOrId,
+        Output, Plan, Prompt, PromptArgs, Query, Resolved, Risk, Target, Tool, ToolError, resolve,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -239,32 +241,47 @@ pub mod prelude {
 ///   giving the kinds the plugin authors and their [`authoring::Author`]s;
 ///   it runs at every `kinds`, `current`, `validate` and `diff`.
 ///
-/// Either way the component exports the WIT world `authoring-plugin`:
-/// `tool`, `entities` and `authoring`.
+/// - `…, prompts = my_prompts`: `my_prompts` is a `fn() -> Vec<Prompt>`
+///   listing the plugin's [`Prompt`]s; it runs at every `list` and `get`.
+///
+/// The keywords are optional and come in this order: `entities`,
+/// `authoring`, `prompts`. Either way the component exports the WIT world
+/// `mcp-plugin`: `tool`, `entities`, `authoring` and `prompts`.
 #[macro_export]
 macro_rules! export_plugin {
-    ($tools:path) => {
-        $crate::export_plugin!(
+    (
+        $tools:path
+        $(, entities = $entities:path)?
+        $(, authoring = $authoring:path)?
+        $(, prompts = $prompts:path)?
+        $(,)?
+    ) => {
+        $crate::__export_plugin!(
             $tools,
-            entities = $crate::Entities::none,
-            authoring = $crate::Authoring::none
+            $crate::__pick!($($entities)? ; $crate::Entities::none),
+            $crate::__pick!($($authoring)? ; $crate::Authoring::none),
+            $crate::__pick!($($prompts)? ; $crate::prompts::none)
         );
     };
-    ($tools:path, entities = $entities:path $(,)?) => {
-        $crate::export_plugin!(
-            $tools,
-            entities = $entities,
-            authoring = $crate::Authoring::none
-        );
+}
+
+/// The given path, or the default: [`export_plugin!`]'s optional keywords.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __pick {
+    ($given:path ; $default:path) => {
+        $given
     };
-    ($tools:path, authoring = $authoring:path $(,)?) => {
-        $crate::export_plugin!(
-            $tools,
-            entities = $crate::Entities::none,
-            authoring = $authoring
-        );
+    (; $default:path) => {
+        $default
     };
-    ($tools:path, entities = $entities:path, authoring = $authoring:path $(,)?) => {
+}
+
+/// [`export_plugin!`] with every export named (each a function to call).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_plugin {
+    ($tools:path, $entities:expr, $authoring:expr, $prompts:expr) => {
         const _: () = {
             struct Plugin;
 
@@ -347,6 +364,23 @@ macro_rules! export_plugin {
                     $crate::__private::WitToolError,
                 > {
                     $crate::__private::diff($authoring(), ctx, &kind, &current, &normalized)
+                }
+            }
+
+            impl $crate::bindings::exports::toolhost::plugin::prompts::Guest for Plugin {
+                fn list() -> ::std::vec::Vec<$crate::__private::PromptSpec> {
+                    $crate::__private::prompt_specs($prompts())
+                }
+
+                fn get(
+                    ctx: $crate::__private::CallContext,
+                    name: ::std::string::String,
+                    arguments: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
+                ) -> ::std::result::Result<
+                    $crate::__private::WitPrompt,
+                    $crate::__private::WitToolError,
+                > {
+                    $crate::__private::prompt_get($prompts(), ctx, &name, arguments)
                 }
             }
 

@@ -140,10 +140,33 @@ fn tools() -> Vec<Tool> {
     ]
 }
 
+/// The prompts: `review_test_plan`, whose `project` argument completes from
+/// the caller's projects.
+fn prompts() -> Vec<Prompt> {
+    vec![
+        Prompt::new(
+            "review_test_plan",
+            "Asks the model to review a project's test plan before it is promoted.",
+            |_ctx, args| {
+                let project = args.get("project").unwrap_or("the project");
+                Ok(vec![Message::user(format!(
+                    "Review the test plan of project {project}: what is missing, what is redundant, \
+                     which tests should run in prod."
+                ))])
+            },
+        )
+        .title("Review a test plan")
+        .argument("project", "The project, by name.", true)
+        .completes("project")
+        .permission("testbench", "read"),
+    ]
+}
+
 toolhost_sdk::export_plugin!(
     tools,
     entities = catalog::entities,
-    authoring = authoring::authoring
+    authoring = authoring::authoring,
+    prompts = prompts
 );
 
 #[cfg(test)]

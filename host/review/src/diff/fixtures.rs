@@ -42,6 +42,7 @@ pub(crate) fn hello() -> Capabilities {
         high_risk_tags: set(["prod"]),
         imports: set(["toolhost:plugin/backend@0.1.0", "toolhost:plugin/log@0.1.0"]),
         entity_kinds: set(["project"]),
+        prompts: BTreeMap::from([(s("review_plan"), s("hello:read"))]),
     }
 }
 

@@ -206,6 +206,12 @@ impl ClientCapability {
         }
     }
 
+    /// Whether this ask may ask the client at all (a call or a prompt's
+    /// get may; a plan, a listing, a describe may not).
+    pub(crate) fn allow_asking(&mut self, may: bool) {
+        self.quiet = !may;
+    }
+
     /// Whether the call may wait on a live client (its wall budget then
     /// allows for the waits).
     pub(crate) fn is_live(link: Option<&ClientLink>) -> bool {

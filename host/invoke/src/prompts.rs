@@ -1,0 +1,257 @@
+//! The prompts plugins export (`prompts/list`, `prompts/get`) and the
+//! completion of their arguments (`completion/complete`), under the same
+//! rules as tools: a prompt the caller may not use is neither listed nor
+//! got (it reads as unknown, whichever the reason), a get runs in a fresh
+//! sandbox without side effects, its answer is screened for secrets, and
+//! each get writes one audit row (tool `prompt:NAME`). An argument that
+//! names a thing completes from the resolver's snapshot of that kind,
+//! floored to the caller's tenant: completion never shows another
+//! tenant's names.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use serde_json::{Value, json};
+use toolhost_audit::{AuditEvent, Outcome};
+use toolhost_catalog::LoadedPlugin;
+use toolhost_policy::{Decision, Grants, Use, decide};
+use toolhost_runtime::{CallContext, ClientLink, Prompt, PromptReply, PromptSpec};
+use toolhost_types::{CallId, Digest, Principal, Risk};
+
+use crate::{Conversation, InvokeError, Toolhost};
+
+/// Most values one completion answers (MCP's own maximum).
+pub const MAX_COMPLETIONS: usize = 100;
+
+/// A prompt a caller may use: its plugin and its spec.
+#[derive(Clone)]
+pub struct PromptRef {
+    /// The plugin exporting it.
+    pub plugin: Arc<LoadedPlugin>,
+    /// The prompt.
+    pub spec: PromptSpec,
+}
+
+/// A get's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptAnswer {
+    /// The prompt, filled in.
+    Prompt(Prompt),
+    /// The client's input it needs first (a stateless request), by key.
+    NeedsInput(BTreeMap<String, Value>),
+}
+
+impl Toolhost {
+    /// The prompts `who` may use, by name.
+    pub async fn prompts(&self, who: &Principal) -> Result<Vec<PromptRef>, InvokeError> {
+        let grants = self.grants(who).await?;
+        let mut out: Vec<PromptRef> = self
+            .catalog()
+            .plugins_arc()
+            .flat_map(|plugin| {
+                let specs = plugin.plugin.prompts().to_vec();
+                specs.into_iter().map(move |spec| PromptRef {
+                    plugin: plugin.clone(),
+                    spec,
+                })
+            })
+            .filter(|p| permits(who, &grants, &p.spec, Use::List))
+            .collect();
+        out.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        Ok(out)
+    }
+
+    /// The prompt `name`, if `who` may get it.
+    fn prompt_for(&self, who: &Principal, grants: &Grants, name: &str) -> Option<PromptRef> {
+        self.catalog().plugins_arc().find_map(|plugin| {
+            let spec = plugin
+                .plugin
+                .prompts()
+                .iter()
+                .find(|p| p.name == name)?
+                .clone();
+            permits(who, grants, &spec, Use::Call).then(|| PromptRef {
+                plugin: plugin.clone(),
+                spec,
+            })
+        })
+    }
+
+    /// Prompt `name` filled in with `arguments` for `who` (asking its
+    /// client through `client`, if the plugin asks), screened, audited.
+    pub async fn get_prompt(
+        &self,
+        who: &Principal,
+        name: &str,
+        arguments: &BTreeMap<String, String>,
+        client: Option<ClientLink>,
+    ) -> Result<PromptAnswer, InvokeError> {
+        let started = Instant::now();
+        let call_id = CallId::new();
+        let grants = self.grants(who).await?;
+        let found = self.prompt_for(who, &grants, name);
+        let outcome = match &found {
+            Some(p) => self.run_prompt(who, p, arguments, client).await,
+            None => Err(InvokeError::PromptNotFound {
+                name: name.to_owned(),
+            }),
+        };
+        let plugin = found.map(|p| p.plugin);
+        let digest = Digest::of(json!(arguments).to_string().as_bytes());
+        let event = AuditEvent {
+            call_id: call_id.to_string(),
+            at: SystemTime::now(),
+            principal: who.subject.clone(),
+            tenant: who.tenant.clone(),
+            client_id: Some(who.client_id.clone()),
+            tool: self
+                .scanner()
+                .redact(&format!("prompt:{name}"))
+                .into_owned(),
+            plugin: plugin.as_ref().map(|p| p.plugin.name().to_string()),
+            catalog_version: Some(self.catalog().version().to_owned()),
+            plugin_digest: plugin.as_ref().map(|p| *p.plugin.digest()),
+            argument_digest: digest,
+            outcome: match &outcome {
+                Ok(PromptAnswer::Prompt(_)) => Outcome::Executed,
+                Ok(PromptAnswer::NeedsInput(_)) => Outcome::NeedsClarification,
+                Err(_) => Outcome::Error,
+            },
+            error_code: outcome.as_ref().err().map(|e| e.code().to_owned()),
+            duration: started.elapsed(),
+            gate_id: None,
+            receipt_sha256: None,
+        };
+        self.audit
+            .record(&event)
+            .await
+            .map_err(InvokeError::Audit)?;
+        outcome
+    }
+
+    async fn run_prompt(
+        &self,
+        who: &Principal,
+        p: &PromptRef,
+        arguments: &BTreeMap<String, String>,
+        client: Option<ClientLink>,
+    ) -> Result<PromptAnswer, InvokeError> {
+        if let Some(unknown) = arguments
+            .keys()
+            .find(|k| !p.spec.arguments.iter().any(|a| &a.name == *k))
+        {
+            return Err(InvokeError::InvalidArguments {
+                detail: format!("prompt {:?} takes no argument {unknown:?}", p.spec.name),
+            });
+        }
+        if let Some(missing) =
+            (p.spec.arguments.iter()).find(|a| a.required && !arguments.contains_key(&a.name))
+        {
+            return Err(InvokeError::InvalidArguments {
+                detail: format!("prompt {:?} needs argument {:?}", p.spec.name, missing.name),
+            });
+        }
+        let client = client.map(|mut link| {
+            link.scanner = self.scanner().clone();
+            link
+        });
+        let ctx = CallContext::new(&who.tenant, &who.subject)
+            .with_backends(self.grant(&p.plugin))
+            .with_client(client);
+        let args: Vec<(String, String)> = arguments.clone().into_iter().collect();
+        let reply = self
+            .runtime
+            .prompt(
+                &p.plugin.plugin,
+                &ctx,
+                &p.spec.name,
+                &args,
+                &p.plugin.budget,
+            )
+            .await
+            .map_err(InvokeError::Call)?;
+        match reply {
+            PromptReply::Prompt(prompt) => {
+                let texts = prompt.messages.iter().flat_map(|m| m.content.texts());
+                let description = prompt
+                    .description
+                    .iter()
+                    .map(|d| std::borrow::Cow::Borrowed(d.as_str()));
+                if let Some(found) = description
+                    .chain(texts)
+                    .find_map(|t| self.scanner().find(&t))
+                {
+                    return Err(InvokeError::SecretExposure {
+                        kind: found.kind.as_str().to_owned(),
+                        ran: true,
+                    });
+                }
+                Ok(PromptAnswer::Prompt(prompt))
+            }
+            PromptReply::NeedsInput(requests) => Ok(PromptAnswer::NeedsInput(requests)),
+        }
+    }
+
+    /// Completions of argument `argument` of prompt `prompt` starting with
+    /// `value` (case-insensitively), for `who`: the names of the argument's
+    /// kind in `who`'s tenant, sorted, at most [`MAX_COMPLETIONS`]; none
+    /// for an argument that names no kind. An unknown (or forbidden) prompt
+    /// is [`InvokeError::PromptNotFound`].
+    pub async fn complete_prompt_argument(
+        &self,
+        who: &Principal,
+        prompt: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<(Vec<String>, usize), InvokeError> {
+        let grants = self.grants(who).await?;
+        let Some(p) = self.prompt_for(who, &grants, prompt) else {
+            return Err(InvokeError::PromptNotFound {
+                name: prompt.to_owned(),
+            });
+        };
+        let Some(arg) = p.spec.arguments.iter().find(|a| a.name == argument) else {
+            return Err(InvokeError::InvalidArguments {
+                detail: format!("prompt {prompt:?} takes no argument {argument:?}"),
+            });
+        };
+        let Some(kind) = &arg.completes else {
+            return Ok((Vec::new(), 0));
+        };
+        let plugin = &p.plugin;
+        let conversation = Conversation::Client {
+            subject: who.subject.clone(),
+            client: who.client_id.clone(),
+        };
+        let name = plugin.manifest.plugin.name.as_str();
+        let rows = self
+            .snapshots
+            .get(&conversation, &who.tenant, name, kind, None, || async {
+                let ctx =
+                    CallContext::new(&who.tenant, &who.subject).with_backends(self.grant(plugin));
+                self.runtime
+                    .snapshot(&plugin.plugin, &ctx, kind, &plugin.budget)
+                    .await
+            })
+            .await
+            .map_err(InvokeError::Call)?;
+        // The snapshot cache dropped other tenants' rows when it listed
+        // them; the floor is applied again here, where names leave.
+        let want = value.to_lowercase();
+        let mut names: Vec<String> = (rows.iter())
+            .filter(|e| e.tenant == who.tenant)
+            .filter(|e| e.name.to_lowercase().starts_with(&want))
+            .map(|e| e.name.clone())
+            .collect();
+        names.sort();
+        names.dedup();
+        let total = names.len();
+        names.truncate(MAX_COMPLETIONS);
+        Ok((names, total))
+    }
+}
+
+fn permits(who: &Principal, grants: &Grants, spec: &PromptSpec, how: Use) -> bool {
+    decide(who, grants, &spec.permission, Risk::Low, how) != Decision::Denied
+}
