@@ -61,9 +61,11 @@ const EXPECTED_FAILURES: &[Expected] = &[
     expect("resources-templates-read", BOTH, "resource templates"),
     expect("resources-subscribe", &[SESSION], "resource subscriptions"),
     expect("resources-unsubscribe", &[SESSION], "resource subscriptions"),
-    // The tool list changes only by a reviewed catalog decision, never by a
-    // tool call; the listen stream's notification is tested in e2e_catalog.
+    // The tool and prompt lists change only by a reviewed catalog decision,
+    // never by a tool call; the listen stream's notifications are tested in
+    // e2e_catalog.
     expect("server-stateless:sep-2575-server-sends-tools-list-changed-on-subscription", &[STATELESS], "a tool that changes the tool list (test_trigger_tool_change), which no plugin may be"),
+    expect("server-stateless:sep-2575-server-sends-prompts-list-changed-on-subscription", &[STATELESS], "a tool that changes the prompt list, which no plugin may be (prompts change with the reviewed catalog, like tools)"),
 ];
 
 /// The Tasks extension's scenarios that are not run, and why.

@@ -5,9 +5,11 @@
 With the host's bearer token ($TOOLHOST_E2E_TOKEN) it opens, side by side:
 
 * a 2025-11-25 session (`mode="legacy"`: `initialize`, a session id), which
-  lists the tools and waits for `notifications/tools/list_changed`;
+  lists the tools and waits for `notifications/tools/list_changed` and
+  `notifications/prompts/list_changed` (plugins bring prompts too);
 * a 2026-07-28 client (the version pinned, stateless) holding a
-  `subscriptions/listen` stream with `tools_list_changed=True`.
+  `subscriptions/listen` stream with `tools_list_changed=True` and
+  `prompts_list_changed=True`, which must hear both.
 
 It prints `before: a,b,c`, writes READY_FILE once both are open and
 acknowledged, then waits (at most 60 s each) for the change on both, lists
@@ -45,17 +47,20 @@ def client(url: str, mode: str, **kw) -> tuple:
 
 async def main(url: str, ready: str) -> int:
     changed = anyio.Event()
+    prompts_changed = anyio.Event()
 
     async def on_message(message) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             changed.set()
+        if isinstance(message, types.PromptListChangedNotification):
+            prompts_changed.set()
         await anyio.lowlevel.checkpoint()
 
     legacy_http, legacy = client(url, "legacy", message_handler=on_message)
     modern_http, modern = client(url, "2026-07-28")
     async with legacy_http, legacy, modern_http, modern:
         print("before: " + await names(legacy), flush=True)
-        async with modern.listen(tools_list_changed=True) as sub:
+        async with modern.listen(tools_list_changed=True, prompts_list_changed=True) as sub:
             with open(ready, "w") as f:
                 f.write("open\n")
             with anyio.move_on_after(WAIT_SECONDS) as waited:
@@ -63,15 +68,22 @@ async def main(url: str, ready: str) -> int:
             if waited.cancelled_caught:
                 print(f"legacy: no notifications/tools/list_changed within {WAIT_SECONDS}s", file=sys.stderr)
                 return 1
+            with anyio.move_on_after(WAIT_SECONDS) as waited:
+                await prompts_changed.wait()
+            if waited.cancelled_caught:
+                print(f"legacy: no notifications/prompts/list_changed within {WAIT_SECONDS}s", file=sys.stderr)
+                return 1
             print("legacy after: " + await names(legacy), flush=True)
-            event = None
+            events = []
             with anyio.move_on_after(WAIT_SECONDS):
                 async for event in sub:
-                    break
-            if event is None:
-                print(f"stateless: nothing on the listen stream within {WAIT_SECONDS}s", file=sys.stderr)
+                    events.append(type(event).__name__)
+                    if len(events) == 2:
+                        break
+            if len(events) < 2:
+                print(f"stateless: heard {events} on the listen stream within {WAIT_SECONDS}s", file=sys.stderr)
                 return 1
-            print(f"stateless event: {type(event).__name__}", flush=True)
+            print(f"stateless events: {', '.join(events)}", flush=True)
             print("stateless after: " + await names(modern), flush=True)
     return 0
 

@@ -188,8 +188,9 @@ async fn elicit(ctx: &RequestContext<RoleServer>, c: &Clarification) -> ask::Ans
 /// has ended (between catalog changes it has nothing else to wake it).
 const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Sends `notifications/tools/list_changed` to one 2025-11-25 session each
-/// time the served catalog changes, until the session ends. (2026-07-28
+/// Sends `notifications/tools/list_changed` and
+/// `notifications/prompts/list_changed` to one 2025-11-25 session each time
+/// the served catalog changes (plugins bring both), until the session ends. (2026-07-28
 /// clients hear of it on a `subscriptions/listen` stream, and their next
 /// `tools/list` shows it.)
 async fn tell_of_catalog_changes(
@@ -203,7 +204,11 @@ async fn tell_of_catalog_changes(
                 if changed.is_err() {
                     return;
                 }
-                if let Err(e) = peer.notify_tool_list_changed().await {
+                let told = async {
+                    peer.notify_tool_list_changed().await?;
+                    peer.notify_prompt_list_changed().await
+                };
+                if let Err(e) = told.await {
                     tracing::debug!(error = %e, "a session ended; no more list-changed notifications for it");
                     return;
                 }
@@ -367,6 +372,7 @@ impl ServerHandler for McpServer {
             .enable_tool_list_changed()
             .enable_resources()
             .enable_prompts()
+            .enable_prompts_list_changed()
             .enable_completions()
             .enable_tasks()
             .enable_logging()
@@ -515,12 +521,17 @@ impl ServerHandler for McpServer {
     }
 
     /// 2026-07-28 `subscriptions/listen`: tool-list changes are offered
-    /// (the catalog is live); nothing else is.
+    /// (the catalog is live), and prompt-list changes to a listener that
+    /// asks for them; nothing else is.
     fn accepted_subscription_filter(
         &self,
-        _requested: &SubscriptionFilter,
+        requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+        let mut accepted = SubscriptionFilter::builder().tools_list_changed();
+        if requested.prompts_list_changed == Some(true) {
+            accepted = accepted.prompts_list_changed();
+        }
+        Some(accepted.build())
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
@@ -533,10 +544,13 @@ impl ServerHandler for McpServer {
                     if changed.is_err() {
                         return Ok(());
                     }
-                    if let Err(e) = context.sink().notify_tool_list_changed().await {
+                    let sink = context.sink();
+                    if let Err(e) = sink.notify_tool_list_changed().await {
                         tracing::debug!(error = %e, "a subscription ended");
                         return Ok(());
                     }
+                    // Sent only to a listener that asked for it.
+                    let _ = sink.notify_prompt_list_changed().await;
                 }
             }
         }
