@@ -55,10 +55,7 @@ const fn expect(
 /// list (the lead records it). Keep it sorted by feature.
 #[rustfmt::skip]
 const EXPECTED_FAILURES: &[Expected] = &[
-    // Resources.
-    expect("resources-read-text", BOTH, "the suite's fixed resources (the host serves only artifacts of its own calls)"),
-    expect("resources-read-binary", BOTH, "the suite's fixed resources (the host serves only artifacts of its own calls)"),
-    expect("resources-templates-read", BOTH, "resource templates"),
+    // Resource subscriptions (resources/subscribe, notifications/resources/updated).
     expect("resources-subscribe", &[SESSION], "resource subscriptions"),
     expect("resources-unsubscribe", &[SESSION], "resource subscriptions"),
     // The tool and prompt lists change only by a reviewed catalog decision,
@@ -554,4 +551,53 @@ fn judging_follows_the_suites_baseline_rules() {
         stale,
         ["c:c-1 (x)", "d (x)", "e (the scenario did not run)"]
     );
+}
+
+/// The conformance plugin's prompts and resources need `conformance:run`:
+/// a caller without it lists none of them, and getting or reading one
+/// answers exactly as for one that does not exist.
+#[test]
+fn prompts_and_resources_are_hidden_from_a_caller_without_their_permission() {
+    use serde_json::json;
+    use support::bench::{post_at, request_at};
+    let server = Server::start(&[toolhost_fixtures::CONFORMANCE]);
+    let allowed = server.token().to_owned();
+    let other = server.service_token("mcp hello:read");
+    let count = |token: &str, method: &str, field: &str| {
+        let listed = request_at(&server.url, token, method, "", json!({}));
+        listed["result"][field].as_array().map_or(0, Vec::len)
+    };
+    assert!(count(&allowed, "prompts/list", "prompts") >= 5);
+    assert!(count(&allowed, "resources/list", "resources") >= 2);
+    assert_eq!(count(&other, "prompts/list", "prompts"), 0);
+    assert_eq!(count(&other, "resources/list", "resources"), 0);
+    assert_eq!(
+        count(&other, "resources/templates/list", "resourceTemplates"),
+        0
+    );
+    let read = |token: &str, uri: &str| {
+        post_at(
+            &server.url,
+            token,
+            "resources/read",
+            uri,
+            json!({"uri": uri}),
+        )
+        .body
+    };
+    let hidden = read(&other, "test://static-text");
+    let missing = read(&allowed, "test://no-such-resource");
+    assert!(hidden.contains("not found"), "{hidden}");
+    assert_eq!(
+        hidden.replace("static-text", "X"),
+        missing.replace("no-such-resource", "X"),
+        "a forbidden resource reads as a missing one"
+    );
+    let get = |token: &str, name: &str| {
+        let params = json!({"name": name, "arguments": {}});
+        post_at(&server.url, token, "prompts/get", name, params).body
+    };
+    let hidden = get(&other, "test_simple_prompt");
+    assert!(hidden.contains("PROMPT_NOT_FOUND"), "{hidden}");
+    assert!(get(&allowed, "test_simple_prompt").contains("simple prompt for testing"));
 }

@@ -24,6 +24,11 @@ carries its image, `test_input_required_result_prompt` asks the
 input-required round the SDK drives), and `completion/complete` answers for
 a prompt argument.
 
+Resources, in both eras: `resources/list` shows the fixed resources and
+`resources/templates/list` the template; reading
+`test://template/123/data` fills the template in, and the static binary
+comes back as the PNG it is.
+
 Logging: calls `test_tool_with_logging` (three lines at info) and counts
 the `notifications/message` its `logging_callback` hears:
 
@@ -218,7 +223,24 @@ async def prompts(url: str, mode: str) -> None:
     print(f"ok  {mode}: prompts listed, filled in (one after asking the person), an argument completed")
 
 
+async def resources(url: str, mode: str) -> None:
+    http, client = connect(url, mode, [])
+    async with http, client:
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        check({"test://static-text", "test://static-binary"} <= listed, f"{mode}: resources {listed}")
+        shapes = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        check("test://template/{id}/data" in shapes, f"{mode}: templates {shapes}")
+        read = (await client.read_resource("test://template/123/data")).contents[0]
+        data = json.loads(read.text)
+        check(data == {"id": "123", "templateTest": True, "data": "Data for ID: 123"}, f"{mode}: {data}")
+        blob = (await client.read_resource("test://static-binary")).contents[0]
+        check(base64.b64decode(blob.blob).startswith(b"\x89PNG"), f"{mode}: not a PNG")
+    print(f"ok  {mode}: resources and templates listed, a templated resource and a binary one read")
+
+
 async def main(url: str) -> None:
+    await resources(url, "legacy")
+    await resources(url, "2026-07-28")
     await prompts(url, "legacy")
     await prompts(url, "2026-07-28")
     await asks(url, "legacy")

@@ -92,5 +92,12 @@ pub fn capabilities(loaded: &LoadedPlugin, signer: Option<String>) -> Capabiliti
         prompts: (loaded.plugin.prompts().iter())
             .map(|p| (p.name.clone(), p.permission.to_string()))
             .collect(),
+        resources: (loaded.plugin.resources().iter())
+            .map(|r| (r.name.clone(), r.permission.to_string()))
+            .chain(
+                (loaded.plugin.resource_templates().iter())
+                    .map(|t| (t.name.clone(), t.permission.to_string())),
+            )
+            .collect(),
     }
 }

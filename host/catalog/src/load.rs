@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use toolhost_limits::CallBudget;
 use toolhost_runtime::{LoadReport, PromptSpec, Runtime, ToolSpec};
-use toolhost_types::Digest;
+use toolhost_types::{Digest, Permission};
 
 use crate::{Catalog, CatalogError, LoadedPlugin, Manifest};
 
@@ -208,6 +208,16 @@ pub(crate) async fn check_plugin(
         path: path.into(),
         detail,
     })?;
+    let exported: Vec<(&str, &Permission)> = (plugin.resources().iter())
+        .map(|r| (r.name.as_str(), &r.permission))
+        .chain((plugin.resource_templates().iter()).map(|t| (t.name.as_str(), &t.permission)))
+        .collect();
+    check_named("resource", &manifest.resources, &exported).map_err(|detail| {
+        CatalogError::Mismatch {
+            path: path.into(),
+            detail,
+        }
+    })?;
     Ok((
         LoadedPlugin {
             manifest,
@@ -246,6 +256,38 @@ fn check_prompts(manifest: &Manifest, listed: &[PromptSpec]) -> Result<(), Strin
     {
         return Err(format!(
             "the manifest declares prompt {name:?}, which the component does not export"
+        ));
+    }
+    Ok(())
+}
+
+/// The component must export exactly the reviewed resources and templates
+/// (`what`, by name), with the reviewed permissions.
+fn check_named(
+    what: &str,
+    reviewed: &std::collections::BTreeMap<String, crate::manifest::PromptSection>,
+    exported: &[(&str, &Permission)],
+) -> Result<(), String> {
+    for (name, permission) in exported {
+        let Some(section) = reviewed.get(*name) else {
+            return Err(format!(
+                "the component exports {what} {name:?}, which the manifest does not declare"
+            ));
+        };
+        if section.permission != **permission {
+            return Err(format!(
+                "{what} {name:?}: the component asks for permission {:?}, the manifest declares {:?}",
+                permission.to_string(),
+                section.permission.to_string()
+            ));
+        }
+    }
+    if let Some(name) = reviewed
+        .keys()
+        .find(|n| !exported.iter().any(|(e, _)| e == n))
+    {
+        return Err(format!(
+            "the manifest declares {what} {name:?}, which the component does not export"
         ));
     }
     Ok(())

@@ -54,6 +54,11 @@ pub struct Manifest {
     /// lists, with the permission a caller needs.
     #[serde(default)]
     pub prompts: BTreeMap<String, PromptSection>,
+    /// `[resources.<name>]`: every resource and resource template the
+    /// component's `resources` export lists, by name, with the permission
+    /// a caller needs (the same shape as a prompt's).
+    #[serde(default)]
+    pub resources: BTreeMap<String, PromptSection>,
 }
 
 /// `[prompts.<name>]`.

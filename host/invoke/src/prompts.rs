@@ -15,7 +15,7 @@ use std::time::{Instant, SystemTime};
 use serde_json::{Value, json};
 use toolhost_audit::{AuditEvent, Outcome};
 use toolhost_catalog::LoadedPlugin;
-use toolhost_policy::{Decision, Grants, Use, decide};
+use toolhost_policy::{Grants, Use, decide};
 use toolhost_runtime::{CallContext, ClientLink, Prompt, PromptReply, PromptSpec};
 use toolhost_types::{CallId, Digest, Principal, Risk};
 
@@ -219,7 +219,19 @@ impl Toolhost {
         let Some(kind) = &arg.completes else {
             return Ok((Vec::new(), 0));
         };
-        let plugin = &p.plugin;
+        self.completions(who, &p.plugin, kind, value).await
+    }
+
+    /// The names of `kind` of `plugin` in `who`'s tenant starting with
+    /// `value` (case-insensitively), sorted, at most [`MAX_COMPLETIONS`],
+    /// and how many there are.
+    pub(crate) async fn completions(
+        &self,
+        who: &Principal,
+        plugin: &Arc<LoadedPlugin>,
+        kind: &str,
+        value: &str,
+    ) -> Result<(Vec<String>, usize), InvokeError> {
         let conversation = Conversation::Client {
             subject: who.subject.clone(),
             client: who.client_id.clone(),
@@ -253,5 +265,5 @@ impl Toolhost {
 }
 
 fn permits(who: &Principal, grants: &Grants, spec: &PromptSpec, how: Use) -> bool {
-    decide(who, grants, &spec.permission, Risk::Low, how) != Decision::Denied
+    decide(who, grants, &spec.permission, Risk::Low, how).permits()
 }

@@ -8,9 +8,10 @@ use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
     CompleteResult, ErrorData, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
-    GetTaskResult, Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig, Tool, UpdateTaskParams,
+    GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -26,7 +27,7 @@ use crate::ask::{self, Asker, RequestStates};
 use crate::events::MemoryEvents;
 use crate::log::LogRelay;
 use crate::progress::ProgressRelay;
-use crate::{clarify, convert, cursor, prompts, tasks};
+use crate::{clarify, convert, cursor, prompts, resources, tasks};
 
 /// The MCP server: a cheap `Clone` handle over the host, built per request
 /// in stateless mode and per session in legacy mode.
@@ -425,6 +426,42 @@ impl ServerHandler for McpServer {
         Ok(result.with_cache_scope(CacheScope::Private).with_ttl_ms(0))
     }
 
+    /// The resources plugins export at fixed URIs that the caller may read
+    /// (artifacts are never listed: they are read by the URI a call gave).
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let who = self.caller(&ctx)?;
+        let visible = self
+            .host
+            .resources(&who)
+            .await
+            .map_err(|e| convert::rpc_failure(&e, "listing resources"))?;
+        let result =
+            ListResourcesResult::with_all_items(visible.iter().map(resources::resource).collect());
+        Ok(result.with_cache_scope(CacheScope::Private).with_ttl_ms(0))
+    }
+
+    /// The resource templates plugins export that the caller may read.
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let who = self.caller(&ctx)?;
+        let visible = self
+            .host
+            .resource_templates(&who)
+            .await
+            .map_err(|e| convert::rpc_failure(&e, "listing resource templates"))?;
+        let result = ListResourceTemplatesResult::with_all_items(
+            visible.iter().map(resources::template).collect(),
+        );
+        Ok(result.with_cache_scope(CacheScope::Private).with_ttl_ms(0))
+    }
+
     /// The prompts plugins export that the caller may use.
     async fn list_prompts(
         &self,
@@ -501,6 +538,18 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let who = self.caller(&ctx)?;
+        // A plugin's resource or template first; else one of the host's
+        // artifacts; else not found, the same words whichever the reason.
+        match self.host.read_plugin_resource(&who, &request.uri).await {
+            Ok(Some(contents)) => {
+                let contents = contents.into_iter().map(resources::contents).collect();
+                let result =
+                    ReadResourceResult::new(contents).with_cache_scope(CacheScope::Private);
+                return Ok(ReadResourceResponse::Complete(result));
+            }
+            Ok(None) => {}
+            Err(e) => return Err(resources::failure(&e, self.host.scanner(), &request.uri)),
+        }
         match self.host.read_artifact(&who, &request.uri).await {
             Ok((artifact, body)) => {
                 tracing::info!(artifact = %artifact.id, tool = %artifact.tool, size = artifact.size, "artifact read");

@@ -22,6 +22,7 @@ mod handler;
 mod log;
 mod progress;
 mod prompts;
+mod resources;
 mod tasks;
 
 pub use ask::{Keyring, RequestStates, StatesError, StatesFuture};

@@ -124,20 +124,26 @@ fn failure(e: &InvokeError, scanner: &toolhost_secrets::Scanner, name: &str) -> 
     }
 }
 
-/// `completion/complete`: a prompt argument's completions (a resource
-/// template's have none yet).
+/// `completion/complete`: a prompt argument's or a resource template
+/// variable's completions.
 pub(crate) async fn complete(
     host: &toolhost_invoke::Toolhost,
     who: &toolhost_types::Principal,
     request: CompleteRequestParams,
 ) -> Result<CompleteResult, ErrorData> {
-    let Reference::Prompt(prompt) = &request.r#ref else {
-        return Ok(CompleteResult::new(CompletionInfo::default()));
-    };
     let arg = &request.argument;
-    let completed = host
-        .complete_prompt_argument(who, &prompt.name, &arg.name, &arg.value)
-        .await;
+    let (completed, name) = match &request.r#ref {
+        Reference::Prompt(prompt) => {
+            let done = host.complete_prompt_argument(who, &prompt.name, &arg.name, &arg.value);
+            (done.await, prompt.name.as_str())
+        }
+        Reference::Resource(template) => {
+            let done = host.complete_template_variable(who, &template.uri, &arg.name, &arg.value);
+            (done.await, template.uri.as_str())
+        }
+        // A reference kind this host does not know completes nothing.
+        _ => return Ok(CompleteResult::new(CompletionInfo::default())),
+    };
     match completed {
         Ok((values, total)) => {
             let more = total > values.len();
@@ -146,6 +152,6 @@ pub(crate) async fn complete(
             info.has_more = Some(more);
             Ok(CompleteResult::new(info))
         }
-        Err(e) => Err(failure(&e, host.scanner(), &prompt.name)),
+        Err(e) => Err(failure(&e, host.scanner(), name)),
     }
 }

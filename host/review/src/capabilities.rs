@@ -39,6 +39,10 @@ pub struct Capabilities {
     /// needs. Revisions stored before prompts have none.
     #[serde(default)]
     pub prompts: BTreeMap<String, String>,
+    /// The resources and resource templates the component exports: name →
+    /// the permission a caller needs. Revisions stored before them have none.
+    #[serde(default)]
+    pub resources: BTreeMap<String, String>,
 }
 
 /// One tool of a revision: what the component describes merged with what
@@ -82,6 +86,7 @@ impl Capabilities {
             imports: BTreeSet::new(),
             entity_kinds: BTreeSet::new(),
             prompts: BTreeMap::new(),
+            resources: BTreeMap::new(),
         }
     }
 }

@@ -306,6 +306,28 @@ pub enum What {
         /// After.
         to: String,
     },
+    /// A resource or resource template the active revision does not export
+    /// (widens, minor).
+    ResourceAdded {
+        /// Its name.
+        resource: String,
+        /// The permission a caller needs.
+        permission: String,
+    },
+    /// A resource or template no longer exported (narrows, major).
+    ResourceRemoved {
+        /// Its name.
+        resource: String,
+    },
+    /// The permission a resource or template needs changed (widens, patch).
+    ResourcePermission {
+        /// Its name.
+        resource: String,
+        /// Before.
+        from: String,
+        /// After.
+        to: String,
+    },
     /// Someone else signs (widens, patch: always red, even to or from unsigned).
     SignerChanged {
         /// Before; `None`: unsigned.
@@ -350,6 +372,9 @@ pub(crate) fn judge(what: What) -> Change {
         What::PromptAdded { .. } => (Widens, Bump::Minor),
         What::PromptRemoved { .. } => (Narrows, Bump::Major),
         What::PromptPermission { .. } => (Widens, patch),
+        What::ResourceAdded { .. } => (Widens, Bump::Minor),
+        What::ResourceRemoved { .. } => (Narrows, Bump::Major),
+        What::ResourcePermission { .. } => (Widens, patch),
         What::SignerChanged { .. } => (Widens, patch),
     };
     Change { what, effect, bump }

@@ -35,6 +35,7 @@ pub fn diff(active: Option<&Capabilities>, proposed: &Capabilities) -> Diff {
     tools(&old.tools, &new.tools, &mut out);
     backends(&old.backends, &new.backends, &mut out);
     prompts(&old.prompts, &new.prompts, &mut out);
+    resources(&old.resources, &new.resources, &mut out);
     limits(&old.limits, &new.limits, &mut out);
     let (tags, kinds) = (
         (&old.high_risk_tags, &new.high_risk_tags),
@@ -109,6 +110,26 @@ fn prompts(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>, out: 
             (Some(_), None) => out.push(What::PromptRemoved { prompt }),
             (Some(a), Some(b)) if a != b => out.push(What::PromptPermission {
                 prompt,
+                from: a.clone(),
+                to: b.clone(),
+            }),
+            _ => {}
+        }
+    }
+}
+
+fn resources(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>, out: &mut Vec<What>) {
+    let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    for name in names {
+        let resource = name.clone();
+        match (old.get(name), new.get(name)) {
+            (None, Some(p)) => out.push(What::ResourceAdded {
+                resource,
+                permission: p.clone(),
+            }),
+            (Some(_), None) => out.push(What::ResourceRemoved { resource }),
+            (Some(a), Some(b)) if a != b => out.push(What::ResourcePermission {
+                resource,
                 from: a.clone(),
                 to: b.clone(),
             }),
@@ -213,6 +234,20 @@ mod tests {
                     Bump::Patch,
                 )],
                 Bump::Patch,
+            ),
+            (
+                "a resource added widens, minor",
+                keep,
+                |c| drop(c.resources.insert(s("runbook"), s("hello:read"))),
+                vec![change(
+                    What::ResourceAdded {
+                        resource: s("runbook"),
+                        permission: s("hello:read"),
+                    },
+                    Widens,
+                    Bump::Minor,
+                )],
+                Bump::Minor,
             ),
             (
                 "a backend removed narrows",

@@ -32,6 +32,7 @@
 //!     tools: BTreeMap::from([("greet".to_owned(), greet.clone())]),
 //!     backends: BTreeMap::new(), limits: BTreeMap::new(), high_risk_tags: BTreeSet::new(),
 //!     imports: BTreeSet::new(), entity_kinds: BTreeSet::new(), prompts: BTreeMap::new(),
+//!     resources: BTreeMap::new(),
 //! };
 //! let mut v2 = v1.clone();
 //! v2.tools.insert("wave".into(), greet);

@@ -10,9 +10,11 @@ use crate::authoring::{self, AUTHORING_EXPORT};
 use crate::bindings::exports::toolhost::plugin::authoring as wit_authoring;
 use crate::bindings::exports::toolhost::plugin::entities as wit_entities;
 use crate::bindings::exports::toolhost::plugin::prompts as wit_prompts;
+use crate::bindings::exports::toolhost::plugin::resources as wit_resources;
 use crate::bindings::exports::toolhost::plugin::tool as wit_tool;
 use crate::error::LoadError;
 use crate::prompts::PROMPTS_EXPORT;
+use crate::resources::RESOURCES_EXPORT;
 use crate::sandbox::{Answer, Ask};
 use crate::state::HostState;
 use crate::v0_1;
@@ -36,6 +38,7 @@ pub(crate) struct Exports {
     entities: Option<wit_entities::GuestIndices>,
     authoring: Option<wit_authoring::GuestIndices>,
     prompts: Option<wit_prompts::GuestIndices>,
+    resources: Option<wit_resources::GuestIndices>,
 }
 
 impl Contract {
@@ -61,11 +64,18 @@ impl Contract {
             wit_authoring::GuestIndices::new,
         )?;
         let prompts = optional(pre, plugin, PROMPTS_EXPORT, wit_prompts::GuestIndices::new)?;
+        let resources = optional(
+            pre,
+            plugin,
+            RESOURCES_EXPORT,
+            wit_resources::GuestIndices::new,
+        )?;
         Ok(Contract::Current(Exports {
             tool,
             entities,
             authoring,
             prompts,
+            resources,
         }))
     }
 
@@ -101,6 +111,14 @@ impl Contract {
         }
     }
 
+    /// Whether the component exports `resources` (0.2.0 only).
+    pub(crate) fn has_resources(&self) -> bool {
+        match self {
+            Contract::Current(e) => e.resources.is_some(),
+            Contract::V0_1(_) => false,
+        }
+    }
+
     /// Runs `ask` on `instance`.
     pub(crate) async fn run(
         &self,
@@ -125,6 +143,11 @@ impl Exports {
         let entities = |store: &mut Store<HostState>| {
             let indices = (self.entities.as_ref())
                 .ok_or_else(|| wasmtime::format_err!("the plugin exports no entities"))?;
+            indices.load(store, instance)
+        };
+        let resources = |store: &mut Store<HostState>| {
+            let indices = (self.resources.as_ref())
+                .ok_or_else(|| wasmtime::format_err!("the plugin exports no resources"))?;
             indices.load(store, instance)
         };
         let prompts = |store: &mut Store<HostState>| {
@@ -161,6 +184,15 @@ impl Exports {
             Ask::PromptGet(c, name, args) => {
                 let guest = prompts(store)?;
                 Answer::PromptGet(guest.call_get(&mut *store, c, name, args).await?)
+            }
+            Ask::Resources => {
+                let guest = resources(store)?;
+                let listed = guest.call_list(&mut *store).await?;
+                Answer::Resources(listed, guest.call_templates(&mut *store).await?)
+            }
+            Ask::ResourceRead(c, uri) => {
+                let guest = resources(store)?;
+                Answer::ResourceRead(guest.call_read(&mut *store, c, uri).await?)
             }
         })
     }

@@ -40,6 +40,7 @@ mod error;
 mod host;
 mod limiter;
 mod prompts;
+mod resources;
 mod sandbox;
 mod spec;
 mod state;
@@ -68,6 +69,9 @@ pub use host::resolver::Snapshots;
 pub use prompts::{
     MAX_PROMPT_ARGUMENTS, MAX_PROMPT_MESSAGES, MAX_PROMPTS, Prompt, PromptArgument, PromptMessage,
     PromptReply, PromptRole, PromptSpec,
+};
+pub use resources::{
+    MAX_READ_CONTENTS, MAX_RESOURCES, MAX_URI_LEN, ResourceContents, ResourceSpec, TemplateSpec,
 };
 pub use sandbox::{CallContext, LoadReport, Planned, Plugin, Reply, Runtime};
 pub use spec::{Annotations, Plan, Target, ToolOutput, ToolSpec};

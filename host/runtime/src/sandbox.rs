@@ -12,6 +12,7 @@ use wasmtime::{Engine, Store, UpdateDeadline};
 
 use crate::authoring::{AuthoringAnswer, AuthoringAsk, AuthoringKind};
 use crate::bindings::exports::toolhost::plugin::entities as wit_entities;
+use crate::bindings::exports::toolhost::plugin::resources as wit_resources;
 use crate::bindings::toolhost::plugin::types as wit;
 use crate::cache::{CacheOutcome, ComponentCache};
 use crate::config::RuntimeConfig;
@@ -67,6 +68,10 @@ pub struct Plugin {
     imports: Vec<String>,
     exports: Vec<String>,
     pub(crate) prompts: Vec<crate::prompts::PromptSpec>,
+    pub(crate) resources: (
+        Vec<crate::resources::ResourceSpec>,
+        Vec<crate::resources::TemplateSpec>,
+    ),
     /// The budget `describe`, `kinds` and the authoring kinds ran under.
     pub(crate) describe_budget: CallBudget,
 }
@@ -262,6 +267,8 @@ pub(crate) enum Ask<'a> {
     Authoring(AuthoringAsk<'a>),
     Prompts,
     PromptGet(&'a wit::CallContext, &'a str, &'a [(String, String)]),
+    Resources,
+    ResourceRead(&'a wit::CallContext, &'a str),
 }
 
 impl Ask<'_> {
@@ -290,6 +297,11 @@ pub(crate) enum Answer {
     Authoring(AuthoringAnswer),
     Prompts(Vec<crate::bindings::exports::toolhost::plugin::prompts::PromptSpec>),
     PromptGet(Result<crate::bindings::exports::toolhost::plugin::prompts::Prompt, wit::ToolError>),
+    Resources(
+        Vec<wit_resources::ResourceSpec>,
+        Vec<wit_resources::TemplateSpec>,
+    ),
+    ResourceRead(Result<Vec<wit_resources::ResourceContents>, wit::ToolError>),
 }
 
 impl Runtime {
@@ -376,12 +388,14 @@ impl Runtime {
             kinds: Vec::new(),
             authoring_kinds: Vec::new(),
             prompts: Vec::new(),
+            resources: (Vec::new(), Vec::new()),
             describe_budget: *budget,
         };
         loaded.tools = self.describe(&loaded).await?;
         loaded.kinds = self.kinds(&loaded).await?;
         loaded.authoring_kinds = self.load_authoring_kinds(&loaded).await?;
         loaded.prompts = self.load_prompts(&loaded).await?;
+        loaded.resources = self.load_resources(&loaded).await?;
         Ok((loaded, report))
     }
 

@@ -18,6 +18,7 @@ use toolhost_sdk::prelude::*;
 
 mod asks;
 mod prompts;
+mod resources;
 
 fn tools() -> Vec<Tool> {
     let tool = |tool: Tool| {
@@ -159,7 +160,11 @@ fn tools() -> Vec<Tool> {
     ]
 }
 
-toolhost_sdk::export_plugin!(tools, prompts = prompts::prompts);
+toolhost_sdk::export_plugin!(
+    tools,
+    prompts = prompts::prompts,
+    resources = resources::resources
+);
 
 /// The suite calls these tools with no arguments (or none at all).
 #[derive(Debug, Default, Deserialize, JsonSchema)]

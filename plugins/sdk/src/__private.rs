@@ -5,6 +5,9 @@
 pub use crate::bindings::exports::toolhost::plugin::authoring::CurrentState;
 pub use crate::bindings::exports::toolhost::plugin::entities::Entity;
 pub use crate::bindings::exports::toolhost::plugin::prompts::{Prompt as WitPrompt, PromptSpec};
+pub use crate::bindings::exports::toolhost::plugin::resources::{
+    ResourceContents, ResourceSpec, TemplateSpec,
+};
 pub use crate::bindings::toolhost::plugin::types::{
     CallContext, ToolError as WitToolError, ToolOutput, ToolSpec,
 };
@@ -119,6 +122,25 @@ pub fn prompt_get(
         .find(|p| p.name == name)
         .ok_or_else(|| WitToolError::UnknownTool(name.to_owned()))?;
     Ok(prompt.fill(&ctx.into(), arguments)?)
+}
+
+/// `resources.list`: the resources at fixed URIs.
+pub fn resource_specs(resources: crate::Resources) -> Vec<ResourceSpec> {
+    resources.specs()
+}
+
+/// `resources.templates`: the templates.
+pub fn template_specs(resources: crate::Resources) -> Vec<TemplateSpec> {
+    resources.template_specs()
+}
+
+/// `resources.read`: the contents at `uri`, or `not-found`.
+pub fn resource_read(
+    resources: crate::Resources,
+    ctx: CallContext,
+    uri: &str,
+) -> Result<Vec<ResourceContents>, WitToolError> {
+    Ok(resources.read(&ctx.into(), uri)?.0)
 }
 
 #[cfg(test)]

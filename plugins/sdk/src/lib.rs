@@ -164,6 +164,7 @@ mod plan;
 pub mod progress;
 pub mod prompts;
 pub mod resolve;
+pub mod resources;
 mod tool;
 
 #[doc(hidden)]
@@ -201,6 +202,7 @@ pub use error::ToolError;
 pub use name_or_id::NameOrId;
 pub use prompts::{Message, Prompt, PromptArgs};
 pub use resolve::{Query, Resolved, resolve};
+pub use resources::{Contents, Resource, Resources, Template, Vars};
 pub use tool::{IntoOutput, Output, Tool};
 
 /// Everything a plugin usually needs, in one `use`.
@@ -217,7 +219,8 @@ pub mod prelude {
     pub use crate::progress;
     pub use crate::{
         ArtifactInfo, Authoring, CheckpointInfo, Content, Ctx, Entities, Entity, Message, NameOrId,
-        Output, Plan, Prompt, PromptArgs, Query, Resolved, Risk, Target, Tool, ToolError, resolve,
+        Output, Plan, Prompt, PromptArgs, Query, Resolved, Resource, Resources, Risk, Target,
+        Template, Tool, ToolError, resolve,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -243,10 +246,13 @@ pub mod prelude {
 ///
 /// - `…, prompts = my_prompts`: `my_prompts` is a `fn() -> Vec<Prompt>`
 ///   listing the plugin's [`Prompt`]s; it runs at every `list` and `get`.
+/// - `…, resources = my_resources`: `my_resources` is a `fn() -> Resources`
+///   (see [`resources`]); it runs at every `list`, `templates` and `read`.
 ///
 /// The keywords are optional and come in this order: `entities`,
-/// `authoring`, `prompts`. Either way the component exports the WIT world
-/// `mcp-plugin`: `tool`, `entities`, `authoring` and `prompts`.
+/// `authoring`, `prompts`, `resources`. Either way the component exports
+/// the WIT world `mcp-plugin`: `tool`, `entities`, `authoring`, `prompts`
+/// and `resources`.
 #[macro_export]
 macro_rules! export_plugin {
     (
@@ -254,13 +260,15 @@ macro_rules! export_plugin {
         $(, entities = $entities:path)?
         $(, authoring = $authoring:path)?
         $(, prompts = $prompts:path)?
+        $(, resources = $resources:path)?
         $(,)?
     ) => {
         $crate::__export_plugin!(
             $tools,
             $crate::__pick!($($entities)? ; $crate::Entities::none),
             $crate::__pick!($($authoring)? ; $crate::Authoring::none),
-            $crate::__pick!($($prompts)? ; $crate::prompts::none)
+            $crate::__pick!($($prompts)? ; $crate::prompts::none),
+            $crate::__pick!($($resources)? ; $crate::Resources::none)
         );
     };
 }
@@ -281,7 +289,7 @@ macro_rules! __pick {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __export_plugin {
-    ($tools:path, $entities:expr, $authoring:expr, $prompts:expr) => {
+    ($tools:path, $entities:expr, $authoring:expr, $prompts:expr, $resources:expr) => {
         const _: () = {
             struct Plugin;
 
@@ -381,6 +389,26 @@ macro_rules! __export_plugin {
                     $crate::__private::WitToolError,
                 > {
                     $crate::__private::prompt_get($prompts(), ctx, &name, arguments)
+                }
+            }
+
+            impl $crate::bindings::exports::toolhost::plugin::resources::Guest for Plugin {
+                fn list() -> ::std::vec::Vec<$crate::__private::ResourceSpec> {
+                    $crate::__private::resource_specs($resources())
+                }
+
+                fn templates() -> ::std::vec::Vec<$crate::__private::TemplateSpec> {
+                    $crate::__private::template_specs($resources())
+                }
+
+                fn read(
+                    ctx: $crate::__private::CallContext,
+                    uri: ::std::string::String,
+                ) -> ::std::result::Result<
+                    ::std::vec::Vec<$crate::__private::ResourceContents>,
+                    $crate::__private::WitToolError,
+                > {
+                    $crate::__private::resource_read($resources(), ctx, &uri)
                 }
             }
 

@@ -43,6 +43,7 @@ pub(crate) fn hello() -> Capabilities {
         imports: set(["toolhost:plugin/backend@0.1.0", "toolhost:plugin/log@0.1.0"]),
         entity_kinds: set(["project"]),
         prompts: BTreeMap::from([(s("review_plan"), s("hello:read"))]),
+        resources: BTreeMap::new(),
     }
 }
 

@@ -89,8 +89,10 @@ impl Exports {
                 let out = tool.call_call(&mut *store, &ctx(c), t, a).await?;
                 Answer::Call(out.convert(), store.data_mut().resolver.pending.take())
             }
-            Ask::Prompts | Ask::PromptGet(..) => {
-                return Err(wasmtime::format_err!("a 0.1.0 plugin exports no prompts"));
+            Ask::Prompts | Ask::PromptGet(..) | Ask::Resources | Ask::ResourceRead(..) => {
+                return Err(wasmtime::format_err!(
+                    "a 0.1.0 plugin exports no prompts or resources"
+                ));
             }
             Ask::Authoring(a) => {
                 let indices = (self.authoring.as_ref())

@@ -1,0 +1,191 @@
+//! The resources and resource templates plugins export
+//! (`resources/list`, `resources/templates/list`, `resources/read`) and
+//! the completion of template variables, under the same rules as prompts:
+//! listed and read only by callers holding their permission (anything else
+//! reads as not found), read in a fresh sandbox without side effects,
+//! screened for secrets, one audit row per read (tool `resource:NAME`).
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use serde_json::json;
+use toolhost_audit::{AuditEvent, Outcome};
+use toolhost_catalog::LoadedPlugin;
+use toolhost_policy::{Grants, Use, decide};
+use toolhost_runtime::{CallContext, ResourceContents, ResourceSpec, TemplateSpec};
+use toolhost_types::{CallId, Digest, Permission, Principal, Risk};
+
+use crate::{InvokeError, Toolhost};
+
+/// A resource a caller may read, with its plugin.
+#[derive(Clone)]
+pub struct ResourceRef {
+    /// The plugin exporting it.
+    pub plugin: Arc<LoadedPlugin>,
+    /// The resource.
+    pub spec: ResourceSpec,
+}
+
+/// A template a caller may read through, with its plugin.
+#[derive(Clone)]
+pub struct TemplateRef {
+    /// The plugin exporting it.
+    pub plugin: Arc<LoadedPlugin>,
+    /// The template.
+    pub spec: TemplateSpec,
+}
+
+fn permits(who: &Principal, grants: &Grants, p: &Permission, how: Use) -> bool {
+    decide(who, grants, p, Risk::Low, how).permits()
+}
+
+impl Toolhost {
+    /// The resources at fixed URIs `who` may read, by URI.
+    pub async fn resources(&self, who: &Principal) -> Result<Vec<ResourceRef>, InvokeError> {
+        let grants = self.grants(who).await?;
+        let mut out: Vec<ResourceRef> = (self.catalog().plugins_arc())
+            .flat_map(|plugin| {
+                let specs = plugin.plugin.resources().to_vec();
+                specs.into_iter().map(move |spec| ResourceRef {
+                    plugin: plugin.clone(),
+                    spec,
+                })
+            })
+            .filter(|r| permits(who, &grants, &r.spec.permission, Use::List))
+            .collect();
+        out.sort_by(|a, b| a.spec.uri.cmp(&b.spec.uri));
+        Ok(out)
+    }
+
+    /// The resource templates `who` may read through, by template.
+    pub async fn resource_templates(
+        &self,
+        who: &Principal,
+    ) -> Result<Vec<TemplateRef>, InvokeError> {
+        let grants = self.grants(who).await?;
+        let mut out: Vec<TemplateRef> = (self.catalog().plugins_arc())
+            .flat_map(|plugin| {
+                let specs = plugin.plugin.resource_templates().to_vec();
+                specs.into_iter().map(move |spec| TemplateRef {
+                    plugin: plugin.clone(),
+                    spec,
+                })
+            })
+            .filter(|t| permits(who, &grants, &t.spec.permission, Use::List))
+            .collect();
+        out.sort_by(|a, b| a.spec.uri_template.cmp(&b.spec.uri_template));
+        Ok(out)
+    }
+
+    /// The plugin and name of what serves `uri` for `who`: a resource at
+    /// that URI, else a template it matches (the first, by template).
+    async fn serving(
+        &self,
+        who: &Principal,
+        uri: &str,
+    ) -> Result<Option<(Arc<LoadedPlugin>, String)>, InvokeError> {
+        if let Some(r) = self
+            .resources(who)
+            .await?
+            .into_iter()
+            .find(|r| r.spec.uri == uri)
+        {
+            return Ok(Some((r.plugin, r.spec.name)));
+        }
+        let templates = self.resource_templates(who).await?;
+        let matched = templates
+            .into_iter()
+            .find(|t| t.spec.matches(uri).is_some());
+        Ok(matched.map(|t| (t.plugin, t.spec.name)))
+    }
+
+    /// The contents at `uri` from the plugin that serves it, for `who`:
+    /// `None` when no plugin resource or template `who` may read serves
+    /// it (the caller may try its artifacts). Screened and audited.
+    pub async fn read_plugin_resource(
+        &self,
+        who: &Principal,
+        uri: &str,
+    ) -> Result<Option<Vec<ResourceContents>>, InvokeError> {
+        let Some((plugin, name)) = self.serving(who, uri).await? else {
+            return Ok(None);
+        };
+        let started = Instant::now();
+        let call_id = CallId::new();
+        let ctx = CallContext::new(&who.tenant, &who.subject).with_backends(self.grant(&plugin));
+        let read = self
+            .runtime
+            .read_resource(&plugin.plugin, &ctx, uri, &plugin.budget)
+            .await
+            .map_err(InvokeError::Call)
+            .and_then(|contents| {
+                let texts = contents.iter().flat_map(|c| {
+                    [
+                        c.uri.clone(),
+                        String::from_utf8_lossy(c.body.bytes()).into_owned(),
+                    ]
+                });
+                match texts.into_iter().find_map(|t| self.scanner().find(&t)) {
+                    Some(found) => Err(InvokeError::SecretExposure {
+                        kind: found.kind.as_str().to_owned(),
+                        ran: true,
+                    }),
+                    None => Ok(contents),
+                }
+            });
+        let event = AuditEvent {
+            call_id: call_id.to_string(),
+            at: SystemTime::now(),
+            principal: who.subject.clone(),
+            tenant: who.tenant.clone(),
+            client_id: Some(who.client_id.clone()),
+            tool: format!("resource:{name}"),
+            plugin: Some(plugin.plugin.name().to_string()),
+            catalog_version: Some(self.catalog().version().to_owned()),
+            plugin_digest: Some(*plugin.plugin.digest()),
+            argument_digest: Digest::of(
+                json!({"uri": self.scanner().redact(uri)})
+                    .to_string()
+                    .as_bytes(),
+            ),
+            outcome: if read.is_ok() {
+                Outcome::Executed
+            } else {
+                Outcome::Error
+            },
+            error_code: read.as_ref().err().map(|e| e.code().to_owned()),
+            duration: started.elapsed(),
+            gate_id: None,
+            receipt_sha256: None,
+        };
+        self.audit
+            .record(&event)
+            .await
+            .map_err(InvokeError::Audit)?;
+        read.map(Some)
+    }
+
+    /// Completions of variable `var` of the template `uri_template`
+    /// starting with `value`, for `who`: the names of the kind it completes
+    /// from, in `who`'s tenant; none when it completes from none. An
+    /// unknown (or forbidden) template answers none too.
+    pub async fn complete_template_variable(
+        &self,
+        who: &Principal,
+        uri_template: &str,
+        var: &str,
+        value: &str,
+    ) -> Result<(Vec<String>, usize), InvokeError> {
+        let templates = self.resource_templates(who).await?;
+        let Some(t) = templates
+            .into_iter()
+            .find(|t| t.spec.uri_template == uri_template)
+        else {
+            return Ok((Vec::new(), 0));
+        };
+        let Some((_, kind)) = t.spec.completes.iter().find(|(v, _)| v == var) else {
+            return Ok((Vec::new(), 0));
+        };
+        self.completions(who, &t.plugin, kind, value).await
+    }
+}
