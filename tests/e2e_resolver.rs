@@ -492,4 +492,10 @@ fn a_prompt_argument_completes_from_the_callers_tenant_only_even_when_the_backen
     let missing =
         support::bench::post_at(&server.url, &ann, "prompts/get", "review_test_plan", params);
     assert!(missing.body.contains("needs argument"), "{}", missing.body);
+    // Each get wrote one audit row: the filled-in one executed, the
+    // refused one an error with its code.
+    let rows = ["audit", "search", "--tool", "prompt:review_test_plan"];
+    let listed = String::from_utf8_lossy(&server.admin(&rows).stdout).into_owned();
+    assert_eq!(listed.matches("executed").count(), 1, "{listed}");
+    assert_eq!(listed.matches("INVALID_ARGUMENTS").count(), 1, "{listed}");
 }

@@ -21,6 +21,45 @@ use toolhost_types::{CallId, Digest, Principal, Risk};
 
 use crate::{Conversation, InvokeError, Toolhost};
 
+/// What an audit row of a prompt get or a resource read says.
+pub(crate) struct Row<'a> {
+    pub(crate) who: &'a Principal,
+    /// `prompt:NAME`, `resource:NAME`.
+    pub(crate) label: &'a str,
+    pub(crate) plugin: Option<&'a LoadedPlugin>,
+    pub(crate) digest: Digest,
+    pub(crate) started: Instant,
+}
+
+impl Toolhost {
+    /// Writes the one audit row of a prompt get or a resource read: `did`
+    /// is its outcome, or the error it failed with.
+    pub(crate) async fn record_row(
+        &self,
+        row: Row<'_>,
+        did: Result<Outcome, &InvokeError>,
+    ) -> Result<(), InvokeError> {
+        let event = AuditEvent {
+            call_id: CallId::new().to_string(),
+            at: SystemTime::now(),
+            principal: row.who.subject.clone(),
+            tenant: row.who.tenant.clone(),
+            client_id: Some(row.who.client_id.clone()),
+            tool: self.scanner().redact(row.label).into_owned(),
+            plugin: row.plugin.map(|p| p.plugin.name().to_string()),
+            catalog_version: Some(self.catalog().version().to_owned()),
+            plugin_digest: row.plugin.map(|p| *p.plugin.digest()),
+            argument_digest: row.digest,
+            outcome: *did.as_ref().unwrap_or(&Outcome::Error),
+            error_code: did.err().map(|e| e.code().to_owned()),
+            duration: row.started.elapsed(),
+            gate_id: None,
+            receipt_sha256: None,
+        };
+        self.audit.record(&event).await.map_err(InvokeError::Audit)
+    }
+}
+
 /// Most values one completion answers (MCP's own maximum).
 pub const MAX_COMPLETIONS: usize = 100;
 
@@ -88,7 +127,6 @@ impl Toolhost {
         client: Option<ClientLink>,
     ) -> Result<PromptAnswer, InvokeError> {
         let started = Instant::now();
-        let call_id = CallId::new();
         let grants = self.grants(who).await?;
         let found = self.prompt_for(who, &grants, name);
         let outcome = match &found {
@@ -99,34 +137,20 @@ impl Toolhost {
         };
         let plugin = found.map(|p| p.plugin);
         let digest = Digest::of(json!(arguments).to_string().as_bytes());
-        let event = AuditEvent {
-            call_id: call_id.to_string(),
-            at: SystemTime::now(),
-            principal: who.subject.clone(),
-            tenant: who.tenant.clone(),
-            client_id: Some(who.client_id.clone()),
-            tool: self
-                .scanner()
-                .redact(&format!("prompt:{name}"))
-                .into_owned(),
-            plugin: plugin.as_ref().map(|p| p.plugin.name().to_string()),
-            catalog_version: Some(self.catalog().version().to_owned()),
-            plugin_digest: plugin.as_ref().map(|p| *p.plugin.digest()),
-            argument_digest: digest,
-            outcome: match &outcome {
-                Ok(PromptAnswer::Prompt(_)) => Outcome::Executed,
-                Ok(PromptAnswer::NeedsInput(_)) => Outcome::NeedsClarification,
-                Err(_) => Outcome::Error,
-            },
-            error_code: outcome.as_ref().err().map(|e| e.code().to_owned()),
-            duration: started.elapsed(),
-            gate_id: None,
-            receipt_sha256: None,
+        let label = format!("prompt:{name}");
+        let did = match &outcome {
+            Ok(PromptAnswer::Prompt(_)) => Ok(Outcome::Executed),
+            Ok(PromptAnswer::NeedsInput(_)) => Ok(Outcome::NeedsClarification),
+            Err(e) => Err(e),
         };
-        self.audit
-            .record(&event)
-            .await
-            .map_err(InvokeError::Audit)?;
+        let row = Row {
+            who,
+            label: &label,
+            plugin: plugin.as_deref(),
+            digest,
+            started,
+        };
+        self.record_row(row, did).await?;
         outcome
     }
 

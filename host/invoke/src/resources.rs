@@ -6,15 +6,16 @@
 //! screened for secrets, one audit row per read (tool `resource:NAME`).
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use serde_json::json;
-use toolhost_audit::{AuditEvent, Outcome};
+use toolhost_audit::Outcome;
 use toolhost_catalog::LoadedPlugin;
 use toolhost_policy::{Grants, Use, decide};
 use toolhost_runtime::{CallContext, ResourceContents, ResourceSpec, TemplateSpec};
-use toolhost_types::{CallId, Digest, Permission, Principal, Risk};
+use toolhost_types::{Digest, Permission, Principal, Risk};
 
+use crate::prompts::Row;
 use crate::{InvokeError, Toolhost};
 
 /// A resource a caller may read, with its plugin.
@@ -111,7 +112,6 @@ impl Toolhost {
             return Ok(None);
         };
         let started = Instant::now();
-        let call_id = CallId::new();
         let ctx = CallContext::new(&who.tenant, &who.subject).with_backends(self.grant(&plugin));
         let read = self
             .runtime
@@ -133,35 +133,17 @@ impl Toolhost {
                     None => Ok(contents),
                 }
             });
-        let event = AuditEvent {
-            call_id: call_id.to_string(),
-            at: SystemTime::now(),
-            principal: who.subject.clone(),
-            tenant: who.tenant.clone(),
-            client_id: Some(who.client_id.clone()),
-            tool: format!("resource:{name}"),
-            plugin: Some(plugin.plugin.name().to_string()),
-            catalog_version: Some(self.catalog().version().to_owned()),
-            plugin_digest: Some(*plugin.plugin.digest()),
-            argument_digest: Digest::of(
-                json!({"uri": self.scanner().redact(uri)})
-                    .to_string()
-                    .as_bytes(),
-            ),
-            outcome: if read.is_ok() {
-                Outcome::Executed
-            } else {
-                Outcome::Error
-            },
-            error_code: read.as_ref().err().map(|e| e.code().to_owned()),
-            duration: started.elapsed(),
-            gate_id: None,
-            receipt_sha256: None,
+        let digest = json!({"uri": self.scanner().redact(uri)}).to_string();
+        let label = format!("resource:{name}");
+        let row = Row {
+            who,
+            label: &label,
+            plugin: Some(&plugin),
+            digest: Digest::of(digest.as_bytes()),
+            started,
         };
-        self.audit
-            .record(&event)
-            .await
-            .map_err(InvokeError::Audit)?;
+        self.record_row(row, read.as_ref().map(|_| Outcome::Executed))
+            .await?;
         read.map(Some)
     }
 

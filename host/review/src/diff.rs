@@ -34,8 +34,8 @@ pub fn diff(active: Option<&Capabilities>, proposed: &Capabilities) -> Diff {
     let mut out = Vec::new();
     tools(&old.tools, &new.tools, &mut out);
     backends(&old.backends, &new.backends, &mut out);
-    prompts(&old.prompts, &new.prompts, &mut out);
-    resources(&old.resources, &new.resources, &mut out);
+    named(&old.prompts, &new.prompts, &mut out, prompt);
+    named(&old.resources, &new.resources, &mut out, resource);
     limits(&old.limits, &new.limits, &mut out);
     let (tags, kinds) = (
         (&old.high_risk_tags, &new.high_risk_tags),
@@ -98,43 +98,50 @@ fn backends(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>, out:
     }
 }
 
-fn prompts(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>, out: &mut Vec<What>) {
+/// The changes between two name → permission maps (prompts, resources),
+/// each named by `made`: added with its permission, removed, or
+/// re-permissioned.
+fn named(
+    old: &BTreeMap<String, String>,
+    new: &BTreeMap<String, String>,
+    out: &mut Vec<What>,
+    made: fn(String, Named) -> What,
+) {
     let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
     for name in names {
-        let prompt = name.clone();
-        match (old.get(name), new.get(name)) {
-            (None, Some(p)) => out.push(What::PromptAdded {
-                prompt,
-                permission: p.clone(),
-            }),
-            (Some(_), None) => out.push(What::PromptRemoved { prompt }),
-            (Some(a), Some(b)) if a != b => out.push(What::PromptPermission {
-                prompt,
-                from: a.clone(),
-                to: b.clone(),
-            }),
-            _ => {}
-        }
+        let change = match (old.get(name), new.get(name)) {
+            (None, Some(p)) => Named::Added(p.clone()),
+            (Some(_), None) => Named::Removed,
+            (Some(a), Some(b)) if a != b => Named::Permission(a.clone(), b.clone()),
+            _ => continue,
+        };
+        out.push(made(name.clone(), change));
     }
 }
 
-fn resources(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>, out: &mut Vec<What>) {
-    let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
-    for name in names {
-        let resource = name.clone();
-        match (old.get(name), new.get(name)) {
-            (None, Some(p)) => out.push(What::ResourceAdded {
-                resource,
-                permission: p.clone(),
-            }),
-            (Some(_), None) => out.push(What::ResourceRemoved { resource }),
-            (Some(a), Some(b)) if a != b => out.push(What::ResourcePermission {
-                resource,
-                from: a.clone(),
-                to: b.clone(),
-            }),
-            _ => {}
-        }
+/// How one named export changed.
+enum Named {
+    Added(String),
+    Removed,
+    Permission(String, String),
+}
+
+fn prompt(prompt: String, change: Named) -> What {
+    match change {
+        Named::Added(permission) => What::PromptAdded { prompt, permission },
+        Named::Removed => What::PromptRemoved { prompt },
+        Named::Permission(from, to) => What::PromptPermission { prompt, from, to },
+    }
+}
+
+fn resource(resource: String, change: Named) -> What {
+    match change {
+        Named::Added(permission) => What::ResourceAdded {
+            resource,
+            permission,
+        },
+        Named::Removed => What::ResourceRemoved { resource },
+        Named::Permission(from, to) => What::ResourcePermission { resource, from, to },
     }
 }
 
