@@ -127,6 +127,10 @@ pub(crate) async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
     {
         Ok(Reply::Output(out)) => {
             println!("{}", serde_json::to_string_pretty(&out.structured)?);
+            // The answer's content blocks, one line each, beside the JSON.
+            for block in &out.content {
+                eprintln!("content: {}", content_line(block));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Ok(Reply::Clarify(c)) => {
@@ -289,4 +293,34 @@ pub(crate) async fn prewarm(manifest: &Path, cache_dir: PathBuf) -> anyhow::Resu
         eprintln!("{plugin}: {:?} in {:?}", report.cache, report.compile);
     }
     Ok(())
+}
+
+/// One content block as `toolhost call` shows it: its kind, MIME type,
+/// size or URI.
+fn content_line(block: &toolhost_runtime::ContentBlock) -> String {
+    use toolhost_runtime::ContentBlock as B;
+    match block {
+        B::Text { text } => format!("text ({} bytes)", text.len()),
+        B::Image { mime_type, data } => format!("image ({mime_type}, {} bytes)", data.len()),
+        B::Audio { mime_type, data } => format!("audio ({mime_type}, {} bytes)", data.len()),
+        B::ResourceLink(l) => format!("resource link {} ({})", l.uri, l.name),
+        B::Resource { uri, body, .. } => {
+            format!("resource {uri} ({} bytes)", body.bytes().len())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn content_blocks_are_shown_one_line_each() {
+        use toolhost_runtime::ContentBlock as B;
+        let image = B::Image {
+            mime_type: "image/png".into(),
+            data: vec![0; 69],
+        };
+        assert_eq!(super::content_line(&image), "image (image/png, 69 bytes)");
+        let text = B::Text { text: "hi".into() };
+        assert_eq!(super::content_line(&text), "text (2 bytes)");
+    }
 }
