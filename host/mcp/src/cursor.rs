@@ -12,6 +12,19 @@ pub(crate) fn after(last: &str) -> String {
     URL_SAFE_NO_PAD.encode(format!("after:{last}"))
 }
 
+/// The name a paginated request resumes after: none without a cursor,
+/// invalid params for a cursor that is not ours.
+pub(crate) fn resume_after(
+    request: Option<rmcp::model::PaginatedRequestParams>,
+) -> Result<Option<String>, rmcp::model::ErrorData> {
+    match request.and_then(|r| r.cursor) {
+        Some(c) => parse(&c)
+            .map(Some)
+            .ok_or_else(|| rmcp::model::ErrorData::invalid_params("invalid cursor", None)),
+        None => Ok(None),
+    }
+}
+
 /// The tool name a cursor resumes after, or `None` if it is not ours.
 pub(crate) fn parse(cursor: &str) -> Option<String> {
     let bytes = URL_SAFE_NO_PAD.decode(cursor).ok()?;

@@ -404,13 +404,7 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let who = self.caller(&ctx)?;
-        let after = match request.and_then(|r| r.cursor) {
-            Some(c) => Some(
-                cursor::parse(&c)
-                    .ok_or_else(|| ErrorData::invalid_params("invalid cursor", None))?,
-            ),
-            None => None,
-        };
+        let after = cursor::resume_after(request)?;
         let visible = self
             .host
             .list(&who)
@@ -469,13 +463,7 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let who = self.caller(&ctx)?;
-        let after = match request.and_then(|r| r.cursor) {
-            Some(c) => Some(
-                cursor::parse(&c)
-                    .ok_or_else(|| ErrorData::invalid_params("invalid cursor", None))?,
-            ),
-            None => None,
-        };
+        let after = cursor::resume_after(request)?;
         let visible = self
             .host
             .prompts(&who)
