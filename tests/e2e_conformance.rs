@@ -55,9 +55,6 @@ const fn expect(
 /// list (the lead records it). Keep it sorted by feature.
 #[rustfmt::skip]
 const EXPECTED_FAILURES: &[Expected] = &[
-    // Resource subscriptions (resources/subscribe, notifications/resources/updated).
-    expect("resources-subscribe", &[SESSION], "resource subscriptions"),
-    expect("resources-unsubscribe", &[SESSION], "resource subscriptions"),
     // The tool and prompt lists change only by a reviewed catalog decision,
     // never by a tool call; the listen stream's notifications are tested in
     // e2e_catalog.

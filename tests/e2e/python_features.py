@@ -29,6 +29,15 @@ Resources, in both eras: `resources/list` shows the fixed resources and
 `test://template/123/data` fills the template in, and the static binary
 comes back as the PNG it is.
 
+Resource updates: a session that subscribed to `test://watched-resource`
+hears `notifications/resources/updated` when `test_touch_watched_resource`
+tells of a change, and hears nothing after unsubscribing; a session of
+another tenant (`TOOLHOST_E2E_OTHER_TOKEN`, tenant `acme`) subscribed to
+the same URI hears nothing of the first tenant's change, only its own (a
+marker it touches afterwards arrives first). 2026-07-28: a
+`subscriptions/listen` stream naming the URI gets the `ResourceUpdated`
+event.
+
 Logging: calls `test_tool_with_logging` (three lines at info) and counts
 the `notifications/message` its `logging_callback` hears:
 
@@ -50,7 +59,9 @@ import os
 import sys
 import traceback
 
-from mcp import Client
+import anyio
+from mcp import Client, types
+from mcp.client.subscriptions import ResourceUpdated
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import (
@@ -81,8 +92,11 @@ def check(cond: bool, what: str) -> None:
         raise Failure(what)
 
 
-def connect(url: str, mode: str, heard: list[LoggingMessageNotificationParams], log_level=None, **callbacks) -> Client:
-    http = create_mcp_http_client(headers={"Authorization": f"Bearer {os.environ['TOOLHOST_E2E_TOKEN']}"})
+def connect(
+    url: str, mode: str, heard: list[LoggingMessageNotificationParams], log_level=None, token=None, **callbacks
+) -> Client:
+    token = token or os.environ["TOOLHOST_E2E_TOKEN"]
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
 
     async def hear(params: LoggingMessageNotificationParams) -> None:
         heard.append(params)
@@ -238,7 +252,84 @@ async def resources(url: str, mode: str) -> None:
     print(f"ok  {mode}: resources and templates listed, a templated resource and a binary one read")
 
 
+WATCHED = "test://watched-resource"
+TOUCH = "test_touch_watched_resource"
+WAIT_SECONDS = 30
+
+
+class Updates:
+    """The `notifications/resources/updated` one session hears, in order."""
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+        self.arrived = anyio.Event()
+
+    async def handler(self, message) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            self.uris.append(str(message.params.uri))
+            self.arrived.set()
+        await anyio.lowlevel.checkpoint()
+
+    async def until(self, count: int, what: str) -> None:
+        with anyio.move_on_after(WAIT_SECONDS):
+            while len(self.uris) < count:
+                self.arrived = anyio.Event()
+                await self.arrived.wait()
+        check(len(self.uris) >= count, f"{what}: heard {self.uris} within {WAIT_SECONDS}s")
+
+
+async def touch(client: Client, uri: str = WATCHED) -> None:
+    done = await client.call_tool(TOUCH, {"uri": uri})
+    check(not done.is_error, f"{TOUCH} {uri}: {done}")
+
+
+async def subscriptions_legacy(url: str) -> None:
+    mine, theirs = Updates(), Updates()
+    http, client = connect(url, "legacy", [], message_handler=mine.handler)
+    other_http, other = connect(url, "legacy", [], token=os.environ["TOOLHOST_E2E_OTHER_TOKEN"], message_handler=theirs.handler)
+    marker = "test://template/marker/data"
+    async with http, client, other_http, other:
+        await client.subscribe_resource(WATCHED)
+        await other.subscribe_resource(WATCHED)
+        await other.subscribe_resource(marker)
+        await touch(client)
+        await mine.until(1, "legacy: the subscriber")
+        check(mine.uris == [WATCHED], f"legacy: heard {mine.uris}")
+        # Updates reach each session in the order calls told of them: had
+        # the other tenant heard the first, it would come before its marker.
+        await touch(other, marker)
+        await theirs.until(1, "legacy: the other tenant's own update")
+        check(theirs.uris == [marker], f"legacy: another tenant heard {theirs.uris}")
+        await client.unsubscribe_resource(WATCHED)
+        await touch(client)
+        await client.subscribe_resource(marker)
+        await touch(client, marker)
+        await mine.until(2, "legacy: after subscribing again")
+        check(mine.uris == [WATCHED, marker], f"legacy: heard {mine.uris} after unsubscribing")
+        refused = await client.call_tool(TOUCH, {"uri": "test://not-this-plugins"})
+        said = refused.content[0].text if refused.content else ""
+        check(refused.is_error and "not a resource this plugin exports" in said, f"legacy: {refused}")
+    print("ok  legacy: a subscriber hears its resource's update, not after unsubscribing, not another tenant's")
+
+
+async def subscriptions_stateless(url: str) -> None:
+    http, client = connect(url, "2026-07-28", [])
+    async with http, client:
+        async with client.listen(resource_subscriptions=[WATCHED]) as sub:
+            await touch(client)
+            heard = None
+            with anyio.move_on_after(WAIT_SECONDS):
+                async for event in sub:
+                    if isinstance(event, ResourceUpdated):
+                        heard = event
+                        break
+            check(heard is not None and heard.uri == WATCHED, f"2026-07-28: heard {heard}")
+    print("ok  2026-07-28: a listen stream naming the resource hears its update")
+
+
 async def main(url: str) -> None:
+    await subscriptions_legacy(url)
+    await subscriptions_stateless(url)
     await resources(url, "legacy")
     await resources(url, "2026-07-28")
     await prompts(url, "legacy")

@@ -79,6 +79,9 @@ pub struct ChainedRow<'a> {
     /// `receipt_sha256`: hashed only when set, so rows written before the
     /// column existed keep their hashes.
     pub receipt_sha256: Option<&'a str>,
+    /// `client_rounds`, as stored: hashed only when set (after a tag of
+    /// its own, so it can never pass for a receipt).
+    pub client_rounds: Option<&'a str>,
 }
 
 /// The hash of `row` chained after `prev_hash` (see the module docs).
@@ -103,8 +106,16 @@ pub fn row_hash(prev_hash: &str, row: &ChainedRow<'_>) -> Digest {
     if let Some(receipt) = row.receipt_sha256 {
         text(&mut out, Some(receipt));
     }
+    if let Some(rounds) = row.client_rounds {
+        out.push(ROUNDS_TAG);
+        text(&mut out, Some(rounds));
+    }
     Digest::of(&out)
 }
+
+/// Precedes `client_rounds` in a row's hash input: a set text starts with
+/// 0x01, so the rounds never read as a receipt, nor the receipt as rounds.
+const ROUNDS_TAG: u8 = 0x02;
 
 fn text(out: &mut Vec<u8>, value: Option<&str>) {
     match value {
@@ -300,6 +311,7 @@ mod tests {
             duration_us: 42,
             gate_id: None,
             receipt_sha256: None,
+            client_rounds: None,
         }
     }
 
@@ -338,7 +350,7 @@ mod tests {
     #[test]
     fn every_field_and_the_previous_hash_change_the_hash() {
         let base = row("c");
-        let edits: [fn(&mut ChainedRow<'static>); 15] = [
+        let edits: [fn(&mut ChainedRow<'static>); 16] = [
             |r| r.call_id = "d",
             |r| r.at_ms = 1,
             |r| r.principal = "bob",
@@ -354,6 +366,7 @@ mod tests {
             |r| r.duration_us = 43,
             |r| r.gate_id = Some("gate_1"),
             |r| r.receipt_sha256 = Some("cd"),
+            |r| r.client_rounds = Some("[]"),
         ];
         let original = row_hash(GENESIS, &base);
         for edit in edits {
@@ -362,6 +375,19 @@ mod tests {
             assert_ne!(row_hash(GENESIS, &edited), original, "{edited:?}");
         }
         assert_ne!(row_hash(&"1".repeat(64), &base), original);
+    }
+
+    #[test]
+    fn the_rounds_never_pass_for_a_receipt() {
+        let receipt = ChainedRow {
+            receipt_sha256: Some("x"),
+            ..row("c")
+        };
+        let rounds = ChainedRow {
+            client_rounds: Some("x"),
+            ..row("c")
+        };
+        assert_ne!(row_hash(GENESIS, &receipt), row_hash(GENESIS, &rounds));
     }
 
     #[test]

@@ -92,6 +92,34 @@ pub struct AuditEvent {
     /// The SHA-256 of the receipt an exploration run's attempt settled
     /// (migration 0011): the row links the receipt, the receipt names the run.
     pub receipt_sha256: Option<String>,
+    /// What the call asked its MCP client, each round (elicitation,
+    /// sampling, roots), in order: empty when it asked nothing (migration
+    /// 0017).
+    pub client_rounds: Vec<ClientRound>,
+}
+
+/// One request a call sent (or was to send) its MCP client: never its
+/// content, only what and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientRound {
+    /// The plugin's key for the request.
+    pub key: String,
+    /// `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    pub method: String,
+    /// `answered`, `declined`, `cancelled`, `pending`, `timeout` or `failed`.
+    pub outcome: String,
+}
+
+impl ClientRound {
+    /// `rounds` as stored: a JSON array, or none when there are none.
+    pub fn to_column(rounds: &[ClientRound]) -> Option<String> {
+        (!rounds.is_empty()).then(|| serde_json::to_string(rounds).unwrap_or_default())
+    }
+
+    /// The rounds a stored column holds (none: none).
+    pub fn from_column(column: Option<&str>) -> Result<Vec<ClientRound>, serde_json::Error> {
+        column.map_or(Ok(Vec::new()), serde_json::from_str)
+    }
 }
 
 /// Why an event could not be recorded.

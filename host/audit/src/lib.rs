@@ -22,6 +22,6 @@ mod event;
 pub use chain::{ChainBreak, ChainSummary};
 pub use digest::{argument_digest, canonical_json};
 pub use event::{
-    AuditError, AuditEvent, AuditSink, CatalogEffect, Effect, KeyRef, Outcome, RevisionMove,
-    SinkFuture,
+    AuditError, AuditEvent, AuditSink, CatalogEffect, ClientRound, Effect, KeyRef, Outcome,
+    RevisionMove, SinkFuture,
 };

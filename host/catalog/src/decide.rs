@@ -437,6 +437,7 @@ fn decision(
         duration: Default::default(),
         gate_id: None,
         receipt_sha256: None,
+        client_rounds: Vec::new(),
     };
     let effect = CatalogEffect {
         changes_served: served.changes,

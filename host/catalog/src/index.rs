@@ -55,6 +55,10 @@ impl ToolRef {
     pub fn plugin(&self) -> &LoadedPlugin {
         &self.plugin
     }
+    /// [`plugin`](Self::plugin), shared: for what outlives the borrow.
+    pub fn shared_plugin(&self) -> &Arc<LoadedPlugin> {
+        &self.plugin
+    }
     /// Set when a newer revision retired the tool: it goes at `until`.
     pub fn deprecation(&self) -> Option<&Deprecation> {
         self.deprecation.as_deref()

@@ -65,6 +65,7 @@ impl CallRequest {
 pub struct Toolhost {
     served: RwLock<Arc<Served>>,
     changes: watch::Sender<i64>,
+    pub(crate) resource_updates: tokio::sync::broadcast::Sender<crate::resources::ResourceUpdate>,
     policy: Arc<dyn PolicyStore>,
     pub(crate) runtime: Arc<Runtime>,
     pub(crate) audit: Arc<dyn AuditSink>,
@@ -96,6 +97,7 @@ impl Toolhost {
             bounds: crate::bounds::Bounds::default(),
             served: RwLock::new(Arc::new(Served::new(catalog))),
             changes,
+            resource_updates: tokio::sync::broadcast::channel(crate::resources::UPDATES_BUFFER).0,
             policy,
             runtime,
             audit,
@@ -296,6 +298,7 @@ impl Toolhost {
             _ => None,
         });
         let mut event = audit.finish(&outcome);
+        event.client_rounds = crate::prompts::client_rounds(req.client.as_ref());
         // A run settled by this call (a queued run cancelled): the row
         // links its receipt.
         if let Some(toolhost_runs::RunEffect::Finish(f)) = &run_effect {
@@ -571,6 +574,7 @@ impl Audit {
             duration: Default::default(),
             gate_id: None,
             receipt_sha256: None,
+            client_rounds: Vec::new(),
         };
         Self {
             started: Instant::now(),

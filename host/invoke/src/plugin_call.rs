@@ -148,7 +148,8 @@ impl Toolhost {
         });
         let ctx = ctx
             .with_checkpoints(checkpoints)
-            .with_client(self.client_link(plugin, req, host));
+            .with_client(self.client_link(plugin, req, host))
+            .with_updates(Some(self.update_sink(tool.shared_plugin(), &who.tenant)));
         let reply = self
             .runtime
             .call(&plugin.plugin, &ctx, &req.tool, args_text, &plugin.budget)

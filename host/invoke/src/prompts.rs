@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use serde_json::{Value, json};
-use toolhost_audit::{AuditEvent, Outcome};
+use toolhost_audit::{AuditEvent, ClientRound, Outcome};
 use toolhost_catalog::LoadedPlugin;
 use toolhost_policy::{Grants, Use, decide};
 use toolhost_runtime::{CallContext, ClientLink, Prompt, PromptReply, PromptSpec};
@@ -29,6 +29,21 @@ pub(crate) struct Row<'a> {
     pub(crate) plugin: Option<&'a LoadedPlugin>,
     pub(crate) digest: Digest,
     pub(crate) started: Instant,
+    /// What it asked its client, if anything.
+    pub(crate) rounds: Vec<ClientRound>,
+}
+
+/// Each request `link` (a call's link to its client) sent, or was to
+/// send, as its audit row keeps it.
+pub(crate) fn client_rounds(link: Option<&ClientLink>) -> Vec<ClientRound> {
+    let rounds = link.map(ClientLink::rounds).unwrap_or_default();
+    (rounds.into_iter())
+        .map(|r| ClientRound {
+            key: r.key,
+            method: r.method.to_owned(),
+            outcome: r.outcome.to_owned(),
+        })
+        .collect()
 }
 
 impl Toolhost {
@@ -55,6 +70,7 @@ impl Toolhost {
             duration: row.started.elapsed(),
             gate_id: None,
             receipt_sha256: None,
+            client_rounds: row.rounds,
         };
         self.audit.record(&event).await.map_err(InvokeError::Audit)
     }
@@ -129,6 +145,8 @@ impl Toolhost {
         let started = Instant::now();
         let grants = self.grants(who).await?;
         let found = self.prompt_for(who, &grants, name);
+        // Its rounds are shared with the copy the call gets.
+        let asked = client.clone();
         let outcome = match &found {
             Some(p) => self.run_prompt(who, p, arguments, client).await,
             None => Err(InvokeError::PromptNotFound {
@@ -149,6 +167,7 @@ impl Toolhost {
             plugin: plugin.as_deref(),
             digest,
             started,
+            rounds: client_rounds(asked.as_ref()),
         };
         self.record_row(row, did).await?;
         outcome

@@ -4,6 +4,11 @@
 //! listed and read only by callers holding their permission (anything else
 //! reads as not found), read in a fresh sandbox without side effects,
 //! screened for secrets, one audit row per read (tool `resource:NAME`).
+//!
+//! A tool call may tell of an update to a resource its plugin exports
+//! (the `notify` import): the update goes out on the host's broadcast of
+//! [`ResourceUpdate`]s, tagged with the caller's tenant, for the MCP edge
+//! to pass on to the subscribers who may read it.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,7 +17,7 @@ use serde_json::json;
 use toolhost_audit::Outcome;
 use toolhost_catalog::LoadedPlugin;
 use toolhost_policy::{Grants, Use, decide};
-use toolhost_runtime::{CallContext, ResourceContents, ResourceSpec, TemplateSpec};
+use toolhost_runtime::{CallContext, ResourceContents, ResourceSpec, TemplateSpec, UpdateSink};
 use toolhost_types::{Digest, Permission, Principal, Risk};
 
 use crate::prompts::Row;
@@ -36,11 +41,76 @@ pub struct TemplateRef {
     pub spec: TemplateSpec,
 }
 
+/// How many updates the broadcast keeps for a slow listener (one that
+/// falls further behind misses the oldest and reads again anyway).
+pub(crate) const UPDATES_BUFFER: usize = 1024;
+
+/// A resource a tool call said changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceUpdate {
+    /// The tenant of the call that told of it: only its subscribers hear.
+    pub tenant: String,
+    /// The resource's URI.
+    pub uri: String,
+}
+
+/// Whether `plugin` exports `uri`: a resource at it, or a template it
+/// matches.
+fn exports(plugin: &LoadedPlugin, uri: &str) -> bool {
+    let p = &plugin.plugin;
+    p.resources().iter().any(|r| r.uri == uri)
+        || p.resource_templates()
+            .iter()
+            .any(|t| t.matches(uri).is_some())
+}
+
 fn permits(who: &Principal, grants: &Grants, p: &Permission, how: Use) -> bool {
     decide(who, grants, p, Risk::Low, how).permits()
 }
 
 impl Toolhost {
+    /// Every resource update tool calls tell of from now on, on this
+    /// replica, for every tenant: a listener passes on only its own.
+    pub fn resource_updates(&self) -> tokio::sync::broadcast::Receiver<ResourceUpdate> {
+        self.resource_updates.subscribe()
+    }
+
+    /// Whether `who` may read the plugin resource at `uri` (a resource or
+    /// template they hold the permission of serves it): what a
+    /// subscription to it needs, checked again before each update.
+    pub async fn may_read_resource(&self, who: &Principal, uri: &str) -> Result<bool, InvokeError> {
+        Ok(self.serving(who, uri).await?.is_some())
+    }
+
+    /// Where a call of `plugin` for a caller in `tenant` tells of resource
+    /// updates: only URIs the plugin exports, free of secrets.
+    pub(crate) fn update_sink(&self, plugin: &Arc<LoadedPlugin>, tenant: &str) -> UpdateSink {
+        let plugin = plugin.clone();
+        let tenant = tenant.to_owned();
+        let scanner = self.scanner().clone();
+        let updates = self.resource_updates.clone();
+        UpdateSink::new(move |uri| {
+            if !exports(&plugin, uri) {
+                return Err(format!(
+                    "{uri:?} is not a resource this plugin exports (nor matches one of its templates)"
+                ));
+            }
+            if let Some(found) = scanner.find(uri) {
+                return Err(format!(
+                    "the URI carries a secret ({})",
+                    found.kind.as_str()
+                ));
+            }
+            // Nobody listening is not the plugin's failure.
+            let _ = updates.send(ResourceUpdate {
+                tenant: tenant.clone(),
+                uri: uri.to_owned(),
+            });
+            tracing::debug!(plugin = %plugin.manifest.plugin.name, uri, "resource updated");
+            Ok(())
+        })
+    }
+
     /// The resources at fixed URIs `who` may read, by URI.
     pub async fn resources(&self, who: &Principal) -> Result<Vec<ResourceRef>, InvokeError> {
         let grants = self.grants(who).await?;
@@ -141,6 +211,7 @@ impl Toolhost {
             plugin: Some(&plugin),
             digest: Digest::of(digest.as_bytes()),
             started,
+            rounds: Vec::new(),
         };
         self.record_row(row, read.as_ref().map(|_| Outcome::Executed))
             .await?;

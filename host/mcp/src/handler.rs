@@ -27,6 +27,7 @@ use crate::ask::{self, Asker, RequestStates};
 use crate::events::MemoryEvents;
 use crate::log::LogRelay;
 use crate::progress::ProgressRelay;
+use crate::subscriptions::{self, SessionSubscriptions};
 use crate::{clarify, convert, cursor, prompts, resources, tasks};
 
 /// The MCP server: a cheap `Clone` handle over the host, built per request
@@ -40,6 +41,9 @@ pub struct McpServer {
     /// ([`McpServer::for_session`]).
     #[allow(deprecated)]
     log_level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
+    /// The resources a 2025-11-25 session subscribed to (each session has
+    /// its own).
+    subscriptions: SessionSubscriptions,
 }
 
 impl McpServer {
@@ -50,14 +54,16 @@ impl McpServer {
             host,
             asker: Arc::new(Asker::new()),
             log_level: Arc::default(),
+            subscriptions: Arc::default(),
         }
     }
 
     /// This handler for a new session (or stateless request): the same
-    /// host and questions, a log level of its own.
+    /// host and questions, a log level and subscriptions of its own.
     pub fn for_session(&self) -> Self {
         Self {
             log_level: Arc::default(),
+            subscriptions: Arc::default(),
             ..self.clone()
         }
     }
@@ -86,6 +92,7 @@ impl McpServer {
             host,
             asker,
             log_level: Arc::default(),
+            subscriptions: Arc::default(),
         })
     }
 
@@ -181,44 +188,6 @@ async fn elicit(ctx: &RequestContext<RoleServer>, c: &Clarification) -> ask::Ans
         Err(e) => {
             tracing::info!(error = %e, "the elicitation was not answered; answering with the question");
             ask::Answer::Declined
-        }
-    }
-}
-
-/// How often a session's list-changed watcher looks whether its session
-/// has ended (between catalog changes it has nothing else to wake it).
-const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Sends `notifications/tools/list_changed` and
-/// `notifications/prompts/list_changed` to one 2025-11-25 session each time
-/// the served catalog changes (plugins bring both), until the session ends. (2026-07-28
-/// clients hear of it on a `subscriptions/listen` stream, and their next
-/// `tools/list` shows it.)
-async fn tell_of_catalog_changes(
-    mut changes: tokio::sync::watch::Receiver<i64>,
-    peer: rmcp::service::Peer<RoleServer>,
-) {
-    changes.mark_unchanged();
-    loop {
-        tokio::select! {
-            changed = changes.changed() => {
-                if changed.is_err() {
-                    return;
-                }
-                let told = async {
-                    peer.notify_tool_list_changed().await?;
-                    peer.notify_prompt_list_changed().await
-                };
-                if let Err(e) = told.await {
-                    tracing::debug!(error = %e, "a session ended; no more list-changed notifications for it");
-                    return;
-                }
-            }
-            () = tokio::time::sleep(SESSION_CHECK) => {
-                if peer.is_transport_closed() {
-                    return;
-                }
-            }
         }
     }
 }
@@ -363,15 +332,19 @@ impl McpServer {
 impl ServerHandler for McpServer {
     #[allow(deprecated)] // logging (SEP-2577), which 2025-11-25 clients still use
     fn get_info(&self) -> ServerConfig {
-        // Resources: the artifacts large answers are kept as (read only by
-        // the URI a call answered with; none are listed).
-        // Tools: the catalog is live; sessions are told when it changes.
+        // Resources: plugins' (listed, subscribable) and the artifacts
+        // large answers are kept as (read only by the URI a call answered
+        // with; none are listed).
+        // Tools, prompts, resources: the catalog is live; sessions are told
+        // when it changes.
         // Tasks (2026-07-28 extension): exploration runs, for requests that
         // declare it. Logging: plugins' log lines, to clients that ask.
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
             .enable_prompts()
             .enable_prompts_list_changed()
             .enable_completions()
@@ -557,46 +530,50 @@ impl ServerHandler for McpServer {
         }
     }
 
-    /// 2026-07-28 `subscriptions/listen`: tool-list changes are offered
-    /// (the catalog is live), and prompt-list changes to a listener that
-    /// asks for them; nothing else is.
+    /// 2026-07-28 `subscriptions/listen`: what is offered
+    /// ([`subscriptions::accepted`]).
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let mut accepted = SubscriptionFilter::builder().tools_list_changed();
-        if requested.prompts_list_changed == Some(true) {
-            accepted = accepted.prompts_list_changed();
-        }
-        Some(accepted.build())
+        Some(subscriptions::accepted(requested))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let mut changes = self.host.catalog_changes();
-        changes.mark_unchanged();
-        loop {
-            tokio::select! {
-                () = context.cancelled() => return Ok(()),
-                changed = changes.changed() => {
-                    if changed.is_err() {
-                        return Ok(());
-                    }
-                    let sink = context.sink();
-                    if let Err(e) = sink.notify_tool_list_changed().await {
-                        tracing::debug!(error = %e, "a subscription ended");
-                        return Ok(());
-                    }
-                    // Sent only to a listener that asked for it.
-                    let _ = sink.notify_prompt_list_changed().await;
-                }
-            }
-        }
+        let who = self.caller(context.request_context())?;
+        subscriptions::listen(&self.host, &who, context).await;
+        Ok(())
+    }
+
+    /// 2025-11-25 `resources/subscribe`: a plugin resource the caller may
+    /// read.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let who = self.caller(&ctx)?;
+        subscriptions::subscribe(&self.host, &self.subscriptions, &who, &request.uri).await
+    }
+
+    /// 2025-11-25 `resources/unsubscribe`.
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.caller(&ctx)?;
+        subscriptions::unsubscribe(&self.subscriptions, &request.uri);
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        tokio::spawn(tell_of_catalog_changes(
-            self.host.catalog_changes(),
+        tokio::spawn(subscriptions::tell_session(
+            self.host.clone(),
             context.peer,
+            self.subscriptions.clone(),
         ));
     }
 

@@ -23,11 +23,13 @@ mod log;
 mod progress;
 mod prompts;
 mod resources;
+mod subscriptions;
 mod tasks;
 
 pub use ask::{Keyring, RequestStates, StatesError, StatesFuture};
 pub use events::{EVENT_TTL, MAX_EVENT_BYTES, MemoryEvents};
 pub use handler::{McpServer, service, service_for};
+pub use subscriptions::MAX_SUBSCRIPTIONS;
 
 /// A clarification in the shape a `tools/call` answers it with (its
 /// `structuredContent`): what `toolhost call` prints for a question.

@@ -64,6 +64,7 @@ pub use host::client::{
 };
 pub use host::exploration::{Exploration, KeptArtifact, RunLog};
 pub use host::log::{LogLevel, LogLine, LogSink};
+pub use host::notify::{MAX_RESOURCE_UPDATES, UpdateSink};
 pub use host::progress::{MAX_PROGRESS_MESSAGE, ProgressReport, ProgressSink};
 pub use host::resolver::Snapshots;
 pub use prompts::{

@@ -28,6 +28,7 @@ use crate::host::client::{
 };
 use crate::host::exploration::Exploration;
 use crate::host::log::LogSink;
+use crate::host::notify::UpdateSink;
 use crate::host::progress::ProgressSink;
 use crate::host::resolver::Snapshots;
 use crate::spec::{self, Plan, ToolOutput, ToolSpec};
@@ -175,6 +176,9 @@ pub struct CallContext {
     /// Where the plugin's log lines go besides the operator's log (none:
     /// only there).
     pub log: Option<LogSink>,
+    /// Where the plugin's resource updates go (none: telling of one is
+    /// refused).
+    pub updates: Option<UpdateSink>,
     /// What the resolver import resolves over (empty: nothing declared).
     pub snapshots: Arc<Snapshots>,
     /// The backends the plugin may reach (none: every request is refused).
@@ -198,6 +202,7 @@ impl CallContext {
             principal: principal.into(),
             progress: None,
             log: None,
+            updates: None,
             snapshots: Arc::default(),
             backends: None,
             checkpoints: None,
@@ -209,6 +214,12 @@ impl CallContext {
     /// This context, asking its client through `link`.
     pub fn with_client(mut self, link: Option<ClientLink>) -> Self {
         self.client = link;
+        self
+    }
+
+    /// This context, telling of resource updates through `sink`.
+    pub fn with_updates(mut self, sink: Option<UpdateSink>) -> Self {
+        self.updates = sink;
         self
     }
 

@@ -10,6 +10,7 @@ use crate::host::backend::BackendCapability;
 use crate::host::checkpoint::CheckpointCapability;
 use crate::host::client::{Acted, ClientCapability};
 use crate::host::log::LogCapability;
+use crate::host::notify::NotifyCapability;
 use crate::host::progress::ProgressCapability;
 use crate::host::resolver::{Quiet, ResolverCapability};
 use crate::limiter::CallLimiter;
@@ -29,6 +30,7 @@ pub(crate) struct HostState {
     pub(crate) checkpoint: CheckpointCapability,
     pub(crate) artifacts: ArtifactsCapability,
     pub(crate) client: ClientCapability,
+    pub(crate) notify: NotifyCapability,
     /// The exploration run this call is, if it is one.
     run: Option<crate::host::exploration::Exploration>,
 }
@@ -48,6 +50,9 @@ impl HostState {
         // A run's context has no client: nobody to ask.
         let link = ctx.client.clone().filter(|_| ctx.exploration.is_none());
         let client = ClientCapability::new(link, meter.clone(), quiet, acted.clone());
+        // A run tells no one: it is read-only.
+        let updates = ctx.updates.clone().filter(|_| ctx.exploration.is_none());
+        let notify = NotifyCapability::new(updates, meter.clone(), quiet);
         let quiet = Quiet::new(quiet);
         Self {
             wasi: sandbox_wasi(),
@@ -56,6 +61,7 @@ impl HostState {
             log: LogCapability::new(plugin, call_id, budget.log, meter.clone())
                 .with_sink(ctx.log.clone()),
             progress: ProgressCapability::new(ctx.progress.clone(), meter.clone()),
+            notify,
             resolver: ResolverCapability::new(
                 plugin,
                 &ctx.tenant,

@@ -166,6 +166,13 @@ fn print_rows(records: &[AuditRecord]) {
             e.error_code.as_deref().unwrap_or("-"),
             millis(e.duration),
         );
+        // What the call asked its client, on a line of its own.
+        if !e.client_rounds.is_empty() {
+            let asked: Vec<String> = (e.client_rounds.iter())
+                .map(|r| format!("{} ({}) {}", r.key, r.method, r.outcome))
+                .collect();
+            println!("{:<8} asked the client: {}", "", asked.join(", "));
+        }
     }
 }
 

@@ -424,6 +424,7 @@ fn event(
         duration: Default::default(),
         gate_id: None,
         receipt_sha256: None,
+        client_rounds: Vec::new(),
     }
 }
 

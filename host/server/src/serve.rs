@@ -507,6 +507,7 @@ async fn record_dev_mode(store: &Store) -> anyhow::Result<()> {
         duration: Default::default(),
         gate_id: None,
         receipt_sha256: None,
+        client_rounds: Vec::new(),
     };
     store.record(&event).await.context("auditing dev mode")
 }

@@ -148,6 +148,7 @@ impl SsoAudit for StoreAudit {
                 duration: Default::default(),
                 gate_id: None,
                 receipt_sha256: None,
+                client_rounds: Vec::new(),
             };
             if let Err(e) = self.0.record(&row).await {
                 tracing::error!(error = %e, kind = %event.kind, "auditing an sso event");

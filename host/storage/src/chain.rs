@@ -40,7 +40,7 @@ const SELECT_HEAD: &str =
 /// The columns of an audit row, in `INSERT` order.
 const INSERT_COLUMNS: &str = "INSERT INTO audit (call_id, at, principal, tenant, client_id, tool, \
      plugin, catalog_version, plugin_digest, argument_digest, outcome, error_code, duration_us, \
-     gate_id, receipt_sha256, prev_hash, row_hash) ";
+     gate_id, receipt_sha256, client_rounds, prev_hash, row_hash) ";
 
 /// `SELECT` of every column of `audit`, then `$rest`: a string literal, so
 /// each query is one `&'static str`.
@@ -49,7 +49,7 @@ macro_rules! select_audit {
         concat!(
             "SELECT id, call_id, at, principal, tenant, client_id, tool, plugin, \
              catalog_version, plugin_digest, argument_digest, outcome, error_code, duration_us, \
-             gate_id, receipt_sha256, prev_hash, row_hash FROM audit ",
+             gate_id, receipt_sha256, client_rounds, prev_hash, row_hash FROM audit ",
             $rest
         )
     };
@@ -94,6 +94,7 @@ macro_rules! append_in {
                     .push_bind(c.duration_us)
                     .push_bind(c.gate_id)
                     .push_bind(c.receipt_sha256)
+                    .push_bind(c.client_rounds.as_deref())
                     .push_bind(prev.as_str())
                     .push_bind(hash.as_str());
             });

@@ -69,6 +69,7 @@
 //!     duration: Duration::from_micros(250),
 //!     gate_id: None,
 //!     receipt_sha256: None,
+//!     client_rounds: Vec::new(),
 //! };
 //! store.record(&event).await?;
 //! assert_eq!(store.recent(10).await?[0].event.call_id, "call-1");

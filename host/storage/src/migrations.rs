@@ -90,6 +90,10 @@ pub(crate) const SQLITE: Files = &[
         "0016_entity_generations.sql",
         include_str!("../../../migrations/sqlite/0016_entity_generations.sql"),
     ),
+    (
+        "0017_audit_client_rounds.sql",
+        include_str!("../../../migrations/sqlite/0017_audit_client_rounds.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -157,6 +161,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0016_entity_generations.sql",
         include_str!("../../../migrations/postgres/0016_entity_generations.sql"),
+    ),
+    (
+        "0017_audit_client_rounds.sql",
+        include_str!("../../../migrations/postgres/0017_audit_client_rounds.sql"),
     ),
 ];
 

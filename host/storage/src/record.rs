@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::{ColumnIndex, Decode, Row, Type};
 use toolhost_audit::chain::{ChainedRow, Link};
-use toolhost_audit::{AuditEvent, Outcome};
+use toolhost_audit::{AuditEvent, ClientRound, Outcome};
 use toolhost_types::Digest;
 
 use crate::StorageError;
@@ -40,6 +40,7 @@ pub(crate) struct Columns<'a> {
     pub duration_us: i64,
     pub gate_id: Option<&'a str>,
     pub receipt_sha256: Option<&'a str>,
+    pub client_rounds: Option<String>,
 }
 
 impl<'a> Columns<'a> {
@@ -61,6 +62,7 @@ impl<'a> Columns<'a> {
             duration_us: i64::try_from(e.duration.as_micros()).unwrap_or(i64::MAX),
             gate_id: e.gate_id.as_deref(),
             receipt_sha256: e.receipt_sha256.as_deref(),
+            client_rounds: ClientRound::to_column(&e.client_rounds),
         }
     }
 
@@ -82,6 +84,7 @@ impl<'a> Columns<'a> {
             duration_us: self.duration_us,
             gate_id: self.gate_id,
             receipt_sha256: self.receipt_sha256,
+            client_rounds: self.client_rounds.as_deref(),
         }
     }
 }
@@ -105,6 +108,7 @@ pub(crate) struct Stored {
     duration_us: i64,
     gate_id: Option<String>,
     receipt_sha256: Option<String>,
+    client_rounds: Option<String>,
     prev_hash: Option<String>,
     row_hash: Option<String>,
 }
@@ -135,6 +139,7 @@ impl Stored {
             duration_us: row.try_get("duration_us")?,
             gate_id: row.try_get("gate_id")?,
             receipt_sha256: row.try_get("receipt_sha256")?,
+            client_rounds: row.try_get("client_rounds")?,
             prev_hash: row.try_get("prev_hash")?,
             row_hash: row.try_get("row_hash")?,
         })
@@ -163,6 +168,7 @@ impl Stored {
                 duration_us: self.duration_us,
                 gate_id: self.gate_id.as_deref(),
                 receipt_sha256: self.receipt_sha256.as_deref(),
+                client_rounds: self.client_rounds.as_deref(),
             },
         }
     }
@@ -190,6 +196,12 @@ impl Stored {
             argument_digest: digest("argument_digest", &self.argument_digest)?,
             outcome: Outcome::parse(&self.outcome)
                 .ok_or_else(|| corrupt("outcome", &self.outcome, "not an outcome"))?,
+            client_rounds: ClientRound::from_column(self.client_rounds.as_deref()).map_err(
+                |_| {
+                    let text = self.client_rounds.clone().unwrap_or_default();
+                    corrupt("client_rounds", &text, "not a list of client rounds")
+                },
+            )?,
             duration: u64::try_from(self.duration_us)
                 .map(Duration::from_micros)
                 .map_err(|_| corrupt("duration_us", &self.duration_us, "negative"))?,
@@ -258,6 +270,7 @@ mod tests {
             duration_us: 5,
             gate_id: None,
             receipt_sha256: None,
+            client_rounds: None,
             prev_hash: None,
             row_hash: None,
         }

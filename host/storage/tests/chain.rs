@@ -10,7 +10,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use common::{TestDb, event};
 use serde_json::json;
 use toolhost_audit::chain::{ChainedRow, GENESIS, Problem, row_hash};
-use toolhost_audit::{AuditEvent, AuditSink, ChainSummary, Outcome, argument_digest};
+use toolhost_audit::{AuditEvent, AuditSink, ChainSummary, ClientRound, Outcome, argument_digest};
 use toolhost_storage::{AuditQuery, Store};
 use toolhost_types::Digest;
 
@@ -25,6 +25,7 @@ on_both_engines!(
     two_stores_appending_at_once_never_fork_the_chain,
     a_second_row_on_the_same_predecessor_is_refused_by_the_database,
     search_applies_every_filter_and_returns_the_newest_first,
+    a_calls_client_rounds_are_kept_in_its_chained_row,
 );
 
 /// Appends `n` events `call-0`… and returns their row ids.
@@ -160,6 +161,7 @@ async fn an_edited_and_rehashed_row_breaks_the_chain_at_the_next_row(db: &TestDb
         duration_us: 1_234,
         gate_id: None,
         receipt_sha256: None,
+        client_rounds: None,
     };
     db.raw(format!(
         "UPDATE audit SET outcome = 'error', row_hash = '{}' WHERE id = {edited}",
@@ -353,4 +355,47 @@ async fn search_applies_every_filter_and_returns_the_newest_first(db: &TestDb) {
     // The new columns read back.
     let found = store.search(&acme_alice_greet).await.expect("searching");
     assert_eq!(found[0].event, event("e", 5_000));
+}
+
+/// What a call asked its client is stored with its row, read back as
+/// written, chained (an edit breaks the chain there) and never anything
+/// but a JSON array.
+async fn a_calls_client_rounds_are_kept_in_its_chained_row(db: &TestDb) {
+    let store = db.store().await;
+    let round = |key: &str, method: &str, outcome: &str| ClientRound {
+        key: key.into(),
+        method: method.into(),
+        outcome: outcome.into(),
+    };
+    let asked = AuditEvent {
+        client_rounds: vec![
+            round("greeting", "sampling/createMessage", "answered"),
+            round("name", "elicitation/create", "declined"),
+        ],
+        ..event("asked", 1_764_000_000_000)
+    };
+    let plain = store
+        .append(&event("plain", 1_764_000_000_001))
+        .await
+        .expect("appended");
+    let id = store.append(&asked).await.expect("appended");
+    store
+        .record(&event("after", 1_764_000_000_002))
+        .await
+        .expect("recorded");
+    let rows = store.recent(10).await.expect("read");
+    assert_eq!(rows[1].event, asked, "field for field");
+    assert!(rows[0].event.client_rounds.is_empty() && rows[2].event.client_rounds.is_empty());
+    assert_eq!(intact(&store).await.verified, 3);
+
+    db.raw(format!(
+        "UPDATE audit SET client_rounds = '[]' WHERE id = {id}"
+    ))
+    .await
+    .expect("editing the rounds");
+    assert_eq!(broken(&store).await.id, id);
+    let refused = db.raw(format!(
+        "UPDATE audit SET client_rounds = '{{\"key\": 1}}' WHERE id = {plain}"
+    ));
+    assert!(refused.await.is_err(), "the rounds are a JSON array");
 }

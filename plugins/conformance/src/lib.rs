@@ -2,12 +2,11 @@
 //! (`@modelcontextprotocol/conformance server`) calls, under the suite's
 //! names, as far as a tool plugin can provide them.
 //!
-//! A plugin answers with structured JSON, optional text and content blocks
-//! (images, audio, resources: the WIT `tool-output`), or a tool error, and
-//! may log and report progress. The scenarios that need what the contract
-//! cannot express yet (sampling, elicitation, input-required rounds,
-//! list-changed notifications, a mid-call stream close) are listed with
-//! the expected failures in `tests/e2e_conformance.rs`.
+//! Everything goes through the plugin contract alone: answers with
+//! structured JSON, text and content blocks, logs, progress, questions to
+//! the client (`client`), prompts, resources and templates, and resource
+//! updates (`notify`). The few scenarios that cannot apply to this host are
+//! listed, with why, in `tests/e2e_conformance.rs`.
 //!
 //! Served only by the end-to-end tests; never part of the reference catalog.
 
@@ -151,6 +150,15 @@ fn tools() -> Vec<Tool> {
              loses its stream meanwhile resumes it with Last-Event-ID (scenario server-sse-polling).",
             reconnection,
         )),
+        // Tells of a change, so it is not read-only.
+        Tool::new(
+            "test_touch_watched_resource",
+            "Tells the clients subscribed to a resource (test://watched-resource unless \
+             `uri` names another) that it changed (notifications/resources/updated).",
+            resources::touch_watched,
+        )
+        .permission("conformance", "run")
+        .idempotent(),
         tool(Tool::new(
             "test_tool_with_progress",
             "Reports progress 0, 50 and 100 of 100, then answers \

@@ -3,7 +3,29 @@
 use toolhost_sdk::prelude::*;
 use toolhost_sdk::resources::Contents;
 
-use crate::RED_PIXEL_PNG;
+use crate::{RED_PIXEL_PNG, Text};
+
+/// The resource the subscription scenarios watch.
+pub const WATCHED: &str = "test://watched-resource";
+
+/// Arguments of `test_touch_watched_resource`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TouchArgs {
+    /// The resource that changed: one of this plugin's, or a URI matching
+    /// its template (default: test://watched-resource).
+    #[serde(default)]
+    uri: Option<String>,
+}
+
+/// `test_touch_watched_resource`: tells a resource's subscribers it
+/// changed; the host's refusal (a URI not this plugin's) is the tool's
+/// error.
+pub fn touch_watched(_ctx: &Ctx, args: TouchArgs) -> Result<Output<Text>, ToolError> {
+    let uri = args.uri.as_deref().unwrap_or(WATCHED);
+    toolhost_sdk::resources::updated(uri).map_err(ToolError::Failed)?;
+    Ok(crate::text(&format!("{uri} updated")))
+}
 
 pub fn resources() -> Resources {
     Resources::new()
@@ -25,6 +47,17 @@ pub fn resources() -> Resources {
                 |_ctx| Ok(Contents::blob("test://static-binary", "image/png", RED_PIXEL_PNG)),
             )
             .mime_type("image/png")
+            .permission("conformance", "run"),
+        )
+        .resource(
+            Resource::text(
+                WATCHED,
+                "watched_resource",
+                "A resource to subscribe to (scenarios resources-subscribe and \
+                 resources-unsubscribe); test_touch_watched_resource tells of a change.",
+                "text/plain",
+                |_ctx| Ok("Watched resource content.".to_owned()),
+            )
             .permission("conformance", "run"),
         )
         .template(

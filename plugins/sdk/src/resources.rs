@@ -20,12 +20,32 @@
 //! declares it by name (`[resources.NAME] permission = "…"`). A read runs in
 //! a fresh sandbox that may not have side effects (GET and HEAD backend
 //! requests only), for a URI the plugin listed or one matching a template.
+//!
+//! A tool call that changes a resource tells its subscribers with
+//! [`updated`]: clients of the caller's tenant that subscribed to the URI
+//! (and may read it) hear `notifications/resources/updated` and read it
+//! again.
 
 use std::collections::BTreeMap;
 
 use crate::bindings::exports::toolhost::plugin::resources as wit;
 use crate::bindings::toolhost::plugin::types::{Permission, ResourceBody};
 use crate::{Ctx, ToolError};
+
+/// Tells the clients subscribed to `uri` that the resource changed: a URI
+/// this plugin's resources list or one matching its templates. Only a tool
+/// call may tell (a plan or a read may not); each URI counts once per call,
+/// at most 16 per call. The host says why when it refuses. Outside wasm
+/// (unit tests) updates go to stderr.
+pub fn updated(uri: &str) -> Result<(), String> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::bindings::toolhost::plugin::notify::resource_updated(uri);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        eprintln!("[resource updated] {uri}");
+        Ok(())
+    }
+}
 
 type ReadFn = Box<dyn Fn(&Ctx) -> Result<Contents, ToolError>>;
 type ReadTemplateFn = Box<dyn Fn(&Ctx, &Vars) -> Result<Contents, ToolError>>;

@@ -211,6 +211,7 @@ pub(crate) fn attempt_event(run: &Run, took: Duration, error_code: Option<String
         duration: took,
         gate_id: None,
         receipt_sha256: None,
+        client_rounds: Vec::new(),
     }
 }
 

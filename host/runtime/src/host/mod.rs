@@ -12,6 +12,7 @@ pub(crate) mod client;
 pub(crate) mod exploration;
 pub(crate) mod log;
 mod meter;
+pub(crate) mod notify;
 pub(crate) mod progress;
 pub(crate) mod resolver;
 mod wasi_refusals;
@@ -58,6 +59,11 @@ impl HasData for HasClient {
     type Data<'a> = &'a mut client::ClientCapability;
 }
 
+struct HasNotify;
+impl HasData for HasNotify {
+    type Data<'a> = &'a mut notify::NotifyCapability;
+}
+
 struct HasTypes;
 impl HasData for HasTypes {
     type Data<'a> = &'a mut HostState;
@@ -76,6 +82,7 @@ pub(crate) fn add_to_linker(l: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wit::checkpoint::add_to_linker::<HostState, HasCheckpoint>(l, |s| &mut s.checkpoint)?;
     wit::artifacts::add_to_linker::<HostState, HasArtifacts>(l, |s| &mut s.artifacts)?;
     wit::client::add_to_linker::<HostState, HasClient>(l, |s| &mut s.client)?;
+    wit::notify::add_to_linker::<HostState, HasNotify>(l, |s| &mut s.notify)?;
     crate::v0_1::imports::add_to_linker(l)?;
     Ok(())
 }

@@ -197,5 +197,6 @@ pub fn event(call_id: &str, at_ms: u64) -> AuditEvent {
         duration: Duration::from_micros(1_234),
         gate_id: None,
         receipt_sha256: None,
+        client_rounds: Vec::new(),
     }
 }
