@@ -67,46 +67,58 @@ macro_rules! append_in {
     ($source:expr, $begin:expr, $lock:expr, $columns:expr, $effects:expr) => {
         async {
             let mut tx = $source.begin_with($begin).await?;
-            if let Some(lock) = $lock {
-                sqlx::query(lock)
-                    .bind(APPEND_LOCK)
-                    .execute(&mut *tx)
+            let written: Result<Vec<i64>, sqlx::Error> = async {
+                if let Some(lock) = $lock {
+                    sqlx::query(lock)
+                        .bind(APPEND_LOCK)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                let head: Option<String> = sqlx::query_scalar(SELECT_HEAD)
+                    .fetch_optional(&mut *tx)
                     .await?;
+                let links = hashes(head.as_deref().unwrap_or(GENESIS), $columns);
+                let mut insert = sqlx::QueryBuilder::new(INSERT_COLUMNS);
+                insert.push_values($columns.iter().zip(&links), |mut row, (c, (prev, hash))| {
+                    row.push_bind(c.call_id)
+                        .push_bind(c.at_ms)
+                        .push_bind(c.principal)
+                        .push_bind(c.tenant)
+                        .push_bind(c.client_id)
+                        .push_bind(c.tool)
+                        .push_bind(c.plugin)
+                        .push_bind(c.catalog_version)
+                        .push_bind(c.plugin_digest.as_deref())
+                        .push_bind(c.argument_digest.as_str())
+                        .push_bind(c.outcome)
+                        .push_bind(c.error_code)
+                        .push_bind(c.duration_us)
+                        .push_bind(c.gate_id)
+                        .push_bind(c.receipt_sha256)
+                        .push_bind(c.client_rounds.as_deref())
+                        .push_bind(prev.as_str())
+                        .push_bind(hash.as_str());
+                });
+                insert.push(" RETURNING id");
+                let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
+                apply_effects!(tx, $effects).await?;
+                Ok(ids)
             }
-            let head: Option<String> = sqlx::query_scalar(SELECT_HEAD)
-                .fetch_optional(&mut *tx)
-                .await?;
-            let links = hashes(head.as_deref().unwrap_or(GENESIS), $columns);
-            let mut insert = sqlx::QueryBuilder::new(INSERT_COLUMNS);
-            insert.push_values($columns.iter().zip(&links), |mut row, (c, (prev, hash))| {
-                row.push_bind(c.call_id)
-                    .push_bind(c.at_ms)
-                    .push_bind(c.principal)
-                    .push_bind(c.tenant)
-                    .push_bind(c.client_id)
-                    .push_bind(c.tool)
-                    .push_bind(c.plugin)
-                    .push_bind(c.catalog_version)
-                    .push_bind(c.plugin_digest.as_deref())
-                    .push_bind(c.argument_digest.as_str())
-                    .push_bind(c.outcome)
-                    .push_bind(c.error_code)
-                    .push_bind(c.duration_us)
-                    .push_bind(c.gate_id)
-                    .push_bind(c.receipt_sha256)
-                    .push_bind(c.client_rounds.as_deref())
-                    .push_bind(prev.as_str())
-                    .push_bind(hash.as_str());
-            });
-            insert.push(" RETURNING id");
-            let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
-            if let Err(e) = apply_effects!(tx, $effects).await {
-                // Release the chain's lock now, not when the connection is next used.
-                tx.rollback().await?;
-                return Err(e);
+            .await;
+            match written {
+                Ok(ids) => {
+                    tx.commit().await?;
+                    Ok::<_, sqlx::Error>(ids)
+                }
+                // Whatever failed (a duplicate call id, a refused effect),
+                // release the chain's lock now rather than when the dropped
+                // transaction's rollback is flushed, and answer with the
+                // failure itself, not the rollback's.
+                Err(e) => {
+                    let _ = tx.rollback().await;
+                    Err(e)
+                }
             }
-            tx.commit().await?;
-            Ok::<_, sqlx::Error>(ids)
         }
     };
 }

@@ -26,6 +26,7 @@ on_both_engines!(
     a_second_row_on_the_same_predecessor_is_refused_by_the_database,
     search_applies_every_filter_and_returns_the_newest_first,
     a_calls_client_rounds_are_kept_in_its_chained_row,
+    a_refused_append_releases_the_chain_for_other_writers,
 );
 
 /// Appends `n` events `call-0`… and returns their row ids.
@@ -277,6 +278,25 @@ async fn two_stores_appending_at_once_never_fork_the_chain(db: &TestDb) {
         written.expect("a writer task").expect("an append");
     }
     assert_eq!(intact(&a).await.verified, 60);
+}
+
+/// An append the database refuses (here a call id already recorded) leaves
+/// the chain's lock to the next writer, another host's included.
+async fn a_refused_append_releases_the_chain_for_other_writers(db: &TestDb) {
+    let (a, b) = (db.store().await, db.store().await);
+    a.append(&event("once", 1)).await.expect("appended");
+    assert!(
+        a.append(&event("once", 2)).await.is_err(),
+        "a duplicate call id"
+    );
+    // A wait on a held lock never ends: a generous bound turns it into a
+    // failure instead of a hung suite.
+    let next = event("next", 3);
+    tokio::time::timeout(Duration::from_secs(30), b.append(&next))
+        .await
+        .expect("the other writer was not kept waiting")
+        .expect("appended");
+    assert_eq!(intact(&a).await.verified, 2);
 }
 
 async fn a_second_row_on_the_same_predecessor_is_refused_by_the_database(db: &TestDb) {
