@@ -16,7 +16,9 @@
 //!   through the balancer, reaches an OTLP collector with the spans of the
 //!   request, auth, the call, policy, plan, sandbox and audit;
 //! * a replica's per-address limits (registrations, sign-ins) count the
-//!   client behind the balancer (`X-Forwarded-For`), not the balancer.
+//!   client behind the balancer (`X-Forwarded-For`), not the balancer;
+//! * a resource update told by a call on one replica reaches the
+//!   subscribers on another (a session and a listen stream).
 
 mod support;
 
@@ -29,7 +31,7 @@ use support::cluster::Cluster;
 use support::oauth::{approver, json as parse, user_token};
 use support::otlp::Collector;
 use support::{DEMO_PASSWORD, PgSchema, Server, Tools, exchange_full};
-use toolhost_fixtures::{HELLO, TESTBENCH};
+use toolhost_fixtures::{CONFORMANCE, HELLO, TESTBENCH};
 
 const REPLICAS: usize = 3;
 
@@ -257,6 +259,22 @@ fn a_question_asked_by_one_replica_is_answered_on_another_and_a_gate_crosses_thr
     assert!(
         found["result"]["structuredContent"]["queued"].is_array(),
         "the new scenario ran: {found}"
+    );
+}
+
+/// A subscriber on replica A hears of an update a call on replica B told
+/// (PostgreSQL `NOTIFY`; see tests/e2e/python_replica_updates.py).
+#[test]
+fn a_resource_update_told_on_one_replica_reaches_subscribers_on_another() {
+    let tools = Tools::require();
+    let schema = PgSchema::create("replicas_updates");
+    let cluster = Cluster::start(2, &[CONFORMANCE], &[], &schema);
+    let (a, b) = (&cluster.replicas[0], &cluster.replicas[1]);
+    let script = tools.python("python_replica_updates.py", &[&a.url, &b.url]);
+    a.run_client(
+        "resource updates across replicas",
+        script,
+        Duration::from_secs(120),
     );
 }
 

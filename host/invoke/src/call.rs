@@ -66,6 +66,7 @@ pub struct Toolhost {
     served: RwLock<Arc<Served>>,
     changes: watch::Sender<i64>,
     pub(crate) resource_updates: tokio::sync::broadcast::Sender<crate::resources::ResourceUpdate>,
+    pub(crate) update_relay: Option<Arc<dyn crate::resources::UpdateRelay>>,
     policy: Arc<dyn PolicyStore>,
     pub(crate) runtime: Arc<Runtime>,
     pub(crate) audit: Arc<dyn AuditSink>,
@@ -98,6 +99,7 @@ impl Toolhost {
             served: RwLock::new(Arc::new(Served::new(catalog))),
             changes,
             resource_updates: tokio::sync::broadcast::channel(crate::resources::UPDATES_BUFFER).0,
+            update_relay: None,
             policy,
             runtime,
             audit,
@@ -136,6 +138,13 @@ impl Toolhost {
     pub fn with_gates(mut self, store: Arc<dyn GateStore>, policy: GatePolicy) -> Self {
         self.gates = Some(store);
         self.gate_policy = policy;
+        self
+    }
+
+    /// Where resource updates go besides this replica's subscribers (the
+    /// other replicas'). Without one, they reach this replica's only.
+    pub fn with_update_relay(mut self, relay: Arc<dyn crate::resources::UpdateRelay>) -> Self {
+        self.update_relay = Some(relay);
         self
     }
 

@@ -40,7 +40,7 @@ pub use explore::{
 pub use gating::{Clock, DEFAULT_GATE_TTL, GATE_ID_ARG, GatePolicy, IDEMPOTENCY_KEY_ARG, millis};
 pub use plugin_call::Answer;
 pub use prompts::{MAX_COMPLETIONS, PromptAnswer, PromptRef};
-pub use resources::{ResourceRef, ResourceUpdate, TemplateRef};
+pub use resources::{ResourceRef, ResourceUpdate, TemplateRef, UpdateRelay};
 pub use results::ResultPolicy;
 pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION};
 pub use snapshots::{

@@ -46,12 +46,20 @@ pub struct TemplateRef {
 pub(crate) const UPDATES_BUFFER: usize = 1024;
 
 /// A resource a tool call said changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ResourceUpdate {
     /// The tenant of the call that told of it: only its subscribers hear.
     pub tenant: String,
     /// The resource's URI.
     pub uri: String,
+}
+
+/// Passes resource updates between replicas: what a call tells on one
+/// reaches the subscribers on every other.
+pub trait UpdateRelay: Send + Sync {
+    /// Hands `update`, told on this replica, to the others. Called from the
+    /// call's thread: must not block (spawn the send).
+    fn relay(&self, update: &ResourceUpdate);
 }
 
 /// Whether `plugin` exports `uri`: a resource at it, or a template it
@@ -75,6 +83,13 @@ impl Toolhost {
         self.resource_updates.subscribe()
     }
 
+    /// Passes on an update told on another replica to this one's
+    /// subscribers.
+    pub fn resource_updated_elsewhere(&self, update: ResourceUpdate) {
+        // Nobody listening here is nobody to tell.
+        let _ = self.resource_updates.send(update);
+    }
+
     /// Whether `who` may read the plugin resource at `uri` (a resource or
     /// template they hold the permission of serves it): what a
     /// subscription to it needs, checked again before each update.
@@ -89,6 +104,7 @@ impl Toolhost {
         let tenant = tenant.to_owned();
         let scanner = self.scanner().clone();
         let updates = self.resource_updates.clone();
+        let relay = self.update_relay.clone();
         UpdateSink::new(move |uri| {
             if !exports(&plugin, uri) {
                 return Err(format!(
@@ -101,11 +117,15 @@ impl Toolhost {
                     found.kind.as_str()
                 ));
             }
-            // Nobody listening is not the plugin's failure.
-            let _ = updates.send(ResourceUpdate {
+            let update = ResourceUpdate {
                 tenant: tenant.clone(),
                 uri: uri.to_owned(),
-            });
+            };
+            if let Some(relay) = &relay {
+                relay.relay(&update);
+            }
+            // Nobody listening is not the plugin's failure.
+            let _ = updates.send(update);
             tracing::debug!(plugin = %plugin.manifest.plugin.name, uri, "resource updated");
             Ok(())
         })

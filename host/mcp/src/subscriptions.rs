@@ -12,8 +12,8 @@
 //! An update reaches a subscriber only if the call that told of it was in
 //! the subscriber's tenant and the subscriber may read the resource now
 //! (checked again for each update: a revoked permission stops them).
-//! Updates are told per replica: a subscriber hears those told by calls
-//! its own replica served.
+//! Updates told on other replicas arrive on the same broadcast
+//! (`Toolhost::resource_updated_elsewhere`, fed by the server's relay).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};

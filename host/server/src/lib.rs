@@ -30,6 +30,7 @@ pub use rate_limit::{RateLimiter, RateLimits};
 mod rbac;
 mod registry_cli;
 mod request_states;
+mod resource_relay;
 mod runs_cli;
 mod serve;
 mod signer_cli;

@@ -195,11 +195,20 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             .with_host_tool(Arc::new(ListAuthoringSessions::default()))?
             .with_host_tool(Arc::new(ProposeRevision::default()))?
             .with_host_tool(Arc::new(GetRevisionDiff::default()))?
-            .with_host_tool(Arc::new(PromoteRevision::default()))?,
+            .with_host_tool(Arc::new(PromoteRevision::default()))?
+            .with_update_relay(Arc::new(crate::resource_relay::StoreRelay::new(
+                store.clone(),
+                crate::runs_cli::replica_id(),
+            ))),
     );
 
     let _ = permissions.set(Arc::downgrade(&host));
     let catalog_poll = tokio::spawn(follow_catalog(live, host.clone(), store.clone()));
+    let relayed_updates = tokio::spawn(crate::resource_relay::follow(
+        store.clone(),
+        Arc::downgrade(&host),
+        crate::runs_cli::replica_id(),
+    ));
     let workers = CancellationToken::new();
     let worker_id = crate::runs_cli::worker_id(config.listen, config.worker_only);
     crate::runs_cli::spawn_workers(
@@ -221,6 +230,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         stop_on_signal(stopping.clone()).await;
         workers.cancel();
         catalog_poll.abort();
+        relayed_updates.abort();
         store.close().await;
         return Ok(());
     }
@@ -354,6 +364,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     workers.cancel();
     maintenance.abort();
     catalog_poll.abort();
+    relayed_updates.abort();
     purge.abort();
     artifacts.abort();
     upkeep.abort();

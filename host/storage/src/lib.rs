@@ -29,6 +29,10 @@
 //! - [`Store::add_hits`]: the rate limits' fixed-window counters, to which
 //!   each host adds what it counted in memory, atomically, so every host on
 //!   the store learns the total (`src/rate.rs`).
+//! - [`Store::notify_resource_update`] and
+//!   [`Store::listen_resource_updates`]: resource updates passed between
+//!   replicas on PostgreSQL (`NOTIFY`, nothing stored;
+//!   `src/resource_updates.rs`).
 //!
 //! This room owns the SQL, the schema migrations (`migrations/sqlite` and
 //! `migrations/postgres`, same numbers, same meaning, embedded in the binary
@@ -97,6 +101,7 @@ mod policy;
 mod rate;
 mod record;
 mod request_state;
+mod resource_updates;
 mod runs;
 mod store;
 mod workspace;
@@ -112,5 +117,6 @@ pub use live::POLL as LIVE_VIEWS_POLL;
 pub use rate::Hits;
 pub use record::AuditRecord;
 pub use request_state::{KEY_PERIOD as REQUEST_STATE_KEY_PERIOD, RequestStateKeys};
+pub use resource_updates::{RESOURCES_CHANNEL, ResourceListener};
 pub use runs::{RUNS_CHANNEL, RunListener};
 pub use store::{AuditQuery, Store};
