@@ -61,7 +61,7 @@ python-plugins: python-toolchain
 	  fi; \
 	  echo "== python-plugins: $$dir: unit tests, then componentize-py into $$out"; \
 	  PYTHONPATH=$(PY_SDK):$$dir $$py -m unittest discover -q -s $$dir -t $$dir; \
-	  $(PY_VENV)/bin/componentize-py -d wit -w catalog-plugin componentize app -p $(PY_SDK) -p $$dir -o $$out.tmp >/dev/null; \
+	  $(PY_VENV)/bin/componentize-py -d wit -w mcp-plugin componentize app -p $(PY_SDK) -p $$dir -o $$out.tmp >/dev/null; \
 	  mv $$out.tmp $$out; echo "$$want" > $$out.stamp; \
 	done
 
@@ -258,7 +258,7 @@ TS_BIN := $(TS_DIR)/node_modules/.bin
 # fix for the wasi:http import the host refuses; jco refuses it for qjs: "The --disable option
 # is only supported by the starlingmonkey backend"). --backend-qjs-disable-async: the host's
 # engine has no component-model async (`task.cancel` requires the component model async feature).
-TS_COMPONENTIZE := --wit $(CURDIR)/wit --world-name catalog-plugin --backend qjs --backend-qjs-disable-async \
+TS_COMPONENTIZE := --wit $(CURDIR)/wit --world-name mcp-plugin --backend qjs --backend-qjs-disable-async \
   --bundle-config $(CURDIR)/$(TS_DIR)/bundle.config.js
 
 .PHONY: ts-plugins ts-npm
@@ -282,7 +282,7 @@ ts-plugins: ts-npm
 	  if [ -f $$out ] && [ "$$(cat $$out.stamp 2>/dev/null)" = "$$want" ]; then continue; fi; \
 	  if [ -z "$$checked" ]; then \
 	    echo "== ts-plugins: the WIT's types, the type check, the SDK's unit tests"; \
-	    rm -rf $(TS_SDK)/types; $(TS_BIN)/jco guest-types wit --world-name catalog-plugin -o $(TS_SDK)/types >/dev/null; \
+	    rm -rf $(TS_SDK)/types; $(TS_BIN)/jco guest-types wit --world-name mcp-plugin -o $(TS_SDK)/types >/dev/null; \
 	    $(TS_BIN)/tsc -p $(TS_DIR)/tsconfig.json; \
 	    (cd $(TS_SDK) && node --import @toolhost/sdk/register --test --test-reporter=dot 'test/*.test.ts'); checked=1; \
 	  fi; \

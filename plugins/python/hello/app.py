@@ -1,15 +1,18 @@
 """`hello-py`, the reference plugin in Python: `greet_py` (the Rust `hello`'s
 greeting, typed arguments and an output schema) and `describe_project_py`,
 which resolves a project by name or id over the plugin's own `entities`
-export. Read it as the example of how a plugin is written with
+export; the prompt `introduce_project_py` (its argument completed from the
+same entities) and the resource `greetings_py` (the greetings `greet_py`
+knows, as JSON). Read it as the example of how a plugin is written with
 `toolhost_sdk`; `test_app.py` is how its tools are tested without a build.
 """
 
+import json
 from dataclasses import dataclass
 from typing import Literal
 
-from toolhost_sdk import Ctx, Entity, InvalidArguments, NameOrId, Output, backend, entities, log, resolve, tool
-from toolhost_sdk.exports import Entities, Tool  # noqa: F401 (the world's exports, for componentize-py)
+from toolhost_sdk import Ctx, Entity, InvalidArguments, Message, NameOrId, Output, backend, entities, log, prompt, resolve, resource, tool
+from toolhost_sdk.exports import Authoring, Entities, Prompts, Resources, Tool  # noqa: F401 (the world's exports, for componentize-py)
 
 #: The backend the manifest declares (`[backends.testbench]`).
 TESTBENCH = "testbench"
@@ -84,3 +87,25 @@ def projects(ctx: Ctx, kind: str) -> list[Entity]:
     each with the tenant the backend gave (the host drops the others)."""
     rows = backend.get(TESTBENCH, "/api/projects").ok().json(list[ProjectRow])
     return [Entity(r.id, r.name, r.tenant) for r in rows]
+
+
+@prompt(title="Introduce a project", permission="hello:read", completes={"project": "project"})
+def introduce_project_py(ctx: Ctx, project: str, language: str = "en") -> list[Message]:
+    """Asks the model to introduce a project of the test platform to a newcomer.
+
+    Args:
+        project: The project, by name (completed from the caller's projects).
+        language: The language of the introduction: en (default), fr or de.
+    """
+    if language not in GREETINGS:
+        raise InvalidArguments(f"language must be one of {', '.join(GREETINGS)}")
+    if not project.strip():
+        raise InvalidArguments("project must not be blank")
+    greeting = GREETINGS[language].format("newcomer")
+    return [Message.user(f"{greeting} Introduce the project {project.strip()} in a few sentences, in language {language!r}.")]
+
+
+@resource("hello://py/greetings", permission="hello:read", mime_type="application/json")
+def greetings_py(ctx: Ctx) -> str:
+    """The greetings greet_py knows, by language."""
+    return json.dumps(GREETINGS, sort_keys=True)

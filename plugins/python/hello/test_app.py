@@ -1,10 +1,11 @@
-"""The hello-py tools, tested natively (no build, no host):
+"""The hello-py tools, prompt and resource, tested natively (no build, no host):
 `python3 -m unittest` with `plugins/python/sdk` and this directory on the path."""
 
+import json
 import unittest
 
 import app
-from toolhost_sdk import PLUGIN, Ctx, Failed, InvalidArguments, NeedsClarification
+from toolhost_sdk import PLUGIN, Ctx, Failed, InvalidArguments, Message, NeedsClarification
 from toolhost_sdk.testing import FakeHost
 
 ROWS = [
@@ -75,6 +76,32 @@ class Projects(unittest.TestCase):
         with FakeHost(backend={"GET /api/projects": [{"id": 1, "name": "payments"}]}):
             with self.assertRaisesRegex(Failed, 'unexpected shape: missing required field "\\[0\\].tenant"'):
                 PLUGIN.snapshot("project")
+
+
+class IntroduceProject(unittest.TestCase):
+    def test_lists_its_arguments_the_project_completed_from_the_entities(self):
+        p = PLUGIN.prompts["introduce_project_py"]
+        self.assertEqual((p.resource, p.action, p.title), ("hello", "read", "Introduce a project"))
+        self.assertEqual([(a.name, a.required, a.completes) for a in p.arguments], [("project", True, "project"), ("language", False, None)])
+
+    def test_asks_for_an_introduction_in_the_language_given(self):
+        (m,) = PLUGIN.get_prompt("introduce_project_py", {"project": "payments"})
+        self.assertEqual(m, Message.user("Hello, newcomer! Introduce the project payments in a few sentences, in language 'en'."))
+        (m,) = PLUGIN.get_prompt("introduce_project_py", {"project": "web", "language": "fr"})
+        self.assertTrue(m.content.text.startswith("Bonjour, newcomer !"), m)
+
+    def test_a_blank_project_or_an_unknown_language_is_invalid(self):
+        for args in ({"project": " "}, {"project": "web", "language": "es"}, {}):
+            with self.assertRaises(InvalidArguments, msg=args):
+                PLUGIN.get_prompt("introduce_project_py", args)
+
+
+class Greetings(unittest.TestCase):
+    def test_reads_every_greeting_as_json(self):
+        (c,) = PLUGIN.read("hello://py/greetings")
+        self.assertEqual((c.uri, c.mime_type), ("hello://py/greetings", "application/json"))
+        self.assertEqual(json.loads(c.text), app.GREETINGS)
+        self.assertEqual(list(PLUGIN.resources), ["greetings_py"])
 
 
 if __name__ == "__main__":

@@ -4,18 +4,27 @@
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
-import { callTool, fakeHost, snapshot } from "@toolhost/sdk/testing";
+import { callTool, fakeHost, getPrompt, readResource, snapshot } from "@toolhost/sdk/testing";
 
 import * as app from "./app.ts";
 
-const plugin = { tool: app.tool, entities: app.entities };
+const plugin = { tool: app.tool, entities: app.entities, prompts: app.prompts, resources: app.resources };
 
 beforeEach(() => fakeHost.reset());
 
 test("greet answers exactly the message plugins/hello's greet does", () => {
   assert.deepEqual(callTool(plugin, "greet_ts", { name: "Ada" }), { ok: { message: "Hello, Ada!" }, text: "Hello, Ada!" });
   assert.deepEqual(callTool(plugin, "greet_ts", { name: "  " }), { err: { tag: "invalid-arguments", val: "name must not be blank" } });
-  assert.deepEqual(callTool(plugin, "greet_ts", {}), { err: { tag: "invalid-arguments", val: 'missing field "name"' } });
+});
+
+test("greet without a name asks the person for one, when the client can be asked", () => {
+  assert.deepEqual(callTool(plugin, "greet_ts", {}), { err: { tag: "invalid-arguments", val: 'missing field "name" (and the client cannot be asked for it)' } });
+  fakeHost.supports = { elicitation: true, sampling: false, roots: false };
+  fakeHost.answers = { name: { action: "accept", content: { name: "Ada" } } };
+  assert.deepEqual(callTool(plugin, "greet_ts", {}), { ok: { message: "Hello, Ada!" }, text: "Hello, Ada!" });
+  assert.equal(fakeHost.asked[0][0].key, "name");
+  fakeHost.answers = { name: { action: "decline" } };
+  assert.deepEqual(callTool(plugin, "greet_ts", {}), { err: { tag: "invalid-arguments", val: "no name to greet: the person chose decline" } });
 });
 
 test("describe lists both tools read-only under hello:read", () => {
@@ -49,4 +58,31 @@ test("projects are listed from GET /api/projects with the tenant the backend gav
     (e: { payload: { tag: string; val: string } }) =>
       e.payload.tag === "failed" && e.payload.val === "GET /api/projects on backend testbench answered 503: maintenance",
   );
+});
+
+test("introduce_project lists its arguments, the project completed from the entities", () => {
+  const [p] = plugin.prompts.list();
+  assert.equal(p.name, "introduce_project_ts");
+  assert.deepEqual(p.permission, { resource: "hello", action: "read" });
+  assert.deepEqual(p.arguments.map((a) => [a.name, a.required, a.completes]), [["project", true, "project"], ["language", false, undefined]]);
+});
+
+test("introduce_project asks for an introduction in the language given", () => {
+  assert.deepEqual(getPrompt(plugin, "introduce_project_ts", { project: "payments" }), {
+    ok: [{ role: "user", content: { tag: "text", val: 'Hello, newcomer! Introduce the project payments in a few sentences, in language "en".' } }],
+  });
+  const fr = getPrompt(plugin, "introduce_project_ts", { project: "web", language: "fr" });
+  assert.ok("ok" in fr && String(fr.ok[0].content.val).startsWith("Bonjour, newcomer !"), JSON.stringify(fr));
+  for (const args of [{ project: " " }, { project: "web", language: "es" }, {}]) {
+    const got = getPrompt(plugin, "introduce_project_ts", args);
+    assert.ok("err" in got && got.err.tag === "invalid-arguments", JSON.stringify(got));
+  }
+});
+
+test("greetings reads every greeting as JSON; nothing is authored", () => {
+  assert.deepEqual(plugin.resources.list().map((r) => [r.uri, r.name, r.mimeType]), [["hello://ts/greetings", "greetings_ts", "application/json"]]);
+  const read = readResource(plugin, "hello://ts/greetings");
+  assert.ok("ok" in read && read.ok[0].body.tag === "text", JSON.stringify(read));
+  assert.equal(JSON.parse(read.ok[0].body.val as string).fr, "Bonjour, newcomer !");
+  assert.deepEqual([plugin.resources.templates(), app.authoring.kinds()], [[], []]);
 });

@@ -9,7 +9,7 @@ permission the manifest (`toolhost.toml`) declares.
 from dataclasses import dataclass
 
 from toolhost_sdk import Ctx, InvalidArguments, log, tool
-from toolhost_sdk.exports import Entities, Tool  # noqa: F401 (the world's exports, for componentize-py)
+from toolhost_sdk.exports import Authoring, Entities, Prompts, Resources, Tool  # noqa: F401 (the world's exports, for componentize-py)
 
 
 @dataclass

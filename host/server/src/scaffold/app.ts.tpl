@@ -27,3 +27,6 @@ const plugin = definePlugin({ tools: [greet] });
 /** The world's exports, for componentize. */
 export const tool = plugin.tool;
 export const entities = plugin.entities;
+export const prompts = plugin.prompts;
+export const resources = plugin.resources;
+export const authoring = plugin.authoring;

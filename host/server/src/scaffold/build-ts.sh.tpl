@@ -10,7 +10,7 @@ repo="{{repo}}"
 PATH="$repo/.tools/node/bin:$PATH"
 node --import @toolhost/sdk/register --test --test-reporter=dot '*.test.ts'
 "$repo/plugins/ts/node_modules/.bin/jco" componentize "$PWD/app.ts" --wit "$repo/wit" \
-  --world-name catalog-plugin --backend qjs --backend-qjs-disable-async \
+  --world-name mcp-plugin --backend qjs --backend-qjs-disable-async \
   --bundle-config "$repo/plugins/ts/bundle.config.js" -o "$PWD/{{component}}.tmp" >/dev/null
 mv {{component}}.tmp {{component}}
 echo "built {{component}}"

@@ -3,11 +3,13 @@ trapping; under a FakeHost they answer; their errors read like the Rust SDK's.""
 
 import contextlib
 import io
+import json
 import unittest
 
-from toolhost_sdk import Entity, Failed, NeedsClarification, NotFound, artifacts, backend, checkpoint, log, progress, resolve
+from toolhost_sdk import ClientError, Entity, Failed, NeedsClarification, NotFound, artifacts, backend, checkpoint, client, log, progress, resolve, resources
 from toolhost_sdk import _host
 from toolhost_sdk.backend import Response
+from toolhost_sdk.client import Elicitation, Input, Root, Sampled, Support
 from toolhost_sdk.resolver import query
 from toolhost_sdk.testing import FakeHost
 
@@ -29,6 +31,16 @@ class Native(unittest.TestCase):
             checkpoint.open("ex:1", "t", "e")
         with self.assertRaisesRegex(Failed, 'artifact "a" was not kept'):
             artifacts.put("a", "text/plain", "x")
+
+    def test_nothing_can_be_asked_and_updates_go_to_stderr(self):
+        self.assertEqual(client.supports(), Support(False, False, False))
+        with self.assertRaises(ClientError) as e:
+            client.roots("r")
+        self.assertEqual((e.exception.kind, e.exception.message), ("unsupported", "cannot ask: outside a component"))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            resources.updated("db://orders")
+        self.assertEqual(err.getvalue(), "[resource updated] db://orders\n")
 
     def test_a_log_level_is_one_of_the_wits(self):
         with self.assertRaises(ValueError):
@@ -130,6 +142,54 @@ class Checkpoints(unittest.TestCase):
             again = checkpoint.open("ex:1", "t", "e")
         self.assertEqual((first.id, first.is_decided), ("chk_1", False))
         self.assertEqual((again.id, again.version, again.outcome, again.is_decided), ("chk_1", 2, "inconclusive", True))
+
+
+class Client(unittest.TestCase):
+    NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+    def test_one_ask_sends_every_request_and_answers_in_order(self):
+        answers = {
+            "name": Elicitation("accept", {"name": "Ada"}),
+            "greeting": Sampled("assistant", "Hi", "m-1", "endTurn"),
+            "roots": [Root("file:///src", "src")],
+        }
+        with FakeHost(answers=answers) as host:
+            got = client.ask([Input.elicit("name", "Who?", self.NAME), Input.sample("greeting", client.prompt("Greet", 50)), Input.roots("roots")])
+        self.assertEqual(got, [answers["name"], answers["greeting"], (Root("file:///src", "src"),)])
+        name, greeting, roots = host.asked[0]
+        self.assertEqual((name.key, name.request.message, json.loads(name.request.requested_schema)), ("name", "Who?", self.NAME))
+        self.assertEqual((greeting.request.max_tokens, greeting.request.messages[0].role), (50, "user"))
+        self.assertIsNone(roots.request)
+
+    def test_the_shortcuts_answer_one_request_each(self):
+        with FakeHost(answers={"n": Elicitation("decline"), "s": Sampled("assistant", "Paris", "m"), "r": []}):
+            self.assertFalse(client.elicit("n", "Who?", self.NAME).accepted)
+            self.assertEqual(client.sample("s", client.prompt("Capital?", 10)).text, "Paris")
+            self.assertEqual(client.roots("r"), ())
+            self.assertEqual(client.supports(), Support(True, True, True))
+
+    def test_refusals_and_undeclared_capabilities_are_client_errors(self):
+        refused = ClientError("refused", "asked after acting")
+        with FakeHost(client=Support(elicitation=True), answers={"n": refused}):
+            with self.assertRaises(ClientError) as e:
+                client.elicit("n", "Who?", self.NAME)
+            self.assertEqual(e.exception.message, "the host refused the request: asked after acting")
+            with self.assertRaises(ClientError) as e:
+                client.sample("s", client.prompt("x", 1))
+            self.assertEqual(e.exception.kind, "unsupported")
+        self.assertIsInstance(e.exception, Failed)
+        self.assertEqual(ClientError("timeout").message, "the client did not answer in time")
+
+
+class Resources(unittest.TestCase):
+    def test_an_update_is_told_once_and_a_refusal_is_failed_with_the_reason(self):
+        with FakeHost(resources={"db://orders"}) as host:
+            resources.updated("db://orders")
+            resources.updated("db://orders")
+            with self.assertRaises(Failed) as e:
+                resources.updated("db://other")
+        self.assertEqual(host.updated, ["db://orders"])
+        self.assertEqual(e.exception.message, "the update of resource \"db://other\" was refused: 'db://other' is not a resource this plugin exports")
 
 
 class Artifacts(unittest.TestCase):

@@ -1,22 +1,25 @@
 """The guest SDK for Python: a toolhost tool plugin in about thirty lines.
 
 This package owns the plugin side of the `toolhost:plugin` WIT world
-`catalog-plugin` (`wit/` at the repository root), for components built by
+`mcp-plugin` (`wit/` at the repository root), for components built by
 componentize-py: it answers the host's `describe`, `plan` and `call` from
-decorated functions, derives each tool's JSON Schemas (2020-12) from the
+decorated functions, lists and fills in `@prompt`s, lists and reads
+`@resource`s and `@template`s, derives each tool's JSON Schemas (2020-12) from the
 functions' type hints, checks and converts arguments before a function
 runs, serializes answers, maps `ToolError`s onto the WIT error, lists
 entities for the host's resolver, and wraps the host's imports: `log`
 lines, `progress` reports, `resolve` (names to ids), `backend` (HTTP to
-the backends the manifest declares), `checkpoint` (a person's judgement)
-and `artifacts` (what an exploration run keeps). It is pure Python with no
+the backends the manifest declares), `checkpoint` (a person's judgement),
+`artifacts` (what an exploration run keeps), `client` (asking the MCP
+client: a form, its model, its roots) and `resources.updated` (telling
+subscribers a resource changed). It is pure Python with no
 dependency, and enforces nothing: budgets, permissions, approvals, tenancy
 and the resolver's decisions are the host's.
 
     from dataclasses import dataclass
 
     from toolhost_sdk import Ctx, InvalidArguments, log, tool
-    from toolhost_sdk.exports import Entities, Tool  # noqa: F401 (the world's exports)
+    from toolhost_sdk.exports import Authoring, Entities, Prompts, Resources, Tool  # noqa: F401 (the world's exports)
 
     @dataclass
     class Greeting:
@@ -44,16 +47,19 @@ call with its question. See `toolhost_sdk.resolver`.
 
 Every call runs in a fresh instance, snapshotted after the plugin module
 was imported at build time: registration and schemas cost nothing per
-call. Outside a component (native unit tests) log lines and progress go
-to stderr, and resolving, backends, checkpoints and artifacts fail with a
-`ToolError`; `toolhost_sdk.testing.FakeHost` makes them answer.
+call. Outside a component (native unit tests) log lines, progress and
+resource updates go to stderr, the client answers nothing, and resolving,
+backends, checkpoints and artifacts fail with a `ToolError`;
+`toolhost_sdk.testing.FakeHost` makes them answer.
 """
 
-from . import artifacts, backend, checkpoint, content, log, progress
+from . import artifacts, backend, checkpoint, client, content, log, progress, prompts, resources
 from .ctx import Ctx
 from .entity import Entity, Parent
-from .errors import Failed, InvalidArguments, NeedsClarification, NotFound, ToolError, UnknownTool
+from .errors import ClientError, Failed, InvalidArguments, NeedsClarification, NotFound, ToolError, UnknownTool
 from .plugin import PLUGIN, Plugin
+from .prompts import Message, PromptDef
+from .resources import Contents, ResourceDef, TemplateDef
 from .resolver import Candidate, Clarification, NameOrId, Resolved, resolve
 from .tool import Output, Plan, Risk, Target, ToolDef, ToolOutput
 
@@ -63,15 +69,27 @@ tool = PLUGIN.tool
 #: `@entities("kind", ...)`: registers a snapshot function with the
 #: default plugin (see `Plugin.entities`).
 entities = PLUGIN.entities
+#: `@prompt(permission=..., ...)`: registers a prompt with the default
+#: plugin (see `Plugin.prompt`).
+prompt = PLUGIN.prompt
+#: `@resource(URI, permission=..., ...)`: registers a resource at a fixed
+#: URI with the default plugin (see `Plugin.resource`).
+resource = PLUGIN.resource
+#: `@template(URI_TEMPLATE, permission=..., ...)`: registers a resource
+#: template with the default plugin (see `Plugin.template`).
+template = PLUGIN.template
 
 __all__ = [
     "PLUGIN",
     "Candidate",
     "Clarification",
+    "ClientError",
+    "Contents",
     "Ctx",
     "Entity",
     "Failed",
     "InvalidArguments",
+    "Message",
     "NameOrId",
     "NeedsClarification",
     "NotFound",
@@ -79,9 +97,12 @@ __all__ = [
     "Parent",
     "Plan",
     "Plugin",
+    "PromptDef",
     "Resolved",
+    "ResourceDef",
     "Risk",
     "Target",
+    "TemplateDef",
     "ToolDef",
     "ToolError",
     "ToolOutput",
@@ -89,10 +110,16 @@ __all__ = [
     "artifacts",
     "backend",
     "checkpoint",
+    "client",
     "content",
     "entities",
     "log",
     "progress",
+    "prompt",
+    "prompts",
     "resolve",
+    "resource",
+    "resources",
+    "template",
     "tool",
 ]

@@ -2,15 +2,17 @@
 component, stand-ins outside one (native unit tests), or a fake that a
 test installs (`toolhost_sdk.testing`).
 
-Outside a component, as in the Rust SDK outside wasm, log lines and
-progress go to stderr, and resolving, backend requests, checkpoints and
-artifacts fail with a `ToolError` instead of reaching a host. The
-wrappers (`resolve`, `backend`, `checkpoint`, `artifacts`) turn the
+Outside a component, as in the Rust SDK outside wasm, log lines,
+progress and resource updates go to stderr, the client can answer
+nothing, and resolving, backend requests, checkpoints and artifacts fail
+with a `ToolError` instead of reaching a host. The wrappers (`resolve`,
+`backend`, `checkpoint`, `artifacts`, `client`, `resources`) turn the
 bridge's refusals into the errors a caller reads.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 
 from ._records import (
@@ -19,10 +21,16 @@ from ._records import (
     Candidate,
     CheckpointInfo,
     Clarification,
+    Elicitation,
+    Form,
+    Input,
     Query,
     Resolved,
+    Root,
+    Sampled,
+    Support,
 )
-from .errors import Failed, NeedsClarification
+from .errors import ClientError, Failed, NeedsClarification
 
 #: Whether this interpreter runs inside a component (componentize-py's
 #: CPython is built for WASI; nothing else here is).
@@ -82,6 +90,16 @@ class Host:
     def put_artifact(self, name: str, mime_type: str, body: bytes) -> ArtifactInfo:
         raise Refused("artifacts are only kept inside an exploration run on the toolhost")
 
+    def supports(self) -> Support:
+        return Support()
+
+    def ask(self, requests: list[Input]) -> list[Elicitation | Sampled | tuple[Root, ...]]:
+        """The answers in the order asked, or `ClientError`."""
+        raise ClientError("unsupported", "outside a component")
+
+    def resource_updated(self, uri: str) -> None:
+        print(f"[resource updated] {uri}", file=sys.stderr)
+
 
 class WitHost(Host):
     """The component's imports, as componentize-py binds them. Importing
@@ -90,11 +108,12 @@ class WitHost(Host):
 
     def __init__(self) -> None:
         from componentize_py_types import Err
-        from wit_world.imports import artifacts, backend, checkpoint, log, progress, resolver
+        from wit_world.imports import artifacts, backend, checkpoint, client, log, notify, progress, resolver
 
         self._err = Err
         self._log, self._progress, self._resolver = log, progress, resolver
         self._backend, self._checkpoint, self._artifacts = backend, checkpoint, artifacts
+        self._client, self._notify = client, notify
 
     def log(self, level: str, message: str) -> None:
         self._log.log(self._log.Level[level.upper()], message)
@@ -146,6 +165,62 @@ class WitHost(Host):
         except self._err as e:
             raise Refused(str(e.value)) from None
         return ArtifactInfo(uri=a.uri, sha256=a.sha256, size=a.size)
+
+    def supports(self) -> Support:
+        s = self._client.supports()
+        return Support(elicitation=s.elicitation, sampling=s.sampling, roots=s.roots)
+
+    def ask(self, requests: list[Input]) -> list[Elicitation | Sampled | tuple[Root, ...]]:
+        # An input-required round never returns here: the host ends the
+        # call inside `ask` (a trap) and runs it again with the answers.
+        try:
+            answers = self._client.ask([self._input(i) for i in requests])
+        except self._err as e:
+            case = type(e.value).__name__.removeprefix("Error_").lower()
+            raise ClientError(case, getattr(e.value, "value", None)) from None
+        return [_response(self._client, r) for r in answers]
+
+    def _input(self, i: Input):
+        w = self._client
+        if isinstance(i.request, Form):
+            request = w.Request_Elicit(w.Form(message=i.request.message, requested_schema=i.request.requested_schema))
+        elif i.request is None:
+            request = w.Request_ListRoots()
+        else:
+            s = i.request
+            request = w.Request_Sample(
+                w.SamplingRequest(
+                    messages=[w.SamplingMessage(role=w.Role[m.role.upper()], text=m.text) for m in s.messages],
+                    system_prompt=s.system_prompt,
+                    max_tokens=s.max_tokens,
+                    temperature=s.temperature,
+                    model_hint=s.model_hint,
+                )
+            )
+        return w.InputRequest(key=i.key, request=request)
+
+    def resource_updated(self, uri: str) -> None:
+        try:
+            self._notify.resource_updated(uri)
+        except self._err as e:
+            raise Refused(str(e.value)) from None
+
+
+def _response(w, r) -> Elicitation | Sampled | tuple[Root, ...]:
+    """A WIT `client.response` as the SDK's record."""
+    if isinstance(r, w.Response_Roots):
+        return tuple(Root(x.uri, x.name) for x in r.value)
+    if isinstance(r, w.Response_Sampled):
+        s = r.value
+        return Sampled(s.role.name.lower(), s.text, s.model, s.stop_reason)
+    e = r.value
+    if not isinstance(e, w.Elicitation_Accept):
+        return Elicitation("decline" if isinstance(e, w.Elicitation_Decline) else "cancel")
+    try:
+        content = json.loads(e.value)
+    except ValueError as err:
+        raise ClientError("failed", f"the host's answer is not JSON: {err}") from None
+    return Elicitation("accept", content)
 
 
 def _clarification(c) -> Clarification:

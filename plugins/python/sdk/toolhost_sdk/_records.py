@@ -4,7 +4,9 @@ to: `resolve.Resolved`, `checkpoint.CheckpointInfo`…"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -100,3 +102,107 @@ class Answer:
     status: int
     headers: tuple[tuple[str, str], ...] = field(default=())
     body: bytes = b""
+
+
+@dataclass(frozen=True)
+class Support:
+    """What the MCP client can answer (`sampling`: also whether the
+    plugin's reviewed manifest grants it)."""
+
+    elicitation: bool = False
+    sampling: bool = False
+    roots: bool = False
+
+
+@dataclass(frozen=True)
+class Form:
+    """A question for the person: a message and MCP's flat elicitation
+    schema, as JSON text."""
+
+    message: str
+    requested_schema: str
+
+
+@dataclass(frozen=True)
+class SamplingMessage:
+    """One message of a sampling conversation (text only)."""
+
+    #: `user` or `assistant`.
+    role: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SamplingRequest:
+    """A request for the client's model."""
+
+    messages: tuple[SamplingMessage, ...]
+    max_tokens: int
+    system_prompt: str | None = None
+    temperature: float | None = None
+    #: A model name the client may prefer.
+    model_hint: str | None = None
+
+
+@dataclass(frozen=True)
+class Input:
+    """One request of `client.ask`, named by `key` (1–64 of
+    `[A-Za-z0-9_.-]`, unique in one ask, the same on every run of the
+    call): a `Form` for the person, a `SamplingRequest` for the client's
+    model, or None for the client's roots. Build it with `client.Input.elicit`,
+    `.sample` or `.roots`."""
+
+    key: str
+    request: Form | SamplingRequest | None
+
+    @classmethod
+    def elicit(cls, key: str, message: str, schema: Any) -> Input:
+        """A form for the person: `schema` is MCP's flat elicitation schema
+        (a dict, or JSON text): an object whose properties are strings,
+        numbers, integers, booleans or string enums."""
+        text = schema if isinstance(schema, str) else json.dumps(schema)
+        return cls(key, Form(message, text))
+
+    @classmethod
+    def sample(cls, key: str, request: SamplingRequest) -> Input:
+        """A request for the client's model."""
+        return cls(key, request)
+
+    @classmethod
+    def roots(cls, key: str) -> Input:
+        """The client's roots."""
+        return cls(key, None)
+
+
+@dataclass(frozen=True)
+class Elicitation:
+    """What the person did with a form: `accept` (with `content`, the
+    submitted object, which the host checked against the form), `decline`
+    or `cancel`."""
+
+    action: str
+    content: dict[str, Any] | None = None
+
+    @property
+    def accepted(self) -> bool:
+        """Whether the person submitted the form."""
+        return self.action == "accept"
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """The client's model's answer."""
+
+    #: `user` or `assistant`.
+    role: str
+    text: str
+    model: str
+    stop_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Root:
+    """One of the client's roots."""
+
+    uri: str
+    name: str | None = None

@@ -90,3 +90,35 @@ class NeedsClarification(Failed):
     def __init__(self, clarification: Clarification) -> None:
         super().__init__(f"needs clarification: {clarification.ask_user}")
         self.clarification = clarification
+
+
+class ClientError(Failed):
+    """The MCP client answered nothing: raised by `client.ask` and its
+    shortcuts. `kind` is the WIT `client.error` case, `detail` its text:
+
+    - `unsupported`: nobody can be asked this here (the client did not
+      declare the capability; a plan, a listing or a run; outside a
+      component);
+    - `refused`: the host refused the request (sampling not granted or
+      over budget, a secret in it, a malformed key or form, asked after
+      acting, too many rounds);
+    - `timeout`: the client did not answer in time (no `detail`);
+    - `failed`: the client answered with an error or something that does
+      not fit the request.
+
+    Let it propagate and the call fails with the Rust SDK's words
+    (`cannot ask: …`), or catch it to go on without the answer.
+    """
+
+    #: How each kind reads, as the Rust SDK's `ClientError` displays it.
+    WORDS = {
+        "unsupported": "cannot ask: {}",
+        "refused": "the host refused the request: {}",
+        "timeout": "the client did not answer in time",
+        "failed": "the client failed: {}",
+    }
+
+    def __init__(self, kind: str, detail: str | None = None) -> None:
+        super().__init__(self.WORDS[kind].format(detail))
+        self.kind = kind
+        self.detail = detail

@@ -1,12 +1,19 @@
-"""The exports of the WIT world `catalog-plugin`, for componentize-py.
+"""The exports of the WIT world `mcp-plugin`, for componentize-py.
 
 componentize-py looks the world's exports up by name in the app module:
-a class `Tool` for the `tool` interface and `Entities` for `entities`.
-A plugin module makes them its own with one line:
+a class `Tool` for the `tool` interface, `Entities` for `entities`,
+`Prompts` for `prompts`, `Resources` for `resources` and `Authoring` for
+`authoring`, and refuses to build a module that lacks one. A plugin
+module makes them its own with one line:
 
-    from toolhost_sdk.exports import Entities, Tool  # noqa: F401 (the world's exports)
+    from toolhost_sdk.exports import Authoring, Entities, Prompts, Resources, Tool  # noqa: F401 (the world's exports)
 
-Both serve the default plugin (`toolhost_sdk.PLUGIN`) and only translate:
+A plugin that registers no entity kind, prompt or resource lists none;
+`Authoring` authors nothing (this SDK has no authoring API yet: it lists
+no kinds and answers any other call `invalid-arguments`). The host loads
+each optional export when a component has it, so all five cost nothing.
+
+They serve the default plugin (`toolhost_sdk.PLUGIN`) and only translate:
 SDK records to the WIT records componentize-py generated (`wit_world`),
 `ToolError`s to the WIT `tool-error` variant raised as
 `componentize_py_types.Err`. Any other exception is a plugin bug: its
@@ -20,6 +27,7 @@ through `PLUGIN.call(...)` or the functions themselves.
 
 from __future__ import annotations
 
+import json
 import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -29,7 +37,7 @@ from .ctx import Ctx
 from .errors import ToolError
 from .plugin import PLUGIN
 
-__all__ = ["Tool", "Entities"]
+__all__ = ["Authoring", "Entities", "Prompts", "Resources", "Tool"]
 
 #: How much of a plugin bug's traceback is logged: enough to find the
 #: line, a small part of the call's log budget (64 KiB by default).
@@ -37,7 +45,10 @@ TRACEBACK_CHARS = 4000
 
 if _host.IN_COMPONENT:
     from componentize_py_types import Err
+    from wit_world.exports import authoring as _aut
     from wit_world.exports import entities as _ent
+    from wit_world.exports import prompts as _pr
+    from wit_world.exports import resources as _res
     from wit_world.imports import types as _wit
 
 R = TypeVar("R")
@@ -72,8 +83,7 @@ def _block(b: content.Block) -> Any:
             uri=b.uri, name=b.name, title=b.title, description=b.description, mime_type=b.mime_type, size=b.size
         )
         return _wit.ContentBlock_ResourceLink(link)
-    body = _wit.ResourceBody_Text(b.text) if b.text is not None else _wit.ResourceBody_Blob(bytes(b.blob or b""))
-    return _wit.ContentBlock_Embedded(_wit.EmbeddedResource(uri=b.uri, mime_type=b.mime_type, body=body))
+    return _wit.ContentBlock_Embedded(_wit.EmbeddedResource(uri=b.uri, mime_type=b.mime_type, body=_body(b)))
 
 
 class Entities:
@@ -94,6 +104,93 @@ class Entities:
             )
             for e in rows
         ]
+
+
+class Prompts:
+    """The `prompts` export: `list`, `get`."""
+
+    def list(self) -> list[Any]:
+        return [
+            _pr.PromptSpec(
+                name=p.name,
+                title=p.title,
+                description=p.description,
+                arguments=[
+                    _pr.PromptArgument(name=a.name, description=a.description, required=a.required, completes=a.completes)
+                    for a in p.arguments
+                ],
+                permission=_wit.Permission(resource=p.resource, action=p.action),
+            )
+            for p in PLUGIN.prompts.values()
+        ]
+
+    def get(self, ctx: Any, name: str, arguments: list[tuple[str, str]]) -> Any:
+        messages = _guard(lambda: PLUGIN.get_prompt(name, dict(arguments), _ctx(ctx)))
+        return _pr.Prompt(
+            description=None,
+            messages=[_pr.PromptMessage(role=_pr.Role[m.role.upper()], content=_block(m.content)) for m in messages],
+        )
+
+
+class Resources:
+    """The `resources` export: `list`, `templates`, `read`."""
+
+    def list(self) -> list[Any]:
+        return [
+            _res.ResourceSpec(
+                uri=r.uri,
+                name=r.name,
+                title=r.title,
+                description=r.description,
+                mime_type=r.mime_type,
+                permission=_wit.Permission(resource=r.resource, action=r.action),
+            )
+            for r in PLUGIN.resources.values()
+        ]
+
+    def templates(self) -> list[Any]:
+        return [
+            _res.TemplateSpec(
+                uri_template=t.uri_template,
+                name=t.name,
+                title=t.title,
+                description=t.description,
+                mime_type=t.mime_type,
+                permission=_wit.Permission(resource=t.resource, action=t.action),
+                completes=list(t.completes),
+            )
+            for t in PLUGIN.templates.values()
+        ]
+
+    def read(self, ctx: Any, uri: str) -> list[Any]:
+        found = _guard(lambda: PLUGIN.read(uri, _ctx(ctx)))
+        return [_res.ResourceContents(uri=c.uri, mime_type=c.mime_type, body=_body(c)) for c in found]
+
+
+class Authoring:
+    """The `authoring` export, empty: no kinds; any other call is
+    `invalid-arguments` (one whole-proposal problem for `validate`), as the
+    Rust SDK's `Authoring::none` answers."""
+
+    def kinds(self) -> list[Any]:
+        return []
+
+    def current(self, ctx: Any, kind: str, subject: int) -> Any:
+        raise Err(_wit.ToolError_InvalidArguments(_no_kind(kind)))
+
+    def validate(self, ctx: Any, kind: str, current: str, proposal: str) -> str:
+        raise Err([_aut.Problem(path="", message=_no_kind(kind))])
+
+    def diff(self, ctx: Any, kind: str, current: str, normalized: str) -> list[Any]:
+        raise Err(_wit.ToolError_InvalidArguments(_no_kind(kind)))
+
+
+def _no_kind(kind: str) -> str:
+    return f"this plugin authors no kind {json.dumps(kind)} (it authors [])"
+
+
+def _body(c: content.Embedded) -> Any:
+    return _wit.ResourceBody_Text(c.text) if c.text is not None else _wit.ResourceBody_Blob(bytes(c.blob or b""))
 
 
 def _guard(run: Callable[[], R]) -> R:

@@ -1,8 +1,10 @@
-"""The plugin: its tools and entity kinds, and the dispatch the world's
-exports answer with (`toolhost_sdk.exports` is the thin WIT glue over it).
+"""The plugin: its tools, entity kinds, prompts, resources and resource
+templates, and the dispatch the world's exports answer with
+(`toolhost_sdk.exports` is the thin WIT glue over it).
 
 A plugin module registers with the decorators of the default plugin,
-`toolhost_sdk.tool` and `toolhost_sdk.entities`. Registration happens
+`toolhost_sdk.tool`, `entities`, `prompt`, `resource` and `template`
+(a plugin that registers no prompt or resource lists none). Registration happens
 when the module is imported, which componentize-py does once at build
 time and snapshots: every schema is computed then, and a tool that cannot
 be described (a missing permission, a hint with no schema, two tools of
@@ -12,12 +14,14 @@ one name) fails the build.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .ctx import Ctx
 from .entity import Entity, check
-from .errors import InvalidArguments, UnknownTool
+from .errors import InvalidArguments, NotFound, UnknownTool
+from .prompts import Message, PromptDef
+from .resources import Contents, ResourceDef, TemplateDef
 from .tool import Plan, Risk, ToolDef, ToolOutput
 
 __all__ = ["Plugin", "PLUGIN"]
@@ -26,11 +30,15 @@ SnapshotFn = Callable[[Ctx, str], list[Entity]]
 
 
 class Plugin:
-    """The tools and entity kinds of one plugin, in registration order."""
+    """The tools, entity kinds, prompts, resources and templates of one
+    plugin, in registration order."""
 
     def __init__(self) -> None:
         self.tools: dict[str, ToolDef] = {}
         self.kinds: dict[str, SnapshotFn] = {}
+        self.prompts: dict[str, PromptDef] = {}
+        self.resources: dict[str, ResourceDef] = {}
+        self.templates: dict[str, TemplateDef] = {}
 
     def tool(
         self,
@@ -110,6 +118,110 @@ class Plugin:
 
         return register
 
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        permission: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        completes: Mapping[str, str] | None = None,
+    ) -> Callable[[Callable[..., Any]], PromptDef]:
+        """Registers the decorated function as a prompt (see
+        `toolhost_sdk.prompts`).
+
+        - `name`: the MCP prompt name (default: the function's name), the
+          key of its `[prompts.NAME]` entry in `toolhost.toml`.
+        - `permission`: `resource:action`, which a caller needs to list and
+          get it; the manifest's entry names the same.
+        - `description`: default: the docstring's text before `Args:`.
+        - `completes`: argument name to the entity kind (one `@entities`
+          lists) whose names the host completes it with.
+
+        The function takes the `Ctx` first (optional), then the prompt's
+        arguments, each `str` (required unless it has a default) or
+        `str | None`; it answers a `str`, a `Message` or a list of them.
+        """
+        if callable(name) or permission is None:
+            raise TypeError("use @prompt(permission=...): a prompt needs at least its permission")
+
+        def register(fn: Callable[..., Any]) -> PromptDef:
+            p = PromptDef(fn, name=name, permission=permission, description=description, title=title, completes=completes)
+            if p.name in self.prompts:
+                raise ValueError(f"two prompts are named {p.name!r}")
+            self.prompts[p.name] = p
+            return p
+
+        return register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        permission: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[Callable[..., Any]], ResourceDef]:
+        """Registers the decorated `fn(ctx)` as the resource at `uri` (see
+        `toolhost_sdk.resources`): `name` (default: the function's name) is
+        the key of its `[resources.NAME]` entry, `permission` the
+        `resource:action` a caller needs to list and read it. It answers a
+        `str` (text of `mime_type`), `bytes`, `Contents` or a list of them."""
+        if not isinstance(uri, str) or permission is None:
+            raise TypeError("use @resource(URI, permission=...): a resource needs its URI and its permission")
+
+        def register(fn: Callable[..., Any]) -> ResourceDef:
+            r = ResourceDef(fn, uri, name=name, permission=permission, description=description, title=title, mime_type=mime_type)
+            self._unique(r.name)
+            if any(o.uri == r.uri for o in self.resources.values()):
+                raise ValueError(f"two resources are at {r.uri!r}")
+            self.resources[r.name] = r
+            return r
+
+        return register
+
+    def template(
+        self,
+        uri_template: str,
+        *,
+        permission: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        mime_type: str | None = None,
+        completes: Mapping[str, str] | None = None,
+    ) -> Callable[[Callable[..., Any]], TemplateDef]:
+        """Registers the decorated `fn(ctx, **variables)` as the resources
+        at the URIs `uri_template` (RFC 6570 level 1) matches; it takes
+        exactly the template's variables, by name. `completes`: variable to
+        the entity kind whose names the host completes it with. Otherwise
+        as `resource`."""
+        if not isinstance(uri_template, str) or permission is None:
+            raise TypeError("use @template(URI_TEMPLATE, permission=...): a template needs its URI template and its permission")
+
+        def register(fn: Callable[..., Any]) -> TemplateDef:
+            t = TemplateDef(
+                fn,
+                uri_template,
+                completes,
+                name=name,
+                permission=permission,
+                description=description,
+                title=title,
+                mime_type=mime_type,
+            )
+            self._unique(t.name)
+            self.templates[t.name] = t
+            return t
+
+        return register
+
+    def _unique(self, name: str) -> None:
+        if name in self.resources or name in self.templates:
+            raise ValueError(f"two resources or templates are named {name!r}")
+
     def find(self, name: str) -> ToolDef:
         """The tool named `name`, or `UnknownTool`."""
         try:
@@ -135,10 +247,33 @@ class Plugin:
         return check(kind, fn(ctx or Ctx(), kind))
 
 
+    def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, ctx: Ctx | None = None) -> tuple[Message, ...]:
+        """The prompt `name` filled in with `arguments` (strings by name):
+        what the host would get. `UnknownTool` for a prompt the plugin does
+        not export, as the Rust SDK answers."""
+        p = self.prompts.get(name)
+        if p is None:
+            raise UnknownTool(name)
+        return p.run(ctx or Ctx(), dict(arguments or {}))
+
+    def read(self, uri: str, ctx: Ctx | None = None) -> tuple[Contents, ...]:
+        """The contents at `uri`: the resource listed there, else the first
+        template it matches, else `NotFound`."""
+        ctx = ctx or Ctx()
+        for r in self.resources.values():
+            if r.uri == uri:
+                return r.read(ctx)
+        for t in self.templates.values():
+            if t.match(uri) is not None:
+                return t.read(ctx, uri)
+        raise NotFound(f"no resource at {uri}")
+
+
 def _text(arguments: str | dict[str, Any]) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
-#: The plugin a module's `@tool` and `@entities` register with, and the
+#: The plugin a module's `@tool`, `@entities`, `@prompt`, `@resource` and
+#: `@template` register with, and the
 #: one `toolhost_sdk.exports` serves.
 PLUGIN = Plugin()

@@ -1,9 +1,10 @@
 """A host for native unit tests of tool functions.
 
-Outside a component the SDK's imports have no host: log lines and
-progress go to stderr, and `resolve`, backend requests, checkpoints and
-artifacts fail with a `ToolError`. A test that wants them to answer
-installs a `FakeHost` for a block:
+Outside a component the SDK's imports have no host: log lines, progress
+and resource updates go to stderr, the client answers nothing, and
+`resolve`, backend requests, checkpoints and artifacts fail with a
+`ToolError`. A test that wants them to answer installs a `FakeHost` for a
+block:
 
     from toolhost_sdk.testing import FakeHost
 
@@ -18,19 +19,37 @@ one match resolves, several are `ambiguous`, none `not-found`, nothing
 given `missing-required` (unless `within` names one id). Pins and parents
 are honoured. The host's own tree does more; `toolhost call --entities`
 runs it on a built component.
+
+The fake client answers each request from `answers`, by key, in one
+round: a key without an answer is `ClientError` `failed` (the real host
+would end the call and run it again once the client answered).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from . import _host
-from ._records import Answer, ArtifactInfo, Candidate, CheckpointInfo, Clarification, Query, Resolved
+from ._records import (
+    Answer,
+    ArtifactInfo,
+    Candidate,
+    CheckpointInfo,
+    Clarification,
+    Elicitation,
+    Form,
+    Input,
+    Query,
+    Resolved,
+    Root,
+    Sampled,
+    Support,
+)
 from .entity import Entity
-from .errors import NeedsClarification
+from .errors import ClientError, NeedsClarification
 
 __all__ = ["FakeHost"]
 
@@ -42,7 +61,8 @@ class FakeHost(_host.Host):
     """Answers the SDK's imports from what the test gave, and records
     what the tool did: `logs` (level, line), `reports` (progress, total,
     message), `requests` (backend, method, path, body), `queries`
-    (`Query`), `checkpoints` (by subject), `artifacts` (name, mime, bytes).
+    (`Query`), `checkpoints` (by subject), `artifacts` (name, mime, bytes),
+    `asked` (each `client.ask`'s `Input`s), `updated` (URIs told of).
 
     - `entities`: per kind, the rows the fake resolver matches over
       (`Entity`s, or `(id, name)` pairs); a kind not given is not-found.
@@ -50,6 +70,12 @@ class FakeHost(_host.Host):
     - `backend`: routes `"GET /api/projects"` (any backend), or
       `"testbench GET /api/projects"`; an unrouted request answers 404.
     - `tenant`: the tenant whose rows the resolver sees (others dropped).
+    - `client`: what the fake client declares (default: everything); a
+      request it did not declare is `unsupported`, as on the host.
+    - `answers`: the client's answers by request key: an `Elicitation`, a
+      `Sampled`, a list of `Root`s, or a `ClientError` to raise.
+    - `resources`: the URIs the fake accepts updates of (default: any);
+      others are refused.
     """
 
     def __init__(
@@ -59,6 +85,9 @@ class FakeHost(_host.Host):
         resolver: Callable[[Query], Resolved] | None = None,
         backend: Mapping[str, Route] | None = None,
         tenant: str = "local",
+        client: Support = Support(elicitation=True, sampling=True, roots=True),
+        answers: Mapping[str, Elicitation | Sampled | Iterable[Root] | ClientError] | None = None,
+        resources: Collection[str] | None = None,
     ) -> None:
         self.rows = {k: [_entity(r, tenant) for r in rows] for k, rows in (entities or {}).items()}
         self.resolver, self.routes, self.tenant = resolver, dict(backend or {}), tenant
@@ -68,6 +97,9 @@ class FakeHost(_host.Host):
         self.queries: list[Query] = []
         self.checkpoints: dict[str, CheckpointInfo] = {}
         self.artifacts: list[tuple[str, str, bytes]] = []
+        self.client, self.answers, self.resources = client, dict(answers or {}), resources
+        self.asked: list[list[Input]] = []
+        self.updated: list[str] = []
         self._previous: _host.Host | None = None
 
     def __enter__(self) -> FakeHost:
@@ -129,6 +161,30 @@ class FakeHost(_host.Host):
         self.artifacts.append((name, mime_type, body))
         uri = f"toolhost://artifacts/art_{len(self.artifacts)}"
         return ArtifactInfo(uri, hashlib.sha256(body).hexdigest(), len(body))
+
+    def supports(self) -> Support:
+        return self.client
+
+    def ask(self, requests: list[Input]) -> list[Elicitation | Sampled | tuple[Root, ...]]:
+        self.asked.append(list(requests))
+        out: list[Elicitation | Sampled | tuple[Root, ...]] = []
+        for i in requests:
+            kind = "elicitation" if isinstance(i.request, Form) else "roots" if i.request is None else "sampling"
+            if not getattr(self.client, kind):
+                raise ClientError("unsupported", f"the client did not declare the {kind} capability")
+            answer = self.answers.get(i.key)
+            if isinstance(answer, ClientError):
+                raise answer
+            if answer is None:
+                raise ClientError("failed", f"the fake client has no answer for {i.key!r}")
+            out.append(answer if isinstance(answer, (Elicitation, Sampled)) else tuple(answer))
+        return out
+
+    def resource_updated(self, uri: str) -> None:
+        if self.resources is not None and uri not in self.resources:
+            raise _host.Refused(f"{uri!r} is not a resource this plugin exports")
+        if uri not in self.updated:
+            self.updated.append(uri)
 
 
 def _entity(row: Entity | tuple[int, str], tenant: str) -> Entity:

@@ -113,14 +113,9 @@ class ToolDef:
         risk: Risk,
     ) -> None:
         self.fn = fn
-        self.name = name or fn.__name__
-        where = f"tool {self.name!r}"
-        if not TOOL_NAME.match(self.name):
-            raise ValueError(f"{where}: a name is 1-64 of [A-Za-z0-9_.-]")
-        self.resource, self.action = _permission(where, permission)
-        self.description = description or schema.summary(fn.__doc__) or ""
-        if not self.description:
-            raise ValueError(f"{where}: give a description (or a docstring)")
+        d = _declared("tool", fn, name, permission, description)
+        self.name, self.resource, self.action, self.description = d.name, d.resource, d.action, d.description
+        where = d.where
         self.title = title
         if risk not in RISKS:
             raise ValueError(f"{where}: risk {risk!r} is not one of {', '.join(RISKS)}")
@@ -258,6 +253,33 @@ def _output_shape(hint: Any) -> schema.Shape:
     if not isinstance(shape, (schema.ObjectShape, schema.DictShape)):
         raise TypeError(f"the answer must be a dict or a dataclass (MCP structured content is an object), not {hint!r}")
     return shape
+
+
+@dataclass(frozen=True)
+class _Declared:
+    """What a tool, a prompt and a resource declare alike, checked."""
+
+    name: str
+    #: `tool 'greet'`: how errors name it.
+    where: str
+    resource: str
+    action: str
+    description: str
+
+
+def _declared(kind: str, fn: Callable[..., Any], name: str | None, permission: str, description: str | None) -> _Declared:
+    """The name (the function's unless given), permission and description
+    (the docstring's summary unless given) of a `kind` built from `fn`,
+    checked: a bad one is `ValueError` naming it."""
+    name = name or fn.__name__
+    where = f"{kind} {name!r}"
+    if not TOOL_NAME.match(name):
+        raise ValueError(f"{where}: a name is 1-64 of [A-Za-z0-9_.-]")
+    resource, action = _permission(where, permission)
+    description = description or schema.summary(fn.__doc__) or ""
+    if not description:
+        raise ValueError(f"{where}: give a description (or a docstring)")
+    return _Declared(name, where, resource, action, description)
 
 
 def _permission(where: str, permission: str) -> tuple[str, str]:

@@ -16,13 +16,21 @@ import { report as witReport } from "toolhost:plugin/progress@0.2.0";
 import { resolve as witResolve } from "toolhost:plugin/resolver@0.2.0";
 import { send as witSend } from "toolhost:plugin/backend@0.2.0";
 import { open as witOpen } from "toolhost:plugin/checkpoint@0.2.0";
+import { ask as witAsk, supports as witSupports } from "toolhost:plugin/client@0.2.0";
+import { resourceUpdated as witResourceUpdated } from "toolhost:plugin/notify@0.2.0";
 
 import type { Level } from "toolhost:plugin/log@0.2.0";
 import type { Query, Resolved, Clarification } from "toolhost:plugin/resolver@0.2.0";
 import type { Request, Response, Error as BackendError } from "toolhost:plugin/backend@0.2.0";
 import type { CheckpointInfo as WitCheckpointInfo } from "toolhost:plugin/checkpoint@0.2.0";
+import type {
+  Error as ClientError,
+  InputRequest,
+  Response as ClientResponse,
+  Support,
+} from "toolhost:plugin/client@0.2.0";
 
-export type { Level, BackendError, Clarification };
+export type { Level, BackendError, Clarification, ClientError, ClientResponse, InputRequest, Support };
 
 /** The WIT query with ids as numbers. */
 export interface HostQuery {
@@ -72,4 +80,22 @@ export function send(req: Request): Answer<Response, BackendError> {
 
 export function open(subject: string, title: string, evidence: string): Answer<WitCheckpointInfo, string> {
   return answer(() => witOpen(subject, title, evidence));
+}
+
+export function supports(): Support {
+  return witSupports();
+}
+
+/**
+ * The client's answers. An input-required round never returns: the host
+ * ends the call inside the import (a trap) and runs it again with the
+ * answers. An `option` the engine lifts as `null` (a root's name, a stop
+ * reason) is left to `client.ts` to read.
+ */
+export function ask(requests: InputRequest[]): Answer<ClientResponse[], ClientError> {
+  return answer(() => witAsk(requests));
+}
+
+export function resourceUpdated(uri: string): Answer<void, string> {
+  return answer(() => witResourceUpdated(uri));
 }

@@ -1,13 +1,17 @@
 // @toolhost/sdk: a toolhost tool plugin in TypeScript.
 //
-// The guest side of the WIT world `catalog-plugin` (wit/ at the repository
+// The guest side of the WIT world `mcp-plugin` (wit/ at the repository
 // root): `definePlugin` answers the host's `describe`, `plan` and `call`
-// from `defineTool`s and lists `defineEntities` for the host's resolver;
+// from `defineTool`s, lists `defineEntities` for the host's resolver, and
+// lists and fills in `definePrompt`s and lists and reads
+// `defineResource`s and `defineTemplate`s;
 // each tool's input schema (`s.object(…)`) is both its JSON Schema and the
 // check of its arguments; `ToolError`s (`invalidArguments`, `notFound`,
 // `failed`) cross as the WIT `tool-error`. The host's imports are wrapped
 // here: `log`, `progress`, `resolve` (names to ids), `backend` (HTTP to
-// the manifest's backends) and `checkpoint`. The SDK enforces nothing:
+// the manifest's backends), `checkpoint`, `client` (asking the MCP client:
+// a form, its model, its roots) and `resources.updated` (telling
+// subscribers a resource changed). The SDK enforces nothing:
 // budgets, permissions, approvals, tenancy and the resolver's decisions
 // are the host's.
 //
@@ -24,8 +28,11 @@
 //     });
 //
 //     const plugin = definePlugin({ tools: [greet] });
-//     export const tool = plugin.tool;
+//     export const tool = plugin.tool;           // the world's five exports
 //     export const entities = plugin.entities;
+//     export const prompts = plugin.prompts;
+//     export const resources = plugin.resources;
+//     export const authoring = plugin.authoring;
 //
 // Built with `jco componentize --backend qjs` (plugins/ts/README.md).
 // Under Node (unit tests) run with `--import @toolhost/sdk/register`, and
@@ -48,8 +55,44 @@ export {
   type Tool,
 } from "./tool.ts";
 export { defineEntities, noEntities, type Entities, type Entity, type Parent } from "./entities.ts";
-export { definePlugin, type Plugin } from "./plugin.ts";
+export { definePlugin, type Plugin, type PluginDefinition } from "./plugin.ts";
+export {
+  definePrompt,
+  message,
+  type Prompt,
+  type PromptArgs,
+  type PromptArgumentDefinition,
+  type PromptDefinition,
+  type PromptMessage,
+  type Role,
+} from "./prompts.ts";
 export { log, progress, type Level } from "./log.ts";
 export { resolve, type Query, type Resolved } from "./resolve.ts";
 export { backend, Response, type Request, type Method } from "./backend.ts";
 export { checkpoint, type CheckpointInfo } from "./checkpoint.ts";
+export {
+  client,
+  input,
+  ClientError,
+  type ClientAnswer,
+  type ClientErrorKind,
+  type Elicitation,
+  type Input,
+  type Root,
+  type Sampled,
+  type SamplingMessage,
+  type SamplingRequest,
+  type Support,
+} from "./client.ts";
+export {
+  resources,
+  contents,
+  defineResource,
+  defineTemplate,
+  type ReadAnswer,
+  type Resource,
+  type ResourceContents,
+  type ResourceDefinition,
+  type Template,
+  type TemplateDefinition,
+} from "./resources.ts";

@@ -1,20 +1,28 @@
-// `definePlugin`: the WIT exports `tool` and `entities` of the world
-// `catalog-plugin`, answered from a list of tools and an entities export.
+// `definePlugin`: the WIT exports of the world `mcp-plugin` (`tool`,
+// `entities`, `prompts`, `resources`, `authoring`), answered from a list of
+// tools, an entities export, prompts and resources (templates among them).
 // The plugin's entry module re-exports them under those names, which is
-// how jco componentize finds an export:
+// how jco componentize finds an export; it must export all five (a plugin
+// without entities, prompts or resources lists none, and `authoring`
+// authors nothing: this SDK has no authoring API yet):
 //
-//     const plugin = definePlugin({ tools: [greet], entities: projects });
+//     const plugin = definePlugin({ tools: [greet], entities: projects, prompts: [review], resources: [runbook] });
 //     export const tool = plugin.tool;
 //     export const entities = plugin.entities;
+//     export const prompts = plugin.prompts;
+//     export const resources = plugin.resources;
+//     export const authoring = plugin.authoring;
 //
 // Every export runs in a fresh instance. A ToolError crosses as the WIT
 // `tool-error`; anything else thrown is a bug and traps the instance (the
 // host answers TRAPPED and discards it), after the SDK logs its message at
 // `error`, since a trap itself says only "unreachable".
 
-import { isToolError, ToolError } from "./errors.ts";
+import { invalidArguments, isToolError, ToolError } from "./errors.ts";
 import { noEntities, snapshotOf, type Entities } from "./entities.ts";
 import * as host from "./host.ts";
+import type { Prompt, WitPrompt, WitPromptSpec } from "./prompts.ts";
+import { readFrom, type Resource, type ResourceContents, type Template, type WitResourceSpec, type WitTemplateSpec } from "./resources.ts";
 import type { Ctx, Tool, WitOutput, WitPlan, WitToolSpec } from "./tool.ts";
 
 /** The WIT `entity`, ids as numbers (see host.ts). */
@@ -37,11 +45,43 @@ export interface Plugin {
     kinds(): string[];
     snapshot(ctx: Ctx, kind: string): WitEntity[];
   };
+  prompts: {
+    list(): WitPromptSpec[];
+    get(ctx: Ctx, name: string, args: Array<[string, string]>): WitPrompt;
+  };
+  resources: {
+    list(): WitResourceSpec[];
+    templates(): WitTemplateSpec[];
+    read(ctx: Ctx, uri: string): ResourceContents[];
+  };
+  authoring: {
+    kinds(): never[];
+    current(ctx: Ctx, kind: string, subject: number): never;
+    validate(ctx: Ctx, kind: string, current: string, proposal: string): never;
+    diff(ctx: Ctx, kind: string, current: string, normalized: string): never;
+  };
 }
 
-/** The exports for `tools` (unique names) and `entities` (default: none). */
-export function definePlugin(p: { tools: Tool[]; entities?: Entities }): Plugin {
+/** What `definePlugin` takes. */
+export interface PluginDefinition {
+  /** Unique names. */
+  tools: Tool[];
+  /** Default: none. */
+  entities?: Entities;
+  /** `definePrompt`s, unique names (default: none). */
+  prompts?: Prompt[];
+  /** `defineResource`s and `defineTemplate`s, unique names, resources at unique URIs (default: none). */
+  resources?: Array<Resource | Template>;
+}
+
+/** The exports for the tools, entities, prompts and resources given. */
+export function definePlugin(p: PluginDefinition): Plugin {
   const entities = p.entities ?? noEntities;
+  const prompts = p.prompts ?? [];
+  const readables = p.resources ?? [];
+  unique("prompts are named", prompts.map((x) => x.name));
+  unique("resources or templates are named", readables.map((x) => x.name));
+  unique("resources are at", readables.flatMap((x) => (x.kind === "resource" ? [x.uri] : [])));
   const find = (name: string) => {
     const t = p.tools.find((t) => t.name === name);
     if (t === undefined) throw new ToolError("unknown-tool", name);
@@ -66,7 +106,44 @@ export function definePlugin(p: { tools: Tool[]; entities?: Entities }): Plugin 
           })),
         ),
     },
+    prompts: {
+      list: () => guard("prompts.list", () => prompts.map((x) => x.spec())),
+      get: (ctx, name, args) =>
+        guard("prompts.get", () => {
+          const found = prompts.find((x) => x.name === name);
+          if (found === undefined) throw new ToolError("unknown-tool", name);
+          return found.get(ctx, args);
+        }),
+    },
+    resources: {
+      list: () => guard("resources.list", () => readables.flatMap((x) => (x.kind === "resource" ? [x.spec()] : []))),
+      templates: () => guard("resources.templates", () => readables.flatMap((x) => (x.kind === "template" ? [x.spec()] : []))),
+      read: (ctx, uri) => guard("resources.read", () => readFrom(readables, ctx, uri)),
+    },
+    authoring: {
+      kinds: () => [],
+      current: (_ctx, kind) => {
+        throw invalidArguments(noKind(kind));
+      },
+      validate: (_ctx, kind) => {
+        throw Object.assign(new Error(noKind(kind)), { payload: [{ path: "", message: noKind(kind) }] });
+      },
+      diff: (_ctx, kind) => {
+        throw invalidArguments(noKind(kind));
+      },
+    },
   };
+}
+
+function noKind(kind: string): string {
+  return `this plugin authors no kind "${kind}" (it authors [])`;
+}
+
+/** Refuses the plugin (at module init: the build fails) over a name given twice. */
+function unique(what: string, names: string[]): void {
+  names.forEach((n, i) => {
+    if (names.indexOf(n) !== i) throw new Error(`two ${what} "${n}"`);
+  });
 }
 
 function describe(tools: Tool[]): WitToolSpec[] {

@@ -3,10 +3,13 @@
 // `toolhost:plugin/*` import to `testing/host-stub.ts`, which answers from
 // `fakeHost` below. Without a fake set, the imports fail as the Rust SDK's
 // do outside wasm: the resolver and checkpoints throw, backends are
-// unavailable, and log lines are only recorded.
+// unavailable, the client declares nothing (every ask is `unsupported`),
+// and log lines and resource updates are only recorded.
 
 import type { Entity } from "./entities.ts";
 import type { Plugin } from "./plugin.ts";
+import type { PromptMessage } from "./prompts.ts";
+import type { ResourceContents } from "./resources.ts";
 import type { HostQuery } from "./host.ts";
 import type { ContentBlock, Ctx } from "./tool.ts";
 import { decode, encode } from "./utf8.ts";
@@ -24,6 +27,23 @@ export interface FakeRequest {
   headers: Array<[string, string]>;
   body?: string;
 }
+
+/** A `client.ask` request, as the stub receives it (the WIT `input-request`). */
+export type FakeInput = {
+  key: string;
+  request: { tag: "elicit"; val: { message: string; requestedSchema: string } } | { tag: "sample"; val: unknown } | { tag: "list-roots" };
+};
+
+/**
+ * What the fake client answers a key: an elicitation (`{action, content?}`),
+ * a sampled message, a list of roots, or a WIT `client.error`.
+ */
+export type FakeClientAnswer =
+  | { action: "accept"; content: unknown }
+  | { action: "decline" | "cancel" }
+  | { role: "user" | "assistant"; text: string; model: string; stopReason?: string | null }
+  | Array<{ uri: string; name?: string | null }>
+  | { error: { tag: "unsupported" | "refused" | "failed"; val: string } | { tag: "timeout" } };
 
 /** The WIT resolver query, as the stub receives it. */
 export type FakeQuery = HostQuery;
@@ -45,6 +65,16 @@ export const fakeHost = {
   backend: ((_r: FakeRequest): FakeAnswer => ({ error: { tag: "unavailable", val: "backends are only reachable inside the toolhost" } })),
   resolver: ((_q: FakeQuery): FakeResolution => unavailable("the resolver is")),
   checkpoint: ((_s: string, _t: string, _e: string): unknown => unavailable("checkpoints are")),
+  /** What the fake client declares; a request it did not is `unsupported`, as on the host. */
+  supports: { elicitation: false, sampling: false, roots: false },
+  /** The fake client's answers by request key, in one round (a key without one is `failed`). */
+  answers: {} as Record<string, FakeClientAnswer>,
+  /** Each `client.ask`'s requests. */
+  asked: [] as FakeInput[][],
+  /** The URIs told of, once each. */
+  updated: [] as string[],
+  /** Why the host would refuse an update of `uri`, or nothing: accepted. */
+  refuseUpdate: ((_uri: string): string | undefined => undefined),
 
   reset(): void {
     this.logs = [];
@@ -53,6 +83,11 @@ export const fakeHost = {
     this.backend = () => ({ error: { tag: "unavailable", val: "backends are only reachable inside the toolhost" } });
     this.resolver = () => unavailable("the resolver is");
     this.checkpoint = () => unavailable("checkpoints are");
+    this.supports = { elicitation: false, sampling: false, roots: false };
+    this.answers = {};
+    this.asked = [];
+    this.updated = [];
+    this.refuseUpdate = () => undefined;
   },
 
   /**
@@ -98,7 +133,7 @@ export function testCtx(over: Partial<Ctx> = {}): Ctx {
 export type CallResult = { ok: unknown; text?: string; content?: ContentBlock[] } | { err: { tag: string; val: string } };
 
 /** Calls `tool` of `plugin` with `args` as the host does, catching tool errors. */
-export function callTool(plugin: Plugin, tool: string, args: unknown, ctx: Ctx = testCtx()): CallResult {
+export function callTool(plugin: Pick<Plugin, "tool">, tool: string, args: unknown, ctx: Ctx = testCtx()): CallResult {
   try {
     const out = plugin.tool.call(ctx, tool, JSON.stringify(args));
     const answer = { ok: JSON.parse(out.structured), text: out.text };
@@ -111,6 +146,34 @@ export function callTool(plugin: Plugin, tool: string, args: unknown, ctx: Ctx =
 }
 
 /** The plugin's snapshot of `kind`, as the host would receive it. */
-export function snapshot(plugin: Plugin, kind: string, ctx: Ctx = testCtx()): Entity[] {
+export function snapshot(plugin: Pick<Plugin, "entities">, kind: string, ctx: Ctx = testCtx()): Entity[] {
   return plugin.entities.snapshot(ctx, kind);
+}
+
+/** What the host would make of a prompt's get or a read: the answer, or the WIT error. */
+export type ExportResult<T> = { ok: T } | { err: { tag: string; val: string } };
+
+function caught<T>(run: () => T): ExportResult<T> {
+  try {
+    return { ok: run() };
+  } catch (e) {
+    const payload = (e as { payload?: { tag: string; val: string } } | null)?.payload;
+    if (payload === undefined) throw e;
+    return { err: payload };
+  }
+}
+
+/** Gets prompt `name` of `plugin` with `args` (strings by name) as the host does: its messages, or the WIT error. */
+export function getPrompt(
+  plugin: Pick<Plugin, "prompts">,
+  name: string,
+  args: Record<string, string> = {},
+  ctx: Ctx = testCtx(),
+): ExportResult<PromptMessage[]> {
+  return caught(() => plugin.prompts.get(ctx, name, Object.entries(args)).messages);
+}
+
+/** Reads `uri` of `plugin` as the host does: the contents, or the WIT error. */
+export function readResource(plugin: Pick<Plugin, "resources">, uri: string, ctx: Ctx = testCtx()): ExportResult<ResourceContents[]> {
+  return caught(() => plugin.resources.read(ctx, uri));
 }

@@ -210,9 +210,14 @@ function outputOf<O>(answer: O | Output<O>): WitOutput {
 
 /** `resource:action` split at the last colon; a malformed one refuses the plugin. */
 function permission(tool: string, text: string): { resource: string; action: string } {
+  return splitPermission(`tool "${tool}"`, text);
+}
+
+/** `resource:action` of `where` (`tool "x"`, `prompt "y"`…) split at the last colon, or an Error. */
+export function splitPermission(where: string, text: string): { resource: string; action: string } {
   const at = text.lastIndexOf(":");
   if (at <= 0 || at === text.length - 1) {
-    throw new Error(`tool "${tool}": permission "${text}" is not resource:action`);
+    throw new Error(`${where}: permission "${text}" is not resource:action`);
   }
   return { resource: text.slice(0, at), action: text.slice(at + 1) };
 }

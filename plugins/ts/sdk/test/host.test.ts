@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
-import { backend, checkpoint, log, progress, resolve, Response } from "../src/index.ts";
+import { backend, checkpoint, client, ClientError, input, log, progress, resolve, resources, Response } from "../src/index.ts";
 import { fit } from "../src/checkpoint.ts";
 import { toHostQuery } from "../src/resolve.ts";
 import { decode, encode } from "../src/utf8.ts";
@@ -96,4 +96,56 @@ test("log lines and progress reports reach the host", () => {
   progress.report(1, 3, "one of three");
   assert.deepEqual(fakeHost.logs, [["info", "ready"], ["warn", "careful"]]);
   assert.deepEqual(fakeHost.progress, [[1, 3, "one of three"]]);
+});
+
+const NAME = { type: "object", properties: { name: { type: "string" } }, required: ["name"] };
+
+test("one ask sends every request and answers in order, absent options left out", () => {
+  fakeHost.supports = { elicitation: true, sampling: true, roots: true };
+  fakeHost.answers = {
+    name: { action: "accept", content: { name: "Ada" } },
+    greeting: { role: "assistant", text: "Hi", model: "m-1", stopReason: null },
+    roots: [{ uri: "file:///src", name: null }, { uri: "file:///doc", name: "doc" }],
+  };
+  const got = client.ask([input.elicit("name", "Who?", NAME), input.sample("greeting", client.prompt("Greet", 50)), input.roots("roots")]);
+  assert.deepEqual(got, [
+    { action: "accept", content: { name: "Ada" } },
+    { role: "assistant", text: "Hi", model: "m-1" },
+    [{ uri: "file:///src" }, { uri: "file:///doc", name: "doc" }],
+  ]);
+  assert.deepEqual(fakeHost.asked[0], [
+    { key: "name", request: { tag: "elicit", val: { message: "Who?", requestedSchema: JSON.stringify(NAME) } } },
+    { key: "greeting", request: { tag: "sample", val: { messages: [{ role: "user", text: "Greet" }], maxTokens: 50 } } },
+    { key: "roots", request: { tag: "list-roots" } },
+  ]);
+});
+
+test("the shortcuts answer one request each; what the client declares is read through", () => {
+  fakeHost.supports = { elicitation: true, sampling: true, roots: true };
+  fakeHost.answers = { n: { action: "decline" }, s: { role: "assistant", text: "Paris", model: "m", stopReason: "endTurn" }, r: [] };
+  assert.deepEqual(client.elicit("n", "Who?", NAME), { action: "decline" });
+  assert.equal(client.sample("s", client.prompt("Capital?", 10)).stopReason, "endTurn");
+  assert.deepEqual(client.roots("r"), []);
+  assert.deepEqual(client.supports(), { elicitation: true, sampling: true, roots: true });
+});
+
+test("outside a component nothing can be asked; refusals and timeouts are ClientErrors", () => {
+  assert.deepEqual(client.supports(), { elicitation: false, sampling: false, roots: false });
+  const unsupported = tagOf(() => client.roots("r"));
+  assert.deepEqual(unsupported, { tag: "failed", val: "cannot ask: the client did not declare the roots capability" });
+  fakeHost.supports = { elicitation: true, sampling: false, roots: false };
+  fakeHost.answers = { n: { error: { tag: "refused", val: "asked after acting" } }, t: { error: { tag: "timeout" } } };
+  assert.throws(() => client.elicit("n", "Who?", NAME), (e: unknown) => e instanceof ClientError && e.kind === "refused" && e.reason === "asked after acting" && e.detail === "the host refused the request: asked after acting");
+  assert.throws(() => client.elicit("t", "Who?", NAME), (e: unknown) => e instanceof ClientError && e.kind === "timeout" && e.detail === "the client did not answer in time");
+});
+
+test("a resource update is told once; a refusal is failed with the host's reason", () => {
+  resources.updated("db://orders");
+  resources.updated("db://orders");
+  assert.deepEqual(fakeHost.updated, ["db://orders"]);
+  fakeHost.refuseUpdate = (uri) => `"${uri}" is not a resource this plugin exports`;
+  assert.deepEqual(tagOf(() => resources.updated("db://x")), {
+    tag: "failed",
+    val: 'the update of resource "db://x" was refused: "db://x" is not a resource this plugin exports',
+  });
 });

@@ -3,7 +3,7 @@
 // result is `err` throws an Error whose `payload` is the error value.
 // Each function answers from `fakeHost` in ../testing.ts.
 
-import { fakeBody, fakeHost, fakeRequest, type FakeQuery } from "../testing.ts";
+import { fakeBody, fakeHost, fakeRequest, type FakeInput, type FakeQuery } from "../testing.ts";
 
 class ComponentError extends Error {
   payload: unknown;
@@ -42,6 +42,35 @@ export function send(req: { backend: string; method: string; path: string; heade
 /** `checkpoint.open`. */
 export function open(subject: string, title: string, evidence: string): unknown {
   return fakeHost.checkpoint(subject, title, evidence);
+}
+
+/** `client.supports`. */
+export function supports(): unknown {
+  return { ...fakeHost.supports };
+}
+
+/** `client.ask`: each request answered from `fakeHost.answers`, as the WIT response. */
+export function ask(requests: FakeInput[]): unknown[] {
+  fakeHost.asked.push(requests);
+  const needs = { elicit: "elicitation", sample: "sampling", "list-roots": "roots" } as const;
+  const tags = { elicit: "elicited", sample: "sampled", "list-roots": "roots" } as const;
+  return requests.map(({ key, request }) => {
+    const capability = needs[request.tag];
+    if (!fakeHost.supports[capability]) throw new ComponentError({ tag: "unsupported", val: `the client did not declare the ${capability} capability` });
+    const a = fakeHost.answers[key];
+    if (a === undefined) throw new ComponentError({ tag: "failed", val: `the fake client has no answer for "${key}"` });
+    if (typeof a === "object" && a !== null && "error" in a) throw new ComponentError(a.error);
+    if (request.tag !== "elicit") return { tag: tags[request.tag], val: a };
+    const e = a as { action: string; content?: unknown };
+    return { tag: "elicited", val: e.action === "accept" ? { tag: "accept", val: JSON.stringify(e.content) } : { tag: e.action } };
+  });
+}
+
+/** `notify.resource-updated`. */
+export function resourceUpdated(uri: string): void {
+  const refused = fakeHost.refuseUpdate(uri);
+  if (refused !== undefined) throw new ComponentError(refused);
+  if (!fakeHost.updated.includes(uri)) fakeHost.updated.push(uri);
 }
 
 /** `artifacts.put`: the SDK does not wrap it yet. */
