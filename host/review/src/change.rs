@@ -274,8 +274,8 @@ pub enum What {
         #[serde(rename = "entity_kind")]
         kind: String,
     },
-    /// A WIT interface the component imports (widens, patch). A version
-    /// change of an interface shows as one removed and one added.
+    /// A WIT interface the component imports (widens, patch). An
+    /// interface whose version alone moved is [`What::ImportVersion`].
     ImportAdded {
         /// The WIT name, e.g. "wasi:cli/environment@0.2.6".
         name: String,
@@ -284,6 +284,17 @@ pub enum What {
     ImportRemoved {
         /// The WIT name.
         name: String,
+    },
+    /// An interface imported at another version, e.g. a rebuild against
+    /// `toolhost:plugin@0.2.0` (neutral, patch: the host grants the same
+    /// interface, with the same rules, at either version).
+    ImportVersion {
+        /// The interface without its version, e.g. "toolhost:plugin/backend".
+        interface: String,
+        /// The version the active revision imports.
+        from: String,
+        /// The version the proposed revision imports.
+        to: String,
     },
     /// A prompt the active revision does not export (widens, minor).
     PromptAdded {
@@ -369,6 +380,7 @@ pub(crate) fn judge(what: What) -> Change {
         What::EntityKindRemoved { .. } => (Narrows, patch),
         What::ImportAdded { .. } => (Widens, patch),
         What::ImportRemoved { .. } => (Narrows, patch),
+        What::ImportVersion { .. } => (Neutral, patch),
         What::PromptAdded { .. } => (Widens, Bump::Minor),
         What::PromptRemoved { .. } => (Narrows, Bump::Major),
         What::PromptPermission { .. } => (Widens, patch),

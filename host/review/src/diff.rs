@@ -53,13 +53,7 @@ pub fn diff(active: Option<&Capabilities>, proposed: &Capabilities) -> Diff {
         |k| What::EntityKindAdded { kind: k.clone() },
         |k| What::EntityKindRemoved { kind: k.clone() },
     );
-    let imports = (&old.imports, &new.imports);
-    sets(
-        imports,
-        &mut out,
-        |n| What::ImportAdded { name: n.clone() },
-        |n| What::ImportRemoved { name: n.clone() },
-    );
+    imports(&old.imports, &new.imports, &mut out);
     if old.signer != new.signer {
         out.push(What::SignerChanged {
             from: old.signer.clone(),
@@ -160,6 +154,62 @@ fn limits(old: &BTreeMap<String, u64>, new: &BTreeMap<String, u64>, out: &mut Ve
 }
 
 /// Members added or removed, in name order.
+/// `name` as (interface, version): `wasi:cli/environment@0.2.6` is
+/// (`wasi:cli/environment`, `0.2.6`); a name without a version has none.
+fn versioned(name: &str) -> (&str, Option<&str>) {
+    match name.rsplit_once('@') {
+        Some((interface, version)) => (interface, Some(version)),
+        None => (name, None),
+    }
+}
+
+/// Imports by name, except that an interface the proposed revision imports
+/// at another version than the active one (one version each side) is one
+/// [`What::ImportVersion`], at the old name's place, not a removal and an
+/// addition.
+fn imports(old: &BTreeSet<String>, new: &BTreeSet<String>, out: &mut Vec<What>) {
+    let only = |a: &BTreeSet<String>, b: &BTreeSet<String>| -> BTreeMap<String, Vec<String>> {
+        let mut by_interface: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for name in a.difference(b) {
+            by_interface
+                .entry(versioned(name).0.to_owned())
+                .or_default()
+                .push(name.clone());
+        }
+        by_interface
+    };
+    let (gone, came) = (only(old, new), only(new, old));
+    // The single version of `name`'s interface on the other side, if that is all.
+    let moved = |name: &str,
+                 other: &BTreeMap<String, Vec<String>>,
+                 this: &BTreeMap<String, Vec<String>>| {
+        let interface = versioned(name).0;
+        match (
+            other.get(interface).map(Vec::as_slice),
+            this.get(interface).map(Vec::as_slice),
+        ) {
+            (Some([there]), Some([_])) => versioned(there).1.map(str::to_owned),
+            _ => None,
+        }
+    };
+    for name in old.union(new) {
+        match (old.contains(name), new.contains(name)) {
+            (true, false) => match (moved(name, &came, &gone), versioned(name)) {
+                (Some(to), (interface, Some(from))) => out.push(What::ImportVersion {
+                    interface: interface.to_owned(),
+                    from: from.to_owned(),
+                    to,
+                }),
+                _ => out.push(What::ImportRemoved { name: name.clone() }),
+            },
+            (false, true) if moved(name, &gone, &came).is_none() => {
+                out.push(What::ImportAdded { name: name.clone() });
+            }
+            _ => {}
+        }
+    }
+}
+
 fn sets(
     (old, new): (&BTreeSet<String>, &BTreeSet<String>),
     out: &mut Vec<What>,
@@ -545,6 +595,76 @@ mod tests {
         assert_eq!(json["bump"], "patch");
         let back: Diff = serde_json::from_value(json).expect("reads back");
         assert_eq!(back, got);
+    }
+
+    #[test]
+    fn an_interface_imported_at_another_version_is_one_neutral_change() {
+        let mut old = hello();
+        old.imports = set([
+            "toolhost:plugin/backend@0.1.0",
+            "toolhost:plugin/log@0.1.0",
+            "wasi:cli/environment@0.2.6",
+        ]);
+        let mut rebuilt = old.clone();
+        rebuilt.imports = set([
+            "toolhost:plugin/backend@0.2.0",
+            "toolhost:plugin/client@0.2.0",
+            "toolhost:plugin/log@0.2.0",
+            "wasi:cli/environment@0.2.6",
+        ]);
+        let version = |interface: &str| What::ImportVersion {
+            interface: s(interface),
+            from: s("0.1.0"),
+            to: s("0.2.0"),
+        };
+        let got = diff(Some(&old), &rebuilt);
+        assert_eq!(
+            got.changes,
+            [
+                change(version("toolhost:plugin/backend"), Neutral, Bump::Patch),
+                change(
+                    What::ImportAdded {
+                        name: s("toolhost:plugin/client@0.2.0")
+                    },
+                    Widens,
+                    Bump::Patch
+                ),
+                change(version("toolhost:plugin/log"), Neutral, Bump::Patch),
+            ]
+        );
+        let json = serde_json::to_value(&got.changes[0]).expect("serializes");
+        assert_eq!(json["kind"], "import_version");
+        assert_eq!(
+            (json["from"].as_str(), json["to"].as_str()),
+            (Some("0.1.0"), Some("0.2.0"))
+        );
+
+        let mut only_versions = old.clone();
+        only_versions.imports = set([
+            "toolhost:plugin/backend@0.2.0",
+            "toolhost:plugin/log@0.2.0",
+            "wasi:cli/environment@0.2.6",
+        ]);
+        assert!(
+            !diff(Some(&old), &only_versions).widens(),
+            "a rebuild alone widens nothing"
+        );
+
+        // Two versions on one side pair with nothing: each is its own change.
+        let mut both = old.clone();
+        both.imports = set([
+            "toolhost:plugin/backend@0.2.0",
+            "toolhost:plugin/backend@0.3.0",
+            "toolhost:plugin/log@0.1.0",
+            "wasi:cli/environment@0.2.6",
+        ]);
+        let kinds: Vec<String> = (diff(Some(&old), &both).changes.iter())
+            .map(|c| serde_json::to_value(c).expect("serializes")["kind"].to_string())
+            .collect();
+        assert_eq!(
+            kinds,
+            ["\"import_removed\"", "\"import_added\"", "\"import_added\""]
+        );
     }
 
     #[test]
