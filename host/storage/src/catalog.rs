@@ -323,16 +323,9 @@ impl Store {
     /// A listener for catalog changes on PostgreSQL; `None` on SQLite,
     /// which cannot push them (hosts poll it).
     pub async fn listen_catalog(&self) -> Result<Option<CatalogListener>, crate::StorageError> {
-        let crate::connect::Pools::Postgres(pool) = &self.pools else {
-            return Ok(None);
-        };
-        let mut listener = sqlx::postgres::PgListener::connect_with(pool)
-            .await
-            .map_err(crate::StorageError::query("listen for catalog changes"))?;
-        listener
-            .listen(CATALOG_CHANNEL)
-            .await
-            .map_err(crate::StorageError::query("listen for catalog changes"))?;
-        Ok(Some(CatalogListener(listener)))
+        let listener = (self.pools)
+            .listen(CATALOG_CHANNEL, "listen for catalog changes")
+            .await?;
+        Ok(listener.map(CatalogListener))
     }
 }

@@ -53,6 +53,28 @@ pub(crate) enum Pools {
     Postgres(PgPool),
 }
 
+impl Pools {
+    /// A connection of its own `LISTEN`ing on `channel` (PostgreSQL); `None`
+    /// on SQLite, which has no channels. `operation` names a failure.
+    pub(crate) async fn listen(
+        &self,
+        channel: &str,
+        operation: &'static str,
+    ) -> Result<Option<sqlx::postgres::PgListener>, StorageError> {
+        let Pools::Postgres(pool) = self else {
+            return Ok(None);
+        };
+        let mut listener = sqlx::postgres::PgListener::connect_with(pool)
+            .await
+            .map_err(StorageError::query(operation))?;
+        listener
+            .listen(channel)
+            .await
+            .map_err(StorageError::query(operation))?;
+        Ok(Some(listener))
+    }
+}
+
 /// Runs `$body` with `$pool` bound to whichever engine's pool `$pools` holds.
 /// The body is compiled once per engine, so the two can never drift apart.
 macro_rules! on_pool {

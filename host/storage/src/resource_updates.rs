@@ -47,16 +47,9 @@ impl Store {
     /// A listener for the updates every replica sends, on PostgreSQL;
     /// `None` on SQLite.
     pub async fn listen_resource_updates(&self) -> Result<Option<ResourceListener>, StorageError> {
-        let Pools::Postgres(pool) = &self.pools else {
-            return Ok(None);
-        };
-        let mut listener = sqlx::postgres::PgListener::connect_with(pool)
-            .await
-            .map_err(StorageError::query("listen for resource updates"))?;
-        listener
-            .listen(RESOURCES_CHANNEL)
-            .await
-            .map_err(StorageError::query("listen for resource updates"))?;
-        Ok(Some(ResourceListener(listener)))
+        let listener = (self.pools)
+            .listen(RESOURCES_CHANNEL, "listen for resource updates")
+            .await?;
+        Ok(listener.map(ResourceListener))
     }
 }

@@ -213,16 +213,9 @@ impl Store {
     /// A listener for queued runs on PostgreSQL; `None` on SQLite, which
     /// cannot push them (workers poll it, and a host wakes its own).
     pub async fn listen_runs(&self) -> Result<Option<RunListener>, StorageError> {
-        let Pools::Postgres(pool) = &self.pools else {
-            return Ok(None);
-        };
-        let mut listener = sqlx::postgres::PgListener::connect_with(pool)
-            .await
-            .map_err(StorageError::query("listen for queued runs"))?;
-        listener
-            .listen(RUNS_CHANNEL)
-            .await
-            .map_err(StorageError::query("listen for queued runs"))?;
-        Ok(Some(RunListener(listener)))
+        let listener = (self.pools)
+            .listen(RUNS_CHANNEL, "listen for queued runs")
+            .await?;
+        Ok(listener.map(RunListener))
     }
 }
