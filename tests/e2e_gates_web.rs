@@ -1,11 +1,13 @@
-//! The approvals page end to end (seed 002: the web page is another
-//! renderer of the same gate rows): a person signs in at
-//! `/oauth/approvals`, sees the tenant's pending gates and confirms one
+//! The console's approvals page end to end over plain HTTP (seed 002: the
+//! web page is another renderer of the same gate rows): a person signs in
+//! at `/admin/approvals`, sees the tenant's pending gates and confirms one
 //! with a reason; MCP sees the decision at once and the retry runs once.
 //! A gate denied over MCP shows as denied on the page, and a stale form
 //! for it is refused with `GATE_DECIDED`. Without a sign-in the page
 //! redirects to it; without the CSRF token a form is refused; the person
-//! who raised a gate sees `SELF_APPROVAL`.
+//! who raised a gate sees `SELF_APPROVAL`. The page's old address,
+//! `/oauth/approvals`, redirects to it. (tests/e2e_console.rs drives the
+//! whole console in a real browser.)
 
 mod support;
 
@@ -14,7 +16,7 @@ use support::bench::{Backend, answer, serve};
 use support::oauth::{Browser, add_ann, encode, hidden_fields, user_token};
 use support::{Answer, DEMO_PASSWORD, Server};
 
-const PAGE: &str = "/oauth/approvals";
+const PAGE: &str = "/admin/approvals";
 
 /// Opens a gate: `run_by_tag` of `project`'s smoke tests on prod.
 fn open_gate(server: &Server, token: &str, project: &str) -> (String, Value) {
@@ -36,7 +38,7 @@ fn signed_in(server: &Server, user: &str, password: &str) -> Browser {
     let away = browser.send(server, "GET", PAGE, None);
     assert_eq!(away.status, 303, "{}", away.body);
     let login_path = away.header("location").expect("to sign-in").to_owned();
-    assert_eq!(login_path, "/oauth/signin?return_to=%2Foauth%2Fapprovals");
+    assert_eq!(login_path, "/oauth/signin?return_to=%2Fadmin%2Fapprovals");
     let login = browser.send(server, "GET", &login_path, None);
     assert_eq!(login.status, 200, "{}", login.body);
     let back = browser.submit(
@@ -55,11 +57,19 @@ fn page(server: &Server, browser: &mut Browser) -> Answer {
     page
 }
 
-/// The table row of `gate` on the page, if it is listed.
+/// `gate` on the page, if it is listed: its card while pending, its
+/// table row once decided.
 fn row<'a>(html: &'a str, gate: &str) -> Option<&'a str> {
-    let start = html.find(&format!("<tr id=\"{gate}\""))?;
-    let end = html[start..].find("</tr>")? + start;
-    Some(&html[start..end])
+    for (open, close) in [
+        ("<article class=\"card\" id=", "</article>"),
+        ("<tr id=", "</tr>"),
+    ] {
+        if let Some(start) = html.find(&format!("{open}\"{gate}\"")) {
+            let end = html[start..].find(close)? + start;
+            return Some(&html[start..end]);
+        }
+    }
+    None
 }
 
 /// The decision form of `gate` on `html`: its action and hidden fields.
@@ -159,7 +169,7 @@ fn a_gate_confirmed_on_the_page_runs_once_and_one_denied_over_mcp_shows_there() 
     assert!(
         decided.contains("confirmed")
             && decided.contains("release window")
-            && decided.contains("ann (you)"),
+            && decided.contains("ann <span class=\"muted\">(you)</span>"),
         "{decided}"
     );
     assert!(
@@ -220,7 +230,7 @@ fn the_page_needs_a_sign_in_its_own_csrf_token_and_another_person() {
         Some("decision=deny"),
     );
     assert_eq!(post_away.status, 303);
-    let login_path = "/oauth/signin?return_to=%2Foauth%2Fapprovals";
+    let login_path = "/oauth/signin?return_to=%2Fadmin%2Fapprovals";
     assert_eq!(post_away.header("location"), Some(login_path));
     // A wrong password signs nobody in; nor does a return path off the page's scope.
     let login = stranger.send(&server, "GET", login_path, None);
@@ -238,6 +248,21 @@ fn the_page_needs_a_sign_in_its_own_csrf_token_and_another_person() {
     );
     assert_eq!(off.status, 400);
     assert_eq!(stranger.send(&server, "GET", PAGE, None).status, 303);
+    // The old address moved here, for bookmarks and stale forms alike.
+    let old = stranger.send(&server, "GET", "/oauth/approvals", None);
+    assert_eq!(old.status, 308);
+    assert_eq!(old.header("location"), Some(PAGE));
+    let old_form = stranger.send(
+        &server,
+        "POST",
+        &format!("/oauth/approvals/{gate}"),
+        Some("decision=deny"),
+    );
+    assert_eq!(old_form.status, 308);
+    assert_eq!(
+        old_form.header("location"),
+        Some(&*format!("{PAGE}/{gate}"))
+    );
 
     // Signed in as the requester.
     let mut requester = signed_in(&server, "demo", DEMO_PASSWORD);

@@ -11,7 +11,9 @@
 #![allow(dead_code)]
 
 pub mod bench;
+pub mod browser;
 pub mod cluster;
+pub mod console;
 pub mod oauth;
 pub mod otlp;
 pub mod private_pg;

@@ -31,6 +31,12 @@ use crate::{password, pkce, secret};
 pub(crate) const SESSION_COOKIE: &str = "toolhost_session";
 /// Binds pending authorization requests to the browser that started them.
 pub(crate) const BROWSER_COOKIE: &str = "toolhost_browser";
+/// The same session's id for the console's pages under `/admin` (a second
+/// cookie: one cookie has one path, and `/oauth` must not widen to `/`,
+/// which would send it with every `/mcp` request).
+pub(crate) const CONSOLE_COOKIE: &str = "toolhost_console";
+/// Where the console cookie is sent.
+pub(crate) const CONSOLE_PATH: &str = "/admin";
 /// What a password sign-in is told when the operator turned passwords off.
 pub(crate) const PASSWORDS_OFF: &str = "Password sign-in is turned off; use single sign-on.";
 /// How long a fetched metadata document is trusted before it is fetched again.
@@ -319,10 +325,14 @@ pub(crate) async fn pending_row(
 
 /// The user this browser is logged in as, if any.
 pub(crate) async fn logged_in(auth: &AuthServer, jar: &CookieJar) -> Option<User> {
-    let id = jar.get(SESSION_COOKIE)?.value().to_owned();
+    session_user(auth, jar.get(SESSION_COOKIE)?.value()).await
+}
+
+/// The enabled user whose unexpired session cookie is `id`.
+pub(crate) async fn session_user(auth: &AuthServer, id: &str) -> Option<User> {
     let session = auth
         .store
-        .session(&secret::digest(&id))
+        .session(&secret::digest(id))
         .await
         .ok()
         .flatten()?;
@@ -531,7 +541,9 @@ pub(crate) async fn start_session(
         .insert_session(&session)
         .await
         .map_err(|e| page(e.to_string()))?;
-    Ok(jar.add(cookie(auth, SESSION_COOKIE, id)))
+    let mut console = cookie(auth, CONSOLE_COOKIE, id.clone());
+    console.set_path(CONSOLE_PATH);
+    Ok(jar.add(cookie(auth, SESSION_COOKIE, id)).add(console))
 }
 
 #[derive(Deserialize)]
@@ -700,7 +712,7 @@ pub(crate) fn see_other(location: &str) -> Response {
 
 /// A browser-session cookie (no Max-Age: the server-side row's expiry is
 /// what counts, and the browser forgets it when closed).
-fn cookie(auth: &AuthServer, name: &'static str, value: String) -> Cookie<'static> {
+pub(crate) fn cookie(auth: &AuthServer, name: &'static str, value: String) -> Cookie<'static> {
     Cookie::build((name, value))
         .path("/oauth")
         .http_only(true)

@@ -5,9 +5,11 @@
 //! in with the same password check as `/oauth/login` and returns them to a
 //! plain path.
 //!
-//! The session cookie stays scoped to `/oauth`, so such pages live under
-//! `/oauth/` too. A return path anywhere else would arrive without the
-//! session, and is refused; that also rules out open redirects.
+//! The session cookie stays scoped to `/oauth`; signing in also sets a
+//! second cookie with the same session for the console under `/admin`.
+//! Sign-in returns only to those two places: a return path anywhere else
+//! would arrive without the session, and is refused; that also rules out
+//! open redirects.
 //!
 //! ```
 //! assert_eq!(
@@ -27,8 +29,8 @@ use axum_extra::extract::cookie::CookieJar;
 use serde::{Deserialize, Serialize};
 
 use crate::authorize::{
-    SESSION_COOKIE, check_password, logged_in, open_pending, page, pending_row, see_other,
-    start_session,
+    CONSOLE_COOKIE, CONSOLE_PATH, SESSION_COOKIE, check_password, cookie, logged_in, open_pending,
+    page, pending_row, see_other, session_user, start_session,
 };
 use crate::pages::{self, LoginPage};
 use crate::routes::Source;
@@ -36,8 +38,8 @@ use crate::secret;
 use crate::server::AuthServer;
 use crate::store::PendingAuthorization;
 
-/// The only paths `/oauth/signin` returns to: those the session cookie reaches.
-const RETURN_PREFIX: &str = "/oauth/";
+/// The only paths `/oauth/signin` returns to: those a session cookie reaches.
+const RETURN_PREFIXES: [&str; 2] = ["/oauth/", "/admin"];
 /// The longest return path accepted: the host's pages have short addresses.
 const MAX_RETURN: usize = 256;
 /// Separates the session's CSRF token from every other digest of its cookie.
@@ -76,8 +78,8 @@ impl AuthServer {
     /// `None` without one (send them to [`sign_in_path`]).
     pub async fn web_user(&self, headers: &HeaderMap) -> Option<WebUser> {
         let jar = CookieJar::from_headers(headers);
-        let user = logged_in(self, &jar).await?;
-        let cookie = jar.get(SESSION_COOKIE)?.value();
+        let cookie = jar.get(SESSION_COOKIE).or(jar.get(CONSOLE_COOKIE))?.value();
+        let user = session_user(self, cookie).await?;
         Some(WebUser {
             subject: user.id,
             username: user.username,
@@ -87,8 +89,43 @@ impl AuthServer {
     }
 }
 
+impl AuthServer {
+    /// Signs `user` out: every web session of theirs ends (in every
+    /// browser: the store keeps no way to tell this browser's row apart
+    /// without its cookie, and ending all is the safer reading), both
+    /// session cookies are cleared, and the browser goes to `then`.
+    pub async fn sign_out(&self, user: &WebUser, then: &str) -> Response {
+        if let Err(e) = self.store.delete_user_sessions(&user.subject).await {
+            tracing::error!(error = %e, "signing out");
+            return pages::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "signing out failed; try again",
+            );
+        }
+        self.event("logout", None, Some(&user.subject), None, "web sign-out")
+            .await;
+        let jar = CookieJar::new()
+            .add(gone(self, SESSION_COOKIE, "/oauth"))
+            .add(gone(self, CONSOLE_COOKIE, CONSOLE_PATH));
+        (jar, see_other(then)).into_response()
+    }
+}
+
+/// A cookie that tells the browser to forget `name` at `path`.
+fn gone(
+    auth: &AuthServer,
+    name: &'static str,
+    path: &'static str,
+) -> axum_extra::extract::cookie::Cookie<'static> {
+    let mut c = cookie(auth, name, String::new());
+    c.set_path(path);
+    c.make_removal();
+    c
+}
+
 /// Where to send a browser that is not signed in, so that it comes back
-/// to `return_to` (a path under `/oauth/`, else the sign-in page refuses).
+/// to `return_to` (a path under `/oauth/` or `/admin`, else the sign-in
+/// page refuses).
 pub fn sign_in_path(return_to: &str) -> String {
     let query = url::form_urlencoded::Serializer::new(String::new())
         .append_pair("return_to", return_to)
@@ -104,10 +141,13 @@ fn session_csrf(cookie: &str) -> String {
     secret::digest(&format!("{CSRF_LABEL}{cookie}"))
 }
 
-/// `s` if it is a plain path under `/oauth/`: no scheme, no authority, no
-/// `..`, nothing a browser could read as another site.
+/// `s` if it is a plain path under `/oauth/` or `/admin`: no scheme, no
+/// authority, no `..`, nothing a browser could read as another site.
 fn return_path(s: &str) -> Option<&str> {
-    let ok = s.starts_with(RETURN_PREFIX)
+    let console = s == CONSOLE_PATH
+        || s.strip_prefix(CONSOLE_PATH)
+            .is_some_and(|rest| rest.starts_with('/') || rest.starts_with('?'));
+    let ok = (console || s.starts_with(RETURN_PREFIXES[0]))
         && s.len() <= MAX_RETURN
         && !s.contains("//")
         && !s.contains("..")
@@ -137,7 +177,18 @@ async fn sign_in_page(
         return pages::error(StatusCode::BAD_REQUEST, "nowhere to return to");
     };
     if logged_in(&auth, &jar).await.is_some() {
-        return see_other(return_to);
+        // Signed in before the console cookie existed: give it the same
+        // session, or `/admin` would send the browser here forever.
+        let session = jar.get(SESSION_COOKIE).map(|c| c.value().to_owned());
+        let jar = match session {
+            Some(id) if return_to.starts_with(CONSOLE_PATH) => {
+                let mut c = cookie(&auth, CONSOLE_COOKIE, id);
+                c.set_path(CONSOLE_PATH);
+                jar.add(c)
+            }
+            _ => jar,
+        };
+        return (jar, see_other(return_to)).into_response();
     }
     let request = SignIn {
         return_to: return_to.to_owned(),
@@ -229,7 +280,13 @@ mod tests {
 
     #[test]
     fn only_plain_paths_under_oauth_are_returned_to() {
-        for ok in ["/oauth/approvals", "/oauth/approvals?decided=gate_1"] {
+        for ok in [
+            "/oauth/approvals",
+            "/oauth/approvals?decided=gate_1",
+            "/admin",
+            "/admin/",
+            "/admin/approvals?decided=gate_1",
+        ] {
             assert_eq!(return_path(ok), Some(ok), "{ok}");
         }
         for bad in [
@@ -242,6 +299,9 @@ mod tests {
             "/oauth/\\evil.example",
             "/oauth/a b",
             "/oauth/\u{e9}",
+            "/administrator",
+            "/admin//evil.example",
+            "/admin/../mcp",
         ] {
             assert_eq!(return_path(bad), None, "{bad:?}");
         }

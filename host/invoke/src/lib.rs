@@ -42,7 +42,7 @@ pub use plugin_call::Answer;
 pub use prompts::{MAX_COMPLETIONS, PromptAnswer, PromptRef};
 pub use resources::{ResourceRef, ResourceUpdate, TemplateRef, UpdateRelay};
 pub use results::ResultPolicy;
-pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION};
+pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION, RollbackPlugin};
 pub use snapshots::{
     Conversation, EntityGenerations, GenerationFuture, SNAPSHOT_IDLE, SnapshotCache,
 };

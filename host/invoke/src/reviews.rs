@@ -1,8 +1,9 @@
-//! Plugin reviews as MCP tools: `list_plugin_reviews` and
-//! `decide_plugin_review`, host tools over the catalog's store. They are the
-//! same decisions as `toolhost plugin review …` (`toolhost_catalog::decide`),
-//! so a reviewer can work from any MCP client; the decision is written with
-//! the call's own audit row, in one transaction.
+//! Plugin reviews as MCP tools: `list_plugin_reviews`,
+//! `decide_plugin_review` and `rollback_plugin`, host tools over the
+//! catalog's store. They are the same decisions as `toolhost plugin
+//! review …` and `toolhost plugin rollback` (`toolhost_catalog::decide`),
+//! so a reviewer can work from any MCP client (or the console); the
+//! decision is written with the call's own audit row, in one transaction.
 
 use std::sync::Arc;
 
@@ -36,6 +37,40 @@ fn people_only(who: &Principal, spec: &ToolSpec) -> Result<(), InvokeError> {
     Ok(())
 }
 
+/// `who` as the catalog's decisions name them.
+fn decider(who: &Principal, may_approve_own: bool) -> Decider {
+    Decider {
+        principal: who.subject.clone(),
+        tenant: who.tenant.clone(),
+        client_id: Some(who.client_id.clone()),
+        may_approve_own,
+    }
+}
+
+/// A reason of at most [`MAX_REASON`] bytes (emptiness is the decision's
+/// own refusal, `decide::DecideError::ReasonRequired`).
+fn bounded(reason: &str) -> Result<(), InvokeError> {
+    if reason.len() > MAX_REASON {
+        return Err(invalid(format!("reason is longer than {MAX_REASON} bytes")));
+    }
+    Ok(())
+}
+
+/// Where a revision came from, as a reviewer sees it: a plugin
+/// directory's manifest by file name only (the host's own paths never
+/// leave it; the secret scanner would withhold the whole answer).
+fn shown_source(source: &str) -> String {
+    match source.strip_prefix("dir:") {
+        Some(path) => {
+            let name = std::path::Path::new(path)
+                .file_name()
+                .map_or_else(|| "?".into(), |n| n.to_string_lossy());
+            format!("dir:{name}")
+        }
+        None => source.to_owned(),
+    }
+}
+
 /// What a reviewer sees of a revision, with the host's capability diff.
 async fn view(store: &dyn CatalogStore, rev: &Revision) -> Result<Value, InvokeError> {
     let diff = decide::review_diff(store, rev)
@@ -46,7 +81,7 @@ async fn view(store: &dyn CatalogStore, rev: &Revision) -> Result<Value, InvokeE
         "plugin": rev.plugin,
         "version": rev.version,
         "state": rev.state.as_str(),
-        "source": rev.source,
+        "source": shown_source(&rev.source),
         "signer": rev.signer,
         "component_sha256": rev.component_digest.to_string(),
         "manifest_sha256": rev.manifest_digest.to_string(),
@@ -210,15 +245,8 @@ impl HostTool for DecidePluginReview {
                     )));
                 }
             };
-            if args.reason.len() > MAX_REASON {
-                return Err(invalid(format!("reason is longer than {MAX_REASON} bytes")));
-            }
-            let decider = Decider {
-                principal: who.subject.clone(),
-                tenant: who.tenant.clone(),
-                client_id: Some(who.client_id.clone()),
-                may_approve_own: self.may_approve_own,
-            };
+            bounded(&args.reason)?;
+            let decider = decider(who, self.may_approve_own);
             let d = decide::review(
                 &*self.store,
                 &args.revision,
@@ -250,5 +278,356 @@ impl HostTool for DecidePluginReview {
             };
             Ok((out, vec![Effect::Catalog(d.effect)]))
         })
+    }
+}
+
+/// `rollback_plugin(plugin, reason)`: the plugin's most recently active
+/// earlier revision made active again, as `toolhost plugin rollback` does.
+/// The revision active now steps down to approved (a rollback target in
+/// turn); tools the rollback drops stay listed, deprecated, for a minor
+/// version. `NOT_FOUND` when there is no earlier revision to go back to.
+pub struct RollbackPlugin {
+    spec: ToolSpec,
+    store: Arc<dyn CatalogStore>,
+}
+
+impl RollbackPlugin {
+    /// The tool over `store`.
+    pub fn new(store: Arc<dyn CatalogStore>) -> Self {
+        let input = json!({
+            "type": "object",
+            "properties": {
+                "plugin": {"type": "string", "minLength": 1, "description": "The plugin's name."},
+                "reason": {"type": "string", "minLength": 1, "maxLength": MAX_REASON,
+                           "description": "Why: recorded with the rollback."}
+            },
+            "required": ["plugin", "reason"],
+            "additionalProperties": false
+        });
+        let spec = spec(
+            "rollback_plugin",
+            "Roll back a plugin",
+            "Makes the most recently active earlier revision of a plugin active again, on every replica within about a second; the revision active now steps down and can be made active again the same way. Needs a person and a reason; the rollback is audited.",
+            input,
+            REVIEW_PERMISSION,
+            true,
+        );
+        Self { spec, store }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RollbackArgs {
+    plugin: String,
+    reason: String,
+}
+
+impl HostTool for RollbackPlugin {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(&'a self, _who: &'a Principal, _args: &'a Value) -> HostToolFuture<'a> {
+        // A rollback writes with the call's audit row: only through
+        // `call_with_effects`, which the call path uses.
+        Box::pin(async move { Err(invalid("rollback_plugin runs only through the call path")) })
+    }
+
+    fn call_with_effects<'a>(
+        &'a self,
+        who: &'a Principal,
+        args: &'a Value,
+    ) -> HostEffectsFuture<'a> {
+        Box::pin(async move {
+            people_only(who, &self.spec)?;
+            let args: RollbackArgs =
+                serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+            bounded(&args.reason)?;
+            let d = decide::rollback(
+                &*self.store,
+                &args.plugin,
+                &decider(who, false),
+                &args.reason,
+            )
+            .await
+            .map_err(InvokeError::Catalog)?;
+            let active = d
+                .effect
+                .moves
+                .iter()
+                .find(|m| m.to == RevisionState::Active.as_str())
+                .map(|m| m.revision.clone());
+            let text = format!(
+                "{} rolled back to revision {}: active on every replica within about a second; catalog {}.",
+                args.plugin,
+                active.as_deref().unwrap_or("?"),
+                d.effect.version
+            );
+            tracing::info!(plugin = %args.plugin, by = %who.subject, revision = ?active, "plugin rolled back");
+            let out = ToolOutput {
+                structured: json!({
+                    "plugin": args.plugin,
+                    "revision": active,
+                    "catalog_version": d.effect.version,
+                    "diff": d.diff,
+                }),
+                text: Some(text),
+                content: Vec::new(),
+            };
+            Ok((out, vec![Effect::Catalog(d.effect)]))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use toolhost_catalog::{
+        CatalogFuture, CatalogState, CatalogStoreError, NewRevision, SignerRecord, Submitted,
+    };
+    use toolhost_types::Digest;
+
+    use super::*;
+
+    #[test]
+    fn a_plugin_directory_source_shows_its_file_name_not_the_hosts_path() {
+        assert_eq!(
+            shown_source("dir:/srv/toolhost/plugins/hello.toml"),
+            "dir:hello.toml"
+        );
+        assert_eq!(shown_source("http"), "http");
+        assert_eq!(
+            shown_source("oci:registry/hello@sha256:ab"),
+            "oci:registry/hello@sha256:ab"
+        );
+    }
+
+    /// The revisions of a catalog, in memory: what a decision reads.
+    struct Revisions(Mutex<Vec<Revision>>);
+
+    fn unused<'a, T: Send + 'a>() -> CatalogFuture<'a, T> {
+        Box::pin(async { Err(CatalogStoreError::Failed("not used here".into())) })
+    }
+
+    impl CatalogStore for Revisions {
+        fn catalog_state(&self) -> CatalogFuture<'_, CatalogState> {
+            let state = CatalogState {
+                generation: 7,
+                version: "1.2.0".into(),
+            };
+            Box::pin(async move { Ok(state) })
+        }
+        fn submit(&self, _: NewRevision) -> CatalogFuture<'_, Submitted> {
+            unused()
+        }
+        fn revision<'a>(&'a self, id: &'a str) -> CatalogFuture<'a, Option<Revision>> {
+            let found = self.all().into_iter().find(|r| r.id == id);
+            Box::pin(async move { Ok(found) })
+        }
+        fn revisions<'a>(
+            &'a self,
+            plugin: Option<&'a str>,
+            state: Option<RevisionState>,
+        ) -> CatalogFuture<'a, Vec<Revision>> {
+            let mut found: Vec<Revision> = self.all();
+            found.retain(|r| plugin.is_none_or(|p| r.plugin == p));
+            found.retain(|r| state.is_none_or(|s| r.state == s));
+            Box::pin(async move { Ok(found) })
+        }
+        fn served(&self) -> CatalogFuture<'_, Vec<Revision>> {
+            let active = self.revisions(None, Some(RevisionState::Active));
+            Box::pin(active)
+        }
+        fn blob<'a>(&'a self, _: &'a Digest) -> CatalogFuture<'a, Option<Vec<u8>>> {
+            unused()
+        }
+        fn trust_signer(&self, _: SignerRecord) -> CatalogFuture<'_, ()> {
+            unused()
+        }
+        fn revoke_signer<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: &'a str,
+            _: i64,
+        ) -> CatalogFuture<'a, ()> {
+            unused()
+        }
+        fn signers(&self) -> CatalogFuture<'_, Vec<SignerRecord>> {
+            unused()
+        }
+    }
+
+    impl Revisions {
+        fn all(&self) -> Vec<Revision> {
+            self.0.lock().expect("not poisoned").clone()
+        }
+    }
+
+    /// Revision `id` of plugin `hello` at `version` in `state`, with one
+    /// tool `tool`; `activated_at_ms`: when it was last active.
+    fn revision(
+        id: &str,
+        version: &str,
+        state: RevisionState,
+        tool: &str,
+        activated: Option<i64>,
+    ) -> Revision {
+        let capabilities = json!({
+            "plugin": "hello", "version": version, "signer": null,
+            "tools": {tool: {
+                "permission": "hello:read", "description": "Greets.",
+                "input_schema": {"type": "object"}, "output_schema": null,
+                "risk": "low", "risk_floor": null, "mutating": false,
+                "resolves": [], "replaces": null
+            }},
+            "backends": {}, "limits": {}, "high_risk_tags": [], "imports": [], "entity_kinds": []
+        });
+        Revision {
+            id: id.into(),
+            plugin: "hello".into(),
+            version: version.into(),
+            component_digest: Digest::of(id.as_bytes()),
+            manifest: String::new(),
+            manifest_digest: Digest::of(version.as_bytes()),
+            envelope: None,
+            signer: None,
+            source: "test".into(),
+            capabilities: capabilities.to_string(),
+            state,
+            submitted_by: "carol".into(),
+            submitted_at_ms: 1,
+            reviewed_by: None,
+            reviewed_at_ms: None,
+            review_reason: None,
+            activated_at_ms: activated,
+            retired: None,
+        }
+    }
+
+    /// Plugin `hello` with 2.0 active (tool `greet`) and 1.0 before it
+    /// (tool `hello`), and a 0.9 approved but never active.
+    fn store() -> Arc<dyn CatalogStore> {
+        Arc::new(Revisions(Mutex::new(vec![
+            revision("rev-2", "2.0.0", RevisionState::Active, "greet", Some(300)),
+            revision(
+                "rev-1",
+                "1.0.0",
+                RevisionState::Approved,
+                "hello",
+                Some(200),
+            ),
+            revision("rev-0", "0.9.0", RevisionState::Approved, "hello", None),
+        ])))
+    }
+
+    fn person(kind: PrincipalKind) -> Principal {
+        Principal {
+            subject: "bob".into(),
+            kind,
+            name: "bob".into(),
+            tenant: "acme".into(),
+            client_id: "toolhost-console".into(),
+            scopes: Vec::new(),
+            session: "web".into(),
+        }
+    }
+
+    async fn roll_back(
+        who: &Principal,
+        args: Value,
+    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+        RollbackPlugin::new(store())
+            .call_with_effects(who, &args)
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_rollback_makes_the_last_active_earlier_revision_active_with_its_effect() {
+        let args = json!({"plugin": "hello", "reason": "2.0 breaks the nightly job"});
+        let (out, effects) = roll_back(&person(PrincipalKind::User), args)
+            .await
+            .expect("rolled back");
+        assert_eq!(out.structured["revision"], "rev-1");
+        assert_eq!(out.structured["plugin"], "hello");
+        let [Effect::Catalog(effect)] = effects.as_slice() else {
+            panic!("one catalog effect, got {}", effects.len());
+        };
+        assert!(effect.changes_served);
+        assert_eq!(effect.expected_generation, 7);
+        assert_eq!(out.structured["catalog_version"], effect.version.as_str());
+        let moves: Vec<_> = effect
+            .moves
+            .iter()
+            .map(|m| (m.revision.as_str(), m.from.as_str(), m.to.as_str()))
+            .collect();
+        assert_eq!(
+            moves,
+            [
+                ("rev-2", "active", "approved"),
+                ("rev-1", "approved", "active")
+            ]
+        );
+        // Going back from `greet` to `hello` drops `greet`: it stays
+        // listed, deprecated, until the next minor version.
+        assert!(
+            effect.moves[0]
+                .retired
+                .as_ref()
+                .is_some_and(|(t, _)| t.contains("greet"))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_rollback_is_refused_to_services_without_a_reason_and_with_nothing_to_go_back_to() {
+        let user = person(PrincipalKind::User);
+        let refusals = [
+            (
+                person(PrincipalKind::Service),
+                json!({"plugin": "hello", "reason": "why"}),
+                "PERMISSION_DENIED",
+            ),
+            (
+                user.clone(),
+                json!({"plugin": "hello", "reason": "  "}),
+                "INVALID_ARGUMENTS",
+            ),
+            (
+                user.clone(),
+                json!({"plugin": "hello", "reason": "x".repeat(MAX_REASON + 1)}),
+                "INVALID_ARGUMENTS",
+            ),
+            (
+                user.clone(),
+                json!({"plugin": "hello"}),
+                "INVALID_ARGUMENTS",
+            ),
+            (
+                user.clone(),
+                json!({"plugin": "hello", "reason": "why", "to": "rev-0"}),
+                "INVALID_ARGUMENTS",
+            ),
+            (
+                user,
+                json!({"plugin": "absent", "reason": "why"}),
+                "NOT_FOUND",
+            ),
+        ];
+        for (who, args, code) in refusals {
+            let e = roll_back(&who, args.clone()).await.expect_err("refused");
+            assert_eq!(e.code(), code, "{args}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_rollback_writes_only_through_the_call_path() {
+        let args = json!({"plugin": "hello", "reason": "why"});
+        let tool = RollbackPlugin::new(store());
+        let e = tool.call(&person(PrincipalKind::User), &args).await.err();
+        assert_eq!(e.map(|e| e.code()), Some("INVALID_ARGUMENTS"));
+        assert_eq!(tool.spec().name.as_str(), "rollback_plugin");
+        assert_eq!(tool.spec().permission.to_string(), REVIEW_PERMISSION);
     }
 }

@@ -90,6 +90,7 @@ pub async fn audit(command: AuditCommand) -> anyhow::Result<ExitCode> {
                 outcome,
                 since,
                 limit,
+                ..AuditQuery::default()
             };
             print_rows(&open(&store).await?.search(&query).await?);
             Ok(ExitCode::SUCCESS)

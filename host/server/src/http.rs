@@ -1,5 +1,5 @@
 //! The HTTP surface besides `/mcp`: liveness, readiness, metrics, and the
-//! approvals page.
+//! admin console.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +18,6 @@ use toolhost_invoke::Toolhost;
 use toolhost_mcp::McpServer;
 use toolhost_storage::Store;
 
-use crate::approvals_page::ApprovalsPage;
 pub use crate::guard::Guard;
 
 /// What the operational routes look at.
@@ -76,11 +75,18 @@ pub fn router(
         .merge(toolhost_auth::router(auth))
 }
 
-/// `app` with the approvals page (`/oauth/approvals`): the gates of `host`
-/// for people signed in to `auth`. Separate from [`router`] because only a
-/// host wired with gates has a page to show.
-pub fn with_approvals(app: Router, auth: Arc<AuthServer>, host: Arc<Toolhost>) -> Router {
-    app.merge(ApprovalsPage::new(auth, host).routes())
+/// `app` with the admin console under `/admin` (and the old approvals
+/// address redirecting there): the host tools of `host` and the rows of
+/// `store`, for people signed in to `auth`. Separate from [`router`]
+/// because only a host wired with its host tools has pages to show.
+pub fn with_console(
+    app: Router,
+    auth: Arc<AuthServer>,
+    host: Arc<Toolhost>,
+    store: Arc<Store>,
+) -> anyhow::Result<Router> {
+    let console = toolhost_console::Console::new(auth, host, store)?;
+    Ok(app.merge(console.routes()))
 }
 
 /// Liveness: the process answers.

@@ -9,7 +9,6 @@
 //! sandbox, in-process, for tool authors.
 
 mod admin;
-mod approvals_page;
 mod audit_cli;
 mod call_cli;
 mod catalog_cli;

@@ -22,8 +22,8 @@ use toolhost_invoke::{
     CancelExploration, CreateAuthoringSession, DEFAULT_UPLOAD_TTL, DecideApproval,
     DecideCheckpoint, DecidePluginReview, GatePolicy, GetAuthoringSession, GetExplorationResult,
     GetRevisionDiff, ListAuthoringSessions, ListCheckpoints, ListExplorations,
-    ListPendingApprovals, ListPluginReviews, PromoteRevision, ProposeRevision, RunsConfig,
-    StartExploration, Toolhost, WorkspaceConfig,
+    ListPendingApprovals, ListPluginReviews, PromoteRevision, ProposeRevision, RollbackPlugin,
+    RunsConfig, StartExploration, Toolhost, WorkspaceConfig,
 };
 use toolhost_policy::{PolicyStore, PolicyStoreError};
 use toolhost_runtime::{Runtime, RuntimeConfig};
@@ -176,6 +176,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                 store.clone(),
                 config.allow_self_approval,
             )))?
+            .with_host_tool(Arc::new(RollbackPlugin::new(store.clone())))?
             .with_checkpoints(store.clone())
             .with_host_tool(Arc::new(ListCheckpoints::new(store.clone())))?
             .with_host_tool(Arc::new(DecideCheckpoint::new(store.clone(), gate_policy)))?
@@ -278,7 +279,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         guard.clone(),
         auth.clone(),
     );
-    let app = crate::http::with_approvals(app, auth.clone(), host.clone());
+    let app = crate::http::with_console(app, auth.clone(), host.clone(), store.clone())?;
     let submissions = crate::catalog_http::CatalogHttp {
         store: store.clone(),
         runtime: runtime.clone(),
@@ -292,6 +293,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     println!("Listening on: {addr}");
     println!("MCP endpoint: {}", auth.config().resource());
     println!("OAuth issuer: {}", auth.config().issuer);
+    println!("Admin console: {}/admin", auth.config().issuer);
     match demo_password {
         Some((_, true)) => println!("Demo login: user demo, password from $TOOLHOST_DEMO_PASSWORD"),
         Some((p, false)) => println!("Demo login: user demo, password {p}"),

@@ -42,6 +42,12 @@ fn conflict(operation: &'static str, what: String) -> impl FnOnce(sqlx::Error) -
 }
 
 impl Store {
+    /// Every user of `tenant`, by username (the admin console's list).
+    pub async fn users_of(&self, tenant: &str) -> Result<Vec<User>, AuthStoreError> {
+        fetch_all!(&self.pools, rows::user, sql::USERS_OF_TENANT, tenant)
+            .map_err(failed("select users of a tenant"))
+    }
+
     /// Writes `client` with `statement` (an insert or the document upsert, which
     /// bind the same columns); the number of rows written.
     async fn write_client(

@@ -114,6 +114,7 @@ impl Store {
     /// row this build cannot read back.
     pub async fn search(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, StorageError> {
         let since = query.since.map(unix_millis);
+        let until = query.until.map(unix_millis);
         let rows: Vec<Stored> = on_pool!(&self.pools, pool => {
             let mut sql = sqlx::QueryBuilder::new(select_audit!("WHERE 1 = 1"));
             let text = [
@@ -121,6 +122,7 @@ impl Store {
                 (" AND principal = ", query.principal.as_deref()),
                 (" AND tool = ", query.tool.as_deref()),
                 (" AND outcome = ", query.outcome.as_ref().map(Outcome::as_str)),
+                (" AND call_id = ", query.call_id.as_deref()),
             ];
             for (clause, value) in text {
                 if let Some(value) = value {
@@ -129,6 +131,9 @@ impl Store {
             }
             if let Some(since) = since {
                 sql.push(" AND at >= ").push_bind(since);
+            }
+            if let Some(until) = until {
+                sql.push(" AND at < ").push_bind(until);
             }
             sql.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(query.limit));
             sql.build()
@@ -204,6 +209,10 @@ pub struct AuditQuery {
     pub outcome: Option<Outcome>,
     /// Only calls that started at or after this instant (to the millisecond).
     pub since: Option<SystemTime>,
+    /// Only calls that started before this instant (to the millisecond).
+    pub until: Option<SystemTime>,
+    /// Only the row of this call id.
+    pub call_id: Option<String>,
     /// At most this many rows, the newest.
     pub limit: u32,
 }
@@ -216,6 +225,8 @@ impl Default for AuditQuery {
             tool: None,
             outcome: None,
             since: None,
+            until: None,
+            call_id: None,
             limit: 50,
         }
     }

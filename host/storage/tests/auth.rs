@@ -148,6 +148,9 @@ async fn users_are_unique_by_name_and_can_be_changed(db: &TestDb) {
     assert_eq!(by_name.as_ref(), Some(&alice));
     assert_eq!(store.user_by_id("u-alice").await.expect("by id"), by_name);
     assert_eq!(store.user_by_name("bob").await.expect("missing"), None);
+    let listed = store.users_of("acme").await.expect("users of acme");
+    assert_eq!(listed, std::slice::from_ref(&alice), "the tenant's users");
+    assert!(store.users_of("globex").await.expect("none").is_empty());
 
     let taken = store.insert_user(&user("u-other", "alice")).await;
     assert!(is_conflict(taken, "alice"), "a taken username conflicts");

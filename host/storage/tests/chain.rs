@@ -372,6 +372,16 @@ async fn search_applies_every_filter_and_returns_the_newest_first(db: &TestDb) {
         ..AuditQuery::default()
     };
     assert_eq!(calls(newest_two).await, ["e", "d"]);
+    let until = AuditQuery {
+        until: Some(UNIX_EPOCH + Duration::from_millis(2_000)),
+        ..acme_alice_greet.clone()
+    };
+    assert_eq!(calls(until).await, ["a"]);
+    let one = AuditQuery {
+        call_id: some("c"),
+        ..AuditQuery::default()
+    };
+    assert_eq!(calls(one).await, ["c"]);
     // The new columns read back.
     let found = store.search(&acme_alice_greet).await.expect("searching");
     assert_eq!(found[0].event, event("e", 5_000));

@@ -14,6 +14,9 @@ pub(super) const USER_BY_NAME: &str = "SELECT \
 pub(super) const USER_BY_ID: &str = "SELECT \
      id, tenant, username, password_hash, disabled, created_at \
      FROM users WHERE id = $1";
+pub(super) const USERS_OF_TENANT: &str = "SELECT \
+     id, tenant, username, password_hash, disabled, created_at \
+     FROM users WHERE tenant = $1 ORDER BY username";
 pub(super) const SET_PASSWORD: &str = "UPDATE users SET password_hash = $1 WHERE username = $2";
 pub(super) const SET_DISABLED: &str = "UPDATE users SET disabled = $1 WHERE username = $2";
 

@@ -1,0 +1,222 @@
+//! Approvals: the tenant's gates, pending ones with Confirm and Deny, and
+//! the recent decisions with who decided what. The same rows and the same
+//! host tools as `list_pending_approvals` and `decide_approval` over MCP.
+
+use axum::extract::{Form, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::pages::Page;
+use crate::render::see_other;
+use crate::{Console, Refusal, encode};
+
+/// How many decided (or expired) gates the page shows.
+const RECENT: usize = 20;
+
+/// The pending gates and the recent decisions of `viewer`'s tenant, each
+/// gate with the names of who asked and who decided.
+pub(crate) async fn gates(
+    c: &Console,
+    viewer: &crate::viewer::Viewer,
+) -> Result<(Vec<Value>, Vec<Value>), toolhost_invoke::InvokeError> {
+    let pending = c.call(viewer, "list_pending_approvals", json!({})).await?;
+    let all = json!({"filter": {"state": "all"}});
+    let all = c.call(viewer, "list_pending_approvals", all).await?;
+    let recent: Vec<Value> = list(all, "gates")
+        .into_iter()
+        .filter(|g| g["state"] != "pending")
+        .take(RECENT)
+        .collect();
+    let mut pending = list(pending, "gates");
+    let mut recent = recent;
+    c.name_people(&mut pending, &["requested_by", "decided_by"], viewer)
+        .await;
+    c.name_people(&mut recent, &["requested_by", "decided_by"], viewer)
+        .await;
+    Ok((pending, recent))
+}
+
+/// The array `key` of a tool's structured answer.
+pub(crate) fn list(answer: Value, key: &str) -> Vec<Value> {
+    match answer {
+        Value::Object(mut o) => match o.remove(key) {
+            Some(Value::Array(a)) => a,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Shown {
+    decided: Option<String>,
+}
+
+pub(crate) async fn show(
+    State(c): State<Console>,
+    headers: HeaderMap,
+    Query(q): Query<Shown>,
+) -> Response {
+    let viewer = match c.viewer(&headers, Page::Approvals).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    render(&c, &viewer, q.decided, None, StatusCode::OK).await
+}
+
+async fn render(
+    c: &Console,
+    viewer: &crate::viewer::Viewer,
+    decided: Option<String>,
+    refusal: Option<Refusal>,
+    status: StatusCode,
+) -> Response {
+    let (pending, recent) = match gates(c, viewer).await {
+        Ok(g) => g,
+        Err(e) => {
+            let (status, refusal) = Refusal::of(&e);
+            return c.refused(viewer, Page::Approvals, status, refusal);
+        }
+    };
+    // Announce only a gate the page lists: the query string is anyone's.
+    let notice = decided.and_then(|id| {
+        recent
+            .iter()
+            .find(|g| g["gate_id"] == id.as_str())
+            .map(|g| format!("Gate {id} is now {}.", g["state"].as_str().unwrap_or("")))
+    });
+    let counts = c.counted(viewer, Page::Approvals, pending.len()).await;
+    let context = json!({
+        "pending": pending,
+        "recent": recent,
+        "may_decide": viewer.may_use("decide_approval"),
+        "notice": notice,
+        "error": refusal,
+    });
+    c.show(
+        viewer,
+        Page::Approvals,
+        "approvals.html",
+        status,
+        Some(counts),
+        context,
+    )
+    .await
+}
+
+#[derive(Deserialize)]
+pub(crate) struct DecideForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    decision: String,
+    #[serde(default)]
+    reason: String,
+}
+
+pub(crate) async fn decide(
+    State(c): State<Console>,
+    headers: HeaderMap,
+    Path(gate_id): Path<String>,
+    Form(form): Form<DecideForm>,
+) -> Response {
+    let viewer = match c.viewer(&headers, Page::Approvals).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    if !viewer.user.csrf_matches(&form.csrf) {
+        return render(
+            &c,
+            &viewer,
+            None,
+            Some(Refusal::csrf()),
+            StatusCode::FORBIDDEN,
+        )
+        .await;
+    }
+    let args = json!({"gate_id": gate_id, "decision": form.decision, "reason": form.reason});
+    match c.call(&viewer, "decide_approval", args).await {
+        Ok(_) => see_other(&format!(
+            "{}?decided={}",
+            Page::Approvals.path(),
+            encode(&gate_id)
+        )),
+        Err(e) => {
+            let (status, refusal) = Refusal::of(&e);
+            render(&c, &viewer, None, Some(refusal), status).await
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::testing::{CSRF, HOSTILE, assert_escaped, render};
+
+    fn gate(id: &str, state: &str) -> serde_json::Value {
+        json!({
+            "gate_id": id, "tool": "run_by_tag", "risk": "high", "reason_required": true,
+            "summary": HOSTILE, "state": state,
+            "targets": [{"kind": "environment", "id": "env\"1", "name": HOSTILE, "tags": [HOSTILE]}],
+            "requested_by": "u-demo", "requested_by_name": HOSTILE, "requested_by_you": false,
+            "expires_at": "2030-01-01T00:00:00Z",
+            "decided_by": "u-ann", "decided_by_name": "ann", "decided_by_you": true,
+            "reason": HOSTILE, "decided_at": "2030-01-01T00:00:00Z",
+        })
+    }
+
+    #[test]
+    fn everything_from_plugins_and_people_is_escaped_on_both_renderers() {
+        for (template, page) in [
+            (
+                "approvals.html",
+                json!({"pending": [gate("gate_1", "pending")], "recent": [gate("gate_2", "denied")],
+                       "may_decide": true, "notice": HOSTILE, "error": {"code": "X", "message": HOSTILE}}),
+            ),
+            (
+                "inbox.html",
+                json!({"gates": [gate("gate_1", "pending")], "checkpoints": [], "reviews": [],
+                       "sees": {"approvals": true}, "may_decide": true, "nothing": false}),
+            ),
+        ] {
+            let html = render(template, page);
+            assert_escaped(&html);
+            assert!(
+                html.contains("action=\"/admin/approvals/gate_1\""),
+                "{html}"
+            );
+            assert!(html.contains(&format!("name=\"csrf\" value=\"{CSRF}\"")));
+            assert!(html.contains("<time datetime=\"2030-01-01T00:00:00Z\">"));
+        }
+    }
+
+    #[test]
+    fn only_a_person_who_may_decide_gets_forms_and_only_for_pending_gates() {
+        let page = |may: bool| {
+            json!({"pending": [gate("gate_1", "pending")], "recent": [gate("gate_2", "confirmed")],
+                   "may_decide": may})
+        };
+        let html = render("approvals.html", page(true));
+        assert!(html.contains("action=\"/admin/approvals/gate_1\""));
+        assert!(!html.contains("action=\"/admin/approvals/gate_2\""));
+        assert!(html.contains("(required to confirm)"));
+        let html = render("approvals.html", page(false));
+        assert!(!html.contains("action=\"/admin/approvals/"), "{html}");
+        assert!(html.contains("ann <span class=\"muted\">(you)</span>"));
+    }
+
+    #[test]
+    fn empty_lists_say_so() {
+        let html = render("approvals.html", json!({"pending": [], "recent": []}));
+        assert!(html.contains("No gate waits for a decision."));
+        let html = render(
+            "inbox.html",
+            json!({"gates": [], "checkpoints": [], "reviews": [],
+            "sees": {"approvals": true, "checkpoints": true, "reviews": true}, "nothing": true}),
+        );
+        assert!(html.contains("Nothing waits for you."));
+    }
+}

@@ -1,0 +1,409 @@
+//! Exploration runs: the runs the viewer may see (their own, or their
+//! tenant's if they administer it), filtered by state, plugin and tool;
+//! one run's progress, outcome, receipt and artifacts; Cancel for a run
+//! not over yet. The same rows and host tools as `list_explorations`,
+//! `get_exploration_result` and `cancel_exploration`.
+
+use axum::Router;
+use axum::extract::{Form, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::approvals::list;
+use crate::pages::Page;
+use crate::render::see_other;
+use crate::viewer::Viewer;
+use crate::{Console, Refusal, TokenOnly, encode};
+
+/// How many runs the list reads before filtering: the most
+/// `list_explorations` returns (it takes no filter of its own).
+const LISTED: u64 = 100;
+
+/// Every state a run can be in, in lifecycle order.
+const STATES: [&str; 7] = [
+    "queued",
+    "running",
+    "cancelling",
+    "succeeded",
+    "failed",
+    "cancelled",
+    "timed_out",
+];
+
+/// The states `cancel_exploration` still stops (a cancelling run is
+/// already stopping; a run that is over stays as it is).
+const CANCELLABLE: [&str; 2] = ["queued", "running"];
+
+pub(crate) fn routes() -> Router<Console> {
+    let runs = Page::Runs.path();
+    Router::new()
+        .route(runs, get(show))
+        .route(&format!("{runs}/{{run_id}}"), get(detail))
+        .route(&format!("{runs}/{{run_id}}/cancel"), post(cancel))
+}
+
+/// The list's filters, from its GET form; empty: any.
+#[derive(Debug, Default, Deserialize, Serialize)]
+pub(crate) struct Filter {
+    #[serde(default)]
+    state: String,
+    #[serde(default)]
+    plugin: String,
+    #[serde(default)]
+    tool: String,
+}
+
+impl Filter {
+    /// The filter with a state no run has read as any.
+    fn known(mut self) -> Self {
+        if !STATES.contains(&self.state.as_str()) {
+            self.state.clear();
+        }
+        self
+    }
+
+    /// Whether `run` passes: its state is the one asked for, and its
+    /// plugin and tool contain the text asked for (ignoring case).
+    fn keeps(&self, run: &Value) -> bool {
+        let has = |field: &str, wanted: &str| {
+            let wanted = wanted.trim().to_lowercase();
+            wanted.is_empty()
+                || run[field]
+                    .as_str()
+                    .is_some_and(|v| v.to_lowercase().contains(&wanted))
+        };
+        (self.state.is_empty() || run["state"] == self.state.as_str())
+            && has("plugin", &self.plugin)
+            && has("tool", &self.tool)
+    }
+}
+
+/// `n` as people read it: `3`, not `3.0`.
+fn number(n: &Value) -> String {
+    match n.as_f64() {
+        Some(f) => f.to_string(),
+        None => n.to_string(),
+    }
+}
+
+/// A run's progress report as text ("3 of 10 (30%) · message") and, when
+/// its total is known, the value and max of a `<progress>` bar.
+fn progress(p: &Value) -> Value {
+    if p.is_null() {
+        return Value::Null;
+    }
+    let done = p["progress"].as_f64().unwrap_or(0.0);
+    let total = p["total"].as_f64().filter(|t| *t > 0.0);
+    let mut text = match total {
+        Some(t) => format!(
+            "{} of {} ({:.0}%)",
+            number(&p["progress"]),
+            number(&p["total"]),
+            (done / t * 100.0).clamp(0.0, 100.0)
+        ),
+        None => number(&p["progress"]),
+    };
+    if let Some(message) = p["message"].as_str() {
+        text = format!("{text} · {message}");
+    }
+    json!({
+        "text": text,
+        "value": total.map(|t| number(&json!(done.clamp(0.0, t)))),
+        "max": total.map(|_| number(&p["total"])),
+    })
+}
+
+/// `run` as the page shows it: its address, progress and whether
+/// `may_cancel` lets the viewer cancel it now.
+fn shown(mut run: Value, may_cancel: bool) -> Value {
+    run["path"] = Value::String(encode(run["run_id"].as_str().unwrap_or_default()));
+    run["progress_view"] = progress(&run["progress"]);
+    let state = run["state"].as_str().unwrap_or_default();
+    run["cancellable"] = Value::Bool(may_cancel && CANCELLABLE.contains(&state));
+    let pretty = |v: &Value| match v {
+        Value::Null => Value::Null,
+        v => Value::String(serde_json::to_string_pretty(v).unwrap_or_default()),
+    };
+    run["receipt_text"] = pretty(&run["receipt"]);
+    run["structured_text"] = pretty(&run["outcome"]["structured"]);
+    run["principal"] = run["receipt"]["principal"].clone();
+    run
+}
+
+async fn show(State(c): State<Console>, headers: HeaderMap, Query(f): Query<Filter>) -> Response {
+    let viewer = match c.viewer(&headers, Page::Runs).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let filter = f.known();
+    let listed = match c
+        .call(&viewer, "list_explorations", json!({"limit": LISTED}))
+        .await
+    {
+        Ok(l) => list(l, "runs"),
+        Err(e) => {
+            let (status, refusal) = Refusal::of(&e);
+            return c.refused(&viewer, Page::Runs, status, refusal);
+        }
+    };
+    let may_cancel = viewer.may_use("cancel_exploration");
+    let runs: Vec<Value> = listed
+        .into_iter()
+        .filter(|r| filter.keeps(r))
+        .map(|r| shown(r, may_cancel))
+        .collect();
+    let context = json!({
+        "runs": runs,
+        "limit": LISTED,
+        "filter": filter,
+        "filtered": !(filter.state.is_empty() && filter.plugin.is_empty() && filter.tool.is_empty()),
+        "states": STATES,
+    });
+    c.show(
+        &viewer,
+        Page::Runs,
+        "runs.html",
+        StatusCode::OK,
+        None,
+        context,
+    )
+    .await
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Shown {
+    cancelled: Option<String>,
+}
+
+async fn detail(
+    State(c): State<Console>,
+    headers: HeaderMap,
+    Path(run_id): Path<String>,
+    Query(q): Query<Shown>,
+) -> Response {
+    let viewer = match c.viewer(&headers, Page::Runs).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let cancelled = q.cancelled.is_some();
+    render(&c, &viewer, &run_id, cancelled, None, StatusCode::OK).await
+}
+
+/// What cancelling did, announced once the page shows the run.
+fn notice(run: &Value) -> Option<String> {
+    let id = run["run_id"].as_str()?;
+    match run["state"].as_str()? {
+        "cancelling" => Some(format!(
+            "Run {id} is being cancelled: it stops at its next epoch tick."
+        )),
+        "cancelled" => Some(format!("Run {id} is cancelled.")),
+        "queued" | "running" => None,
+        over => Some(format!(
+            "Run {id} was already over ({over}): nothing was cancelled."
+        )),
+    }
+}
+
+/// One run's page (`cancelled`: the viewer just cancelled it).
+async fn render(
+    c: &Console,
+    viewer: &Viewer,
+    run_id: &str,
+    cancelled: bool,
+    refusal: Option<Refusal>,
+    status: StatusCode,
+) -> Response {
+    let args = json!({"run_id": run_id});
+    let mut run = match c.call(viewer, "get_exploration_result", args).await {
+        Ok(run) => shown(run, viewer.may_use("cancel_exploration")),
+        Err(e) => {
+            let (status, refusal) = Refusal::of(&e);
+            return c.refused(viewer, Page::Runs, status, refusal);
+        }
+    };
+    c.name_people(std::slice::from_mut(&mut run), &["principal"], viewer)
+        .await;
+    let context = json!({
+        "run": run,
+        "notice": if cancelled { notice(&run) } else { None },
+        "error": refusal,
+    });
+    c.show(viewer, Page::Runs, "runs.html", status, None, context)
+        .await
+}
+
+async fn cancel(
+    State(c): State<Console>,
+    headers: HeaderMap,
+    Path(run_id): Path<String>,
+    Form(form): Form<TokenOnly>,
+) -> Response {
+    let viewer = match c.viewer(&headers, Page::Runs).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    if !viewer.user.csrf_matches(&form.csrf) {
+        let refusal = Some(Refusal::csrf());
+        return render(&c, &viewer, &run_id, false, refusal, StatusCode::FORBIDDEN).await;
+    }
+    match c
+        .call(&viewer, "cancel_exploration", json!({"run_id": run_id}))
+        .await
+    {
+        Ok(_) => see_other(&format!(
+            "{}/{}?cancelled=1",
+            Page::Runs.path(),
+            encode(&run_id)
+        )),
+        Err(e) => {
+            let (status, refusal) = Refusal::of(&e);
+            render(&c, &viewer, &run_id, false, Some(refusal), status).await
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::Templates;
+
+    const HOSTILE: &str = "<script>alert(1)</script>";
+    const QUOTES: &str = "a\"b'c";
+
+    /// `page` in the layout's context, as `Console::show` passes it.
+    fn rendered(page: Value) -> String {
+        let context = json!({
+            "title": "Runs",
+            "nav": [],
+            "viewer": {"username": "bob", "tenant": "acme", "csrf": "token-1"},
+            "page": page,
+        });
+        Templates::new()
+            .expect("templates parse")
+            .render("runs.html", &context)
+            .expect("renders")
+    }
+
+    fn run(id: &str, state: &str) -> Value {
+        json!({
+            "run_id": id, "state": state, "tool": HOSTILE, "plugin": QUOTES, "attempt": 1,
+            "created_at_ms": 1_700_000_000_000_i64, "started_at_ms": null, "finished_at_ms": null,
+            "progress": {"progress": 3.0, "total": 10.0, "message": HOSTILE},
+        })
+    }
+
+    fn finished() -> Value {
+        let mut r = run("run_2", "succeeded");
+        r["receipt_sha256"] = json!("feedface");
+        r["outcome"] = json!({"kind": "answered", "structured": {"note": HOSTILE}, "text": QUOTES});
+        r["artifacts"] = json!([{"uri": "toolhost://artifacts/a1", "name": HOSTILE,
+            "mime_type": "text/plain", "sha256": "abc", "size": 12}]);
+        r["receipt"] = json!({"principal": "u1", "revision": {"id": "rev1", "plugin": "hello", "version": "1.0"},
+            "source": {"kind": "active"}, "note": HOSTILE});
+        r
+    }
+
+    fn list_page(may_cancel: bool) -> Value {
+        let runs: Vec<Value> = [run("run_1", "queued"), finished()]
+            .into_iter()
+            .map(|r| shown(r, may_cancel))
+            .collect();
+        let filter = Filter {
+            state: String::new(),
+            plugin: QUOTES.into(),
+            tool: HOSTILE.into(),
+        };
+        json!({"runs": runs, "limit": 100, "filter": filter, "filtered": true, "states": STATES})
+    }
+
+    #[test]
+    fn every_value_from_a_run_is_escaped() {
+        for page in [
+            list_page(true),
+            json!({"run": shown(finished(), true), "notice": HOSTILE}),
+        ] {
+            let html = rendered(page);
+            assert!(!html.contains("<script>alert"), "{html}");
+            assert!(html.contains("&lt;script&gt;alert(1)&lt;"));
+            assert!(!html.contains(QUOTES));
+            assert!(html.contains("a&quot;b&#x27;c"));
+        }
+    }
+
+    #[test]
+    fn cancel_appears_only_for_runs_not_over_and_to_who_may_cancel() {
+        let html = rendered(list_page(true));
+        assert!(html.contains(r#"<tr id="run_1">"#) && html.contains(r#"<tr id="run_2">"#));
+        assert!(html.contains(r#"href="/admin/runs/run_1""#));
+        assert!(html.contains(r#"action="/admin/runs/run_1/cancel""#));
+        assert!(!html.contains(r#"action="/admin/runs/run_2/cancel""#));
+        assert!(html.contains(">Cancel run</button>"));
+        assert!(html.contains(r#"<input type="hidden" name="csrf" value="token-1">"#));
+        let html = rendered(list_page(false));
+        assert!(!html.contains("/cancel\""));
+        let html = rendered(json!({"run": shown(run("run_1", "running"), true)}));
+        assert!(html.contains(r#"action="/admin/runs/run_1/cancel""#));
+        let html = rendered(json!({"run": shown(run("run_1", "cancelling"), true)}));
+        assert!(!html.contains("Cancel run"));
+    }
+
+    #[test]
+    fn a_finished_run_shows_its_receipt_digest_and_artifacts() {
+        let html = rendered(json!({"run": shown(finished(), true)}));
+        assert!(html.contains("<code>feedface</code>"));
+        assert!(html.contains("<pre>{\n  &quot;note&quot;"), "{html}");
+        assert!(html.contains("artifacts") && html.contains("a1</code>"));
+        assert!(html.contains(r#"<article class="card" id="run_2""#));
+    }
+
+    #[test]
+    fn progress_reads_as_text_and_as_a_bar_when_its_total_is_known() {
+        let p = progress(&json!({"progress": 3.0, "total": 12.0, "message": "step"}));
+        assert_eq!(p["text"], "3 of 12 (25%) · step");
+        assert_eq!(
+            (p["value"].as_str(), p["max"].as_str()),
+            (Some("3"), Some("12"))
+        );
+        let p = progress(&json!({"progress": 7.5, "total": null, "message": null}));
+        assert_eq!(p["text"], "7.5");
+        assert!(p["max"].is_null());
+        assert!(progress(&Value::Null).is_null());
+        let html = rendered(list_page(true));
+        assert!(
+            html.contains(r#"<progress class="progress" value="3" max="10" aria-hidden="true">"#)
+        );
+    }
+
+    #[test]
+    fn filters_keep_a_state_and_plugin_and_tool_text() {
+        let filter = |state: &str, plugin: &str, tool: &str| {
+            Filter {
+                state: state.into(),
+                plugin: plugin.into(),
+                tool: tool.into(),
+            }
+            .known()
+        };
+        let r = json!({"state": "running", "plugin": "Hello", "tool": "greet_all"});
+        assert!(filter("", "", "").keeps(&r));
+        assert!(filter("running", "hell", " GREET ").keeps(&r));
+        assert!(!filter("queued", "", "").keeps(&r));
+        assert!(!filter("", "other", "").keeps(&r));
+        assert!(filter("no-such-state", "", "").keeps(&r));
+    }
+
+    #[test]
+    fn only_a_cancel_that_landed_is_announced() {
+        let said = |state: &str| notice(&json!({"run_id": "run_1", "state": state}));
+        assert_eq!(
+            said("cancelled").as_deref(),
+            Some("Run run_1 is cancelled.")
+        );
+        assert!(said("cancelling").is_some_and(|n| n.contains("being cancelled")));
+        assert!(said("succeeded").is_some_and(|n| n.contains("nothing was cancelled")));
+        assert_eq!(said("running"), None);
+    }
+}

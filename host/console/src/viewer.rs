@@ -1,0 +1,92 @@
+//! Who is looking at the console, and what they may use: read live on
+//! every request from the same rules the MCP surface applies.
+//!
+//! A page is shown to a person only when the host tool behind it would be
+//! listed for them over MCP ([`Toolhost::list`]), so one set of roles
+//! decides both surfaces. The pages with no host tool behind them (the
+//! audit trail, people and clients) need a permission of their own, or an
+//! admin role, read from the same policy store.
+
+use std::collections::BTreeSet;
+
+use toolhost_auth::WebUser;
+use toolhost_invoke::{InvokeError, Toolhost};
+use toolhost_policy::{Grants, PolicyStore};
+use toolhost_types::{Permission, Principal, PrincipalKind};
+
+/// The client id the console's calls carry (a web session is no OAuth
+/// grant); audit rows of the console's calls name it.
+pub const CONSOLE_CLIENT: &str = "toolhost-console";
+
+/// Reading the audit trail of one's tenant needs this permission (or an
+/// admin role).
+pub const AUDIT_PERMISSION: &str = "audit:read";
+
+/// A signed-in person and what they may use, as of this request.
+pub struct Viewer {
+    /// Their web session.
+    pub user: WebUser,
+    /// Them as a principal of the host's calls.
+    pub principal: Principal,
+    /// The host tools (and plugin tools) listed for them now.
+    tools: BTreeSet<String>,
+    grants: Grants,
+}
+
+impl Viewer {
+    /// `user`'s standing now: the tools `host` lists for them and their
+    /// grants in `policy`.
+    pub async fn read(
+        user: WebUser,
+        host: &Toolhost,
+        policy: &dyn PolicyStore,
+    ) -> Result<Self, InvokeError> {
+        let principal = Principal {
+            subject: user.subject.clone(),
+            kind: PrincipalKind::User,
+            name: user.username.clone(),
+            tenant: user.tenant.clone(),
+            client_id: CONSOLE_CLIENT.into(),
+            scopes: Vec::new(),
+            session: "web".into(),
+        };
+        let tools = host
+            .list(&principal)
+            .await?
+            .iter()
+            .map(|t| t.spec().name.to_string())
+            .collect();
+        let grants = policy
+            .grants(&user.tenant, &user.subject)
+            .await
+            .map_err(InvokeError::Policy)?;
+        Ok(Self {
+            user,
+            principal,
+            tools,
+            grants,
+        })
+    }
+
+    /// Whether `tool` is listed for them (so they may call it).
+    pub fn may_use(&self, tool: &str) -> bool {
+        self.tools.contains(tool)
+    }
+
+    /// Whether their roles grant `permission` (an admin role grants all).
+    pub fn granted(&self, permission: &str) -> bool {
+        permission
+            .parse::<Permission>()
+            .is_ok_and(|p| self.grants.allows(&p))
+    }
+
+    /// Whether one of their roles is an admin role of their tenant.
+    pub fn is_tenant_admin(&self) -> bool {
+        self.grants.is_admin()
+    }
+
+    /// Their tenant.
+    pub fn tenant(&self) -> &str {
+        &self.user.tenant
+    }
+}
