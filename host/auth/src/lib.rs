@@ -9,9 +9,10 @@
 //!   grant, the client and the user from the store on every request, so a
 //!   revocation or a disabled account takes effect on the next request.
 //! - The store contract ([`AuthStore`]) lives here; `storage` implements it.
-//! - The host's own pages (the approvals page) read the browser's web
+//! - The host's own pages (the admin console) read the browser's web
 //!   session with [`AuthServer::web_user`] and sign people in through
-//!   [`sign_in_path`]; they live under `/oauth/`, where its cookie goes.
+//!   [`sign_in_path`]; they live under `/admin`, where the session's
+//!   second cookie goes (the first stays under `/oauth`).
 
 pub mod admin;
 mod authorize;

@@ -1,5 +1,5 @@
 //! The web session beyond the authorization flow: the host's own pages
-//! (the approvals page) ask who this browser is signed in as
+//! (the admin console) ask who this browser is signed in as
 //! ([`AuthServer::web_user`]), get a CSRF token bound to that session, and
 //! send a stranger to `/oauth/signin` ([`sign_in_path`]), which logs them
 //! in with the same password check as `/oauth/login` and returns them to a
@@ -13,8 +13,8 @@
 //!
 //! ```
 //! assert_eq!(
-//!     toolhost_auth::sign_in_path("/oauth/approvals"),
-//!     "/oauth/signin?return_to=%2Foauth%2Fapprovals"
+//!     toolhost_auth::sign_in_path("/admin/approvals"),
+//!     "/oauth/signin?return_to=%2Fadmin%2Fapprovals"
 //! );
 //! ```
 

@@ -9,8 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::pages::Page;
-use crate::render::see_other;
-use crate::{Console, Refusal, encode};
+use crate::{Console, Refusal, done_on};
 
 /// How many decided (or expired) gates the page shows.
 const RECENT: usize = 20;
@@ -59,10 +58,7 @@ pub(crate) async fn show(
     headers: HeaderMap,
     Query(q): Query<Shown>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::Approvals).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let viewer = viewer_of!(c, headers, Page::Approvals);
     render(&c, &viewer, q.decided, None, StatusCode::OK).await
 }
 
@@ -122,27 +118,10 @@ pub(crate) async fn decide(
     Path(gate_id): Path<String>,
     Form(form): Form<DecideForm>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::Approvals).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    if !viewer.user.csrf_matches(&form.csrf) {
-        return render(
-            &c,
-            &viewer,
-            None,
-            Some(Refusal::csrf()),
-            StatusCode::FORBIDDEN,
-        )
-        .await;
-    }
+    let viewer = acting_on!(c, headers, Page::Approvals, &form.csrf);
     let args = json!({"gate_id": gate_id, "decision": form.decision, "reason": form.reason});
     match c.call(&viewer, "decide_approval", args).await {
-        Ok(_) => see_other(&format!(
-            "{}?decided={}",
-            Page::Approvals.path(),
-            encode(&gate_id)
-        )),
+        Ok(_) => done_on(Page::Approvals, "decided", &gate_id),
         Err(e) => {
             let (status, refusal) = Refusal::of(&e);
             render(&c, &viewer, None, Some(refusal), status).await

@@ -218,20 +218,14 @@ async fn search(
     headers: HeaderMap,
     Query(form): Query<Search>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::Audit).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let viewer = viewer_of!(c, headers, Page::Audit);
     c.audit_page(&viewer, form, None).await
 }
 
 /// Walks the whole chain (it spans every tenant: one chain, one head) and
 /// shows whether it is intact: the result, never another tenant's rows.
 async fn verify(State(c): State<Console>, headers: HeaderMap) -> Response {
-    let viewer = match c.viewer(&headers, Page::Audit).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let viewer = viewer_of!(c, headers, Page::Audit);
     let verified = match c.store.verify_chain().await {
         Ok(Ok(summary)) => json!({
             "intact": true,
@@ -267,10 +261,7 @@ async fn detail(
     headers: HeaderMap,
     Path(call_id): Path<String>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::Audit).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let viewer = viewer_of!(c, headers, Page::Audit);
     let query = AuditQuery {
         tenant: Some(viewer.tenant().to_owned()),
         call_id: Some(call_id),

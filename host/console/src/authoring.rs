@@ -54,10 +54,7 @@ fn pretty(v: &Value) -> Value {
 }
 
 async fn show(State(c): State<Console>, headers: HeaderMap) -> Response {
-    let viewer = match c.viewer(&headers, Page::Authoring).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let viewer = viewer_of!(c, headers, Page::Authoring);
     let args = json!({"limit": LISTED});
     let mut sessions = match c.call(&viewer, "list_authoring_sessions", args).await {
         Ok(l) => list(l, "sessions"),
@@ -135,10 +132,7 @@ async fn detail(
     headers: HeaderMap,
     Path(session_id): Path<String>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::Authoring).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let viewer = viewer_of!(c, headers, Page::Authoring);
     let session = match read(&c, &viewer, &session_id).await {
         Ok(s) => s,
         Err(e) => {
@@ -165,23 +159,13 @@ async fn detail(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::Templates;
 
     const HOSTILE: &str = "<script>alert(1)</script>";
     const QUOTES: &str = "a\"b'c";
 
-    /// `page` in the layout's context, as `Console::show` passes it.
+    /// `page` in the layout, for the test viewer.
     fn rendered(page: Value) -> String {
-        let context = json!({
-            "title": "Authoring",
-            "nav": [],
-            "viewer": {"username": "bob", "tenant": QUOTES, "csrf": "token-1"},
-            "page": page,
-        });
-        Templates::new()
-            .expect("templates parse")
-            .render("authoring.html", &context)
-            .expect("renders")
+        crate::testing::render("authoring.html", page)
     }
 
     fn session() -> Value {

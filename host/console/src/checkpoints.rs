@@ -10,9 +10,8 @@ use serde_json::{Value, json};
 
 use crate::approvals::list;
 use crate::pages::Page;
-use crate::render::see_other;
 use crate::viewer::Viewer;
-use crate::{Console, Refusal, encode};
+use crate::{Console, Refusal, done_on};
 
 /// How many decided checkpoints the page shows.
 const RECENT: usize = 20;
@@ -52,10 +51,7 @@ pub(crate) async fn show(
     headers: HeaderMap,
     Query(q): Query<Shown>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::Checkpoints).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let viewer = viewer_of!(c, headers, Page::Checkpoints);
     render(&c, &viewer, q.decided, None, StatusCode::OK).await
 }
 
@@ -122,20 +118,7 @@ pub(crate) async fn decide(
     Path(checkpoint_id): Path<String>,
     Form(form): Form<DecideForm>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::Checkpoints).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    if !viewer.user.csrf_matches(&form.csrf) {
-        return render(
-            &c,
-            &viewer,
-            None,
-            Some(Refusal::csrf()),
-            StatusCode::FORBIDDEN,
-        )
-        .await;
-    }
+    let viewer = acting_on!(c, headers, Page::Checkpoints, &form.csrf);
     // A version that is no number goes to the tool as is: its refusal is
     // the one MCP callers get.
     let version = form
@@ -149,11 +132,7 @@ pub(crate) async fn decide(
         "reason": form.reason,
     });
     match c.call(&viewer, "decide_checkpoint", args).await {
-        Ok(_) => see_other(&format!(
-            "{}?decided={}",
-            Page::Checkpoints.path(),
-            encode(&checkpoint_id)
-        )),
+        Ok(_) => done_on(Page::Checkpoints, "decided", &checkpoint_id),
         Err(e) => {
             let (status, refusal) = Refusal::of(&e);
             render(&c, &viewer, None, Some(refusal), status).await

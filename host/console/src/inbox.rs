@@ -12,10 +12,7 @@ use crate::pages::{Page, Waiting};
 use crate::{Console, Refusal};
 
 pub(crate) async fn show(State(c): State<Console>, headers: HeaderMap) -> Response {
-    let viewer = match c.viewer(&headers, Page::Inbox).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let viewer = viewer_of!(c, headers, Page::Inbox);
     let mut waiting = Waiting::default();
     let mut gates = Vec::new();
     let mut checkpoints = Vec::new();

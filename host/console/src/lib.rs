@@ -15,6 +15,28 @@
 //! session's CSRF token; every page has a strict Content-Security-Policy
 //! ([`render::CSP`]) and the template engine escapes every value.
 
+/// The person allowed on `$page` (`Console::viewer`), or the handler
+/// returns what to send instead (to sign in, or 403).
+macro_rules! viewer_of {
+    ($console:expr, $headers:expr, $page:expr) => {
+        match $console.viewer(&$headers, $page).await {
+            Ok(viewer) => viewer,
+            Err(response) => return response,
+        }
+    };
+}
+
+/// The person sending a form on `$page` with the token `$csrf`
+/// (`Console::acting`), or the handler returns what to send instead.
+macro_rules! acting_on {
+    ($console:expr, $headers:expr, $page:expr, $csrf:expr) => {
+        match $console.acting(&$headers, $page, $csrf).await {
+            Ok(viewer) => viewer,
+            Err(response) => return response,
+        }
+    };
+}
+
 mod approvals;
 mod audit;
 mod authoring;
@@ -147,6 +169,21 @@ impl Console {
                 message: "your roles do not include this page; an administrator of your tenant can grant it".into(),
             };
             return Err(self.refused(&viewer, page, StatusCode::FORBIDDEN, refusal));
+        }
+        Ok(viewer)
+    }
+
+    /// The person sending a form on `page`: allowed there, and the form's
+    /// CSRF token theirs. A missing or foreign token changes nothing: 403.
+    async fn acting(
+        &self,
+        headers: &HeaderMap,
+        page: Page,
+        csrf: &str,
+    ) -> Result<Viewer, Response> {
+        let viewer = self.viewer(headers, page).await?;
+        if !viewer.user.csrf_matches(csrf) {
+            return Err(self.refused(&viewer, page, StatusCode::FORBIDDEN, Refusal::csrf()));
         }
         Ok(viewer)
     }
@@ -368,7 +405,7 @@ impl Refusal {
     fn csrf() -> Refusal {
         Refusal {
             code: "CSRF",
-            message: "this form was not sent from your console page, or your session changed: nothing was done; try again from the page below".into(),
+            message: "this form was not sent from your console page, or your session changed: nothing was done; open the page again and retry".into(),
         }
     }
 }
@@ -387,6 +424,12 @@ fn status_of(code: &str) -> StatusCode {
         _ if code.starts_with("INTERNAL") => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::UNPROCESSABLE_ENTITY,
     }
+}
+
+/// Back to `page` after an action, naming what was done in the query
+/// (`?key=value`): the page announces it only if it lists that thing.
+fn done_on(page: Page, key: &str, value: &str) -> Response {
+    see_other(&format!("{}?{key}={}", page.path(), encode(value)))
 }
 
 /// A permanent redirect that keeps the method (a stale form posted to

@@ -24,9 +24,8 @@ use toolhost_policy::{PolicyStore, PolicyStoreError};
 use toolhost_types::Permission;
 
 use crate::pages::Page;
-use crate::render::see_other;
 use crate::viewer::{CONSOLE_CLIENT, Viewer};
-use crate::{Console, Refusal};
+use crate::{Console, Refusal, done_on};
 
 pub(crate) fn routes() -> Router<Console> {
     Router::new()
@@ -45,10 +44,7 @@ pub(crate) struct Shown {
 }
 
 async fn show(State(c): State<Console>, headers: HeaderMap, Query(q): Query<Shown>) -> Response {
-    let viewer = match c.viewer(&headers, Page::People).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let viewer = viewer_of!(c, headers, Page::People);
     render(&c, &viewer, q.done.as_deref(), None, StatusCode::OK).await
 }
 
@@ -291,7 +287,7 @@ fn policy_refusal(e: PolicyStoreError) -> Refusal {
 /// the refusal.
 async fn answer(c: &Console, viewer: &Viewer, done: Result<(), Refusal>, word: &str) -> Response {
     match done {
-        Ok(()) => see_other(&format!("{}?done={word}", Page::People.path())),
+        Ok(()) => done_on(Page::People, "done", word),
         Err(r) => {
             let status = crate::status_of(r.code);
             render(c, viewer, None, Some(r), status).await
@@ -305,20 +301,7 @@ async fn user_action(
     Path((username, action)): Path<(String, String)>,
     Form(f): Form<ActionForm>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::People).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    if !viewer.user.csrf_matches(&f.csrf) {
-        return render(
-            &c,
-            &viewer,
-            None,
-            Some(Refusal::csrf()),
-            StatusCode::FORBIDDEN,
-        )
-        .await;
-    }
+    let viewer = acting_on!(c, headers, Page::People, &f.csrf);
     let (disable, tool, word) = match action.as_str() {
         "disable" => (true, "disable_user", "disabled"),
         "enable" => (false, "enable_user", "enabled"),
@@ -348,20 +331,7 @@ async fn role_action(
     Path((role, action)): Path<(String, String)>,
     Form(f): Form<ActionForm>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::People).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    if !viewer.user.csrf_matches(&f.csrf) {
-        return render(
-            &c,
-            &viewer,
-            None,
-            Some(Refusal::csrf()),
-            StatusCode::FORBIDDEN,
-        )
-        .await;
-    }
+    let viewer = acting_on!(c, headers, Page::People, &f.csrf);
     let tenant = viewer.tenant().to_owned();
     let store = c.store.clone();
     let (tool, word) = match action.as_str() {
@@ -425,20 +395,7 @@ async fn revoke_client(
     Path(client_id): Path<String>,
     Form(f): Form<ActionForm>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::People).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    if !viewer.user.csrf_matches(&f.csrf) {
-        return render(
-            &c,
-            &viewer,
-            None,
-            Some(Refusal::csrf()),
-            StatusCode::FORBIDDEN,
-        )
-        .await;
-    }
+    let viewer = acting_on!(c, headers, Page::People, &f.csrf);
     let tenant = viewer.tenant().to_owned();
     let args = json!({"client_id": client_id});
     let action = async {

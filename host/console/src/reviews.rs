@@ -21,9 +21,8 @@ use toolhost_invoke::InvokeError;
 use crate::approvals::list;
 use crate::diff::lay_out;
 use crate::pages::Page;
-use crate::render::see_other;
 use crate::viewer::Viewer;
-use crate::{Console, Refusal, encode};
+use crate::{Console, Refusal, done_on, encode};
 
 /// The states of a plugin's revisions the catalog section lists besides
 /// the active one.
@@ -178,10 +177,7 @@ pub(crate) struct Shown {
 }
 
 async fn show(State(c): State<Console>, headers: HeaderMap, Query(q): Query<Shown>) -> Response {
-    let viewer = match c.viewer(&headers, Page::Reviews).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let viewer = viewer_of!(c, headers, Page::Reviews);
     render(&c, &viewer, &q, None, StatusCode::OK).await
 }
 
@@ -266,20 +262,10 @@ async fn decide(
     Path(revision): Path<String>,
     Form(form): Form<DecideForm>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::Reviews).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    if !viewer.user.csrf_matches(&form.csrf) {
-        return refused(&c, &viewer, StatusCode::FORBIDDEN, Refusal::csrf()).await;
-    }
+    let viewer = acting_on!(c, headers, Page::Reviews, &form.csrf);
     let args = json!({"revision": revision, "decision": form.decision, "reason": form.reason});
     match c.call(&viewer, "decide_plugin_review", args).await {
-        Ok(_) => see_other(&format!(
-            "{}?decided={}",
-            Page::Reviews.path(),
-            encode(&revision)
-        )),
+        Ok(_) => done_on(Page::Reviews, "decided", &revision),
         Err(e) => {
             let (status, refusal) = Refusal::of(&e);
             refused(&c, &viewer, status, refusal).await
@@ -301,20 +287,10 @@ async fn rollback(
     Path(plugin): Path<String>,
     Form(form): Form<RollbackForm>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::Reviews).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    if !viewer.user.csrf_matches(&form.csrf) {
-        return refused(&c, &viewer, StatusCode::FORBIDDEN, Refusal::csrf()).await;
-    }
+    let viewer = acting_on!(c, headers, Page::Reviews, &form.csrf);
     let args = json!({"plugin": plugin, "reason": form.reason});
     match c.call(&viewer, "rollback_plugin", args).await {
-        Ok(_) => see_other(&format!(
-            "{}?rolled_back={}",
-            Page::Reviews.path(),
-            encode(&plugin)
-        )),
+        Ok(_) => done_on(Page::Reviews, "rolled_back", &plugin),
         Err(e) => {
             let (status, refusal) = Refusal::of(&e);
             refused(&c, &viewer, status, refusal).await
@@ -325,23 +301,13 @@ async fn rollback(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::Templates;
 
     const HOSTILE: &str = "<script>alert(1)</script>";
     const QUOTES: &str = "a\"b'c";
 
-    /// `page` in the layout's context, as `Console::show` passes it.
+    /// `page` in the layout, for the test viewer.
     fn rendered(page: Value) -> String {
-        let context = json!({
-            "title": "Plugin reviews",
-            "nav": [],
-            "viewer": {"username": QUOTES, "tenant": "acme", "csrf": "token-1"},
-            "page": page,
-        });
-        Templates::new()
-            .expect("templates parse")
-            .render("reviews.html", &context)
-            .expect("renders")
+        crate::testing::render("reviews.html", page)
     }
 
     fn diff() -> Value {
@@ -409,7 +375,10 @@ mod tests {
         assert!(html.contains(r#"action="/admin/reviews/rev1""#));
         assert!(html.contains(r#"name="decision" value="approve""#));
         assert!(html.contains(r#"name="decision" value="reject""#));
-        assert!(html.contains(r#"<input type="hidden" name="csrf" value="token-1">"#));
+        assert!(html.contains(&format!(
+            r#"<input type="hidden" name="csrf" value="{}">"#,
+            crate::testing::CSRF
+        )));
         assert!(html.contains(
             r#"action="/admin/reviews/rollback/%3Cscript%3Ealert%281%29%3C%2Fscript%3E""#
         ));

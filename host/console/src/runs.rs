@@ -134,10 +134,7 @@ fn shown(mut run: Value, may_cancel: bool) -> Value {
 }
 
 async fn show(State(c): State<Console>, headers: HeaderMap, Query(f): Query<Filter>) -> Response {
-    let viewer = match c.viewer(&headers, Page::Runs).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let viewer = viewer_of!(c, headers, Page::Runs);
     let filter = f.known();
     let listed = match c
         .call(&viewer, "list_explorations", json!({"limit": LISTED}))
@@ -184,10 +181,7 @@ async fn detail(
     Path(run_id): Path<String>,
     Query(q): Query<Shown>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::Runs).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let viewer = viewer_of!(c, headers, Page::Runs);
     let cancelled = q.cancelled.is_some();
     render(&c, &viewer, &run_id, cancelled, None, StatusCode::OK).await
 }
@@ -241,14 +235,7 @@ async fn cancel(
     Path(run_id): Path<String>,
     Form(form): Form<TokenOnly>,
 ) -> Response {
-    let viewer = match c.viewer(&headers, Page::Runs).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    if !viewer.user.csrf_matches(&form.csrf) {
-        let refusal = Some(Refusal::csrf());
-        return render(&c, &viewer, &run_id, false, refusal, StatusCode::FORBIDDEN).await;
-    }
+    let viewer = acting_on!(c, headers, Page::Runs, &form.csrf);
     match c
         .call(&viewer, "cancel_exploration", json!({"run_id": run_id}))
         .await
@@ -268,23 +255,13 @@ async fn cancel(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::Templates;
 
     const HOSTILE: &str = "<script>alert(1)</script>";
     const QUOTES: &str = "a\"b'c";
 
-    /// `page` in the layout's context, as `Console::show` passes it.
+    /// `page` in the layout, for the test viewer.
     fn rendered(page: Value) -> String {
-        let context = json!({
-            "title": "Runs",
-            "nav": [],
-            "viewer": {"username": "bob", "tenant": "acme", "csrf": "token-1"},
-            "page": page,
-        });
-        Templates::new()
-            .expect("templates parse")
-            .render("runs.html", &context)
-            .expect("renders")
+        crate::testing::render("runs.html", page)
     }
 
     fn run(id: &str, state: &str) -> Value {
@@ -341,7 +318,10 @@ mod tests {
         assert!(html.contains(r#"action="/admin/runs/run_1/cancel""#));
         assert!(!html.contains(r#"action="/admin/runs/run_2/cancel""#));
         assert!(html.contains(">Cancel run</button>"));
-        assert!(html.contains(r#"<input type="hidden" name="csrf" value="token-1">"#));
+        assert!(html.contains(&format!(
+            r#"<input type="hidden" name="csrf" value="{}">"#,
+            crate::testing::CSRF
+        )));
         let html = rendered(list_page(false));
         assert!(!html.contains("/cancel\""));
         let html = rendered(json!({"run": shown(run("run_1", "running"), true)}));
