@@ -506,7 +506,7 @@ fn an_audit_search_finds_a_call_and_its_detail_and_the_chain_verifies() {
     browser.select("#f-outcome", "approval required");
     browser.click("form.filters button[type=submit]");
     browser.wait_for_path(
-        "/admin/audit?principal=&tool=run_by_tag&outcome=approval_required&since=&until=",
+        "/admin/audit?principal=&tool=run_by_tag&client=&outcome=approval_required&since=&until=",
     );
     let calls = "tbody tr[id^=\"call-\"]";
     let rows = browser.texts(calls);

@@ -50,6 +50,8 @@ pub(crate) struct Search {
     #[serde(default)]
     tool: String,
     #[serde(default)]
+    client: String,
+    #[serde(default)]
     outcome: String,
     #[serde(default)]
     since: String,
@@ -93,6 +95,7 @@ impl Search {
             tenant: Some(tenant.to_owned()),
             principal: subject.or_else(|| text(&self.principal)),
             tool: text(&self.tool),
+            client_id: text(&self.client),
             outcome,
             since: instant("since", &self.since, now)?,
             until: instant("until", &self.until, now)?,
@@ -315,6 +318,7 @@ mod tests {
         let form = Search {
             principal: " ann ".into(),
             tool: "run_by_tag".into(),
+            client: " toolhost-console ".into(),
             outcome: "approval_required".into(),
             since: "2026-12-01T12:00:00Z".into(),
             until: "".into(),
@@ -323,6 +327,7 @@ mod tests {
         assert_eq!(q.tenant.as_deref(), Some("demo"));
         assert_eq!(q.principal.as_deref(), Some("ann"));
         assert_eq!(q.tool.as_deref(), Some("run_by_tag"));
+        assert_eq!(q.client_id.as_deref(), Some("toolhost-console"));
         assert_eq!(q.outcome, Some(Outcome::ApprovalRequired));
         assert!(q.since.is_some() && q.until.is_none());
         let resolved = form.query("demo", Some("u-1".into())).expect("valid");
@@ -361,7 +366,7 @@ mod page_tests {
             "outcome": "denied", "error_code": "PERMISSION_DENIED", "duration": "1.000 ms",
             "argument_digest": "ab", "client_rounds": [],
         });
-        let form = json!({"principal": HOSTILE, "tool": "", "outcome": "denied", "since": "", "until": ""});
+        let form = json!({"principal": HOSTILE, "tool": "", "client": HOSTILE, "outcome": "denied", "since": "", "until": ""});
         let html = render(
             "audit.html",
             json!({"rows": [row.clone()], "form": form, "outcomes": ["executed", "denied"],

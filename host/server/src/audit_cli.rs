@@ -50,6 +50,10 @@ pub enum AuditCommand {
         /// Only calls of this tool.
         #[arg(long)]
         tool: Option<String>,
+        /// Only calls made through this OAuth client (`toolhost-console`:
+        /// the admin console's).
+        #[arg(long)]
+        client: Option<String>,
         /// Only calls that ended so: executed, needs_clarification,
         /// approval_required, denied, limit_rejected or error.
         #[arg(long, value_parser = outcome)]
@@ -78,6 +82,7 @@ pub async fn audit(command: AuditCommand) -> anyhow::Result<ExitCode> {
             tenant,
             principal,
             tool,
+            client,
             outcome,
             since,
             limit,
@@ -90,6 +95,7 @@ pub async fn audit(command: AuditCommand) -> anyhow::Result<ExitCode> {
                 outcome,
                 since,
                 limit,
+                client_id: client,
                 ..AuditQuery::default()
             };
             print_rows(&open(&store).await?.search(&query).await?);

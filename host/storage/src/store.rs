@@ -123,6 +123,7 @@ impl Store {
                 (" AND tool = ", query.tool.as_deref()),
                 (" AND outcome = ", query.outcome.as_ref().map(Outcome::as_str)),
                 (" AND call_id = ", query.call_id.as_deref()),
+                (" AND client_id = ", query.client_id.as_deref()),
             ];
             for (clause, value) in text {
                 if let Some(value) = value {
@@ -213,6 +214,9 @@ pub struct AuditQuery {
     pub until: Option<SystemTime>,
     /// Only the row of this call id.
     pub call_id: Option<String>,
+    /// Only calls made through this OAuth client (`toolhost-console` for
+    /// the admin console's).
+    pub client_id: Option<String>,
     /// At most this many rows, the newest.
     pub limit: u32,
 }
@@ -227,6 +231,7 @@ impl Default for AuditQuery {
             since: None,
             until: None,
             call_id: None,
+            client_id: None,
             limit: 50,
         }
     }

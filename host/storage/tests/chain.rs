@@ -331,6 +331,10 @@ async fn search_applies_every_filter_and_returns_the_newest_first(db: &TestDb) {
             principal: principal.into(),
             tool: tool.into(),
             outcome,
+            client_id: match call {
+                "d" => Some("toolhost-console".into()),
+                _ => event(call, at).client_id,
+            },
             ..event(call, at)
         };
         store.append(&e).await.expect("appending");
@@ -382,6 +386,11 @@ async fn search_applies_every_filter_and_returns_the_newest_first(db: &TestDb) {
         ..AuditQuery::default()
     };
     assert_eq!(calls(one).await, ["c"]);
+    let console = AuditQuery {
+        client_id: some("toolhost-console"),
+        ..AuditQuery::default()
+    };
+    assert_eq!(calls(console).await, ["d"]);
     // The new columns read back.
     let found = store.search(&acme_alice_greet).await.expect("searching");
     assert_eq!(found[0].event, event("e", 5_000));
