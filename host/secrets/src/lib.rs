@@ -36,4 +36,4 @@ mod tests;
 pub use builtin::HOST_TOKEN_PREFIXES;
 pub use kind::{Finding, SecretKind};
 pub use literals::{MIN_HOST_PATH_LEN, MIN_SECRET_LEN};
-pub use scanner::Scanner;
+pub use scanner::{MAX_REDACTION_PASSES, Scanner};

@@ -10,6 +10,14 @@ use crate::builtin;
 use crate::kind::{Finding, SecretKind};
 use crate::literals::{Literals, MIN_HOST_PATH_LEN, MIN_SECRET_LEN};
 
+/// How many times [`Scanner::redact`] scans its own output before it
+/// withholds the whole text: each pass removes at least one finding, and
+/// one made by a replacement is rare.
+pub const MAX_REDACTION_PASSES: usize = 4;
+
+/// What a text still holding a finding after every pass becomes.
+const WITHHELD: &str = "[redacted]";
+
 /// Finds credentials and host paths in text.
 ///
 /// Cheap to clone and share across threads: the compiled patterns are
@@ -85,7 +93,33 @@ impl Scanner {
     /// `text` with every finding replaced by `[redacted:<kind>]` (e.g.
     /// `[redacted:jwt]`); borrowed when there is none. Overlapping findings
     /// are replaced together, named for the one that starts first.
+    ///
+    /// The answer holds no finding: a replacement changes the context of
+    /// what precedes it (in `/srv/appBearer x…` the host path `/srv/app`
+    /// is no finding, a longer path goes on past it; in
+    /// `/srv/app[redacted:bearer]` it is), so the output is scanned again
+    /// until it is clean; after [`MAX_REDACTION_PASSES`] the whole text is
+    /// withheld.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut out = match self.redact_once(text) {
+            Cow::Borrowed(clean) => return Cow::Borrowed(clean),
+            Cow::Owned(out) => out,
+        };
+        for _ in 1..MAX_REDACTION_PASSES {
+            match self.redact_once(&out) {
+                Cow::Borrowed(_) => return Cow::Owned(out),
+                Cow::Owned(again) => out = again,
+            }
+        }
+        if self.is_clean(&out) {
+            Cow::Owned(out)
+        } else {
+            Cow::Owned(WITHHELD.to_owned())
+        }
+    }
+
+    /// One pass of [`Scanner::redact`]: the findings of `text` replaced.
+    fn redact_once<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut hits: Vec<Finding> = builtin::hits(text).collect();
         hits.extend(self.literals.all(text));
         if hits.is_empty() {

@@ -202,6 +202,21 @@ fn redact_replaces_every_hit_and_keeps_the_rest() {
 }
 
 #[test]
+fn a_finding_made_by_a_replacement_is_redacted_too() {
+    // `make fuzz` found it: the host path is no finding while a name goes
+    // on past it, but once the bearer token after it is replaced it is.
+    let scanner = Scanner::new().with_host_path(Path::new("/srv/toolhost"));
+    let text = "at /srv/toolhostBearer abcdefghijklmnopqrstuvwxyz0123456789 end";
+    let redacted = scanner.redact(text);
+    assert!(scanner.is_clean(&redacted), "{redacted}");
+    assert!(
+        redacted.starts_with("at [redacted:host_path]"),
+        "{redacted}"
+    );
+    assert!(!redacted.contains("abcdefghij"), "{redacted}");
+}
+
+#[test]
 fn overlapping_hits_are_redacted_as_one() {
     let scanner = Scanner::new().with_secret("0123456789abcdef");
     let text = "x Bearer 0123456789abcdef y";
