@@ -174,6 +174,33 @@ bench: plugins python-plugins ts-plugins
 bench-quick: plugins
 	$(CARGO) bench -p toolhost-server --bench http --locked -- --quick
 
+## fuzz: coverage-guided fuzzing of the edge parsers with AFL++ (cargo-afl, stable Rust):
+## each target of fuzz/targets for FUZZ_SECONDS (600) from its corpus in fuzz/corpus/<target>;
+## fails if a target crashed (the inputs are in target/fuzz/<target>/default/crashes: copy
+## each into fuzz/corpus/<target>/ and `make test` replays it from then on). FUZZ_TARGETS=…
+## picks some. Not part of `make test`.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?= oauth_client_metadata scopes_pkce manifest signed_envelope oci_reference secret_scanner permission
+CARGO_AFL_VERSION := 0.18.2
+FUZZ_BUILD := $(CURDIR)/target/fuzz-afl
+
+.PHONY: fuzz fuzz-tools
+fuzz-tools:
+	@if [ "$$(cargo afl --version 2>/dev/null | awk '{print $$2}')" = "$(CARGO_AFL_VERSION)" ]; then exit 0; fi; \
+	echo "== fuzz: cargo install cargo-afl $(CARGO_AFL_VERSION) (it builds AFL++ from its bundled source)"; \
+	$(CARGO) install cargo-afl --locked --version $(CARGO_AFL_VERSION)
+
+fuzz: fuzz-tools
+	cd fuzz/afl && CARGO_TARGET_DIR=$(FUZZ_BUILD) $(CARGO) afl build --release --locked
+	@mkdir -p target/fuzz; status=0; for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz: $$t for $(FUZZ_SECONDS)s"; \
+	  AFL_NO_UI=1 AFL_AUTORESUME=1 AFL_NO_AFFINITY=1 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
+	    $(CARGO) afl fuzz -V $(FUZZ_SECONDS) -i fuzz/corpus/$$t -o target/fuzz/$$t $(FUZZ_BUILD)/release/$$t > target/fuzz-$$t.log 2>&1; \
+	  stats=target/fuzz/$$t/default/fuzzer_stats; \
+	  echo "   $$(grep -E '^(execs_done|execs_per_sec|corpus_count|saved_crashes|saved_hangs)' $$stats | tr -s ' ' | tr '\n' ' ')"; \
+	  if [ "$$(awk '/^saved_crashes/ {print $$3}' $$stats)" != "0" ]; then echo "   CRASHES: target/fuzz/$$t/default/crashes"; status=1; fi; \
+	done; exit $$status
+
 ## e2e-tools: the MCP clients the end-to-end tests drive (tests/e2e_*.rs): Node 22, the
 ## npm clients, the Python SDK. Idempotent: each part keeps a stamp of what it installed
 ## and is skipped, offline, while its pins are unchanged.

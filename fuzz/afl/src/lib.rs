@@ -1,0 +1,1 @@
+//! Nothing here: each target is a binary in `src/bin/`.
