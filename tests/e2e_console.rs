@@ -22,8 +22,9 @@ use serde_json::{Value, json};
 use support::bench::{Backend, answer, call, serve};
 use support::browser::Browser;
 use support::console::{
-    acme_admin, add_user, cli, id, no_console_errors, only_refusals, open_gate, photograph,
+    acme_admin, add_user, cli, code, id, no_console_errors, only_refusals, open_gate, photograph,
     prod_run, run_until, signed_in, submitted_by_alice, tool_names, until_listed,
+    waiting_checkpoint,
 };
 use support::oauth::{add_ann, list_tools, user_token};
 use support::{DEMO_PASSWORD, Server, eventually};
@@ -53,44 +54,6 @@ fn with_gate(args: &Value, gate: &str) -> Value {
     let mut a = args.clone();
     a["gate_id"] = json!(gate);
     a
-}
-
-/// The error code of a call that must fail.
-fn code(v: &Value) -> String {
-    assert_eq!(v["result"]["isError"], json!(true), "{v}");
-    v["result"]["structuredContent"]["error"]["code"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
-/// Runs the demo tenant's human-step scenario until it waits at its
-/// checkpoint: the execution and the checkpoint.
-fn waiting_checkpoint(server: &Server, demo: &str) -> (String, String) {
-    let args = json!({
-        "scenario": "Checkout manual review", "environment": "staging", "project": "payments",
-    });
-    let run = answer(server, demo, "execute_scenario", args);
-    let execution = run["queued"][0]["executionId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{run}"))
-        .to_owned();
-    // Reading the status moves it on; it stops at the human review step.
-    for _ in 0..4 {
-        let status = answer(
-            server,
-            demo,
-            "get_execution_status",
-            json!({"execution_id": execution}),
-        );
-        if status["status"] == "WAITING_HUMAN" {
-            let checkpoint = status["checkpoint"]["checkpoint_id"]
-                .as_str()
-                .unwrap_or_else(|| panic!("{status}"));
-            return (execution, checkpoint.to_owned());
-        }
-    }
-    panic!("{execution} never waited for a person");
 }
 
 #[test]

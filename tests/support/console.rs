@@ -154,6 +154,44 @@ pub fn run_until(
     }
 }
 
+/// The error code of a call that must fail.
+pub fn code(v: &Value) -> String {
+    assert_eq!(v["result"]["isError"], json!(true), "{v}");
+    v["result"]["structuredContent"]["error"]["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Runs the demo tenant's human-step scenario until it waits at its
+/// checkpoint: the execution and the checkpoint.
+pub fn waiting_checkpoint(server: &Server, demo: &str) -> (String, String) {
+    let args = json!({
+        "scenario": "Checkout manual review", "environment": "staging", "project": "payments",
+    });
+    let run = answer(server, demo, "execute_scenario", args);
+    let execution = run["queued"][0]["executionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{run}"))
+        .to_owned();
+    // Reading the status moves it on; it stops at the human review step.
+    for _ in 0..4 {
+        let status = answer(
+            server,
+            demo,
+            "get_execution_status",
+            json!({"execution_id": execution}),
+        );
+        if status["status"] == "WAITING_HUMAN" {
+            let checkpoint = status["checkpoint"]["checkpoint_id"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{status}"));
+            return (execution, checkpoint.to_owned());
+        }
+    }
+    panic!("{execution} never waited for a person");
+}
+
 /// `fixture` released by `alice` (her new key, trusted for its plugin;
 /// the manifest pinned and signed) and submitted as her: the pending
 /// revision's id. alice must hold `catalog:submit`.

@@ -57,12 +57,14 @@ pub use content::{
 };
 pub use error::{CallError, LoadError};
 pub use host::backend::BackendGrant;
-pub use host::checkpoint::CheckpointGrant;
+pub use host::checkpoint::{CheckpointGrant, MAX_CHECKPOINTS_PER_CALL};
 pub use host::client::{
     AskClient, AskError, AskFuture, CLIENT_ASK_TIMEOUT, ClientChannel, ClientLink, ClientRound,
     ClientSupport, MAX_CLIENT_REQUESTS, MAX_CLIENT_ROUNDS, SamplingGrant,
 };
-pub use host::exploration::{Exploration, KeptArtifact, RunLog};
+pub use host::exploration::{
+    Exploration, KeptArtifact, MAX_REFUSAL_DETAIL, MAX_REFUSALS_LISTED, RunLog,
+};
 pub use host::log::{LogLevel, LogLine, LogSink};
 pub use host::notify::{MAX_RESOURCE_UPDATES, UpdateSink};
 pub use host::progress::{MAX_PROGRESS_MESSAGE, ProgressReport, ProgressSink};

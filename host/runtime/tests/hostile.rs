@@ -1,17 +1,27 @@
 //! Every hostile fixture in `plugins/` against the real sandbox: each yields
 //! its typed error within its limit, the same plugin answers a normal call
-//! right after, escapes fail inside the guest, and memory stays bounded
-//! across a thousand hostile calls.
+//! right after, escapes fail inside the guest, a flood of any host import
+//! ends at the host-call budget having done a bounded amount outside, and
+//! memory stays bounded across a thousand hostile calls.
 
-use std::collections::BTreeSet;
-use std::io::Read;
-use std::net::TcpListener;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolhost_fixtures::{Fixture, HOSTILE};
+use toolhost_gates::{
+    Checkpoint, CheckpointError, CheckpointStore, Disposition, GateFuture, NewCheckpoint,
+};
 use toolhost_limits::{ByteSize, CallBudget};
-use toolhost_runtime::{CallContext, CallError, Plugin, Runtime, RuntimeConfig};
+use toolhost_runtime::{
+    AskClient, AskFuture, CallContext, CallError, ClientChannel, ClientLink, ClientSupport,
+    MAX_CHECKPOINTS_PER_CALL, MAX_CLIENT_ROUNDS, MAX_RESOURCE_UPDATES, Plugin, Runtime,
+    RuntimeConfig,
+};
 
 fn runtime() -> Runtime {
     Runtime::new(RuntimeConfig::default()).expect("runtime builds")
@@ -90,6 +100,9 @@ const ESCAPES: &[&str] = &[
     "t-run-escape",
 ];
 
+/// The import-flood fixture, with its own test below (one case per import).
+const IMPORT_FLOOD: &str = "t-flood-imports";
+
 fn fixture(name: &str) -> &'static Fixture {
     HOSTILE
         .iter()
@@ -104,6 +117,7 @@ fn every_hostile_fixture_has_a_case() {
         .iter()
         .map(|b| b.0)
         .chain(ESCAPES.iter().copied())
+        .chain([IMPORT_FLOOD])
         .collect();
     assert_eq!(
         built, covered,
@@ -134,6 +148,281 @@ async fn each_breach_is_typed_within_its_limit_and_the_plugin_serves_right_after
             started.elapsed()
         );
         ping(&rt, &p).await;
+    }
+}
+
+/// The values of `flood`'s `import` argument: every host import of the
+/// plugin world, by its WIT interface (and function, for `client`).
+const IMPORTS: &[&str] = &[
+    "log",
+    "progress",
+    "resolver",
+    "backend",
+    "checkpoint",
+    "artifacts",
+    "client-supports",
+    "client-ask",
+    "notify",
+];
+
+/// Artifacts the flooded exploration run may keep.
+const RUN_ARTIFACTS: u32 = 4;
+
+/// A count shared with whatever receives a flood's effects.
+#[derive(Debug, Clone, Default)]
+struct Count(Arc<AtomicUsize>);
+
+impl Count {
+    fn tick(&self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+    fn get(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// One import's flood, as the test watches it.
+struct Watch {
+    /// The call's context, granting the import what it needs to act.
+    ctx: CallContext,
+    /// What the flood did outside the sandbox, counted by its receiver.
+    effects: Box<dyn Fn() -> usize>,
+    /// The most the host lets one call do of it.
+    bound: usize,
+}
+
+/// A context in which `import` reaches a real receiver, and the bound on
+/// what one call may leave there under `budget`.
+fn watch(import: &str, budget: &CallBudget) -> Watch {
+    let ctx = CallContext::new("tenant-a", "alice");
+    let count = Count::default();
+    let seen = count.clone();
+    let counted = move || seen.get();
+    let calls = budget.host_calls as usize;
+    let (ctx, effects, bound): (_, Box<dyn Fn() -> usize>, _) = match import {
+        // Each line, report and request reaches its receiver: the
+        // host-call budget is their only bound.
+        "log" => {
+            let sink = toolhost_runtime::LogSink::new(move |_| count.tick());
+            (ctx.with_log(Some(sink)), Box::new(counted), calls)
+        }
+        "progress" => {
+            let sink = toolhost_runtime::ProgressSink::new(move |_| count.tick());
+            (ctx.with_progress(Some(sink)), Box::new(counted), calls)
+        }
+        "backend" => {
+            let grant = counting_backend(count);
+            (ctx.with_backends(Some(grant)), Box::new(counted), calls)
+        }
+        "checkpoint" => {
+            let grant = toolhost_runtime::CheckpointGrant {
+                store: Arc::new(MemoryCheckpoints::counting(count)),
+                plugin: IMPORT_FLOOD.into(),
+                scanner: toolhost_secrets::Scanner::new(),
+            };
+            // Each may put a row before people: a call opens at most
+            // MAX_CHECKPOINTS_PER_CALL.
+            let bound = MAX_CHECKPOINTS_PER_CALL as usize;
+            (ctx.with_checkpoints(Some(grant)), Box::new(counted), bound)
+        }
+        // A run keeps at most its artifact budget; every other put is refused.
+        "artifacts" => {
+            let (run, log) = run_keeping(RUN_ARTIFACTS);
+            let kept = move || log.lock().expect("the run log").artifacts.len();
+            (ctx.in_run(run), Box::new(kept), RUN_ARTIFACTS as usize)
+        }
+        // A live client is asked at most MAX_CLIENT_ROUNDS times a call.
+        "client-ask" => {
+            let supports = ClientSupport {
+                roots: true,
+                ..ClientSupport::default()
+            };
+            let link = ClientLink::new(supports, ClientChannel::Live(Arc::new(NoRoots(count))));
+            (
+                ctx.with_client(Some(link)),
+                Box::new(counted),
+                MAX_CLIENT_ROUNDS,
+            )
+        }
+        // Each URI is told once, and at most MAX_RESOURCE_UPDATES a call.
+        "notify" => {
+            let sink = toolhost_runtime::UpdateSink::new(move |_| {
+                count.tick();
+                Ok(())
+            });
+            let ctx = ctx.with_updates(Some(sink));
+            (ctx, Box::new(counted), MAX_RESOURCE_UPDATES)
+        }
+        // Nothing leaves the host: the resolver answers from the call's
+        // snapshots, `supports` from what the client declared.
+        "resolver" => (ctx.with_snapshots(things()), Box::new(counted), 0),
+        "client-supports" => (ctx, Box::new(counted), 0),
+        other => panic!("no watch for import {other:?}"),
+    };
+    Watch {
+        ctx,
+        effects,
+        bound,
+    }
+}
+
+#[tokio::test]
+async fn a_flood_of_any_import_ends_at_the_host_call_limit_and_leaves_a_bounded_trace() {
+    let rt = runtime();
+    let p = load(&rt, fixture(IMPORT_FLOOD)).await;
+    let budget = CallBudget::DEFAULT;
+    for import in IMPORTS {
+        let watch = watch(import, &budget);
+        let args = json!({"import": import}).to_string();
+        let started = Instant::now();
+        let Err(err) = rt.call(&p, &watch.ctx, "flood", &args, &budget).await else {
+            panic!("{import}: the flood answered");
+        };
+        let limit = budget.host_calls;
+        assert_eq!(err, CallError::HostCallLimit { limit }, "{import}: {err}");
+        assert!(err.is_breach(), "{import}");
+        assert!(
+            started.elapsed() < budget.timeout,
+            "{import} took {:?}",
+            started.elapsed()
+        );
+        // Exactly the bound: each flood reaches it, none passes it.
+        assert_eq!((watch.effects)(), watch.bound, "{import}: effects");
+        ping(&rt, &p).await;
+    }
+}
+
+/// Kind `thing` of tenant-a, for `flood resolver`.
+fn things() -> Arc<toolhost_runtime::Snapshots> {
+    let rows: Arc<[toolhost_resolver::Entity]> =
+        vec![toolhost_resolver::Entity::new(1, "thing 1", "tenant-a")].into();
+    Arc::new(BTreeMap::from([("thing".to_owned(), rows)]))
+}
+
+/// An exploration run that may keep `artifacts`, and its log.
+fn run_keeping(
+    artifacts: u32,
+) -> (
+    toolhost_runtime::Exploration,
+    Arc<Mutex<toolhost_runtime::RunLog>>,
+) {
+    let log = Arc::new(Mutex::new(toolhost_runtime::RunLog::default()));
+    let run = toolhost_runtime::Exploration {
+        run_id: "run_flood".into(),
+        tool: "flood".into(),
+        client_id: "c".into(),
+        max_artifacts: artifacts,
+        max_artifact_bytes: 1024,
+        artifact_ttl_ms: 60_000,
+        scanner: toolhost_secrets::Scanner::new(),
+        log: log.clone(),
+    };
+    (run, log)
+}
+
+/// Backend `flood` on 127.0.0.1, answering every request `200 ok` and
+/// counting it in `seen`, and a grant reaching it.
+fn counting_backend(seen: Count) -> toolhost_runtime::BackendGrant {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for stream in l.incoming().map_while(Result::ok) {
+            let seen = seen.clone();
+            std::thread::spawn(move || answer_each_request(stream, &seen));
+        }
+    });
+    let url = url::Url::parse(&format!("http://{addr}/")).expect("a URL");
+    toolhost_runtime::BackendGrant {
+        backends: toolhost_backend::Backends::new(vec![toolhost_backend::BackendConfig::new(
+            "flood", url,
+        )])
+        .expect("valid"),
+        declared: Arc::new(BTreeSet::from(["flood".to_owned()])),
+    }
+}
+
+/// Answers each request on `s` (GETs: a head, no body) until it closes.
+fn answer_each_request(mut s: TcpStream, seen: &Count) {
+    let (mut buf, mut chunk) = (Vec::new(), [0u8; 4096]);
+    while let Ok(n @ 1..) = s.read(&mut chunk) {
+        buf.extend_from_slice(&chunk[..n]);
+        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            buf.drain(..end + 4);
+            seen.tick();
+            let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+            if s.write_all(answer).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// A live client declaring roots, answering each request with none.
+struct NoRoots(Count);
+
+impl AskClient for NoRoots {
+    fn ask(&self, _request: Value) -> AskFuture<'_> {
+        self.0.tick();
+        Box::pin(async { Ok(json!({"roots": []})) })
+    }
+}
+
+/// Checkpoints in memory, one per subject as in the real stores; each new
+/// one counted.
+struct MemoryCheckpoints {
+    rows: Mutex<BTreeMap<String, Checkpoint>>,
+    opened: Count,
+}
+
+impl MemoryCheckpoints {
+    fn counting(opened: Count) -> Self {
+        Self {
+            rows: Mutex::default(),
+            opened,
+        }
+    }
+}
+
+impl CheckpointStore for MemoryCheckpoints {
+    fn open_checkpoint(&self, c: NewCheckpoint) -> GateFuture<'_, Checkpoint> {
+        let mut rows = self.rows.lock().expect("not poisoned");
+        let row = rows.entry(c.subject.clone()).or_insert_with(|| {
+            self.opened.tick();
+            Checkpoint {
+                opened: c,
+                version: 1,
+                disposition: None,
+                decided_by: None,
+                reason: None,
+                decided_at: None,
+            }
+        });
+        let row = row.clone();
+        Box::pin(async move { Ok(row) })
+    }
+
+    fn list_checkpoints<'a>(
+        &'a self,
+        _tenant: &'a str,
+        _waiting_only: bool,
+        _limit: u32,
+    ) -> GateFuture<'a, Vec<Checkpoint>> {
+        let rows = self.rows.lock().expect("not poisoned");
+        let rows: Vec<Checkpoint> = rows.values().cloned().collect();
+        Box::pin(async move { Ok(rows) })
+    }
+
+    fn decide_checkpoint<'a>(
+        &'a self,
+        _tenant: &'a str,
+        id: &'a str,
+        _expected_version: u32,
+        _disposition: Disposition,
+        _by: &'a str,
+        _reason: &'a str,
+        _now: i64,
+    ) -> GateFuture<'a, Checkpoint, CheckpointError> {
+        Box::pin(async move { Err(CheckpointError::NotFound(id.to_owned())) })
     }
 }
 

@@ -34,6 +34,8 @@ pub struct ConfigFile {
     shutdown_grace: Option<Duration>,
     #[serde(default, with = "humantime_serde")]
     drain_delay: Option<Duration>,
+    #[serde(default, with = "humantime_serde")]
+    header_read_timeout: Option<Duration>,
     trusted_proxies: Option<Vec<String>>,
     public_url: Option<String>,
     #[serde(default, with = "humantime_serde")]
@@ -153,6 +155,11 @@ pub struct ServeArgs {
     /// (default 0s; a balancer's check interval and fall count).
     #[arg(long, env = "TOOLHOST_DRAIN_DELAY", value_parser = humantime::parse_duration)]
     pub drain_delay: Option<Duration>,
+    /// How long a client has to send a whole request head; a connection
+    /// that takes longer (or idles that long between requests) is closed
+    /// (default 10s).
+    #[arg(long, env = "TOOLHOST_HEADER_READ_TIMEOUT", value_parser = humantime::parse_duration)]
+    pub header_read_timeout: Option<Duration>,
     /// A proxy whose `X-Forwarded-For` names the client (an address or a
     /// CIDR range; repeatable): the load balancer in front of replicas.
     #[arg(
@@ -289,6 +296,8 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// How long a stopping host keeps serving with `/readyz` failing.
     pub drain_delay: Duration,
+    /// What one connection may hold before its request is read.
+    pub connection_limits: crate::listen::ConnectionLimits,
     /// The proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: crate::forwarded::TrustedProxies,
     /// The OAuth issuer, if set; else derived from the bound address.
@@ -410,6 +419,13 @@ impl Config {
                 "--dev-allow-unsigned serves unsigned plugins and works on a loopback address only, not {listen}"
             );
         }
+        let header_read_timeout = args
+            .header_read_timeout
+            .or(file.header_read_timeout)
+            .unwrap_or(crate::listen::DEFAULT_HEADER_READ_TIMEOUT);
+        if header_read_timeout.is_zero() {
+            anyhow::bail!("header-read-timeout must be longer than 0s");
+        }
         let trusted_proxies =
             crate::forwarded::TrustedProxies::parse(if args.trusted_proxies.is_empty() {
                 file.trusted_proxies.as_deref().unwrap_or_default()
@@ -451,6 +467,10 @@ impl Config {
             request_limits: args.limits.over(file.limits)?,
             shutdown_grace: file.shutdown_grace.unwrap_or(DEFAULT_SHUTDOWN_GRACE),
             drain_delay: args.drain_delay.or(file.drain_delay).unwrap_or_default(),
+            connection_limits: crate::listen::ConnectionLimits {
+                header_read_timeout,
+                ..crate::listen::ConnectionLimits::default()
+            },
             trusted_proxies,
             public_url: args
                 .public_url

@@ -20,6 +20,7 @@ mod entity_generations;
 mod forwarded;
 mod guard;
 pub mod http;
+mod listen;
 mod log_redact;
 mod rate_lease;
 mod rate_limit;

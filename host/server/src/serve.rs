@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::serve::ListenerExt;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use tokio_util::sync::CancellationToken;
@@ -341,13 +340,6 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             sessions.cancel();
         }
     };
-    // Every reply is written in pieces (SSE): without TCP_NODELAY each one
-    // waits for the peer's delayed ACK (~40 ms).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::warn!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
     // Each outer layer only where it has work: a trusted proxy, an exporter.
     let mut app = app;
     if !config.trusted_proxies.is_empty() {
@@ -359,10 +351,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     if crate::telemetry::exporting() {
         app = app.layer(axum::middleware::from_fn(crate::telemetry::request_span));
     }
-    let app = app.into_make_service_with_connect_info::<SocketAddr>();
-    let serve =
-        axum::serve(listener, app).with_graceful_shutdown(closing.clone().cancelled_owned());
-    let (served, ()) = tokio::join!(serve.into_future(), drain);
+    let serve = crate::listen::serve(listener, app, config.connection_limits, closing.clone());
+    tokio::join!(serve, drain);
     workers.cancel();
     maintenance.abort();
     catalog_poll.abort();
@@ -370,7 +360,6 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     purge.abort();
     artifacts.abort();
     upkeep.abort();
-    served.context("serving HTTP")?;
     store.close().await;
     tracing::info!("toolhost stopped");
     Ok(())

@@ -78,6 +78,25 @@ pub enum SignerCommand {
     },
 }
 
+/// The longest name `signer new` takes.
+const MAX_KEY_NAME: usize = 64;
+
+/// A key's name becomes its files' stem in `--dir`: plain letters, digits,
+/// `-`, `_` and `.`, not starting with `.`, so it names a file there and
+/// nowhere else (no `/`, no `..`, no hidden file).
+fn check_key_name(name: &str) -> anyhow::Result<()> {
+    let plain = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if name.is_empty() || name.len() > MAX_KEY_NAME || name.starts_with('.') || !plain {
+        bail!(
+            "signer name {name:?} must be 1 to {MAX_KEY_NAME} letters, digits, '-', '_' or '.', \
+             not starting with '.': it names the key's files in --dir"
+        );
+    }
+    Ok(())
+}
+
 /// Runs a `signer` command.
 pub async fn signer(command: SignerCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -89,6 +108,7 @@ pub async fn signer(command: SignerCommand) -> anyhow::Result<ExitCode> {
             let alg: Algorithm = algorithm
                 .parse()
                 .map_err(|e| anyhow::anyhow!("--algorithm {algorithm:?}: {e}"))?;
+            check_key_name(&name)?;
             let key = SigningKey::generate(alg)?;
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             let private = dir.join(format!("{name}.key"));
@@ -222,4 +242,37 @@ fn write_private(path: &Path, pem: &str) -> anyhow::Result<()> {
     })?;
     f.write_all(pem.as_bytes())
         .with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_name_names_a_file_in_its_directory_and_nowhere_else() {
+        for ok in [
+            "alice",
+            "acme-ci_2026",
+            "release.v2",
+            &"a".repeat(MAX_KEY_NAME),
+        ] {
+            assert!(check_key_name(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../alice",
+            "keys/alice",
+            "/tmp/alice",
+            "a\\b",
+            ".hidden",
+            "al ice",
+            "alice\n",
+            &"a".repeat(MAX_KEY_NAME + 1),
+        ] {
+            let refused = check_key_name(bad).expect_err(bad);
+            assert!(refused.to_string().contains("signer name"), "{refused}");
+        }
+    }
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use toolhost_audit::{AuditEvent, Effect, Outcome as RowOutcome};
 use toolhost_runs::{
     ArtifactRecord, AttemptRecord, ErrorRecord, FinishRun, HostRecord, Outcome, RECEIPT_VERSION,
-    Receipt, Run, RunEffect, RunState,
+    Receipt, RefusalRecord, Run, RunEffect, RunState,
 };
 use toolhost_runtime::{KeptArtifact, RunLog, ToolOutput};
 use toolhost_types::{Digest, Principal};
@@ -79,7 +79,7 @@ fn receipt(host: &Toolhost, info: &HostInfo, run: &Run, ending: &Ending, now: i6
             o
         })
         .collect();
-    let refused = ending
+    let mut refused: Vec<RefusalRecord> = ending
         .log
         .refused
         .iter()
@@ -89,6 +89,15 @@ fn receipt(host: &Toolhost, info: &HostInfo, run: &Run, ending: &Ending, now: i6
             r
         })
         .collect();
+    if ending.log.refusals_unlisted > 0 {
+        refused.push(RefusalRecord {
+            what: "unlisted".into(),
+            detail: format!(
+                "{} more refused attempts, not listed",
+                ending.log.refusals_unlisted
+            ),
+        });
+    }
     let answer_sha256 = ending.result.as_ref().ok().map(|out| {
         let text = toolhost_types::canonical_json(&out.structured);
         Digest::of(text.as_bytes()).to_string()

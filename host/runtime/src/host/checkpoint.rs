@@ -18,6 +18,11 @@ const MAX_SUBJECT: usize = 200;
 const MAX_TITLE: usize = 300;
 const MAX_EVIDENCE: usize = 4096;
 
+/// The most checkpoints one call may open or read: each open may put a
+/// row in front of people, so a plugin looping on the import must not
+/// fill their inbox (the host-call budget alone would allow thousands).
+pub const MAX_CHECKPOINTS_PER_CALL: u32 = 16;
+
 /// Where a call's checkpoints go: the store, and who is calling.
 #[derive(Clone)]
 pub struct CheckpointGrant {
@@ -46,6 +51,8 @@ pub(crate) struct CheckpointCapability {
     meter: HostCallMeter,
     quiet: Quiet,
     acted: Acted,
+    /// Opens asked for so far in this call.
+    opens: u32,
 }
 
 impl CheckpointCapability {
@@ -63,6 +70,7 @@ impl CheckpointCapability {
             meter,
             quiet,
             acted: Acted::default(),
+            opens: 0,
         }
     }
 
@@ -104,6 +112,12 @@ impl wit::Host for CheckpointCapability {
                 "a checkpoint cannot be opened while the call may not have side effects".into(),
             ));
         }
+        if self.opens >= MAX_CHECKPOINTS_PER_CALL {
+            return Ok(Err(format!(
+                "a call may open at most {MAX_CHECKPOINTS_PER_CALL} checkpoints"
+            )));
+        }
+        self.opens += 1;
         let problem = too_long("subject", &subject, MAX_SUBJECT)
             .or_else(|| too_long("title", &title, MAX_TITLE))
             .or_else(|| too_long("evidence", &evidence, MAX_EVIDENCE));
