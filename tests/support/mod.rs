@@ -203,6 +203,17 @@ impl Server {
     /// [`Server::start_with`] on the store at `database_url` (default: a
     /// SQLite file in the server's temp dir).
     pub fn start_on(plugins: &[Fixture], flags: &[&str], database_url: Option<&str>) -> Server {
+        Server::start_env(plugins, flags, database_url, &[])
+    }
+
+    /// [`Server::start_on`] with `env` set for the server process (an
+    /// `LD_PRELOAD`ed clock, say).
+    pub fn start_env(
+        plugins: &[Fixture],
+        flags: &[&str],
+        database_url: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Server {
         let dir = tempfile::Builder::new()
             .prefix("toolhost-e2e-")
             .tempdir()
@@ -236,6 +247,7 @@ impl Server {
             .arg(&database_url)
             .args(flags)
             .env("TOOLHOST_DEMO_PASSWORD", DEMO_PASSWORD)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(File::create(&log).expect("create the server log"))

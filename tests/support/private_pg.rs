@@ -74,6 +74,13 @@ impl PrivatePg {
         self.pg_ctl(&["stop", "-m", "fast", "-w"]);
     }
 
+    /// Kills the server mid-work (`pg_ctl stop -m immediate`: every
+    /// process quits at once, open transactions are neither committed nor
+    /// rolled back, and the next start recovers from the write-ahead log).
+    pub fn kill(&self) {
+        self.pg_ctl(&["stop", "-m", "immediate", "-w"]);
+    }
+
     /// Starts it (again), waiting until it accepts connections.
     pub fn start_again(&self) {
         let options = format!(

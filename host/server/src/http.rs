@@ -130,6 +130,16 @@ async fn readiness(ops: &Ops) -> (StatusCode, &'static str) {
 
 /// Prometheus text exposition.
 async fn metrics(State(ops): State<Ops>) -> impl IntoResponse {
+    let pools = ops.store.pool_stats();
+    for (pool, open, idle) in [
+        ("main", pools.open, pools.idle),
+        ("counters", pools.counters_open, pools.counters_idle),
+    ] {
+        metrics::gauge!("toolhost_store_connections", "pool" => pool, "state" => "open")
+            .set(f64::from(open));
+        metrics::gauge!("toolhost_store_connections", "pool" => pool, "state" => "idle")
+            .set(idle as f64);
+    }
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         ops.metrics.render(),

@@ -110,7 +110,9 @@ impl StorageError {
 /// that it refused or failed what was asked: the connection was refused,
 /// lost or broken, no pooled connection came free in time, or the server
 /// is shutting down, starting or out of connections (PostgreSQL's class 08,
-/// 57P01–57P03 and 53300; SQLite's busy and locked).
+/// 57P01–57P03 and 53300; SQLite's busy and locked), or its disk is full
+/// (PostgreSQL's 53100, SQLite's `SQLITE_FULL`): each passes without the
+/// request changing, so each is worth a retry.
 pub(crate) fn unreachable(operation: &str, e: &sqlx::Error) -> Option<StoreUnavailable> {
     let down = match e {
         sqlx::Error::Io(_)
@@ -120,8 +122,8 @@ pub(crate) fn unreachable(operation: &str, e: &sqlx::Error) -> Option<StoreUnava
         | sqlx::Error::WorkerCrashed => true,
         sqlx::Error::Database(db) => db.code().is_some_and(|code| {
             code.starts_with("08")
-                || matches!(&*code, "57P01" | "57P02" | "57P03" | "53300")
-                || matches!(&*code, "5" | "6" | "261" | "262" | "517")
+                || matches!(&*code, "57P01" | "57P02" | "57P03" | "53300" | "53100")
+                || matches!(&*code, "5" | "6" | "261" | "262" | "517" | "13")
         }),
         _ => false,
     };

@@ -119,4 +119,4 @@ pub use record::AuditRecord;
 pub use request_state::{KEY_PERIOD as REQUEST_STATE_KEY_PERIOD, RequestStateKeys};
 pub use resource_updates::{RESOURCES_CHANNEL, ResourceListener};
 pub use runs::{RUNS_CHANNEL, RunListener};
-pub use store::{AuditQuery, Store};
+pub use store::{AuditQuery, PoolStats, Store};

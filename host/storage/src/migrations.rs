@@ -94,6 +94,10 @@ pub(crate) const SQLITE: Files = &[
         "0017_audit_client_rounds.sql",
         include_str!("../../../migrations/sqlite/0017_audit_client_rounds.sql"),
     ),
+    (
+        "0018_audit_client_rounds_null.sql",
+        include_str!("../../../migrations/sqlite/0018_audit_client_rounds_null.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -165,6 +169,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0017_audit_client_rounds.sql",
         include_str!("../../../migrations/postgres/0017_audit_client_rounds.sql"),
+    ),
+    (
+        "0018_audit_client_rounds_null.sql",
+        include_str!("../../../migrations/postgres/0018_audit_client_rounds_null.sql"),
     ),
 ];
 

@@ -170,6 +170,20 @@ impl Store {
             .map_err(StorageError::query("ping"))
     }
 
+    /// How many connections each pool holds now, and how many of those
+    /// are idle: for `/metrics`, and for a soak to see they stay bounded.
+    pub fn pool_stats(&self) -> PoolStats {
+        let (open, idle) = on_pool!(&self.pools, pool => (pool.size(), pool.num_idle()));
+        let (counters_open, counters_idle) =
+            on_pool!(&self.counters, pool => (pool.size(), pool.num_idle()));
+        PoolStats {
+            open,
+            idle,
+            counters_open,
+            counters_idle,
+        }
+    }
+
     /// Closes every connection, waiting for operations in flight. Later
     /// operations fail. Call it at shutdown so SQLite checkpoints its WAL.
     pub async fn close(&self) {
@@ -244,4 +258,17 @@ impl fmt::Debug for Store {
             .field("engine", &self.engine())
             .finish_non_exhaustive()
     }
+}
+
+/// What [`Store::pool_stats`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Connections of the main pool.
+    pub open: u32,
+    /// Of those, idle.
+    pub idle: usize,
+    /// Connections of the rate-limit counters' pool.
+    pub counters_open: u32,
+    /// Of those, idle.
+    pub counters_idle: usize,
 }
