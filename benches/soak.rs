@@ -26,7 +26,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::bench::{Backend, call_at};
+use support::bench::{Backend, UNLIMITED, call_at};
 use support::oauth::{approver, user_token};
 use support::{DEMO_PASSWORD, Server, exchange};
 use toolhost_fixtures::{HELLO, TESTBENCH};
@@ -79,15 +79,10 @@ fn main() {
             "100000",
             "--runs-per-tenant",
             "100000",
-            "--rate-limit-per-principal",
-            "0",
-            "--rate-limit-per-client",
-            "0",
-            "--rate-limit-writes",
-            "0",
         ]
         .map(str::to_owned),
     );
+    flags.extend(UNLIMITED.map(str::to_owned));
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let server = Server::start_with(&[TESTBENCH, HELLO], &flags);
     let demo = user_token(&server, "demo", DEMO_PASSWORD);

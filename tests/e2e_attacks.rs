@@ -29,22 +29,6 @@ const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
 /// MAX_CHECKPOINTS_PER_CALL`).
 const CHECKPOINTS_PER_CALL: usize = 16;
 
-/// The rows `toolhost audit verify` walked; fails unless the chain verifies.
-fn audit_rows(server: &Server) -> u64 {
-    let out = server.admin(&["audit", "verify"]);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "audit verify: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text.lines()
-        .find_map(|l| l.strip_prefix("ok: "))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("a row count: {text}"))
-}
-
 /// `host:port` of `server`.
 fn authority(server: &Server) -> String {
     server
@@ -238,23 +222,13 @@ fn no_request_reaches_a_private_address_through_documents_submissions_or_backend
     // A submission is bytes, never an address to fetch from.
     let author = server.service_token("mcp catalog:submit");
     let source = format!("oci://127.0.0.1:{port}/authors/hello:1.0.0");
-    let auth = format!("Bearer {author}");
     for body in [
         json!({"source": source}),
         json!({"manifest": "", "component": "", "source": source}),
         json!({"manifest": format!("[plugin]\nname = \"x\"\nversion = \"1.0.0\"\ncomponent = \"http://127.0.0.1:{port}/x.wasm\"\n"),
                "component": ""}),
     ] {
-        let (s, answer) = exchange(
-            &server.url,
-            "POST",
-            "/catalog/revisions",
-            &[
-                ("Content-Type", "application/json"),
-                ("Authorization", &auth),
-            ],
-            &body.to_string(),
-        );
+        let (s, answer) = submit(&server, &author, &body);
         assert!((400..500).contains(&s), "{body}: {s} {answer}");
     }
 
@@ -304,7 +278,7 @@ fn names_that_climb_out_of_their_place_are_refused_wherever_they_reach_a_path() 
     ];
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let (server, demo) = serve_on(&backend, &[T_ESCAPE_BACKEND], &flags, None);
-    let before = audit_rows(&server);
+    let before = server.verified_rows();
 
     // A backend path may not leave the base, however it is spelled.
     let fixture = server.service_token("mcp fixture:run");
@@ -384,7 +358,6 @@ fn names_that_climb_out_of_their_place_are_refused_wherever_they_reach_a_path() 
     // A plugin's file names: a manifest naming a component or a plugin
     // outside its directory is refused before anything is stored.
     let author = server.service_token("mcp catalog:submit");
-    let auth = format!("Bearer {author}");
     for (name, component, says) in [
         ("../escape", "escape.wasm", "name"),
         ("escape", "../escape.wasm", "plugin.component"),
@@ -395,16 +368,7 @@ fn names_that_climb_out_of_their_place_are_refused_wherever_they_reach_a_path() 
             "[plugin]\nname = \"{name}\"\nversion = \"1.0.0\"\ndescription = \"x\"\ncomponent = \"{component}\"\n\n[tools.greet]\npermission = \"hello:read\"\n"
         );
         let body = json!({"manifest": manifest, "component": "AGFzbQ0AAQA="});
-        let (s, answer) = exchange(
-            &server.url,
-            "POST",
-            "/catalog/revisions",
-            &[
-                ("Content-Type", "application/json"),
-                ("Authorization", &auth),
-            ],
-            &body.to_string(),
-        );
+        let (s, answer) = submit(&server, &author, &body);
         assert!(
             (400..500).contains(&s) && answer.contains(says),
             "{name} {component}: {s} {answer}"
@@ -428,7 +392,22 @@ fn names_that_climb_out_of_their_place_are_refused_wherever_they_reach_a_path() 
         "nothing was written"
     );
     // Refusals are audited as refusals; nothing else was written.
-    assert!(audit_rows(&server) >= before);
+    assert!(server.verified_rows() >= before);
+}
+
+/// `body` posted to `/catalog/revisions` as `author`: status and body.
+fn submit(server: &Server, author: &str, body: &Value) -> (u16, String) {
+    let auth = format!("Bearer {author}");
+    exchange(
+        &server.url,
+        "POST",
+        "/catalog/revisions",
+        &[
+            ("Content-Type", "application/json"),
+            ("Authorization", &auth),
+        ],
+        &body.to_string(),
+    )
 }
 
 /// `toolhost ARGS… PATH`, however it ends.
@@ -498,7 +477,7 @@ fn greet_body(name: &str) -> String {
 fn smuggled_requests_never_run_and_oversized_heads_are_refused() {
     let server = Server::start(&[HELLO]);
     let bearer = server.bearer().to_owned();
-    let before = audit_rows(&server);
+    let before = server.verified_rows();
     let smuggled = greet_request(
         &server,
         &bearer,
@@ -548,7 +527,7 @@ fn smuggled_requests_never_run_and_oversized_heads_are_refused() {
     );
     let got = raw(&server, folded.as_bytes(), Duration::from_secs(10));
     assert!(got.starts_with("HTTP/1.1 400"), "{got}");
-    assert_eq!(audit_rows(&server), before, "no call ran");
+    assert_eq!(server.verified_rows(), before, "no call ran");
 
     // Oversized heads: one huge header, and too many headers.
     let huge = format!("X-Filler: {}\r\n", "a".repeat(64 * 1024));
@@ -563,7 +542,7 @@ fn smuggled_requests_never_run_and_oversized_heads_are_refused() {
         let got = raw(&server, request.as_bytes(), Duration::from_secs(10));
         assert!(got.starts_with("HTTP/1.1 431"), "{what}: {got}");
     }
-    assert_eq!(audit_rows(&server), before, "no call ran");
+    assert_eq!(server.verified_rows(), before, "no call ran");
 
     // The host serves on.
     let served = call(&server, server.token(), "greet", json!({"name": "after"}));
@@ -706,7 +685,7 @@ fn another_tenants_gates_checkpoints_artifacts_runs_workspaces_and_audit_are_not
 
     let password = acme_admin(&server);
     let ada = user_token(&server, "ada", &password);
-    let before = audit_rows(&server);
+    let before = server.verified_rows();
 
     // Lists show none of it.
     for (tool, args, key) in [
@@ -803,7 +782,7 @@ fn another_tenants_gates_checkpoints_artifacts_runs_workspaces_and_audit_are_not
     );
     assert_eq!(got["state"], json!("succeeded"), "{got}");
     assert!(
-        audit_rows(&server) > before,
+        server.verified_rows() > before,
         "acme's refused calls are audited"
     );
 }
@@ -993,7 +972,7 @@ fn framed_never(page: &Answer, what: &str) {
 fn a_plugin_flooding_each_host_import_is_stopped_and_the_host_serves_on() {
     let server = Server::start(&[T_FLOOD_IMPORTS]);
     let fixture = server.service_token("mcp fixture:run");
-    let before = audit_rows(&server);
+    let before = server.verified_rows();
     let imports = [
         "log",
         "progress",
@@ -1018,7 +997,7 @@ fn a_plugin_flooding_each_host_import_is_stopped_and_the_host_serves_on() {
         assert_eq!(pong["pong"], json!(true), "{import}: {pong}");
     }
     // One row per call (each flood and each ping), and the chain holds.
-    assert_eq!(audit_rows(&server), before + 2 * imports.len() as u64);
+    assert_eq!(server.verified_rows(), before + 2 * imports.len() as u64);
     let (health, _) = exchange(&server.url, "GET", "/healthz", &[], "");
     assert_eq!(health, 200);
     // The checkpoint flood opened at most one call's share.

@@ -34,22 +34,6 @@ use support::oauth::{self, approver, user_token};
 use support::{DEMO_PASSWORD, Server, python3};
 use toolhost_fixtures::{HELLO, T_ESCAPE_BACKEND, TESTBENCH};
 
-/// `toolhost audit verify` on `server`'s store succeeds: the rows walked.
-fn chain_verifies(server: &Server) -> u64 {
-    let out = server.admin(&["audit", "verify"]);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "audit verify: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text.lines()
-        .find_map(|l| l.strip_prefix("ok: "))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("a row count: {text}"))
-}
-
 /// One value of `sql` on the SQLite file at `database` (Python's sqlite3).
 fn sqlite(database: &Path, sql: &str) -> String {
     let script = "import sqlite3, sys\n\
@@ -235,7 +219,7 @@ fn a_full_disk_refuses_calls_retryably_and_the_host_serves_again_when_space_retu
 
     // Every answered call has its row, and no refused call left one.
     assert_eq!(greet_rows(&database), answered);
-    chain_verifies(&server);
+    server.verified_rows();
     store_intact(&database);
 }
 
@@ -328,7 +312,7 @@ fn a_backend_that_hangs_resets_or_answers_garbage_is_a_typed_error_and_the_host_
     let config = config.display().to_string();
     let server = Server::start_with(&[T_ESCAPE_BACKEND], &["--config", &config]);
     let token = server.service_token("mcp fixture:run");
-    let before = chain_verifies(&server);
+    let before = server.verified_rows();
 
     let mut calls = 0;
     for (fault, says) in [
@@ -365,7 +349,7 @@ fn a_backend_that_hangs_resets_or_answers_garbage_is_a_typed_error_and_the_host_
         calls += 1;
         assert_eq!(healthy["status"], json!(200), "after {fault:?}: {healthy}");
     }
-    assert_eq!(chain_verifies(&server), before + calls);
+    assert_eq!(server.verified_rows(), before + calls);
     store_intact(&server.database_path());
 }
 
@@ -467,7 +451,7 @@ fn a_clock_jump_forward_and_back_expires_what_it_should_and_the_host_serves_on()
         opened["approval_required"]["gate_id"].is_string(),
         "{opened}"
     );
-    chain_verifies(&server);
+    server.verified_rows();
     store_intact(&server.database_path());
 }
 
@@ -535,7 +519,7 @@ fn kill_9_under_load_loses_no_answered_call() {
     let missing = answered.difference(&rows).count();
     assert_eq!(missing, 0, "{missing} answered calls have no audit row");
     let again = Server::start_on(&[HELLO], &[], Some(server.database_url()));
-    chain_verifies(&again);
+    again.verified_rows();
     store_intact(&database);
     assert!(matches!(
         greet(&again.url, again.token(), "after the kill"),
@@ -636,6 +620,6 @@ fn sigterm_while_gates_are_consumed_leaves_each_gate_used_once_with_its_row() {
          AND tool = 'run_by_tag' AND outcome = 'executed' GROUP BY gate_id HAVING count(*) > 1)",
     );
     assert_eq!(twice, "0", "a gate ran twice");
-    chain_verifies(&again);
+    again.verified_rows();
     store_intact(&database);
 }

@@ -24,7 +24,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::bench::{Backend, all_runs_over, confirmed_gate, serve_on, try_post_at};
+use support::bench::{Backend, UNLIMITED, all_runs_over, confirmed_gate, serve_on, try_post_at};
 use support::cluster::Cluster;
 use support::oauth::{approver, user_token};
 use support::private_pg::PrivatePg;
@@ -39,16 +39,6 @@ const RECOVERY: Duration = Duration::from_secs(5);
 const RUNS: usize = 12;
 /// Gates opened and confirmed before the load; its clients race to use them.
 const GATES: usize = 6;
-
-/// The load is many times a person's: no rate limit counts it.
-const UNLIMITED: [&str; 6] = [
-    "--rate-limit-per-principal",
-    "0",
-    "--rate-limit-per-client",
-    "0",
-    "--rate-limit-writes",
-    "0",
-];
 
 /// The gated call (a production run), and the exploration every run makes.
 fn production() -> Value {

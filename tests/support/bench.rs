@@ -14,6 +14,16 @@ use toolhost_fixtures::TESTBENCH;
 /// shows may contain it.
 pub const BACKEND_TOKEN: &str = "tb-secret-7f3a9c2e51d04b8e9a6f0c1d2e3b4a59";
 
+/// Flags turning every rate limit off: for load that must never be refused.
+pub const UNLIMITED: [&str; 6] = [
+    "--rate-limit-per-principal",
+    "0",
+    "--rate-limit-per-client",
+    "0",
+    "--rate-limit-writes",
+    "0",
+];
+
 /// The testbench backend, serving on its own runtime for the test's life.
 pub struct Backend {
     /// The running backend (its handle reads counters, loads seeds).

@@ -362,6 +362,23 @@ impl Server {
             .unwrap_or_else(|e| panic!("run {TOOLHOST} {args:?}: {e}"))
     }
 
+    /// `toolhost audit verify` on this server's store, which must pass:
+    /// the rows it walked.
+    pub fn verified_rows(&self) -> u64 {
+        let out = self.admin(&["audit", "verify"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "audit verify: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text.lines()
+            .find_map(|l| l.strip_prefix("ok: "))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("a row count: {text}"))
+    }
+
     /// Adds a service client with `scope` in tenant `demo` and returns a
     /// client-credentials access token for it.
     pub fn service_token(&self, scope: &str) -> String {

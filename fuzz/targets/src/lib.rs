@@ -7,6 +7,16 @@
 //! (`make fuzz`); the tests below replay every file of `fuzz/corpus/<target>`
 //! (seeds, and every input that ever crashed a target, kept as a
 //! regression) on each `make test`.
+//!
+//! The targets of the first edges are here; those that need a fixture of
+//! their own (keys, a snapshot, base URLs) have a module each, named for
+//! the room they fuzz. What a room keeps private is reached through its
+//! hidden `fuzzing` module, there for these targets only.
+
+mod auth;
+mod backend;
+mod mcp;
+mod resolver;
 
 use std::path::Path;
 
@@ -17,11 +27,16 @@ use toolhost_secrets::Scanner;
 use toolhost_signing::{Envelope, PublicKey};
 use toolhost_types::Permission;
 
+pub use auth::{jwt, oauth_params};
+pub use backend::backend_path;
+pub use mcp::{cursor_state, mcp_request};
+pub use resolver::resolver_query;
+
 /// A target: bytes in, a panic on a broken property.
 pub type Target = fn(&[u8]);
 
 /// Every target, by the name of its corpus directory and AFL binary.
-pub const TARGETS: [(&str, Target); 7] = [
+pub const TARGETS: [(&str, Target); 13] = [
     ("oauth_client_metadata", oauth_client_metadata),
     ("scopes_pkce", scopes_pkce),
     ("manifest", manifest),
@@ -29,6 +44,12 @@ pub const TARGETS: [(&str, Target); 7] = [
     ("oci_reference", oci_reference),
     ("secret_scanner", secret_scanner),
     ("permission", permission),
+    ("mcp_request", mcp_request),
+    ("jwt", jwt),
+    ("oauth_params", oauth_params),
+    ("cursor_state", cursor_state),
+    ("resolver_query", resolver_query),
+    ("backend_path", backend_path),
 ];
 
 /// The scopes a registration may ask for in these targets.
@@ -152,6 +173,22 @@ pub fn permission(data: &[u8]) {
             "{text:?} read back as {shown:?}"
         );
     }
+}
+
+/// `original` with one byte changed as `data`'s first three bytes say:
+/// the one at the position the first two name (modulo the length),
+/// XORed with the third. `None` when the third is zero or `data` shorter.
+pub(crate) fn flipped(original: &[u8], data: &[u8]) -> Option<Vec<u8>> {
+    let [hi, lo, x, ..] = *data else {
+        return None;
+    };
+    if x == 0 || original.is_empty() {
+        return None;
+    }
+    let at = usize::from(u16::from_be_bytes([hi, lo])) % original.len();
+    let mut changed = original.to_vec();
+    changed[at] ^= x;
+    Some(changed)
 }
 
 #[cfg(test)]

@@ -201,9 +201,9 @@ fn secs(d: Duration) -> i64 {
     i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
 }
 
-#[cfg(test)]
 impl KeyRing {
-    /// A ring of one fresh key, without a store.
+    /// A ring of one fresh key, without a store: for tests and the fuzz
+    /// targets ([`crate::fuzzing`]); the host's rings come from the store.
     pub(crate) fn ephemeral() -> KeyRing {
         let loaded = assemble(&[generate(0)]).expect("a fresh key assembles");
         KeyRing {

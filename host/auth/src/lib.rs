@@ -21,6 +21,8 @@ pub mod cimd;
 pub mod client_metadata;
 mod config;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod grant;
 pub mod keys;
 mod metadata;

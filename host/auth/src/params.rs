@@ -7,7 +7,7 @@ use crate::error::OAuthError;
 
 /// The longest parameter value accepted (a refresh token, a verifier and
 /// a redirect URI are all far shorter).
-const MAX_VALUE: usize = 4096;
+pub const MAX_VALUE: usize = 4096;
 
 /// Parsed `application/x-www-form-urlencoded` (or query) parameters.
 #[derive(Debug, Clone, Default)]

@@ -23,6 +23,8 @@ mod backends;
 mod config;
 mod error;
 mod exchange;
+#[doc(hidden)]
+pub mod fuzzing;
 mod headers;
 mod message;
 mod method;

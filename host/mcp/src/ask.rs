@@ -64,7 +64,7 @@ pub(crate) fn channel(
 
 /// What a retry's `requestState` carried.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Sealed {
+pub(crate) struct Sealed {
     /// Makes the state single use.
     nonce: String,
     /// The argument asked about (the `inputRequests` key).
@@ -173,6 +173,16 @@ impl Asker {
         Ok(asker)
     }
 
+    /// An asker alone (spent states in memory) over a fixed keyring: the
+    /// codec a replica on the store builds, without the store (fuzzing).
+    pub(crate) fn over(ring: Keyring) -> Result<Self, String> {
+        Ok(Self {
+            codec: RwLock::new(Arc::new(keyring_codec(ring)?)),
+            shared: None,
+            used: Mutex::default(),
+        })
+    }
+
     /// Reads the shared keys again (a no-op when alone).
     pub(crate) async fn reload(&self) -> Result<(), String> {
         let Some(states) = &self.shared else {
@@ -277,17 +287,7 @@ impl Asker {
         state: &str,
         responses: Option<&InputResponses>,
     ) -> Result<Retry, ErrorData> {
-        let bound = binding(who, tool, arguments);
-        let sealed: Sealed = self
-            .codec()
-            .open_json_with(state, bound.as_bytes())
-            .map_err(|e| {
-                tracing::info!(error = %e, "a requestState was refused");
-                ErrorData::invalid_params(
-                    "requestState is invalid, expired or not for this call",
-                    None,
-                )
-            })?;
+        let sealed = self.open(who, tool, arguments, state)?;
         self.spend(&sealed.nonce).await?;
         let mut retry = Retry {
             chosen: sealed.chosen,
@@ -329,6 +329,27 @@ impl Asker {
         Ok(retry)
     }
 
+    /// Opens `state` if it was sealed for this caller, tool and arguments
+    /// with one of the keys and has not expired. Does not spend it.
+    pub(crate) fn open(
+        &self,
+        who: &Principal,
+        tool: &str,
+        arguments: &Value,
+        state: &str,
+    ) -> Result<Sealed, ErrorData> {
+        let bound = binding(who, tool, arguments);
+        self.codec()
+            .open_json_with(state, bound.as_bytes())
+            .map_err(|e| {
+                tracing::info!(error = %e, "a requestState was refused");
+                ErrorData::invalid_params(
+                    "requestState is invalid, expired or not for this call",
+                    None,
+                )
+            })
+    }
+
     /// Marks a nonce used, on every replica when shared; a second use is
     /// refused.
     async fn spend(&self, nonce: &str) -> Result<(), ErrorData> {
@@ -365,7 +386,11 @@ impl Asker {
 
 /// The codec over the shared keys.
 async fn ring(states: &dyn RequestStates) -> Result<RequestStateCodec, String> {
-    let ring = states.keys().await.map_err(|e| e.to_string())?;
+    keyring_codec(states.keys().await.map_err(|e| e.to_string())?)
+}
+
+/// The codec over `ring`: seals with its active key, opens with any of them.
+fn keyring_codec(ring: Keyring) -> Result<RequestStateCodec, String> {
     RequestStateCodec::new_with_keyring(ring.active, ring.keys).map_err(|e| e.to_string())
 }
 

@@ -18,6 +18,8 @@ mod client;
 mod convert;
 mod cursor;
 mod events;
+#[doc(hidden)]
+pub mod fuzzing;
 mod handler;
 mod log;
 mod progress;
