@@ -7,8 +7,9 @@ use toolhost_resolver::{Entity, MAX_CANDIDATES, Pin, Query, resolve, scope};
 
 /// The resolver's snapshot in these targets: projects of two tenants (a
 /// name in both), environments under projects, namesakes told apart by a
-/// detail or by id, names that differ only in non-ASCII case, and more
-/// rows than a question offers. Ids are unique.
+/// detail or by id, names that differ only in non-ASCII case, a name that
+/// reads like another's label, and more rows than a question offers. Ids
+/// are unique.
 fn resolver_snapshot() -> &'static [Entity] {
     static SNAPSHOT: OnceLock<Vec<Entity>> = OnceLock::new();
     SNAPSHOT.get_or_init(|| {
@@ -26,6 +27,7 @@ fn resolver_snapshot() -> &'static [Entity] {
             Entity::new(23, "Émile", "acme").with_detail("emile@acme.example"),
             Entity::new(24, "émile", "acme").with_detail("emile@acme.example"),
             Entity::new(25, "İstanbul", "acme"),
+            Entity::new(26, "ANN · #22", "acme"),
         ];
         rows.extend((0..30).map(|i| Entity::new(100 + i, &format!("svc-{i:02}"), "acme")));
         rows
@@ -87,7 +89,8 @@ fn breaks_a_line(c: char) -> bool {
 /// without a panic. A resolved id is an entity of the caller's tenant
 /// that every pin allows, among the plugin's narrowing if it gave one; a
 /// question is about the argument asked, on one line, and offers at most
-/// [`MAX_CANDIDATES`] entities, each the caller's to choose.
+/// [`MAX_CANDIDATES`] entities, each the caller's to choose, and no two
+/// labelled alike, case aside (a person picks one by its label).
 pub fn resolver_query(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let (tenant, pins, query) = resolver_input(&text);
@@ -108,6 +111,14 @@ pub fn resolver_query(data: &[u8]) {
             for c in &question.candidates {
                 assert!(choosable(c.id), "{text:?} offered {}", c.id);
             }
+            let mut labels: Vec<String> = question
+                .candidates
+                .iter()
+                .map(|c| c.label.to_lowercase())
+                .collect();
+            labels.sort();
+            labels.dedup();
+            assert_eq!(labels.len(), question.candidates.len(), "{text:?}");
             let line = &question.ask_user;
             assert!(!line.chars().any(breaks_a_line), "{line:?}");
             assert_eq!(question.field, query.field);
