@@ -13,8 +13,9 @@
 //!
 //! Every 30 s the server's resident memory, open files, threads and store
 //! connections (from `/metrics`) are sampled, with the latency of the calls
-//! answered in that window. Prints a Markdown table for BENCHMARKS.md and
-//! the first and last window side by side. `TOOLHOST_SOAK_SECONDS` shortens
+//! answered in that window. Prints a Markdown table for BENCHMARKS.md,
+//! each kind's latency over the whole run (a gate's is its three calls),
+//! and the first and last window side by side. `TOOLHOST_SOAK_SECONDS` shortens
 //! the run (default 600).
 
 #[path = "../tests/support/mod.rs"]
@@ -297,6 +298,19 @@ fn report(done: &[Done], samples: &[Sample], length: Duration) {
         by_kind(Kind::Gate),
         by_kind(Kind::Run),
     );
+    for kind in [Kind::Call, Kind::Clarification, Kind::Gate, Kind::Run] {
+        let mut took: Vec<Duration> = done
+            .iter()
+            .filter(|d| d.kind == kind)
+            .map(|d| d.took)
+            .collect();
+        took.sort();
+        println!(
+            "{kind:?}: p50 {:.2} ms, p99 {:.2} ms",
+            percentile(&took, 0.5),
+            percentile(&took, 0.99),
+        );
+    }
     if let (Some(first), Some(last)) = (samples.get(1), samples.last()) {
         println!(
             "first window → last: RSS {:.1} → {:.1} MiB, open fds {} → {}, threads {} → {}, store connections {:.0} → {:.0}",
