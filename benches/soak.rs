@@ -254,6 +254,13 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
+/// How long each request of `done` that `which` picks took, shortest first.
+fn sorted_took(done: &[Done], which: impl Fn(&Done) -> bool) -> Vec<Duration> {
+    let mut took: Vec<Duration> = done.iter().filter(|d| which(d)).map(|d| d.took).collect();
+    took.sort();
+    took
+}
+
 fn report(done: &[Done], samples: &[Sample], length: Duration) {
     println!(
         "## Soak: {} s at {CLIENTS} clients, calls, clarifications, gates and runs\n",
@@ -265,12 +272,7 @@ fn report(done: &[Done], samples: &[Sample], length: Duration) {
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut from = Duration::ZERO;
     for s in samples.iter().skip(1) {
-        let mut took: Vec<Duration> = done
-            .iter()
-            .filter(|d| d.at > from && d.at <= s.at)
-            .map(|d| d.took)
-            .collect();
-        took.sort();
+        let took = sorted_took(done, |d| d.at > from && d.at <= s.at);
         let failed = done
             .iter()
             .filter(|d| d.at > from && d.at <= s.at && !d.ok)
@@ -299,12 +301,7 @@ fn report(done: &[Done], samples: &[Sample], length: Duration) {
         by_kind(Kind::Run),
     );
     for kind in [Kind::Call, Kind::Clarification, Kind::Gate, Kind::Run] {
-        let mut took: Vec<Duration> = done
-            .iter()
-            .filter(|d| d.kind == kind)
-            .map(|d| d.took)
-            .collect();
-        took.sort();
+        let took = sorted_took(done, |d| d.kind == kind);
         println!(
             "{kind:?}: p50 {:.2} ms, p99 {:.2} ms",
             percentile(&took, 0.5),
