@@ -28,6 +28,7 @@ use crate::events::MemoryEvents;
 use crate::log::LogRelay;
 use crate::progress::ProgressRelay;
 use crate::subscriptions::{self, SessionSubscriptions};
+use crate::tool_defs::ToolDefs;
 use crate::{clarify, convert, cursor, prompts, resources, tasks};
 
 /// The MCP server: a cheap `Clone` handle over the host, built per request
@@ -44,6 +45,8 @@ pub struct McpServer {
     /// The resources a 2025-11-25 session subscribed to (each session has
     /// its own).
     subscriptions: SessionSubscriptions,
+    /// The served tools' MCP definitions, shared by every session.
+    tool_defs: Arc<ToolDefs>,
 }
 
 impl McpServer {
@@ -55,6 +58,7 @@ impl McpServer {
             asker: Arc::new(Asker::new()),
             log_level: Arc::default(),
             subscriptions: Arc::default(),
+            tool_defs: Arc::default(),
         }
     }
 
@@ -93,6 +97,7 @@ impl McpServer {
             asker,
             log_level: Arc::default(),
             subscriptions: Arc::default(),
+            tool_defs: Arc::default(),
         })
     }
 
@@ -627,6 +632,6 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.host.tool(name).map(|t| convert::tool(&t))
+        self.tool_defs.get(&self.host, name)
     }
 }

@@ -27,6 +27,7 @@ mod prompts;
 mod resources;
 mod subscriptions;
 mod tasks;
+mod tool_defs;
 
 pub use ask::{Keyring, RequestStates, StatesError, StatesFuture};
 pub use events::{EVENT_TTL, MAX_EVENT_BYTES, MemoryEvents};

@@ -367,7 +367,14 @@ fn main() {
         .build()
         .expect("tokio");
     rt.block_on(async {
-        let plan = if quick { QUICK } else { FULL };
+        let mut plan = if quick { QUICK } else { FULL };
+        // A longer run to profile (`perf record -p`): the calls per measurement.
+        if let Some(calls) = std::env::var("TOOLHOST_BENCH_CALLS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+        {
+            plan.calls = calls;
+        }
         let ceiling_addr = start_ceiling().await;
         let ceiling = [
             run(plan, &ceiling_addr, "greet_native", 1).await,

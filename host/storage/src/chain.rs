@@ -10,8 +10,10 @@
 //! would read the head under a snapshot another writer can outdate). On
 //! PostgreSQL it is a transaction-scoped advisory lock, [`APPEND_LOCK`],
 //! released by the commit; every host sharing the database takes the same
-//! one. The unique index on `prev_hash` (migration 0006) turns any append
-//! that slips past the lock into a failed insert rather than a fork.
+//! one. Each chained row also carries its place in the chain, `chain_seq`
+//! (migration 0019): a trigger refuses a row that does not follow the head,
+//! and a unique index turns any append that slips past the lock into a
+//! failed insert rather than a fork.
 
 use toolhost_audit::chain::{ChainCheck, GENESIS, row_hash};
 use toolhost_audit::{AuditEvent, ChainBreak, ChainSummary, Effect};
@@ -32,15 +34,16 @@ pub const APPEND_LOCK: i64 = i64::from_be_bytes(*b"thaudit1");
 /// Rows read per query by a walk: bounds its memory, whatever the table's size.
 const WALK_PAGE: i64 = 1000;
 
-/// The newest chained row's hash. Rows without one (written before the
-/// chain, or by hand) are skipped here and refused by a walk.
-const SELECT_HEAD: &str =
-    "SELECT row_hash FROM audit WHERE row_hash IS NOT NULL ORDER BY id DESC LIMIT 1";
+/// The chain's head: the hash and place of its last row. Rows without a
+/// place (written before the chain, or by hand without a hash) are skipped
+/// here and refused by a walk.
+const SELECT_HEAD: &str = "SELECT row_hash, chain_seq FROM audit WHERE chain_seq IS NOT NULL \
+     ORDER BY chain_seq DESC LIMIT 1";
 
 /// The columns of an audit row, in `INSERT` order.
 const INSERT_COLUMNS: &str = "INSERT INTO audit (call_id, at, principal, tenant, client_id, tool, \
      plugin, catalog_version, plugin_digest, argument_digest, outcome, error_code, duration_us, \
-     gate_id, receipt_sha256, client_rounds, prev_hash, row_hash) ";
+     gate_id, receipt_sha256, client_rounds, prev_hash, row_hash, chain_seq) ";
 
 /// `SELECT` of every column of `audit`, then `$rest`: a string literal, so
 /// each query is one `&'static str`.
@@ -74,12 +77,15 @@ macro_rules! append_in {
                         .execute(&mut *tx)
                         .await?;
                 }
-                let head: Option<String> = sqlx::query_scalar(SELECT_HEAD)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                let links = hashes(head.as_deref().unwrap_or(GENESIS), $columns);
+                let head: Option<(String, i64)> =
+                    sqlx::query_as(SELECT_HEAD).fetch_optional(&mut *tx).await?;
+                let (head, place) = head
+                    .as_ref()
+                    .map_or((GENESIS, 0), |(hash, place)| (hash.as_str(), *place));
+                let links = hashes(head, $columns);
                 let mut insert = sqlx::QueryBuilder::new(INSERT_COLUMNS);
-                insert.push_values($columns.iter().zip(&links), |mut row, (c, (prev, hash))| {
+                let rows = $columns.iter().zip(&links).zip(place + 1..);
+                insert.push_values(rows, |mut row, ((c, (prev, hash)), place)| {
                     row.push_bind(c.call_id)
                         .push_bind(c.at_ms)
                         .push_bind(c.principal)
@@ -97,7 +103,8 @@ macro_rules! append_in {
                         .push_bind(c.receipt_sha256)
                         .push_bind(c.client_rounds.as_deref())
                         .push_bind(prev.as_str())
-                        .push_bind(hash.as_str());
+                        .push_bind(hash.as_str())
+                        .push_bind(place);
                 });
                 insert.push(" RETURNING id");
                 let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;

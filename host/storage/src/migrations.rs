@@ -98,6 +98,10 @@ pub(crate) const SQLITE: Files = &[
         "0018_audit_client_rounds_null.sql",
         include_str!("../../../migrations/sqlite/0018_audit_client_rounds_null.sql"),
     ),
+    (
+        "0019_audit_chain_seq.sql",
+        include_str!("../../../migrations/sqlite/0019_audit_chain_seq.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -173,6 +177,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0018_audit_client_rounds_null.sql",
         include_str!("../../../migrations/postgres/0018_audit_client_rounds_null.sql"),
+    ),
+    (
+        "0019_audit_chain_seq.sql",
+        include_str!("../../../migrations/postgres/0019_audit_chain_seq.sql"),
     ),
 ];
 
@@ -279,6 +287,92 @@ mod tests {
                 .collect()
         };
         assert_eq!(versions(SQLITE), versions(POSTGRES));
+    }
+
+    /// 0019 numbers the rows chained before it in id order, skips the rows
+    /// from before the chain, and the host appends after them.
+    #[tokio::test]
+    async fn rows_chained_before_0019_get_their_places_and_the_chain_goes_on() {
+        use sqlx::Connection;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("old.db");
+        let url = format!("sqlite://{}?mode=rwc", file.display());
+        let before = SQLITE
+            .iter()
+            .position(|(name, _)| name.starts_with("0019"))
+            .expect("0019 is listed");
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("open");
+        Migrator::new(Embedded(&SQLITE[..before]))
+            .await
+            .expect("migrations")
+            .run(&mut conn)
+            .await
+            .expect("migrated to 0018");
+        let hash = |d: char| d.to_string().repeat(64);
+        // A row from before the chain, then three chained rows.
+        let rows = [
+            ("legacy", None, None),
+            ("a", Some(hash('0')), Some(hash('a'))),
+            ("b", Some(hash('a')), Some(hash('b'))),
+            ("c", Some(hash('b')), Some(hash('c'))),
+        ];
+        for (call, prev, row) in &rows {
+            sqlx::query(
+                "INSERT INTO audit (call_id, at, principal, tenant, tool, argument_digest, \
+                 outcome, duration_us, prev_hash, row_hash) \
+                 VALUES ($1, 0, 'p', 't', 'x', $2, 'executed', 0, $3, $4)",
+            )
+            .bind(call)
+            .bind(hash('0'))
+            .bind(prev)
+            .bind(row)
+            .execute(&mut conn)
+            .await
+            .expect("an old row");
+        }
+        conn.close().await.expect("closed");
+
+        let store = crate::Store::connect(&url)
+            .await
+            .expect("migrates to the last");
+        let event = toolhost_audit::AuditEvent {
+            call_id: "d".into(),
+            at: std::time::UNIX_EPOCH,
+            principal: "p".into(),
+            tenant: "t".into(),
+            client_id: None,
+            tool: "x".into(),
+            plugin: None,
+            catalog_version: None,
+            plugin_digest: None,
+            argument_digest: toolhost_audit::argument_digest(&serde_json::json!({})),
+            outcome: toolhost_audit::Outcome::Executed,
+            error_code: None,
+            duration: std::time::Duration::ZERO,
+            gate_id: None,
+            receipt_sha256: None,
+            client_rounds: Vec::new(),
+        };
+        store
+            .append(&event)
+            .await
+            .expect("appended after the old head");
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("open");
+        let places: Vec<(String, Option<i64>, Option<String>)> =
+            sqlx::query_as("SELECT call_id, chain_seq, prev_hash FROM audit ORDER BY id")
+                .fetch_all(&mut conn)
+                .await
+                .expect("rows");
+        assert_eq!(
+            places,
+            [
+                ("legacy".to_owned(), None, None),
+                ("a".to_owned(), Some(1), Some(hash('0'))),
+                ("b".to_owned(), Some(2), Some(hash('a'))),
+                ("c".to_owned(), Some(3), Some(hash('b'))),
+                ("d".to_owned(), Some(4), Some(hash('c'))),
+            ]
+        );
     }
 
     #[test]

@@ -313,6 +313,26 @@ async fn a_second_row_on_the_same_predecessor_is_refused_by_the_database(db: &Te
         .await
         .expect_err("a fork of the genesis");
     assert!(refused.to_string().contains("prev_hash"), "{refused}");
+
+    // Nor may a row follow the head's hash from a place already taken, or
+    // one that skips a place: the trigger (migration 0019) refuses both.
+    let (_, head) = intact(&store).await.head.expect("one chained row");
+    for place in [1, 3] {
+        let refused = db
+            .raw(format!(
+                "INSERT INTO audit (call_id, at, principal, tenant, tool, argument_digest, \
+                 outcome, duration_us, prev_hash, row_hash, chain_seq) VALUES ('fork-{place}', \
+                 0, 'p', 't', 'x', '{zero}', 'executed', 0, '{head}', '{one}', {place})",
+                zero = GENESIS,
+                one = "1".repeat(64)
+            ))
+            .await
+            .expect_err("not the place after the head");
+        assert!(
+            refused.to_string().contains("audit_chain_head"),
+            "{refused}"
+        );
+    }
     assert_eq!(intact(&store).await.verified, 1);
 }
 
