@@ -22,21 +22,14 @@
 //! disk (a sync of the file covers every frame written to it so far, and
 //! SQLite recovers a log's frames in order, so a crash keeps a prefix that
 //! holds every answered row). Other writers keep the pool's FULL commits.
-//! While a sync is under way the writer goes on gathering rows rather than
-//! committing them: a row committed then would wait for the next sync
-//! anyway, and one commit of them all writes each page it touches (the
-//! table's last page, each index's) once, not once per commit. So a sync
-//! serves one commit of every row that waited for it, and the log grows by
-//! fewer pages per row, which is what a sync spends its time on.
 //! PostgreSQL commits through the pool as before: the server already
 //! groups the flushes of concurrent commits.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, SqliteConnection};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 use toolhost_audit::{AuditEvent, Effect};
 
 use crate::StorageError;
@@ -81,15 +74,9 @@ impl GroupCommit {
         match pipelined {
             Some(p) => {
                 let (synced_tx, synced_rx) = mpsc::unbounded_channel();
-                let unsynced = Arc::new(watch::Sender::new(0));
                 drop(pools);
-                let syncer = Syncer {
-                    batches: synced_tx,
-                    seen: unsynced.subscribe(),
-                    unsynced: unsynced.clone(),
-                };
-                tokio::spawn(write_pipelined(p.connect, rx, syncer));
-                tokio::spawn(sync_batches(p.wal, synced_rx, unsynced));
+                tokio::spawn(write_pipelined(p.connect, rx, synced_tx));
+                tokio::spawn(sync_batches(p.wal, synced_rx));
             }
             None => {
                 tokio::spawn(write_batches(pools, rx));
@@ -132,37 +119,6 @@ async fn next_batch(rx: &mut mpsc::Receiver<Pending>) -> Option<Vec<Pending>> {
     Some(batch)
 }
 
-/// [`next_batch`], then, while the syncer has batches it has not
-/// answered, every row that arrives until it answers them or the batch is
-/// full.
-async fn next_batch_while_syncing(
-    rx: &mut mpsc::Receiver<Pending>,
-    syncer: &mut Syncer,
-) -> Option<Vec<Pending>> {
-    let mut batch = next_batch(rx).await?;
-    while batch.len() < MAX_BATCH && *syncer.seen.borrow_and_update() > 0 {
-        tokio::select! {
-            biased;
-            _ = syncer.seen.wait_for(|n| *n == 0) => break,
-            // The syncer gone: the batch fails when it is handed over.
-            () = syncer.batches.closed() => break,
-            more = rx.recv() => match more {
-                Some(p) => batch.push(p),
-                None => break,
-            },
-        }
-    }
-    Some(batch)
-}
-
-/// The pipelined writer's way to its syncer: the committed batches' callers,
-/// and how many batches it has been handed and not yet answered.
-struct Syncer {
-    batches: mpsc::UnboundedSender<Vec<Done>>,
-    unsynced: Arc<watch::Sender<usize>>,
-    seen: watch::Receiver<usize>,
-}
-
 fn rows(batch: &[Pending]) -> Vec<(&AuditEvent, &[Effect])> {
     batch.iter().map(|p| (&p.event, &p.effects[..])).collect()
 }
@@ -202,10 +158,10 @@ async fn write_batches(pools: Pools, mut rx: mpsc::Receiver<Pending>) {
 async fn write_pipelined(
     connect: SqliteConnectOptions,
     mut rx: mpsc::Receiver<Pending>,
-    mut syncer: Syncer,
+    synced: mpsc::UnboundedSender<Vec<Done>>,
 ) {
     let mut conn: Option<SqliteConnection> = None;
-    while let Some(batch) = next_batch_while_syncing(&mut rx, &mut syncer).await {
+    while let Some(batch) = next_batch(&mut rx).await {
         let mut c = match conn.take() {
             Some(c) => c,
             None => match connect.connect().await {
@@ -248,13 +204,8 @@ async fn write_pipelined(
         if healthy {
             conn = Some(c);
         }
-        if !committed.is_empty() {
-            // Counted before it is sent, so the syncer never answers a
-            // batch it was not counted for.
-            syncer.unsynced.send_modify(|n| *n += 1);
-            if syncer.batches.send(committed).is_err() {
-                return;
-            }
+        if !committed.is_empty() && synced.send(committed).is_err() {
+            return;
         }
     }
 }
@@ -267,17 +218,11 @@ fn is_connection_error(e: &StorageError) -> bool {
 
 /// The syncer: syncs the write-ahead log once for every batch committed
 /// before the sync began, then answers their callers.
-async fn sync_batches(
-    wal: PathBuf,
-    mut rx: mpsc::UnboundedReceiver<Vec<Done>>,
-    unsynced: Arc<watch::Sender<usize>>,
-) {
+async fn sync_batches(wal: PathBuf, mut rx: mpsc::UnboundedReceiver<Vec<Done>>) {
     while let Some(first) = rx.recv().await {
         let mut waiting = first;
-        let mut batches = 1;
         while let Ok(more) = rx.try_recv() {
             waiting.extend(more);
-            batches += 1;
         }
         let path = wal.clone();
         let synced = tokio::task::spawn_blocking(move || sync_log(&path))
@@ -294,7 +239,6 @@ async fn sync_batches(
             };
             let _ = done.send(result);
         }
-        unsynced.send_modify(|n| *n -= batches);
     }
 }
 
