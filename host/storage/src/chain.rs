@@ -62,6 +62,57 @@ pub(crate) use select_audit;
 /// One page of a walk: the rows after id `$1`, at most `$2` of them.
 const SELECT_PAGE: &str = select_audit!("WHERE id > $1 ORDER BY id LIMIT $2");
 
+/// The `VALUES` of a multi-row `INSERT` (`$insert`, after
+/// [`INSERT_COLUMNS`]): each of `$columns` with its `(prev_hash, row_hash)`
+/// from `$links`, at the places after `$place`.
+macro_rules! push_rows {
+    ($insert:expr, $columns:expr, $links:expr, $place:expr) => {
+        let rows = $columns.iter().zip($links).zip($place + 1..);
+        $insert.push_values(rows, |mut row, ((c, (prev, hash)), place)| {
+            row.push_bind(c.call_id)
+                .push_bind(c.at_ms)
+                .push_bind(c.principal)
+                .push_bind(c.tenant)
+                .push_bind(c.client_id)
+                .push_bind(c.tool)
+                .push_bind(c.plugin)
+                .push_bind(c.catalog_version)
+                .push_bind(c.plugin_digest.as_deref())
+                .push_bind(c.argument_digest.as_str())
+                .push_bind(c.outcome)
+                .push_bind(c.error_code)
+                .push_bind(c.duration_us)
+                .push_bind(c.gate_id)
+                .push_bind(c.receipt_sha256)
+                .push_bind(c.client_rounds.as_deref())
+                .push_bind(prev.as_str())
+                .push_bind(hash.as_str())
+                .push_bind(place);
+        });
+    };
+}
+
+/// Where the chain ends: the hash and the place of its last row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Head {
+    pub(crate) hash: String,
+    pub(crate) place: i64,
+}
+
+impl Head {
+    /// The head once `links` are appended after the row at `place` whose
+    /// hash is `hash`.
+    fn after(hash: &str, place: i64, links: &[(String, String)]) -> Head {
+        Head {
+            hash: links
+                .last()
+                .map_or(hash, |(_, last)| last.as_str())
+                .to_owned(),
+            place: place + links.len() as i64,
+        }
+    }
+}
+
 /// The transaction of an append on `$source` (a pool, or a connection of
 /// its own): begin with `$begin`, take `$lock` if any, read the head, one
 /// multi-row `INSERT`, the effects, commit. A macro so each engine and each
@@ -70,7 +121,7 @@ macro_rules! append_in {
     ($source:expr, $begin:expr, $lock:expr, $columns:expr, $effects:expr) => {
         async {
             let mut tx = $source.begin_with($begin).await?;
-            let written: Result<Vec<i64>, sqlx::Error> = async {
+            let written: Result<(Vec<i64>, Head), sqlx::Error> = async {
                 if let Some(lock) = $lock {
                     sqlx::query(lock)
                         .bind(APPEND_LOCK)
@@ -84,38 +135,17 @@ macro_rules! append_in {
                     .map_or((GENESIS, 0), |(hash, place)| (hash.as_str(), *place));
                 let links = hashes(head, $columns);
                 let mut insert = sqlx::QueryBuilder::new(INSERT_COLUMNS);
-                let rows = $columns.iter().zip(&links).zip(place + 1..);
-                insert.push_values(rows, |mut row, ((c, (prev, hash)), place)| {
-                    row.push_bind(c.call_id)
-                        .push_bind(c.at_ms)
-                        .push_bind(c.principal)
-                        .push_bind(c.tenant)
-                        .push_bind(c.client_id)
-                        .push_bind(c.tool)
-                        .push_bind(c.plugin)
-                        .push_bind(c.catalog_version)
-                        .push_bind(c.plugin_digest.as_deref())
-                        .push_bind(c.argument_digest.as_str())
-                        .push_bind(c.outcome)
-                        .push_bind(c.error_code)
-                        .push_bind(c.duration_us)
-                        .push_bind(c.gate_id)
-                        .push_bind(c.receipt_sha256)
-                        .push_bind(c.client_rounds.as_deref())
-                        .push_bind(prev.as_str())
-                        .push_bind(hash.as_str())
-                        .push_bind(place);
-                });
+                push_rows!(insert, $columns, &links, place);
                 insert.push(" RETURNING id");
                 let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
                 apply_effects!(tx, $effects).await?;
-                Ok(ids)
+                Ok((ids, Head::after(head, place, &links)))
             }
             .await;
             match written {
-                Ok(ids) => {
+                Ok(written) => {
                     tx.commit().await?;
-                    Ok::<_, sqlx::Error>(ids)
+                    Ok::<_, sqlx::Error>(written)
                 }
                 // Whatever failed (a duplicate call id, a refused effect),
                 // release the chain's lock now rather than when the dropped
@@ -151,20 +181,54 @@ pub(crate) async fn append(
             append_in!(pool, "BEGIN", lock, &columns, effects).await
         }
     };
-    appended.map_err(|e| append_error(e, events))
+    appended
+        .map(|(ids, _)| ids)
+        .map_err(|e| append_error(e, events))
 }
 
 /// [`append`] on a SQLite connection of the caller's (the pipelined audit
 /// writer's, whose commits do not wait for the disk: `src/group.rs` syncs
-/// them).
+/// them). Returns the chain's new head.
 pub(crate) async fn append_on(
     conn: &mut SqliteConnection,
     events: &[(&AuditEvent, &[Effect])],
-) -> Result<Vec<i64>, StorageError> {
+) -> Result<Head, StorageError> {
     let columns: Vec<Columns<'_>> = events.iter().map(|(e, _)| Columns::of(e)).collect();
     let effects = events.iter().flat_map(|(_, fx)| fx.iter());
     let appended = append_in!(conn, "BEGIN IMMEDIATE", None::<&str>, &columns, effects).await;
-    appended.map_err(|e| append_error(e, events))
+    appended
+        .map(|(_, head)| head)
+        .map_err(|e| append_error(e, events))
+}
+
+/// [`append_on`] after a head the caller already knows (the one its last
+/// append returned), for rows without effects: `BEGIN IMMEDIATE`, the
+/// `INSERT` and `COMMIT` reach SQLite as one list of statements, one trip
+/// to sqlx's worker thread, where [`append_on`] takes four (begin, read the
+/// head, insert, commit). If `head` is no longer the chain's (another
+/// writer appended since), the head trigger refuses the rows; whatever
+/// fails, the transaction is rolled back and the error returned, and the
+/// caller appends with [`append_on`], which reads the head.
+pub(crate) async fn append_after(
+    conn: &mut SqliteConnection,
+    head: &Head,
+    events: &[&AuditEvent],
+) -> Result<Head, sqlx::Error> {
+    let columns: Vec<Columns<'_>> = events.iter().map(|e| Columns::of(e)).collect();
+    let links = hashes(&head.hash, &columns);
+    let mut statements = sqlx::QueryBuilder::new("BEGIN IMMEDIATE; ");
+    statements.push(INSERT_COLUMNS);
+    push_rows!(statements, &columns, &links, head.place);
+    statements.push("; COMMIT");
+    match statements.build().execute(&mut *conn).await {
+        Ok(_) => Ok(Head::after(&head.hash, head.place, &links)),
+        Err(e) => {
+            // No transaction is open if `BEGIN` itself failed; then this
+            // fails too, and that is fine.
+            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+            Err(e)
+        }
+    }
 }
 
 /// The store's error for a failed append of `events`.
@@ -229,5 +293,67 @@ pub(crate) async fn verify(
             Some(last) if page.len() as i64 == WALK_PAGE => after = last.link().id,
             _ => return Ok(Ok(check.summary())),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_event::test_event;
+
+    /// The rows' call ids and places, in id order, read on `conn`.
+    async fn placed(conn: &mut SqliteConnection) -> Vec<(String, i64)> {
+        sqlx::query_as("SELECT call_id, chain_seq FROM audit ORDER BY id")
+            .fetch_all(conn)
+            .await
+            .expect("rows")
+    }
+
+    #[tokio::test]
+    async fn an_append_after_a_known_head_commits_in_one_list_and_a_moved_head_changes_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("a.db").display());
+        let store = crate::Store::connect(&url).await.expect("a store");
+        let mut conn = SqliteConnection::connect(&url).await.expect("open");
+        let first = append_on(&mut conn, &[(&test_event("a"), &[])])
+            .await
+            .expect("appended");
+        assert_eq!(first.place, 1);
+
+        let (b, c) = (test_event("b"), test_event("c"));
+        let after = append_after(&mut conn, &first, &[&b, &c])
+            .await
+            .expect("appended after the known head");
+        assert_eq!(after.place, 3);
+        // Committed: the store's own connections see the rows, chained.
+        let summary = store.verify_chain().await.expect("read").expect("intact");
+        assert_eq!(summary.verified, 3);
+        assert_eq!(summary.head.expect("a head").1, after.hash);
+
+        // Another writer appends: the head this one knows is stale.
+        store
+            .append(&test_event("elsewhere"))
+            .await
+            .expect("appended");
+        let refused = append_after(&mut conn, &after, &[&test_event("d")])
+            .await
+            .expect_err("after a head that moved");
+        assert!(
+            refused.to_string().contains("audit_chain_head"),
+            "{refused}"
+        );
+        // Nothing was written, and no transaction was left open: the usual
+        // append, which begins one, reads the head and goes on.
+        let last = append_on(&mut conn, &[(&test_event("d"), &[])])
+            .await
+            .expect("appended after reading the head");
+        assert_eq!(last.place, 5);
+        assert_eq!(
+            placed(&mut conn).await,
+            [("a", 1), ("b", 2), ("c", 3), ("elsewhere", 4), ("d", 5)]
+                .map(|(call, place)| (call.to_owned(), place))
+        );
+        let summary = store.verify_chain().await.expect("read").expect("intact");
+        assert_eq!(summary.verified, 5);
     }
 }

@@ -22,6 +22,11 @@
 //! disk (a sync of the file covers every frame written to it so far, and
 //! SQLite recovers a log's frames in order, so a crash keeps a prefix that
 //! holds every answered row). Other writers keep the pool's FULL commits.
+//! The writer remembers the chain's head its last commit left, so a batch
+//! of rows without effects is begun, inserted and committed in one trip to
+//! sqlx's worker thread rather than four; if another writer moved the head
+//! meanwhile, the database refuses that batch and the writer appends it
+//! the usual way, reading the head first.
 //! PostgreSQL commits through the pool as before: the server already
 //! groups the flushes of concurrent commits.
 
@@ -33,6 +38,7 @@ use tokio::sync::{mpsc, oneshot};
 use toolhost_audit::{AuditEvent, Effect};
 
 use crate::StorageError;
+use crate::chain::Head;
 use crate::connect::Pools;
 
 /// Most rows per transaction: bounds how long one commit holds the writer
@@ -161,6 +167,9 @@ async fn write_pipelined(
     synced: mpsc::UnboundedSender<Vec<Done>>,
 ) {
     let mut conn: Option<SqliteConnection> = None;
+    // The chain's head as this writer's last commit left it: the next batch
+    // is appended after it in one trip to SQLite, unless it moved.
+    let mut head: Option<Head> = None;
     while let Some(batch) = next_batch(&mut rx).await {
         let mut c = match conn.take() {
             Some(c) => c,
@@ -178,11 +187,14 @@ async fn write_pipelined(
                 }
             },
         };
-        let appended = crate::chain::append_on(&mut c, &rows(&batch)).await;
+        let appended = append_pipelined(&mut c, head.take(), &batch).await;
         let mut committed = Vec::with_capacity(batch.len());
         let mut healthy = true;
         match appended {
-            Ok(_) => committed.extend(batch.into_iter().map(|p| p.done)),
+            Ok(after) => {
+                head = Some(after);
+                committed.extend(batch.into_iter().map(|p| p.done));
+            }
             Err(e) if batch.len() == 1 => {
                 healthy = !is_connection_error(&e);
                 let p = batch.into_iter().next().expect("one");
@@ -192,7 +204,10 @@ async fn write_pipelined(
                 for p in batch {
                     let one = [(&p.event, &p.effects[..])];
                     match crate::chain::append_on(&mut c, &one).await {
-                        Ok(_) => committed.push(p.done),
+                        Ok(after) => {
+                            head = Some(after);
+                            committed.push(p.done);
+                        }
                         Err(e) => {
                             healthy &= !is_connection_error(&e);
                             let _ = p.done.send(Err(e));
@@ -208,6 +223,26 @@ async fn write_pipelined(
             return;
         }
     }
+}
+
+/// Appends `batch` on the writer's connection: after `head` in one trip
+/// when the writer knows it and no row has effects, else (and when that
+/// fails: the head moved, or a row was refused) the usual way, which reads
+/// the head. Returns the new head.
+async fn append_pipelined(
+    conn: &mut SqliteConnection,
+    head: Option<Head>,
+    batch: &[Pending],
+) -> Result<Head, StorageError> {
+    if let Some(head) = head
+        && batch.iter().all(|p| p.effects.is_empty())
+    {
+        let events: Vec<&AuditEvent> = batch.iter().map(|p| &p.event).collect();
+        if let Ok(after) = crate::chain::append_after(conn, &head, &events).await {
+            return Ok(after);
+        }
+    }
+    crate::chain::append_on(conn, &rows(batch)).await
 }
 
 /// Whether an append failed for want of its connection (then it is opened

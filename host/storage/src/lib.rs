@@ -104,6 +104,8 @@ mod request_state;
 mod resource_updates;
 mod runs;
 mod store;
+#[cfg(test)]
+mod test_event;
 mod workspace;
 
 pub use catalog::{CATALOG_CHANNEL, CatalogListener};

@@ -335,24 +335,7 @@ mod tests {
         let store = crate::Store::connect(&url)
             .await
             .expect("migrates to the last");
-        let event = toolhost_audit::AuditEvent {
-            call_id: "d".into(),
-            at: std::time::UNIX_EPOCH,
-            principal: "p".into(),
-            tenant: "t".into(),
-            client_id: None,
-            tool: "x".into(),
-            plugin: None,
-            catalog_version: None,
-            plugin_digest: None,
-            argument_digest: toolhost_audit::argument_digest(&serde_json::json!({})),
-            outcome: toolhost_audit::Outcome::Executed,
-            error_code: None,
-            duration: std::time::Duration::ZERO,
-            gate_id: None,
-            receipt_sha256: None,
-            client_rounds: Vec::new(),
-        };
+        let event = crate::test_event::test_event("d");
         store
             .append(&event)
             .await
