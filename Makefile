@@ -176,7 +176,8 @@ soak: plugins
 	$(CARGO) bench -p toolhost --bench soak --locked
 
 ## bench-quick: the ceiling (a bare rmcp server) and the host as shipped over HTTP, fewer calls
-## (a couple of minutes once built); ends with `full stack / ceiling at 32 clients: R`
+## (seconds once built); ends with `full stack / ceiling at 32 clients: R`, the median of five
+## rounds measuring both back to back
 bench-quick: plugins
 	$(CARGO) bench -p toolhost-server --bench http --locked -- --quick
 

@@ -19,10 +19,13 @@
 //! answer passes the secret scanner in all three; its cost alone is
 //! measured after.
 //!
-//! `-- --quick` (`make bench-quick`, a couple of minutes once built) runs
+//! `-- --quick` (`make bench-quick`, seconds once built) runs
 //! fewer calls, only the ceiling and the host as shipped, then the
 //! disk's fsync floor beside the host's p50 at 1 client, and ends with the
-//! line `full stack / ceiling at 32 clients: R`.
+//! line `full stack / ceiling at 32 clients: R`. At 32 clients it measures
+//! the ceiling and the host back to back, in five rounds, and R is the
+//! median of the rounds' ratios: this machine's speed drifts within a run,
+//! and a ceiling measured a minute before the host moved R by half.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -64,8 +67,8 @@ const FULL: Plan = Plan {
     warmup: 2_000,
 };
 const QUICK: Plan = Plan {
-    calls: 5_000,
-    warmup: 500,
+    calls: 10_000,
+    warmup: 1_000,
 };
 /// In-process measurements (bearer check, secret scan).
 const CALLS: usize = FULL.calls;
@@ -331,7 +334,44 @@ struct Run {
     p99: Duration,
 }
 
+/// Every call's latency and how long they took together: runs pooled.
+#[derive(Default)]
+struct Samples {
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+}
+
+impl Samples {
+    fn add(&mut self, (latencies, elapsed): (Vec<Duration>, Duration)) {
+        self.latencies.extend(latencies);
+        self.elapsed += elapsed;
+    }
+
+    fn run(mut self) -> Run {
+        let all = &mut self.latencies;
+        all.sort();
+        Run {
+            per_sec: all.len() as f64 / self.elapsed.as_secs_f64(),
+            p50: all[all.len() / 2],
+            p99: all[all.len() * 99 / 100],
+        }
+    }
+}
+
 async fn run(plan: Plan, addr: &str, tool: &'static str, concurrency: usize) -> Run {
+    let mut samples = Samples::default();
+    samples.add(measure(plan, addr, tool, concurrency).await);
+    samples.run()
+}
+
+/// `plan.calls` calls by `concurrency` clients after a warm-up: each
+/// call's latency, and the time they all took.
+async fn measure(
+    plan: Plan,
+    addr: &str,
+    tool: &'static str,
+    concurrency: usize,
+) -> (Vec<Duration>, Duration) {
     let per_client = |total: usize| total.div_ceil(concurrency);
     let warm: Vec<_> = (0..concurrency)
         .map(|_| tokio::spawn(client(addr.into(), tool, per_client(plan.warmup))))
@@ -347,13 +387,38 @@ async fn run(plan: Plan, addr: &str, tool: &'static str, concurrency: usize) -> 
     for t in tasks {
         all.extend(t.await.expect("client"));
     }
-    let elapsed = started.elapsed();
-    all.sort();
-    Run {
-        per_sec: all.len() as f64 / elapsed.as_secs_f64(),
-        p50: all[all.len() / 2],
-        p99: all[all.len() * 99 / 100],
+    (all, started.elapsed())
+}
+
+/// Rounds of `--quick`'s comparison at 32 clients: each round measures the
+/// ceiling and the host back to back, so a machine whose speed drifts
+/// during a run (by half within minutes, here) moves both sides of every
+/// round's ratio.
+const PAIRED_ROUNDS: usize = 5;
+
+/// The ceiling at `ceiling` and the host at `host`, `PAIRED_ROUNDS` times
+/// at 32 clients, `plan` each time: both pooled over the rounds, and each
+/// round's ratio of the host's calls/s to the ceiling's, sorted. Which goes
+/// first alternates, so neither is always measured in the other's wake
+/// (the host's log still being written back, say).
+async fn paired(plan: Plan, ceiling: &str, host: &str) -> (Run, Run, Vec<f64>) {
+    let (mut top, mut ours, mut ratios) = (Samples::default(), Samples::default(), Vec::new());
+    let rate =
+        |(calls, elapsed): &(Vec<Duration>, Duration)| calls.len() as f64 / elapsed.as_secs_f64();
+    for round in 0..PAIRED_ROUNDS {
+        let (a, b) = if round % 2 == 0 {
+            let a = measure(plan, ceiling, "greet_native", 32).await;
+            (a, measure(plan, host, "greet", 32).await)
+        } else {
+            let b = measure(plan, host, "greet", 32).await;
+            (measure(plan, ceiling, "greet_native", 32).await, b)
+        };
+        ratios.push(rate(&b) / rate(&a));
+        top.add(a);
+        ours.add(b);
     }
+    ratios.sort_by(f64::total_cmp);
+    (top.run(), ours.run(), ratios)
 }
 
 fn ms(d: Duration) -> String {
@@ -376,52 +441,57 @@ fn main() {
             plan.calls = calls;
         }
         let ceiling_addr = start_ceiling().await;
-        let ceiling = [
-            run(plan, &ceiling_addr, "greet_native", 1).await,
-            run(plan, &ceiling_addr, "greet_native", 32).await,
-        ];
         println!(
             "| server | concurrency | tool | calls/s | p50 ms | p99 ms | × ceiling calls/s | WASM/native calls/s |"
         );
         println!("|---|---|---|---|---|---|---|---|");
-        for (c, r) in [1, 32].into_iter().zip(&ceiling) {
+        let ceiling_row = |c: usize, r: &Run| {
             println!(
                 "| ceiling: bare rmcp | {c} | native | {:.0} | {} | {} | 1.00 | |",
                 r.per_sec,
                 ms(r.p50),
                 ms(r.p99)
             );
-        }
+        };
+        let at_1 = run(plan, &ceiling_addr, "greet_native", 1).await;
+        ceiling_row(1, &at_1);
         if quick {
             let (addr, dir) = start(true, true).await;
-            let mut at_32 = 0.0;
-            let mut p50_at_1 = Duration::ZERO;
-            for (i, c) in [1, 32].into_iter().enumerate() {
-                let w = run(plan, &addr, "greet", c).await;
-                let ratio = w.per_sec / ceiling[i].per_sec;
+            let shipped_row = |c: usize, r: &Run, ratio: f64| {
                 println!(
                     "| full stack: SQLite, fsynced, rate limits | {c} | wasm | {:.0} | {} | {} | {ratio:.2} | |",
-                    w.per_sec,
-                    ms(w.p50),
-                    ms(w.p99)
+                    r.per_sec,
+                    ms(r.p50),
+                    ms(r.p99)
                 );
-                if c == 1 {
-                    p50_at_1 = w.p50;
-                }
-                at_32 = ratio;
-            }
+            };
+            let ours_at_1 = run(plan, &addr, "greet", 1).await;
+            shipped_row(1, &ours_at_1, ours_at_1.per_sec / at_1.per_sec);
+            let (top, ours, ratios) = paired(plan, &ceiling_addr, &addr).await;
+            let median = ratios[ratios.len() / 2];
+            ceiling_row(32, &top);
+            shipped_row(32, &ours, median);
             let floor = fsync_floor(dir.path());
             println!();
             println!(
                 "fsync floor (4 KiB appended, then fdatasync, beside the store): p50 {} ms; \
                  full stack at 1 client: p50 {} ms, {} ms above it",
                 ms(floor),
-                ms(p50_at_1),
-                ms(p50_at_1.saturating_sub(floor))
+                ms(ours_at_1.p50),
+                ms(ours_at_1.p50.saturating_sub(floor))
             );
-            println!("full stack / ceiling at 32 clients: {at_32:.2}");
+            let rounds: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+            println!(
+                "32 clients in {PAIRED_ROUNDS} rounds, the ceiling and the host back to back \
+                 in each: ratios {} (median taken)",
+                rounds.join(", ")
+            );
+            println!("full stack / ceiling at 32 clients: {median:.2}");
             return;
         }
+        let at_32 = run(plan, &ceiling_addr, "greet_native", 32).await;
+        ceiling_row(32, &at_32);
+        let ceiling = [at_1, at_32];
         let profiles = [
             (true, true, "SQLite, fsynced, rate limits"),
             (true, false, "SQLite, fsynced"),
