@@ -6,10 +6,12 @@
 //! schemas and builds its output schema, a few percent of a call's time, so
 //! definitions are kept for the catalog they were made from. A catalog
 //! served after it starts the keeping over; a name the catalog does not
-//! hold is never kept, so what is kept is bounded by the tools served.
+//! hold is never kept, so what is kept is bounded by the tools served. The
+//! catalog itself is not held: one replaced is freed when the host lets it
+//! go, not when the next call asks for a definition.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 
 use rmcp::model::Tool;
 use toolhost_catalog::Catalog;
@@ -24,9 +26,10 @@ pub(crate) struct ToolDefs {
 }
 
 struct Kept {
-    /// The catalog the definitions were made from (held, so a pointer
-    /// comparison with the served one cannot mistake a new catalog for it).
-    catalog: Arc<Catalog>,
+    /// The catalog the definitions were made from. Weak: its allocation
+    /// stays while this does, so no new catalog can have its address and be
+    /// mistaken for it, but what it holds is dropped with its last user.
+    catalog: Weak<Catalog>,
     tools: HashMap<String, Tool>,
 }
 
@@ -36,7 +39,7 @@ impl ToolDefs {
         let served = host.catalog();
         {
             let kept = self.kept.read().expect("never poisoned");
-            if let Some(k) = kept.as_ref().filter(|k| Arc::ptr_eq(&k.catalog, &served))
+            if let Some(k) = kept.as_ref().filter(|k| made_from(k, &served))
                 && let Some(tool) = k.tools.get(name)
             {
                 return Some(tool.clone());
@@ -47,18 +50,23 @@ impl ToolDefs {
         let tool = convert::tool(&host.tool(name)?);
         let mut kept = self.kept.write().expect("never poisoned");
         match kept.as_mut() {
-            Some(k) if Arc::ptr_eq(&k.catalog, &served) => {
+            Some(k) if made_from(k, &served) => {
                 k.tools.insert(name.to_owned(), tool.clone());
             }
             _ => {
                 *kept = Some(Kept {
-                    catalog: served,
+                    catalog: Arc::downgrade(&served),
                     tools: HashMap::from([(name.to_owned(), tool.clone())]),
                 });
             }
         }
         Some(tool)
     }
+}
+
+/// Whether `kept` was made from `catalog`.
+fn made_from(kept: &Kept, catalog: &Arc<Catalog>) -> bool {
+    std::ptr::eq(kept.catalog.as_ptr(), Arc::as_ptr(catalog))
 }
 
 #[cfg(test)]
@@ -113,6 +121,15 @@ mod tests {
         let empty = tempfile::tempdir().expect("temp dir");
         let loaded = Catalog::load_dir(empty.path(), &runtime, &LoadOptions::default()).await;
         host.serve_catalog(Arc::new(loaded.catalog));
+        let holds = |defs: &ToolDefs| {
+            let kept = defs.kept.read().expect("never poisoned");
+            kept.as_ref().map_or(0, |k| k.catalog.strong_count())
+        };
+        assert_eq!(
+            holds(&defs),
+            0,
+            "the replaced catalog is freed before a call"
+        );
         assert_eq!(
             defs.get(&host, "greet"),
             None,
