@@ -93,7 +93,7 @@ macro_rules! push_rows {
 }
 
 /// Where the chain ends: the hash and the place of its last row.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) struct Head {
     pub(crate) hash: String,
     pub(crate) place: i64,
