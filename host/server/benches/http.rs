@@ -26,6 +26,11 @@
 //! the ceiling and the host back to back, in five rounds, and R is the
 //! median of the rounds' ratios: this machine's speed drifts within a run,
 //! and a ceiling measured a minute before the host moved R by half.
+//!
+//! To profile: `TOOLHOST_BENCH_CALLS=N` sets the calls per measurement,
+//! and `TOOLHOST_BENCH_ONLY=ceiling|native|wasm|shipped` (with
+//! `TOOLHOST_BENCH_CLIENTS`, 32 unless set) runs one server's one
+//! measurement and nothing else, so `perf record -p` sees only it.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -453,6 +458,11 @@ fn main() {
                 ms(r.p99)
             );
         };
+        // One server and one measurement only, for a profiler (`perf record -p`).
+        if let Ok(only) = std::env::var("TOOLHOST_BENCH_ONLY") {
+            profile_one(plan, &only, &ceiling_addr).await;
+            return;
+        }
         let at_1 = run(plan, &ceiling_addr, "greet_native", 1).await;
         ceiling_row(1, &at_1);
         if quick {
@@ -597,6 +607,41 @@ fn secret_scan() {
             samples[samples.len() * 99 / 100].as_secs_f64() * 1e6
         );
     }
+}
+
+/// `TOOLHOST_BENCH_ONLY`'s one measurement: `ceiling` (bare rmcp),
+/// `native` or `wasm` (the host with its audit discarded, `greet_native` or
+/// `greet`) or `shipped` (the host as shipped, `greet`), by
+/// `TOOLHOST_BENCH_CLIENTS` clients (32 unless set).
+async fn profile_one(plan: Plan, only: &str, ceiling: &str) {
+    let (addr, tool, _dir) = match only {
+        "ceiling" => (ceiling.to_owned(), "greet_native", None),
+        "native" | "wasm" => {
+            let (addr, dir) = start(false, false).await;
+            let tool = if only == "wasm" {
+                "greet"
+            } else {
+                "greet_native"
+            };
+            (addr, tool, Some(dir))
+        }
+        "shipped" => {
+            let (addr, dir) = start(true, true).await;
+            (addr, "greet", Some(dir))
+        }
+        other => panic!("TOOLHOST_BENCH_ONLY={other}: one of ceiling, native, wasm, shipped"),
+    };
+    let clients = std::env::var("TOOLHOST_BENCH_CLIENTS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(32);
+    let r = run(plan, &addr, tool, clients).await;
+    println!(
+        "{only} ({tool}), {clients} clients: {:.0} calls/s, p50 {} ms, p99 {} ms",
+        r.per_sec,
+        ms(r.p50),
+        ms(r.p99)
+    );
 }
 
 async fn table(plan: Plan, addr: &str, profile: &str, ceiling: &[Run; 2]) {
