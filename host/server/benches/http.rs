@@ -356,11 +356,16 @@ impl Samples {
         let all = &mut self.latencies;
         all.sort();
         Run {
-            per_sec: all.len() as f64 / self.elapsed.as_secs_f64(),
+            per_sec: per_sec(all.len(), self.elapsed),
             p50: all[all.len() / 2],
             p99: all[all.len() * 99 / 100],
         }
     }
+}
+
+/// Calls per second: `calls` in `elapsed`.
+fn per_sec(calls: usize, elapsed: Duration) -> f64 {
+    calls as f64 / elapsed.as_secs_f64()
 }
 
 async fn run(plan: Plan, addr: &str, tool: &'static str, concurrency: usize) -> Run {
@@ -408,8 +413,7 @@ const PAIRED_ROUNDS: usize = 5;
 /// (the host's log still being written back, say).
 async fn paired(plan: Plan, ceiling: &str, host: &str) -> (Run, Run, Vec<f64>) {
     let (mut top, mut ours, mut ratios) = (Samples::default(), Samples::default(), Vec::new());
-    let rate =
-        |(calls, elapsed): &(Vec<Duration>, Duration)| calls.len() as f64 / elapsed.as_secs_f64();
+    let rate = |(calls, elapsed): &(Vec<Duration>, Duration)| per_sec(calls.len(), *elapsed);
     for round in 0..PAIRED_ROUNDS {
         let (a, b) = if round % 2 == 0 {
             let a = measure(plan, ceiling, "greet_native", 32).await;
@@ -614,22 +618,20 @@ fn secret_scan() {
 /// `greet`) or `shipped` (the host as shipped, `greet`), by
 /// `TOOLHOST_BENCH_CLIENTS` clients (32 unless set).
 async fn profile_one(plan: Plan, only: &str, ceiling: &str) {
-    let (addr, tool, _dir) = match only {
-        "ceiling" => (ceiling.to_owned(), "greet_native", None),
-        "native" | "wasm" => {
-            let (addr, dir) = start(false, false).await;
-            let tool = if only == "wasm" {
-                "greet"
-            } else {
-                "greet_native"
-            };
-            (addr, tool, Some(dir))
-        }
-        "shipped" => {
-            let (addr, dir) = start(true, true).await;
-            (addr, "greet", Some(dir))
-        }
+    // The host's `start` arguments (durable audit, rate limited), if not the ceiling.
+    let (host, tool) = match only {
+        "ceiling" => (None, "greet_native"),
+        "native" => (Some((false, false)), "greet_native"),
+        "wasm" => (Some((false, false)), "greet"),
+        "shipped" => (Some((true, true)), "greet"),
         other => panic!("TOOLHOST_BENCH_ONLY={other}: one of ceiling, native, wasm, shipped"),
+    };
+    let (addr, _dir) = match host {
+        Some((durable, limited)) => {
+            let (addr, dir) = start(durable, limited).await;
+            (addr, Some(dir))
+        }
+        None => (ceiling.to_owned(), None),
     };
     let clients = std::env::var("TOOLHOST_BENCH_CLIENTS")
         .ok()
