@@ -123,7 +123,7 @@ fn main() {
             });
         }
         let (stop, samples) = (&stop, &samples);
-        let server = (server.pid(), server.url.trim_end_matches("/mcp"));
+        let server = (server.pid(), server.metrics_url());
         s.spawn(move || {
             let mut next = Duration::ZERO;
             while started.elapsed() < length {
@@ -219,8 +219,8 @@ fn request(
     }
 }
 
-/// The server process (`pid`, serving at `base`) now.
-fn sample((pid, base): (u32, &str), started: Instant) -> Sample {
+/// The server process (`pid`, its metrics at `metrics`) now.
+fn sample((pid, metrics): (u32, &str), started: Instant) -> Sample {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| -> u64 {
         status
@@ -231,7 +231,7 @@ fn sample((pid, base): (u32, &str), started: Instant) -> Sample {
             .unwrap_or(0)
     };
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count);
-    let (_, metrics) = exchange(base, "GET", "/metrics", &[], "");
+    let (_, metrics) = exchange(metrics, "GET", "/metrics", &[], "");
     let store_connections = metrics
         .lines()
         .filter(|l| l.starts_with("toolhost_store_connections{") && l.contains("state=\"open\""))

@@ -61,12 +61,15 @@ fn python_sdk_client_gets_content_blocks_and_hears_log_lines_at_its_level() {
 }
 
 /// A client that hangs up mid-call resumes its stream with `Last-Event-ID`
-/// and gets the call's result, stateless and in a session (see
-/// tests/e2e/python_resume.py).
+/// and gets the call's result, stateless and in a session; another
+/// tenant's principal, or another session of the same principal, holding
+/// the event id gets nothing (see tests/e2e/python_resume.py).
 #[test]
 fn a_client_that_loses_its_stream_mid_call_resumes_it_with_last_event_id() {
     let tools = Tools::require();
     let server = Server::start(&[toolhost_fixtures::CONFORMANCE]);
-    let cmd = tools.python("python_resume.py", &[&server.url]);
+    let other = server.service_client_in("acme", "mcp conformance:run").1;
+    let mut cmd = tools.python("python_resume.py", &[&server.url]);
+    cmd.env("TOOLHOST_E2E_OTHER_TOKEN", other);
     server.run_client("python resume", cmd, Duration::from_secs(120));
 }

@@ -87,9 +87,8 @@ fn sdk_clients_of_both_eras_run_their_checks_through_the_balancer() {
 
 /// The calls a replica served (its Prometheus counter).
 fn call_count(server: &Server) -> u64 {
-    let answer = exchange_full(&server.url, "GET", "/metrics", &[], "");
-    answer
-        .body
+    server
+        .metrics()
         .lines()
         .filter(|l| l.starts_with("toolhost_calls_total"))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())

@@ -13,8 +13,11 @@ without its client, and each replay is the rest of that stream only.
   without a session;
 * 2025-11-25: a session (`initialize`, `Mcp-Session-Id`), resumed in it.
 
-Also checks that an unknown event id replays nothing. Prints one line per
-era; exits 1 with the reason on the first failure.
+Also checks that an unknown event id replays nothing, and that a stream
+replays to nobody but its own: not to another tenant's principal
+(`TOOLHOST_E2E_OTHER_TOKEN`) holding its event id, nor to another session
+of the same principal. Prints one line per era; exits 1 with the reason on
+the first failure.
 """
 
 from __future__ import annotations
@@ -77,6 +80,17 @@ def resume(client: httpx.Client, url: str, headers: dict, last: str) -> tuple[di
     raise Failure("the call's result never came back on a resumed stream")
 
 
+def replays_nothing(client: httpx.Client, url: str, headers: dict, last: str, who: str) -> None:
+    """A GET with Last-Event-ID `last` as `headers` gets an empty stream."""
+    with client.stream("GET", url, headers={**headers, "Accept": "text/event-stream", "Last-Event-ID": last}) as r:
+        check(r.status_code in (200, 404), f"{who}: a foreign replay answered HTTP {r.status_code}")
+        check(list(events(r)) == [], f"{who}: replayed another's stream")
+
+
+def other_auth() -> dict:
+    return {"Authorization": f"Bearer {os.environ['TOOLHOST_E2E_OTHER_TOKEN']}"}
+
+
 def call_and_hang_up(client: httpx.Client, url: str, headers: dict, params: dict) -> str:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
     post = {**headers, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -97,6 +111,7 @@ def stateless(client: httpx.Client, url: str, auth: dict) -> None:
         "progressToken": "resume-1",
     }
     first = call_and_hang_up(client, url, headers, {"name": TOOL, "arguments": {}, "_meta": meta})
+    replays_nothing(client, url, {**other_auth(), "MCP-Protocol-Version": "2026-07-28"}, first, "another tenant")
     result, polls = resume(client, url, {**auth, "MCP-Protocol-Version": "2026-07-28"}, first)
     check(result["content"][0]["text"] == ANSWER, f"2026-07-28: resumed result {result}")
     with client.stream(
@@ -120,14 +135,20 @@ def session(client: httpx.Client, url: str, auth: dict) -> None:
         },
     }
     accept = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-    r = client.post(url, headers={**auth, **accept}, json=init)
-    check(r.status_code == 200, f"initialize answered HTTP {r.status_code}")
-    sid = r.headers.get("mcp-session-id")
-    check(bool(sid), "no Mcp-Session-Id")
-    headers = {**auth, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
     note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    client.post(url, headers={**headers, **accept}, json=note)
+
+    def open_session() -> dict:
+        r = client.post(url, headers={**auth, **accept}, json=init)
+        check(r.status_code == 200, f"initialize answered HTTP {r.status_code}")
+        sid = r.headers.get("mcp-session-id")
+        check(bool(sid), "no Mcp-Session-Id")
+        headers = {**auth, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+        client.post(url, headers={**headers, **accept}, json=note)
+        return headers
+
+    headers, second = open_session(), open_session()
     first = call_and_hang_up(client, url, headers, {"name": TOOL, "arguments": {}, "_meta": {"progressToken": "resume-2"}})
+    replays_nothing(client, url, second, first, "another session of the same principal")
     result, polls = resume(client, url, headers, first)
     check(result["content"][0]["text"] == ANSWER, f"2025-11-25: resumed result {result}")
     print(f"ok  2025-11-25: hung up after event {first[:8]}…, the result came back after {polls} poll(s)")

@@ -35,6 +35,7 @@ use toolhost_fixtures::Fixture;
 const ENDPOINT_PREFIX: &str = "MCP endpoint: ";
 /// The line `serve` prints before it: the address it listens on.
 const LISTENING_PREFIX: &str = "Listening on: ";
+const METRICS_PREFIX: &str = "Metrics on: ";
 /// Start-up includes compiling every component (no cache in a fresh dir).
 const START_TIMEOUT: Duration = Duration::from_secs(180);
 /// The real binary, built by cargo for the integration tests.
@@ -183,6 +184,8 @@ pub struct Server {
     /// The endpoint as the server printed it: [`Server::url`], or the
     /// balancer's with `--public-url`.
     pub public: String,
+    /// `http://127.0.0.1:PORT/metrics`: the server's metrics listener.
+    metrics_url: Option<String>,
     database_url: String,
     token: String,
     bearer: String,
@@ -238,9 +241,16 @@ impl Server {
         } else {
             &["--listen", "127.0.0.1:0"]
         };
+        // Metrics are never on the public listener: each server gets its own.
+        let metrics: &[&str] = if flags.contains(&"--metrics-listen") {
+            &[]
+        } else {
+            &["--metrics-listen", "127.0.0.1:0"]
+        };
         let mut child = Command::new(TOOLHOST)
             .arg("serve")
             .args(listen)
+            .args(metrics)
             .args(["--seed-demo", "--plugins"])
             .arg(&plugin_dir)
             .arg("--database-url")
@@ -268,6 +278,7 @@ impl Server {
         let deadline = Instant::now() + START_TIMEOUT;
         let mut printed = Vec::new();
         let mut listening = None;
+        let mut metrics_url = None;
         let public = loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
@@ -276,6 +287,9 @@ impl Server {
                     None => {
                         if let Some(addr) = line.strip_prefix(LISTENING_PREFIX) {
                             listening = Some(addr.trim().to_owned());
+                        }
+                        if let Some(url) = line.strip_prefix(METRICS_PREFIX) {
+                            metrics_url = Some(url.trim().to_owned());
                         }
                         printed.push(line)
                     }
@@ -310,6 +324,7 @@ impl Server {
             child: RefCell::new(child),
             url,
             public,
+            metrics_url,
             database_url,
             token: String::new(),
             bearer: String::new(),
@@ -319,6 +334,19 @@ impl Server {
         server.token = server.service_token("mcp hello:read conformance:run fixture:run");
         server.bearer = format!("Bearer {}", server.token);
         server
+    }
+
+    /// `http://127.0.0.1:PORT/metrics`: the server's metrics listener.
+    pub fn metrics_url(&self) -> &str {
+        self.metrics_url.as_deref().expect("a metrics listener")
+    }
+
+    /// The Prometheus text of the server's metrics listener.
+    pub fn metrics(&self) -> String {
+        let url = self.metrics_url();
+        let (status, text) = exchange(url, "GET", "/metrics", &[], "");
+        assert_eq!(status, 200, "metrics: {text}");
+        text
     }
 
     /// The OAuth issuer: the endpoint without `/mcp`.
@@ -802,6 +830,7 @@ pub fn exchange(
 }
 
 /// A raw answer: status, headers (names lower-cased) and body.
+#[derive(Debug)]
 pub struct Answer {
     /// The status code.
     pub status: u16,

@@ -18,6 +18,7 @@
 pub mod chain;
 mod digest;
 mod event;
+mod kept;
 
 pub use chain::{ChainBreak, ChainSummary};
 pub use digest::{argument_digest, canonical_json};
@@ -25,3 +26,4 @@ pub use event::{
     AuditError, AuditEvent, AuditSink, CatalogEffect, ClientRound, Effect, KeyRef, Outcome,
     RevisionMove, SinkFuture,
 };
+pub use kept::{MAX_KEPT_TEXT_BYTES, kept_text};

@@ -9,9 +9,17 @@
 //! the oldest are dropped past [`MAX_EVENT_BYTES`] in all. Ids are 128
 //! random bits: replaying a stream needs one of its event ids, which only
 //! its own client was sent.
+//!
+//! A stream belongs to whoever its events were answered to: the edge in
+//! front of `/mcp` [`claim`](MemoryEvents::claim)s a stream for the
+//! principal (and session) whose response carried its first event id, and
+//! serves a replay only to its owner ([`owner_of`](MemoryEvents::owner_of)).
+//! An owner's events hold at most [`MemoryEvents::share`] of the budget
+//! (its own oldest go first past it), so one principal cannot evict
+//! everyone else's; events of streams nobody claimed yet share one share.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::stream;
@@ -24,25 +32,70 @@ use rmcp::transport::streamable_http_server::session::{
 pub const EVENT_TTL: Duration = Duration::from_secs(5 * 60);
 /// Most bytes of events kept at once (the JSON of their messages).
 pub const MAX_EVENT_BYTES: usize = 64 << 20;
+/// The part of the budget one owner's events may hold: an eighth.
+const SHARE_DIVISOR: usize = 8;
+
+/// Who a stream was claimed for; `""` for a stream not claimed yet.
+type Owner = Arc<str>;
 
 /// One kept event.
 struct Kept {
     id: String,
     stream: String,
+    owner: Owner,
     at: Instant,
     bytes: usize,
     event: ServerSseMessage,
 }
 
+/// A stream's owner (once claimed) and how many of its events are kept.
+#[derive(Default)]
+struct Stream {
+    owner: Option<Owner>,
+    kept: usize,
+}
+
 #[derive(Default)]
 struct Events {
-    /// Every kept event, oldest first.
-    order: VecDeque<Kept>,
-    /// Event id → its stream and its place in `order` (a running number).
+    /// Every kept event by its place (a running number), oldest first.
+    order: BTreeMap<u64, Kept>,
+    /// The place the next event takes.
+    next: u64,
+    /// Event id → its stream and its place.
     by_id: HashMap<String, (String, u64)>,
-    /// The running number of `order`'s front.
-    front: u64,
+    /// The streams with events kept.
+    streams: HashMap<String, Stream>,
+    /// Owner → the places of its events, oldest first, and their bytes.
+    held: HashMap<Owner, (VecDeque<u64>, usize)>,
     bytes: usize,
+}
+
+impl Events {
+    /// Takes the event at `place` out of every index.
+    fn drop_event(&mut self, place: u64) {
+        let Some(gone) = self.order.remove(&place) else {
+            return;
+        };
+        self.bytes -= gone.bytes;
+        self.by_id.remove(&gone.id);
+        if let Some((places, bytes)) = self.held.get_mut(&gone.owner) {
+            if places.front() == Some(&place) {
+                places.pop_front();
+            } else {
+                places.retain(|p| *p != place);
+            }
+            *bytes -= gone.bytes;
+            if places.is_empty() {
+                self.held.remove(&gone.owner);
+            }
+        }
+        if let Some(stream) = self.streams.get_mut(&gone.stream) {
+            stream.kept -= 1;
+            if stream.kept == 0 {
+                self.streams.remove(&gone.stream);
+            }
+        }
+    }
 }
 
 /// The events of this replica's streams, in memory.
@@ -72,17 +125,31 @@ impl MemoryEvents {
         self.events.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Drops expired events, then the oldest while over the byte budget.
-    fn evict(&self, events: &mut Events, now: Instant) {
-        while let Some(oldest) = events.order.front() {
+    /// The bytes of events one owner may hold: an eighth of the budget.
+    pub fn share(&self) -> usize {
+        self.max_bytes / SHARE_DIVISOR
+    }
+
+    /// Drops `owner`'s oldest events while it holds more than its share
+    /// (its newest stays, however large),
+    /// then expired events, then the oldest while over the byte budget.
+    fn evict(&self, events: &mut Events, now: Instant, owner: Option<&Owner>) {
+        while let Some(owner) = owner {
+            let oldest = match events.held.get(owner) {
+                Some((places, bytes)) if *bytes > self.share() && places.len() > 1 => {
+                    places.front().copied()
+                }
+                _ => None,
+            };
+            let Some(place) = oldest else { break };
+            events.drop_event(place);
+        }
+        while let Some((&place, oldest)) = events.order.first_key_value() {
             let expired = now.duration_since(oldest.at) >= self.ttl;
             if !expired && events.bytes <= self.max_bytes {
                 break;
             }
-            let gone = events.order.pop_front().expect("a front");
-            events.bytes -= gone.bytes;
-            events.by_id.remove(&gone.id);
-            events.front += 1;
+            events.drop_event(place);
         }
     }
 
@@ -100,32 +167,65 @@ impl MemoryEvents {
         kept.event_id = Some(id.clone());
         let now = Instant::now();
         let mut events = self.lock();
-        let place = events.front + events.order.len() as u64;
+        let place = events.next;
+        events.next += 1;
+        let stream = events.streams.entry(stream_id.to_owned()).or_default();
+        stream.kept += 1;
+        let owner = stream.owner.clone().unwrap_or_else(|| Owner::from(""));
         events
             .by_id
             .insert(id.clone(), (stream_id.to_owned(), place));
-        events.order.push_back(Kept {
-            id: id.clone(),
-            stream: stream_id.to_owned(),
-            at: now,
-            bytes,
-            event: kept,
-        });
+        let held = events.held.entry(owner.clone()).or_default();
+        held.0.push_back(place);
+        held.1 += bytes;
+        events.order.insert(
+            place,
+            Kept {
+                id: id.clone(),
+                stream: stream_id.to_owned(),
+                owner: owner.clone(),
+                at: now,
+                bytes,
+                event: kept,
+            },
+        );
         events.bytes += bytes;
-        self.evict(&mut events, now);
+        self.evict(&mut events, now, Some(&owner));
         id
+    }
+
+    /// Claims `event_id`'s stream for `owner` (an opaque key: the edge's
+    /// principal and session), unless it is claimed already: the stream's
+    /// later events count against `owner`'s share, and only `owner` is
+    /// served a replay of it.
+    pub fn claim(&self, event_id: &str, owner: &str) {
+        let mut events = self.lock();
+        let Some((stream, _)) = events.by_id.get(event_id).cloned() else {
+            return;
+        };
+        if let Some(stream) = events.streams.get_mut(&stream) {
+            stream.owner.get_or_insert_with(|| Owner::from(owner));
+        }
+    }
+
+    /// Who `event_id`'s stream was claimed for, if it is kept and claimed.
+    pub fn owner_of(&self, event_id: &str) -> Option<String> {
+        let events = self.lock();
+        let (stream, _) = events.by_id.get(event_id)?;
+        let owner = events.streams.get(stream)?.owner.as_ref()?;
+        Some(owner.to_string())
     }
 
     /// The events of `last`'s stream after it, oldest first; none when
     /// `last` is unknown or expired.
     fn after(&self, last: &str) -> Vec<ServerSseMessage> {
         let mut events = self.lock();
-        self.evict(&mut events, Instant::now());
+        self.evict(&mut events, Instant::now(), None);
         let Some((stream, place)) = events.by_id.get(last).cloned() else {
             return Vec::new();
         };
-        let from = (place + 1).saturating_sub(events.front) as usize;
-        (events.order.iter().skip(from))
+        (events.order.range(place + 1..))
+            .map(|(_, k)| k)
             .filter(|k| k.stream == stream)
             .map(|k| k.event.clone())
             .collect()
@@ -199,5 +299,37 @@ mod tests {
         let id = expired.keep("a", &message(1));
         expired.keep("a", &message(2));
         assert!(expired.after(&id).is_empty(), "expired");
+    }
+
+    #[test]
+    fn a_claimed_stream_has_one_owner_and_an_owner_past_its_share_loses_its_own_oldest() {
+        let store = MemoryEvents::new(Duration::from_secs(300), 8 * 400);
+        let first = store.keep("mine", &message(1));
+        store.claim(&first, "alice");
+        store.claim(&first, "mallory");
+        assert_eq!(store.owner_of(&first).as_deref(), Some("alice"));
+        let later = store.keep("mine", &message(2));
+        assert_eq!(store.owner_of(&later).as_deref(), Some("alice"));
+        let unclaimed = store.keep("theirs", &message(3));
+        assert_eq!(store.owner_of(&unclaimed), None);
+        let flood = store.keep("flood", &message(4));
+        store.claim(&flood, "mallory");
+        for n in 5..2000 {
+            store.keep("flood", &message(n));
+        }
+        assert_eq!(
+            store.after(&first).len(),
+            1,
+            "alice's events outlive mallory's flood"
+        );
+        let left = store.after(&flood).len();
+        assert!(
+            left > 0 && left < 10,
+            "mallory's oldest went first: {left} left"
+        );
+        let events = store.lock();
+        let mallory = events.held.get("mallory").map_or(0, |h| h.1);
+        assert!(mallory <= store.share(), "{mallory} > {}", store.share());
+        assert!(events.order.len() < 40, "{} kept", events.order.len());
     }
 }

@@ -197,13 +197,22 @@ async fn elicit(ctx: &RequestContext<RoleServer>, c: &Clarification) -> ask::Ans
     }
 }
 
-/// The conversation a request belongs to: its legacy session, if any; else
-/// the invoke room's default (the principal and its client).
+/// The conversation a request belongs to: its legacy session, if the edge
+/// found the session to be the caller's own ([`OwnedSession`]); else the
+/// invoke room's default (the principal and its client). A stateless
+/// (2026-07-28) request has no session: an `Mcp-Session-Id` it carries
+/// means nothing, so it cannot start a conversation (and a cache entry) of
+/// its own per value sent.
 fn conversation(ctx: &RequestContext<RoleServer>) -> Option<Conversation> {
     let parts = ctx.extensions.get::<http::request::Parts>()?;
-    let id = parts.headers.get("mcp-session-id")?.to_str().ok()?;
-    Some(Conversation::Session(id.to_owned()))
+    let OwnedSession(id) = parts.extensions.get::<OwnedSession>()?;
+    Some(Conversation::Session(id.clone()))
 }
+
+/// A legacy session the edge in front of `/mcp` checked belongs to the
+/// request's principal (put into the request's extensions by that edge).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedSession(pub String);
 
 /// The Streamable HTTP service for `/mcp` over a handler of its own, to
 /// mount in axum.
@@ -221,9 +230,19 @@ pub fn service_for(
     server: McpServer,
     config: StreamableHttpServerConfig,
 ) -> StreamableHttpService<McpServer, LocalSessionManager> {
-    let sessions =
-        LocalSessionManager::default().with_event_store(Arc::new(MemoryEvents::default()));
-    StreamableHttpService::new(move || Ok(server.for_session()), Arc::new(sessions), config)
+    let events = Arc::new(MemoryEvents::default());
+    let sessions = Arc::new(LocalSessionManager::default().with_event_store(events));
+    service_with(server, config, sessions)
+}
+
+/// [`service_for`] over a session manager of the caller's (which keeps it,
+/// to see which sessions are still open).
+pub fn service_with(
+    server: McpServer,
+    config: StreamableHttpServerConfig,
+    sessions: Arc<LocalSessionManager>,
+) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    StreamableHttpService::new(move || Ok(server.for_session()), sessions, config)
 }
 
 impl McpServer {

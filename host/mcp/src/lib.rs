@@ -31,7 +31,7 @@ mod tool_defs;
 
 pub use ask::{Keyring, RequestStates, StatesError, StatesFuture};
 pub use events::{EVENT_TTL, MAX_EVENT_BYTES, MemoryEvents};
-pub use handler::{McpServer, service, service_for};
+pub use handler::{McpServer, OwnedSession, service, service_for, service_with};
 pub use subscriptions::MAX_SUBSCRIPTIONS;
 
 /// A clarification in the shape a `tools/call` answers it with (its

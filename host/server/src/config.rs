@@ -19,6 +19,7 @@ use toolhost_limits::{ByteSize, RequestLimits};
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
     listen: Option<SocketAddr>,
+    metrics_listen: Option<SocketAddr>,
     plugins: Option<PathBuf>,
     database_url: Option<String>,
     #[serde(default, with = "humantime_serde")]
@@ -36,6 +37,12 @@ pub struct ConfigFile {
     drain_delay: Option<Duration>,
     #[serde(default, with = "humantime_serde")]
     header_read_timeout: Option<Duration>,
+    #[serde(default, with = "humantime_serde")]
+    body_read_timeout: Option<Duration>,
+    max_connections: Option<usize>,
+    max_connections_per_source: Option<usize>,
+    max_sessions_per_principal: Option<usize>,
+    max_streams_per_session: Option<usize>,
     trusted_proxies: Option<Vec<String>>,
     public_url: Option<String>,
     #[serde(default, with = "humantime_serde")]
@@ -160,6 +167,29 @@ pub struct ServeArgs {
     /// (default 10s).
     #[arg(long, env = "TOOLHOST_HEADER_READ_TIMEOUT", value_parser = humantime::parse_duration)]
     pub header_read_timeout: Option<Duration>,
+    /// How long a client has to send a whole request body once its head
+    /// arrived; a slower one is answered 408 and closed (default 30s).
+    #[arg(long, env = "TOOLHOST_BODY_READ_TIMEOUT", value_parser = humantime::parse_duration)]
+    pub body_read_timeout: Option<Duration>,
+    /// Most open connections; more are answered 503 and closed (default:
+    /// three quarters of the open-file limit less 64, at most 16384).
+    #[arg(long, env = "TOOLHOST_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Most open connections from one address (an IPv6 /64); trusted
+    /// proxies have no share of their own (default: a quarter of the total).
+    #[arg(long, env = "TOOLHOST_MAX_CONNECTIONS_PER_SOURCE")]
+    pub max_connections_per_source: Option<usize>,
+    /// Most open MCP sessions (2025-11-25) per principal; an `initialize`
+    /// past it is refused 429 (default 64).
+    #[arg(long, env = "TOOLHOST_MAX_SESSIONS_PER_PRINCIPAL")]
+    pub max_sessions_per_principal: Option<usize>,
+    /// Most standalone GET streams open at once in one MCP session (default 4).
+    #[arg(long, env = "TOOLHOST_MAX_STREAMS_PER_SESSION")]
+    pub max_streams_per_session: Option<usize>,
+    /// Where Prometheus metrics are served (`/metrics`), apart from the
+    /// public listener, which never serves them (default: nowhere).
+    #[arg(long, env = "TOOLHOST_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
     /// A proxy whose `X-Forwarded-For` names the client (an address or a
     /// CIDR range; repeatable): the load balancer in front of replicas.
     #[arg(
@@ -298,6 +328,12 @@ pub struct Config {
     pub drain_delay: Duration,
     /// What one connection may hold before its request is read.
     pub connection_limits: crate::listen::ConnectionLimits,
+    /// How many connections are kept open, in all and per source.
+    pub connection_caps: crate::connections::ConnectionCaps,
+    /// What one principal may hold of MCP sessions and streams.
+    pub session_caps: crate::mcp_sessions::SessionCaps,
+    /// Where `/metrics` is served, if anywhere.
+    pub metrics_listen: Option<SocketAddr>,
     /// The proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: crate::forwarded::TrustedProxies,
     /// The OAuth issuer, if set; else derived from the bound address.
@@ -354,6 +390,21 @@ fn results(inline: Option<ByteSize>, ttl: Option<Duration>) -> anyhow::Result<Re
 }
 
 /// Default listen address: loopback only; exposing the host is a decision.
+/// The connection caps: the defaults for this process, with whichever the
+/// configuration sets (a share larger than the total is the total).
+fn connection_caps(
+    total: Option<usize>,
+    per_source: Option<usize>,
+) -> anyhow::Result<crate::connections::ConnectionCaps> {
+    let defaults = crate::connections::ConnectionCaps::for_this_process();
+    let total = total.unwrap_or(defaults.total);
+    let per_source = per_source.unwrap_or(defaults.per_source).min(total);
+    if total == 0 || per_source == 0 {
+        anyhow::bail!("max-connections and max-connections-per-source must be at least 1");
+    }
+    Ok(crate::connections::ConnectionCaps { total, per_source })
+}
+
 const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// Default store: one SQLite file in the working directory.
 const DEFAULT_DATABASE: &str = "sqlite://toolhost.db?mode=rwc";
@@ -426,6 +477,18 @@ impl Config {
         if header_read_timeout.is_zero() {
             anyhow::bail!("header-read-timeout must be longer than 0s");
         }
+        let body_read_timeout = args
+            .body_read_timeout
+            .or(file.body_read_timeout)
+            .unwrap_or(crate::listen::DEFAULT_BODY_READ_TIMEOUT);
+        if body_read_timeout.is_zero() {
+            anyhow::bail!("body-read-timeout must be longer than 0s");
+        }
+        let connection_caps = connection_caps(
+            args.max_connections.or(file.max_connections),
+            args.max_connections_per_source
+                .or(file.max_connections_per_source),
+        )?;
         let trusted_proxies =
             crate::forwarded::TrustedProxies::parse(if args.trusted_proxies.is_empty() {
                 file.trusted_proxies.as_deref().unwrap_or_default()
@@ -469,7 +532,22 @@ impl Config {
             drain_delay: args.drain_delay.or(file.drain_delay).unwrap_or_default(),
             connection_limits: crate::listen::ConnectionLimits {
                 header_read_timeout,
+                body_read_timeout,
                 ..crate::listen::ConnectionLimits::default()
+            },
+            connection_caps,
+            metrics_listen: args.metrics_listen.or(file.metrics_listen),
+            session_caps: crate::mcp_sessions::SessionCaps {
+                per_principal: args
+                    .max_sessions_per_principal
+                    .or(file.max_sessions_per_principal)
+                    .unwrap_or(crate::mcp_sessions::DEFAULT_SESSIONS_PER_PRINCIPAL)
+                    .max(1),
+                streams_per_session: args
+                    .max_streams_per_session
+                    .or(file.max_streams_per_session)
+                    .unwrap_or(crate::mcp_sessions::DEFAULT_STREAMS_PER_SESSION)
+                    .max(1),
             },
             trusted_proxies,
             public_url: args

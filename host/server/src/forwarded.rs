@@ -44,7 +44,8 @@ impl TrustedProxies {
         self.0.is_empty()
     }
 
-    fn trusts(&self, ip: IpAddr) -> bool {
+    /// True if `ip` is one of the trusted proxies.
+    pub(crate) fn trusts(&self, ip: IpAddr) -> bool {
         self.0.iter().any(|net| net.contains(&ip))
     }
 

@@ -39,7 +39,9 @@ pub struct Ops {
 
 /// The host's router: `/mcp` (behind the bearer check, then the host's
 /// own request guard), the OAuth authorization server, `/healthz`,
-/// `/readyz`, `/metrics`.
+/// `/readyz`. Metrics name every tool and count every tenant's calls, so
+/// they are never served here: [`metrics_router`] serves them on a
+/// listener of their own.
 ///
 /// The bearer check runs first: no unauthenticated body is read or parsed.
 pub fn router(
@@ -50,9 +52,14 @@ pub fn router(
 ) -> Router {
     // Outermost first: count the POST as in flight, check the token, bound
     // and parse the body, count it against the rate limits (when `serve`
-    // put a limiter in the request's extensions), then rmcp.
+    // put a limiter in the request's extensions), check a named session is
+    // the caller's (when `serve` put the session table there), serve a
+    // replay only to its owner and claim each stream answered (with the
+    // event store there), then rmcp.
     let guarded = Router::new()
         .route_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn(crate::mcp_replay::bound))
+        .layer(axum::middleware::from_fn(crate::mcp_sessions::owned))
         .layer(axum::middleware::from_fn(crate::rate_limit::limit))
         .layer(axum::middleware::from_fn_with_state(
             guard.clone(),
@@ -69,7 +76,6 @@ pub fn router(
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
         .with_state(ops)
         .merge(guarded)
         .merge(toolhost_auth::router(auth))
@@ -87,6 +93,32 @@ pub fn with_console(
 ) -> anyhow::Result<Router> {
     let console = toolhost_console::Console::new(auth, host, store)?;
     Ok(app.merge(console.routes()))
+}
+
+/// Headers every answer carries unless its route set its own:
+/// `X-Content-Type-Options: nosniff` (a browser never guesses a type that
+/// would run), and `Cache-Control: no-store` (tool output, tokens and
+/// pages of people's decisions are kept by no cache) on all but the
+/// console's static assets; on `/mcp` always (rmcp's event streams say
+/// only `no-cache`, which lets a cache keep them).
+pub async fn answer_headers(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let path = req.uri().path();
+    let (mcp, cacheable) = (path == "/mcp", path.starts_with("/admin/static/"));
+    let mut answer = next.run(req).await;
+    let headers = answer.headers_mut();
+    headers
+        .entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(HeaderValue::from_static("nosniff"));
+    let no_store = HeaderValue::from_static("no-store");
+    if mcp {
+        headers.insert(header::CACHE_CONTROL, no_store);
+    } else if !cacheable {
+        headers.entry(header::CACHE_CONTROL).or_insert(no_store);
+    }
+    answer
 }
 
 /// Liveness: the process answers.
@@ -126,6 +158,14 @@ async fn readiness(ops: &Ops) -> (StatusCode, &'static str) {
             (StatusCode::SERVICE_UNAVAILABLE, "store unreachable\n")
         }
     }
+}
+
+/// `/metrics` alone, for the operator's own listen address
+/// (`--metrics-listen`), apart from the public one.
+pub fn metrics_router(ops: Ops) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
+        .with_state(ops)
 }
 
 /// Prometheus text exposition.

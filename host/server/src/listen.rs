@@ -12,13 +12,26 @@
 //! and a request carrying both a length and chunked framing is read as
 //! chunked and its connection closed after the answer (RFC 9112 §6.3), so
 //! nothing after it on the connection is read as another request.
+//!
+//! A body has its own deadline ([`ConnectionLimits::body_read_timeout`],
+//! counted from the moment its head was read): a client that sends a head
+//! declaring 100,000 bytes and then a byte every few seconds is answered
+//! `408` and its connection closed when the deadline passes, whichever
+//! route it was sent to. And before anything of a connection is read, it
+//! must find a place under the caps of [`crate::connections`].
 
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::ConnectInfo;
-use hyper::body::Incoming;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use hyper::body::{Body as _, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -26,8 +39,15 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+use crate::connections::{Connections, Refused};
+
 /// How long a client has to send a whole request head, by default.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a client has to send a whole request body, by default, from
+/// the moment its head was read: the largest body the host takes (a 32 MiB
+/// component) arrives in time at a little over 1 MB/s.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The largest request head (request line and headers) accepted, in bytes.
 pub const MAX_HEADER_BYTES: usize = 32 * 1024;
@@ -42,8 +62,13 @@ const ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 /// What one connection may hold before its request is read.
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
+    /// How long a request head may take (and an idle connection wait).
     pub header_read_timeout: Duration,
+    /// How long a request body may take, from the end of its head.
+    pub body_read_timeout: Duration,
+    /// The largest request head.
     pub max_header_bytes: usize,
+    /// The most header lines.
     pub max_headers: usize,
 }
 
@@ -51,6 +76,7 @@ impl Default for ConnectionLimits {
     fn default() -> Self {
         Self {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             max_header_bytes: MAX_HEADER_BYTES,
             max_headers: MAX_HEADERS,
         }
@@ -67,6 +93,7 @@ pub async fn serve(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,
+    connections: Connections,
     closing: CancellationToken,
 ) {
     let mut http = hyper::server::conn::http1::Builder::new();
@@ -74,7 +101,7 @@ pub async fn serve(
         .header_read_timeout(limits.header_read_timeout)
         .max_header_size(limits.max_header_bytes)
         .max_headers(limits.max_headers);
-    let connections = GracefulShutdown::new();
+    let watcher = GracefulShutdown::new();
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -89,27 +116,140 @@ pub async fn serve(
                 continue;
             }
         };
+        let place = match connections.admit(peer.ip()) {
+            Ok(place) => place,
+            Err(why) => {
+                refuse(&tcp, why);
+                continue;
+            }
+        };
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::warn!(error = %e, "could not set TCP_NODELAY");
         }
-        // The router, each request told its peer's address.
-        let service = app
-            .clone()
-            .map_request(move |req: hyper::Request<Incoming>| {
-                let mut req = req.map(Body::new);
+        // The router, each request told its peer's address and its body
+        // given its deadline.
+        let (app, body_timeout) = (app.clone(), limits.body_read_timeout);
+        let service = tower::service_fn(move |req: hyper::Request<Incoming>| {
+            let app = app.clone();
+            async move {
+                let late = Arc::new(AtomicBool::new(false));
+                let body = DeadlineBody::new(req.into_parts(), body_timeout, late.clone());
+                let (parts, body) = body;
+                let mut req = hyper::Request::from_parts(parts, Body::new(body));
                 req.extensions_mut().insert(ConnectInfo(peer));
-                req
-            });
+                let answer = app.oneshot(req).await;
+                if late.load(Ordering::Relaxed) {
+                    return Ok(body_too_slow(body_timeout));
+                }
+                answer
+            }
+        });
         let conn = http.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(service));
-        let served = connections.watch(conn);
+        let served = watcher.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = served.await {
                 tracing::debug!(%peer, error = %e, "connection ended with an error");
             }
+            drop(place);
         });
     }
     drop(listener);
-    connections.shutdown().await;
+    watcher.shutdown().await;
+}
+
+/// Answers a connection the caps refuse, without reading it: `503` with
+/// `Retry-After`, written only if the socket takes it at once (a peer that
+/// does not read is closed all the same).
+fn refuse(tcp: &tokio::net::TcpStream, why: Refused) {
+    metrics::counter!("toolhost_connections_refused_total", "cap" => match why {
+        Refused::Full => "total",
+        Refused::SourceShare => "source",
+    })
+    .increment(1);
+    let _ = tcp.try_write(REFUSAL);
+}
+
+/// The whole answer to a refused connection.
+const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+/// The answer to a request whose body missed its deadline (whatever its
+/// route made of the cut body): `408`, and the connection closed.
+fn body_too_slow(timeout: Duration) -> Response {
+    let mut answer = (
+        StatusCode::REQUEST_TIMEOUT,
+        format!("the request body did not arrive within {timeout:?}\n"),
+    )
+        .into_response();
+    answer
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    answer
+}
+
+/// A request body that fails once its deadline passes, and says so in
+/// `late` (so the answer can be a 408 whatever the route made of the
+/// error). The clock starts with the head; an empty body has none.
+struct DeadlineBody {
+    inner: Incoming,
+    timeout: Duration,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    late: Arc<AtomicBool>,
+}
+
+/// The error a body past its deadline reads as.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive within {0:?}")]
+struct BodyTooSlow(Duration);
+
+impl DeadlineBody {
+    /// `parts`' body with `timeout` to arrive, flagging `late` if it does not.
+    fn new(
+        (parts, inner): (hyper::http::request::Parts, Incoming),
+        timeout: Duration,
+        late: Arc<AtomicBool>,
+    ) -> (hyper::http::request::Parts, DeadlineBody) {
+        let deadline = (!inner.is_end_stream()).then(|| Box::pin(tokio::time::sleep(timeout)));
+        let body = DeadlineBody {
+            inner,
+            timeout,
+            deadline,
+            late,
+        };
+        (parts, body)
+    }
+}
+
+impl hyper::body::Body for DeadlineBody {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
+            return Poll::Ready(frame.map(|f| f.map_err(Into::into)));
+        }
+        let Some(deadline) = this.deadline.as_mut() else {
+            return Poll::Pending;
+        };
+        match deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                this.late.store(true, Ordering::Relaxed);
+                Poll::Ready(Some(Err(Box::new(BodyTooSlow(this.timeout)))))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// Errors of one connection (the peer went away before it was accepted);

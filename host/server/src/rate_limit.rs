@@ -6,8 +6,9 @@
 //! 2026-07-28) have none, and a session is free to make anyway. Three
 //! buckets, each with its own limit per window:
 //!
-//! - `principal:<tenant>/<subject>`: every POST of one person or service;
-//! - `client:<tenant>/<client_id>`: every POST through one OAuth client in
+//! - `principal:<tenant>/<subject>`: every request (POST, GET or DELETE)
+//!   of one person or service;
+//! - `client:<tenant>/<client_id>`: every request through one OAuth client in
 //!   one tenant. Per tenant, because a public client (one CIMD URL for every
 //!   user of an app) is shared across tenants, and one tenant must not spend
 //!   another's budget;
@@ -74,9 +75,9 @@ const MIN_WINDOW: Duration = Duration::from_secs(1);
 pub struct RateLimits {
     /// How long a counting window lasts (at least a second).
     pub window: Duration,
-    /// POSTs on `/mcp` per principal.
+    /// Requests on `/mcp` per principal.
     pub per_principal: u32,
-    /// POSTs on `/mcp` per OAuth client, in each tenant.
+    /// Requests on `/mcp` per OAuth client, in each tenant.
     pub per_client: u32,
     /// Calls of mutating tools per principal.
     pub writes: u32,
@@ -292,12 +293,10 @@ pub(crate) fn now_ms() -> i64 {
 
 /// Middleware for `/mcp`, inside the bearer check and the body guard (so
 /// the principal is known and the guard has read what the body calls):
-/// counts each POST, and answers one over a limit with 429. Without a
+/// counts each request (a GET opening a stream, a DELETE ending a session
+/// and each POST alike), and answers one over a limit with 429. Without a
 /// [`RateLimiter`] in the request's extensions it lets everything through.
 pub async fn limit(req: Request, next: Next) -> Response {
-    if req.method() != Method::POST {
-        return next.run(req).await;
-    }
     let found = req.extensions();
     let (Some(limiter), Some(who)) = (
         found.get::<RateLimiter>().cloned(),
@@ -306,7 +305,10 @@ pub async fn limit(req: Request, next: Next) -> Response {
         return next.run(req).await;
     };
     let message = found.get::<Peeked>();
-    let class = limiter.class(message);
+    let class = match *req.method() {
+        Method::POST => limiter.class(message),
+        _ => Class::Read,
+    };
     match limiter.check(&who, class).await {
         Ok(()) => next.run(req).await,
         Err(refusal) => {

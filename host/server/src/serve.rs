@@ -272,9 +272,20 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let mcp = toolhost_mcp::McpServer::shared(host.clone(), states)
         .await
         .map_err(|e| anyhow::anyhow!("loading the request-state keys: {e}"))?;
+    let events = Arc::new(toolhost_mcp::MemoryEvents::default());
+    let session_manager = Arc::new(
+        rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default()
+            .with_event_store(events.clone()),
+    );
+    let owners =
+        crate::mcp_sessions::SessionOwners::new(config.session_caps, Some(session_manager.clone()));
+    let metrics_served = match config.metrics_listen {
+        Some(at) => Some(serve_metrics(at, crate::http::metrics_router(ops.clone())).await?),
+        None => None,
+    };
     let app = router(
         ops,
-        toolhost_mcp::service_for(mcp, mcp_config),
+        toolhost_mcp::service_with(mcp, mcp_config, session_manager),
         guard.clone(),
         auth.clone(),
     );
@@ -286,9 +297,16 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     };
     let app = app.merge(crate::catalog_http::routes(submissions, auth.clone()));
     let app = app.merge(crate::workspace_http::routes(host.clone(), auth.clone()));
-    // `/mcp`'s rate-limit layer finds the limiter in the request's extensions.
-    let app = app.layer(axum::Extension(limiter));
+    // `/mcp`'s rate-limit, session and replay layers find the limiter, the
+    // session table and the event store in the request's extensions.
+    let app = app
+        .layer(axum::Extension(limiter))
+        .layer(axum::Extension(owners))
+        .layer(axum::Extension(events));
     tracing::info!(%addr, tools, catalog = %host.catalog().version(), issuer = %auth.config().issuer, "toolhost serving");
+    if let Some((at, _)) = &metrics_served {
+        println!("Metrics on: http://{at}/metrics");
+    }
     println!("Listening on: {addr}");
     println!("MCP endpoint: {}", auth.config().resource());
     println!("OAuth issuer: {}", auth.config().issuer);
@@ -341,7 +359,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         }
     };
     // Each outer layer only where it has work: a trusted proxy, an exporter.
-    let mut app = app;
+    let mut app = app.layer(axum::middleware::from_fn(crate::http::answer_headers));
     if !config.trusted_proxies.is_empty() {
         app = app.layer(axum::middleware::from_fn_with_state(
             Arc::new(config.trusted_proxies.clone()),
@@ -351,7 +369,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     if crate::telemetry::exporting() {
         app = app.layer(axum::middleware::from_fn(crate::telemetry::request_span));
     }
-    let serve = crate::listen::serve(listener, app, config.connection_limits, closing.clone());
+    let connections = crate::connections::Connections::new(
+        config.connection_caps,
+        config.trusted_proxies.clone(),
+    );
+    let serve = crate::listen::serve(
+        listener,
+        app,
+        config.connection_limits,
+        connections,
+        closing.clone(),
+    );
     tokio::join!(serve, drain);
     workers.cancel();
     maintenance.abort();
@@ -360,6 +388,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     purge.abort();
     artifacts.abort();
     upkeep.abort();
+    if let Some((_, task)) = metrics_served {
+        task.abort();
+    }
     store.close().await;
     tracing::info!("toolhost stopped");
     Ok(())
@@ -512,6 +543,23 @@ async fn record_dev_mode(store: &Store) -> anyhow::Result<()> {
         client_rounds: Vec::new(),
     };
     store.record(&event).await.context("auditing dev mode")
+}
+
+/// Serves `app` (metrics) on `at`: the address bound and the serving task.
+async fn serve_metrics(
+    at: SocketAddr,
+    app: axum::Router,
+) -> anyhow::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+    let listener = tokio::net::TcpListener::bind(at)
+        .await
+        .with_context(|| format!("listening for metrics on {at}"))?;
+    let bound = listener.local_addr()?;
+    let task = tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!(error = %e, "serving metrics failed");
+        }
+    });
+    Ok((bound, task))
 }
 
 /// Folds the metrics recorder's samples into their buckets every `period`.

@@ -1,11 +1,12 @@
 //! The `audit` table's rows: how an [`AuditEvent`] becomes column values and
 //! back. Pure conversions; the SQL that moves them lives in `store.rs`.
 
+use std::borrow::Cow;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::{ColumnIndex, Decode, Row, Type};
 use toolhost_audit::chain::{ChainedRow, Link};
-use toolhost_audit::{AuditEvent, ClientRound, Outcome};
+use toolhost_audit::{AuditEvent, ClientRound, Outcome, kept_text};
 use toolhost_types::Digest;
 
 use crate::StorageError;
@@ -23,14 +24,16 @@ pub struct AuditRecord {
     pub event: AuditEvent,
 }
 
-/// The column values of one event, in the table's units.
+/// The column values of one event, in the table's units. Texts a caller
+/// chose (the tool's name as called, a presented gate id, the client id)
+/// are kept bounded ([`kept_text`]).
 pub(crate) struct Columns<'a> {
     pub call_id: &'a str,
     pub at_ms: i64,
     pub principal: &'a str,
     pub tenant: &'a str,
-    pub client_id: Option<&'a str>,
-    pub tool: &'a str,
+    pub client_id: Option<Cow<'a, str>>,
+    pub tool: Cow<'a, str>,
     pub plugin: Option<&'a str>,
     pub catalog_version: Option<&'a str>,
     pub plugin_digest: Option<String>,
@@ -38,7 +41,7 @@ pub(crate) struct Columns<'a> {
     pub outcome: &'static str,
     pub error_code: Option<&'a str>,
     pub duration_us: i64,
-    pub gate_id: Option<&'a str>,
+    pub gate_id: Option<Cow<'a, str>>,
     pub receipt_sha256: Option<&'a str>,
     pub client_rounds: Option<String>,
 }
@@ -50,8 +53,8 @@ impl<'a> Columns<'a> {
             at_ms: unix_millis(e.at),
             principal: &e.principal,
             tenant: &e.tenant,
-            client_id: e.client_id.as_deref(),
-            tool: &e.tool,
+            client_id: e.client_id.as_deref().map(kept_text),
+            tool: kept_text(&e.tool),
             plugin: e.plugin.as_deref(),
             catalog_version: e.catalog_version.as_deref(),
             plugin_digest: e.plugin_digest.map(|d| d.to_string()),
@@ -60,7 +63,7 @@ impl<'a> Columns<'a> {
             error_code: e.error_code.as_deref(),
             // Saturates past 292,000 years: a row with a wrong duration beats no row.
             duration_us: i64::try_from(e.duration.as_micros()).unwrap_or(i64::MAX),
-            gate_id: e.gate_id.as_deref(),
+            gate_id: e.gate_id.as_deref().map(kept_text),
             receipt_sha256: e.receipt_sha256.as_deref(),
             client_rounds: ClientRound::to_column(&e.client_rounds),
         }
@@ -73,8 +76,8 @@ impl<'a> Columns<'a> {
             at_ms: self.at_ms,
             principal: self.principal,
             tenant: self.tenant,
-            client_id: self.client_id,
-            tool: self.tool,
+            client_id: self.client_id.as_deref(),
+            tool: &self.tool,
             plugin: self.plugin,
             catalog_version: self.catalog_version,
             plugin_digest: self.plugin_digest.as_deref(),
@@ -82,7 +85,7 @@ impl<'a> Columns<'a> {
             outcome: self.outcome,
             error_code: self.error_code,
             duration_us: self.duration_us,
-            gate_id: self.gate_id,
+            gate_id: self.gate_id.as_deref(),
             receipt_sha256: self.receipt_sha256,
             client_rounds: self.client_rounds.as_deref(),
         }

@@ -21,6 +21,7 @@ on_both_engines!(
     migrations_are_idempotent_across_connects,
     a_database_migrated_by_a_newer_build_is_refused,
     ping_answers_on_a_live_store,
+    caller_chosen_texts_are_kept_bounded_and_the_chain_verifies,
 );
 
 /// An event with every optional field set, at a whole millisecond and a
@@ -55,6 +56,41 @@ async fn an_event_reads_back_field_for_field(db: &TestDb) {
     let events: Vec<&AuditEvent> = rows.iter().map(|r| &r.event).collect();
     assert_eq!(events, [&sparse, &full]);
     assert!(rows[0].id > rows[1].id, "ids follow recording order");
+}
+
+/// A tool name, gate id and client id a caller chose are kept whole up to
+/// 128 bytes, else as their start and digest: a 4 MiB name adds a row of a
+/// few hundred bytes, whichever way it is appended, and the chain verifies.
+async fn caller_chosen_texts_are_kept_bounded_and_the_chain_verifies(db: &TestDb) {
+    let store = db.store().await;
+    let huge = "n".repeat(4 << 20);
+    let long = AuditEvent {
+        tool: huge.clone(),
+        gate_id: Some(huge.clone()),
+        client_id: Some(huge.clone()),
+        ..event("call-long", 1_764_000_000_123)
+    };
+    store.record(&long).await.expect("recording");
+    store
+        .append(&AuditEvent {
+            call_id: "call-long-append".into(),
+            ..long.clone()
+        })
+        .await
+        .expect("appending");
+    for row in store.recent(10).await.expect("reading back") {
+        let e = &row.event;
+        assert_eq!(e.tool, toolhost_audit::kept_text(&huge));
+        assert!(e.tool.len() < 200, "a kept name of {} bytes", e.tool.len());
+        assert_eq!(e.gate_id.as_deref(), Some(e.tool.as_str()));
+        assert_eq!(e.client_id.as_deref(), Some(e.tool.as_str()));
+    }
+    let checked = store
+        .verify_chain()
+        .await
+        .expect("verifying")
+        .expect("an intact chain");
+    assert_eq!(checked.verified, 2, "{checked:?}");
 }
 
 async fn recent_lists_newest_first_up_to_the_limit(db: &TestDb) {
