@@ -557,3 +557,45 @@ fn a_batch_is_a_json_rpc_400_and_answers_carry_nosniff_and_no_store() {
         );
     }
 }
+
+/// Uploads are counted per principal before their body is read: past the
+/// limit, 429 with `Retry-After`, whoever the principal is.
+#[test]
+fn uploads_are_rate_limited_per_principal_before_their_body_is_read() {
+    let server = Server::start_with(&[HELLO], &["--rate-limit-uploads", "2"]);
+    let headers = [
+        ("Authorization", server.bearer()),
+        ("Content-Type", "application/octet-stream"),
+    ];
+    let upload = || {
+        exchange_full(
+            &server.url,
+            "POST",
+            "/workspace/uploads?kind=manifest",
+            &headers,
+            "name = \"x\"",
+        )
+    };
+    for _ in 0..2 {
+        let admitted = upload();
+        assert_ne!(admitted.status, 429, "{}", admitted.body);
+    }
+    let refused = upload();
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert_eq!(parse(&refused.body)["error"]["code"], json!("RATE_LIMITED"));
+    assert!(refused.header("retry-after").is_some());
+    let (_, other) = server.service_client("mcp");
+    let other = format!("Bearer {other}");
+    let theirs = exchange_full(
+        &server.url,
+        "POST",
+        "/workspace/uploads?kind=manifest",
+        &[("Authorization", other.as_str())],
+        "name = \"x\"",
+    );
+    assert_ne!(
+        theirs.status, 429,
+        "another principal's own count: {}",
+        theirs.body
+    );
+}

@@ -18,7 +18,7 @@
 //! (its own oldest go first past it), so one principal cannot evict
 //! everyone else's; events of streams nobody claimed yet share one share.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -48,11 +48,12 @@ struct Kept {
     event: ServerSseMessage,
 }
 
-/// A stream's owner (once claimed) and how many of its events are kept.
+/// A stream's owner and its session (once claimed), and the places of its
+/// kept events.
 #[derive(Default)]
 struct Stream {
-    owner: Option<Owner>,
-    kept: usize,
+    owner: Option<(Owner, Arc<str>)>,
+    places: BTreeSet<u64>,
 }
 
 #[derive(Default)]
@@ -66,7 +67,7 @@ struct Events {
     /// The streams with events kept.
     streams: HashMap<String, Stream>,
     /// Owner → the places of its events, oldest first, and their bytes.
-    held: HashMap<Owner, (VecDeque<u64>, usize)>,
+    held: HashMap<Owner, (BTreeSet<u64>, usize)>,
     bytes: usize,
 }
 
@@ -78,21 +79,29 @@ impl Events {
         };
         self.bytes -= gone.bytes;
         self.by_id.remove(&gone.id);
-        if let Some((places, bytes)) = self.held.get_mut(&gone.owner) {
-            if places.front() == Some(&place) {
-                places.pop_front();
-            } else {
-                places.retain(|p| *p != place);
-            }
-            *bytes -= gone.bytes;
-            if places.is_empty() {
-                self.held.remove(&gone.owner);
+        self.release(&gone.owner, place, gone.bytes);
+        if let Some(stream) = self.streams.get_mut(&gone.stream) {
+            stream.places.remove(&place);
+            if stream.places.is_empty() {
+                self.streams.remove(&gone.stream);
             }
         }
-        if let Some(stream) = self.streams.get_mut(&gone.stream) {
-            stream.kept -= 1;
-            if stream.kept == 0 {
-                self.streams.remove(&gone.stream);
+    }
+
+    /// Counts the event at `place` (of `bytes`) against `owner`.
+    fn hold(&mut self, owner: &Owner, place: u64, bytes: usize) {
+        let held = self.held.entry(owner.clone()).or_default();
+        held.0.insert(place);
+        held.1 += bytes;
+    }
+
+    /// Stops counting the event at `place` (of `bytes`) against `owner`.
+    fn release(&mut self, owner: &Owner, place: u64, bytes: usize) {
+        if let Some((places, held)) = self.held.get_mut(owner) {
+            places.remove(&place);
+            *held -= bytes;
+            if places.is_empty() {
+                self.held.remove(owner);
             }
         }
     }
@@ -137,7 +146,7 @@ impl MemoryEvents {
         while let Some(owner) = owner {
             let oldest = match events.held.get(owner) {
                 Some((places, bytes)) if *bytes > self.share() && places.len() > 1 => {
-                    places.front().copied()
+                    places.first().copied()
                 }
                 _ => None,
             };
@@ -170,14 +179,15 @@ impl MemoryEvents {
         let place = events.next;
         events.next += 1;
         let stream = events.streams.entry(stream_id.to_owned()).or_default();
-        stream.kept += 1;
-        let owner = stream.owner.clone().unwrap_or_else(|| Owner::from(""));
+        stream.places.insert(place);
+        let owner = stream
+            .owner
+            .as_ref()
+            .map_or_else(|| Owner::from(""), |(o, _)| o.clone());
         events
             .by_id
             .insert(id.clone(), (stream_id.to_owned(), place));
-        let held = events.held.entry(owner.clone()).or_default();
-        held.0.push_back(place);
-        held.1 += bytes;
+        events.hold(&owner, place, bytes);
         events.order.insert(
             place,
             Kept {
@@ -195,25 +205,47 @@ impl MemoryEvents {
     }
 
     /// Claims `event_id`'s stream for `owner` (an opaque key: the edge's
-    /// principal and session), unless it is claimed already: the stream's
-    /// later events count against `owner`'s share, and only `owner` is
-    /// served a replay of it.
-    pub fn claim(&self, event_id: &str, owner: &str) {
+    /// principal) in `session` (`""` for none), unless it is claimed
+    /// already: the stream's events count against `owner`'s share (one
+    /// share however many sessions it holds), and only `owner` in
+    /// `session` is served a replay of it.
+    pub fn claim(&self, event_id: &str, owner: &str, session: &str) {
         let mut events = self.lock();
-        let Some((stream, _)) = events.by_id.get(event_id).cloned() else {
+        let Some((stream_id, _)) = events.by_id.get(event_id).cloned() else {
             return;
         };
-        if let Some(stream) = events.streams.get_mut(&stream) {
-            stream.owner.get_or_insert_with(|| Owner::from(owner));
+        let Some(stream) = events.streams.get_mut(&stream_id) else {
+            return;
+        };
+        if stream.owner.is_some() {
+            return;
         }
+        let owner = Owner::from(owner);
+        stream.owner = Some((owner.clone(), Arc::from(session)));
+        // The events kept before the claim were nobody's: they are the
+        // owner's now.
+        let places: Vec<u64> = stream.places.iter().copied().collect();
+        for place in places {
+            let Some(kept) = events.order.get_mut(&place) else {
+                continue;
+            };
+            let (was, bytes) = (
+                std::mem::replace(&mut kept.owner, owner.clone()),
+                kept.bytes,
+            );
+            events.release(&was, place, bytes);
+            events.hold(&owner, place, bytes);
+        }
+        self.evict(&mut events, Instant::now(), Some(&owner));
     }
 
-    /// Who `event_id`'s stream was claimed for, if it is kept and claimed.
-    pub fn owner_of(&self, event_id: &str) -> Option<String> {
+    /// Who `event_id`'s stream was claimed for, and in which session, if it
+    /// is kept and claimed.
+    pub fn owner_of(&self, event_id: &str) -> Option<(String, String)> {
         let events = self.lock();
         let (stream, _) = events.by_id.get(event_id)?;
-        let owner = events.streams.get(stream)?.owner.as_ref()?;
-        Some(owner.to_string())
+        let (owner, session) = events.streams.get(stream)?.owner.as_ref()?;
+        Some((owner.to_string(), session.to_string()))
     }
 
     /// The events of `last`'s stream after it, oldest first; none when
@@ -305,27 +337,39 @@ mod tests {
     fn a_claimed_stream_has_one_owner_and_an_owner_past_its_share_loses_its_own_oldest() {
         let store = MemoryEvents::new(Duration::from_secs(300), 8 * 400);
         let first = store.keep("mine", &message(1));
-        store.claim(&first, "alice");
-        store.claim(&first, "mallory");
-        assert_eq!(store.owner_of(&first).as_deref(), Some("alice"));
+        store.claim(&first, "alice", "s1");
+        store.claim(&first, "mallory", "");
+        let alice = Some(("alice".to_owned(), "s1".to_owned()));
+        assert_eq!(store.owner_of(&first), alice);
         let later = store.keep("mine", &message(2));
-        assert_eq!(store.owner_of(&later).as_deref(), Some("alice"));
+        assert_eq!(store.owner_of(&later), alice);
         let unclaimed = store.keep("theirs", &message(3));
         assert_eq!(store.owner_of(&unclaimed), None);
         let flood = store.keep("flood", &message(4));
-        store.claim(&flood, "mallory");
+        store.claim(&flood, "mallory", "m1");
+        // Many sessions of one principal share one share.
         for n in 5..2000 {
             store.keep("flood", &message(n));
+            let other = store.keep(&format!("flood-{n}"), &message(n));
+            store.claim(&other, "mallory", &format!("m{n}"));
         }
         assert_eq!(
             store.after(&first).len(),
             1,
             "alice's events outlive mallory's flood"
         );
-        let left = store.after(&flood).len();
         assert!(
-            left > 0 && left < 10,
-            "mallory's oldest went first: {left} left"
+            store.after(&flood).is_empty(),
+            "mallory's oldest went first"
+        );
+        assert_eq!(
+            store.after(&unclaimed).len(),
+            0,
+            "kept, and nothing after it"
+        );
+        assert!(
+            store.lock().by_id.contains_key(&unclaimed),
+            "an unclaimed event outlives the flood"
         );
         let events = store.lock();
         let mallory = events.held.get("mallory").map_or(0, |h| h.1);

@@ -60,6 +60,7 @@ pub struct ConfigFile {
     rate_limit_per_principal: Option<u32>,
     rate_limit_per_client: Option<u32>,
     rate_limit_writes: Option<u32>,
+    rate_limit_uploads: Option<u32>,
     inline_result_bytes: Option<ByteSize>,
     #[serde(default, with = "humantime_serde")]
     artifact_ttl: Option<Duration>,
@@ -248,6 +249,10 @@ pub struct ServeArgs {
     /// Calls of mutating tools per principal per window (default 120; 0: no limit).
     #[arg(long, env = "TOOLHOST_RATE_LIMIT_WRITES")]
     pub rate_limit_writes: Option<u32>,
+    /// Uploads (`/workspace/uploads`) per principal per window (default 30;
+    /// 0: no limit).
+    #[arg(long, env = "TOOLHOST_RATE_LIMIT_UPLOADS")]
+    pub rate_limit_uploads: Option<u32>,
     /// Largest answer sent inline, e.g. `256KiB` (default 1 MiB); a larger
     /// one is kept as an artifact and answered with a resource link.
     #[arg(long, env = "TOOLHOST_INLINE_RESULT_BYTES")]
@@ -572,13 +577,19 @@ impl Config {
                 .unwrap_or(toolhost_invoke::DEFAULT_GATE_TTL),
             allow_self_approval: args.allow_self_approval
                 || file.allow_self_approval.unwrap_or(false),
-            rate_limits: crate::rate_limit::RateLimits::configured(
-                args.rate_limit_window.or(file.rate_limit_window),
-                args.rate_limit_per_principal
-                    .or(file.rate_limit_per_principal),
-                args.rate_limit_per_client.or(file.rate_limit_per_client),
-                args.rate_limit_writes.or(file.rate_limit_writes),
-            )?,
+            rate_limits: crate::rate_limit::RateLimits {
+                uploads: args
+                    .rate_limit_uploads
+                    .or(file.rate_limit_uploads)
+                    .unwrap_or(crate::rate_limit::DEFAULT_UPLOADS),
+                ..crate::rate_limit::RateLimits::configured(
+                    args.rate_limit_window.or(file.rate_limit_window),
+                    args.rate_limit_per_principal
+                        .or(file.rate_limit_per_principal),
+                    args.rate_limit_per_client.or(file.rate_limit_per_client),
+                    args.rate_limit_writes.or(file.rate_limit_writes),
+                )?
+            },
             results: results(
                 args.inline_result_bytes.or(file.inline_result_bytes),
                 args.artifact_ttl.or(file.artifact_ttl),

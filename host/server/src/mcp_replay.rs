@@ -22,13 +22,9 @@ use toolhost_mcp::{MemoryEvents, OwnedSession};
 use toolhost_types::Principal;
 
 /// The key a stream is claimed under: the principal (tenant, subject,
-/// OAuth client) and its session, if the request was in one.
-fn owner_key(who: &Principal, session: Option<&OwnedSession>) -> String {
-    let session = session.map_or("", |OwnedSession(id)| id.as_str());
-    format!(
-        "{}\n{}\n{}\n{session}",
-        who.tenant, who.subject, who.client_id
-    )
+/// OAuth client).
+fn owner_key(who: &Principal) -> String {
+    format!("{}\n{}\n{}", who.tenant, who.subject, who.client_id)
 }
 
 /// Middleware for `/mcp`, inside the session check (which says whether the
@@ -43,12 +39,15 @@ pub async fn bound(req: Request, next: Next) -> Response {
     ) else {
         return next.run(req).await;
     };
-    let owner = owner_key(who, found.get::<OwnedSession>());
+    let owner = owner_key(who);
+    let session = found
+        .get::<OwnedSession>()
+        .map_or_else(String::new, |OwnedSession(id)| id.clone());
     if req.method() == Method::GET
         && let Some(last) = req.headers().get("last-event-id")
     {
         let last = last.to_str().unwrap_or_default();
-        if events.owner_of(last).as_deref() != Some(owner.as_str()) {
+        if events.owner_of(last) != Some((owner.clone(), session.clone())) {
             tracing::info!(tenant = %who.tenant, subject = %who.subject,
                 "a resumption named an event that is not the caller's; answered as unknown");
             return nothing_to_replay();
@@ -66,7 +65,7 @@ pub async fn bound(req: Request, next: Next) -> Response {
     let body = body.map_frame(move |frame| {
         if let Some(data) = frame.data_ref() {
             for id in event_ids(data) {
-                events.claim(id, &owner);
+                events.claim(id, &owner, &session);
             }
         }
         frame

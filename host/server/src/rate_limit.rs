@@ -62,6 +62,11 @@ pub const DEFAULT_PER_PRINCIPAL: u32 = 600;
 /// full rate. A tenant's people usually share one app; its many users are
 /// what the per-principal limit is for, this catches a client gone wrong.
 pub const DEFAULT_PER_CLIENT: u32 = 3000;
+/// Default uploads (`/workspace/uploads`) per principal per window: one
+/// every two seconds sustained. Each may be a 32 MiB component, and an
+/// author's loop uploads a component, a manifest and a signature per
+/// proposal.
+pub const DEFAULT_UPLOADS: u32 = 30;
 /// Default calls of mutating tools per principal per window: two a second
 /// sustained. Writes reach backends (and may raise approval gates); the end
 /// to end tests' heaviest burst is fifty concurrent retries of one write.
@@ -81,6 +86,8 @@ pub struct RateLimits {
     pub per_client: u32,
     /// Calls of mutating tools per principal.
     pub writes: u32,
+    /// Uploads per principal.
+    pub uploads: u32,
 }
 
 impl Default for RateLimits {
@@ -90,6 +97,7 @@ impl Default for RateLimits {
             per_principal: DEFAULT_PER_PRINCIPAL,
             per_client: DEFAULT_PER_CLIENT,
             writes: DEFAULT_WRITES,
+            uploads: DEFAULT_UPLOADS,
         }
     }
 }
@@ -109,6 +117,7 @@ impl RateLimits {
             per_principal: per_principal.unwrap_or(d.per_principal),
             per_client: per_client.unwrap_or(d.per_client),
             writes: writes.unwrap_or(d.writes),
+            uploads: d.uploads,
         };
         ensure!(
             limits.window >= MIN_WINDOW,
@@ -257,6 +266,27 @@ impl RateLimiter {
                 })
             }
         }
+    }
+
+    /// Takes a token from a route's own `bucket`, which admits `max` per
+    /// window (0: no limit): `Err` with the seconds until the window ends
+    /// if it is spent. Fails open like [`RateLimiter::check`].
+    pub async fn admit(&self, bucket: &str, max: u32) -> Result<(), u64> {
+        if max == 0 {
+            return Ok(());
+        }
+        let named = [(bucket, u64::from(max))];
+        match self.leases.take(&named, self.limits.window_ms()).await {
+            Admission::Admitted => Ok(()),
+            Admission::Refused {
+                now, window_end, ..
+            } => Err(retry_after(now, window_end)),
+        }
+    }
+
+    /// The limits counted.
+    pub fn limits(&self) -> &RateLimits {
+        &self.limits
     }
 
     /// A body's class: `Write` if it calls a mutating tool, or if the guard

@@ -1,8 +1,11 @@
 //! `POST /workspace/uploads`: the bounded upload through which bytes reach
 //! an authoring proposal. The caller's bearer token is checked first, the
-//! declared length next (before a byte is read), then the kind's own bound;
-//! the answer is a server-issued handle a proposal names. No path, URL or
-//! digest a caller writes ever stands for bytes.
+//! principal's upload rate next (`rate_limit_uploads` per window, shared by
+//! every replica on the store; 429 with `Retry-After`), then the declared
+//! length (before a byte is read), then the kind's own bound; the answer is
+//! a server-issued handle a proposal names. No path, URL or digest a caller
+//! writes ever stands for bytes. The body is read once into memory and
+//! handed on without a copy.
 //!
 //! ```text
 //! POST /workspace/uploads?kind=component|manifest|signature
@@ -27,6 +30,8 @@ use toolhost_invoke::{InvokeError, Toolhost, UploadError, upload_limit};
 use toolhost_types::Principal;
 use toolhost_workspace::UploadKind;
 
+use crate::rate_limit::RateLimiter;
+
 /// Largest body the route reads: the largest kind's bound (a component).
 fn max_upload() -> usize {
     UploadKind::ALL
@@ -49,10 +54,38 @@ pub fn routes(host: Arc<Toolhost>, auth: Arc<AuthServer>) -> Router {
             },
             crate::declared::declared_within,
         ))
+        .layer(axum::middleware::from_fn(upload_rate))
         .layer(axum::middleware::from_fn_with_state(
             auth,
             toolhost_auth::require_bearer,
         ))
+}
+
+/// Counts an upload against its principal's rate before its body is read
+/// (with a [`RateLimiter`] in the request's extensions; without, all pass).
+async fn upload_rate(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let found = req.extensions();
+    let (Some(limiter), Some(who)) = (found.get::<RateLimiter>(), found.get::<Principal>()) else {
+        return next.run(req).await;
+    };
+    let bucket = format!("upload:{}/{}", who.tenant, who.subject);
+    let max = limiter.limits().uploads;
+    match limiter.admit(&bucket, max).await {
+        Ok(()) => next.run(req).await,
+        Err(retry_after) => {
+            let mut refused = refuse(
+                StatusCode::TOO_MANY_REQUESTS,
+                "RATE_LIMITED",
+                format!(
+                    "at most {max} uploads per principal per window; retry after {retry_after}s"
+                ),
+            );
+            refused
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, retry_after.into());
+            refused
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -86,7 +119,7 @@ async fn upload(
         Ok(b) => b,
         Err(e) => return refuse(e.status(), "LIMIT_EXCEEDED", e.body_text()),
     };
-    match host.upload(&who, kind, body.to_vec()).await {
+    match host.upload(&who, kind, Vec::from(body)).await {
         Ok(u) => {
             let answer = json!({"handle": u.handle, "kind": u.kind, "size": u.size,
                 "sha256": u.sha256, "expires_at_ms": u.expires_at_ms});

@@ -24,6 +24,7 @@ on_both_engines!(
     a_queued_run_is_stored_with_its_row_and_read_only_by_its_tenant,
     a_full_queue_refuses_the_run_and_its_row,
     the_oldest_queued_run_is_claimed_first,
+    a_tenant_holding_workers_waits_while_another_tenants_run_starts,
     eight_concurrent_claimers_take_twenty_runs_once_each,
     an_expired_lease_is_taken_over_and_the_old_token_writes_nothing,
     a_queued_run_is_settled_without_a_lease_only_while_queued,
@@ -262,6 +263,48 @@ async fn the_oldest_queued_run_is_claimed_first(db: &TestDb) {
         store.claim("w1", LEASE, NOW + 20).await.expect("claim"),
         None
     );
+}
+
+/// The queue is fair across tenants: while acme's long runs hold a worker,
+/// demo's run, queued after all of acme's, is the next to start.
+async fn a_tenant_holding_workers_waits_while_another_tenants_run_starts(db: &TestDb) {
+    let store = db.store().await;
+    let acme: Vec<RunId> = queued_in_acme(&store, 0..3).await;
+    let demo = NewRun {
+        tenant: "demo".into(),
+        ..new_run("bob", 10)
+    };
+    queue(&store, "call-demo", &demo).await.expect("queued");
+    let claim = |worker: &'static str| {
+        let store = &store;
+        async move {
+            store
+                .claim(worker, LEASE, NOW + 20)
+                .await
+                .expect("claim")
+                .map(|c| c.run.id)
+        }
+    };
+    assert_eq!(claim("w1").await, Some(acme[0].clone()), "the oldest first");
+    assert_eq!(
+        claim("w2").await,
+        Some(demo.id),
+        "then the tenant holding no worker"
+    );
+    assert_eq!(
+        claim("w3").await,
+        Some(acme[1].clone()),
+        "then oldest first again"
+    );
+}
+
+/// Queues runs of alice in acme at `NOW + at` for each `at`: their ids.
+async fn queued_in_acme(store: &Store, ats: std::ops::Range<i64>) -> Vec<RunId> {
+    let mut ids = Vec::new();
+    for at in ats {
+        ids.push(queued(store, &format!("call-acme-{at}"), at).await);
+    }
+    ids
 }
 
 async fn eight_concurrent_claimers_take_twenty_runs_once_each(db: &TestDb) {

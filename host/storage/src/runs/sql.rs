@@ -49,6 +49,11 @@ pub(super) const ACTIVE: &str = "SELECT \
 /// worker, `$2` lease token, `$3` now, `$4` lease end. A run taken over
 /// while `cancelling` stays so; `started_at` and `deadline_at` are set by
 /// the first claim only, so a later attempt inherits the budget's end.
+///
+/// Fair across tenants: the candidate is the oldest run of a tenant that
+/// holds the fewest workers now, so one tenant's queue of long runs never
+/// keeps another tenant's run waiting more than one worker slot's wait;
+/// within a tenant, runs start oldest first.
 macro_rules! claim {
     ($lock:literal) => {
         concat!(
@@ -60,7 +65,9 @@ macro_rules! claim {
              WHERE id = (SELECT id FROM runs WHERE state = 'queued' \
              OR (state IN ('running', 'cancelling') AND lease_until < $3 \
              AND attempt < max_attempts) \
-             ORDER BY created_at, id LIMIT 1",
+             ORDER BY (SELECT COUNT(*) FROM runs held WHERE held.tenant = runs.tenant \
+             AND held.state IN ('running', 'cancelling') AND held.lease_until >= $3), \
+             created_at, id LIMIT 1",
             $lock,
             ") RETURNING ",
             run_columns!()
