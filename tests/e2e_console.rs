@@ -26,7 +26,7 @@ use support::console::{
     prod_run, run_until, signed_in, submitted_by_alice, tool_names, until_listed,
     waiting_checkpoint,
 };
-use support::oauth::{add_ann, list_tools, user_token};
+use support::oauth::{self, add_ann, encode, hidden_fields, list_tools, user_token};
 use support::{DEMO_PASSWORD, Server, eventually};
 use toolhost_fixtures::{HELLO, HELLO_NEXT, T_RUN_ESCAPE};
 
@@ -638,4 +638,85 @@ fn a_tenant_admin_grants_a_role_and_disables_a_user_and_both_are_audited() {
     no_console_errors(&anns, "ada's people page");
     let call = format!("/admin/audit/calls/{grant_call}");
     assert_eq!(anns.fetch(&call).status, 404, "demo's call, to acme");
+}
+
+/// `user` signed in to the console in a cookie-holding HTTP client.
+fn session(server: &Server, user: &str, password: &str) -> oauth::Browser {
+    let mut web = oauth::Browser::default();
+    let login = web.send(server, "GET", "/oauth/signin?return_to=%2Fadmin", None);
+    assert_eq!(login.status, 200, "{}", login.body);
+    let back = web.submit(
+        server,
+        &login,
+        &[("username", user), ("password", password)],
+    );
+    assert_eq!(back.status, 303, "{}", back.body);
+    web
+}
+
+/// The CSRF token on `web`'s inbox.
+fn csrf_of(server: &Server, web: &mut oauth::Browser) -> String {
+    let inbox = web.send(server, "GET", "/admin", None);
+    hidden_fields(&inbox.body)
+        .into_iter()
+        .find_map(|(k, v)| (k == "csrf").then_some(v))
+        .unwrap_or_else(|| panic!("a csrf token: {}", inbox.body))
+}
+
+/// `toolhost audit search ARGS…`: how many rows it prints.
+fn rows_found(server: &Server, args: &[&str]) -> usize {
+    let mut all = vec!["audit", "search", "--limit", "100000"];
+    all.extend_from_slice(args);
+    cli(server, &all).lines().skip(1).count()
+}
+
+#[test]
+fn looking_at_the_console_writes_no_audit_row_and_a_decision_writes_exactly_one() {
+    let backend = Backend::start();
+    let (server, demo) = serve(&backend, &[]);
+    let password = add_ann(&server);
+    let gate = open_gate(&server, &demo, &prod_run(&["smoke"]));
+    let mut ann = session(&server, "ann", &password);
+    let csrf = csrf_of(&server, &mut ann);
+
+    // Every page, and the forms' pages, twice: no row of their own.
+    let before = server.verified_rows();
+    for _ in 0..2 {
+        for (path, _, _) in PAGES {
+            let shown = ann.send(&server, "GET", path, None);
+            assert_eq!(shown.status, 200, "{path}: {}", shown.body);
+        }
+        let form = ann.send(&server, "GET", "/admin/audit/verify", None);
+        assert_eq!(form.status, 200, "{}", form.body);
+    }
+    assert_eq!(server.verified_rows(), before, "page views write no row");
+
+    // A decision in the console: exactly one row, its own.
+    let body = format!(
+        "csrf={}&decision=confirm&reason=release+window",
+        encode(&csrf)
+    );
+    let decided = ann.send(
+        &server,
+        "POST",
+        &format!("/admin/approvals/{gate}"),
+        Some(&body),
+    );
+    assert_eq!(decided.status, 303, "{}", decided.body);
+    assert_eq!(server.verified_rows(), before + 1);
+    assert_eq!(
+        rows_found(
+            &server,
+            &["--client", "toolhost-console", "--tool", "decide_approval"]
+        ),
+        1
+    );
+    // The same list over MCP is a call, audited as every call is.
+    let lists = rows_found(&server, &["--tool", "list_pending_approvals"]);
+    answer(&server, &demo, "list_pending_approvals", json!({}));
+    assert_eq!(server.verified_rows(), before + 2);
+    assert_eq!(
+        rows_found(&server, &["--tool", "list_pending_approvals"]),
+        lists + 1
+    );
 }
