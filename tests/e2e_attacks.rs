@@ -860,6 +860,7 @@ fn every_form_needs_its_sessions_csrf_token_and_no_page_can_be_framed() {
         "/admin/people/users/vic/disable".to_owned(),
         "/admin/people/roles/admin/forbid".to_owned(),
         format!("/admin/people/clients/{client}/revoke"),
+        "/admin/audit/verify".to_owned(),
         "/admin/signout".to_owned(),
     ];
     for action in &forms {

@@ -26,7 +26,7 @@ use support::console::{
     prod_run, run_until, signed_in, submitted_by_alice, tool_names, until_listed,
     waiting_checkpoint,
 };
-use support::oauth::{add_ann, list_tools, user_token};
+use support::oauth::{self, add_ann, encode, hidden_fields, list_tools, user_token};
 use support::{DEMO_PASSWORD, Server, eventually};
 use toolhost_fixtures::{HELLO, HELLO_NEXT, T_RUN_ESCAPE};
 
@@ -508,11 +508,14 @@ fn an_audit_search_finds_a_call_and_its_detail_and_the_chain_verifies() {
 
     browser.goto(&server, "/admin/audit");
     browser.click("form[action=\"/admin/audit/verify\"] button");
-    // A GET form with no field: the address ends in an empty query.
-    browser.wait_for_path("/admin/audit/verify?");
+    // A POST form (its CSRF token): the address has no query.
+    browser.wait_for_path("/admin/audit/verify");
     let verified = browser.find_text(".notice");
-    assert!(verified.starts_with("The chain is intact."), "{verified}");
-    no_console_errors(&browser, "verifying the chain");
+    assert!(
+        verified.starts_with("Your tenant's rows are intact."),
+        "{verified}"
+    );
+    no_console_errors(&browser, "verifying the tenant's rows");
     browser.sign_out();
 
     // A person with no role: no Audit in the navigation, 403 at each address.
@@ -638,4 +641,182 @@ fn a_tenant_admin_grants_a_role_and_disables_a_user_and_both_are_audited() {
     no_console_errors(&anns, "ada's people page");
     let call = format!("/admin/audit/calls/{grant_call}");
     assert_eq!(anns.fetch(&call).status, 404, "demo's call, to acme");
+}
+
+/// `user` signed in to the console in a cookie-holding HTTP client.
+fn session(server: &Server, user: &str, password: &str) -> oauth::Browser {
+    let mut web = oauth::Browser::default();
+    let login = web.send(server, "GET", "/oauth/signin?return_to=%2Fadmin", None);
+    assert_eq!(login.status, 200, "{}", login.body);
+    let back = web.submit(
+        server,
+        &login,
+        &[("username", user), ("password", password)],
+    );
+    assert_eq!(back.status, 303, "{}", back.body);
+    web
+}
+
+/// The CSRF token on `web`'s inbox.
+fn csrf_of(server: &Server, web: &mut oauth::Browser) -> String {
+    let inbox = web.send(server, "GET", "/admin", None);
+    hidden_fields(&inbox.body)
+        .into_iter()
+        .find_map(|(k, v)| (k == "csrf").then_some(v))
+        .unwrap_or_else(|| panic!("a csrf token: {}", inbox.body))
+}
+
+/// `toolhost audit search ARGS…`: how many rows it prints.
+fn rows_found(server: &Server, args: &[&str]) -> usize {
+    let mut all = vec!["audit", "search", "--limit", "100000"];
+    all.extend_from_slice(args);
+    cli(server, &all).lines().skip(1).count()
+}
+
+#[test]
+fn looking_at_the_console_writes_no_audit_row_and_a_decision_writes_exactly_one() {
+    let backend = Backend::start();
+    let (server, demo) = serve(&backend, &[]);
+    let password = add_ann(&server);
+    let gate = open_gate(&server, &demo, &prod_run(&["smoke"]));
+    let mut ann = session(&server, "ann", &password);
+    let csrf = csrf_of(&server, &mut ann);
+
+    // Every page, and the forms' pages, twice: no row of their own.
+    let before = server.verified_rows();
+    for _ in 0..2 {
+        for (path, _, _) in PAGES {
+            let shown = ann.send(&server, "GET", path, None);
+            assert_eq!(shown.status, 200, "{path}: {}", shown.body);
+        }
+        let form = ann.send(&server, "GET", "/admin/audit/verify", None);
+        assert_eq!(form.status, 200, "{}", form.body);
+    }
+    assert_eq!(server.verified_rows(), before, "page views write no row");
+
+    // A decision in the console: exactly one row, its own.
+    let body = format!(
+        "csrf={}&decision=confirm&reason=release+window",
+        encode(&csrf)
+    );
+    let decided = ann.send(
+        &server,
+        "POST",
+        &format!("/admin/approvals/{gate}"),
+        Some(&body),
+    );
+    assert_eq!(decided.status, 303, "{}", decided.body);
+    assert_eq!(server.verified_rows(), before + 1);
+    assert_eq!(
+        rows_found(
+            &server,
+            &["--client", "toolhost-console", "--tool", "decide_approval"]
+        ),
+        1
+    );
+    // The same list over MCP is a call, audited as every call is.
+    let lists = rows_found(&server, &["--tool", "list_pending_approvals"]);
+    answer(&server, &demo, "list_pending_approvals", json!({}));
+    assert_eq!(server.verified_rows(), before + 2);
+    assert_eq!(
+        rows_found(&server, &["--tool", "list_pending_approvals"]),
+        lists + 1
+    );
+}
+
+#[test]
+fn a_tenant_verifies_its_own_rows_by_a_form_once_a_minute_and_sees_nothing_host_wide() {
+    let backend = Backend::start();
+    let (server, demo) = serve(&backend, &[]);
+    open_gate(&server, &demo, &prod_run(&["smoke"]));
+    let ada_password = acme_admin(&server);
+    // acme's call last: the chain's head is acme's row.
+    let ada = user_token(&server, "ada", &ada_password);
+    call(&server, &ada, "list_pending_approvals", json!({}));
+    let whole = cli(&server, &["audit", "verify"]);
+    let head = whole
+        .lines()
+        .find_map(|l| l.strip_prefix("head: row "))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or_else(|| panic!("a head: {whole}"))
+        .to_owned();
+    let all = server.verified_rows();
+    let demos = rows_found(&server, &["--tenant", "demo"]);
+    assert!(demos > 0 && (demos as u64) < all, "{demos} of {all}");
+
+    let mut web = session(&server, "demo", DEMO_PASSWORD);
+    let csrf = csrf_of(&server, &mut web);
+    let mut acme = session(&server, "ada", &ada_password);
+    let acme_csrf = csrf_of(&server, &mut acme);
+
+    // The page shows the form, not a result.
+    let page = web.send(&server, "GET", "/admin/audit/verify", None);
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body
+            .contains("<form method=\"post\" action=\"/admin/audit/verify\"")
+    );
+    assert!(!page.body.contains("rows are intact"), "{}", page.body);
+    assert!(page.body.contains("toolhost audit verify"));
+
+    // Without the session's token, or with another's: refused, nothing counted.
+    for body in ["".to_owned(), format!("csrf={}", encode(&acme_csrf))] {
+        let refused = web.send(&server, "POST", "/admin/audit/verify", Some(&body));
+        assert_eq!(refused.status, 403, "{body}: {}", refused.body);
+    }
+
+    // With it: demo's rows, and nothing of the whole chain.
+    let body = format!("csrf={}", encode(&csrf));
+    let verified = web.send(&server, "POST", "/admin/audit/verify", Some(&body));
+    assert_eq!(verified.status, 200, "{}", verified.body);
+    assert!(
+        verified.body.contains("Your tenant's rows are intact."),
+        "{}",
+        verified.body
+    );
+    assert!(
+        verified
+            .body
+            .contains(&format!("{demos} rows of demo verified")),
+        "{}",
+        verified.body
+    );
+    assert!(
+        !verified.body.contains(&head),
+        "the chain's head is not shown"
+    );
+    assert!(
+        !verified.body.contains(&format!("{all} rows")),
+        "nor its row count"
+    );
+
+    // Again within the minute: 429, and when to come back. (The minute is
+    // a fixed window: if the first landed at its very end, the second
+    // opens the next one and the third is refused.)
+    let mut again = web.send(&server, "POST", "/admin/audit/verify", Some(&body));
+    if again.status == 200 {
+        again = web.send(&server, "POST", "/admin/audit/verify", Some(&body));
+    }
+    assert_eq!(again.status, 429, "{}", again.body);
+    let retry: u64 = again
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("a Retry-After: {:?}", again.headers));
+    assert!((1..=60).contains(&retry), "{retry}");
+    assert!(again.body.contains("RATE_LIMITED"), "{}", again.body);
+
+    // Another tenant has its own minute, and sees its own rows only.
+    let body = format!("csrf={}", encode(&acme_csrf));
+    let theirs = acme.send(&server, "POST", "/admin/audit/verify", Some(&body));
+    assert_eq!(theirs.status, 200, "{}", theirs.body);
+    let acmes = rows_found(&server, &["--tenant", "acme"]);
+    assert!(
+        theirs
+            .body
+            .contains(&format!("{acmes} rows of acme verified")),
+        "{}",
+        theirs.body
+    );
+    // Verifying is no call: no row was written.
+    assert_eq!(server.verified_rows(), all);
 }

@@ -183,6 +183,21 @@ pub enum Problem {
         /// The first chained row's id.
         chain_start: i64,
     },
+    /// (A tenant's walk.) No row holds the place beside it in the chain:
+    /// the row before it or after it was removed.
+    Gap {
+        /// The empty place (`chain_seq`).
+        place: i64,
+    },
+    /// (A tenant's walk.) The row after it in the chain does not link to
+    /// its `row_hash`: it was replaced after the next row was written.
+    Unfollowed {
+        /// The next row's place (`chain_seq`).
+        place: i64,
+    },
+    /// (A tenant's walk.) It has a `row_hash` but no place in the chain:
+    /// it was inserted, or its place erased, behind the host's back.
+    Unplaced,
 }
 
 impl fmt::Display for Problem {
@@ -208,6 +223,19 @@ impl fmt::Display for Problem {
                 f,
                 "no row_hash, although the chain began at row {chain_start}: its hash was removed \
                  or it was inserted outside the host"
+            ),
+            Problem::Gap { place } => write!(
+                f,
+                "no row holds place {place} of the chain, beside it: a row was removed"
+            ),
+            Problem::Unfollowed { place } => write!(
+                f,
+                "the row at place {place} of the chain does not link to its row_hash: it was \
+                 replaced after the next row was written"
+            ),
+            Problem::Unplaced => write!(
+                f,
+                "it has a row_hash but no place in the chain: it was inserted outside the host"
             ),
         }
     }
@@ -290,6 +318,122 @@ impl ChainCheck {
     }
 }
 
+/// One of a tenant's rows as a tenant's walk sees it: its own values and
+/// links, its place in the chain, and of its neighbours in the one chain
+/// (whoever's rows they are) only their hashes, never their values.
+#[derive(Debug, Clone, Copy)]
+pub struct OwnLink<'a> {
+    /// The row.
+    pub link: Link<'a>,
+    /// Its place in the chain (`chain_seq`); `None` on rows from before it.
+    pub place: Option<i64>,
+    /// The `row_hash` of the row at `place - 1`; `None` if no row is there.
+    pub before: Option<&'a str>,
+    /// The row at `place + 1`.
+    pub after: Next<'a>,
+}
+
+/// The row after a tenant's row in the chain, as a tenant's walk sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next<'a> {
+    /// There is none: the row is the chain's head.
+    Head,
+    /// The chain goes on, but no row holds the next place.
+    Missing,
+    /// The next row, with its `prev_hash`.
+    Links(Option<&'a str>),
+}
+
+/// What an intact walk of one tenant's rows found. Nothing host-wide:
+/// neither how many rows the chain holds nor its head.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TenantSummary {
+    /// The tenant's rows whose hash and both links were checked.
+    pub verified: u64,
+    /// The tenant's rows from before the chain (nothing proven of them).
+    pub unchained: u64,
+    /// The tenant's newest checked row: its call id and `row_hash`.
+    pub newest: Option<(String, String)>,
+}
+
+/// A walk over one tenant's rows in id order: each row's values hash to
+/// its `row_hash` from its `prev_hash` (not edited), and it is still linked
+/// into the one chain where it stands: the row before it ends in its
+/// `prev_hash` (or it is first, from the genesis) and the row after it, if
+/// any, starts from its `row_hash`. A tenant's row removed with a row of
+/// the tenant beside it is found; one removed between two other tenants'
+/// rows is found only by the whole walk ([`ChainCheck`], `toolhost audit
+/// verify`), which is the operator's. Pure; the store does the reading.
+#[derive(Debug, Clone, Default)]
+pub struct TenantCheck {
+    summary: TenantSummary,
+    chained: bool,
+}
+
+impl TenantCheck {
+    /// A walk that has seen no row yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Checks the tenant's next row.
+    pub fn check(&mut self, own: &OwnLink<'_>) -> Result<(), ChainBreak> {
+        let link = &own.link;
+        let broken = |problem| ChainBreak {
+            id: link.id,
+            call_id: link.row.call_id.to_owned(),
+            problem,
+        };
+        let Some(stored) = link.row_hash else {
+            if !self.chained && link.prev_hash.is_none() && own.place.is_none() {
+                self.summary.unchained += 1;
+                return Ok(());
+            }
+            return Err(broken(Problem::Unhashed {
+                chain_start: link.id,
+            }));
+        };
+        let Some(place) = own.place else {
+            return Err(broken(Problem::Unplaced));
+        };
+        let expected = match (place, own.before) {
+            (1, _) => GENESIS,
+            (_, Some(before)) => before,
+            (_, None) => return Err(broken(Problem::Gap { place: place - 1 })),
+        };
+        if link.prev_hash != Some(expected) {
+            return Err(broken(Problem::Unlinked {
+                stored: link.prev_hash.map(str::to_owned),
+                expected: expected.to_owned(),
+            }));
+        }
+        let computed = row_hash(expected, &link.row).to_string();
+        if computed != stored {
+            return Err(broken(Problem::Edited {
+                stored: stored.to_owned(),
+                computed,
+            }));
+        }
+        match own.after {
+            Next::Head => {}
+            Next::Missing => return Err(broken(Problem::Gap { place: place + 1 })),
+            Next::Links(next) if next != Some(stored) => {
+                return Err(broken(Problem::Unfollowed { place: place + 1 }));
+            }
+            Next::Links(_) => {}
+        }
+        self.chained = true;
+        self.summary.verified += 1;
+        self.summary.newest = Some((link.row.call_id.to_owned(), computed));
+        Ok(())
+    }
+
+    /// What the walk has verified so far.
+    pub fn summary(self) -> TenantSummary {
+        self.summary
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,6 +489,163 @@ mod tests {
                 row: *row,
             })
             .collect()
+    }
+
+    /// A chain of (call id, tenant) rows, as the store holds it: each row's
+    /// link and place, some removed (`None`).
+    fn placed<'a>(
+        rows: &'a [ChainedRow<'a>],
+        hashes: &'a [(String, String)],
+    ) -> Vec<Option<(i64, Link<'a>)>> {
+        links(rows, hashes)
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| Some((i as i64 + 1, l)))
+            .collect()
+    }
+
+    /// Walks `tenant`'s rows of `chain` as the store would hand them over.
+    fn walk_tenant(
+        chain: &[Option<(i64, Link<'_>)>],
+        tenant: &str,
+    ) -> Result<TenantSummary, ChainBreak> {
+        let at = |place: i64| {
+            chain
+                .iter()
+                .flatten()
+                .find(|(p, _)| *p == place)
+                .map(|(_, l)| *l)
+        };
+        let last = chain.iter().flatten().map(|(p, _)| *p).max().unwrap_or(0);
+        let mut check = TenantCheck::new();
+        for (place, link) in chain
+            .iter()
+            .flatten()
+            .filter(|(_, l)| l.row.tenant == tenant)
+        {
+            let after = match at(place + 1) {
+                Some(next) => Next::Links(next.prev_hash),
+                None if *place >= last => Next::Head,
+                None => Next::Missing,
+            };
+            check.check(&OwnLink {
+                link: *link,
+                place: Some(*place),
+                before: at(place - 1).and_then(|l| l.row_hash),
+                after,
+            })?;
+        }
+        Ok(check.summary())
+    }
+
+    fn of(call_id: &'static str, tenant: &'static str) -> ChainedRow<'static> {
+        ChainedRow {
+            tenant,
+            ..row(call_id)
+        }
+    }
+
+    #[test]
+    fn a_tenants_walk_checks_its_rows_and_their_links_and_reports_nothing_host_wide() {
+        let rows = [
+            of("a", "acme"),
+            of("b", "globex"),
+            of("c", "acme"),
+            of("d", "acme"),
+            of("e", "globex"),
+        ];
+        let hashes = chain(&rows);
+        let chain = placed(&rows, &hashes);
+        let acme = walk_tenant(&chain, "acme").expect("intact");
+        assert_eq!(acme.verified, 3);
+        assert_eq!(acme.newest, Some(("d".to_owned(), hashes[3].1.clone())));
+        assert_eq!(
+            walk_tenant(&chain, "initech").expect("none"),
+            TenantSummary::default()
+        );
+
+        // One of acme's rows edited: acme's walk stops there.
+        let mut edited = chain.clone();
+        if let Some((_, l)) = &mut edited[2] {
+            l.row.outcome = "denied";
+        }
+        let broken = walk_tenant(&edited, "acme").expect_err("edited");
+        assert_eq!(broken.call_id, "c");
+        assert!(matches!(broken.problem, Problem::Edited { .. }), "{broken}");
+        // Another tenant's row edited: not acme's to see (the whole walk finds it).
+        let mut theirs = chain.clone();
+        if let Some((_, l)) = &mut theirs[1] {
+            l.row.outcome = "denied";
+        }
+        assert_eq!(
+            walk_tenant(&theirs, "acme")
+                .expect("acme's rows intact")
+                .verified,
+            3
+        );
+        assert!(walk(theirs.iter().flatten().map(|(_, l)| *l)).is_err());
+    }
+
+    #[test]
+    fn a_tenants_walk_finds_a_removed_or_replaced_row_beside_its_own() {
+        let rows = [
+            of("a", "acme"),
+            of("b", "globex"),
+            of("c", "acme"),
+            of("d", "acme"),
+            of("e", "globex"),
+        ];
+        let hashes = chain(&rows);
+        let chain = placed(&rows, &hashes);
+        let gap = |removed: usize, expected_call: &str, expected_place: i64| {
+            let mut holed = chain.clone();
+            holed[removed] = None;
+            let broken = walk_tenant(&holed, "acme").expect_err("a gap");
+            assert_eq!(broken.call_id, expected_call);
+            assert_eq!(
+                broken.problem,
+                Problem::Gap {
+                    place: expected_place
+                },
+                "{broken}"
+            );
+        };
+        gap(2, "d", 3); // acme's own c, after globex's b
+        gap(1, "a", 2); // globex's b, beside acme's a
+        gap(3, "c", 4); // acme's own d, before globex's e
+
+        // c edited and re-hashed in place: its own hash fits, d no longer follows it.
+        let forged = ChainedRow {
+            outcome: "denied",
+            ..rows[2]
+        };
+        let forged_hash = row_hash(&hashes[2].0, &forged).to_string();
+        let mut replaced = chain.clone();
+        replaced[2] = Some((
+            3,
+            Link {
+                id: 3,
+                prev_hash: Some(&hashes[2].0),
+                row_hash: Some(&forged_hash),
+                row: forged,
+            },
+        ));
+        let broken = walk_tenant(&replaced, "acme").expect_err("replaced");
+        assert_eq!(
+            (broken.call_id.as_str(), &broken.problem),
+            ("c", &Problem::Unfollowed { place: 4 })
+        );
+
+        // A hashed row with no place was not written by the host.
+        let mut check = TenantCheck::new();
+        let l = links(&rows, &hashes)[0];
+        let unplaced = check.check(&OwnLink {
+            link: l,
+            place: None,
+            before: None,
+            after: Next::Head,
+        });
+        assert_eq!(unplaced.expect_err("unplaced").problem, Problem::Unplaced);
     }
 
     #[test]

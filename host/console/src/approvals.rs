@@ -20,9 +20,9 @@ pub(crate) async fn gates(
     c: &Console,
     viewer: &crate::viewer::Viewer,
 ) -> Result<(Vec<Value>, Vec<Value>), toolhost_invoke::InvokeError> {
-    let pending = c.call(viewer, "list_pending_approvals", json!({})).await?;
+    let pending = c.read(viewer, "list_pending_approvals", json!({})).await?;
     let all = json!({"filter": {"state": "all"}});
-    let all = c.call(viewer, "list_pending_approvals", all).await?;
+    let all = c.read(viewer, "list_pending_approvals", all).await?;
     let recent: Vec<Value> = list(all, "gates")
         .into_iter()
         .filter(|g| g["state"] != "pending")

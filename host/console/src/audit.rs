@@ -1,15 +1,22 @@
 //! Audit: search the tenant's audit rows by person, tool, outcome and
-//! time; one row's detail; and the hash chain verified on request.
+//! time; one row's detail; and the tenant's rows verified against the hash
+//! chain, as an action (a form, at most once per [`VERIFY_EVERY`] per
+//! tenant).
 //!
 //! No host tool lists audit rows, so the page reads the store itself,
 //! always within the viewer's tenant, and needs `audit:read` (or an admin
-//! role): see [`crate::viewer::AUDIT_PERMISSION`].
+//! role): see [`crate::viewer::AUDIT_PERMISSION`]. The chain is one chain
+//! over every tenant's rows; a tenant's verification checks its own rows
+//! and their links to the rows beside them (their hashes only) and shows
+//! nothing host-wide (`Store::verify_tenant_chain`). The whole walk, with
+//! the chain's row count and head, is the operator's:
+//! `toolhost audit verify`.
 
 use std::time::{Duration, SystemTime};
 
 use axum::Router;
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Form, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use axum::routing::get;
 use serde::{Deserialize, Serialize};
@@ -25,6 +32,13 @@ use crate::{Console, Refusal};
 /// How many rows one search shows.
 const SHOWN: u32 = 100;
 
+/// How often a tenant's rows may be verified from the console: once a
+/// minute per tenant, counted in the store so every replica shares it. A
+/// verification reads every row of the tenant (a thousand per query):
+/// seconds of the store's time on a large tenant, which a person checking
+/// the chain needs once, not in a loop. The rest are refused with 429.
+pub const VERIFY_EVERY: Duration = Duration::from_secs(60);
+
 /// Every outcome, as the search's choices.
 const OUTCOMES: [&str; 6] = [
     "executed",
@@ -38,7 +52,7 @@ const OUTCOMES: [&str; 6] = [
 pub(crate) fn routes() -> Router<Console> {
     Router::new()
         .route("/admin/audit", get(search))
-        .route("/admin/audit/verify", get(verify))
+        .route("/admin/audit/verify", get(search_page).post(verify))
         .route("/admin/audit/calls/{call_id}", get(detail))
 }
 
@@ -225,20 +239,99 @@ async fn search(
     c.audit_page(&viewer, form, None).await
 }
 
-/// Walks the whole chain (it spans every tenant: one chain, one head) and
-/// shows whether it is intact: the result, never another tenant's rows.
-async fn verify(State(c): State<Console>, headers: HeaderMap) -> Response {
+/// The audit page with its verification form (a verification is a POST:
+/// an address typed or prefetched verifies nothing).
+async fn search_page(State(c): State<Console>, headers: HeaderMap) -> Response {
     let viewer = viewer_of!(c, headers, Page::Audit);
-    let verified = match c.store.verify_chain().await {
+    c.audit_page(&viewer, Search::default(), None).await
+}
+
+/// The verification form: its CSRF token only.
+#[derive(Deserialize)]
+pub(crate) struct VerifyForm {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// The window of [`VERIFY_EVERY`] that `now_ms` (unix milliseconds) falls
+/// in: its start and end.
+fn verify_window(now_ms: i64) -> (i64, i64) {
+    let every = i64::try_from(VERIFY_EVERY.as_millis()).expect("a minute fits in i64");
+    let start = now_ms - now_ms.rem_euclid(every);
+    (start, start + every)
+}
+
+/// Whether the `count`th verification of a window ending at `end_ms` may
+/// run at `now_ms`: else the whole seconds until the window ends.
+fn verify_allowed(count: u64, now_ms: i64, end_ms: i64) -> Result<(), u64> {
+    if count <= 1 {
+        return Ok(());
+    }
+    let left = u64::try_from(end_ms.saturating_sub(now_ms)).unwrap_or(0);
+    Err(left.div_ceil(1000).max(1))
+}
+
+/// Verifies the viewer's tenant's rows against the chain and shows the
+/// result: the tenant's count and newest row, never the chain's row count
+/// or head, nor another tenant's rows. Once per [`VERIFY_EVERY`] per
+/// tenant; the form needs the session's CSRF token.
+async fn verify(
+    State(c): State<Console>,
+    headers: HeaderMap,
+    Form(form): Form<VerifyForm>,
+) -> Response {
+    let viewer = acting_on!(c, headers, Page::Audit, &form.csrf);
+    let tenant = viewer.tenant().to_owned();
+    let now_ms = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let (start, end) = verify_window(now_ms);
+    let hits = toolhost_storage::Hits {
+        bucket: format!("console-verify:{tenant}"),
+        window_start: start,
+        window_end: end,
+        n: 1,
+    };
+    let counted = match c.store.add_hits(std::slice::from_ref(&hits)).await {
+        Ok(totals) => totals.first().copied().unwrap_or(1),
+        Err(e) => {
+            tracing::error!(error = %e, "console: counting a verification of the audit chain");
+            let refusal = Refusal {
+                code: "UNAVAILABLE",
+                message: "the audit trail could not be verified now; try again".into(),
+            };
+            return c.refused(
+                &viewer,
+                Page::Audit,
+                StatusCode::SERVICE_UNAVAILABLE,
+                refusal,
+            );
+        }
+    };
+    if let Err(retry_after) = verify_allowed(counted, now_ms, end) {
+        let refusal = Refusal {
+            code: "RATE_LIMITED",
+            message: format!(
+                "your tenant's rows were already verified in this {} s window; they can be verified again in {retry_after} s",
+                VERIFY_EVERY.as_secs()
+            ),
+        };
+        let mut refused = c.refused(&viewer, Page::Audit, StatusCode::TOO_MANY_REQUESTS, refusal);
+        refused
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+        return refused;
+    }
+    let verified = match c.store.verify_tenant_chain(&tenant).await {
         Ok(Ok(summary)) => json!({
             "intact": true,
             "verified": summary.verified,
             "unchained": summary.unchained,
-            "head": summary.head.map(|(id, hash)| json!({"id": id, "hash": hash})),
+            "newest": summary.newest.map(|(call_id, hash)| json!({"call_id": call_id, "hash": hash})),
         }),
         Ok(Err(broken)) => json!({
             "intact": false,
-            "row": broken.id,
+            "call_id": broken.call_id,
             "problem": broken.problem.to_string(),
         }),
         Err(e) => {
@@ -335,6 +428,20 @@ mod tests {
     }
 
     #[test]
+    fn a_tenant_verifies_once_per_window_and_is_told_when_it_may_again() {
+        let every = i64::try_from(VERIFY_EVERY.as_millis()).expect("fits");
+        let now = 1_764_000_012_345;
+        let (start, end) = verify_window(now);
+        assert!(start <= now && now < end && end - start == every);
+        assert_eq!(verify_window(start), (start, end));
+        assert_eq!(verify_window(end).0, end);
+        assert_eq!(verify_allowed(1, now, end), Ok(()));
+        assert_eq!(verify_allowed(2, end - 1, end), Err(1));
+        assert_eq!(verify_allowed(3, end - 2_500, end), Err(3));
+        assert_eq!(verify_allowed(2, start, end), Err(VERIFY_EVERY.as_secs()));
+    }
+
+    #[test]
     fn bad_fields_are_refused_with_a_reason() {
         let bad = Search {
             outcome: "exploded".into(),
@@ -356,7 +463,7 @@ mod tests {
 mod page_tests {
     use serde_json::json;
 
-    use crate::testing::{HOSTILE, assert_escaped, render};
+    use crate::testing::{CSRF, HOSTILE, assert_escaped, render};
 
     #[test]
     fn rows_link_their_detail_and_every_value_is_text() {
@@ -387,9 +494,36 @@ mod page_tests {
         let html = render(
             "audit.html",
             json!({"rows": [], "form": {}, "outcomes": [],
-            "verified": {"intact": false, "row": 9, "problem": HOSTILE}}),
+            "verified": {"intact": false, "call_id": "c-9", "problem": HOSTILE}}),
         );
-        assert!(html.contains("The chain is broken at row 9."));
+        assert!(html.contains("Your tenant's rows break the chain at call c-9."));
         assert_escaped(&html);
+    }
+
+    #[test]
+    fn verifying_is_a_form_with_the_sessions_token_and_a_result_shows_no_host_wide_figure() {
+        let html = render(
+            "audit.html",
+            json!({"rows": [], "form": {}, "outcomes": []}),
+        );
+        let form = html
+            .split("<form method=\"post\" action=\"/admin/audit/verify\"")
+            .nth(1)
+            .expect("a POST form to verify");
+        assert!(
+            form.contains(&format!("name=\"csrf\" value=\"{CSRF}\"")),
+            "{form}"
+        );
+        assert!(form.contains("toolhost audit verify"), "{form}");
+        assert!(!html.contains("Your tenant's rows are intact"));
+
+        let html = render(
+            "audit.html",
+            json!({"rows": [], "form": {}, "outcomes": [],
+            "verified": {"intact": true, "verified": 3, "unchained": 0,
+                         "newest": {"call_id": "c-3", "hash": "ab"}}}),
+        );
+        assert!(html.contains("3 rows of demo verified"), "{html}");
+        assert!(!html.contains("Head:"), "no chain head: {html}");
     }
 }

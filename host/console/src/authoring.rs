@@ -56,7 +56,7 @@ fn pretty(v: &Value) -> Value {
 async fn show(State(c): State<Console>, headers: HeaderMap) -> Response {
     let viewer = viewer_of!(c, headers, Page::Authoring);
     let args = json!({"limit": LISTED});
-    let mut sessions = match c.call(&viewer, "list_authoring_sessions", args).await {
+    let mut sessions = match c.read(&viewer, "list_authoring_sessions", args).await {
         Ok(l) => list(l, "sessions"),
         Err(e) => {
             let (status, refusal) = Refusal::of(&e);
@@ -88,7 +88,7 @@ async fn proposal(
     mut p: Value,
 ) -> Result<Value, InvokeError> {
     let args = json!({"session_id": session_id, "proposal_id": p["proposal_id"]});
-    let diff = c.call(viewer, "get_revision_diff", args).await?;
+    let diff = c.read(viewer, "get_revision_diff", args).await?;
     p["changes"] = lay_out(&diff["diff"]);
     p["widens"] = diff["diff"]["widens"].clone();
     p["summary"] = p["validation"]["summary"].clone();
@@ -101,7 +101,7 @@ async fn proposal(
 /// Session `id` as the page shows it.
 async fn read(c: &Console, viewer: &Viewer, id: &str) -> Result<Value, InvokeError> {
     let mut session = c
-        .call(viewer, "get_authoring_session", json!({"session_id": id}))
+        .read(viewer, "get_authoring_session", json!({"session_id": id}))
         .await?;
     let mut proposals = Vec::new();
     for p in items(session["proposals"].take()) {

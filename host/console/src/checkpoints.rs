@@ -22,7 +22,7 @@ pub(crate) async fn checkpoints(
     viewer: &Viewer,
 ) -> Result<(Vec<Value>, Vec<Value>), toolhost_invoke::InvokeError> {
     let all = c
-        .call(
+        .read(
             viewer,
             "list_checkpoints",
             json!({"filter": {"state": "all"}}),

@@ -27,7 +27,7 @@ pub(crate) async fn show(State(c): State<Console>, headers: HeaderMap) -> Respon
             waiting.checkpoints = Some(checkpoints.len());
         }
         if Page::Reviews.open_to(&viewer) {
-            let listed = c.call(&viewer, "list_plugin_reviews", json!({})).await?;
+            let listed = c.read(&viewer, "list_plugin_reviews", json!({})).await?;
             reviews = list(listed, "reviews");
             waiting.reviews = Some(reviews.len());
         }

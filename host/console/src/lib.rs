@@ -5,8 +5,11 @@
 //!
 //! The console is a second renderer of the same rows, never a second
 //! policy. Every page reads and every decision acts through the host's own
-//! tools ([`Toolhost::call`], as the signed-in person): the same
-//! permission checks, the same refusals, the same audit row as over MCP.
+//! tools, as the signed-in person, with the same permission checks and the
+//! same refusals as over MCP. A decision is a call ([`Toolhost::call`])
+//! with the same audit row as over MCP; a page view is a read
+//! ([`Toolhost::read`]) of a host tool that changes nothing, and writes no
+//! row: the trail records what people did, not what they looked at.
 //! A page the person may not use is absent from their navigation and its
 //! address answers 403 ([`pages::Page::open_to`]).
 //!
@@ -89,8 +92,8 @@ pub struct Console {
 }
 
 /// How long the navigation's counts are reused for a person between
-/// pages: each count is a host-tool call with its audit row, so moving
-/// between pages does not write three rows each time. The inbox always
+/// pages: each count is a read of a host tool (three store queries), so
+/// moving between pages does not repeat them each time. The inbox always
 /// counts afresh.
 const COUNTS_FRESH: Duration = Duration::from_secs(60);
 /// The most people whose counts are remembered (then all are forgotten).
@@ -188,7 +191,16 @@ impl Console {
         Ok(viewer)
     }
 
-    /// Calls host tool `tool` as `viewer`; its structured answer.
+    /// Reads through host tool `tool` as `viewer`, for a page: the same
+    /// checks as a call ([`Toolhost::read`]) and no audit row, since a
+    /// page view is not a decision. Its structured answer.
+    async fn read(&self, viewer: &Viewer, tool: &str, args: Value) -> Result<Value, InvokeError> {
+        let out = self.host.read(&viewer.principal, tool, &args).await?;
+        Ok(out.structured)
+    }
+
+    /// Calls host tool `tool` as `viewer` for a decision, audited as a
+    /// call over MCP is; its structured answer.
     async fn call(&self, viewer: &Viewer, tool: &str, args: Value) -> Result<Value, InvokeError> {
         let req = CallRequest::new(tool, args);
         let answer = self
@@ -260,7 +272,7 @@ impl Console {
             if !viewer.may_use(tool) {
                 return None;
             }
-            let listed = self.call(viewer, tool, args).await.ok()?;
+            let listed = self.read(viewer, tool, args).await.ok()?;
             listed[key].as_array().map(Vec::len)
         };
         Waiting {

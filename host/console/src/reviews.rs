@@ -43,7 +43,7 @@ pub(crate) fn routes() -> Router<Console> {
 /// `list_plugin_reviews` in `state`, each with its submitter's name.
 async fn reviews(c: &Console, viewer: &Viewer, state: &str) -> Result<Vec<Value>, InvokeError> {
     let listed = c
-        .call(viewer, "list_plugin_reviews", json!({"state": state}))
+        .read(viewer, "list_plugin_reviews", json!({"state": state}))
         .await?;
     let mut rows = list(listed, "reviews");
     c.name_people(&mut rows, &["submitted_by"], viewer).await;
@@ -57,7 +57,7 @@ async fn runs(c: &Console, viewer: &Viewer) -> Option<Vec<Value>> {
         return None;
     }
     let args = json!({"limit": RUNS_SEARCHED});
-    match c.call(viewer, "list_explorations", args).await {
+    match c.read(viewer, "list_explorations", args).await {
         Ok(listed) => Some(list(listed, "runs")),
         Err(e) => {
             tracing::warn!(error = %e, "listing runs as review evidence");

@@ -137,7 +137,7 @@ async fn show(State(c): State<Console>, headers: HeaderMap, Query(f): Query<Filt
     let viewer = viewer_of!(c, headers, Page::Runs);
     let filter = f.known();
     let listed = match c
-        .call(&viewer, "list_explorations", json!({"limit": LISTED}))
+        .read(&viewer, "list_explorations", json!({"limit": LISTED}))
         .await
     {
         Ok(l) => list(l, "runs"),
@@ -211,7 +211,7 @@ async fn render(
     status: StatusCode,
 ) -> Response {
     let args = json!({"run_id": run_id});
-    let mut run = match c.call(viewer, "get_exploration_result", args).await {
+    let mut run = match c.read(viewer, "get_exploration_result", args).await {
         Ok(run) => shown(run, viewer.may_use("cancel_exploration")),
         Err(e) => {
             let (status, refusal) = Refusal::of(&e);

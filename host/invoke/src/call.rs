@@ -15,7 +15,7 @@ use toolhost_catalog::{LoadedPlugin, ToolRef};
 use toolhost_gates::{CheckpointStore, GateStore, IdempotencyKey};
 use toolhost_policy::{Decision, Grants, PolicyStore, Use, decide};
 use toolhost_runtime::{
-    BackendGrant, CallContext, ClientLink, LogSink, ProgressSink, Runtime, Snapshots,
+    BackendGrant, CallContext, ClientLink, LogSink, ProgressSink, Runtime, Snapshots, ToolOutput,
 };
 use toolhost_secrets::Scanner;
 use toolhost_types::{Principal, PrincipalKind};
@@ -410,17 +410,7 @@ impl Toolhost {
                 tool: req.tool.clone(),
             })?;
         audit.tool_found(&tool, served.catalog.version());
-        let spec = tool.spec();
-        let policy = tracing::info_span!("policy");
-        let grants = self.grants(who).instrument(policy.clone()).await?;
-        let decision =
-            policy.in_scope(|| decide(who, &grants, &spec.permission, spec.risk, Use::Call));
-        if decision == Decision::Denied {
-            return Err(InvokeError::PermissionDenied {
-                tool: req.tool.clone(),
-            });
-        }
-        served.schemas.check(&self.bounds, &tool, &req.arguments)?; // over a limit → LIMIT_EXCEEDED, off-schema → INVALID_ARGUMENTS
+        let grants = self.admit(&served, who, &tool, &req.arguments).await?;
         let tool = match tool {
             Tool::Plugin(t) if crate::explore::is_run_tool(&t) => {
                 let (out, effects) = self.start_run(who, &t, &req.arguments).await?; // queued with this row
@@ -452,6 +442,64 @@ impl Toolhost {
             });
         }
         out
+    }
+
+    /// Whether `who` may call `tool` with `args`, as every call and every
+    /// [`read`](Self::read) is decided: their roles as they are now, the
+    /// policy's decision, the arguments' bounds and schema. `who`'s grants.
+    async fn admit(
+        &self,
+        served: &Served,
+        who: &Principal,
+        tool: &Tool,
+        args: &Value,
+    ) -> Result<Grants, InvokeError> {
+        let spec = tool.spec();
+        let policy = tracing::info_span!("policy");
+        let grants = self.grants(who).instrument(policy.clone()).await?;
+        let decision =
+            policy.in_scope(|| decide(who, &grants, &spec.permission, spec.risk, Use::Call));
+        if decision == Decision::Denied {
+            return Err(InvokeError::PermissionDenied {
+                tool: spec.name.to_string(),
+            });
+        }
+        served.schemas.check(&self.bounds, tool, args)?; // over a limit → LIMIT_EXCEEDED, off-schema → INVALID_ARGUMENTS
+        Ok(grants)
+    }
+
+    /// Reads through host tool `tool` as `who`, for a page of the console:
+    /// the same lookup, decision and argument checks as [`call`](Self::call)
+    /// (see `admit`), and the tool's own tenant scoping, but no audit row.
+    /// A page view is not a call: over MCP the same tool is a call with its
+    /// row, as every call is. Only a host tool that changes nothing
+    /// (`mutating: false`) may be read, and a read that decided a change
+    /// (an effect, which only a call's row may carry) is refused without
+    /// making it ([`InvokeError::NotARead`], a bug of the caller's).
+    pub async fn read(
+        &self,
+        who: &Principal,
+        tool: &str,
+        args: &Value,
+    ) -> Result<ToolOutput, InvokeError> {
+        let not_a_read = || InvokeError::NotARead { tool: tool.into() };
+        let served = self.served();
+        let found = self
+            .tool_in(&served, tool)
+            .ok_or_else(|| InvokeError::ToolNotFound { tool: tool.into() })?;
+        let host_tool = match &found {
+            Tool::Host(t) if !t.spec().mutating => t.clone(),
+            _ => return Err(not_a_read()),
+        };
+        self.admit(&served, who, &found, args).await?;
+        arguments_text(args)?;
+        let (out, effects) = host_tool.call_on(self, who, args).await?;
+        if !effects.is_empty() {
+            return Err(not_a_read());
+        }
+        let answer = Answer::Output(out);
+        self.screen(&answer)?; // a secret → SECRET_EXPOSURE, as a call
+        answer.output().ok_or_else(not_a_read)
     }
 
     /// Checks `args` against `tool`'s bounds and input schema, as a call of

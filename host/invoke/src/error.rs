@@ -272,6 +272,14 @@ pub enum InvokeError {
     /// The workspace store failed, or none is configured.
     #[error("internal error")]
     Workspace(#[source] toolhost_workspace::WorkspaceStoreError),
+
+    /// [`Toolhost::read`](crate::Toolhost::read) of a tool that is not a
+    /// host tool changing nothing: a bug of the reader's, not the user's.
+    #[error("internal error")]
+    NotARead {
+        /// The tool's name.
+        tool: String,
+    },
 }
 
 impl InvokeError {
@@ -293,6 +301,7 @@ impl InvokeError {
                 | InvokeError::Checkpoint(toolhost_gates::CheckpointError::Store(_))
                 | InvokeError::Runs(_)
                 | InvokeError::Workspace(_)
+                | InvokeError::NotARead { .. }
         ) || matches!(self, InvokeError::Catalog(e) if e.code() == "INTERNAL")
             || matches!(self, InvokeError::Intake(e) if e.code() == "INTERNAL")
     }
@@ -388,7 +397,8 @@ impl InvokeError {
             | InvokeError::InputSchema { .. }
             | InvokeError::Policy(_)
             | InvokeError::Gates(_)
-            | InvokeError::DuplicateTool { .. } => "INTERNAL",
+            | InvokeError::DuplicateTool { .. }
+            | InvokeError::NotARead { .. } => "INTERNAL",
         }
     }
 }

@@ -301,3 +301,94 @@ async fn a_call_without_the_permission_is_denied_audited_and_runs_no_plugin_code
     assert_eq!(events[0].error_code.as_deref(), Some("PERMISSION_DENIED"));
     assert_eq!(events[0].principal, "bob");
 }
+
+/// A host tool answering the caller's tenant, changing nothing or
+/// (`mutating`) claiming to.
+struct Listing(toolhost_runtime::ToolSpec);
+
+impl Listing {
+    fn new(name: &str, mutating: bool, permission: &str) -> Self {
+        Self(toolhost_runtime::ToolSpec {
+            name: name.parse().expect("a tool name"),
+            title: None,
+            description: "Lists the caller's things.".into(),
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+            annotations: toolhost_runtime::Annotations::default(),
+            permission: permission.parse().expect("a permission"),
+            risk: toolhost_types::Risk::Low,
+            mutating,
+        })
+    }
+}
+
+impl toolhost_invoke::HostTool for Listing {
+    fn spec(&self) -> &toolhost_runtime::ToolSpec {
+        &self.0
+    }
+    fn call<'a>(
+        &'a self,
+        who: &'a Principal,
+        _args: &'a serde_json::Value,
+    ) -> toolhost_invoke::HostToolFuture<'a> {
+        Box::pin(async move {
+            Ok(toolhost_runtime::ToolOutput {
+                structured: json!({"tenant": who.tenant}),
+                text: None,
+                content: Vec::new(),
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_read_is_decided_as_a_call_is_and_writes_no_audit_row() {
+    let audit = Arc::new(Recorded::default());
+    let host = host(audit.clone(), "200ms")
+        .await
+        .with_host_tool(Arc::new(Listing::new("list_things", false, "hello:read")))
+        .and_then(|h| h.with_host_tool(Arc::new(Listing::new("change_things", true, "hello:read"))))
+        .and_then(|h| {
+            h.with_host_tool(Arc::new(Listing::new(
+                "list_secrets",
+                false,
+                "secrets:read",
+            )))
+        })
+        .expect("host tools added");
+    let rows = || audit.events.lock().expect("not poisoned").len();
+    let out = host
+        .read(&alice(), "list_things", &json!({}))
+        .await
+        .expect("read");
+    assert_eq!(out.structured, json!({"tenant": "acme"}));
+    // Refused as the same call would be.
+    let denied = host.read(&alice(), "list_secrets", &json!({})).await;
+    assert!(
+        matches!(denied, Err(InvokeError::PermissionDenied { .. })),
+        "{denied:?}"
+    );
+    let unknown = host.read(&alice(), "list_nothing", &json!({})).await;
+    assert!(
+        matches!(unknown, Err(InvokeError::ToolNotFound { .. })),
+        "{unknown:?}"
+    );
+    // A tool that changes something, or a plugin's, is no read.
+    for tool in ["change_things", "greet"] {
+        let refused = host.read(&alice(), tool, &json!({"name": "Ada"})).await;
+        assert!(
+            matches!(refused, Err(InvokeError::NotARead { .. })),
+            "{tool}: {refused:?}"
+        );
+    }
+    assert_eq!(rows(), 0, "no read wrote a row");
+    // The same tool called: a call, with its row.
+    host.call(
+        &alice(),
+        req("list_things", json!({})),
+        &CancellationToken::new(),
+    )
+    .await
+    .expect("called");
+    assert_eq!(rows(), 1);
+}

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use toolhost_limits::CallBudget;
 
+use crate::reset::SwapProbe;
+
 /// Runtime-wide settings: the pool, the ceilings, the cache.
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
@@ -29,6 +31,9 @@ pub struct RuntimeConfig {
     /// covers what a guest touches on every call (its stack, data and
     /// first heap pages).
     pub keep_resident: usize,
+    /// Where the runtime learns whether swap can reach its memory, which
+    /// decides how a slot is reset between callers (`reset.rs`).
+    pub swap: SwapProbe,
 }
 
 impl RuntimeConfig {
@@ -57,6 +62,7 @@ impl Default for RuntimeConfig {
             epoch_tick: Self::DEFAULT_EPOCH_TICK,
             cache_dir: None,
             keep_resident: Self::DEFAULT_KEEP_RESIDENT,
+            swap: SwapProbe::System,
         }
     }
 }

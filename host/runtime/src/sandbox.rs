@@ -31,6 +31,7 @@ use crate::host::log::LogSink;
 use crate::host::notify::UpdateSink;
 use crate::host::progress::ProgressSink;
 use crate::host::resolver::Snapshots;
+use crate::reset::MemoryReset;
 use crate::spec::{self, Plan, ToolOutput, ToolSpec};
 use crate::state::HostState;
 
@@ -52,6 +53,7 @@ pub struct Runtime {
     linker: Linker<HostState>,
     cache: ComponentCache,
     slots: Arc<Semaphore>,
+    reset: MemoryReset,
     _ticker: EpochTicker,
 }
 
@@ -319,7 +321,21 @@ impl Runtime {
     /// Builds the engine, the linker with every host import, and starts the
     /// epoch ticker.
     pub fn new(config: RuntimeConfig) -> Result<Self, LoadError> {
-        let engine = engine::build(&config).map_err(|e| engine_error(&e))?;
+        let reset = crate::reset::choose(&config.swap.read());
+        // The slower reset is worth an operator's notice (README, "The
+        // sandbox": how to keep the fast one); the usual one is not.
+        match reset {
+            MemoryReset::DirtyPages { why } => tracing::info!(
+                "sandbox memory between callers: the pages a call wrote are reset \
+                 (PAGEMAP_SCAN where the kernel has it), because {why}"
+            ),
+            MemoryReset::WholePrefix { why } => tracing::warn!(
+                "sandbox memory between callers: the kept-resident prefix is reset whole \
+                 and the rest decommitted, slower than resetting written pages only, \
+                 because {why}"
+            ),
+        }
+        let engine = engine::build(&config, reset).map_err(|e| engine_error(&e))?;
         let mut linker = Linker::new(&engine);
         host::add_to_linker(&mut linker).map_err(|e| engine_error(&e))?;
         let cache = ComponentCache::new(&engine, config.cache_dir.clone())?;
@@ -330,8 +346,15 @@ impl Runtime {
             linker,
             cache,
             slots,
+            reset,
             _ticker,
         })
+    }
+
+    /// How this runtime's pool resets a slot's memory between callers, and
+    /// why (chosen at start-up from whether swap can reach it).
+    pub fn memory_reset(&self) -> MemoryReset {
+        self.reset
     }
 
     /// Compiles (or maps from the cache) a component, links it against the

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::reset::{SwapFiles, SwapProbe};
 use toolhost_limits::{ByteSize, CallBudget};
 use wasmtime::component::Component;
 
@@ -275,5 +276,79 @@ async fn an_authoring_export_without_the_contracts_functions_is_refused_at_load(
             );
         }
         other => panic!("expected an exports error, got {other:?}"),
+    }
+}
+
+/// A `run` that traps if any page of its 3 MiB memory is not zero, then
+/// writes to every page: a second run sees what an earlier one left.
+fn writes_every_page() -> String {
+    let body = r#"(local $a i32)
+        (block $done
+          (loop $page
+            (br_if $done (i32.ge_u (local.get $a) (i32.const 3145728)))
+            (if (i32.load (local.get $a)) (then unreachable))
+            (i32.store (local.get $a) (i32.const 0x5ec2e7))
+            (local.set $a (i32.add (local.get $a) (i32.const 4096)))
+            (br $page)))"#;
+    // 48 pages: beyond the 1 MiB kept resident, so both halves of a reset
+    // (reset in place, handed back to the OS) are crossed.
+    component(body).replace("(memory 1)", "(memory 48)")
+}
+
+/// Runs `run` `times` in one instance, in a store of its own.
+async fn instance_runs(rt: &Runtime, component: &Component, times: usize) -> Result<(), String> {
+    let ctx = CallContext::new("tenant-a", "alice");
+    let mut store = rt.new_store("wat", &ctx, "test-call", &budget(), false);
+    let instance = rt
+        .linker
+        .instantiate_async(&mut store, component)
+        .await
+        .map_err(|e| e.to_string())?;
+    let run = instance
+        .get_typed_func::<(), ()>(&mut store, "run")
+        .map_err(|e| e.to_string())?;
+    for _ in 0..times {
+        run.call_async(&mut store, ())
+            .await
+            .map_err(|e| format!("{e:?}"))?;
+    }
+    Ok(())
+}
+
+/// A runtime with one slot whose swap files read `swaps` and `swap_max`.
+fn one_slot(swaps: &str, swap_max: Option<&str>) -> Runtime {
+    Runtime::new(RuntimeConfig {
+        slots: 1,
+        swap: SwapProbe::Files(SwapFiles {
+            proc_swaps: Some(swaps.to_owned()),
+            swap_max: swap_max.map(str::to_owned),
+        }),
+        ..RuntimeConfig::default()
+    })
+    .expect("runtime builds")
+}
+
+#[tokio::test]
+async fn with_swap_on_the_scan_is_off_and_the_next_caller_in_the_slot_reads_zeros() {
+    let header = "Filename\tType\tSize\tUsed\tPriority\n";
+    let swap_on = format!("{header}/swapfile file 2097148 0 -2\n");
+    for (rt, scan) in [
+        (one_slot(&swap_on, Some("max\n")), false),
+        (one_slot(&swap_on, None), false),
+        (one_slot(&swap_on, Some("0\n")), true),
+        (one_slot(header, None), true),
+    ] {
+        assert_eq!(rt.memory_reset().uses_pagemap_scan(), scan);
+        let bytes = wat::parse_str(writes_every_page()).expect("valid WAT");
+        let component = Component::new(&rt.engine, &bytes).expect("compiles");
+        // The check sees what a run left: a second run in the same instance traps.
+        let again = instance_runs(&rt, &component, 2).await;
+        assert!(again.is_err_and(|e| e.contains("unreachable")));
+        // One slot, the same component: each new instance takes the slot the
+        // last one left, reset, and finds every page zero.
+        for caller in 0..3 {
+            let fresh = instance_runs(&rt, &component, 1).await;
+            assert_eq!(fresh, Ok(()), "caller {caller}, scan {scan}");
+        }
     }
 }

@@ -15,7 +15,9 @@
 //! and a unique index turns any append that slips past the lock into a
 //! failed insert rather than a fork.
 
-use toolhost_audit::chain::{ChainCheck, GENESIS, row_hash};
+use toolhost_audit::chain::{
+    ChainCheck, GENESIS, Next, OwnLink, TenantCheck, TenantSummary, row_hash,
+};
 use toolhost_audit::{AuditEvent, ChainBreak, ChainSummary, Effect};
 
 use crate::StorageError;
@@ -61,6 +63,45 @@ pub(crate) use select_audit;
 
 /// One page of a walk: the rows after id `$1`, at most `$2` of them.
 const SELECT_PAGE: &str = select_audit!("WHERE id > $1 ORDER BY id LIMIT $2");
+
+/// One page of a tenant's walk: the tenant `$1`'s rows after id `$2`, at
+/// most `$3`, each with what the walk may see of its neighbours in the
+/// chain (the row before: its `row_hash`; the row after: its `prev_hash`)
+/// and the chain's last place, to tell its head from a gap after it. The
+/// neighbours are found by `chain_seq`, which is indexed.
+const SELECT_TENANT_PAGE: &str = "SELECT a.*, prev_row.row_hash AS before_hash, \
+     next_row.id AS after_id, next_row.prev_hash AS after_prev, \
+     (SELECT max(chain_seq) FROM audit) AS last_place \
+     FROM audit a \
+     LEFT JOIN audit prev_row ON prev_row.chain_seq = a.chain_seq - 1 \
+     LEFT JOIN audit next_row ON next_row.chain_seq = a.chain_seq + 1 \
+     WHERE a.tenant = $1 AND a.id > $2 ORDER BY a.id LIMIT $3";
+
+/// A tenant's row as [`SELECT_TENANT_PAGE`] reads it.
+struct Neighboured {
+    stored: Stored,
+    place: Option<i64>,
+    before: Option<String>,
+    after_id: Option<i64>,
+    after_prev: Option<String>,
+    last_place: Option<i64>,
+}
+
+impl Neighboured {
+    fn own_link(&self) -> OwnLink<'_> {
+        let after = match (self.after_id, self.place, self.last_place) {
+            (Some(_), _, _) => Next::Links(self.after_prev.as_deref()),
+            (None, Some(place), Some(last)) if place < last => Next::Missing,
+            (None, _, _) => Next::Head,
+        };
+        OwnLink {
+            link: self.stored.link(),
+            place: self.place,
+            before: self.before.as_deref(),
+            after,
+        }
+    }
+}
 
 /// The `VALUES` of a multi-row `INSERT` (`$insert`, after
 /// [`INSERT_COLUMNS`]): each of `$columns` with its `(prev_hash, row_hash)`
@@ -291,6 +332,55 @@ pub(crate) async fn verify(
         }
         match page.last() {
             Some(last) if page.len() as i64 == WALK_PAGE => after = last.link().id,
+            _ => return Ok(Ok(check.summary())),
+        }
+    }
+}
+
+/// Walks `tenant`'s rows in id order, a page at a time, checking each
+/// and its links to its neighbours ([`TenantCheck`]): only the tenant's
+/// rows are read whole, and nothing host-wide is reported. Outer error:
+/// the store's; inner: the first of the tenant's rows that does not fit.
+pub(crate) async fn verify_tenant(
+    pools: &Pools,
+    tenant: &str,
+) -> Result<Result<TenantSummary, ChainBreak>, StorageError> {
+    let mut check = TenantCheck::new();
+    let mut after = i64::MIN;
+    loop {
+        let page: Vec<Neighboured> = on_pool!(pools, pool => {
+            sqlx::query(SELECT_TENANT_PAGE)
+                .bind(tenant)
+                .bind(after)
+                .bind(WALK_PAGE)
+                .fetch_all(pool)
+                .await
+                .and_then(|rows| {
+                    rows.iter()
+                        .map(|r| {
+                            use sqlx::Row;
+                            Ok(Neighboured {
+                                stored: Stored::read(r)?,
+                                place: r.try_get("chain_seq")?,
+                                before: r.try_get("before_hash")?,
+                                after_id: r.try_get("after_id")?,
+                                after_prev: r.try_get("after_prev")?,
+                                last_place: r.try_get("last_place")?,
+                            })
+                        })
+                        .collect()
+                })
+        })
+        .map_err(StorageError::query(
+            "read a tenant's audit rows for its chain walk",
+        ))?;
+        for row in &page {
+            if let Err(broken) = check.check(&row.own_link()) {
+                return Ok(Err(broken));
+            }
+        }
+        match page.last() {
+            Some(last) if page.len() as i64 == WALK_PAGE => after = last.stored.link().id,
             _ => return Ok(Ok(check.summary())),
         }
     }

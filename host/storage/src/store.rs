@@ -13,6 +13,7 @@ use crate::error::redact;
 use crate::group::GroupCommit;
 use crate::record::{AuditRecord, Stored, unix_millis};
 use crate::{Engine, StorageError, migrations};
+use toolhost_audit::chain::TenantSummary;
 
 // One SQL text serves both engines: SQLite accepts PostgreSQL's `$n`
 // placeholders, and every type used (TEXT, 64-bit integers) maps the same.
@@ -153,6 +154,19 @@ impl Store {
     /// beside a serving host on a table of any size.
     pub async fn verify_chain(&self) -> Result<Result<ChainSummary, ChainBreak>, StorageError> {
         chain::verify(&self.pools).await
+    }
+
+    /// Walks `tenant`'s audit rows in id order: each row's hash, and its
+    /// links to the rows beside it in the one chain, whoever's they are
+    /// (their hashes only). What a tenant may verify of the chain without
+    /// seeing another tenant's rows or anything host-wide; the whole walk
+    /// is [`verify_chain`](Self::verify_chain). `Ok(Err(break))`: the
+    /// first of the tenant's rows that does not fit.
+    pub async fn verify_tenant_chain(
+        &self,
+        tenant: &str,
+    ) -> Result<Result<TenantSummary, ChainBreak>, StorageError> {
+        chain::verify_tenant(&self.pools, tenant).await
     }
 
     /// How many audit rows there are.

@@ -27,6 +27,7 @@ on_both_engines!(
     search_applies_every_filter_and_returns_the_newest_first,
     a_calls_client_rounds_are_kept_in_its_chained_row,
     a_refused_append_releases_the_chain_for_other_writers,
+    a_tenants_walk_checks_its_rows_and_their_links_and_nothing_of_the_others,
 );
 
 /// Appends `n` events `call-0`… and returns their row ids.
@@ -457,4 +458,55 @@ async fn a_calls_client_rounds_are_kept_in_its_chained_row(db: &TestDb) {
         "UPDATE audit SET client_rounds = '{{\"key\": 1}}' WHERE id = {plain}"
     ));
     assert!(refused.await.is_err(), "the rounds are a JSON array");
+}
+
+async fn a_tenants_walk_checks_its_rows_and_their_links_and_nothing_of_the_others(db: &TestDb) {
+    let store = db.store().await;
+    let mut ids = Vec::new();
+    for (call, tenant) in [
+        ("a0", "acme"),
+        ("g0", "globex"),
+        ("a1", "acme"),
+        ("a2", "acme"),
+        ("g1", "globex"),
+    ] {
+        let e = AuditEvent {
+            tenant: tenant.into(),
+            ..event(call, 1_000)
+        };
+        ids.push(store.append(&e).await.expect("appending"));
+    }
+    let walk = |tenant: &'static str| {
+        let store = store.clone();
+        async move {
+            store
+                .verify_tenant_chain(tenant)
+                .await
+                .expect("reading the rows")
+        }
+    };
+    let acme = walk("acme").await.expect("acme's rows intact");
+    assert_eq!((acme.verified, acme.unchained), (3, 0));
+    assert_eq!(acme.newest.expect("a newest row").0, "a2");
+    assert_eq!(walk("globex").await.expect("intact").verified, 2);
+    assert_eq!(walk("initech").await.expect("no rows").verified, 0);
+
+    // globex's row edited: globex's walk finds it, acme's is not about it.
+    db.raw(format!(
+        "UPDATE audit SET outcome = 'denied' WHERE id = {}",
+        ids[1]
+    ))
+    .await
+    .expect("editing a row behind the store's back");
+    let broken = walk("globex").await.expect_err("edited");
+    assert!(matches!(broken.problem, Problem::Edited { .. }), "{broken}");
+    assert_eq!(walk("acme").await.expect("acme's rows intact").verified, 3);
+
+    // acme's middle row removed: the walk finds the gap beside the next.
+    db.raw(format!("DELETE FROM audit WHERE id = {}", ids[2]))
+        .await
+        .expect("deleting a row");
+    let broken = walk("acme").await.expect_err("a gap");
+    assert_eq!(broken.call_id, "a2");
+    assert_eq!(broken.problem, Problem::Gap { place: 3 }, "{broken}");
 }
