@@ -16,7 +16,6 @@ use axum::routing::{get, post};
 use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
 use serde::{Deserialize, Serialize};
 
-use crate::cimd;
 use crate::pages::{self, ConsentPage, LoginPage};
 use crate::params::Params;
 use crate::routes::Source;
@@ -25,6 +24,7 @@ use crate::server::{AuthServer, now, secs};
 use crate::store::{
     AuthCode, Client, ClientKind, ClientOrigin, PendingAuthorization, User, WebSession,
 };
+use crate::{cimd, client_metadata};
 use crate::{password, pkce, secret};
 
 /// The browser's login session.
@@ -107,11 +107,17 @@ async fn start(auth: &AuthServer, jar: CookieJar, query: String) -> Result<Respo
     let redirect_uri = params
         .get("redirect_uri")
         .ok_or_else(|| page("redirect_uri is missing"))?;
-    if !client.redirect_uris.iter().any(|u| u == redirect_uri) {
+    if !client
+        .redirect_uris
+        .iter()
+        .any(|u| client_metadata::redirect_uri_matches(u, redirect_uri))
+    {
         return Err(page(
-            "redirect_uri is not registered for this client (exact match required)",
+            "redirect_uri is not registered for this client (exact match required, \
+             except the port of a loopback IP literal)",
         ));
     }
+
     // From here on the client is told: redirect with error, state and iss.
     let state = params.get("state").map(str::to_owned);
     let refuse = |code: &str, description: &str| {
