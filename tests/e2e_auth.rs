@@ -503,12 +503,16 @@ fn bad_registrations_are_refused_and_registration_is_rate_limited() {
         "refusals are audited: {events}"
     );
 
-    // A metadata document on a private address is never fetched.
+    // A metadata document on a private address is never fetched, and the
+    // page does not say where the name points.
     let mut browser = Browser::default();
     let cimd = authorize_path("https://localhost/client.json", "");
     let page = browser.send(&server, "GET", &cimd, None);
     assert_eq!(page.status, 400);
-    assert!(page.body.contains("private address"), "{}", page.body);
+    assert!(page.body.contains("could not be fetched"), "{}", page.body);
+    for leak in ["127.0.0.1", "::1", "private address"] {
+        assert!(!page.body.contains(leak), "{leak}: {}", page.body);
+    }
 
     // Seven refusals above counted toward the per-source limit (10 a minute).
     let mut limited = None;

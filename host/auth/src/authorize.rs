@@ -16,13 +16,15 @@ use axum::routing::{get, post};
 use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
 use serde::{Deserialize, Serialize};
 
+use crate::error::log_detail;
 use crate::pages::{self, ConsentPage, LoginPage};
 use crate::params::Params;
 use crate::routes::Source;
 use crate::scope::Scopes;
 use crate::server::{AuthServer, now, secs};
 use crate::store::{
-    AuthCode, Client, ClientKind, ClientOrigin, PendingAuthorization, User, WebSession,
+    AuthCode, AuthStoreError, Client, ClientKind, ClientOrigin, PendingAuthorization, User,
+    WebSession,
 };
 use crate::{cimd, client_metadata};
 use crate::{password, pkce, secret};
@@ -82,6 +84,33 @@ pub(crate) fn page(message: impl Into<String>) -> Refusal {
     Refusal::Page(StatusCode::BAD_REQUEST, message.into())
 }
 
+/// What a page says when the store (or our own encoding) failed: nothing
+/// about the store, which an unauthenticated caller must not learn.
+pub(crate) const FAILED: &str = "The sign-in service failed; try again in a moment.";
+
+/// Maps a store failure met while doing `operation` to a page: 503 while
+/// the store is unreachable, else 500, saying only [`FAILED`]. The error
+/// goes to the operator's log, cut to [`LOG_DETAIL_CHARS`].
+pub(crate) fn store_failed(operation: &'static str) -> impl FnOnce(AuthStoreError) -> Refusal {
+    move |e| {
+        let status = match e {
+            AuthStoreError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        tracing::error!(operation, error = %log_detail(&e), "authorization page: store failed");
+        Refusal::Page(status, FAILED.to_owned())
+    }
+}
+
+/// [`store_failed`] for an error of our own (a pending row that does not
+/// encode or decode): 500, [`FAILED`], the detail logged.
+pub(crate) fn failed<E: std::fmt::Display>(operation: &'static str) -> impl FnOnce(E) -> Refusal {
+    move |e| {
+        tracing::error!(operation, error = %log_detail(&e), "authorization page failed");
+        Refusal::Page(StatusCode::INTERNAL_SERVER_ERROR, FAILED.to_owned())
+    }
+}
+
 async fn authorize(
     State(auth): State<Arc<AuthServer>>,
     jar: CookieJar,
@@ -117,7 +146,6 @@ async fn start(auth: &AuthServer, jar: CookieJar, query: String) -> Result<Respo
              except the port of a loopback IP literal)",
         ));
     }
-
     // From here on the client is told: redirect with error, state and iss.
     let state = params.get("state").map(str::to_owned);
     let refuse = |code: &str, description: &str| {
@@ -226,8 +254,11 @@ async fn client_for(auth: &AuthServer, client_id: &str) -> Result<Client, Refusa
         .fetch(client_id, crate::scope::FIRST_PARTY, crate::scope::MCP)
         .await
         .map_err(|e| {
+            tracing::warn!(client_id = %client_metadata::clip(client_id), error = %log_detail(&e),
+                "a client's metadata document cannot be used");
             page(format!(
-                "the client's metadata document cannot be used: {e}"
+                "the client's metadata document cannot be used: {}",
+                e.public_message()
             ))
         })?;
     let client = Client {
@@ -248,7 +279,7 @@ async fn client_for(auth: &AuthServer, client_id: &str) -> Result<Client, Refusa
     auth.store
         .upsert_document_client(&client)
         .await
-        .map_err(|e| page(e.to_string()))?;
+        .map_err(store_failed("upsert document client"))?;
     auth.event(
         "client.document.fetched",
         Some(client_id),
@@ -282,13 +313,13 @@ pub(crate) async fn open_pending<T: Serialize>(
         id: secret::random(18),
         browser_hash: secret::digest(&browser),
         csrf: secret::random(24),
-        request: serde_json::to_string(request).map_err(|e| page(e.to_string()))?,
+        request: serde_json::to_string(request).map_err(failed("encode a pending request"))?,
         expires_at: now() + secs(auth.config.pending_ttl),
     };
     auth.store
         .insert_pending(&pending)
         .await
-        .map_err(|e| page(e.to_string()))?;
+        .map_err(store_failed("insert pending"))?;
     Ok((jar, pending))
 }
 
@@ -301,7 +332,7 @@ async fn pending_for(
 ) -> Result<(PendingAuthorization, Request), Refusal> {
     let pending = pending_row(auth, jar, id, csrf).await?;
     let request: Request =
-        serde_json::from_str(&pending.request).map_err(|e| page(e.to_string()))?;
+        serde_json::from_str(&pending.request).map_err(failed("decode a pending request"))?;
     Ok((pending, request))
 }
 
@@ -318,7 +349,7 @@ pub(crate) async fn pending_row(
         .store
         .pending(id)
         .await
-        .map_err(|e| page(e.to_string()))?
+        .map_err(store_failed("read pending"))?
         .ok_or_else(expired)?;
     let browser = jar.get(BROWSER_COOKIE).map(|c| secret::digest(c.value()));
     let same_browser = browser.is_some_and(|b| secret::same(&b, &pending.browser_hash));
@@ -365,7 +396,7 @@ async fn continue_as(
         .store
         .consent(&user.id, &request.client_id)
         .await
-        .map_err(|e| page(e.to_string()))?
+        .map_err(store_failed("read consent"))?
         .and_then(|s| Scopes::parse(&s).ok());
     let wanted = Scopes::parse(&request.scope).unwrap_or_default();
     if !request.force_consent && approved.is_some_and(|a| wanted.is_subset_of(&a)) {
@@ -373,7 +404,7 @@ async fn continue_as(
             .store
             .take_pending(&pending.id)
             .await
-            .map_err(|e| page(e.to_string()))?
+            .map_err(store_failed("take pending"))?
         {
             return Err(page("this sign-in was already completed"));
         }
@@ -431,7 +462,7 @@ pub(crate) async fn signed_in_next(
         .store
         .take_pending(&pending.id)
         .await
-        .map_err(|e| page(e.to_string()))?
+        .map_err(store_failed("take pending"))?
     {
         return Err(page("this sign-in was already completed"));
     }
@@ -546,7 +577,7 @@ pub(crate) async fn start_session(
     auth.store
         .insert_session(&session)
         .await
-        .map_err(|e| page(e.to_string()))?;
+        .map_err(store_failed("insert session"))?;
     let mut console = cookie(auth, CONSOLE_COOKIE, id.clone());
     console.set_path(CONSOLE_PATH);
     Ok(jar.add(cookie(auth, SESSION_COOKIE, id)).add(console))
@@ -623,7 +654,7 @@ async fn consent(
             .store
             .take_pending(&pending.id)
             .await
-            .map_err(|e| page(e.to_string()))?
+            .map_err(store_failed("take pending"))?
         {
             return Err(page("this sign-in was already completed"));
         }
@@ -642,7 +673,7 @@ async fn consent(
         auth.store
             .save_consent(&user.id, &request.client_id, &request.scope, now())
             .await
-            .map_err(|e| page(e.to_string()))?;
+            .map_err(store_failed("save consent"))?;
         issue_code(&auth, &user, &request).await
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
@@ -669,7 +700,7 @@ async fn issue_code(
     auth.store
         .insert_code(&record)
         .await
-        .map_err(|e| page(e.to_string()))?;
+        .map_err(store_failed("insert code"))?;
     Ok(back(
         auth,
         &request.redirect_uri,

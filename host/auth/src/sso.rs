@@ -79,7 +79,7 @@ async fn start(
         expires_at: now() + secs(auth.config.pending_ttl),
     };
     if let Err(e) = auth.store.insert_sso_attempt(&attempt).await {
-        return pages::error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+        return crate::authorize::store_failed("insert sso attempt")(e).into_response();
     }
     let (challenge, redirect_uri) = (
         pkce::s256(&verifier),

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::authorize::{
     CONSOLE_COOKIE, CONSOLE_PATH, SESSION_COOKIE, check_password, cookie, logged_in, open_pending,
-    page, pending_row, see_other, session_user, start_session,
+    page, pending_row, see_other, session_user, start_session, store_failed,
 };
 use crate::pages::{self, LoginPage};
 use crate::routes::Source;
@@ -258,7 +258,7 @@ async fn sign_in(
             .store
             .take_pending(&pending.id)
             .await
-            .map_err(|e| page(e.to_string()))?
+            .map_err(store_failed("take pending"))?
         {
             return Err(page("this sign-in was already completed"));
         }

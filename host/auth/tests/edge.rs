@@ -11,7 +11,11 @@ use std::sync::Arc;
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use reqwest::redirect::Policy;
-use toolhost_auth::{AuthConfig, AuthServer, AuthStore, Client, ClientAddr, admin, pkce};
+use toolhost_auth::{
+    AuthCode, AuthConfig, AuthEvent, AuthServer, AuthStore, AuthStoreError, Client, ClientAddr,
+    CodeRedemption, Family, LiveGrant, PendingAuthorization, RefreshToken, SigningKey, SsoAttempt,
+    SsoLink, StoreFuture, User, WebSession, admin, pkce,
+};
 use toolhost_storage::Store;
 
 const VERIFIER: &str = "a-verifier-that-is-long-enough-0123456789abcdef";
@@ -40,6 +44,10 @@ async fn serve() -> Site {
 
 async fn serve_with(configure: impl FnOnce(&mut AuthConfig)) -> Site {
     let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
+    serve_on(store, configure).await
+}
+
+async fn serve_on(store: Arc<dyn AuthStore>, configure: impl FnOnce(&mut AuthConfig)) -> Site {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -59,6 +67,78 @@ async fn serve_with(configure: impl FnOnce(&mut AuthConfig)) -> Site {
         http,
         cookies: BTreeMap::new(),
         source: "192.0.2.1".parse().expect("an address"),
+    }
+}
+
+/// A store that fails `insert_pending` the way a driver would, with a
+/// message naming its table and file, while `broken` is set.
+struct Faulty {
+    inner: Store,
+    broken: std::sync::atomic::AtomicBool,
+}
+
+/// What [`Faulty`] fails with: everything a caller must never see.
+const DRIVER_MESSAGE: &str = "insert pending: error returned from database: (code: 13) \
+     database or disk is full: oauth_pending at /var/lib/toolhost/toolhost.db (10.1.2.3:5432)";
+
+/// Forwards each named method of [`AuthStore`] to the inner store.
+macro_rules! forward {
+    ($($name:ident(&self $(, $arg:ident: $ty:ty)*) -> $out:ty;)*) => {
+        $(fn $name<'a>(&'a self $(, $arg: $ty)*) -> StoreFuture<'a, $out> {
+            self.inner.$name($($arg),*)
+        })*
+    };
+}
+
+impl AuthStore for Faulty {
+    fn insert_pending<'a>(&'a self, p: &'a PendingAuthorization) -> StoreFuture<'a, ()> {
+        if self.broken.load(std::sync::atomic::Ordering::SeqCst) {
+            return Box::pin(async { Err(AuthStoreError::Database(DRIVER_MESSAGE.into())) });
+        }
+        self.inner.insert_pending(p)
+    }
+    forward! {
+        ensure_tenant(&self, id: &'a str, now: i64) -> ();
+        insert_user(&self, user: &'a User) -> ();
+        user_by_name(&self, username: &'a str) -> Option<User>;
+        user_by_id(&self, id: &'a str) -> Option<User>;
+        set_password(&self, username: &'a str, hash: &'a str) -> bool;
+        set_disabled(&self, username: &'a str, disabled: bool) -> bool;
+        insert_client(&self, client: &'a Client) -> ();
+        upsert_document_client(&self, client: &'a Client) -> ();
+        client(&self, client_id: &'a str) -> Option<Client>;
+        clients(&self) -> Vec<Client>;
+        revoke_client(&self, client_id: &'a str, now: i64) -> bool;
+        set_client_scope(&self, client_id: &'a str, scope: &'a str) -> bool;
+        touch_client(&self, client_id: &'a str, now: i64) -> ();
+        expire_idle_clients(&self, before: i64) -> u64;
+        purge_expired(&self, before: i64) -> u64;
+        insert_code(&self, code: &'a AuthCode) -> ();
+        redeem_code(&self, code_hash: &'a str, now: i64) -> CodeRedemption;
+        insert_family(&self, family: &'a Family) -> ();
+        revoke_family(&self, id: &'a str, now: i64) -> bool;
+        revoke_subject_families(&self, subject: &'a str, now: i64) -> u64;
+        live_grant(&self, family_id: &'a str) -> Option<LiveGrant>;
+        insert_refresh(&self, token: &'a RefreshToken) -> ();
+        refresh_token(&self, token_hash: &'a str) -> Option<RefreshToken>;
+        rotate_refresh(&self, old_hash: &'a str, next: &'a RefreshToken, now: i64) -> bool;
+        signing_keys(&self) -> Vec<SigningKey>;
+        insert_signing_key(&self, key: &'a SigningKey) -> ();
+        retire_signing_key(&self, kid: &'a str, now: i64) -> ();
+        insert_session(&self, session: &'a WebSession) -> ();
+        session(&self, id_hash: &'a str) -> Option<WebSession>;
+        delete_user_sessions(&self, user_id: &'a str) -> u64;
+        pending(&self, id: &'a str) -> Option<PendingAuthorization>;
+        take_pending(&self, id: &'a str) -> bool;
+        consent(&self, user_id: &'a str, client_id: &'a str) -> Option<String>;
+        save_consent(&self, user_id: &'a str, client_id: &'a str, scope: &'a str, now: i64) -> ();
+        insert_sso_attempt(&self, attempt: &'a SsoAttempt) -> ();
+        take_sso_attempt(&self, state_hash: &'a str) -> Option<SsoAttempt>;
+        sso_link(&self, provider: &'a str, subject: &'a str) -> Option<SsoLink>;
+        sso_link_of_user(&self, provider: &'a str, user_id: &'a str) -> Option<SsoLink>;
+        insert_sso_link(&self, link: &'a SsoLink) -> ();
+        record_event(&self, event: &'a AuthEvent) -> ();
+        recent_events(&self, limit: u32) -> Vec<AuthEvent>;
     }
 }
 
@@ -284,4 +364,64 @@ async fn a_native_client_gets_its_code_on_whatever_loopback_port_it_listens() {
             "{other}"
         );
     }
+}
+
+#[tokio::test]
+async fn error_pages_name_no_address_and_no_storage_detail() {
+    // A client id whose host resolves to loopback: the page says the
+    // document could not be fetched, not where the name points.
+    let mut site = serve().await;
+    for client_id in [
+        "https://localhost/client.json",
+        "https://nonexistent.invalid/client.json",
+    ] {
+        let page = site
+            .get(&authorize(client_id, "https://app.example/cb", &[]))
+            .await;
+        assert_eq!(page.status, 400, "{client_id}: {}", page.body);
+        assert_eq!(page.location, None);
+        assert!(page.body.contains("could not be fetched"), "{}", page.body);
+        for leak in ["127.0.0.1", "::1", "resolve", "private address"] {
+            assert!(
+                !page.body.contains(leak),
+                "{client_id} leaks {leak}: {}",
+                page.body
+            );
+        }
+    }
+
+    // The store fails while a pending request is written: the page says
+    // the service failed, and nothing of the driver's message.
+    let inner = Store::connect("sqlite::memory:").await.expect("store");
+    let faulty = Arc::new(Faulty {
+        inner,
+        broken: std::sync::atomic::AtomicBool::new(true),
+    });
+    let mut site = serve_on(faulty.clone(), |_| {}).await;
+    site.admin_client("app", &["https://app.example/cb"]).await;
+    let page = site
+        .get(&authorize("app", "https://app.example/cb", &[]))
+        .await;
+    assert_eq!(page.status, 500, "{}", page.body);
+    assert!(
+        page.body.contains("The sign-in service failed"),
+        "{}",
+        page.body
+    );
+    for leak in [
+        "database",
+        "oauth_pending",
+        "toolhost.db",
+        "10.1.2.3",
+        "code: 13",
+    ] {
+        assert!(!page.body.contains(leak), "leaks {leak}: {}", page.body);
+    }
+    faulty
+        .broken
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    let page = site
+        .get(&authorize("app", "https://app.example/cb", &[]))
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
 }
