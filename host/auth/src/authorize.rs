@@ -2,9 +2,25 @@
 //! log the person in (or reuse their web session), ask for consent (or
 //! reuse an earlier one), and send the browser back with a code.
 //!
-//! Until the client and its redirect URI are known good, errors are shown
-//! as a page (never redirected: RFC 6749 §4.1.2.1); after that they go back
-//! to the client with `error`, `state` and `iss`.
+//! Where an error goes (RFC 6749 §4.1.2.1, RFC 9700 §4.11.2: the
+//! authorization server must not be an open redirector):
+//!
+//! - Until the client and its exact redirect URI are verified (an unknown,
+//!   revoked or service client, a missing or unregistered redirect URI, a
+//!   metadata document that cannot be used), errors are our own page, never
+//!   a redirect, even for a person already signed in.
+//! - After that, an error (`unsupported_response_type`, `invalid_request`,
+//!   `invalid_target`, `invalid_scope`) goes back to the client with
+//!   `error`, `state` and `iss` only if its redirect URI is trusted: the
+//!   operator registered the client, or the person signed in on this
+//!   browser has consented to it before. Any other client (dynamically
+//!   registered or a metadata document, which anyone can make a second
+//!   earlier with any https redirect URI) gets our page, naming the error,
+//!   with no link to the redirect URI: the person starts again from their
+//!   application.
+//! - A person's "Deny" on the consent page goes back with `access_denied`:
+//!   they saw the client's name and redirect host and chose to leave.
+//! - Success (a code) always goes back, after sign-in and consent.
 
 use std::sync::Arc;
 
@@ -146,16 +162,36 @@ async fn start(auth: &AuthServer, jar: CookieJar, query: String) -> Result<Respo
              except the port of a loopback IP literal)",
         ));
     }
-    // From here on the client is told: redirect with error, state and iss.
     let state = params.get("state").map(str::to_owned);
-    let refuse = |code: &str, description: &str| {
-        Refusal::Redirect(back(
-            auth,
-            redirect_uri,
-            state.as_deref(),
-            &[("error", code), ("error_description", description)],
-        ))
+    let request = match checked(auth, &client, redirect_uri, state.clone(), &params) {
+        Ok(request) => request,
+        Err((code, description)) => {
+            return Err(refuse(auth, &jar, &client, redirect_uri, state, code, &description).await);
+        }
     };
+    let (jar, pending) = open_pending(auth, jar, &request).await?;
+    match logged_in(auth, &jar).await {
+        Some(user) => {
+            Ok((jar, continue_as(auth, &user, &pending, &request).await?).into_response())
+        }
+        None => Ok((
+            jar,
+            login_page(auth, &pending, &request, None, StatusCode::OK),
+        )
+            .into_response()),
+    }
+}
+
+/// The authorization request, once its client and redirect URI are known
+/// good; else the RFC's error code and a description.
+fn checked(
+    auth: &AuthServer,
+    client: &Client,
+    redirect_uri: &str,
+    state: Option<String>,
+    params: &Params,
+) -> Result<Request, (&'static str, String)> {
+    let refuse = |code: &'static str, description: &str| (code, description.to_owned());
     if params.get("response_type") != Some("code") {
         return Err(refuse(
             "unsupported_response_type",
@@ -197,29 +233,60 @@ async fn start(auth: &AuthServer, jar: CookieJar, query: String) -> Result<Respo
             "the requested scope is not allowed for this client",
         ));
     }
-    let request = Request {
+    Ok(Request {
         client_id: client.client_id.clone(),
         client_name: client.name.clone(),
         redirect_uri: redirect_uri.to_owned(),
-        state: state.clone(),
+        state,
         code_challenge: challenge.to_owned(),
         scope: scope.to_string(),
         resource: auth.config.resource(),
         force_consent: params
             .get("prompt")
             .is_some_and(|p| p.split(' ').any(|v| v == "consent")),
-    };
-    let (jar, pending) = open_pending(auth, jar, &request).await?;
-    match logged_in(auth, &jar).await {
-        Some(user) => {
-            Ok((jar, continue_as(auth, &user, &pending, &request).await?).into_response())
-        }
-        None => Ok((
-            jar,
-            login_page(auth, &pending, &request, None, StatusCode::OK),
-        )
-            .into_response()),
+    })
+}
+
+/// An error in a request whose client and redirect URI are known good: back
+/// to the client with `error`, `state` and `iss` (RFC 6749 §4.1.2.1) if its
+/// redirect URI is trusted, else our own page naming the error, with no
+/// link (RFC 9700 §4.11.2: the authorization server must not become an
+/// open redirector for a client anyone could have registered).
+async fn refuse(
+    auth: &AuthServer,
+    jar: &CookieJar,
+    client: &Client,
+    redirect_uri: &str,
+    state: Option<String>,
+    code: &str,
+    description: &str,
+) -> Refusal {
+    if trusted_redirect(auth, jar, client).await {
+        let pairs = [("error", code), ("error_description", description)];
+        return Refusal::Redirect(back(auth, redirect_uri, state.as_deref(), &pairs));
     }
+    page(format!(
+        "The application's request cannot be used ({code}): {description}."
+    ))
+}
+
+/// Whether an error may be sent to `client`'s redirect URI without a person
+/// choosing to go there: the operator registered the client, or the person
+/// signed in on this browser has consented to it before. A dynamically
+/// registered or metadata-document client is anyone's until then.
+async fn trusted_redirect(auth: &AuthServer, jar: &CookieJar, client: &Client) -> bool {
+    if client.origin == ClientOrigin::Admin {
+        return true;
+    }
+    let Some(user) = logged_in(auth, jar).await else {
+        return false;
+    };
+    auth.store
+        .consent(&user.id, &client.client_id)
+        .await
+        .ok()
+        .flatten()
+        .is_some()
 }
 
 /// The client named by `client_id`: registered, or described by a metadata

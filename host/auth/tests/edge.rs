@@ -212,6 +212,47 @@ impl Site {
         self.send(req).await
     }
 
+    async fn post_json(&mut self, path: &str, body: serde_json::Value) -> Answer {
+        let req = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        self.send(req).await
+    }
+
+    /// Registers a public client for itself (RFC 7591); its id.
+    async fn register(&mut self, redirect_uri: &str) -> String {
+        let body = serde_json::json!({"redirect_uris": [redirect_uri], "client_name": "anyone"});
+        let answer = self.post_json("/oauth/register", body).await;
+        assert_eq!(answer.status, 201, "{}", answer.body);
+        let client: serde_json::Value = serde_json::from_str(&answer.body).expect("JSON");
+        client["client_id"]
+            .as_str()
+            .expect("a client_id")
+            .to_owned()
+    }
+
+    /// Signs `ada` in on the login page `login` and allows the client;
+    /// returns where the browser is sent.
+    async fn sign_in_and_allow(&mut self, login: &str) -> String {
+        let consent = self.sign_in(login).await;
+        let page = self.get(&consent.location.expect("to consent")).await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        let back = self
+            .post(
+                "/oauth/consent",
+                &[
+                    ("pending", &field(&page.body, "pending")),
+                    ("csrf", &field(&page.body, "csrf")),
+                    ("decision", "allow"),
+                ],
+            )
+            .await;
+        assert_eq!(back.status, 302, "{}", back.body);
+        back.location.expect("back to the client")
+    }
+
     fn store(&self) -> &dyn AuthStore {
         self.auth.store()
     }
@@ -424,4 +465,98 @@ async fn error_pages_name_no_address_and_no_storage_detail() {
         .get(&authorize("app", "https://app.example/cb", &[]))
         .await;
     assert_eq!(page.status, 200, "{}", page.body);
+}
+
+#[tokio::test]
+async fn a_self_registered_client_gets_our_error_page_until_a_person_has_consented() {
+    let mut site = serve().await;
+    admin::add_user(site.store(), "demo", "ada", "ada-password")
+        .await
+        .expect("ada");
+    let evil = "https://evil.example/landing";
+    let client = site.register(evil).await;
+    let broken = [
+        (
+            authorize(&client, evil, &[("scope", "admin")]),
+            "invalid_scope",
+        ),
+        (
+            authorize(&client, evil, &[("resource", "https://other.example/mcp")]),
+            "invalid_target",
+        ),
+        (
+            authorize(&client, evil, &[]).replace("method=S256", "method=plain"),
+            "invalid_request",
+        ),
+        (
+            authorize(&client, evil, &[]).replace("response_type=code", "response_type=token"),
+            "unsupported_response_type",
+        ),
+    ];
+
+    // Registered a second ago, nobody consented: each error is our page,
+    // naming the error, with no redirect and no link to the client.
+    for (path, error) in &broken {
+        let page = site.get(path).await;
+        assert_eq!(
+            (page.status, page.location.as_deref()),
+            (400, None),
+            "{path}"
+        );
+        assert!(page.body.contains(error), "{error}: {}", page.body);
+        assert!(!page.body.contains("evil.example"), "{}", page.body);
+    }
+
+    // An operator's client is trusted: the same error goes back to it.
+    site.admin_client("operator-app", &["https://app.example/cb"])
+        .await;
+    let back = site
+        .get(&authorize(
+            "operator-app",
+            "https://app.example/cb",
+            &[("scope", "admin")],
+        ))
+        .await;
+    assert_eq!(back.status, 302, "{}", back.body);
+    let location = back.location.expect("back to the client");
+    assert_eq!(
+        query_param(&location, "error").as_deref(),
+        Some("invalid_scope")
+    );
+    assert_eq!(query_param(&location, "state").as_deref(), Some("st"));
+
+    // Once the person signed in here has consented to the client, its
+    // errors go back to it with error, state and iss; success always did.
+    let login = site.get(&authorize(&client, evil, &[])).await;
+    assert_eq!(login.status, 200, "{}", login.body);
+    let location = site.sign_in_and_allow(&login.body).await;
+    assert!(
+        location.starts_with("https://evil.example/landing?code="),
+        "{location}"
+    );
+    for (path, error) in &broken {
+        let back = site.get(path).await;
+        assert_eq!(back.status, 302, "{error}: {}", back.body);
+        let location = back.location.expect("back to the client");
+        assert_eq!(query_param(&location, "error").as_deref(), Some(*error));
+        assert_eq!(query_param(&location, "state").as_deref(), Some("st"));
+        assert_eq!(
+            query_param(&location, "iss").as_deref(),
+            Some(site.base.as_str())
+        );
+    }
+
+    // Another browser, not signed in: our page again.
+    site.cookies.clear();
+    let page = site
+        .get(&authorize(&client, evil, &[("scope", "admin")]))
+        .await;
+    assert_eq!((page.status, page.location), (400, None));
+
+    // Before the client and its redirect URI are verified: a page, even
+    // for the person who consented.
+    let unverified = site
+        .get(&authorize(&client, "https://evil.example/other", &[]))
+        .await;
+    assert_eq!((unverified.status, unverified.location), (400, None));
 }
