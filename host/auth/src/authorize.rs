@@ -567,8 +567,9 @@ async fn login(
     .await
     {
         Ok(u) => u,
-        Err((status, message)) => {
-            return login_page(&auth, &pending, &request, Some(&message), status);
+        Err(no) => {
+            let page = login_page(&auth, &pending, &request, Some(&no.message), no.status);
+            return pages::retry_after(page, no.retry_after);
         }
     };
     match start_session(&auth, jar, &user).await {
@@ -591,21 +592,41 @@ async fn login(
     }
 }
 
-/// A password sign-in attempt: rate-limited per source address, the same
-/// work whether or not the user exists, a failure recorded as an event.
-/// The refusal is the status and message for the login page.
+/// Why a password sign-in was refused: the status and message for the
+/// login page, and for 429 the seconds to wait (`Retry-After`).
+pub(crate) struct LoginRefused {
+    pub status: StatusCode,
+    pub message: String,
+    pub retry_after: Option<u64>,
+}
+
+impl LoginRefused {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        LoginRefused {
+            status,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+}
+
+/// A password sign-in attempt: rate-limited per source, the same work
+/// whether or not the user exists, a failure recorded as an event.
 pub(crate) async fn check_password(
     auth: &AuthServer,
     source: Option<std::net::IpAddr>,
     client_id: Option<&str>,
     username: &str,
     password: String,
-) -> Result<User, (StatusCode, String)> {
+) -> Result<User, LoginRefused> {
     if !auth.config.password_login {
-        return Err((StatusCode::FORBIDDEN, PASSWORDS_OFF.to_owned()));
+        return Err(LoginRefused::new(StatusCode::FORBIDDEN, PASSWORDS_OFF));
     }
-    auth.allow_login(source)
-        .map_err(|e| (StatusCode::TOO_MANY_REQUESTS, e.description))?;
+    auth.allow_login(source).await.map_err(|e| LoginRefused {
+        status: StatusCode::TOO_MANY_REQUESTS,
+        message: e.description,
+        retry_after: e.retry_after,
+    })?;
     let user = auth.store.user_by_name(username).await.ok().flatten();
     let stored = user
         .as_ref()
@@ -623,7 +644,7 @@ pub(crate) async fn check_password(
             )
             .await;
             let message = "Wrong username or password, or the account is disabled.";
-            Err((StatusCode::UNAUTHORIZED, message.to_owned()))
+            Err(LoginRefused::new(StatusCode::UNAUTHORIZED, message))
         }
     }
 }

@@ -24,9 +24,11 @@ pub struct AuthConfig {
     pub client_idle_expiry: Duration,
     /// Signing keys rotate this often.
     pub key_rotation: Duration,
-    /// Dynamic registrations allowed per source address per minute.
+    /// Dynamic registrations allowed per source (an IPv4 address or an
+    /// IPv6 /64) per minute, on all replicas together.
     pub registrations_per_minute: u32,
-    /// Login attempts allowed per source address per minute.
+    /// Login attempts allowed per source per minute, on all replicas
+    /// together.
     pub logins_per_minute: u32,
     /// Whether people may sign in with a local password. Off, the login
     /// page offers only the single-sign-on providers.

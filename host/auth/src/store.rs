@@ -475,4 +475,15 @@ pub trait AuthStore: Send + Sync {
     fn record_event<'a>(&'a self, event: &'a AuthEvent) -> StoreFuture<'a, ()>;
     /// The latest `limit` security events, newest first.
     fn recent_events(&self, limit: u32) -> StoreFuture<'_, Vec<AuthEvent>>;
+
+    /// Adds one to the shared counter `bucket` for the window from
+    /// `window_start` to `window_end` (unix ms) and returns its total, every
+    /// replica's hits included: one atomic statement, never a read then a
+    /// write. The counter may be purged once its window has ended.
+    fn count_hit<'a>(
+        &'a self,
+        bucket: &'a str,
+        window_start: i64,
+        window_end: i64,
+    ) -> StoreFuture<'a, u64>;
 }

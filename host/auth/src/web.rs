@@ -252,7 +252,10 @@ async fn sign_in(
         let return_to = sign_in_return(&pending).map_err(page)?;
         let user = match check_password(&auth, source, None, &f.username, f.password).await {
             Ok(u) => u,
-            Err((status, message)) => return Ok(form(&auth, &pending, Some(&message), status)),
+            Err(no) => {
+                let page = form(&auth, &pending, Some(&no.message), no.status);
+                return Ok(pages::retry_after(page, no.retry_after));
+            }
         };
         if !auth
             .store

@@ -21,10 +21,11 @@ use toolhost_storage::Store;
 const VERIFIER: &str = "a-verifier-that-is-long-enough-0123456789abcdef";
 const SOURCE_HEADER: &str = "x-test-source";
 
-/// One answer: status, `Location` and body.
+/// One answer: status, `Location`, `Retry-After` and body.
 struct Answer {
     status: u16,
     location: Option<String>,
+    retry_after: Option<String>,
     body: String,
 }
 
@@ -139,6 +140,7 @@ impl AuthStore for Faulty {
         insert_sso_link(&self, link: &'a SsoLink) -> ();
         record_event(&self, event: &'a AuthEvent) -> ();
         recent_events(&self, limit: u32) -> Vec<AuthEvent>;
+        count_hit(&self, bucket: &'a str, window_start: i64, window_end: i64) -> u64;
     }
 }
 
@@ -185,12 +187,13 @@ impl Site {
                 .and_then(|l| l.to_str().ok())
                 .map(str::to_owned)
         };
-        let location = header("location");
+        let (location, retry_after) = (header("location"), header("retry-after"));
         let status = resp.status().as_u16();
         let body = resp.text().await.unwrap_or_default();
         Answer {
             status,
             location,
+            retry_after,
             body,
         }
     }
@@ -559,4 +562,94 @@ async fn a_self_registered_client_gets_our_error_page_until_a_person_has_consent
         .get(&authorize(&client, "https://evil.example/other", &[]))
         .await;
     assert_eq!((unverified.status, unverified.location), (400, None));
+}
+
+/// Waits, if need be, so that what follows runs within one minute window
+/// of the per-source limits (they count in fixed, epoch-aligned minutes).
+async fn fresh_window() {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis();
+    let into = now % 60_000;
+    if into > 45_000 {
+        let wait = u64::try_from(60_000 - into).expect("under a minute");
+        tokio::time::sleep(std::time::Duration::from_millis(wait + 50)).await;
+    }
+}
+
+#[tokio::test]
+async fn registrations_are_counted_per_64_on_every_replica_together() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("two.db").display());
+    let three = |c: &mut AuthConfig| c.registrations_per_minute = 3;
+    let mut a = serve_on(Arc::new(Store::connect(&url).await.expect("store")), three).await;
+    let mut b = serve_on(Arc::new(Store::connect(&url).await.expect("store")), three).await;
+    fresh_window().await;
+    let body = || serde_json::json!({"redirect_uris": ["https://app.example/cb"]});
+
+    // Three addresses of one /64, on two replicas: three registrations.
+    for i in 0..3 {
+        let site = if i == 1 { &mut b } else { &mut a };
+        site.source = format!("2001:db8:1:2::{}", i + 1).parse().expect("v6");
+        let answer = site.post_json("/oauth/register", body()).await;
+        assert_eq!(answer.status, 201, "{i}: {}", answer.body);
+    }
+    // A fourth address of that /64 on either replica: refused, with when
+    // to come back.
+    for site in [&mut b, &mut a] {
+        site.source = "2001:db8:1:2:ffff:ffff:ffff:ffff".parse().expect("v6");
+        let refused = site.post_json("/oauth/register", body()).await;
+        assert_eq!(refused.status, 429, "{}", refused.body);
+        assert!(refused.body.contains("rate_limited"), "{}", refused.body);
+        let retry: u64 = refused
+            .retry_after
+            .expect("Retry-After")
+            .parse()
+            .expect("seconds");
+        assert!((1..=60).contains(&retry), "{retry}");
+    }
+    // The next /64 and an IPv4 address are their own sources.
+    b.source = "2001:db8:1:3::1".parse().expect("v6");
+    assert_eq!(b.post_json("/oauth/register", body()).await.status, 201);
+    b.source = "192.0.2.9".parse().expect("v4");
+    assert_eq!(b.post_json("/oauth/register", body()).await.status, 201);
+}
+
+#[tokio::test]
+async fn login_attempts_from_one_64_are_refused_once_over_the_limit() {
+    let mut site = serve_with(|c| c.logins_per_minute = 3).await;
+    admin::add_user(site.store(), "demo", "ada", "ada-password")
+        .await
+        .expect("ada");
+    site.admin_client("app", &["https://app.example/cb"]).await;
+    fresh_window().await;
+    let login = site
+        .get(&authorize("app", "https://app.example/cb", &[]))
+        .await;
+    assert_eq!(login.status, 200, "{}", login.body);
+    let (pending, csrf) = (field(&login.body, "pending"), field(&login.body, "csrf"));
+    let form = |password| {
+        [
+            ("pending", pending.as_str()),
+            ("csrf", csrf.as_str()),
+            ("username", "ada"),
+            ("password", password),
+        ]
+    };
+    for i in 1..=3 {
+        site.source = format!("2001:db8:9:9::{i}").parse().expect("v6");
+        let wrong = site.post("/oauth/login", &form("guess")).await;
+        assert_eq!(wrong.status, 401, "{i}: {}", wrong.body);
+    }
+    // A new address in the same /64 is the same source: even the right
+    // password waits.
+    site.source = "2001:db8:9:9:abcd::1".parse().expect("v6");
+    let refused = site.post("/oauth/login", &form("ada-password")).await;
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert!(refused.retry_after.is_some());
+    // Another source signs in.
+    site.source = "2001:db8:9:a::1".parse().expect("v6");
+    let signed_in = site.post("/oauth/login", &form("ada-password")).await;
+    assert_eq!(signed_in.status, 303, "{}", signed_in.body);
 }

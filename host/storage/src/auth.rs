@@ -20,8 +20,8 @@ use toolhost_auth::{
     WebSession,
 };
 
-use crate::Store;
 use crate::connect::{execute, fetch_all, fetch_optional, on_pool};
+use crate::{Hits, StorageError, Store};
 use rows::Fields as _;
 
 /// Maps a driver error met while doing `operation`. The driver's message
@@ -618,6 +618,27 @@ impl AuthStore for Store {
             )
             .map_err(failed("record auth event"))?;
             Ok(())
+        })
+    }
+
+    fn count_hit<'a>(
+        &'a self,
+        bucket: &'a str,
+        window_start: i64,
+        window_end: i64,
+    ) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            let hit = [Hits {
+                bucket: bucket.to_owned(),
+                window_start,
+                window_end,
+                n: 1,
+            }];
+            let totals = self.add_hits(&hit).await.map_err(|e| match e {
+                StorageError::Unavailable(down) => AuthStoreError::Unavailable(down),
+                other => AuthStoreError::Database(other.to_string()),
+            })?;
+            Ok(totals.first().copied().unwrap_or(0))
         })
     }
 
