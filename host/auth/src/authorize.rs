@@ -22,6 +22,7 @@
 //!   they saw the client's name and redirect host and chose to leave.
 //! - Success (a code) always goes back, after sign-in and consent.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -81,9 +82,11 @@ struct Request {
     force_consent: bool,
 }
 
-/// A refusal on the way: a page, or a redirect back to the client.
+/// A refusal on the way: a page, a page saying how long to wait (429
+/// with `Retry-After`), or a redirect back to the client.
 pub(crate) enum Refusal {
     Page(StatusCode, String),
+    Wait(String, u64),
     Redirect(Response),
 }
 
@@ -91,6 +94,10 @@ impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
         match self {
             Refusal::Page(status, message) => pages::error(status, &message),
+            Refusal::Wait(message, secs) => pages::retry_after(
+                pages::error(StatusCode::TOO_MANY_REQUESTS, &message),
+                Some(secs),
+            ),
             Refusal::Redirect(r) => r,
         }
     }
@@ -129,16 +136,22 @@ pub(crate) fn failed<E: std::fmt::Display>(operation: &'static str) -> impl FnOn
 
 async fn authorize(
     State(auth): State<Arc<AuthServer>>,
+    Source(source): Source,
     jar: CookieJar,
     RawQuery(query): RawQuery,
 ) -> Response {
-    match start(&auth, jar, query.unwrap_or_default()).await {
+    match start(&auth, source, jar, query.unwrap_or_default()).await {
         Ok(r) | Err(Refusal::Redirect(r)) => r,
         Err(refusal) => refusal.into_response(),
     }
 }
 
-async fn start(auth: &AuthServer, jar: CookieJar, query: String) -> Result<Response, Refusal> {
+async fn start(
+    auth: &AuthServer,
+    source: Option<IpAddr>,
+    jar: CookieJar,
+    query: String,
+) -> Result<Response, Refusal> {
     let params = Params::parse(query.as_bytes()).map_err(|e| page(e.description))?;
     let client_id = params
         .get("client_id")
@@ -169,7 +182,7 @@ async fn start(auth: &AuthServer, jar: CookieJar, query: String) -> Result<Respo
             return Err(refuse(auth, &jar, &client, redirect_uri, state, code, &description).await);
         }
     };
-    let (jar, pending) = open_pending(auth, jar, &request).await?;
+    let (jar, pending) = open_pending(auth, source, jar, &request).await?;
     match logged_in(auth, &jar).await {
         Some(user) => {
             Ok((jar, continue_as(auth, &user, &pending, &request).await?).into_response())
@@ -359,12 +372,20 @@ async fn client_for(auth: &AuthServer, client_id: &str) -> Result<Client, Refusa
 }
 
 /// Stores the request (an authorization request, or a plain sign-in's
-/// return path), bound to this browser and a CSRF token.
+/// return path), bound to this browser and a CSRF token: within the
+/// per-source limit and the cap on stored rows, else a 429 page.
 pub(crate) async fn open_pending<T: Serialize>(
     auth: &AuthServer,
+    source: Option<IpAddr>,
     jar: CookieJar,
     request: &T,
 ) -> Result<(CookieJar, PendingAuthorization), Refusal> {
+    auth.allow_pending(source).await.map_err(|e| {
+        Refusal::Wait(
+            format!("Too many sign-ins: {}.", e.description),
+            e.retry_after.unwrap_or(1),
+        )
+    })?;
     let (jar, browser) = match jar.get(BROWSER_COOKIE) {
         Some(c) if c.value().len() >= 32 => {
             let v = c.value().to_owned();

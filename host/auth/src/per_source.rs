@@ -1,5 +1,6 @@
-//! Per-source limits on the unauthenticated edge: dynamic registrations
-//! and password sign-ins, each counted per source
+//! Per-source limits on the unauthenticated edge: dynamic registrations,
+//! password sign-ins and authorization requests (each stores a pending
+//! row), each counted per source
 //! address in fixed windows, shared by every replica on the store.
 //!
 //! - **Who is a source.** An IPv4 address as it is; an IPv6 address by its
@@ -47,6 +48,8 @@ pub(crate) enum Counted {
     Registrations,
     /// Password sign-ins and single-sign-on callbacks.
     Logins,
+    /// Sign-in forms opened: each stores a pending authorization row.
+    Authorizations,
 }
 
 impl Counted {
@@ -55,6 +58,7 @@ impl Counted {
         match self {
             Counted::Registrations => "source:register",
             Counted::Logins => "source:login",
+            Counted::Authorizations => "source:authorize",
         }
     }
 
@@ -63,6 +67,7 @@ impl Counted {
         match self {
             Counted::Registrations => "registrations",
             Counted::Logins => "login attempts",
+            Counted::Authorizations => "sign-in requests",
         }
     }
 }
@@ -177,6 +182,79 @@ impl SourceLimits {
     fn remembered(&self) -> usize {
         self.spent().len()
     }
+}
+
+/// How long a replica trusts its count of pending rows before it counts
+/// again: one second, so a flood past the cap costs one `COUNT(*)` a
+/// second, not one a request. Within it the replica adds its own rows, so
+/// the cap is passed by at most what other replicas store in a second.
+const PENDING_COUNT_MS: i64 = 1000;
+
+/// When a full pending table is worth trying again: its rows expire within
+/// the form lifetime (ten minutes by default), the oldest first.
+const PENDING_FULL_RETRY_SECS: u64 = 60;
+
+/// The bound on pending authorization rows in the store, all sources
+/// together: a flood from many sources (a /48 holds 65 536 /64s) passes
+/// the per-source limit but not this.
+#[derive(Debug, Default)]
+pub(crate) struct PendingCap {
+    /// When the rows were last counted (unix ms), and how many there are
+    /// since, counting this replica's own.
+    seen: Mutex<Option<(i64, u64)>>,
+}
+
+impl PendingCap {
+    /// Admits one more pending row if fewer than `max` are stored; at the
+    /// cap, purges expired rows first and counts again. Refuses with 429
+    /// and `Retry-After` while the store is still full. If the store cannot
+    /// count, admits (the insert that follows fails anyway).
+    pub(crate) async fn admit(&self, store: &dyn AuthStore, max: u64) -> Result<(), OAuthError> {
+        let now = now_ms();
+        let held = *self.seen();
+        let (at, rows) = match held {
+            Some((at, rows)) if now - at < PENDING_COUNT_MS => (at, rows),
+            _ => match count_pruned(store, max, now).await {
+                Some(rows) => (now, rows),
+                None => return Ok(()),
+            },
+        };
+        if rows >= max {
+            *self.seen() = Some((at, rows));
+            return Err(OAuthError::rate_limited(
+                "too many sign-ins are in progress on this server; retry later",
+                PENDING_FULL_RETRY_SECS,
+            ));
+        }
+        *self.seen() = Some((at, rows + 1));
+        Ok(())
+    }
+
+    fn seen(&self) -> std::sync::MutexGuard<'_, Option<(i64, u64)>> {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The stored pending rows; at `max` or more, expired rows are purged and
+/// the rows counted again. `None` if the store cannot count (logged).
+async fn count_pruned(store: &dyn AuthStore, max: u64, now: i64) -> Option<u64> {
+    let count = |what| async move {
+        store
+            .count_pending()
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %log_detail(&e), what, "pending cap: the store could not count; admitting");
+            })
+            .ok()
+    };
+    let rows = count("count").await?;
+    if rows < max {
+        return Some(rows);
+    }
+    if let Err(e) = store.purge_expired(now / 1000).await {
+        tracing::error!(error = %log_detail(&e), "pending cap: purging expired rows failed");
+    }
+    count("count after purging").await
 }
 
 /// Now, in unix milliseconds.

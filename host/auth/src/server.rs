@@ -10,7 +10,7 @@ use crate::cimd::{FetchLimits, MetadataFetcher};
 use crate::config::AuthConfig;
 use crate::error::OAuthError;
 use crate::keys::{KeyError, KeyRing, KeySchedule};
-use crate::per_source::{Counted, SourceLimits};
+use crate::per_source::{Counted, PendingCap, SourceLimits};
 use crate::store::{AuthEvent, AuthStore, Client, ClientKind, ClientOrigin};
 use crate::upstream::{Sso, UpstreamIdentity};
 use crate::verified::Verified;
@@ -27,6 +27,8 @@ pub struct AuthServer {
     /// Registrations, logins and authorization requests per source,
     /// counted in the store (shared by every replica).
     per_source: SourceLimits,
+    /// The bound on stored pending authorization requests.
+    pending_cap: PendingCap,
     /// When a token with an unknown key id last made the keys be read
     /// again (unix milliseconds).
     keys_read_for_unknown: AtomicI64,
@@ -61,6 +63,7 @@ impl AuthServer {
             })?;
         Ok(Arc::new(AuthServer {
             per_source: SourceLimits::default(),
+            pending_cap: PendingCap::default(),
             config,
             store,
             keys,
@@ -234,6 +237,17 @@ impl AuthServer {
         self.per_source
             .check(store, Counted::Registrations, limit, source)
             .await
+    }
+
+    /// Admits one more pending authorization row (a sign-in form): within
+    /// the per-source limit, and under the cap on rows stored.
+    pub(crate) async fn allow_pending(&self, source: Option<IpAddr>) -> Result<(), OAuthError> {
+        let limit = self.config.authorizations_per_minute;
+        let store = self.store.as_ref();
+        self.per_source
+            .check(store, Counted::Authorizations, limit, source)
+            .await?;
+        self.pending_cap.admit(store, self.config.max_pending).await
     }
 
     /// Counts a login attempt against the per-source limit.

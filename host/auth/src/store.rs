@@ -433,6 +433,9 @@ pub trait AuthStore: Send + Sync {
     fn insert_pending<'a>(&'a self, pending: &'a PendingAuthorization) -> StoreFuture<'a, ()>;
     /// The pending request with this id.
     fn pending<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<PendingAuthorization>>;
+    /// How many pending requests are stored, expired ones included (until
+    /// [`AuthStore::purge_expired`] deletes them).
+    fn count_pending(&self) -> StoreFuture<'_, u64>;
     /// Removes a pending request; true for exactly one caller (single use).
     fn take_pending<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool>;
 

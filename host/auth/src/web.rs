@@ -170,6 +170,7 @@ struct SignInQuery {
 
 async fn sign_in_page(
     State(auth): State<Arc<AuthServer>>,
+    Source(source): Source,
     jar: CookieJar,
     Query(q): Query<SignInQuery>,
 ) -> Response {
@@ -193,7 +194,7 @@ async fn sign_in_page(
     let request = SignIn {
         return_to: return_to.to_owned(),
     };
-    match open_pending(&auth, jar, &request).await {
+    match open_pending(&auth, source, jar, &request).await {
         Ok((jar, pending)) => (jar, form(&auth, &pending, None, StatusCode::OK)).into_response(),
         Err(r) => r.into_response(),
     }

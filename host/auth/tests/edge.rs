@@ -131,6 +131,7 @@ impl AuthStore for Faulty {
         delete_user_sessions(&self, user_id: &'a str) -> u64;
         pending(&self, id: &'a str) -> Option<PendingAuthorization>;
         take_pending(&self, id: &'a str) -> bool;
+        count_pending(&self) -> u64;
         consent(&self, user_id: &'a str, client_id: &'a str) -> Option<String>;
         save_consent(&self, user_id: &'a str, client_id: &'a str, scope: &'a str, now: i64) -> ();
         insert_sso_attempt(&self, attempt: &'a SsoAttempt) -> ();
@@ -652,4 +653,71 @@ async fn login_attempts_from_one_64_are_refused_once_over_the_limit() {
     site.source = "2001:db8:9:a::1".parse().expect("v6");
     let signed_in = site.post("/oauth/login", &form("ada-password")).await;
     assert_eq!(signed_in.status, 303, "{}", signed_in.body);
+}
+
+#[tokio::test]
+async fn sign_in_forms_are_limited_per_source_and_in_number() {
+    let mut site = serve_with(|c| {
+        c.authorizations_per_minute = 5;
+        c.max_pending = 8;
+    })
+    .await;
+    site.admin_client("app", &["https://app.example/cb"]).await;
+    fresh_window().await;
+    let path = authorize("app", "https://app.example/cb", &[]);
+
+    // One source (addresses of one /64): five forms, then a clear 429.
+    for i in 1..=5 {
+        site.source = format!("2001:db8:5:5::{i}").parse().expect("v6");
+        let form = site.get(&path).await;
+        assert_eq!(form.status, 200, "{i}: {}", form.body);
+    }
+    site.source = "2001:db8:5:5::99".parse().expect("v6");
+    let refused = site.get(&path).await;
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert!(
+        refused.body.contains("Too many sign-ins"),
+        "{}",
+        refused.body
+    );
+    let wait: u64 = refused
+        .retry_after
+        .expect("Retry-After")
+        .parse()
+        .expect("seconds");
+    assert!((1..=60).contains(&wait), "{wait}");
+    assert_eq!(site.store().count_pending().await.expect("count"), 5);
+
+    // Other sources fill the store to its cap of eight rows; then even a
+    // new source waits, and nothing more is stored.
+    for i in 1..=3 {
+        site.source = format!("198.51.100.{i}").parse().expect("v4");
+        assert_eq!(site.get(&path).await.status, 200, "{i}");
+    }
+    site.source = "198.51.100.200".parse().expect("v4");
+    let full = site.get(&path).await;
+    assert_eq!(full.status, 429, "{}", full.body);
+    assert!(full.retry_after.is_some());
+    assert_eq!(site.store().count_pending().await.expect("count"), 8);
+}
+
+#[tokio::test]
+async fn expired_sign_in_forms_are_pruned_to_make_room() {
+    let mut site = serve_with(|c| {
+        c.max_pending = 3;
+        c.pending_ttl = std::time::Duration::from_secs(1);
+    })
+    .await;
+    site.admin_client("app", &["https://app.example/cb"]).await;
+    let path = authorize("app", "https://app.example/cb", &[]);
+    for i in 1..=3 {
+        site.source = format!("203.0.113.{i}").parse().expect("v4");
+        assert_eq!(site.get(&path).await.status, 200, "{i}");
+    }
+    assert_eq!(site.get(&path).await.status, 429);
+    // Once they expired, the full store purges them and serves again.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let form = site.get(&path).await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    assert_eq!(site.store().count_pending().await.expect("count"), 1);
 }

@@ -476,6 +476,14 @@ impl AuthStore for Store {
         })
     }
 
+    fn count_pending(&self) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let n = fetch_optional!(&self.pools, |row| row.int("n"), sql::COUNT_PENDING)
+                .map_err(failed("count pending authorizations"))?;
+            Ok(n.and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
+        })
+    }
+
     fn take_pending<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let deleted = execute!(&self.pools, sql::TAKE_PENDING, id)
