@@ -149,9 +149,11 @@ fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors()
     let unknown = browser.send(&server, "GET", &authorize_path("no-such-client", ""), None);
     assert_eq!((unknown.status, unknown.header("location")), (400, None));
 
-    // After: back to the client with error, state and iss.
+    // After, for a client nobody has consented to yet (anyone can register
+    // one with any redirect URI): our page naming the error, never a
+    // redirect (RFC 9700 §4.11.2).
     let issuer = server.issuer();
-    for (path, error) in [
+    let refusals = [
         (
             authorize_path(&client, "").replace("&code_challenge_method=S256", ""),
             "invalid_request",
@@ -178,25 +180,38 @@ fn authorization_requests_and_code_redemptions_are_refused_with_the_rfc_errors()
             authorize_path(&client, "").replace("response_type=code", "response_type=token"),
             "unsupported_response_type",
         ),
-    ] {
-        let answer = browser.send(&server, "GET", &path, None);
-        let location = answer
-            .header("location")
-            .unwrap_or_else(|| panic!("{path}: {}", answer.body));
-        assert!(location.starts_with(REDIRECT), "{location}");
+    ];
+    for (path, error) in &refusals {
+        let page = browser.send(&server, "GET", path, None);
         assert_eq!(
-            query(location, "error").as_deref(),
-            Some(error),
-            "{path} → {location}"
+            (page.status, page.header("location")),
+            (400, None),
+            "{path}"
         );
-        assert_eq!(query(location, "state").as_deref(), Some("s1"));
-        assert_eq!(query(location, "iss").as_deref(), Some(issuer.as_str()));
+        assert!(page.body.contains(error), "{path}: {}", page.body);
     }
 
     // A good flow issues a code with state and iss.
     let location = approve(&server, &mut browser, &client, "demo", DEMO_PASSWORD);
     assert_eq!(query(&location, "state").as_deref(), Some("s1"));
     assert_eq!(query(&location, "iss").as_deref(), Some(issuer.as_str()));
+    // Once this person has consented to the client, its errors go back to
+    // it with error, state and iss.
+    for (path, error) in &refusals {
+        let answer = browser.send(&server, "GET", path, None);
+        let location = answer
+            .header("location")
+            .unwrap_or_else(|| panic!("{path}: {}", answer.body));
+        assert!(location.starts_with(REDIRECT), "{location}");
+        assert_eq!(
+            query(location, "error").as_deref(),
+            Some(*error),
+            "{path} → {location}"
+        );
+        assert_eq!(query(location, "state").as_deref(), Some("s1"));
+        assert_eq!(query(location, "iss").as_deref(), Some(issuer.as_str()));
+    }
+
     // The wrong verifier: invalid_grant, and the code is spent.
     let first = query(&location, "code").expect("a code");
     assert_error(
@@ -503,12 +518,16 @@ fn bad_registrations_are_refused_and_registration_is_rate_limited() {
         "refusals are audited: {events}"
     );
 
-    // A metadata document on a private address is never fetched.
+    // A metadata document on a private address is never fetched, and the
+    // page does not say where the name points.
     let mut browser = Browser::default();
     let cimd = authorize_path("https://localhost/client.json", "");
     let page = browser.send(&server, "GET", &cimd, None);
     assert_eq!(page.status, 400);
-    assert!(page.body.contains("private address"), "{}", page.body);
+    assert!(page.body.contains("could not be fetched"), "{}", page.body);
+    for leak in ["127.0.0.1", "::1", "private address"] {
+        assert!(!page.body.contains(leak), "{leak}: {}", page.body);
+    }
 
     // Seven refusals above counted toward the per-source limit (10 a minute).
     let mut limited = None;

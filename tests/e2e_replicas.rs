@@ -282,10 +282,11 @@ fn per_address_limits_count_the_client_behind_the_balancer() {
     let schema = PgSchema::create("replicas_forwarded");
     let backend = Backend::start();
     let cluster = cluster(&schema, &backend);
-    // Registrations from one client exhaust its budget (10 a minute) on a
-    // replica; another client behind the same balancer still registers.
-    let register = |forwarded: &str| -> u16 {
-        let r1 = &cluster.replicas[0];
+    // Registrations from one client exhaust its budget (10 a minute) on
+    // both replicas together; another client behind the same balancer
+    // still registers.
+    let register = |replica: usize, forwarded: &str| -> u16 {
+        let r1 = &cluster.replicas[replica % cluster.replicas.len()];
         let body =
             json!({"redirect_uris": ["http://127.0.0.1:9/cb"], "client_name": "xff"}).to_string();
         let headers = [
@@ -294,7 +295,7 @@ fn per_address_limits_count_the_client_behind_the_balancer() {
         ];
         exchange_full(&r1.url, "POST", "/oauth/register", &headers, &body).status
     };
-    let statuses: Vec<u16> = (0..12).map(|_| register("203.0.113.7")).collect();
+    let statuses: Vec<u16> = (0..12).map(|i| register(i, "203.0.113.7")).collect();
     assert_eq!(
         statuses.iter().filter(|s| **s == 201).count(),
         10,
@@ -302,7 +303,7 @@ fn per_address_limits_count_the_client_behind_the_balancer() {
     );
     assert_eq!(statuses.last(), Some(&429), "{statuses:?}");
     assert_eq!(
-        register("198.51.100.9"),
+        register(1, "198.51.100.9"),
         201,
         "another client is not limited"
     );

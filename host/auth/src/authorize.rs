@@ -2,10 +2,27 @@
 //! log the person in (or reuse their web session), ask for consent (or
 //! reuse an earlier one), and send the browser back with a code.
 //!
-//! Until the client and its redirect URI are known good, errors are shown
-//! as a page (never redirected: RFC 6749 §4.1.2.1); after that they go back
-//! to the client with `error`, `state` and `iss`.
+//! Where an error goes (RFC 6749 §4.1.2.1, RFC 9700 §4.11.2: the
+//! authorization server must not be an open redirector):
+//!
+//! - Until the client and its exact redirect URI are verified (an unknown,
+//!   revoked or service client, a missing or unregistered redirect URI, a
+//!   metadata document that cannot be used), errors are our own page, never
+//!   a redirect, even for a person already signed in.
+//! - After that, an error (`unsupported_response_type`, `invalid_request`,
+//!   `invalid_target`, `invalid_scope`) goes back to the client with
+//!   `error`, `state` and `iss` only if its redirect URI is trusted: the
+//!   operator registered the client, or the person signed in on this
+//!   browser has consented to it before. Any other client (dynamically
+//!   registered or a metadata document, which anyone can make a second
+//!   earlier with any https redirect URI) gets our page, naming the error,
+//!   with no link to the redirect URI: the person starts again from their
+//!   application.
+//! - A person's "Deny" on the consent page goes back with `access_denied`:
+//!   they saw the client's name and redirect host and chose to leave.
+//! - Success (a code) always goes back, after sign-in and consent.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -16,15 +33,17 @@ use axum::routing::{get, post};
 use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
 use serde::{Deserialize, Serialize};
 
-use crate::cimd;
+use crate::error::log_detail;
 use crate::pages::{self, ConsentPage, LoginPage};
 use crate::params::Params;
 use crate::routes::Source;
 use crate::scope::Scopes;
 use crate::server::{AuthServer, now, secs};
 use crate::store::{
-    AuthCode, Client, ClientKind, ClientOrigin, PendingAuthorization, User, WebSession,
+    AuthCode, AuthStoreError, Client, ClientKind, ClientOrigin, PendingAuthorization, User,
+    WebSession,
 };
+use crate::{cimd, client_metadata};
 use crate::{password, pkce, secret};
 
 /// The browser's login session.
@@ -63,9 +82,11 @@ struct Request {
     force_consent: bool,
 }
 
-/// A refusal on the way: a page, or a redirect back to the client.
+/// A refusal on the way: a page, a page saying how long to wait (429
+/// with `Retry-After`), or a redirect back to the client.
 pub(crate) enum Refusal {
     Page(StatusCode, String),
+    Wait(String, u64),
     Redirect(Response),
 }
 
@@ -73,6 +94,10 @@ impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
         match self {
             Refusal::Page(status, message) => pages::error(status, &message),
+            Refusal::Wait(message, secs) => pages::retry_after(
+                pages::error(StatusCode::TOO_MANY_REQUESTS, &message),
+                Some(secs),
+            ),
             Refusal::Redirect(r) => r,
         }
     }
@@ -82,18 +107,51 @@ pub(crate) fn page(message: impl Into<String>) -> Refusal {
     Refusal::Page(StatusCode::BAD_REQUEST, message.into())
 }
 
+/// What a page says when the store (or our own encoding) failed: nothing
+/// about the store, which an unauthenticated caller must not learn.
+pub(crate) const FAILED: &str = "The sign-in service failed; try again in a moment.";
+
+/// Maps a store failure met while doing `operation` to a page: 503 while
+/// the store is unreachable, else 500, saying only [`FAILED`]. The error
+/// goes to the operator's log, cut to [`LOG_DETAIL_CHARS`].
+pub(crate) fn store_failed(operation: &'static str) -> impl FnOnce(AuthStoreError) -> Refusal {
+    move |e| {
+        let status = match e {
+            AuthStoreError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        tracing::error!(operation, error = %log_detail(&e), "authorization page: store failed");
+        Refusal::Page(status, FAILED.to_owned())
+    }
+}
+
+/// [`store_failed`] for an error of our own (a pending row that does not
+/// encode or decode): 500, [`FAILED`], the detail logged.
+pub(crate) fn failed<E: std::fmt::Display>(operation: &'static str) -> impl FnOnce(E) -> Refusal {
+    move |e| {
+        tracing::error!(operation, error = %log_detail(&e), "authorization page failed");
+        Refusal::Page(StatusCode::INTERNAL_SERVER_ERROR, FAILED.to_owned())
+    }
+}
+
 async fn authorize(
     State(auth): State<Arc<AuthServer>>,
+    Source(source): Source,
     jar: CookieJar,
     RawQuery(query): RawQuery,
 ) -> Response {
-    match start(&auth, jar, query.unwrap_or_default()).await {
+    match start(&auth, source, jar, query.unwrap_or_default()).await {
         Ok(r) | Err(Refusal::Redirect(r)) => r,
         Err(refusal) => refusal.into_response(),
     }
 }
 
-async fn start(auth: &AuthServer, jar: CookieJar, query: String) -> Result<Response, Refusal> {
+async fn start(
+    auth: &AuthServer,
+    source: Option<IpAddr>,
+    jar: CookieJar,
+    query: String,
+) -> Result<Response, Refusal> {
     let params = Params::parse(query.as_bytes()).map_err(|e| page(e.description))?;
     let client_id = params
         .get("client_id")
@@ -107,21 +165,46 @@ async fn start(auth: &AuthServer, jar: CookieJar, query: String) -> Result<Respo
     let redirect_uri = params
         .get("redirect_uri")
         .ok_or_else(|| page("redirect_uri is missing"))?;
-    if !client.redirect_uris.iter().any(|u| u == redirect_uri) {
+    if !client
+        .redirect_uris
+        .iter()
+        .any(|u| client_metadata::redirect_uri_matches(u, redirect_uri))
+    {
         return Err(page(
-            "redirect_uri is not registered for this client (exact match required)",
+            "redirect_uri is not registered for this client (exact match required, \
+             except the port of a loopback IP literal)",
         ));
     }
-    // From here on the client is told: redirect with error, state and iss.
     let state = params.get("state").map(str::to_owned);
-    let refuse = |code: &str, description: &str| {
-        Refusal::Redirect(back(
-            auth,
-            redirect_uri,
-            state.as_deref(),
-            &[("error", code), ("error_description", description)],
-        ))
+    let request = match checked(auth, &client, redirect_uri, state.clone(), &params) {
+        Ok(request) => request,
+        Err((code, description)) => {
+            return Err(refuse(auth, &jar, &client, redirect_uri, state, code, &description).await);
+        }
     };
+    let (jar, pending) = open_pending(auth, source, jar, &request).await?;
+    match logged_in(auth, &jar).await {
+        Some(user) => {
+            Ok((jar, continue_as(auth, &user, &pending, &request).await?).into_response())
+        }
+        None => Ok((
+            jar,
+            login_page(auth, &pending, &request, None, StatusCode::OK),
+        )
+            .into_response()),
+    }
+}
+
+/// The authorization request, once its client and redirect URI are known
+/// good; else the RFC's error code and a description.
+fn checked(
+    auth: &AuthServer,
+    client: &Client,
+    redirect_uri: &str,
+    state: Option<String>,
+    params: &Params,
+) -> Result<Request, (&'static str, String)> {
+    let refuse = |code: &'static str, description: &str| (code, description.to_owned());
     if params.get("response_type") != Some("code") {
         return Err(refuse(
             "unsupported_response_type",
@@ -163,29 +246,60 @@ async fn start(auth: &AuthServer, jar: CookieJar, query: String) -> Result<Respo
             "the requested scope is not allowed for this client",
         ));
     }
-    let request = Request {
+    Ok(Request {
         client_id: client.client_id.clone(),
         client_name: client.name.clone(),
         redirect_uri: redirect_uri.to_owned(),
-        state: state.clone(),
+        state,
         code_challenge: challenge.to_owned(),
         scope: scope.to_string(),
         resource: auth.config.resource(),
         force_consent: params
             .get("prompt")
             .is_some_and(|p| p.split(' ').any(|v| v == "consent")),
-    };
-    let (jar, pending) = open_pending(auth, jar, &request).await?;
-    match logged_in(auth, &jar).await {
-        Some(user) => {
-            Ok((jar, continue_as(auth, &user, &pending, &request).await?).into_response())
-        }
-        None => Ok((
-            jar,
-            login_page(auth, &pending, &request, None, StatusCode::OK),
-        )
-            .into_response()),
+    })
+}
+
+/// An error in a request whose client and redirect URI are known good: back
+/// to the client with `error`, `state` and `iss` (RFC 6749 §4.1.2.1) if its
+/// redirect URI is trusted, else our own page naming the error, with no
+/// link (RFC 9700 §4.11.2: the authorization server must not become an
+/// open redirector for a client anyone could have registered).
+async fn refuse(
+    auth: &AuthServer,
+    jar: &CookieJar,
+    client: &Client,
+    redirect_uri: &str,
+    state: Option<String>,
+    code: &str,
+    description: &str,
+) -> Refusal {
+    if trusted_redirect(auth, jar, client).await {
+        let pairs = [("error", code), ("error_description", description)];
+        return Refusal::Redirect(back(auth, redirect_uri, state.as_deref(), &pairs));
     }
+    page(format!(
+        "The application's request cannot be used ({code}): {description}."
+    ))
+}
+
+/// Whether an error may be sent to `client`'s redirect URI without a person
+/// choosing to go there: the operator registered the client, or the person
+/// signed in on this browser has consented to it before. A dynamically
+/// registered or metadata-document client is anyone's until then.
+async fn trusted_redirect(auth: &AuthServer, jar: &CookieJar, client: &Client) -> bool {
+    if client.origin == ClientOrigin::Admin {
+        return true;
+    }
+    let Some(user) = logged_in(auth, jar).await else {
+        return false;
+    };
+    auth.store
+        .consent(&user.id, &client.client_id)
+        .await
+        .ok()
+        .flatten()
+        .is_some()
 }
 
 /// The client named by `client_id`: registered, or described by a metadata
@@ -220,8 +334,11 @@ async fn client_for(auth: &AuthServer, client_id: &str) -> Result<Client, Refusa
         .fetch(client_id, crate::scope::FIRST_PARTY, crate::scope::MCP)
         .await
         .map_err(|e| {
+            tracing::warn!(client_id = %client_metadata::clip(client_id), error = %log_detail(&e),
+                "a client's metadata document cannot be used");
             page(format!(
-                "the client's metadata document cannot be used: {e}"
+                "the client's metadata document cannot be used: {}",
+                e.public_message()
             ))
         })?;
     let client = Client {
@@ -242,7 +359,7 @@ async fn client_for(auth: &AuthServer, client_id: &str) -> Result<Client, Refusa
     auth.store
         .upsert_document_client(&client)
         .await
-        .map_err(|e| page(e.to_string()))?;
+        .map_err(store_failed("upsert document client"))?;
     auth.event(
         "client.document.fetched",
         Some(client_id),
@@ -255,12 +372,20 @@ async fn client_for(auth: &AuthServer, client_id: &str) -> Result<Client, Refusa
 }
 
 /// Stores the request (an authorization request, or a plain sign-in's
-/// return path), bound to this browser and a CSRF token.
+/// return path), bound to this browser and a CSRF token: within the
+/// per-source limit and the cap on stored rows, else a 429 page.
 pub(crate) async fn open_pending<T: Serialize>(
     auth: &AuthServer,
+    source: Option<IpAddr>,
     jar: CookieJar,
     request: &T,
 ) -> Result<(CookieJar, PendingAuthorization), Refusal> {
+    auth.allow_pending(source).await.map_err(|e| {
+        Refusal::Wait(
+            format!("Too many sign-ins: {}.", e.description),
+            e.retry_after.unwrap_or(1),
+        )
+    })?;
     let (jar, browser) = match jar.get(BROWSER_COOKIE) {
         Some(c) if c.value().len() >= 32 => {
             let v = c.value().to_owned();
@@ -276,13 +401,13 @@ pub(crate) async fn open_pending<T: Serialize>(
         id: secret::random(18),
         browser_hash: secret::digest(&browser),
         csrf: secret::random(24),
-        request: serde_json::to_string(request).map_err(|e| page(e.to_string()))?,
+        request: serde_json::to_string(request).map_err(failed("encode a pending request"))?,
         expires_at: now() + secs(auth.config.pending_ttl),
     };
     auth.store
         .insert_pending(&pending)
         .await
-        .map_err(|e| page(e.to_string()))?;
+        .map_err(store_failed("insert pending"))?;
     Ok((jar, pending))
 }
 
@@ -295,7 +420,7 @@ async fn pending_for(
 ) -> Result<(PendingAuthorization, Request), Refusal> {
     let pending = pending_row(auth, jar, id, csrf).await?;
     let request: Request =
-        serde_json::from_str(&pending.request).map_err(|e| page(e.to_string()))?;
+        serde_json::from_str(&pending.request).map_err(failed("decode a pending request"))?;
     Ok((pending, request))
 }
 
@@ -312,7 +437,7 @@ pub(crate) async fn pending_row(
         .store
         .pending(id)
         .await
-        .map_err(|e| page(e.to_string()))?
+        .map_err(store_failed("read pending"))?
         .ok_or_else(expired)?;
     let browser = jar.get(BROWSER_COOKIE).map(|c| secret::digest(c.value()));
     let same_browser = browser.is_some_and(|b| secret::same(&b, &pending.browser_hash));
@@ -359,7 +484,7 @@ async fn continue_as(
         .store
         .consent(&user.id, &request.client_id)
         .await
-        .map_err(|e| page(e.to_string()))?
+        .map_err(store_failed("read consent"))?
         .and_then(|s| Scopes::parse(&s).ok());
     let wanted = Scopes::parse(&request.scope).unwrap_or_default();
     if !request.force_consent && approved.is_some_and(|a| wanted.is_subset_of(&a)) {
@@ -367,7 +492,7 @@ async fn continue_as(
             .store
             .take_pending(&pending.id)
             .await
-            .map_err(|e| page(e.to_string()))?
+            .map_err(store_failed("take pending"))?
         {
             return Err(page("this sign-in was already completed"));
         }
@@ -425,7 +550,7 @@ pub(crate) async fn signed_in_next(
         .store
         .take_pending(&pending.id)
         .await
-        .map_err(|e| page(e.to_string()))?
+        .map_err(store_failed("take pending"))?
     {
         return Err(page("this sign-in was already completed"));
     }
@@ -463,8 +588,9 @@ async fn login(
     .await
     {
         Ok(u) => u,
-        Err((status, message)) => {
-            return login_page(&auth, &pending, &request, Some(&message), status);
+        Err(no) => {
+            let page = login_page(&auth, &pending, &request, Some(&no.message), no.status);
+            return pages::retry_after(page, no.retry_after);
         }
     };
     match start_session(&auth, jar, &user).await {
@@ -487,21 +613,41 @@ async fn login(
     }
 }
 
-/// A password sign-in attempt: rate-limited per source address, the same
-/// work whether or not the user exists, a failure recorded as an event.
-/// The refusal is the status and message for the login page.
+/// Why a password sign-in was refused: the status and message for the
+/// login page, and for 429 the seconds to wait (`Retry-After`).
+pub(crate) struct LoginRefused {
+    pub status: StatusCode,
+    pub message: String,
+    pub retry_after: Option<u64>,
+}
+
+impl LoginRefused {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        LoginRefused {
+            status,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+}
+
+/// A password sign-in attempt: rate-limited per source, the same work
+/// whether or not the user exists, a failure recorded as an event.
 pub(crate) async fn check_password(
     auth: &AuthServer,
     source: Option<std::net::IpAddr>,
     client_id: Option<&str>,
     username: &str,
     password: String,
-) -> Result<User, (StatusCode, String)> {
+) -> Result<User, LoginRefused> {
     if !auth.config.password_login {
-        return Err((StatusCode::FORBIDDEN, PASSWORDS_OFF.to_owned()));
+        return Err(LoginRefused::new(StatusCode::FORBIDDEN, PASSWORDS_OFF));
     }
-    auth.allow_login(source)
-        .map_err(|e| (StatusCode::TOO_MANY_REQUESTS, e.description))?;
+    auth.allow_login(source).await.map_err(|e| LoginRefused {
+        status: StatusCode::TOO_MANY_REQUESTS,
+        message: e.description,
+        retry_after: e.retry_after,
+    })?;
     let user = auth.store.user_by_name(username).await.ok().flatten();
     let stored = user
         .as_ref()
@@ -519,7 +665,7 @@ pub(crate) async fn check_password(
             )
             .await;
             let message = "Wrong username or password, or the account is disabled.";
-            Err((StatusCode::UNAUTHORIZED, message.to_owned()))
+            Err(LoginRefused::new(StatusCode::UNAUTHORIZED, message))
         }
     }
 }
@@ -540,7 +686,7 @@ pub(crate) async fn start_session(
     auth.store
         .insert_session(&session)
         .await
-        .map_err(|e| page(e.to_string()))?;
+        .map_err(store_failed("insert session"))?;
     let mut console = cookie(auth, CONSOLE_COOKIE, id.clone());
     console.set_path(CONSOLE_PATH);
     Ok(jar.add(cookie(auth, SESSION_COOKIE, id)).add(console))
@@ -617,7 +763,7 @@ async fn consent(
             .store
             .take_pending(&pending.id)
             .await
-            .map_err(|e| page(e.to_string()))?
+            .map_err(store_failed("take pending"))?
         {
             return Err(page("this sign-in was already completed"));
         }
@@ -636,7 +782,7 @@ async fn consent(
         auth.store
             .save_consent(&user.id, &request.client_id, &request.scope, now())
             .await
-            .map_err(|e| page(e.to_string()))?;
+            .map_err(store_failed("save consent"))?;
         issue_code(&auth, &user, &request).await
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
@@ -663,7 +809,7 @@ async fn issue_code(
     auth.store
         .insert_code(&record)
         .await
-        .map_err(|e| page(e.to_string()))?;
+        .map_err(store_failed("insert code"))?;
     Ok(back(
         auth,
         &request.redirect_uri,

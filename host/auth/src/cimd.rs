@@ -154,6 +154,33 @@ impl CimdError {
     pub fn error_code(&self) -> &'static str {
         "invalid_client"
     }
+
+    /// What an unauthenticated caller may be told: the rule a document
+    /// broke, but nothing about our network. A name that resolves to a
+    /// private address, one that does not resolve, and a connection that
+    /// fails or times out all read the same, with no address, resolver or
+    /// socket detail, so the page is no oracle for internal names. The
+    /// full error (the [`Display`](std::fmt::Display) form) is for the
+    /// operator's log.
+    pub fn public_message(&self) -> String {
+        match self {
+            CimdError::Client(_)
+            | CimdError::PrivateAddress { .. }
+            | CimdError::Unresolvable { .. }
+            | CimdError::Timeout { .. }
+            | CimdError::Request { .. } => {
+                "the metadata document could not be fetched (it must be served over https \
+                 from a public address, quickly)"
+                    .to_owned()
+            }
+            CimdError::InvalidUrl { .. }
+            | CimdError::NotCanonical { .. }
+            | CimdError::Status { .. }
+            | CimdError::ContentType { .. }
+            | CimdError::TooLarge { .. }
+            | CimdError::Invalid { .. } => self.to_string(),
+        }
+    }
 }
 
 /// Fetches and validates metadata documents. Holds one HTTP client (and its
@@ -693,6 +720,18 @@ mod tests {
         );
         assert!(error.to_string().contains("nonexistent.invalid"), "{error}");
         assert!(started.elapsed() < DEFAULT_TIMEOUT + Duration::from_secs(1));
+    }
+
+    #[tokio::test]
+    async fn a_private_name_and_an_unknown_name_read_the_same_and_name_no_address() {
+        let private = fetch("https://localhost/client.json").await;
+        let unknown = fetch("https://nonexistent.invalid/client.json").await;
+        assert_eq!(private.public_message(), unknown.public_message());
+        for leak in ["127.0.0.1", "::1", "resolve", "localhost", "private"] {
+            assert!(!private.public_message().contains(leak), "{leak}");
+        }
+        // The operator's log keeps the detail.
+        assert!(private.to_string().contains("private address"), "{private}");
     }
 
     /// Resolves every name to 127.0.0.1 (the port comes from the URL).

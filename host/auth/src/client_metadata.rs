@@ -288,6 +288,48 @@ fn is_loopback_host(host: Option<Host<&str>>) -> bool {
     }
 }
 
+/// Whether `requested` (an authorization request's `redirect_uri`) names
+/// the `registered` redirect URI: the same string, or, for a loopback IP
+/// literal over `http`, the same URI on any port (RFC 8252 §7.3: a native
+/// app opens its listener on whatever port the system gives it).
+///
+/// Only the port may differ: scheme, host, path and query must match
+/// exactly, and `requested` must be in canonical form (what the URL parser
+/// would write back), so no normalisation can make two different strings
+/// match. The name `localhost` keeps the exact match: RFC 8252 §8.3 calls it
+/// NOT RECOMMENDED (the name may resolve off the machine or be reached by
+/// another app), so its port is not relaxed.
+pub fn redirect_uri_matches(registered: &str, requested: &str) -> bool {
+    if registered == requested {
+        return true;
+    }
+    let (Ok(registered), Ok(mut requested_url)) = (Url::parse(registered), Url::parse(requested))
+    else {
+        return false;
+    };
+    let loopback_literal = |u: &Url| {
+        u.scheme() == "http"
+            && match u.host() {
+                Some(Host::Ipv4(ip)) => ip.is_loopback(),
+                Some(Host::Ipv6(ip)) => ip.is_loopback(),
+                _ => false,
+            }
+    };
+    if !loopback_literal(&registered)
+        || !loopback_literal(&requested_url)
+        || requested_url.as_str() != requested
+        || requested_url.fragment().is_some()
+        || !requested_url.username().is_empty()
+        || requested_url.password().is_some()
+    {
+        return false;
+    }
+    if requested_url.set_port(registered.port()).is_err() {
+        return false;
+    }
+    requested_url.as_str() == registered.as_str()
+}
+
 /// The body's top-level JSON object, read field by field so errors can name
 /// the field (serde's derive errors name only a line and column).
 struct Fields(Map<String, Value>);
@@ -770,6 +812,66 @@ mod tests {
                 reason,
             });
             assert_eq!(validate_redirect_uri(uri).err(), expected, "{uri}");
+        }
+    }
+
+    #[test]
+    fn a_loopback_ip_redirect_matches_on_any_port_and_everything_else_exactly() {
+        let cases: &[(&str, &str, bool)] = &[
+            (
+                "https://app.example.com/cb",
+                "https://app.example.com/cb",
+                true,
+            ),
+            (
+                "https://app.example.com/cb",
+                "https://app.example.com:444/cb",
+                false,
+            ),
+            ("http://127.0.0.1/cb", "http://127.0.0.1:51234/cb", true),
+            ("http://127.0.0.1:9/cb", "http://127.0.0.1:51234/cb", true),
+            (
+                "http://127.0.0.1:9/cb?x=1",
+                "http://127.0.0.1:5/cb?x=1",
+                true,
+            ),
+            ("http://[::1]:9/cb", "http://[::1]:61000/cb", true),
+            ("http://[::1]/cb", "http://[::1]:61000/cb", true),
+            // Path, query, host and scheme still match exactly.
+            ("http://127.0.0.1:9/cb", "http://127.0.0.1:5/cb2", false),
+            ("http://127.0.0.1:9/cb", "http://127.0.0.1:5/CB", false),
+            (
+                "http://127.0.0.1:9/cb?x=1",
+                "http://127.0.0.1:5/cb?x=2",
+                false,
+            ),
+            ("http://127.0.0.1:9/cb", "http://127.0.0.1:5/cb?x=1", false),
+            ("http://127.0.0.1:9/cb", "http://127.0.0.2:9/cb", false),
+            ("http://127.0.0.1:9/cb", "http://[::1]:9/cb", false),
+            ("http://127.0.0.1:9/cb", "https://127.0.0.1:9/cb", false),
+            ("http://127.0.0.1:9/cb", "http://127.0.0.1:5/cb#f", false),
+            ("http://127.0.0.1:9/cb", "http://u@127.0.0.1:5/cb", false),
+            // No normalisation: the request must be in canonical form.
+            ("http://127.0.0.1:9/cb", "http://127.0.0.1:5/x/../cb", false),
+            (
+                "http://127.0.0.1:9/cb",
+                "http://127.000.000.001:5/cb",
+                false,
+            ),
+            // `localhost` is not an IP literal (RFC 8252 §8.3): exact only.
+            ("http://localhost:9/cb", "http://localhost:9/cb", true),
+            ("http://localhost:9/cb", "http://localhost:5/cb", false),
+            ("http://localhost:9/cb", "http://127.0.0.1:5/cb", false),
+            // Private-use schemes: exact only.
+            ("com.example.app:/cb", "com.example.app:/cb", true),
+            ("com.example.app:/cb", "com.example.app:/cb2", false),
+        ];
+        for &(registered, requested, expected) in cases {
+            assert_eq!(
+                redirect_uri_matches(registered, requested),
+                expected,
+                "{registered} vs {requested}"
+            );
         }
     }
 

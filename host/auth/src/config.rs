@@ -24,10 +24,19 @@ pub struct AuthConfig {
     pub client_idle_expiry: Duration,
     /// Signing keys rotate this often.
     pub key_rotation: Duration,
-    /// Dynamic registrations allowed per source address per minute.
+    /// Dynamic registrations allowed per source (an IPv4 address or an
+    /// IPv6 /64) per minute, on all replicas together.
     pub registrations_per_minute: u32,
-    /// Login attempts allowed per source address per minute.
+    /// Login attempts allowed per source per minute, on all replicas
+    /// together.
     pub logins_per_minute: u32,
+    /// Sign-in forms (pending authorization requests) a source may open per
+    /// minute, on all replicas together: each stores a row until it is
+    /// used or expires.
+    pub authorizations_per_minute: u32,
+    /// Most pending authorization requests stored at once, expired ones
+    /// included until purged: past it, new sign-ins wait (429).
+    pub max_pending: u64,
     /// Whether people may sign in with a local password. Off, the login
     /// page offers only the single-sign-on providers.
     pub password_login: bool,
@@ -48,6 +57,14 @@ impl AuthConfig {
             key_rotation: Duration::from_secs(30 * 24 * 3600),
             registrations_per_minute: 10,
             logins_per_minute: 20,
+            // One a second sustained: far above a person starting sign-ins
+            // by hand (or an office behind one address), and with the
+            // 10-minute form lifetime at most 600 live rows per source.
+            authorizations_per_minute: 60,
+            // About 80 MB of rows at their ~4 KB worst case: thousands of
+            // people signing in within ten minutes, and a bound a flood
+            // from many sources cannot pass.
+            max_pending: 20_000,
             password_login: true,
         }
     }

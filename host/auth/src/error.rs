@@ -79,8 +79,25 @@ impl OAuthError {
 
 impl<E: std::fmt::Display> From<&E> for OAuthError {
     fn from(e: &E) -> Self {
-        tracing::error!(error = %e, "authorization server error");
+        tracing::error!(error = %log_detail(e), "authorization server error");
         OAuthError::server_error()
+    }
+}
+
+/// Longest error text the authorization server writes to the operator's
+/// log, in characters: a driver's message with its SQL and a cause chain
+/// fit in 1000; an error carrying a hostile value (a client id, a URL, a
+/// document) cannot make one line grow without bound.
+pub(crate) const LOG_DETAIL_CHARS: usize = 1000;
+
+/// An error's text for the operator's log, cut to [`LOG_DETAIL_CHARS`].
+/// Pages and JSON errors never carry it: they say only that the server
+/// failed.
+pub(crate) fn log_detail(e: &(impl std::fmt::Display + ?Sized)) -> String {
+    let text = e.to_string();
+    match text.char_indices().nth(LOG_DETAIL_CHARS) {
+        Some((end, _)) => format!("{}… ({} bytes in all)", &text[..end], text.len()),
+        None => text,
     }
 }
 
@@ -101,5 +118,19 @@ impl IntoResponse for OAuthError {
             );
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LOG_DETAIL_CHARS, log_detail};
+
+    #[test]
+    fn a_logged_error_is_cut_to_its_bound_and_says_how_long_it_was() {
+        assert_eq!(log_detail(&"short"), "short");
+        let long = "é".repeat(LOG_DETAIL_CHARS * 3);
+        let logged = log_detail(&long);
+        assert!(logged.chars().count() < LOG_DETAIL_CHARS + 40, "{logged}");
+        assert!(logged.ends_with(&format!("({} bytes in all)", long.len())));
     }
 }

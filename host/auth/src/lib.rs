@@ -29,6 +29,7 @@ mod metadata;
 mod pages;
 mod params;
 mod password;
+mod per_source;
 pub mod pkce;
 mod routes;
 pub mod scope;

@@ -107,6 +107,15 @@ pub(crate) fn error(status: StatusCode, message: &str) -> Response {
     page(status, "Error", &body)
 }
 
+/// `page` with `Retry-After: secs`, when there is a wait to tell.
+pub(crate) fn retry_after(mut page: Response, secs: Option<u64>) -> Response {
+    if let Some(secs) = secs {
+        page.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    page
+}
+
 fn page(status: StatusCode, title: &str, body: &str) -> Response {
     let html = format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\

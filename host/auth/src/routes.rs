@@ -213,7 +213,7 @@ async fn register(
     body: Bytes,
 ) -> Response {
     let answer = async {
-        auth.allow_registration(source)?;
+        auth.allow_registration(source).await?;
         let meta = client_metadata::validate_registration(&body, scope::FIRST_PARTY, scope::MCP)
             .map_err(|e| OAuthError::registration(e.error_code(), e.to_string()))?;
         let kind = match meta.auth_method {

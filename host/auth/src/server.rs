@@ -2,18 +2,15 @@
 //! and the resource server's bearer check.
 
 use std::net::IpAddr;
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
 use crate::cimd::{FetchLimits, MetadataFetcher};
 use crate::config::AuthConfig;
 use crate::error::OAuthError;
 use crate::keys::{KeyError, KeyRing, KeySchedule};
+use crate::per_source::{Counted, PendingCap, SourceLimits};
 use crate::store::{AuthEvent, AuthStore, Client, ClientKind, ClientOrigin};
 use crate::upstream::{Sso, UpstreamIdentity};
 use crate::verified::Verified;
@@ -27,8 +24,11 @@ pub struct AuthServer {
     pub(crate) fetcher: MetadataFetcher,
     pub(crate) sso: Sso,
     pub(crate) verified: Verified,
-    registrations: DefaultKeyedRateLimiter<IpAddr>,
-    logins: DefaultKeyedRateLimiter<IpAddr>,
+    /// Registrations, logins and authorization requests per source,
+    /// counted in the store (shared by every replica).
+    per_source: SourceLimits,
+    /// The bound on stored pending authorization requests.
+    pending_cap: PendingCap,
     /// When a token with an unknown key id last made the keys be read
     /// again (unix milliseconds).
     keys_read_for_unknown: AtomicI64,
@@ -61,11 +61,9 @@ impl AuthServer {
                 kid: "-".into(),
                 message: format!("metadata fetcher: {e}"),
             })?;
-        let per_minute =
-            |n: u32| Quota::per_minute(NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN));
         Ok(Arc::new(AuthServer {
-            registrations: RateLimiter::keyed(per_minute(config.registrations_per_minute)),
-            logins: RateLimiter::keyed(per_minute(config.logins_per_minute)),
+            per_source: SourceLimits::default(),
+            pending_cap: PendingCap::default(),
             config,
             store,
             keys,
@@ -227,15 +225,38 @@ impl AuthServer {
         expires && now() - last > secs(self.config.client_idle_expiry)
     }
 
-    /// Checks a registration against the per-source limit; the error says
-    /// how long to wait.
-    pub(crate) fn allow_registration(&self, source: Option<IpAddr>) -> Result<(), OAuthError> {
-        check(&self.registrations, source, "registrations")
+    /// Counts a registration against the per-source limit (an IPv4
+    /// address or an IPv6 /64, on every replica); the error says how long
+    /// to wait.
+    pub(crate) async fn allow_registration(
+        &self,
+        source: Option<IpAddr>,
+    ) -> Result<(), OAuthError> {
+        let limit = self.config.registrations_per_minute;
+        let store = self.store.as_ref();
+        self.per_source
+            .check(store, Counted::Registrations, limit, source)
+            .await
     }
 
-    /// Checks a login attempt against the per-source limit.
-    pub(crate) fn allow_login(&self, source: Option<IpAddr>) -> Result<(), OAuthError> {
-        check(&self.logins, source, "login attempts")
+    /// Admits one more pending authorization row (a sign-in form): within
+    /// the per-source limit, and under the cap on rows stored.
+    pub(crate) async fn allow_pending(&self, source: Option<IpAddr>) -> Result<(), OAuthError> {
+        let limit = self.config.authorizations_per_minute;
+        let store = self.store.as_ref();
+        self.per_source
+            .check(store, Counted::Authorizations, limit, source)
+            .await?;
+        self.pending_cap.admit(store, self.config.max_pending).await
+    }
+
+    /// Counts a login attempt against the per-source limit.
+    pub(crate) async fn allow_login(&self, source: Option<IpAddr>) -> Result<(), OAuthError> {
+        let limit = self.config.logins_per_minute;
+        let store = self.store.as_ref();
+        self.per_source
+            .check(store, Counted::Logins, limit, source)
+            .await
     }
 
     /// Appends a security event (a failure is logged, never fatal); the
@@ -274,21 +295,6 @@ impl AuthServer {
             }
         }
     }
-}
-
-fn check(
-    limiter: &DefaultKeyedRateLimiter<IpAddr>,
-    source: Option<IpAddr>,
-    what: &str,
-) -> Result<(), OAuthError> {
-    let key = source.unwrap_or(IpAddr::from([0, 0, 0, 0]));
-    limiter.check_key(&key).map_err(|not_until| {
-        let wait = not_until.wait_time_from(DefaultClock::default().now());
-        OAuthError::rate_limited(
-            format!("too many {what} from this address; retry later"),
-            wait.as_secs() + 1,
-        )
-    })
 }
 
 fn schedule(config: &AuthConfig) -> KeySchedule {

@@ -79,7 +79,7 @@ async fn start(
         expires_at: now() + secs(auth.config.pending_ttl),
     };
     if let Err(e) = auth.store.insert_sso_attempt(&attempt).await {
-        return pages::error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+        return crate::authorize::store_failed("insert sso attempt")(e).into_response();
     }
     let (challenge, redirect_uri) = (
         pkce::s256(&verifier),
@@ -116,8 +116,9 @@ async fn callback(
     let Some(provider) = auth.provider(&name) else {
         return pages::error(StatusCode::NOT_FOUND, "no such sign-in provider");
     };
-    if let Err(e) = auth.allow_login(source) {
-        return pages::error(StatusCode::TOO_MANY_REQUESTS, &e.description);
+    if let Err(e) = auth.allow_login(source).await {
+        let page = pages::error(StatusCode::TOO_MANY_REQUESTS, &e.description);
+        return pages::retry_after(page, e.retry_after);
     }
     let attempt = match take_attempt(&auth, &name, &jar, q.state.as_deref()).await {
         Ok(a) => a,

@@ -433,6 +433,9 @@ pub trait AuthStore: Send + Sync {
     fn insert_pending<'a>(&'a self, pending: &'a PendingAuthorization) -> StoreFuture<'a, ()>;
     /// The pending request with this id.
     fn pending<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<PendingAuthorization>>;
+    /// How many pending requests are stored, expired ones included (until
+    /// [`AuthStore::purge_expired`] deletes them).
+    fn count_pending(&self) -> StoreFuture<'_, u64>;
     /// Removes a pending request; true for exactly one caller (single use).
     fn take_pending<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool>;
 
@@ -475,4 +478,15 @@ pub trait AuthStore: Send + Sync {
     fn record_event<'a>(&'a self, event: &'a AuthEvent) -> StoreFuture<'a, ()>;
     /// The latest `limit` security events, newest first.
     fn recent_events(&self, limit: u32) -> StoreFuture<'_, Vec<AuthEvent>>;
+
+    /// Adds one to the shared counter `bucket` for the window from
+    /// `window_start` to `window_end` (unix ms) and returns its total, every
+    /// replica's hits included: one atomic statement, never a read then a
+    /// write. The counter may be purged once its window has ended.
+    fn count_hit<'a>(
+        &'a self,
+        bucket: &'a str,
+        window_start: i64,
+        window_end: i64,
+    ) -> StoreFuture<'a, u64>;
 }

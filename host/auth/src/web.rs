@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::authorize::{
     CONSOLE_COOKIE, CONSOLE_PATH, SESSION_COOKIE, check_password, cookie, logged_in, open_pending,
-    page, pending_row, see_other, session_user, start_session,
+    page, pending_row, see_other, session_user, start_session, store_failed,
 };
 use crate::pages::{self, LoginPage};
 use crate::routes::Source;
@@ -170,6 +170,7 @@ struct SignInQuery {
 
 async fn sign_in_page(
     State(auth): State<Arc<AuthServer>>,
+    Source(source): Source,
     jar: CookieJar,
     Query(q): Query<SignInQuery>,
 ) -> Response {
@@ -193,7 +194,7 @@ async fn sign_in_page(
     let request = SignIn {
         return_to: return_to.to_owned(),
     };
-    match open_pending(&auth, jar, &request).await {
+    match open_pending(&auth, source, jar, &request).await {
         Ok((jar, pending)) => (jar, form(&auth, &pending, None, StatusCode::OK)).into_response(),
         Err(r) => r.into_response(),
     }
@@ -252,13 +253,16 @@ async fn sign_in(
         let return_to = sign_in_return(&pending).map_err(page)?;
         let user = match check_password(&auth, source, None, &f.username, f.password).await {
             Ok(u) => u,
-            Err((status, message)) => return Ok(form(&auth, &pending, Some(&message), status)),
+            Err(no) => {
+                let page = form(&auth, &pending, Some(&no.message), no.status);
+                return Ok(pages::retry_after(page, no.retry_after));
+            }
         };
         if !auth
             .store
             .take_pending(&pending.id)
             .await
-            .map_err(|e| page(e.to_string()))?
+            .map_err(store_failed("take pending"))?
         {
             return Err(page("this sign-in was already completed"));
         }

@@ -20,8 +20,8 @@ use toolhost_auth::{
     WebSession,
 };
 
-use crate::Store;
 use crate::connect::{execute, fetch_all, fetch_optional, on_pool};
+use crate::{Hits, StorageError, Store};
 use rows::Fields as _;
 
 /// Maps a driver error met while doing `operation`. The driver's message
@@ -476,6 +476,14 @@ impl AuthStore for Store {
         })
     }
 
+    fn count_pending(&self) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let n = fetch_optional!(&self.pools, |row| row.int("n"), sql::COUNT_PENDING)
+                .map_err(failed("count pending authorizations"))?;
+            Ok(n.and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
+        })
+    }
+
     fn take_pending<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let deleted = execute!(&self.pools, sql::TAKE_PENDING, id)
@@ -618,6 +626,27 @@ impl AuthStore for Store {
             )
             .map_err(failed("record auth event"))?;
             Ok(())
+        })
+    }
+
+    fn count_hit<'a>(
+        &'a self,
+        bucket: &'a str,
+        window_start: i64,
+        window_end: i64,
+    ) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            let hit = [Hits {
+                bucket: bucket.to_owned(),
+                window_start,
+                window_end,
+                n: 1,
+            }];
+            let totals = self.add_hits(&hit).await.map_err(|e| match e {
+                StorageError::Unavailable(down) => AuthStoreError::Unavailable(down),
+                other => AuthStoreError::Database(other.to_string()),
+            })?;
+            Ok(totals.first().copied().unwrap_or(0))
         })
     }
 

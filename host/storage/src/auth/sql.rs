@@ -118,6 +118,7 @@ pub(super) const INSERT_PENDING: &str = "INSERT INTO pending_authorizations \
 pub(super) const PENDING: &str = "SELECT id, browser_hash, csrf, request, expires_at \
      FROM pending_authorizations WHERE id = $1";
 pub(super) const TAKE_PENDING: &str = "DELETE FROM pending_authorizations WHERE id = $1";
+pub(super) const COUNT_PENDING: &str = "SELECT COUNT(*) AS n FROM pending_authorizations";
 
 pub(super) const CONSENT: &str = "SELECT scope FROM consents \
      WHERE user_id = $1 AND client_id = $2";
