@@ -68,27 +68,7 @@ fn request_over(
     stream.write_all(body.as_bytes()).expect("write the body");
     let mut raw = Vec::new();
     let _ = stream.read_to_end(&mut raw);
-    parse_answer(&String::from_utf8_lossy(&raw))
-}
-
-fn parse_answer(text: &str) -> Answer {
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status line in {text:?}"));
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((text, ""));
-    let headers = head
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    Answer {
-        status,
-        headers,
-        body: body.to_owned(),
-    }
+    support::parse_answer(&String::from_utf8_lossy(&raw)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The head of a POST to `path` declaring a 100,000-byte body.

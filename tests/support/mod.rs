@@ -939,13 +939,17 @@ fn try_raw_request(
     stream
         .read_to_end(&mut raw)
         .map_err(|e| format!("read: {e}"))?;
-    let text = String::from_utf8_lossy(&raw).into_owned();
+    parse_answer(&String::from_utf8_lossy(&raw))
+}
+
+/// A raw HTTP/1.1 answer read off a connection: status, headers, body.
+pub fn parse_answer(text: &str) -> Result<Answer, String> {
     let status = text
         .split(' ')
         .nth(1)
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| format!("no status line in {text:?}"))?;
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((text, ""));
     let headers = head
         .lines()
         .skip(1)
