@@ -15,19 +15,6 @@ use support::oauth::json as parse;
 use support::{Answer, Server, exchange_full};
 use toolhost_fixtures::HELLO;
 
-/// Waits, if need be, so that what follows falls within one minute: the
-/// rate limits count in fixed minutes aligned to the clock.
-fn fresh_minute() {
-    let into = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs()
-        % 60;
-    if into > 50 {
-        std::thread::sleep(Duration::from_secs(61 - into));
-    }
-}
-
 /// The address `server` listens on.
 fn addr(server: &Server) -> SocketAddr {
     server
@@ -556,7 +543,7 @@ fn a_batch_is_a_json_rpc_400_and_answers_carry_nosniff_and_no_store() {
 #[test]
 fn uploads_are_rate_limited_per_principal_before_their_body_is_read() {
     let server = Server::start_with(&[HELLO], &["--rate-limit-uploads", "2"]);
-    fresh_minute();
+    support::fresh_minute();
     let headers = [
         ("Authorization", server.bearer()),
         ("Content-Type", "application/octet-stream"),

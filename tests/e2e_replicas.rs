@@ -295,16 +295,8 @@ fn per_address_limits_count_the_client_behind_the_balancer() {
         ];
         exchange_full(&r1.url, "POST", "/oauth/register", &headers, &body).status
     };
-    // The limit counts in fixed minutes aligned to the clock: the twelve
-    // registrations must fall within one.
-    let into_minute = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs()
-        % 60;
-    if into_minute > 45 {
-        std::thread::sleep(Duration::from_secs(61 - into_minute));
-    }
+    // The limit counts in fixed minutes: the twelve must fall within one.
+    support::fresh_minute();
     let statuses: Vec<u16> = (0..12).map(|i| register(i, "203.0.113.7")).collect();
     assert_eq!(
         statuses.iter().filter(|s| **s == 201).count(),

@@ -942,6 +942,19 @@ fn try_raw_request(
     parse_answer(&String::from_utf8_lossy(&raw))
 }
 
+/// Waits, if need be, so that what follows falls within one clock minute:
+/// the rate limits count in fixed minutes aligned to the clock.
+pub fn fresh_minute() {
+    let into = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs()
+        % 60;
+    if into > 45 {
+        thread::sleep(Duration::from_secs(61 - into));
+    }
+}
+
 /// A raw HTTP/1.1 answer read off a connection: status, headers, body.
 pub fn parse_answer(text: &str) -> Result<Answer, String> {
     let status = text

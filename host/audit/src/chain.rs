@@ -293,19 +293,7 @@ impl ChainCheck {
             .head
             .as_ref()
             .map_or(GENESIS, |(_, h)| h.as_str());
-        if link.prev_hash != Some(expected) {
-            return Err(broken(Problem::Unlinked {
-                stored: link.prev_hash.map(str::to_owned),
-                expected: expected.to_owned(),
-            }));
-        }
-        let computed = row_hash(expected, &link.row).to_string();
-        if computed != stored {
-            return Err(broken(Problem::Edited {
-                stored: stored.to_owned(),
-                computed,
-            }));
-        }
+        let computed = linked_and_hashed(link, expected, stored).map_err(broken)?;
         self.chain_start.get_or_insert(link.id);
         self.summary.verified += 1;
         self.summary.head = Some((link.id, computed));
@@ -401,19 +389,7 @@ impl TenantCheck {
             (_, Some(before)) => before,
             (_, None) => return Err(broken(Problem::Gap { place: place - 1 })),
         };
-        if link.prev_hash != Some(expected) {
-            return Err(broken(Problem::Unlinked {
-                stored: link.prev_hash.map(str::to_owned),
-                expected: expected.to_owned(),
-            }));
-        }
-        let computed = row_hash(expected, &link.row).to_string();
-        if computed != stored {
-            return Err(broken(Problem::Edited {
-                stored: stored.to_owned(),
-                computed,
-            }));
-        }
+        let computed = linked_and_hashed(link, expected, stored).map_err(broken)?;
         match own.after {
             Next::Head => {}
             Next::Missing => return Err(broken(Problem::Gap { place: place + 1 })),
@@ -432,6 +408,25 @@ impl TenantCheck {
     pub fn summary(self) -> TenantSummary {
         self.summary
     }
+}
+
+/// `link`'s row follows `expected` and hashes to `stored`: the row's hash
+/// as computed, or what is wrong.
+fn linked_and_hashed(link: &Link<'_>, expected: &str, stored: &str) -> Result<String, Problem> {
+    if link.prev_hash != Some(expected) {
+        return Err(Problem::Unlinked {
+            stored: link.prev_hash.map(str::to_owned),
+            expected: expected.to_owned(),
+        });
+    }
+    let computed = row_hash(expected, &link.row).to_string();
+    if computed != stored {
+        return Err(Problem::Edited {
+            stored: stored.to_owned(),
+            computed,
+        });
+    }
+    Ok(computed)
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! of each request is set by the test (the `x-test-source` header becomes
 //! the request's [`ClientAddr`], as the host's trusted-proxy layer would).
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -35,7 +36,7 @@ struct Site {
     base: String,
     auth: Arc<AuthServer>,
     http: reqwest::Client,
-    cookies: BTreeMap<String, String>,
+    cookies: common::Jar,
     source: IpAddr,
 }
 
@@ -66,7 +67,7 @@ async fn serve_on(store: Arc<dyn AuthStore>, configure: impl FnOnce(&mut AuthCon
         base,
         auth,
         http,
-        cookies: BTreeMap::new(),
+        cookies: common::Jar::default(),
         source: "192.0.2.1".parse().expect("an address"),
     }
 }
@@ -160,28 +161,13 @@ async fn source_from_header(mut req: Request, next: Next) -> axum::response::Res
 
 impl Site {
     async fn send(&mut self, req: reqwest::RequestBuilder) -> Answer {
-        let cookie = self
-            .cookies
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join("; ");
         let resp = req
-            .header("cookie", cookie)
+            .header("cookie", self.cookies.header())
             .header(SOURCE_HEADER, self.source.to_string())
             .send()
             .await
             .expect("a response");
-        for v in resp.headers().get_all("set-cookie") {
-            if let Some((k, v)) = v
-                .to_str()
-                .ok()
-                .and_then(|c| c.split(';').next())
-                .and_then(|c| c.split_once('='))
-            {
-                self.cookies.insert(k.into(), v.into());
-            }
-        }
+        self.cookies.keep(&resp);
         let header = |name: &str| {
             resp.headers()
                 .get(name)
@@ -347,22 +333,7 @@ async fn a_native_client_gets_its_code_on_whatever_loopback_port_it_listens() {
     let redirect = "http://127.0.0.1:50123/cb";
     let login = site.get(&authorize("cli", redirect, &[])).await;
     assert_eq!(login.status, 200, "{}", login.body);
-    let consent = site.sign_in(&login.body).await;
-    let location = consent.location.expect("to consent");
-    let page = site.get(&location).await;
-    assert_eq!(page.status, 200, "{}", page.body);
-    let back = site
-        .post(
-            "/oauth/consent",
-            &[
-                ("pending", &field(&page.body, "pending")),
-                ("csrf", &field(&page.body, "csrf")),
-                ("decision", "allow"),
-            ],
-        )
-        .await;
-    assert_eq!(back.status, 302, "{}", back.body);
-    let location = back.location.expect("back to the client");
+    let location = site.sign_in_and_allow(&login.body).await;
     assert!(
         location.starts_with("http://127.0.0.1:50123/cb?code="),
         "{location}"

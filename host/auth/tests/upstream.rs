@@ -2,7 +2,8 @@
 //! vouches for a local user the browser is logged in; when it is down the
 //! login page says so and the local password keeps working.
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -54,32 +55,17 @@ impl UpstreamIdentity for FakeIdp {
 struct Site {
     base: String,
     http: reqwest::Client,
-    cookies: BTreeMap<String, String>,
+    cookies: common::Jar,
 }
 
 impl Site {
     async fn send(&mut self, req: reqwest::RequestBuilder) -> (u16, Option<String>, String) {
-        let cookie = self
-            .cookies
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join("; ");
         let resp = req
-            .header("cookie", cookie)
+            .header("cookie", self.cookies.header())
             .send()
             .await
             .expect("a response");
-        for v in resp.headers().get_all("set-cookie") {
-            if let Some((k, v)) = v
-                .to_str()
-                .ok()
-                .and_then(|c| c.split(';').next())
-                .and_then(|c| c.split_once('='))
-            {
-                self.cookies.insert(k.into(), v.into());
-            }
-        }
+        self.cookies.keep(&resp);
         let status = resp.status().as_u16();
         let location = resp
             .headers()
@@ -130,7 +116,7 @@ async fn serve_with(idp: Arc<FakeIdp>, password_login: bool) -> (Site, Arc<AuthS
         Site {
             base,
             http,
-            cookies: BTreeMap::new(),
+            cookies: common::Jar::default(),
         },
         auth,
     )
