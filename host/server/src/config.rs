@@ -50,6 +50,9 @@ pub struct ConfigFile {
     #[serde(default, with = "humantime_serde")]
     code_ttl: Option<Duration>,
     registrations_per_minute: Option<u32>,
+    logins_per_minute: Option<u32>,
+    authorizations_per_minute: Option<u32>,
+    max_pending_authorizations: Option<u64>,
     #[serde(default)]
     backends: BTreeMap<String, BackendFile>,
     #[serde(default, with = "humantime_serde")]
@@ -349,6 +352,12 @@ pub struct Config {
     pub code_ttl: Option<Duration>,
     /// Dynamic registrations per source address per minute, if not the default.
     pub registrations_per_minute: Option<u32>,
+    /// Login attempts per source address per minute, if not the default.
+    pub logins_per_minute: Option<u32>,
+    /// Sign-in forms per source address per minute, if not the default.
+    pub authorizations_per_minute: Option<u32>,
+    /// Most pending sign-in forms stored at once, if not the default.
+    pub max_pending_authorizations: Option<u64>,
     /// Seed the demo tenant and user.
     pub seed_demo: bool,
     /// The backends plugins may reach, credentials loaded.
@@ -562,6 +571,9 @@ impl Config {
             access_token_ttl: args.access_token_ttl.or(file.access_token_ttl),
             code_ttl: args.code_ttl.or(file.code_ttl),
             registrations_per_minute: file.registrations_per_minute,
+            logins_per_minute: file.logins_per_minute,
+            authorizations_per_minute: file.authorizations_per_minute,
+            max_pending_authorizations: file.max_pending_authorizations,
             seed_demo: args.seed_demo,
             backends,
             run_workers: args

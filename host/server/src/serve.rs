@@ -636,6 +636,15 @@ async fn start_auth(
     if let Some(n) = config.registrations_per_minute {
         auth.registrations_per_minute = n;
     }
+    if let Some(n) = config.logins_per_minute {
+        auth.logins_per_minute = n;
+    }
+    if let Some(n) = config.authorizations_per_minute {
+        auth.authorizations_per_minute = n;
+    }
+    if let Some(n) = config.max_pending_authorizations {
+        auth.max_pending = n;
+    }
     auth.password_login = config.password_login;
     let mut providers: Vec<Arc<dyn toolhost_auth::upstream::UpstreamIdentity>> = Vec::new();
     for p in &config.sso {
