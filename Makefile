@@ -177,7 +177,7 @@ soak: plugins
 
 ## bench-quick: the ceiling (a bare rmcp server) and the host as shipped over HTTP, fewer calls
 ## (seconds once built); ends with `full stack / ceiling at 32 clients: R`, the median of five
-## rounds measuring both back to back
+## rounds measuring both back to back, then `edge guards / without them at 32 clients: E`
 bench-quick: plugins
 	$(CARGO) bench -p toolhost-server --bench http --locked -- --quick
 

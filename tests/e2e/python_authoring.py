@@ -114,6 +114,8 @@ async def chain(url: str, component: str, manifest: str, signature: str, tool: s
                 break
         check(run.get("state") == "succeeded" and run.get("receipt_sha256"), f"the exploration: {run}")
         print(f"ok  explored {tool} of the draft: run {run['run_id']}, receipt {run['receipt_sha256'][:12]}…")
+        budget = run["receipt"]["budget"]["call"]
+        check(budget["timeout_ms"] <= 120_000, f"a draft run has the draft's shorter limits: {budget}")
 
         view = await call(client, "get_authoring_session", {"session_id": sid})
         runs = view["runs"]

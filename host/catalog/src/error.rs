@@ -86,3 +86,17 @@ pub enum CatalogError {
         source: toolhost_runtime::LoadError,
     },
 }
+
+impl CatalogError {
+    /// Whether the component was not refused but not compiled yet either:
+    /// its tenant holds its share of the compile queue (retry later).
+    pub fn is_busy(&self) -> bool {
+        matches!(
+            self,
+            CatalogError::Load {
+                source: toolhost_runtime::LoadError::Busy { .. },
+                ..
+            }
+        )
+    }
+}

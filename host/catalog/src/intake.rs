@@ -95,6 +95,7 @@ impl IntakeError {
         match self {
             IntakeError::TooLarge { .. } => "LIMIT_EXCEEDED",
             IntakeError::Refused(r) => r.code(),
+            IntakeError::Invalid(e) if e.is_busy() => "RATE_LIMITED",
             IntakeError::Invalid(_) => "INVALID_PLUGIN",
             IntakeError::Store(_) => "INTERNAL",
         }

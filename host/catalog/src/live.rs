@@ -13,16 +13,24 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use toolhost_review::{CatalogVersion, Retired};
-use toolhost_runtime::Runtime;
+use toolhost_runtime::{Payer, Runtime};
 use toolhost_signing::{Presented, TrustRoot};
 use toolhost_types::Digest;
 
 use crate::intake::{IntakeOptions, trusted_signers, verify_signed};
 use crate::load::{check_collisions, check_plugin};
 use crate::{
-    Catalog, CatalogStore, CatalogStoreError, Deprecation, LoadOptions, LoadedPlugin, Manifest,
-    Revision, RevisionState,
+    Catalog, CatalogError, CatalogStore, CatalogStoreError, Deprecation, LoadOptions, LoadedPlugin,
+    Manifest, Revision, RevisionState,
 };
+
+/// Most drafts kept compiled between two builds of the catalog: past it
+/// the kept drafts are dropped (and compiled again when next run), so a
+/// tenant uploading draft after draft cannot grow the process.
+pub const MAX_DRAFTS_KEPT: usize = 32;
+
+/// Where a draft is kept among the compiled revisions.
+const DRAFT_KEY: &str = "draft:";
 
 /// Builds catalogs from the store, keeping each revision's compiled
 /// component between builds (a revision's bytes never change).
@@ -146,14 +154,17 @@ impl LiveCatalog {
 
     /// A draft's plugin (a workspace proposal's manifest and component,
     /// perhaps unsigned), loaded for an exploration run of it: checked as
-    /// intake checks a component, never served. Compiled once per process.
+    /// intake checks a component, never served. Compiled once per process
+    /// (at most [`MAX_DRAFTS_KEPT`] drafts are kept compiled between two
+    /// builds of the catalog), charged to `payer` in the compile queue.
     pub async fn load_draft(
         &self,
         manifest: &str,
         component: &[u8],
-    ) -> Result<Arc<LoadedPlugin>, String> {
+        payer: Payer,
+    ) -> Result<Arc<LoadedPlugin>, CatalogError> {
         let key = format!(
-            "draft:{}:{}",
+            "{DRAFT_KEY}{}:{}",
             Digest::of(component),
             Digest::of(manifest.as_bytes())
         );
@@ -167,16 +178,28 @@ impl LiveCatalog {
             return Ok(hit);
         }
         let path = Path::new("draft");
-        let parsed = Manifest::parse(manifest, path).map_err(|e| e.to_string())?;
-        let (mut loaded, _) = check_plugin(parsed, component, path, &self.runtime, &self.opts)
-            .await
-            .map_err(|e| e.to_string())?;
+        let parsed = Manifest::parse(manifest, path)?;
+        let opts = LoadOptions {
+            payer,
+            ..self.opts.clone()
+        };
+        let (mut loaded, _) = check_plugin(parsed, component, path, &self.runtime, &opts).await?;
         loaded.source = "workspace draft".into();
         let loaded = Arc::new(loaded);
-        self.loaded
+        let mut kept = self
+            .loaded
             .lock()
-            .expect("the cache lock is never poisoned")
-            .insert(key, loaded.clone());
+            .expect("the cache lock is never poisoned");
+        let drafts: Vec<String> = (kept.keys())
+            .filter(|k| k.starts_with(DRAFT_KEY))
+            .cloned()
+            .collect();
+        if drafts.len() >= MAX_DRAFTS_KEPT {
+            for old in drafts {
+                kept.remove(&old);
+            }
+        }
+        kept.insert(key, loaded.clone());
         Ok(loaded)
     }
 

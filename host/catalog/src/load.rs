@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use toolhost_limits::CallBudget;
-use toolhost_runtime::{LoadReport, PromptSpec, Runtime, ToolSpec};
+use toolhost_runtime::{LoadReport, Payer, PromptSpec, Runtime, ToolSpec};
 use toolhost_types::{Digest, Permission};
 
 use crate::{Catalog, CatalogError, LoadedPlugin, Manifest};
@@ -16,6 +16,9 @@ pub struct LoadOptions {
     pub defaults: CallBudget,
     /// The most a manifest may ask for.
     pub ceiling: CallBudget,
+    /// Who a compile is charged to in the runtime's compile queue: the
+    /// host, or the tenant whose draft it is.
+    pub payer: Payer,
 }
 
 impl Default for LoadOptions {
@@ -23,6 +26,7 @@ impl Default for LoadOptions {
         Self {
             defaults: CallBudget::DEFAULT,
             ceiling: CallBudget::CEILING,
+            payer: Payer::Host,
         }
     }
 }
@@ -190,7 +194,7 @@ pub(crate) async fn check_plugin(
         }
     }
     let (plugin, report) = runtime
-        .load_within(manifest.plugin.name.clone(), bytes, &budget)
+        .load_within(manifest.plugin.name.clone(), bytes, &budget, &opts.payer)
         .await
         .map_err(|source| CatalogError::Load {
             path: path.into(),

@@ -46,6 +46,38 @@ impl RunBudget {
         artifact_bytes: ByteSize::mib(256),
     };
 
+    /// The most a run of an unreviewed draft (a workspace proposal's
+    /// component, perhaps unsigned) may spend, whatever its manifest asks:
+    /// two minutes and the defaults' memory and counts, so a draft holds
+    /// a shared run worker for a fifth of a reviewed run's default time.
+    pub const DRAFT_CEILING: RunBudget = RunBudget {
+        call: CallBudget {
+            timeout: Duration::from_secs(120),
+            ..RunBudget::DEFAULT.call
+        },
+        artifacts: RunBudget::DEFAULT.artifacts,
+        artifact_bytes: RunBudget::DEFAULT.artifact_bytes,
+    };
+
+    /// This budget with each spending limit (time, memory, output, log,
+    /// host calls, artifacts and their bytes) at most `cap`'s. What a
+    /// component needs to instantiate (instances, tables) is kept.
+    pub fn at_most(&self, cap: &RunBudget) -> RunBudget {
+        let (c, m) = (&self.call, &cap.call);
+        RunBudget {
+            call: CallBudget {
+                timeout: c.timeout.min(m.timeout),
+                memory: c.memory.min(m.memory),
+                output: c.output.min(m.output),
+                log: c.log.min(m.log),
+                host_calls: c.host_calls.min(m.host_calls),
+                ..*c
+            },
+            artifacts: self.artifacts.min(cap.artifacts),
+            artifact_bytes: self.artifact_bytes.min(cap.artifact_bytes),
+        }
+    }
+
     /// The defaults with a manifest's `run = { … }` applied, each value
     /// checked against `ceiling` (and refused at zero).
     pub fn with_override(&self, o: &RunOverride, ceiling: &RunBudget) -> Result<Self, LimitError> {
@@ -181,6 +213,21 @@ mod tests {
         assert_eq!(b.artifacts, 4);
         assert_eq!(b.artifact_bytes, RunBudget::DEFAULT.artifact_bytes);
         assert_eq!(b.call.memory, ByteSize::mib(128));
+    }
+
+    #[test]
+    fn a_draft_spends_at_most_the_draft_ceiling_and_keeps_what_it_asked_below_it() {
+        let asked = RunBudget::DEFAULT
+            .with_override(
+                &parse("timeout = \"1h\"\nmemory = \"512 MiB\"\nartifacts = 2"),
+                &RunBudget::CEILING,
+            )
+            .expect("within the ceiling");
+        let draft = asked.at_most(&RunBudget::DRAFT_CEILING);
+        assert_eq!(draft.call.timeout, Duration::from_secs(120));
+        assert_eq!(draft.call.memory, RunBudget::DEFAULT.call.memory);
+        assert_eq!(draft.artifacts, 2, "below the cap stays as asked");
+        assert_eq!(draft.call.instances, asked.call.instances);
     }
 
     #[test]

@@ -206,6 +206,7 @@ async fn load_all(runtime: &Runtime) -> Vec<(Arc<Subject>, Arc<Plugin>)> {
                 subject.plugin.parse().expect("a name"),
                 &bytes,
                 &subject.budget,
+                &toolhost_runtime::Payer::Host,
             )
             .await
             .unwrap_or_else(|e| panic!("{} loads: {e}", subject.language));

@@ -46,7 +46,25 @@ impl ComponentCache {
         self.dir.as_ref().map(|d| d.join(name))
     }
 
-    /// The component for `bytes`, from the cache when possible.
+    /// The component with `digest`, mapped from the cache if it is there
+    /// and usable (an unusable file is logged and compiled again).
+    pub(crate) fn mapped(&self, engine: &Engine, digest: &Digest) -> Option<Component> {
+        let path = self.path(digest)?;
+        if !path.exists() {
+            return None;
+        }
+        match deserialize(engine, &path) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "precompiled component unusable; recompiling");
+                None
+            }
+        }
+    }
+
+    /// The component for `bytes`, from the cache when possible, else
+    /// compiled (CPU-seconds for a large one: call it off the async
+    /// threads, as the compile queue does).
     pub(crate) fn load(
         &self,
         engine: &Engine,
@@ -56,13 +74,8 @@ impl ComponentCache {
         let Some(path) = self.path(digest) else {
             return Ok((Component::new(engine, bytes)?, CacheOutcome::Uncached));
         };
-        if path.exists() {
-            match deserialize(engine, &path) {
-                Ok(c) => return Ok((c, CacheOutcome::Hit)),
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "precompiled component unusable; recompiling")
-                }
-            }
+        if let Some(c) = self.mapped(engine, digest) {
+            return Ok((c, CacheOutcome::Hit));
         }
         let component = Component::new(engine, bytes)?;
         match write_atomically(&path, &component.serialize()?) {

@@ -34,6 +34,13 @@ pub struct RuntimeConfig {
     /// Where the runtime learns whether swap can reach its memory, which
     /// decides how a slot is reset between callers (`reset.rs`).
     pub swap: SwapProbe,
+    /// Components compiled at once, host-wide (`compile_queue.rs`): each
+    /// compile already spreads over the cores, so one keeps the others'
+    /// calls served.
+    pub compile_workers: usize,
+    /// Compiles one tenant may have waiting or running at once; past it a
+    /// tenant's load is refused as busy (the host's own loads never are).
+    pub compile_share: usize,
 }
 
 impl RuntimeConfig {
@@ -52,6 +59,10 @@ impl RuntimeConfig {
     /// 4 and 16 MiB no faster. Without the scan, larger sizes cost
     /// zeroing (2 MiB → 38 µs set-up for Rust, measured before).
     pub const DEFAULT_KEEP_RESIDENT: usize = 1 << 20;
+    /// Default compile workers: one.
+    pub const DEFAULT_COMPILE_WORKERS: usize = 1;
+    /// Default share of the compile queue per tenant: two.
+    pub const DEFAULT_COMPILE_SHARE: usize = 2;
 }
 
 impl Default for RuntimeConfig {
@@ -63,6 +74,8 @@ impl Default for RuntimeConfig {
             cache_dir: None,
             keep_resident: Self::DEFAULT_KEEP_RESIDENT,
             swap: SwapProbe::System,
+            compile_workers: Self::DEFAULT_COMPILE_WORKERS,
+            compile_share: Self::DEFAULT_COMPILE_SHARE,
         }
     }
 }

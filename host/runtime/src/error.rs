@@ -176,6 +176,17 @@ pub enum LoadError {
         /// What was refused, naming the tool and value.
         detail: String,
     },
+    /// Its tenant already holds its share of the compile queue: retry
+    /// once one of its compiles has finished.
+    #[error(
+        "plugin {plugin}: this tenant already has {share} components compiling or waiting to; retry when one is done"
+    )]
+    Busy {
+        /// The plugin.
+        plugin: String,
+        /// The tenant's share of the queue.
+        share: usize,
+    },
     /// The precompiled cache directory could not be prepared.
     #[error("runtime: cache directory: {0}")]
     Cache(#[from] std::io::Error),

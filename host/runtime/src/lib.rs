@@ -1,7 +1,8 @@
 //! The sandbox: every plugin call runs in a fresh, capped wasmtime `Store`.
 //!
 //! This room owns the `Engine` (trimmed features, sized pooling allocator,
-//! epoch interruption), the compiled-component cache on disk, one
+//! epoch interruption), the compiled-component cache on disk, the compile
+//! queue (compiles off the request threads, each tenant within its share), one
 //! pre-instantiated component per plugin, the per-call `Store` with its
 //! budget, the host imports (one module per WIT interface under
 //! [`host`]) and the plugin's optional exports (`entities` for the
@@ -32,6 +33,7 @@
 mod authoring;
 mod bindings;
 mod cache;
+mod compile_queue;
 mod config;
 mod content;
 mod contract;
@@ -52,6 +54,7 @@ pub use authoring::{
     MAX_VERSION_LEN, Problem,
 };
 pub use cache::CacheOutcome;
+pub use compile_queue::Payer;
 pub use config::RuntimeConfig;
 pub use content::{
     ContentBlock, MAX_CONTENT_BLOCKS, MAX_CONTENT_FIELD, ResourceBody, ResourceLink,

@@ -15,6 +15,7 @@ use crate::bindings::exports::toolhost::plugin::entities as wit_entities;
 use crate::bindings::exports::toolhost::plugin::resources as wit_resources;
 use crate::bindings::toolhost::plugin::types as wit;
 use crate::cache::{CacheOutcome, ComponentCache};
+use crate::compile_queue::{CompileQueue, Payer};
 use crate::config::RuntimeConfig;
 use crate::content::{self, ContentBlock};
 use crate::contract::Contract;
@@ -51,7 +52,8 @@ const MAX_KIND_LEN: usize = 64;
 pub struct Runtime {
     engine: Engine,
     linker: Linker<HostState>,
-    cache: ComponentCache,
+    cache: Arc<ComponentCache>,
+    compiles: CompileQueue,
     slots: Arc<Semaphore>,
     reset: MemoryReset,
     _ticker: EpochTicker,
@@ -338,13 +340,15 @@ impl Runtime {
         let engine = engine::build(&config, reset).map_err(|e| engine_error(&e))?;
         let mut linker = Linker::new(&engine);
         host::add_to_linker(&mut linker).map_err(|e| engine_error(&e))?;
-        let cache = ComponentCache::new(&engine, config.cache_dir.clone())?;
+        let cache = Arc::new(ComponentCache::new(&engine, config.cache_dir.clone())?);
+        let compiles = CompileQueue::new(config.compile_workers, config.compile_share);
         let _ticker = EpochTicker::start(engine.clone(), config.epoch_tick);
         let slots = Arc::new(Semaphore::new(config.slots as usize));
         Ok(Self {
             engine,
             linker,
             cache,
+            compiles,
             slots,
             reset,
             _ticker,
@@ -364,29 +368,29 @@ impl Runtime {
         name: PluginName,
         bytes: &[u8],
     ) -> Result<(Plugin, LoadReport), LoadError> {
-        self.load_within(name, bytes, &CallBudget::DEFAULT).await
+        self.load_within(name, bytes, &CallBudget::DEFAULT, &Payer::Host)
+            .await
     }
 
     /// [`load`](Self::load), asking the component what it exports under
     /// `budget` (its manifest's limits): a component that needs more than
     /// the defaults to instantiate (a Python one creates 14 core
     /// instances) describes itself within what its manifest was granted.
+    /// A compile is charged to `payer` in the compile queue.
     pub async fn load_within(
         &self,
         name: PluginName,
         bytes: &[u8],
         budget: &CallBudget,
+        payer: &Payer,
     ) -> Result<(Plugin, LoadReport), LoadError> {
         let plugin = name.to_string();
         let digest = Digest::of(bytes);
         let started = Instant::now();
-        let (component, cache) =
-            self.cache
-                .load(&self.engine, &digest, bytes)
-                .map_err(|e| LoadError::Compile {
-                    plugin: plugin.clone(),
-                    detail: format!("{e:#}"),
-                })?;
+        let (component, cache) = self
+            .compiles
+            .component(&self.engine, &self.cache, &plugin, &digest, bytes, payer)
+            .await?;
         let report = LoadReport {
             cache,
             compile: started.elapsed(),

@@ -25,7 +25,12 @@
 //! line `full stack / ceiling at 32 clients: R`. At 32 clients it measures
 //! the ceiling and the host back to back, in five rounds, and R is the
 //! median of the rounds' ratios: this machine's speed drifts within a run,
-//! and a ceiling measured a minute before the host moved R by half.
+//! and a ceiling measured a minute before the host moved R by half. The
+//! host is served as `toolhost serve` serves it (the listener with its
+//! connection caps and body deadline, the session table, the answers'
+//! headers); quick mode ends by pairing it the same way with the same host
+//! served without those guards: `edge guards / without them at 32
+//! clients: E`.
 //!
 //! To profile: `TOOLHOST_BENCH_CALLS=N` sets the calls per measurement,
 //! and `TOOLHOST_BENCH_ONLY=ceiling|native|wasm|shipped` (with
@@ -56,7 +61,7 @@ use toolhost_catalog::{Catalog, LoadOptions};
 use toolhost_invoke::{HostTool, HostToolFuture, InvokeError, Toolhost};
 use toolhost_runtime::{Runtime, RuntimeConfig, ToolOutput, ToolSpec};
 use toolhost_server::http::{Guard, Ops, router};
-use toolhost_server::{RateLimiter, RateLimits};
+use toolhost_server::{RateLimiter, RateLimits, edge};
 use toolhost_storage::Store;
 use toolhost_types::Principal;
 
@@ -184,8 +189,12 @@ impl AuditSink for Discard {
 
 /// A host serving `hello` and `greet_native`: its audit in the store if
 /// `durable_audit`, else discarded; its `/mcp` requests counted against rate
-/// limits (high enough never to refuse) if `rate_limited`.
-async fn start(durable_audit: bool, rate_limited: bool) -> (String, tempfile::TempDir) {
+/// limits (high enough never to refuse) if `rate_limited`. `edge` serves
+/// it as `toolhost serve` does: through the host's listener (connection
+/// caps, a deadline on every body), with the session table and event
+/// store `/mcp`'s layers consult, and every answer's headers; without it,
+/// the router alone with plain `axum::serve`, those layers passing through.
+async fn start(durable_audit: bool, rate_limited: bool, edge: bool) -> (String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let plugins = dir.path().join("plugins");
     let f = toolhost_fixtures::HELLO;
@@ -234,9 +243,12 @@ async fn start(durable_audit: bool, rate_limited: bool) -> (String, tempfile::Te
         toolhost_auth::admin::add_service(auth.store(), "bench", "bench", "mcp hello:read")
             .await
             .expect("a service client");
+    let events = Arc::new(toolhost_mcp::MemoryEvents::default());
+    let sessions = Arc::new(LocalSessionManager::default().with_event_store(events.clone()));
+    let server = toolhost_mcp::McpServer::new(host.clone());
     let mut app = router(
         ops,
-        toolhost_mcp::service(host.clone(), mcp),
+        toolhost_mcp::service_with(server, mcp, sessions.clone()),
         Guard::new(4 << 20),
         auth,
     );
@@ -245,18 +257,44 @@ async fn start(durable_audit: bool, rate_limited: bool) -> (String, tempfile::Te
         let limits = RateLimits::configured(None, never, never, never).expect("limits");
         app = app.layer(axum::Extension(RateLimiter::new(limits, store, host)));
     }
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    if edge {
+        let owners = edge::SessionOwners::new(edge::SessionCaps::default(), Some(sessions));
+        let app = app
+            .layer(axum::Extension(owners))
+            .layer(axum::Extension(events))
+            .layer(axum::middleware::from_fn(
+                toolhost_server::http::answer_headers,
+            ));
+        let connections = edge::Connections::new(
+            edge::ConnectionCaps::for_this_process(),
+            edge::TrustedProxies::default(),
+        );
+        tokio::spawn(edge::serve(
+            listener,
+            app,
+            edge::ConnectionLimits::default(),
+            connections,
+            tokio_util::sync::CancellationToken::new(),
+        ));
+    } else {
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    }
     let token = token(&addr.to_string(), &client.client_id, &secret).await;
-    *TOKEN.write().expect("token lock") = format!("Bearer {token}");
+    TOKENS
+        .write()
+        .expect("token lock")
+        .insert(addr.to_string(), format!("Bearer {token}"));
     (format!("{addr}"), dir)
 }
 
-/// The bearer value every benchmark request carries: each server sets its
-/// own (their keys live in their own stores) before it is measured.
-static TOKEN: std::sync::RwLock<String> = std::sync::RwLock::new(String::new());
+/// The bearer value each benchmark request carries, by the address of the
+/// server it goes to (their keys live in their own stores; the ceiling
+/// has none and needs none).
+static TOKENS: std::sync::RwLock<std::collections::BTreeMap<String, String>> =
+    std::sync::RwLock::new(std::collections::BTreeMap::new());
 
 /// A client-credentials access token from the server at `addr`.
 async fn token(addr: &str, client_id: &str, secret: &str) -> String {
@@ -294,7 +332,10 @@ fn request(addr: &str, tool: &str) -> hyper::Request<Full<Bytes>> {
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "tools/call")
         .header("mcp-name", tool)
-        .header("authorization", TOKEN.read().expect("token lock").as_str())
+        .header(
+            "authorization",
+            (TOKENS.read().expect("token lock").get(addr)).map_or("", String::as_str),
+        )
         .body(Full::new(Bytes::from(body.to_string())))
         .expect("a request")
 }
@@ -412,15 +453,24 @@ const PAIRED_ROUNDS: usize = 5;
 /// first alternates, so neither is always measured in the other's wake
 /// (the host's log still being written back, say).
 async fn paired(plan: Plan, ceiling: &str, host: &str) -> (Run, Run, Vec<f64>) {
+    paired_with(plan, (ceiling, "greet_native"), (host, "greet")).await
+}
+
+/// [`paired`] of any two (server, tool) pairs: `base` is the divisor.
+async fn paired_with(
+    plan: Plan,
+    (base, base_tool): (&str, &'static str),
+    (host, tool): (&str, &'static str),
+) -> (Run, Run, Vec<f64>) {
     let (mut top, mut ours, mut ratios) = (Samples::default(), Samples::default(), Vec::new());
     let rate = |(calls, elapsed): &(Vec<Duration>, Duration)| per_sec(calls.len(), *elapsed);
     for round in 0..PAIRED_ROUNDS {
         let (a, b) = if round % 2 == 0 {
-            let a = measure(plan, ceiling, "greet_native", 32).await;
-            (a, measure(plan, host, "greet", 32).await)
+            let a = measure(plan, base, base_tool, 32).await;
+            (a, measure(plan, host, tool, 32).await)
         } else {
-            let b = measure(plan, host, "greet", 32).await;
-            (measure(plan, ceiling, "greet_native", 32).await, b)
+            let b = measure(plan, host, tool, 32).await;
+            (measure(plan, base, base_tool, 32).await, b)
         };
         ratios.push(rate(&b) / rate(&a));
         top.add(a);
@@ -470,7 +520,7 @@ fn main() {
         let at_1 = run(plan, &ceiling_addr, "greet_native", 1).await;
         ceiling_row(1, &at_1);
         if quick {
-            let (addr, dir) = start(true, true).await;
+            let (addr, dir) = start(true, true, true).await;
             let shipped_row = |c: usize, r: &Run, ratio: f64| {
                 println!(
                     "| full stack: SQLite, fsynced, rate limits | {c} | wasm | {:.0} | {} | {} | {ratio:.2} | |",
@@ -501,6 +551,17 @@ fn main() {
                 rounds.join(", ")
             );
             println!("full stack / ceiling at 32 clients: {median:.2}");
+            // What the edge's guards cost: the same host served without
+            // them (no listener caps or body deadline, no session table,
+            // no answer headers), back to back with the host as shipped.
+            let (bare, _bare_dir) = start(true, true, false).await;
+            let (_, _, edge_ratios) = paired_with(plan, (&bare, "greet"), (&addr, "greet")).await;
+            let rounds: Vec<String> = edge_ratios.iter().map(|r| format!("{r:.3}")).collect();
+            println!(
+                "edge guards / without them at 32 clients: {:.3} (rounds {})",
+                edge_ratios[edge_ratios.len() / 2],
+                rounds.join(", ")
+            );
             return;
         }
         let at_32 = run(plan, &ceiling_addr, "greet_native", 32).await;
@@ -512,7 +573,7 @@ fn main() {
             (false, false, "in memory"),
         ];
         for (durable, limited, profile) in profiles {
-            let (addr, _dir) = start(durable, limited).await;
+            let (addr, _dir) = start(durable, limited, true).await;
             table(plan, &addr, profile, &ceiling).await;
         }
         bearer_check().await;
@@ -628,7 +689,7 @@ async fn profile_one(plan: Plan, only: &str, ceiling: &str) {
     };
     let (addr, _dir) = match host {
         Some((durable, limited)) => {
-            let (addr, dir) = start(durable, limited).await;
+            let (addr, dir) = start(durable, limited, true).await;
             (addr, Some(dir))
         }
         None => (ceiling.to_owned(), None),

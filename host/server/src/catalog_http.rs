@@ -131,7 +131,10 @@ async fn submit(
         source: "http".into(),
         submitted_by: who.subject.clone(),
     };
-    match intake::submit(&*state.store, &state.runtime, sub, &state.opts, now_ms()).await {
+    // A submitter's compile takes its tenant's share of the compile queue.
+    let mut opts = state.opts.clone();
+    opts.load.payer = toolhost_runtime::Payer::Tenant(who.tenant.clone());
+    match intake::submit(&*state.store, &state.runtime, sub, &opts, now_ms()).await {
         Ok(done) => {
             let rev = &done.revision;
             if done.new {
@@ -165,6 +168,9 @@ async fn submit(
                 "INTERNAL",
                 "internal error",
             )
+        }
+        Err(e) if e.code() == "RATE_LIMITED" => {
+            refuse(StatusCode::TOO_MANY_REQUESTS, e.code(), e.to_string())
         }
         Err(e) => refuse(StatusCode::UNPROCESSABLE_ENTITY, e.code(), e.to_string()),
     }

@@ -28,6 +28,8 @@ pub struct ConfigFile {
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Option<Vec<String>>,
     slots: Option<u32>,
+    compile_workers: Option<usize>,
+    compile_share: Option<usize>,
     max_request_bytes: Option<usize>,
     #[serde(default)]
     limits: RequestLimits,
@@ -326,6 +328,10 @@ pub struct Config {
     pub allowed_origins: Vec<String>,
     /// Concurrent sandboxes.
     pub slots: u32,
+    /// Components compiled at once, host-wide.
+    pub compile_workers: usize,
+    /// Compiles one tenant's drafts may have waiting or running at once.
+    pub compile_share: usize,
     /// Largest request body accepted on `/mcp`.
     pub max_request_bytes: usize,
     /// Bounds on a call's arguments, checked before any plugin code runs.
@@ -538,6 +544,14 @@ impl Config {
             slots: file
                 .slots
                 .unwrap_or(toolhost_runtime::RuntimeConfig::DEFAULT_SLOTS),
+            compile_workers: file
+                .compile_workers
+                .unwrap_or(toolhost_runtime::RuntimeConfig::DEFAULT_COMPILE_WORKERS)
+                .max(1),
+            compile_share: file
+                .compile_share
+                .unwrap_or(toolhost_runtime::RuntimeConfig::DEFAULT_COMPILE_SHARE)
+                .max(1),
             max_request_bytes: file
                 .max_request_bytes
                 .unwrap_or(crate::guard::DEFAULT_MAX_REQUEST_BYTES),

@@ -17,6 +17,7 @@ mod config;
 mod connections;
 mod declared;
 mod dev;
+pub mod edge;
 mod entity_generations;
 mod forwarded;
 mod guard;

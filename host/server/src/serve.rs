@@ -60,6 +60,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let runtime_config = RuntimeConfig {
         slots: config.slots,
         cache_dir: config.cache_dir.clone(),
+        compile_workers: config.compile_workers,
+        compile_share: config.compile_share,
         ..RuntimeConfig::default()
     };
     let engine_sha256 = toolhost_types::Digest::of(format!("{runtime_config:?}").as_bytes());

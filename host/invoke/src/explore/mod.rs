@@ -161,7 +161,10 @@ impl Toolhost {
                 tool: spec.name.to_string(),
             });
         }
-        let budget = run_budget(section)?;
+        let budget = match &source {
+            RunSource::Draft { .. } => run_budget(section)?.at_most(&RunBudget::DRAFT_CEILING),
+            _ => run_budget(section)?,
+        };
         let (tenant_runs, principal_runs) = runs
             .store
             .active(&who.tenant, &who.subject)

@@ -18,7 +18,7 @@ use toolhost_audit::Effect;
 use toolhost_catalog::LoadedPlugin;
 use toolhost_runs::{Claim, ErrorRecord, Progress, Run, RunEffect, RunSource, RunState};
 use toolhost_runtime::{
-    CallContext, CallError, Exploration, ProgressSink, Reply, RunLog, Snapshots,
+    CallContext, CallError, Exploration, Payer, ProgressSink, Reply, RunLog, Snapshots,
 };
 
 use super::settle::{Ending, HostInfo, attempt_event, settle};
@@ -381,10 +381,14 @@ impl RunWorker {
         }
         let id = match (&run.spec.source, &wanted.id) {
             (RunSource::Draft { session, proposal }, _) => {
+                // The run was admitted when it was queued: its compile
+                // (a miss only on another replica, or after the draft
+                // cache was dropped) waits for a worker, never refused.
                 let loaded = self
                     .host
-                    .draft_plugin(&run.tenant, session, proposal)
-                    .await?;
+                    .draft_plugin(&run.tenant, session, proposal, Payer::Host)
+                    .await
+                    .map_err(|e| e.to_string())?;
                 if loaded.plugin.digest().to_string() != wanted.component_sha256 {
                     return Err(format!(
                         "the draft of {proposal} is not the component the run pinned"

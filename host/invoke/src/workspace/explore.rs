@@ -7,14 +7,38 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use toolhost_audit::Effect;
-use toolhost_catalog::LoadedPlugin;
+use toolhost_catalog::intake::IntakeError;
+use toolhost_catalog::{CatalogError, LoadedPlugin};
 use toolhost_runs::RunSource;
-use toolhost_runtime::ToolOutput;
+use toolhost_runtime::{Payer, ToolOutput};
 use toolhost_types::Principal;
 use toolhost_workspace::{ProposalId, RunLink, SessionChange, SessionId, Subject, WorkspaceEffect};
 
 use super::plugin_subject::RevisionDraft;
 use crate::{InvokeError, Tool, Toolhost};
+
+/// Why a draft's plugin was not loaded.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DraftError {
+    /// Its tenant holds its share of the compile queue: retry later.
+    #[error("{0}")]
+    Busy(CatalogError),
+    /// It does not load (gone, not UTF-8, refused by the checks).
+    #[error("{0}")]
+    Unloadable(String),
+}
+
+impl From<String> for DraftError {
+    fn from(why: String) -> Self {
+        DraftError::Unloadable(why)
+    }
+}
+
+impl From<&str> for DraftError {
+    fn from(why: &str) -> Self {
+        DraftError::Unloadable(why.to_owned())
+    }
+}
 
 impl Toolhost {
     /// Queues a run of `tool` with `arguments` for `who` that joins the
@@ -43,11 +67,15 @@ impl Toolhost {
                         "proposal_id: only a plugin subject's proposals carry a draft to run",
                     ));
                 }
+                let payer = Payer::Tenant(who.tenant.clone());
                 let plugin = self
-                    .draft_plugin(&who.tenant, session.id.as_str(), p.id.as_str())
+                    .draft_plugin(&who.tenant, session.id.as_str(), p.id.as_str(), payer)
                     .await
-                    .map_err(|why| {
-                        crate::tool::invalid(format!("the draft does not load: {why}"))
+                    .map_err(|why| match why {
+                        DraftError::Busy(e) => InvokeError::Intake(IntakeError::Invalid(e)),
+                        DraftError::Unloadable(why) => {
+                            crate::tool::invalid(format!("the draft does not load: {why}"))
+                        }
                     })?;
                 self.check_arguments_of(&plugin, tool, arguments)?;
                 let source = RunSource::Draft {
@@ -92,13 +120,15 @@ impl Toolhost {
     }
 
     /// The draft plugin of proposal `proposal` of session `session` in
-    /// `tenant`: its uploaded manifest and component, loaded (never served).
+    /// `tenant`: its uploaded manifest and component, loaded (never
+    /// served), a compile charged to `payer`.
     pub(crate) async fn draft_plugin(
         &self,
         tenant: &str,
         session: &str,
         proposal: &str,
-    ) -> Result<Arc<LoadedPlugin>, String> {
+        payer: Payer,
+    ) -> Result<Arc<LoadedPlugin>, DraftError> {
         let ws = self.workspace().map_err(|e| e.to_string())?;
         let (sid, pid) = (
             SessionId::parse(session).ok_or("not a session id")?,
@@ -127,7 +157,12 @@ impl Toolhost {
             .catalog
             .clone()
             .ok_or("no catalog store to load drafts with")?;
-        live.load_draft(&manifest, &component).await
+        live.load_draft(&manifest, &component, payer)
+            .await
+            .map_err(|e| match e.is_busy() {
+                true => DraftError::Busy(e),
+                false => DraftError::Unloadable(e.to_string()),
+            })
     }
 
     /// Checks `args` against `tool` of `plugin`'s input schema, as a call

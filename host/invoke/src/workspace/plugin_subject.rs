@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toolhost_catalog::intake::{self, Checked, Submission};
 use toolhost_catalog::{LiveCatalog, RevisionState};
+use toolhost_runtime::Payer;
 use toolhost_types::{Digest, Principal, canonical_json};
 use toolhost_workspace::{Session, SessionId, Subject, UploadHandle, UploadKind};
 
@@ -77,6 +78,7 @@ impl Toolhost {
         let ws = self.workspace()?;
         let mut opts = ws.intake.clone();
         opts.allow_unsigned |= !signed && sub.envelope.is_none();
+        opts.load.payer = Payer::Tenant(who.tenant.clone());
         let live = self.live()?;
         let now = self.gate_policy.now_ms();
         let checked = intake::check(&**live.store(), &self.runtime, sub, &opts, now)
