@@ -580,3 +580,155 @@ fn uploads_are_rate_limited_per_principal_before_their_body_is_read() {
         theirs.body
     );
 }
+
+/// `(uploads, parts)`: the rows of `workspace_uploads` and
+/// `workspace_upload_parts` in `server`'s store.
+fn upload_rows(server: &Server) -> (i64, i64) {
+    let script = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); \
+                  print(*c.execute('SELECT (SELECT COUNT(*) FROM workspace_uploads), \
+                  (SELECT COUNT(*) FROM workspace_upload_parts)').fetchone())";
+    let db = server.database_path();
+    let out = support::python3(script, &[&db.to_string_lossy()]);
+    let mut n = out.split(' ').map(|n| n.parse().expect("a count"));
+    (n.next().expect("uploads"), n.next().expect("parts"))
+}
+
+/// `upload`'s parts in `server`'s store: how many, the largest, and the
+/// SHA-256 of them joined in order.
+fn stored_parts(server: &Server, upload: &str) -> (usize, usize, String) {
+    let script = "import sqlite3, sys, hashlib; c = sqlite3.connect(sys.argv[1]); \
+                  rows = c.execute('SELECT bytes FROM workspace_upload_parts \
+                  WHERE handle = ? ORDER BY seq', (sys.argv[2],)).fetchall(); \
+                  print(len(rows), max(len(r[0]) for r in rows), \
+                  hashlib.sha256(b''.join(r[0] for r in rows)).hexdigest())";
+    let db = server.database_path();
+    let out = support::python3(script, &[&db.to_string_lossy(), upload]);
+    let parts: Vec<&str> = out.split(' ').collect();
+    let n = |i: usize| parts[i].parse().expect("a number");
+    (n(0), n(1), parts[2].to_owned())
+}
+
+/// An upload's body sent chunked, declaring no length: the host learns
+/// its size only as it arrives.
+fn chunked_upload(server: &Server, bearer: &str, kind: &str, body: &str) -> Answer {
+    let mut stream = TcpStream::connect(addr(server)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let head = format!(
+        "POST /workspace/uploads?kind={kind} HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+         Connection: close\r\nAuthorization: {bearer}\r\nTransfer-Encoding: chunked\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).expect("write the head");
+    for chunk in body.as_bytes().chunks(64 * 1024) {
+        // The host may answer and close before the last chunk.
+        let _ = stream.write_all(format!("{:x}\r\n", chunk.len()).as_bytes());
+        let _ = stream.write_all(chunk);
+        let _ = stream.write_all(b"\r\n");
+    }
+    let _ = stream.write_all(b"0\r\n\r\n");
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    support::parse_answer(&String::from_utf8_lossy(&raw)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The quota an upload refusal names: its code and `data.quota`.
+fn quota_named(answer: &Answer) -> (u16, Value, Value) {
+    let body = parse(&answer.body);
+    (
+        answer.status,
+        body["error"]["code"].clone(),
+        body["error"]["data"]["quota"].clone(),
+    )
+}
+
+/// A principal holds at most `max_uploads_per_principal` uploads and
+/// `max_upload_bytes_per_principal` bytes no proposal names. Past either
+/// (by the declared length before the body is read, or as an undeclared
+/// body arrives) it is refused 413 `QUOTA_EXCEEDED` naming the quota, and
+/// nothing of that upload is stored; another principal still uploads. An
+/// upload larger than one part is stored in 1 MiB parts that join back to
+/// the digest it was answered with.
+#[test]
+fn uploads_past_a_principals_quota_are_refused_and_kept_nowhere_while_large_ones_arrive_in_parts() {
+    const QUOTA: &str = "3MiB";
+    let server = Server::start_with(
+        &[HELLO],
+        &[
+            "--max-uploads-per-principal",
+            "2",
+            "--max-upload-bytes-per-principal",
+            QUOTA,
+        ],
+    );
+    let author = || format!("Bearer {}", server.service_token("mcp workspace:author"));
+    let (alice, bob) = (author(), author());
+    let upload = |bearer: &str, kind: &str, body: &str| {
+        exchange_full(
+            &server.url,
+            "POST",
+            &format!("/workspace/uploads?kind={kind}"),
+            &[("Authorization", bearer)],
+            body,
+        )
+    };
+
+    // Two and a half parts: stored in three, joined back to its digest.
+    let pattern = "0123456789abcdef";
+    let big = pattern.repeat(5 * 1024 * 1024 / 2 / pattern.len());
+    let stored = upload(&alice, "component", &big);
+    assert_eq!(stored.status, 201, "{}", stored.body);
+    let stored = parse(&stored.body);
+    let repeats = (big.len() / pattern.len()).to_string();
+    let sent = support::python3(
+        "import hashlib, sys; \
+         print(hashlib.sha256(sys.argv[1].encode() * int(sys.argv[2])).hexdigest())",
+        &[pattern, &repeats],
+    );
+    assert_eq!(stored["sha256"], json!(sent));
+    assert_eq!(stored["size"], json!(big.len()));
+    let handle = stored["handle"].as_str().expect("a handle");
+    assert_eq!(
+        stored_parts(&server, handle),
+        (3, 1024 * 1024, sent),
+        "three parts of at most 1 MiB, joined in order"
+    );
+    assert_eq!(upload_rows(&server), (1, 3));
+
+    // Over the bytes by its declared length: refused before the body.
+    let headers = [("Authorization", alice.as_str())];
+    let path = "/workspace/uploads?kind=component";
+    let (status, body) = support::declare_body_at(&server.url, path, &headers, 1024 * 1024);
+    let bytes_quota = (
+        413,
+        json!("QUOTA_EXCEEDED"),
+        json!("max_upload_bytes_per_principal"),
+    );
+    let declared = Answer {
+        status,
+        headers: Vec::new(),
+        body,
+    };
+    assert_eq!(quota_named(&declared), bytes_quota, "{}", declared.body);
+    // Over the bytes as an undeclared body arrives: its stored parts go.
+    let over = chunked_upload(&server, &alice, "component", &"x".repeat(1024 * 1024));
+    assert_eq!(quota_named(&over), bytes_quota, "{}", over.body);
+    assert_eq!(upload_rows(&server), (1, 3), "nothing of either is kept");
+
+    // Past the count.
+    let manifest = "name = \"x\"";
+    assert_eq!(upload(&alice, "manifest", manifest).status, 201);
+    let third = upload(&alice, "manifest", manifest);
+    let count_quota = (
+        413,
+        json!("QUOTA_EXCEEDED"),
+        json!("max_uploads_per_principal"),
+    );
+    assert_eq!(quota_named(&third), count_quota, "{}", third.body);
+    assert_eq!(upload_rows(&server), (2, 4), "the third is kept nowhere");
+
+    // Another principal has its own quota.
+    let theirs = upload(&bob, "manifest", manifest);
+    assert_eq!(theirs.status, 201, "{}", theirs.body);
+    assert_eq!(upload_rows(&server), (3, 5));
+}

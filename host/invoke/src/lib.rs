@@ -49,7 +49,8 @@ pub use snapshots::{
 pub use tool::{HostEffectsFuture, HostTool, HostToolFuture, Tool};
 pub use toolhost_gates::IDEMPOTENCY_LEASE;
 pub use workspace::{
-    AUTHORING_PERMISSION, CreateAuthoringSession, DEFAULT_UPLOAD_TTL, GetAuthoringSession,
-    GetRevisionDiff, ListAuthoringSessions, MAX_SIGNATURE_BYTES, PromoteRevision, ProposeRevision,
-    UploadError, WorkspaceConfig, upload_limit,
+    ARRIVING_UPLOAD_TTL, AUTHORING_PERMISSION, Arriving, CreateAuthoringSession,
+    DEFAULT_UPLOAD_TTL, GetAuthoringSession, GetRevisionDiff, ListAuthoringSessions,
+    MAX_SIGNATURE_BYTES, PromoteRevision, ProposeRevision, UPLOAD_PART_BYTES, UploadError,
+    WorkspaceConfig, upload_limit,
 };

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use toolhost_backend::{BackendConfig, Secret};
 use toolhost_invoke::ResultPolicy;
 use toolhost_limits::{ByteSize, RequestLimits};
+use toolhost_workspace::UploadQuota;
 
 /// The file, every key optional.
 #[derive(Debug, Default, Deserialize)]
@@ -66,6 +67,8 @@ pub struct ConfigFile {
     rate_limit_per_client: Option<u32>,
     rate_limit_writes: Option<u32>,
     rate_limit_uploads: Option<u32>,
+    max_uploads_per_principal: Option<u64>,
+    max_upload_bytes_per_principal: Option<ByteSize>,
     inline_result_bytes: Option<ByteSize>,
     #[serde(default, with = "humantime_serde")]
     artifact_ttl: Option<Duration>,
@@ -258,6 +261,16 @@ pub struct ServeArgs {
     /// 0: no limit).
     #[arg(long, env = "TOOLHOST_RATE_LIMIT_UPLOADS")]
     pub rate_limit_uploads: Option<u32>,
+    /// Uploads one principal may hold that no proposal names, arriving or
+    /// unexpired (default 64); past it an upload is refused 413
+    /// `QUOTA_EXCEEDED` before its body is read.
+    #[arg(long, env = "TOOLHOST_MAX_UPLOADS_PER_PRINCIPAL")]
+    pub max_uploads_per_principal: Option<u64>,
+    /// Bytes across those uploads, e.g. `64MiB` (default 256 MiB), checked
+    /// against the declared length before the body is read and again as
+    /// it arrives.
+    #[arg(long, env = "TOOLHOST_MAX_UPLOAD_BYTES_PER_PRINCIPAL")]
+    pub max_upload_bytes_per_principal: Option<ByteSize>,
     /// Largest answer sent inline, e.g. `256KiB` (default 1 MiB); a larger
     /// one is kept as an artifact and answered with a resource link.
     #[arg(long, env = "TOOLHOST_INLINE_RESULT_BYTES")]
@@ -382,6 +395,8 @@ pub struct Config {
     pub allow_self_approval: bool,
     /// Requests per principal, client and tool class per window.
     pub rate_limits: crate::rate_limit::RateLimits,
+    /// What one principal may hold in uploads no proposal names.
+    pub upload_quota: UploadQuota,
     /// How large an answer is sent inline, and how long a larger one is kept.
     pub results: ResultPolicy,
     /// Whether local passwords sign people in.
@@ -407,6 +422,22 @@ fn results(inline: Option<ByteSize>, ttl: Option<Duration>) -> anyhow::Result<Re
         inline_limit,
         artifact_ttl,
     })
+}
+
+/// The upload quota: defaults for what is not set; zero is refused (an
+/// upload route nobody can use is turned off by not granting
+/// `workspace:author`).
+fn upload_quota(uploads: Option<u64>, bytes: Option<ByteSize>) -> anyhow::Result<UploadQuota> {
+    let quota = UploadQuota {
+        uploads: uploads.unwrap_or(UploadQuota::DEFAULT.uploads),
+        bytes: bytes.map_or(UploadQuota::DEFAULT.bytes, |b| b.as_u64()),
+    };
+    if quota.uploads == 0 || quota.bytes == 0 {
+        anyhow::bail!(
+            "max_uploads_per_principal and max_upload_bytes_per_principal must be at least 1"
+        );
+    }
+    Ok(quota)
 }
 
 /// Default listen address: loopback only; exposing the host is a decision.
@@ -616,6 +647,12 @@ impl Config {
                     args.rate_limit_writes.or(file.rate_limit_writes),
                 )?
             },
+            upload_quota: upload_quota(
+                args.max_uploads_per_principal
+                    .or(file.max_uploads_per_principal),
+                args.max_upload_bytes_per_principal
+                    .or(file.max_upload_bytes_per_principal),
+            )?,
             results: results(
                 args.inline_result_bytes.or(file.inline_result_bytes),
                 args.artifact_ttl.or(file.artifact_ttl),

@@ -1,7 +1,8 @@
 //! Bodies bounded before they are read: a route's middleware that refuses
 //! a body declared over its bound with 413 before a byte of it is read (an
-//! undeclared one is cut off at the bound while it is read, by the route's
-//! `DefaultBodyLimit`). Used by the upload routes, behind the bearer check.
+//! undeclared one is cut off at the bound while it is read: by the route's
+//! `DefaultBodyLimit`, or, for a workspace upload, by the upload as its
+//! bytes arrive). Used by the upload routes, behind the bearer check.
 
 use axum::Json;
 use axum::extract::State;

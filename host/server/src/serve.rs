@@ -191,6 +191,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                 catalog: Some(live.clone()),
                 intake: intake.clone(),
                 upload_ttl: DEFAULT_UPLOAD_TTL,
+                upload_quota: config.upload_quota,
             })
             .with_host_tool(Arc::new(CreateAuthoringSession::default()))?
             .with_host_tool(Arc::new(GetAuthoringSession::default()))?

@@ -277,7 +277,7 @@ macro_rules! apply_workspace {
                     sqlx::query(sql::KEEP_UPLOAD)
                         .bind(c.tenant.as_str())
                         .bind(handle.as_str())
-                        .bind(i64::MAX)
+                        .bind($crate::workspace::KEPT)
                         .execute(&mut *$tx)
                         .await?;
                 }

@@ -102,6 +102,10 @@ pub(crate) const SQLITE: Files = &[
         "0019_audit_chain_seq.sql",
         include_str!("../../../migrations/sqlite/0019_audit_chain_seq.sql"),
     ),
+    (
+        "0020_upload_parts.sql",
+        include_str!("../../../migrations/sqlite/0020_upload_parts.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -181,6 +185,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0019_audit_chain_seq.sql",
         include_str!("../../../migrations/postgres/0019_audit_chain_seq.sql"),
+    ),
+    (
+        "0020_upload_parts.sql",
+        include_str!("../../../migrations/postgres/0020_upload_parts.sql"),
     ),
 ];
 
@@ -355,6 +363,53 @@ mod tests {
                 ("c".to_owned(), Some(3), Some(hash('b'))),
                 ("d".to_owned(), Some(4), Some(hash('c'))),
             ]
+        );
+    }
+
+    /// 0020 keeps the uploads stored whole before it: each is finished, and
+    /// its body is its part 0, read back as before.
+    #[tokio::test]
+    async fn uploads_stored_before_0020_are_kept_as_their_part_zero() {
+        use sqlx::Connection;
+        use toolhost_workspace::{UploadHandle, WorkspaceStore};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("old.db").display());
+        let before = SQLITE
+            .iter()
+            .position(|(name, _)| name.starts_with("0020"))
+            .expect("0020 is listed");
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("open");
+        Migrator::new(Embedded(&SQLITE[..before]))
+            .await
+            .expect("migrations")
+            .run(&mut conn)
+            .await
+            .expect("migrated to 0019");
+        let handle = UploadHandle::new();
+        let digest = toolhost_types::Digest::of(b"[plugin]").to_string();
+        sqlx::query(
+            "INSERT INTO workspace_uploads (handle, tenant, owner, kind, size, sha256, body, \
+             created_at, expires_at) VALUES ($1, 'acme', 'alice', 'manifest', 8, $2, $3, 0, 100)",
+        )
+        .bind(handle.as_str())
+        .bind(&digest)
+        .bind(&b"[plugin]"[..])
+        .execute(&mut conn)
+        .await
+        .expect("an old upload");
+        conn.close().await.expect("closed");
+
+        let store = crate::Store::connect(&url)
+            .await
+            .expect("migrates to the last");
+        let (upload, bytes) = store
+            .upload("acme", &handle, 50)
+            .await
+            .expect("read")
+            .expect("kept");
+        assert_eq!(
+            (upload.size, upload.sha256, bytes),
+            (8, digest, b"[plugin]".to_vec())
         );
     }
 

@@ -2,8 +2,10 @@
 //! compare-and-set with its audit row; a race of many mutations against
 //! one version writes exactly one of them and nothing of the others; a key
 //! taken once is not taken again; a promotion's revision is submitted in
-//! the same step; uploads are the caller's tenant's, and expire unless a
-//! proposal keeps them. One set of bodies on SQLite and PostgreSQL.
+//! the same step; uploads are the caller's tenant's, arrive in parts, are
+//! read whole once finished, leave no row when they fail, count against
+//! their principal's quota, and expire unless a proposal keeps them. One
+//! set of bodies on SQLite and PostgreSQL.
 
 #[macro_use]
 mod common;
@@ -15,9 +17,9 @@ use toolhost_catalog::{CatalogStore, NewRevision, RevisionState};
 use toolhost_storage::Store;
 use toolhost_types::Digest;
 use toolhost_workspace::{
-    Mutation, NewUpload, Promotion, PromotionId, PromotionState, Proposal, ProposalId, Session,
-    SessionChange, SessionId, SessionState, Upload, UploadHandle, UploadKind, WorkspaceEffect,
-    WorkspaceStore,
+    ArrivingUpload, HeldUploads, Mutation, PartKept, Promotion, PromotionId, PromotionState,
+    Proposal, ProposalId, Session, SessionChange, SessionId, SessionState, Upload, UploadHandle,
+    UploadKind, UploadPart, UploadQuota, WorkspaceEffect, WorkspaceStore,
 };
 
 on_both_engines!(
@@ -26,6 +28,9 @@ on_both_engines!(
     a_key_another_mutation_took_fails_the_whole_step,
     a_promotion_submits_its_revision_in_its_step_and_moves_on_under_its_id,
     uploads_are_their_tenants_and_expire_unless_a_proposal_keeps_them,
+    an_upload_arrives_in_parts_and_reads_back_whole_in_order_once_finished,
+    a_failed_upload_leaves_no_row_and_an_abandoned_one_is_purged,
+    a_principals_quota_counts_its_unnamed_live_uploads_and_refuses_past_it,
 );
 
 const NOW: i64 = 1_764_000_000_000;
@@ -328,32 +333,87 @@ async fn a_promotion_submits_its_revision_in_its_step_and_moves_on_under_its_id(
     );
 }
 
+/// Room enough for every upload these tests keep.
+const ROOMY: UploadQuota = UploadQuota {
+    uploads: 100,
+    bytes: 1 << 20,
+};
+
+fn arriving(tenant: &str, owner: &str, at: i64) -> ArrivingUpload {
+    ArrivingUpload {
+        handle: UploadHandle::new(),
+        tenant: tenant.into(),
+        owner: owner.into(),
+        kind: UploadKind::Component,
+        created_at_ms: at,
+    }
+}
+
+/// Part `seq` of `handle`, stored at `at` within `max_bytes`.
+fn part<'a>(handle: &'a UploadHandle, seq: u32, bytes: &'a [u8], at: i64) -> UploadPart<'a> {
+    UploadPart {
+        handle,
+        seq,
+        bytes,
+        max_bytes: ROOMY.bytes,
+        now_ms: at,
+        arriving_until_ms: at + 10,
+    }
+}
+
+/// `a` finished with `parts`, expiring at `expires`.
+async fn finished(store: &Store, a: &ArrivingUpload, parts: &[&[u8]], expires: i64) -> Upload {
+    assert!(
+        store
+            .begin_upload(a, 0, ROOMY, a.created_at_ms + 10)
+            .await
+            .expect("begin")
+    );
+    for (seq, bytes) in parts.iter().enumerate() {
+        let p = part(&a.handle, seq as u32, bytes, a.created_at_ms);
+        assert_eq!(
+            store.put_upload_part(p).await.expect("a part"),
+            PartKept::Kept
+        );
+    }
+    let whole = parts.concat();
+    let upload = Upload {
+        handle: a.handle.clone(),
+        tenant: a.tenant.clone(),
+        owner: a.owner.clone(),
+        kind: a.kind,
+        size: whole.len() as u64,
+        sha256: Digest::of(&whole).to_string(),
+        created_at_ms: a.created_at_ms,
+        expires_at_ms: expires,
+    };
+    assert!(store.finish_upload(&upload).await.expect("finish"));
+    upload
+}
+
 async fn uploads_are_their_tenants_and_expire_unless_a_proposal_keeps_them(db: &TestDb) {
     let store = db.store().await;
-    let upload = |tenant: &str, expires: i64| NewUpload {
-        upload: Upload {
-            handle: UploadHandle::new(),
-            tenant: tenant.into(),
-            owner: "alice".into(),
-            kind: UploadKind::Manifest,
-            size: 5,
-            sha256: Digest::of(b"hello").to_string(),
-            created_at_ms: NOW,
-            expires_at_ms: expires,
-        },
-        bytes: b"hello".to_vec(),
-    };
-    let (kept, dropped) = (upload("acme", NOW + 10), upload("acme", NOW + 10));
-    for u in [&kept, &dropped] {
-        store.put_upload(u.clone()).await.expect("kept");
-    }
-    let (h, d) = (&kept.upload.handle, &dropped.upload.handle);
+    let kept = finished(
+        &store,
+        &arriving("acme", "alice", NOW),
+        &[b"hello"],
+        NOW + 10,
+    )
+    .await;
+    let dropped = finished(
+        &store,
+        &arriving("acme", "alice", NOW),
+        &[b"hello"],
+        NOW + 10,
+    )
+    .await;
+    let (h, d) = (&kept.handle, &dropped.handle);
     let (got, bytes) = store
         .upload("acme", h, NOW)
         .await
         .expect("read")
         .expect("there");
-    assert_eq!((got, bytes), (kept.upload.clone(), b"hello".to_vec()));
+    assert_eq!((got, bytes), (kept.clone(), b"hello".to_vec()));
     assert!(
         store
             .upload("globex", h, NOW)
@@ -379,9 +439,13 @@ async fn uploads_are_their_tenants_and_expire_unless_a_proposal_keeps_them(db: &
             .is_none(),
         "expired"
     );
-    let mut later = upload("acme", NOW + 100);
-    later.upload.created_at_ms = NOW + 50;
-    store.put_upload(later).await.expect("another");
+    finished(
+        &store,
+        &arriving("acme", "alice", NOW + 50),
+        &[b"later"],
+        NOW + 100,
+    )
+    .await;
     assert!(
         store
             .upload("acme", h, NOW + 50)
@@ -394,5 +458,226 @@ async fn uploads_are_their_tenants_and_expire_unless_a_proposal_keeps_them(db: &
         db.count("workspace_uploads").await,
         2,
         "the expired one went"
+    );
+    assert_eq!(db.count("workspace_upload_parts").await, 2, "with its part");
+}
+
+async fn an_upload_arrives_in_parts_and_reads_back_whole_in_order_once_finished(db: &TestDb) {
+    let store = db.store().await;
+    let a = arriving("acme", "alice", NOW);
+    assert!(
+        store
+            .begin_upload(&a, 9, ROOMY, NOW + 10)
+            .await
+            .expect("begin")
+    );
+    for (seq, bytes) in [(0, &b"one"[..]), (1, b"two"), (2, b"six")] {
+        let kept = store
+            .put_upload_part(part(&a.handle, seq, bytes, NOW))
+            .await;
+        assert_eq!(kept.expect("a part"), PartKept::Kept);
+    }
+    assert!(
+        store
+            .upload("acme", &a.handle, NOW)
+            .await
+            .expect("read")
+            .is_none(),
+        "an arriving upload is not read"
+    );
+    let mut upload = Upload {
+        handle: a.handle.clone(),
+        tenant: "acme".into(),
+        owner: "alice".into(),
+        kind: a.kind,
+        size: 8,
+        sha256: Digest::of(b"onetwosix").to_string(),
+        created_at_ms: NOW,
+        expires_at_ms: NOW + 1000,
+    };
+    assert!(
+        !store.finish_upload(&upload).await.expect("finish"),
+        "parts that do not add up to its size do not finish it"
+    );
+    upload.size = 9;
+    assert!(store.finish_upload(&upload).await.expect("finish"));
+    let (got, bytes) = store
+        .upload("acme", &a.handle, NOW)
+        .await
+        .expect("read")
+        .expect("finished");
+    assert_eq!((got, bytes), (upload, b"onetwosix".to_vec()));
+    assert_eq!(db.count("workspace_upload_parts").await, 3);
+    let late = store
+        .put_upload_part(part(&a.handle, 3, b"more", NOW))
+        .await;
+    assert_eq!(
+        late.expect("answered"),
+        PartKept::Gone,
+        "a finished upload takes no part"
+    );
+}
+
+async fn a_failed_upload_leaves_no_row_and_an_abandoned_one_is_purged(db: &TestDb) {
+    let store = db.store().await;
+    let failed = arriving("acme", "alice", NOW);
+    assert!(
+        store
+            .begin_upload(&failed, 0, ROOMY, NOW + 10)
+            .await
+            .expect("begin")
+    );
+    for seq in 0..2 {
+        let kept = store
+            .put_upload_part(part(&failed.handle, seq, b"bytes", NOW))
+            .await;
+        assert_eq!(kept.expect("a part"), PartKept::Kept);
+    }
+    store
+        .drop_upload("acme", &failed.handle)
+        .await
+        .expect("dropped");
+    assert_eq!(db.count("workspace_uploads").await, 0);
+    assert_eq!(db.count("workspace_upload_parts").await, 0);
+    let kept = store
+        .put_upload_part(part(&failed.handle, 2, b"late", NOW))
+        .await;
+    assert_eq!(kept.expect("answered"), PartKept::Gone);
+    assert_eq!(db.count("workspace_upload_parts").await, 0, "nothing after");
+
+    // The host died mid-body: the upload's short expiry purges it.
+    let abandoned = arriving("acme", "alice", NOW);
+    assert!(
+        store
+            .begin_upload(&abandoned, 0, ROOMY, NOW + 10)
+            .await
+            .expect("begin")
+    );
+    let kept = store
+        .put_upload_part(part(&abandoned.handle, 0, b"half", NOW))
+        .await;
+    assert_eq!(kept.expect("a part"), PartKept::Kept);
+    let next = arriving("acme", "bob", NOW + 10);
+    assert!(
+        store
+            .begin_upload(&next, 0, ROOMY, NOW + 20)
+            .await
+            .expect("begin")
+    );
+    assert_eq!(db.count("workspace_uploads").await, 1, "only the next one");
+    assert_eq!(db.count("workspace_upload_parts").await, 0);
+}
+
+async fn a_principals_quota_counts_its_unnamed_live_uploads_and_refuses_past_it(db: &TestDb) {
+    let store = db.store().await;
+    let held = |owner: &'static str, at: i64| {
+        let store = &store;
+        async move { store.held_uploads("acme", owner, at).await.expect("held") }
+    };
+    assert_eq!(held("alice", NOW).await, HeldUploads::default());
+    let named = finished(
+        &store,
+        &arriving("acme", "alice", NOW),
+        &[b"hello"],
+        NOW + 100,
+    )
+    .await;
+    finished(
+        &store,
+        &arriving("acme", "alice", NOW),
+        &[b"abc"],
+        NOW + 100,
+    )
+    .await;
+    let busy = arriving("acme", "alice", NOW);
+    assert!(
+        store
+            .begin_upload(&busy, 0, ROOMY, NOW + 10)
+            .await
+            .expect("begin")
+    );
+    let kept = store
+        .put_upload_part(part(&busy.handle, 0, b"xy", NOW))
+        .await;
+    assert_eq!(kept.expect("a part"), PartKept::Kept);
+    finished(&store, &arriving("acme", "bob", NOW), &[b"bobs"], NOW + 100).await;
+    let three = HeldUploads {
+        uploads: 3,
+        bytes: 10,
+    };
+    assert_eq!(
+        held("alice", NOW).await,
+        three,
+        "arriving ones count, bytes so far"
+    );
+    assert_eq!(
+        held("bob", NOW).await,
+        HeldUploads {
+            uploads: 1,
+            bytes: 4
+        }
+    );
+    assert_eq!(
+        held("alice", NOW + 10).await,
+        HeldUploads {
+            uploads: 2,
+            bytes: 8
+        },
+        "the arriving one past its short expiry counts no more"
+    );
+
+    // Past the count, or the bytes with those declared: nothing stored.
+    let rows = db.count("workspace_uploads").await;
+    let quota = |uploads, bytes| UploadQuota { uploads, bytes };
+    let over = arriving("acme", "alice", NOW);
+    assert!(
+        !store
+            .begin_upload(&over, 0, quota(3, 100), NOW + 10)
+            .await
+            .expect("answered")
+    );
+    assert!(
+        !store
+            .begin_upload(&over, 91, quota(4, 100), NOW + 10)
+            .await
+            .expect("answered")
+    );
+    assert_eq!(db.count("workspace_uploads").await, rows);
+    assert!(
+        store
+            .begin_upload(&over, 90, quota(4, 100), NOW + 10)
+            .await
+            .expect("begin")
+    );
+
+    // Past the bytes as a part arrives: the part is not stored.
+    let mut big = part(&over.handle, 0, b"0123456789", NOW);
+    big.max_bytes = 17;
+    let refused = store.put_upload_part(big).await.expect("answered");
+    assert_eq!(refused, PartKept::OverQuota);
+    assert_eq!(db.count("workspace_upload_parts").await, 4, "no part of it");
+    big.max_bytes = 20;
+    assert_eq!(
+        store.put_upload_part(big).await.expect("a part"),
+        PartKept::Kept
+    );
+
+    // An upload a proposal names counts no more.
+    let s = opened(&store).await;
+    let mut change = step(&s.id, 1, "k");
+    change.keep_uploads = vec![named.handle.clone()];
+    write(
+        &store,
+        "call-keep",
+        WorkspaceEffect::Change(Box::new(change)),
+    )
+    .await
+    .expect("kept");
+    assert_eq!(
+        held("alice", NOW).await,
+        HeldUploads {
+            uploads: 3,
+            bytes: 15
+        }
     );
 }

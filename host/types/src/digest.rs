@@ -34,6 +34,36 @@ impl Digest {
     pub fn short(&self) -> String {
         hex::encode(&self.0[..6])
     }
+
+    /// A digest taken piece by piece, for bytes that arrive in frames and
+    /// are never held whole (an upload streamed to the store).
+    pub fn hasher() -> Hasher {
+        Hasher(Sha256::new())
+    }
+}
+
+/// A SHA-256 being taken: [`Hasher::update`] with each piece in order,
+/// then [`Hasher::finish`] gives the same [`Digest`] as [`Digest::of`]
+/// the whole.
+#[derive(Clone, Default)]
+pub struct Hasher(Sha256);
+
+impl Hasher {
+    /// Adds the next piece.
+    pub fn update(&mut self, piece: &[u8]) {
+        self.0.update(piece);
+    }
+
+    /// The digest of every piece so far, in order.
+    pub fn finish(self) -> Digest {
+        Digest(self.0.finalize().into())
+    }
+}
+
+impl fmt::Debug for Hasher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Hasher")
+    }
 }
 
 impl FromStr for Digest {
@@ -91,6 +121,17 @@ mod tests {
         );
         assert_eq!(text.parse::<Digest>(), Ok(d));
         assert_eq!(format!("sha256:{text}").parse::<Digest>(), Ok(d));
+    }
+
+    #[test]
+    fn a_digest_taken_piece_by_piece_is_the_digest_of_the_whole() {
+        let whole = b"the quick brown fox jumps over the lazy dog";
+        let mut hasher = Digest::hasher();
+        for piece in whole.chunks(7) {
+            hasher.update(piece);
+        }
+        assert_eq!(hasher.finish(), Digest::of(whole));
+        assert_eq!(Digest::hasher().finish(), Digest::of(b""));
     }
 
     #[test]

@@ -23,7 +23,7 @@ mod principal;
 mod unavailable;
 
 pub use canonical::canonical_json;
-pub use digest::{Digest, DigestError};
+pub use digest::{Digest, DigestError, Hasher};
 pub use ids::CallId;
 pub use names::{NameError, PluginName, ToolName};
 pub use permission::{Permission, PermissionError, Risk};

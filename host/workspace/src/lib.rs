@@ -6,7 +6,8 @@
 //! what a session authors ([`Subject`]), the rows it keeps
 //! ([`Session`], [`Proposal`], [`RunLink`], [`Promotion`], [`Upload`]),
 //! the one rule that keeps caller authority out of proposals
-//! ([`refuse_authority`]), the mutation written with an audit row
+//! ([`refuse_authority`]), what one principal may hold in uploads
+//! ([`UploadQuota`]), the mutation written with an audit row
 //! ([`WorkspaceEffect`]) and the store that reads them back
 //! ([`WorkspaceStore`]). It decides nothing about plugins: `invoke`
 //! validates, diffs and promotes (through the catalog, or through the
@@ -31,6 +32,7 @@
 mod authority;
 mod effect;
 mod id;
+mod quota;
 mod records;
 mod store;
 mod subject;
@@ -38,9 +40,10 @@ mod subject;
 pub use authority::{AuthorityKind, AuthorityRefusal, refuse_authority};
 pub use effect::{Mutation, SessionChange, WorkspaceEffect};
 pub use id::{PromotionId, ProposalId, SessionId, UploadHandle};
+pub use quota::{HeldUploads, QuotaExceeded, UploadQuota};
 pub use records::{
-    BoundObject, NewUpload, Promotion, PromotionState, Proposal, RunLink, Session, SessionState,
-    SessionView, Upload, UploadKind,
+    ArrivingUpload, BoundObject, Promotion, PromotionState, Proposal, RunLink, Session,
+    SessionState, SessionView, Upload, UploadKind,
 };
-pub use store::{WorkspaceFuture, WorkspaceStore, WorkspaceStoreError};
+pub use store::{PartKept, UploadPart, WorkspaceFuture, WorkspaceStore, WorkspaceStoreError};
 pub use subject::{MAX_OBJECT_CHARS, Subject, SubjectError};

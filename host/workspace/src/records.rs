@@ -205,13 +205,20 @@ pub struct Upload {
     pub expires_at_ms: i64,
 }
 
-/// An upload to store: its description and its bytes.
+/// An upload whose bytes are arriving: stored in parts as they come, never
+/// read until it is finished as an [`Upload`] with its size and digest.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewUpload {
-    /// The description.
-    pub upload: Upload,
-    /// The bytes.
-    pub bytes: Vec<u8>,
+pub struct ArrivingUpload {
+    /// Its handle, given to the caller only once it is finished.
+    pub handle: UploadHandle,
+    /// The tenant it belongs to.
+    pub tenant: String,
+    /// Who is uploading it.
+    pub owner: String,
+    /// What it will hold.
+    pub kind: UploadKind,
+    /// Unix milliseconds.
+    pub created_at_ms: i64,
 }
 
 /// Everything a session holds, as one read returns it.

@@ -7,13 +7,42 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::{
-    Mutation, NewUpload, Proposal, ProposalId, Session, SessionId, SessionView, Upload,
-    UploadHandle,
+    ArrivingUpload, HeldUploads, Mutation, Proposal, ProposalId, Session, SessionId, SessionView,
+    Upload, UploadHandle, UploadQuota,
 };
 
 /// A boxed future, so stores can be used as trait objects.
 pub type WorkspaceFuture<'a, T> =
     Pin<Box<dyn Future<Output = Result<T, WorkspaceStoreError>> + Send + 'a>>;
+
+/// One part of an arriving upload, at most a part's size of bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct UploadPart<'a> {
+    /// The upload.
+    pub handle: &'a UploadHandle,
+    /// Its place: 0 for the first part, one more for each next.
+    pub seq: u32,
+    /// Its bytes.
+    pub bytes: &'a [u8],
+    /// The most bytes the upload's owner may hold, this part included.
+    pub max_bytes: u64,
+    /// Now (unix milliseconds): what has expired counts no more.
+    pub now_ms: i64,
+    /// The upload's new short expiry, should no more parts arrive.
+    pub arriving_until_ms: i64,
+}
+
+/// What became of a part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartKept {
+    /// Stored.
+    Kept,
+    /// Not stored: the owner would hold more than its quota's bytes.
+    OverQuota,
+    /// Not stored: the upload is no longer arriving (dropped, or purged
+    /// after its short expiry).
+    Gone,
+}
 
 /// Why the store did not answer.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -78,11 +107,50 @@ pub trait WorkspaceStore: Send + Sync {
         key: &'a str,
     ) -> WorkspaceFuture<'a, Option<Mutation>>;
 
-    /// Keeps an upload (and drops expired uploads no proposal names).
-    fn put_upload(&self, new: NewUpload) -> WorkspaceFuture<'_, ()>;
+    /// What `owner` of `tenant` holds at `now_ms` against its
+    /// [`UploadQuota`]: unexpired uploads no proposal names, arriving ones
+    /// with the bytes in so far.
+    fn held_uploads<'a>(
+        &'a self,
+        tenant: &'a str,
+        owner: &'a str,
+        now_ms: i64,
+    ) -> WorkspaceFuture<'a, HeldUploads>;
 
-    /// Upload `handle` of `tenant` and its bytes, if it is there and has
-    /// not expired at `now_ms`.
+    /// Starts `upload` arriving, kept until `arriving_until_ms` unless a
+    /// part moves that on, if its owner then holds no more than `quota`
+    /// with `declared` bytes still to come; `false`, storing nothing, if
+    /// not. Drops expired uploads first (finished ones past their day,
+    /// arriving ones abandoned by a crash).
+    fn begin_upload<'a>(
+        &'a self,
+        upload: &'a ArrivingUpload,
+        declared: u64,
+        quota: UploadQuota,
+        arriving_until_ms: i64,
+    ) -> WorkspaceFuture<'a, bool>;
+
+    /// Appends a part to an arriving upload, in one transaction with its
+    /// size and expiry; nothing if it would put its owner over `max_bytes`
+    /// or the upload is no longer arriving.
+    fn put_upload_part<'a>(&'a self, part: UploadPart<'a>) -> WorkspaceFuture<'a, PartKept>;
+
+    /// Finishes arriving `upload` with its size, digest and expiry, if
+    /// its parts hold exactly `upload.size` bytes; `false` if it is no
+    /// longer arriving (purged meanwhile) or its parts do not add up.
+    fn finish_upload<'a>(&'a self, upload: &'a Upload) -> WorkspaceFuture<'a, bool>;
+
+    /// Drops upload `handle` of `tenant` and its parts, whatever its state:
+    /// a refused or failed upload leaves no row.
+    fn drop_upload<'a>(
+        &'a self,
+        tenant: &'a str,
+        handle: &'a UploadHandle,
+    ) -> WorkspaceFuture<'a, ()>;
+
+    /// Finished upload `handle` of `tenant` and its bytes (its parts in
+    /// order, whole: a component must be whole to compile), if it is there
+    /// and has not expired at `now_ms`.
     fn upload<'a>(
         &'a self,
         tenant: &'a str,

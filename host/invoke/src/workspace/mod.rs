@@ -15,9 +15,11 @@
 //!
 //! Rooms: [`bind`] (what a subject is now), [`plugin_subject`] and
 //! [`domain_subject`] (propose and promote, one per kind of subject),
-//! [`uploads`] (the bounded upload that mints handles), [`view`] (what
+//! [`uploads`] (the bounded upload that mints handles) and [`arriving`]
+//! (its body, streamed to the store in parts), [`view`] (what
 //! the read tools answer) and [`tools`] (the host tools).
 
+mod arriving;
 mod bind;
 mod domain_subject;
 mod explore;
@@ -42,11 +44,15 @@ use toolhost_workspace::{
 
 use crate::{InvokeError, Toolhost};
 
+pub use arriving::Arriving;
 pub use tools::{
     AUTHORING_PERMISSION, CreateAuthoringSession, GetAuthoringSession, GetRevisionDiff,
     ListAuthoringSessions, PromoteRevision, ProposeRevision,
 };
-pub use uploads::{DEFAULT_UPLOAD_TTL, MAX_SIGNATURE_BYTES, UploadError, upload_limit};
+pub use uploads::{
+    ARRIVING_UPLOAD_TTL, DEFAULT_UPLOAD_TTL, MAX_SIGNATURE_BYTES, UPLOAD_PART_BYTES, UploadError,
+    upload_limit,
+};
 
 /// How the workspace is kept.
 #[derive(Clone)]
@@ -60,6 +66,8 @@ pub struct WorkspaceConfig {
     pub intake: IntakeOptions,
     /// How long an upload no proposal names is kept.
     pub upload_ttl: Duration,
+    /// What one principal may hold in uploads no proposal names.
+    pub upload_quota: toolhost_workspace::UploadQuota,
 }
 
 impl Toolhost {

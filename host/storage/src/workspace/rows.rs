@@ -2,8 +2,8 @@
 
 use serde::de::DeserializeOwned;
 use toolhost_workspace::{
-    Mutation, Promotion, PromotionId, Proposal, ProposalId, RunLink, Session, SessionId, Upload,
-    UploadHandle,
+    HeldUploads, Mutation, Promotion, PromotionId, Proposal, ProposalId, RunLink, Session,
+    SessionId, Upload, UploadHandle,
 };
 
 use crate::fields::{Fields, corrupt};
@@ -130,20 +130,36 @@ pub(crate) fn mutation(row: &impl Fields) -> Result<Mutation, sqlx::Error> {
     })
 }
 
-pub(crate) fn upload(row: &impl Fields) -> Result<(Upload, Vec<u8>), sqlx::Error> {
+pub(crate) fn upload(row: &impl Fields) -> Result<Upload, sqlx::Error> {
     let key = row.text("handle")?;
     const T: &str = "workspace_uploads";
-    let size = row.int("size")?;
-    let upload = Upload {
+    Ok(Upload {
         handle: id(T, &key, "handle", UploadHandle::parse)?,
         tenant: row.text("tenant")?,
         owner: row.text("owner")?,
         kind: from_str(T, &key, "kind", &row.text("kind")?)?,
-        size: u64::try_from(size)
-            .map_err(|_| corrupt(T, &key, "size", &size.to_string(), "negative"))?,
+        size: count(T, &key, "size", row.int("size")?)?,
         sha256: row.text("sha256")?,
         created_at_ms: row.int("created_at")?,
         expires_at_ms: row.int("expires_at")?,
-    };
-    Ok((upload, row.bytes("body")?))
+    })
+}
+
+/// What a principal holds against its upload quota.
+pub(crate) fn held(row: &impl Fields) -> Result<HeldUploads, sqlx::Error> {
+    const T: &str = "workspace_uploads";
+    Ok(HeldUploads {
+        uploads: count(T, "held", "uploads", row.int("uploads")?)?,
+        bytes: count(T, "held", "bytes", row.int("bytes")?)?,
+    })
+}
+
+/// An upload part's bytes.
+pub(crate) fn part(row: &impl Fields) -> Result<Vec<u8>, sqlx::Error> {
+    row.bytes("bytes")
+}
+
+/// A count or size, which is never negative.
+fn count(table: &str, key: &str, column: &'static str, n: i64) -> Result<u64, sqlx::Error> {
+    u64::try_from(n).map_err(|_| corrupt(table, key, column, &n.to_string(), "negative"))
 }

@@ -39,17 +39,69 @@ pub(crate) const MUTATION: &str = "SELECT tenant, principal, key, tool, request_
      session_id, result, created_at FROM workspace_mutations \
      WHERE tenant = $1 AND principal = $2 AND key = $3";
 
-pub(crate) const UPLOAD: &str = "SELECT handle, tenant, owner, kind, size, sha256, body, \
+/// A finished upload; its bytes are [`UPLOAD_PARTS`].
+pub(crate) const UPLOAD: &str = "SELECT handle, tenant, owner, kind, size, sha256, \
      created_at, expires_at FROM workspace_uploads \
-     WHERE tenant = $1 AND handle = $2 AND expires_at > $3";
-pub(crate) const INSERT_UPLOAD: &str = "INSERT INTO workspace_uploads (handle, tenant, owner, \
-     kind, size, sha256, body, created_at, expires_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
-/// Expired uploads go when the next one comes (kept uploads never expire).
+     WHERE tenant = $1 AND handle = $2 AND expires_at > $3 AND state = 'finished'";
+/// An upload's parts, in order.
+pub(crate) const UPLOAD_PARTS: &str =
+    "SELECT bytes FROM workspace_upload_parts WHERE handle = $1 ORDER BY seq";
+
+/// The uploads a principal's quota counts, by tenant ($1), owner ($2), now
+/// ($3) and the expiry of a kept upload ($4): unexpired, no proposal names.
+macro_rules! held_by {
+    ($what:literal) => {
+        concat!(
+            "SELECT ",
+            $what,
+            " FROM workspace_uploads WHERE tenant = $1 AND owner = $2 \
+             AND expires_at > $3 AND expires_at < $4"
+        )
+    };
+}
+
+/// What a principal holds: `uploads`, `bytes`.
+pub(crate) const HELD_UPLOADS: &str =
+    held_by!("COUNT(*) AS uploads, CAST(COALESCE(SUM(size), 0) AS BIGINT) AS bytes");
+/// An arriving upload ($5 handle, $6 kind, $7 created, $8 expiry), if its
+/// owner ($1, $2) holds (at $3, kept at $4) fewer than $9 uploads and,
+/// with $10 bytes declared, at most $11 bytes.
+pub(crate) const BEGIN_UPLOAD: &str = concat!(
+    "INSERT INTO workspace_uploads (handle, tenant, owner, kind, state, size, sha256, \
+     created_at, expires_at) \
+     SELECT $5, $1, $2, $6, 'arriving', 0, NULL, $7, $8 \
+     WHERE (",
+    held_by!("COUNT(*)"),
+    ") < $9 AND (",
+    held_by!("COALESCE(SUM(size), 0)"),
+    ") + $10 <= $11"
+);
+/// Moves an arriving upload ($1) on by $2 bytes and to expiry $3, if its
+/// owner then holds (at $4, kept at $5) at most $6 bytes. One row or none.
+pub(crate) const GROW_UPLOAD: &str = "UPDATE workspace_uploads SET size = size + $2, \
+     expires_at = $3 WHERE handle = $1 AND state = 'arriving' AND ( \
+     SELECT COALESCE(SUM(o.size), 0) FROM workspace_uploads o \
+     WHERE o.tenant = workspace_uploads.tenant AND o.owner = workspace_uploads.owner \
+     AND o.expires_at > $4 AND o.expires_at < $5) + $2 <= $6";
+pub(crate) const INSERT_UPLOAD_PART: &str =
+    "INSERT INTO workspace_upload_parts (handle, seq, bytes) VALUES ($1, $2, $3)";
+/// Whether upload $1 is still arriving (why a part was not kept).
+pub(crate) const UPLOAD_ARRIVING: &str =
+    "SELECT handle FROM workspace_uploads WHERE handle = $1 AND state = 'arriving'";
+/// An arriving upload ($1, $2) whose parts hold $3 bytes, finished.
+pub(crate) const FINISH_UPLOAD: &str = "UPDATE workspace_uploads SET state = 'finished', \
+     sha256 = $4, expires_at = $5 \
+     WHERE tenant = $1 AND handle = $2 AND state = 'arriving' AND size = $3";
+/// An upload and (by cascade) its parts.
+pub(crate) const DROP_UPLOAD: &str =
+    "DELETE FROM workspace_uploads WHERE tenant = $1 AND handle = $2";
+/// Expired uploads go when the next one comes, their parts with them:
+/// finished ones past their day, arriving ones abandoned (kept uploads
+/// never expire).
 pub(crate) const PURGE_UPLOADS: &str = "DELETE FROM workspace_uploads WHERE expires_at <= $1";
 /// An upload a proposal names is kept as long as the session.
 pub(crate) const KEEP_UPLOAD: &str = "UPDATE workspace_uploads SET expires_at = $3 \
-     WHERE tenant = $1 AND handle = $2";
+     WHERE tenant = $1 AND handle = $2 AND state = 'finished'";
 
 pub(crate) const INSERT_SESSION: &str = concat!(
     "INSERT INTO workspace_sessions (",
