@@ -33,7 +33,8 @@
 //! clients: E`.
 //!
 //! To profile: `TOOLHOST_BENCH_CALLS=N` sets the calls per measurement,
-//! and `TOOLHOST_BENCH_ONLY=ceiling|native|wasm|shipped` (with
+//! and `TOOLHOST_BENCH_ONLY=ceiling|native|wasm|shipped|unguarded` (the
+//! last: shipped without the edge guards; with
 //! `TOOLHOST_BENCH_CLIENTS`, 32 unless set) runs one server's one
 //! measurement and nothing else, so `perf record -p` sees only it.
 
@@ -199,7 +200,17 @@ async fn start(durable_audit: bool, rate_limited: bool, edge: bool) -> (String, 
     let plugins = dir.path().join("plugins");
     let f = toolhost_fixtures::HELLO;
     toolhost_catalog::pin(f.manifest.as_ref(), f.component.as_ref(), &plugins).expect("pins hello");
-    let runtime = Arc::new(Runtime::new(RuntimeConfig::default()).expect("runtime"));
+    // Fewer sandboxes where the pool's address space must be small (under
+    // valgrind: `TOOLHOST_BENCH_SLOTS=8`).
+    let slots = std::env::var("TOOLHOST_BENCH_SLOTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(RuntimeConfig::DEFAULT_SLOTS);
+    let config = RuntimeConfig {
+        slots,
+        ..RuntimeConfig::default()
+    };
+    let runtime = Arc::new(Runtime::new(config).expect("runtime"));
     let loaded = Catalog::load_dir(&plugins, &runtime, &LoadOptions::default()).await;
     assert!(loaded.errors.is_empty(), "hello loads");
     let mut spec = loaded
@@ -252,19 +263,28 @@ async fn start(durable_audit: bool, rate_limited: bool, edge: bool) -> (String, 
         Guard::new(4 << 20),
         auth,
     );
-    if rate_limited {
+    let limiter = rate_limited.then(|| {
         let never = Some(u32::MAX);
         let limits = RateLimits::configured(None, never, never, never).expect("limits");
-        app = app.layer(axum::Extension(RateLimiter::new(limits, store, host)));
-    }
-    if edge {
+        RateLimiter::new(limits, store, host)
+    });
+    // A profiler's split of the guards (`TOOLHOST_BENCH_EDGE=listener`:
+    // the listener only; `layers`: the tables and headers only).
+    let parts = std::env::var("TOOLHOST_BENCH_EDGE").unwrap_or_default();
+    if edge && parts != "listener" {
+        // As `serve` layers them: one layer of the router.
         let owners = edge::SessionOwners::new(edge::SessionCaps::default(), Some(sessions));
-        let app = app
-            .layer(axum::Extension(owners))
-            .layer(axum::Extension(events))
-            .layer(axum::middleware::from_fn(
-                toolhost_server::http::answer_headers,
-            ));
+        app = app.layer(
+            tower::ServiceBuilder::new()
+                .map_response(toolhost_server::http::answer_headers)
+                .option_layer(limiter.map(axum::Extension))
+                .layer(axum::Extension(owners))
+                .layer(axum::Extension(events)),
+        );
+    } else if let Some(limiter) = limiter {
+        app = app.layer(axum::Extension(limiter));
+    }
+    if edge && parts != "layers" {
         let connections = edge::Connections::new(
             edge::ConnectionCaps::for_this_process(),
             edge::TrustedProxies::default(),
@@ -453,18 +473,30 @@ const PAIRED_ROUNDS: usize = 5;
 /// first alternates, so neither is always measured in the other's wake
 /// (the host's log still being written back, say).
 async fn paired(plan: Plan, ceiling: &str, host: &str) -> (Run, Run, Vec<f64>) {
-    paired_with(plan, (ceiling, "greet_native"), (host, "greet")).await
+    paired_with(
+        plan,
+        PAIRED_ROUNDS,
+        (ceiling, "greet_native"),
+        (host, "greet"),
+    )
+    .await
 }
 
-/// [`paired`] of any two (server, tool) pairs: `base` is the divisor.
+/// Rounds of the edge guards' comparison: the difference sought is a few
+/// percent, within one round's noise, so it takes more rounds.
+const EDGE_ROUNDS: usize = 9;
+
+/// [`paired`] of any two (server, tool) pairs in `rounds` rounds: `base`
+/// is the divisor.
 async fn paired_with(
     plan: Plan,
+    rounds: usize,
     (base, base_tool): (&str, &'static str),
     (host, tool): (&str, &'static str),
 ) -> (Run, Run, Vec<f64>) {
     let (mut top, mut ours, mut ratios) = (Samples::default(), Samples::default(), Vec::new());
     let rate = |(calls, elapsed): &(Vec<Duration>, Duration)| per_sec(calls.len(), *elapsed);
-    for round in 0..PAIRED_ROUNDS {
+    for round in 0..rounds {
         let (a, b) = if round % 2 == 0 {
             let a = measure(plan, base, base_tool, 32).await;
             (a, measure(plan, host, tool, 32).await)
@@ -553,9 +585,18 @@ fn main() {
             println!("full stack / ceiling at 32 clients: {median:.2}");
             // What the edge's guards cost: the same host served without
             // them (no listener caps or body deadline, no session table,
-            // no answer headers), back to back with the host as shipped.
+            // no answer headers), back to back with the host as shipped,
+            // both started fresh now (an audit table grown by the rounds
+            // above would cost the shipped one more per row).
+            let (edged, _edged_dir) = start(true, true, true).await;
             let (bare, _bare_dir) = start(true, true, false).await;
-            let (_, _, edge_ratios) = paired_with(plan, (&bare, "greet"), (&addr, "greet")).await;
+            let (_, _, edge_ratios) = paired_with(
+                plan,
+                EDGE_ROUNDS,
+                (&bare, "greet"),
+                (&edged, "greet"),
+            )
+            .await;
             let rounds: Vec<String> = edge_ratios.iter().map(|r| format!("{r:.3}")).collect();
             println!(
                 "edge guards / without them at 32 clients: {:.3} (rounds {})",
@@ -679,17 +720,21 @@ fn secret_scan() {
 /// `greet`) or `shipped` (the host as shipped, `greet`), by
 /// `TOOLHOST_BENCH_CLIENTS` clients (32 unless set).
 async fn profile_one(plan: Plan, only: &str, ceiling: &str) {
-    // The host's `start` arguments (durable audit, rate limited), if not the ceiling.
+    // The host's `start` arguments (durable audit, rate limited, edge
+    // guards), if not the ceiling.
     let (host, tool) = match only {
         "ceiling" => (None, "greet_native"),
-        "native" => (Some((false, false)), "greet_native"),
-        "wasm" => (Some((false, false)), "greet"),
-        "shipped" => (Some((true, true)), "greet"),
-        other => panic!("TOOLHOST_BENCH_ONLY={other}: one of ceiling, native, wasm, shipped"),
+        "native" => (Some((false, false, true)), "greet_native"),
+        "wasm" => (Some((false, false, true)), "greet"),
+        "shipped" => (Some((true, true, true)), "greet"),
+        "unguarded" => (Some((true, true, false)), "greet"),
+        other => {
+            panic!("TOOLHOST_BENCH_ONLY={other}: one of ceiling, native, wasm, shipped, unguarded")
+        }
     };
     let (addr, _dir) = match host {
-        Some((durable, limited)) => {
-            let (addr, dir) = start(durable, limited, true).await;
+        Some((durable, limited, edge)) => {
+            let (addr, dir) = start(durable, limited, edge).await;
             (addr, Some(dir))
         }
         None => (ceiling.to_owned(), None),

@@ -56,9 +56,11 @@ pub fn router(
     // the caller's (when `serve` put the session table there), serve a
     // replay only to its owner and claim each stream answered (with the
     // event store there), then rmcp.
+    let mcp = tower::ServiceBuilder::new()
+        .map_response(no_store)
+        .service(mcp);
     let guarded = Router::new()
         .route_service("/mcp", mcp)
-        .layer(axum::middleware::from_fn(crate::mcp_replay::bound))
         .layer(axum::middleware::from_fn(crate::mcp_sessions::owned))
         .layer(axum::middleware::from_fn(crate::rate_limit::limit))
         .layer(axum::middleware::from_fn_with_state(
@@ -98,26 +100,28 @@ pub fn with_console(
 /// Headers every answer carries unless its route set its own:
 /// `X-Content-Type-Options: nosniff` (a browser never guesses a type that
 /// would run), and `Cache-Control: no-store` (tool output, tokens and
-/// pages of people's decisions are kept by no cache) on all but the
-/// console's static assets; on `/mcp` always (rmcp's event streams say
-/// only `no-cache`, which lets a cache keep them).
-pub async fn answer_headers(
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let path = req.uri().path();
-    let (mcp, cacheable) = (path == "/mcp", path.starts_with("/admin/static/"));
-    let mut answer = next.run(req).await;
+/// pages of people's decisions are kept by no cache). The console's
+/// static assets set their own caching; `/mcp` always says `no-store`
+/// ([`router`] sees to it: rmcp's event streams say only `no-cache`,
+/// which lets a cache keep them). A plain map of the answer, applied with
+/// [`tower::util::MapResponseLayer`]: no boxed service or future per
+/// request.
+pub fn answer_headers(mut answer: axum::response::Response) -> axum::response::Response {
     let headers = answer.headers_mut();
     headers
         .entry(header::X_CONTENT_TYPE_OPTIONS)
         .or_insert(HeaderValue::from_static("nosniff"));
-    let no_store = HeaderValue::from_static("no-store");
-    if mcp {
-        headers.insert(header::CACHE_CONTROL, no_store);
-    } else if !cacheable {
-        headers.entry(header::CACHE_CONTROL).or_insert(no_store);
-    }
+    headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    answer
+}
+
+/// `/mcp`'s answers say `Cache-Control: no-store`, whatever rmcp said.
+fn no_store<B>(mut answer: axum::http::Response<B>) -> axum::http::Response<B> {
+    answer
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     answer
 }
 

@@ -31,7 +31,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::ConnectInfo;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use hyper::body::{Body as _, Frame, Incoming, SizeHint};
+use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -192,6 +192,8 @@ fn body_too_slow(timeout: Duration) -> Response {
 struct DeadlineBody {
     inner: Incoming,
     timeout: Duration,
+    /// When the head arrived: the deadline is `timeout` after it.
+    head_at: tokio::time::Instant,
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
     late: Arc<AtomicBool>,
 }
@@ -208,11 +210,11 @@ impl DeadlineBody {
         timeout: Duration,
         late: Arc<AtomicBool>,
     ) -> (hyper::http::request::Parts, DeadlineBody) {
-        let deadline = (!inner.is_end_stream()).then(|| Box::pin(tokio::time::sleep(timeout)));
         let body = DeadlineBody {
             inner,
             timeout,
-            deadline,
+            head_at: tokio::time::Instant::now(),
+            deadline: None,
             late,
         };
         (parts, body)
@@ -231,9 +233,15 @@ impl hyper::body::Body for DeadlineBody {
         if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
             return Poll::Ready(frame.map(|f| f.map_err(Into::into)));
         }
-        let Some(deadline) = this.deadline.as_mut() else {
+        if this.inner.is_end_stream() {
             return Poll::Pending;
-        };
+        }
+        // Armed only once the body keeps us waiting: one that came with
+        // its head (most do) never touches the timer.
+        let (head_at, timeout) = (this.head_at, this.timeout);
+        let deadline = this
+            .deadline
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(head_at + timeout)));
         match deadline.as_mut().poll(cx) {
             Poll::Ready(()) => {
                 this.late.store(true, Ordering::Relaxed);

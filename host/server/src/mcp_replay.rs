@@ -27,8 +27,9 @@ fn owner_key(who: &Principal) -> String {
     format!("{}\n{}\n{}", who.tenant, who.subject, who.client_id)
 }
 
-/// Middleware for `/mcp`, inside the session check (which says whether the
-/// request's session is the caller's): a resumption must be the owner's,
+/// `/mcp`'s replay check, run by the session layer once it has said
+/// whether the request's session is the caller's
+/// ([`crate::mcp_sessions::owned`]): a resumption must be the owner's,
 /// and each event stream answered is claimed for its caller. Without the
 /// event store in the request's extensions it lets everything through.
 pub async fn bound(req: Request, next: Next) -> Response {

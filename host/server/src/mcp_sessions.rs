@@ -92,11 +92,74 @@ struct Session {
     streams: usize,
 }
 
+/// The sessions by id, and how many each owner holds (its open sessions
+/// and the `initialize`s it has in flight), kept together so counting and
+/// admitting are one step under one lock.
+#[derive(Default)]
+struct Table {
+    sessions: HashMap<String, Session>,
+    held: HashMap<Owner, usize>,
+}
+
+impl Table {
+    /// Gives back one of `owner`'s places.
+    fn release(&mut self, owner: &Owner) {
+        if let Some(n) = self.held.get_mut(owner) {
+            *n -= 1;
+            if *n == 0 {
+                self.held.remove(owner);
+            }
+        }
+    }
+
+    /// Forgets session `id`, giving back its owner's place.
+    fn remove(&mut self, id: &str) {
+        if let Some(session) = self.sessions.remove(id) {
+            self.release(&session.owner);
+        }
+    }
+}
+
+type Shared = Arc<Mutex<Table>>;
+
+fn lock(table: &Mutex<Table>) -> std::sync::MutexGuard<'_, Table> {
+    table.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The sessions of this replica and their owners. Cheap to clone.
 #[derive(Clone)]
 pub struct SessionOwners {
     caps: SessionCaps,
-    sessions: Arc<Mutex<HashMap<String, Session>>>,
+    table: Shared,
+}
+
+/// A place an `initialize` holds in its owner's count while it is
+/// answered: it becomes the new session's, or is given back.
+struct Reserved {
+    table: Shared,
+    owner: Option<Owner>,
+}
+
+impl Reserved {
+    /// The session `id` now holds the place.
+    fn open(mut self, id: &str) {
+        let owner = self.owner.take().expect("a reservation opens once");
+        let mut t = lock(&self.table);
+        let replaced = t
+            .sessions
+            .insert(id.to_owned(), Session { owner, streams: 0 });
+        if let Some(old) = replaced {
+            t.release(&old.owner);
+        }
+    }
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        if let Some(owner) = &self.owner {
+            lock(&self.table).release(owner);
+        }
+    }
 }
 
 impl SessionOwners {
@@ -105,33 +168,41 @@ impl SessionOwners {
     pub fn new(caps: SessionCaps, manager: Option<Arc<LocalSessionManager>>) -> SessionOwners {
         let owners = SessionOwners {
             caps,
-            sessions: Arc::default(),
+            table: Arc::default(),
         };
         if let Some(manager) = manager {
-            tokio::spawn(prune_every(
-                Arc::downgrade(&owners.sessions),
-                manager,
-                PRUNE,
-            ));
+            tokio::spawn(prune_every(Arc::downgrade(&owners.table), manager, PRUNE));
         }
         owners
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
+        lock(&self.table)
     }
 
     fn owner_of(&self, id: &str) -> Option<Owner> {
-        self.lock().get(id).map(|s| s.owner.clone())
+        self.lock().sessions.get(id).map(|s| s.owner.clone())
     }
 
+    /// One of `owner`'s places, if it holds fewer than its cap: counting
+    /// and taking are one step, so concurrent `initialize`s cannot pass
+    /// the cap together.
+    fn reserve(&self, owner: Owner) -> Option<Reserved> {
+        let mut t = self.lock();
+        let held = t.held.entry(owner.clone()).or_default();
+        if *held >= self.caps.per_principal {
+            return None;
+        }
+        *held += 1;
+        Some(Reserved {
+            table: self.table.clone(),
+            owner: Some(owner),
+        })
+    }
+
+    #[cfg(test)]
     fn held_by(&self, owner: &Owner) -> usize {
-        self.lock().values().filter(|s| s.owner == *owner).count()
-    }
-
-    fn open(&self, id: &str, owner: Owner) {
-        self.lock()
-            .insert(id.to_owned(), Session { owner, streams: 0 });
+        self.lock().held.get(owner).copied().unwrap_or(0)
     }
 
     fn close(&self, id: &str) {
@@ -140,14 +211,14 @@ impl SessionOwners {
 
     /// A place for one more GET stream in session `id`, if it has one.
     fn stream(&self, id: &str) -> Option<StreamPlace> {
-        let mut sessions = self.lock();
-        let session = sessions.get_mut(id)?;
+        let mut t = self.lock();
+        let session = t.sessions.get_mut(id)?;
         if session.streams >= self.caps.streams_per_session {
             return None;
         }
         session.streams += 1;
         Some(StreamPlace {
-            sessions: Arc::downgrade(&self.sessions),
+            table: Arc::downgrade(&self.table),
             id: id.to_owned(),
         })
     }
@@ -155,17 +226,17 @@ impl SessionOwners {
 
 /// One open GET stream of a session; dropped with the stream's body.
 struct StreamPlace {
-    sessions: Weak<Mutex<HashMap<String, Session>>>,
+    table: Weak<Mutex<Table>>,
     id: String,
 }
 
 impl Drop for StreamPlace {
     fn drop(&mut self) {
-        let Some(sessions) = self.sessions.upgrade() else {
+        let Some(table) = self.table.upgrade() else {
             return;
         };
-        let mut sessions = sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = sessions.get_mut(&self.id) {
+        let mut t = lock(&table);
+        if let Some(s) = t.sessions.get_mut(&self.id) {
             s.streams = s.streams.saturating_sub(1);
         }
     }
@@ -174,27 +245,24 @@ impl Drop for StreamPlace {
 /// Removes the sessions rmcp no longer has, every `every`, until the
 /// table is gone.
 async fn prune_every(
-    sessions: Weak<Mutex<HashMap<String, Session>>>,
+    table: Weak<Mutex<Table>>,
     manager: Arc<LocalSessionManager>,
     every: Duration,
 ) {
     let mut tick = tokio::time::interval(every);
     loop {
         tick.tick().await;
-        let Some(table) = sessions.upgrade() else {
+        let Some(table) = table.upgrade() else {
             return;
         };
-        let ids: Vec<String> = {
-            let t = table.lock().unwrap_or_else(|p| p.into_inner());
-            t.keys().cloned().collect()
-        };
+        let ids: Vec<String> = lock(&table).sessions.keys().cloned().collect();
         for id in ids {
             if !manager
                 .has_session(&id.clone().into())
                 .await
                 .unwrap_or(false)
             {
-                table.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+                lock(&table).remove(&id);
             }
         }
     }
@@ -204,14 +272,17 @@ async fn prune_every(
 /// a request naming a session must be its owner's; an `initialize` is
 /// counted against its principal's cap and its new session remembered.
 /// Without [`SessionOwners`] in the request's extensions it lets
-/// everything through.
+/// everything through. Then, in the same layer (one layer costs a boxed
+/// service and future per request), the replay check of
+/// [`crate::mcp_replay::bound`], which knows the request's session from
+/// here.
 pub async fn owned(mut req: Request, next: Next) -> Response {
     let found = req.extensions();
     let (Some(owners), Some(who)) = (
         found.get::<SessionOwners>().cloned(),
         found.get::<Principal>(),
     ) else {
-        return next.run(req).await;
+        return crate::mcp_replay::bound(req, next).await;
     };
     let caller = Owner::of(who);
     let named = req
@@ -227,7 +298,7 @@ pub async fn owned(mut req: Request, next: Next) -> Response {
         return if initialize {
             opened(&owners, caller, req, next).await
         } else {
-            next.run(req).await
+            crate::mcp_replay::bound(req, next).await
         };
     };
     match owners.owner_of(&id) {
@@ -239,37 +310,36 @@ pub async fn owned(mut req: Request, next: Next) -> Response {
         }
         // Not a session here: rmcp answers a legacy request 404, and a
         // stateless one has no session.
-        None => return next.run(req).await,
+        None => return crate::mcp_replay::bound(req, next).await,
         Some(_) => {}
     }
     req.extensions_mut().insert(OwnedSession(id.clone()));
     match *req.method() {
         Method::GET => streamed(&owners, &id, req, next).await,
         Method::DELETE => {
-            let answer = next.run(req).await;
+            let answer = crate::mcp_replay::bound(req, next).await;
             if answer.status().is_success() {
                 owners.close(&id);
             }
             answer
         }
-        _ => next.run(req).await,
+        _ => crate::mcp_replay::bound(req, next).await,
     }
 }
 
 /// An `initialize` without a session: refused past the principal's cap;
 /// the session it opens is remembered as the caller's.
 async fn opened(owners: &SessionOwners, caller: Owner, req: Request, next: Next) -> Response {
-    let cap = owners.caps.per_principal;
-    if owners.held_by(&caller) >= cap {
-        return over_cap("sessions_per_principal", cap);
-    }
-    let answer = next.run(req).await;
+    let Some(place) = owners.reserve(caller) else {
+        return over_cap("sessions_per_principal", owners.caps.per_principal);
+    };
+    let answer = crate::mcp_replay::bound(req, next).await;
     if let Some(id) = answer
         .headers()
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
     {
-        owners.open(id, caller);
+        place.open(id);
     }
     answer
 }
@@ -280,7 +350,7 @@ async fn streamed(owners: &SessionOwners, id: &str, req: Request, next: Next) ->
     let Some(place) = owners.stream(id) else {
         return over_cap("streams_per_session", owners.caps.streams_per_session);
     };
-    let answer = next.run(req).await;
+    let answer = crate::mcp_replay::bound(req, next).await;
     let (parts, body) = answer.into_parts();
     let body = body.map_frame(move |frame| {
         let _held = &place;
@@ -332,7 +402,7 @@ mod tests {
             streams_per_session: 2,
         };
         let owners = SessionOwners::new(caps, None);
-        owners.open("s1", owner("alice"));
+        owners.reserve(owner("alice")).expect("a place").open("s1");
         assert_eq!(owners.owner_of("s1"), Some(owner("alice")));
         assert_eq!(owners.held_by(&owner("alice")), 1);
         let first = owners.stream("s1").expect("a first stream");
@@ -343,5 +413,32 @@ mod tests {
         assert!(owners.stream("unknown").is_none());
         owners.close("s1");
         assert_eq!(owners.owner_of("s1"), None);
+        assert_eq!(
+            owners.held_by(&owner("alice")),
+            0,
+            "closing gives the place back"
+        );
+    }
+
+    #[tokio::test]
+    async fn initializes_in_flight_count_against_the_cap_and_one_that_opens_nothing_gives_back() {
+        let caps = SessionCaps {
+            per_principal: 2,
+            streams_per_session: 1,
+        };
+        let owners = SessionOwners::new(caps, None);
+        let first = owners.reserve(owner("alice")).expect("a first place");
+        let _second = owners.reserve(owner("alice")).expect("a second place");
+        assert!(
+            owners.reserve(owner("alice")).is_none(),
+            "two in flight fill the cap before either is answered"
+        );
+        assert!(owners.reserve(owner("bob")).is_some(), "bob has his own");
+        drop(first);
+        let third = owners
+            .reserve(owner("alice"))
+            .expect("an initialize that opened no session gave its place back");
+        third.open("s1");
+        assert_eq!(owners.held_by(&owner("alice")), 2);
     }
 }

@@ -300,12 +300,6 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     };
     let app = app.merge(crate::catalog_http::routes(submissions, auth.clone()));
     let app = app.merge(crate::workspace_http::routes(host.clone(), auth.clone()));
-    // `/mcp`'s rate-limit, session and replay layers find the limiter, the
-    // session table and the event store in the request's extensions.
-    let app = app
-        .layer(axum::Extension(limiter))
-        .layer(axum::Extension(owners))
-        .layer(axum::Extension(events));
     tracing::info!(%addr, tools, catalog = %host.catalog().version(), issuer = %auth.config().issuer, "toolhost serving");
     if let Some((at, _)) = &metrics_served {
         println!("Metrics on: http://{at}/metrics");
@@ -361,8 +355,18 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             sessions.cancel();
         }
     };
+    // Every answer's headers; and `/mcp`'s rate-limit, session and replay
+    // layers find the limiter, the session table and the event store in
+    // the request's extensions. One layer of the router for all four: each
+    // `Router::layer` boxes every route's service and future again.
+    let mut app = app.layer(
+        tower::ServiceBuilder::new()
+            .map_response(crate::http::answer_headers)
+            .layer(axum::Extension(limiter))
+            .layer(axum::Extension(owners))
+            .layer(axum::Extension(events)),
+    );
     // Each outer layer only where it has work: a trusted proxy, an exporter.
-    let mut app = app.layer(axum::middleware::from_fn(crate::http::answer_headers));
     if !config.trusted_proxies.is_empty() {
         app = app.layer(axum::middleware::from_fn_with_state(
             Arc::new(config.trusted_proxies.clone()),

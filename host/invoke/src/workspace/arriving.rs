@@ -18,7 +18,9 @@ use toolhost_workspace::{
     WorkspaceStoreError,
 };
 
-use super::uploads::{ARRIVING_UPLOAD_TTL, UPLOAD_PART_BYTES, UploadError, millis_of, now_by};
+use super::upload_bounds::{
+    ARRIVING_UPLOAD_TTL, UPLOAD_PART_BYTES, UploadError, millis_of, now_by,
+};
 use crate::{Clock, InvokeError};
 
 /// An upload whose bytes are arriving; see the module docs. Made by

@@ -15,8 +15,9 @@
 //!
 //! Rooms: [`bind`] (what a subject is now), [`plugin_subject`] and
 //! [`domain_subject`] (propose and promote, one per kind of subject),
-//! [`uploads`] (the bounded upload that mints handles) and [`arriving`]
-//! (its body, streamed to the store in parts), [`view`] (what
+//! [`uploads`] (the bounded upload that mints handles), [`arriving`]
+//! (its body, streamed to the store in parts) and [`upload_bounds`] (what
+//! bounds both), [`view`] (what
 //! the read tools answer) and [`tools`] (the host tools).
 
 mod arriving;
@@ -25,6 +26,7 @@ mod domain_subject;
 mod explore;
 mod plugin_subject;
 mod tools;
+mod upload_bounds;
 mod uploads;
 mod view;
 
@@ -49,7 +51,7 @@ pub use tools::{
     AUTHORING_PERMISSION, CreateAuthoringSession, GetAuthoringSession, GetRevisionDiff,
     ListAuthoringSessions, PromoteRevision, ProposeRevision,
 };
-pub use uploads::{
+pub use upload_bounds::{
     ARRIVING_UPLOAD_TTL, DEFAULT_UPLOAD_TTL, MAX_SIGNATURE_BYTES, UPLOAD_PART_BYTES, UploadError,
     upload_limit,
 };
