@@ -14,7 +14,7 @@ use toolhost_types::{Permission, Principal, PrincipalKind};
 
 use crate::gating::GatePolicy;
 use crate::tool::{host_spec as spec, invalid};
-use crate::{HostTool, HostToolFuture, InvokeError};
+use crate::{HostCall, HostTool, HostToolFuture, InvokeError};
 
 /// Listing gates needs this permission.
 pub const READ_PERMISSION: &str = "approvals:read";
@@ -127,48 +127,52 @@ impl HostTool for ListPendingApprovals {
         &self.spec
     }
 
-    fn call<'a>(&'a self, who: &'a Principal, args: &'a Value) -> HostToolFuture<'a> {
-        Box::pin(async move {
-            let args: ListArgs = if args.is_null() {
-                ListArgs::default()
-            } else {
-                serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?
-            };
-            let states: Vec<GateState> = match args.filter.state.as_deref() {
-                None | Some("pending") => vec![GateState::Pending],
-                Some("all") => Vec::new(),
-                Some(s) => vec![
-                    GateState::parse(s).ok_or_else(|| invalid(format!("unknown state {s:?}")))?,
-                ],
-            };
-            let grants = match who.kind {
-                PrincipalKind::User => self
-                    .policy
-                    .grants(&who.tenant, &who.subject)
-                    .await
-                    .map_err(InvokeError::Policy)?,
-                PrincipalKind::Service => Grants::none(),
-            };
-            let gates = self
-                .gates
-                .list(&who.tenant, &states, MAX_LISTED)
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(async move { Ok((self.run(c.who, c.args).await?, Vec::new())) })
+    }
+}
+
+impl ListPendingApprovals {
+    async fn run(&self, who: &Principal, args: &Value) -> Result<ToolOutput, InvokeError> {
+        let args: ListArgs = if args.is_null() {
+            ListArgs::default()
+        } else {
+            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?
+        };
+        let states: Vec<GateState> = match args.filter.state.as_deref() {
+            None | Some("pending") => vec![GateState::Pending],
+            Some("all") => Vec::new(),
+            Some(s) => {
+                vec![GateState::parse(s).ok_or_else(|| invalid(format!("unknown state {s:?}")))?]
+            }
+        };
+        let grants = match who.kind {
+            PrincipalKind::User => self
+                .policy
+                .grants(&who.tenant, &who.subject)
                 .await
-                .map_err(InvokeError::Gates)?;
-            let now = self.policy_clock.now_ms();
-            let shown: Vec<Value> = visible(who, &grants, gates, self.tool_permission.as_ref())
-                .into_iter()
-                .filter(|g| {
-                    args.filter
-                        .tool
-                        .as_ref()
-                        .is_none_or(|t| &g.opened.tool == t)
-                })
-                .filter(|g| !(states == [GateState::Pending] && g.expired(now)))
-                .map(|g| g.view(now))
-                .collect();
-            let text = format!("{} gate(s)", shown.len());
-            Ok(output(json!({"gates": shown}), text))
-        })
+                .map_err(InvokeError::Policy)?,
+            PrincipalKind::Service => Grants::none(),
+        };
+        let gates = self
+            .gates
+            .list(&who.tenant, &states, MAX_LISTED)
+            .await
+            .map_err(InvokeError::Gates)?;
+        let now = self.policy_clock.now_ms();
+        let shown: Vec<Value> = visible(who, &grants, gates, self.tool_permission.as_ref())
+            .into_iter()
+            .filter(|g| {
+                args.filter
+                    .tool
+                    .as_ref()
+                    .is_none_or(|t| &g.opened.tool == t)
+            })
+            .filter(|g| !(states == [GateState::Pending] && g.expired(now)))
+            .map(|g| g.view(now))
+            .collect();
+        let text = format!("{} gate(s)", shown.len());
+        Ok(output(json!({"gates": shown}), text))
     }
 }
 
@@ -215,59 +219,60 @@ impl HostTool for DecideApproval {
         &self.spec
     }
 
-    fn call<'a>(&'a self, who: &'a Principal, args: &'a Value) -> HostToolFuture<'a> {
-        Box::pin(async move {
-            if who.kind != PrincipalKind::User {
-                return Err(InvokeError::PermissionDenied {
-                    tool: self.spec.name.to_string(),
-                });
-            }
-            let args: DecideArgs =
-                serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
-            let id: GateId = args.gate_id.parse().map_err(invalid)?;
-            let reason = args.reason.trim();
-            if reason.len() > 1000 {
-                return Err(invalid("reason is longer than 1000 bytes"));
-            }
-            let gate = self
-                .gates
-                .get(&who.tenant, &id)
-                .await
-                .map_err(InvokeError::Gates)?
-                .ok_or_else(|| {
-                    InvokeError::Decide(toolhost_gates::DecideError::NotFound(id.clone()))
-                })?;
-            if gate.opened.principal == who.subject && !self.policy.allow_self_approval {
-                return Err(InvokeError::SelfApproval {
-                    gate: id.to_string(),
-                });
-            }
-            if args.decision == Decision::Confirm
-                && gate.opened.reason_required
-                && reason.is_empty()
-            {
-                return Err(InvokeError::ReasonRequired {
-                    gate: id.to_string(),
-                });
-            }
-            let now = self.policy.now_ms();
-            let decided = self
-                .gates
-                .decide(&who.tenant, &id, args.decision, &who.subject, reason, now)
-                .await
-                .map_err(InvokeError::Decide)?;
-            tracing::info!(gate = %id, tool = %decided.opened.tool, by = %who.subject,
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(async move { Ok((self.run(c.who, c.args).await?, Vec::new())) })
+    }
+}
+
+impl DecideApproval {
+    async fn run(&self, who: &Principal, args: &Value) -> Result<ToolOutput, InvokeError> {
+        if who.kind != PrincipalKind::User {
+            return Err(InvokeError::PermissionDenied {
+                tool: self.spec.name.to_string(),
+            });
+        }
+        let args: DecideArgs =
+            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+        let id: GateId = args.gate_id.parse().map_err(invalid)?;
+        let reason = args.reason.trim();
+        if reason.len() > 1000 {
+            return Err(invalid("reason is longer than 1000 bytes"));
+        }
+        let gate = self
+            .gates
+            .get(&who.tenant, &id)
+            .await
+            .map_err(InvokeError::Gates)?
+            .ok_or_else(|| {
+                InvokeError::Decide(toolhost_gates::DecideError::NotFound(id.clone()))
+            })?;
+        if gate.opened.principal == who.subject && !self.policy.allow_self_approval {
+            return Err(InvokeError::SelfApproval {
+                gate: id.to_string(),
+            });
+        }
+        if args.decision == Decision::Confirm && gate.opened.reason_required && reason.is_empty() {
+            return Err(InvokeError::ReasonRequired {
+                gate: id.to_string(),
+            });
+        }
+        let now = self.policy.now_ms();
+        let decided = self
+            .gates
+            .decide(&who.tenant, &id, args.decision, &who.subject, reason, now)
+            .await
+            .map_err(InvokeError::Decide)?;
+        tracing::info!(gate = %id, tool = %decided.opened.tool, by = %who.subject,
                 state = decided.state.as_str(), "approval decided");
-            let text = match args.decision {
-                Decision::Confirm => format!(
-                    "Gate {id} confirmed: retry {} with the same arguments and gate_id to run it once.",
-                    decided.opened.tool
-                ),
-                Decision::Deny => {
-                    format!("Gate {id} denied: {} will not run.", decided.opened.tool)
-                }
-            };
-            Ok(output(decided.view(now), text))
-        })
+        let text = match args.decision {
+            Decision::Confirm => format!(
+                "Gate {id} confirmed: retry {} with the same arguments and gate_id to run it once.",
+                decided.opened.tool
+            ),
+            Decision::Deny => {
+                format!("Gate {id} denied: {} will not run.", decided.opened.tool)
+            }
+        };
+        Ok(output(decided.view(now), text))
     }
 }

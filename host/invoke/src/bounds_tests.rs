@@ -228,20 +228,20 @@ async fn arguments_off_the_schema_are_refused_by_the_host_with_the_validators_er
 #[tokio::test]
 async fn host_tools_are_bounded_by_the_limits_only() {
     use crate::tool::host_spec;
-    use crate::{HostTool, HostToolFuture};
+    use crate::{HostCall, HostTool, HostToolFuture};
 
     struct Echo(toolhost_runtime::ToolSpec);
     impl HostTool for Echo {
         fn spec(&self) -> &toolhost_runtime::ToolSpec {
             &self.0
         }
-        fn call<'a>(&'a self, _: &'a Principal, args: &'a Value) -> HostToolFuture<'a> {
+        fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
             let out = toolhost_runtime::ToolOutput {
-                structured: args.clone(),
+                structured: c.args.clone(),
                 text: None,
                 content: Vec::new(),
             };
-            Box::pin(async move { Ok(out) })
+            Box::pin(async move { Ok((out, Vec::new())) })
         }
     }
     let schema = json!({"type": "object", "properties": {"n": {"type": "string"}}});

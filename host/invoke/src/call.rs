@@ -23,6 +23,7 @@ use tracing::Instrument;
 
 use crate::gating::GatePolicy;
 use crate::snapshots::{Conversation, EntityGenerations, SnapshotCache};
+use crate::tool::{Host, HostCall};
 use crate::{Answer, HostTool, InvokeError, Tool};
 
 /// One tool call as the MCP edge received it.
@@ -420,8 +421,15 @@ impl Toolhost {
             Tool::Plugin(t) => t,
             Tool::Host(t) => {
                 arguments_text(&req.arguments)?;
+                let call = HostCall {
+                    who,
+                    args: &req.arguments,
+                    progress: req.progress.as_ref(),
+                    cancel,
+                    host: Host::new(self),
+                };
                 let (out, effects) = tokio::select! {
-                    out = t.call_on(self, who, &req.arguments) => out?,
+                    out = t.call(call) => out?,
                     () = cancel.cancelled() => return Err(InvokeError::Cancelled),
                 };
                 audit.effects = effects;
@@ -493,7 +501,15 @@ impl Toolhost {
         };
         self.admit(&served, who, &found, args).await?;
         arguments_text(args)?;
-        let (out, effects) = host_tool.call_on(self, who, args).await?;
+        let cancel = CancellationToken::new();
+        let call = HostCall {
+            who,
+            args,
+            progress: None,
+            cancel: &cancel,
+            host: Host::new(self),
+        };
+        let (out, effects) = host_tool.call(call).await?;
         if !effects.is_empty() {
             return Err(not_a_read());
         }

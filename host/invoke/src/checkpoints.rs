@@ -14,7 +14,7 @@ use toolhost_types::{Principal, PrincipalKind};
 
 use crate::gating::GatePolicy;
 use crate::tool::{host_spec as spec, invalid};
-use crate::{HostTool, HostToolFuture, InvokeError};
+use crate::{HostCall, HostTool, HostToolFuture, InvokeError};
 
 /// Listing checkpoints needs this permission.
 pub const CHECKPOINT_READ_PERMISSION: &str = "checkpoints:read";
@@ -70,30 +70,34 @@ impl HostTool for ListCheckpoints {
         &self.spec
     }
 
-    fn call<'a>(&'a self, who: &'a Principal, args: &'a Value) -> HostToolFuture<'a> {
-        Box::pin(async move {
-            let args: ListArgs = if args.is_null() {
-                ListArgs::default()
-            } else {
-                serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?
-            };
-            let waiting_only = match args.filter.state.as_deref() {
-                None | Some("waiting") => true,
-                Some("all") => false,
-                Some(s) => return Err(invalid(format!("unknown state {s:?}"))),
-            };
-            let rows = self
-                .store
-                .list_checkpoints(&who.tenant, waiting_only, MAX_LISTED)
-                .await
-                .map_err(InvokeError::Gates)?;
-            let shown: Vec<Value> = rows.iter().map(|c| c.view()).collect();
-            let text = format!("{} checkpoint(s)", shown.len());
-            Ok(ToolOutput {
-                structured: json!({"checkpoints": shown}),
-                text: Some(text),
-                content: Vec::new(),
-            })
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(async move { Ok((self.run(c.who, c.args).await?, Vec::new())) })
+    }
+}
+
+impl ListCheckpoints {
+    async fn run(&self, who: &Principal, args: &Value) -> Result<ToolOutput, InvokeError> {
+        let args: ListArgs = if args.is_null() {
+            ListArgs::default()
+        } else {
+            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?
+        };
+        let waiting_only = match args.filter.state.as_deref() {
+            None | Some("waiting") => true,
+            Some("all") => false,
+            Some(s) => return Err(invalid(format!("unknown state {s:?}"))),
+        };
+        let rows = self
+            .store
+            .list_checkpoints(&who.tenant, waiting_only, MAX_LISTED)
+            .await
+            .map_err(InvokeError::Gates)?;
+        let shown: Vec<Value> = rows.iter().map(|c| c.view()).collect();
+        let text = format!("{} checkpoint(s)", shown.len());
+        Ok(ToolOutput {
+            structured: json!({"checkpoints": shown}),
+            text: Some(text),
+            content: Vec::new(),
         })
     }
 }
@@ -149,46 +153,50 @@ impl HostTool for DecideCheckpoint {
         &self.spec
     }
 
-    fn call<'a>(&'a self, who: &'a Principal, args: &'a Value) -> HostToolFuture<'a> {
-        Box::pin(async move {
-            if who.kind != PrincipalKind::User {
-                return Err(InvokeError::PermissionDenied {
-                    tool: self.spec.name.to_string(),
-                });
-            }
-            let args: DecideArgs =
-                serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
-            let reason = args.reason.trim();
-            if reason.len() > 1000 {
-                return Err(invalid("reason is longer than 1000 bytes"));
-            }
-            let now = self.clock.now_ms();
-            let decided = self
-                .store
-                .decide_checkpoint(
-                    &who.tenant,
-                    &args.checkpoint_id,
-                    args.expected_version,
-                    args.disposition,
-                    &who.subject,
-                    reason,
-                    now,
-                )
-                .await
-                .map_err(InvokeError::Checkpoint)?;
-            tracing::info!(checkpoint = %args.checkpoint_id, by = %who.subject,
-                disposition = args.disposition.as_str(), "checkpoint decided");
-            let text = format!(
-                "Checkpoint {} decided: {} (the step is recorded {}).",
-                args.checkpoint_id,
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(async move { Ok((self.run(c.who, c.args).await?, Vec::new())) })
+    }
+}
+
+impl DecideCheckpoint {
+    async fn run(&self, who: &Principal, args: &Value) -> Result<ToolOutput, InvokeError> {
+        if who.kind != PrincipalKind::User {
+            return Err(InvokeError::PermissionDenied {
+                tool: self.spec.name.to_string(),
+            });
+        }
+        let args: DecideArgs =
+            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+        let reason = args.reason.trim();
+        if reason.len() > 1000 {
+            return Err(invalid("reason is longer than 1000 bytes"));
+        }
+        let now = self.clock.now_ms();
+        let decided = self
+            .store
+            .decide_checkpoint(
+                &who.tenant,
+                &args.checkpoint_id,
+                args.expected_version,
                 args.disposition,
-                args.disposition.outcome().to_uppercase()
-            );
-            Ok(ToolOutput {
-                structured: decided.view(),
-                text: Some(text),
-                content: Vec::new(),
-            })
+                &who.subject,
+                reason,
+                now,
+            )
+            .await
+            .map_err(InvokeError::Checkpoint)?;
+        tracing::info!(checkpoint = %args.checkpoint_id, by = %who.subject,
+                disposition = args.disposition.as_str(), "checkpoint decided");
+        let text = format!(
+            "Checkpoint {} decided: {} (the step is recorded {}).",
+            args.checkpoint_id,
+            args.disposition,
+            args.disposition.outcome().to_uppercase()
+        );
+        Ok(ToolOutput {
+            structured: decided.view(),
+            text: Some(text),
+            content: Vec::new(),
         })
     }
 }

@@ -46,7 +46,7 @@ pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION, Roll
 pub use snapshots::{
     Conversation, EntityGenerations, GenerationFuture, SNAPSHOT_IDLE, SnapshotCache,
 };
-pub use tool::{HostEffectsFuture, HostTool, HostToolFuture, Tool};
+pub use tool::{Host, HostCall, HostTool, HostToolFuture, Tool, host_spec, invalid};
 pub use toolhost_gates::IDEMPOTENCY_LEASE;
 pub use workspace::{
     ARRIVING_UPLOAD_TTL, AUTHORING_PERMISSION, Arriving, CreateAuthoringSession,

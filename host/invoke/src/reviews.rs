@@ -16,7 +16,7 @@ use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::{Principal, PrincipalKind};
 
 use crate::tool::{host_spec as spec, invalid};
-use crate::{HostEffectsFuture, HostTool, HostToolFuture, InvokeError};
+use crate::{HostCall, HostTool, HostToolFuture, InvokeError};
 
 /// Listing and deciding reviews needs this permission (or an admin role),
 /// and a user principal: a service never reviews.
@@ -136,32 +136,36 @@ impl HostTool for ListPluginReviews {
         &self.spec
     }
 
-    fn call<'a>(&'a self, who: &'a Principal, args: &'a Value) -> HostToolFuture<'a> {
-        Box::pin(async move {
-            people_only(who, &self.spec)?;
-            let args: ListArgs =
-                serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
-            let state: RevisionState = args
-                .state
-                .as_deref()
-                .unwrap_or("pending_review")
-                .parse()
-                .map_err(invalid)?;
-            let revisions = self
-                .store
-                .revisions(args.plugin.as_deref(), Some(state))
-                .await
-                .map_err(|e| InvokeError::Catalog(e.into()))?;
-            let mut reviews = Vec::new();
-            for rev in revisions.iter().take(MAX_LISTED) {
-                reviews.push(view(&*self.store, rev).await?);
-            }
-            let text = format!("{} revision(s) {state}", reviews.len());
-            Ok(ToolOutput {
-                structured: json!({"reviews": reviews}),
-                text: Some(text),
-                content: Vec::new(),
-            })
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(async move { Ok((self.run(c.who, c.args).await?, Vec::new())) })
+    }
+}
+
+impl ListPluginReviews {
+    async fn run(&self, who: &Principal, args: &Value) -> Result<ToolOutput, InvokeError> {
+        people_only(who, &self.spec)?;
+        let args: ListArgs =
+            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+        let state: RevisionState = args
+            .state
+            .as_deref()
+            .unwrap_or("pending_review")
+            .parse()
+            .map_err(invalid)?;
+        let revisions = self
+            .store
+            .revisions(args.plugin.as_deref(), Some(state))
+            .await
+            .map_err(|e| InvokeError::Catalog(e.into()))?;
+        let mut reviews = Vec::new();
+        for rev in revisions.iter().take(MAX_LISTED) {
+            reviews.push(view(&*self.store, rev).await?);
+        }
+        let text = format!("{} revision(s) {state}", reviews.len());
+        Ok(ToolOutput {
+            structured: json!({"reviews": reviews}),
+            text: Some(text),
+            content: Vec::new(),
         })
     }
 }
@@ -217,67 +221,61 @@ impl HostTool for DecidePluginReview {
         &self.spec
     }
 
-    fn call<'a>(&'a self, _who: &'a Principal, _args: &'a Value) -> HostToolFuture<'a> {
-        // Deciding writes with the call's audit row: only through
-        // `call_with_effects`, which the call path uses.
-        Box::pin(async move {
-            Err(invalid(
-                "decide_plugin_review runs only through the call path",
-            ))
-        })
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(self.run(c.who, c.args))
     }
+}
 
-    fn call_with_effects<'a>(
-        &'a self,
-        who: &'a Principal,
-        args: &'a Value,
-    ) -> HostEffectsFuture<'a> {
-        Box::pin(async move {
-            people_only(who, &self.spec)?;
-            let args: DecideArgs =
-                serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
-            let verdict = match args.decision.as_str() {
-                "approve" => Verdict::Approve,
-                "reject" => Verdict::Reject,
-                other => {
-                    return Err(invalid(format!(
-                        "decision {other:?} is not approve or reject"
-                    )));
-                }
-            };
-            bounded(&args.reason)?;
-            let decider = decider(who, self.may_approve_own);
-            let d = decide::review(
-                &*self.store,
-                &args.revision,
-                verdict,
-                &decider,
-                &args.reason,
-            )
-            .await
-            .map_err(InvokeError::Catalog)?;
-            let word = if verdict == Verdict::Approve {
-                "approved: active on every replica within about a second"
-            } else {
-                "rejected"
-            };
-            let text = format!(
-                "Revision {} {word}; catalog {}.",
-                args.revision, d.effect.version
-            );
-            tracing::info!(revision = %args.revision, by = %who.subject, decision = %args.decision, "plugin review decided");
-            let out = ToolOutput {
-                structured: json!({
-                    "revision": args.revision,
-                    "decision": args.decision,
-                    "catalog_version": d.effect.version,
-                    "diff": d.diff,
-                }),
-                text: Some(text),
-                content: Vec::new(),
-            };
-            Ok((out, vec![Effect::Catalog(d.effect)]))
-        })
+impl DecidePluginReview {
+    async fn run(
+        &self,
+        who: &Principal,
+        args: &Value,
+    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+        people_only(who, &self.spec)?;
+        let args: DecideArgs =
+            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+        let verdict = match args.decision.as_str() {
+            "approve" => Verdict::Approve,
+            "reject" => Verdict::Reject,
+            other => {
+                return Err(invalid(format!(
+                    "decision {other:?} is not approve or reject"
+                )));
+            }
+        };
+        bounded(&args.reason)?;
+        let decider = decider(who, self.may_approve_own);
+        let d = decide::review(
+            &*self.store,
+            &args.revision,
+            verdict,
+            &decider,
+            &args.reason,
+        )
+        .await
+        .map_err(InvokeError::Catalog)?;
+        let word = if verdict == Verdict::Approve {
+            "approved: active on every replica within about a second"
+        } else {
+            "rejected"
+        };
+        let text = format!(
+            "Revision {} {word}; catalog {}.",
+            args.revision, d.effect.version
+        );
+        tracing::info!(revision = %args.revision, by = %who.subject, decision = %args.decision, "plugin review decided");
+        let out = ToolOutput {
+            structured: json!({
+                "revision": args.revision,
+                "decision": args.decision,
+                "catalog_version": d.effect.version,
+                "diff": d.diff,
+            }),
+            text: Some(text),
+            content: Vec::new(),
+        };
+        Ok((out, vec![Effect::Catalog(d.effect)]))
     }
 }
 
@@ -328,55 +326,53 @@ impl HostTool for RollbackPlugin {
         &self.spec
     }
 
-    fn call<'a>(&'a self, _who: &'a Principal, _args: &'a Value) -> HostToolFuture<'a> {
-        // A rollback writes with the call's audit row: only through
-        // `call_with_effects`, which the call path uses.
-        Box::pin(async move { Err(invalid("rollback_plugin runs only through the call path")) })
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(self.run(c.who, c.args))
     }
+}
 
-    fn call_with_effects<'a>(
-        &'a self,
-        who: &'a Principal,
-        args: &'a Value,
-    ) -> HostEffectsFuture<'a> {
-        Box::pin(async move {
-            people_only(who, &self.spec)?;
-            let args: RollbackArgs =
-                serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
-            bounded(&args.reason)?;
-            let d = decide::rollback(
-                &*self.store,
-                &args.plugin,
-                &decider(who, false),
-                &args.reason,
-            )
-            .await
-            .map_err(InvokeError::Catalog)?;
-            let active = d
-                .effect
-                .moves
-                .iter()
-                .find(|m| m.to == RevisionState::Active.as_str())
-                .map(|m| m.revision.clone());
-            let text = format!(
-                "{} rolled back to revision {}: active on every replica within about a second; catalog {}.",
-                args.plugin,
-                active.as_deref().unwrap_or("?"),
-                d.effect.version
-            );
-            tracing::info!(plugin = %args.plugin, by = %who.subject, revision = ?active, "plugin rolled back");
-            let out = ToolOutput {
-                structured: json!({
-                    "plugin": args.plugin,
-                    "revision": active,
-                    "catalog_version": d.effect.version,
-                    "diff": d.diff,
-                }),
-                text: Some(text),
-                content: Vec::new(),
-            };
-            Ok((out, vec![Effect::Catalog(d.effect)]))
-        })
+impl RollbackPlugin {
+    async fn run(
+        &self,
+        who: &Principal,
+        args: &Value,
+    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+        people_only(who, &self.spec)?;
+        let args: RollbackArgs =
+            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+        bounded(&args.reason)?;
+        let d = decide::rollback(
+            &*self.store,
+            &args.plugin,
+            &decider(who, false),
+            &args.reason,
+        )
+        .await
+        .map_err(InvokeError::Catalog)?;
+        let active = d
+            .effect
+            .moves
+            .iter()
+            .find(|m| m.to == RevisionState::Active.as_str())
+            .map(|m| m.revision.clone());
+        let text = format!(
+            "{} rolled back to revision {}: active on every replica within about a second; catalog {}.",
+            args.plugin,
+            active.as_deref().unwrap_or("?"),
+            d.effect.version
+        );
+        tracing::info!(plugin = %args.plugin, by = %who.subject, revision = ?active, "plugin rolled back");
+        let out = ToolOutput {
+            structured: json!({
+                "plugin": args.plugin,
+                "revision": active,
+                "catalog_version": d.effect.version,
+                "diff": d.diff,
+            }),
+            text: Some(text),
+            content: Vec::new(),
+        };
+        Ok((out, vec![Effect::Catalog(d.effect)]))
     }
 }
 
@@ -539,9 +535,7 @@ mod tests {
         who: &Principal,
         args: Value,
     ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
-        RollbackPlugin::new(store())
-            .call_with_effects(who, &args)
-            .await
+        RollbackPlugin::new(store()).run(who, &args).await
     }
 
     #[tokio::test]
@@ -621,12 +615,12 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_rollback_writes_only_through_the_call_path() {
-        let args = json!({"plugin": "hello", "reason": "why"});
+    #[test]
+    fn a_rollback_writes_only_through_the_call_path() {
+        // A host tool answers its changes as effects, written with the
+        // call's row; a mutating one is never a console read.
         let tool = RollbackPlugin::new(store());
-        let e = tool.call(&person(PrincipalKind::User), &args).await.err();
-        assert_eq!(e.map(|e| e.code()), Some("INVALID_ARGUMENTS"));
+        assert!(tool.spec().mutating);
         assert_eq!(tool.spec().name.as_str(), "rollback_plugin");
         assert_eq!(tool.spec().permission.to_string(), REVIEW_PERMISSION);
     }

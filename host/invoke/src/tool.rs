@@ -1,62 +1,112 @@
 //! The tools the host serves: plugin tools from the catalog, and tools the
-//! host provides itself (approvals, checkpoints, benchmark baselines).
+//! host provides itself, and the one seam a host tool runs through
+//! ([`HostTool::call`] with a [`HostCall`]): the features above the call
+//! path (people's decisions, runs, authoring) each install theirs.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use toolhost_audit::Effect;
 use toolhost_catalog::ToolRef;
-use toolhost_runtime::{ToolOutput, ToolSpec};
-
+use toolhost_runtime::{ProgressSink, ToolOutput, ToolSpec};
+use toolhost_secrets::Scanner;
 use toolhost_types::Principal;
 
 use crate::InvokeError;
 
-/// The future a host tool returns.
+/// What a host tool answers: its output, and the state changes to write
+/// in the transaction of the call's audit row (so the row and the change
+/// are one), empty for a tool that changes nothing.
 pub type HostToolFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<ToolOutput, InvokeError>> + Send + 'a>>;
+    Pin<Box<dyn Future<Output = Result<(ToolOutput, Vec<Effect>), InvokeError>> + Send + 'a>>;
 
-/// What a host tool that changes state answers: its output, and the state
-/// changes to write in the transaction of the call's audit row.
-pub type HostEffectsFuture<'a> = Pin<
-    Box<
-        dyn Future<Output = Result<(ToolOutput, Vec<toolhost_audit::Effect>), InvokeError>>
-            + Send
-            + 'a,
-    >,
->;
+/// One call of a host tool: who calls with what, where progress goes, when
+/// to stop, and the host it runs on.
+pub struct HostCall<'a> {
+    /// The caller, admitted by the call path (its permission and the
+    /// arguments' bounds and schema are checked).
+    pub who: &'a Principal,
+    /// The arguments, a JSON object.
+    pub args: &'a Value,
+    /// Where progress reports go, if the caller asked for them.
+    pub progress: Option<&'a ProgressSink>,
+    /// Cancelled when the caller gives up; the call path also stops
+    /// waiting then.
+    pub cancel: &'a CancellationToken,
+    /// The host the tool runs on.
+    pub host: Host<'a>,
+}
+
+/// The narrow public handle on the host that a host tool gets: the catalog
+/// served now, the caller's grants, the call path's argument checks, the
+/// sandbox runtime, the clock and the secret scanner.
+#[derive(Clone, Copy)]
+pub struct Host<'a>(&'a crate::Toolhost);
+
+impl<'a> Host<'a> {
+    pub(crate) fn new(host: &'a crate::Toolhost) -> Self {
+        Self(host)
+    }
+
+    /// The features that still live in this crate reach the whole host.
+    pub(crate) fn toolhost(self) -> &'a crate::Toolhost {
+        self.0
+    }
+
+    /// The catalog served now.
+    pub fn catalog(self) -> Arc<toolhost_catalog::Catalog> {
+        self.0.catalog()
+    }
+
+    /// The tool called `name`, as a call of it would find it.
+    pub fn tool(self, name: &str) -> Option<Tool> {
+        self.0.tool(name)
+    }
+
+    /// `who`'s roles in its tenant, read now.
+    pub async fn grants(self, who: &Principal) -> Result<toolhost_policy::Grants, InvokeError> {
+        self.0.grants(who).await
+    }
+
+    /// Checks `args` against `tool`'s bounds and input schema, as a call of
+    /// it would be checked.
+    pub fn check_arguments(self, tool: &Tool, args: &Value) -> Result<(), InvokeError> {
+        self.0.check_arguments(tool, args)
+    }
+
+    /// The sandbox runtime.
+    pub fn runtime(self) -> &'a Arc<toolhost_runtime::Runtime> {
+        &self.0.runtime
+    }
+
+    /// The host's clock, in milliseconds since the epoch.
+    pub fn now_ms(self) -> i64 {
+        self.0.gate_policy.now_ms()
+    }
+
+    /// The scanner that keeps credentials and host paths from leaving.
+    pub fn scanner(self) -> &'a Scanner {
+        &self.0.scanner
+    }
+}
 
 /// A tool implemented by the host itself: it runs outside the sandbox, so
 /// only the host's own code may implement it, never a plugin.
 pub trait HostTool: Send + Sync + 'static {
     /// How it is listed.
     fn spec(&self) -> &ToolSpec;
-    /// Runs it with `args` (a JSON object).
-    fn call<'a>(&'a self, who: &'a Principal, args: &'a Value) -> HostToolFuture<'a>;
-    /// Runs it, returning the changes it decided instead of making them:
-    /// the call path writes them with the call's audit row, so the row and
-    /// the change are one transaction. Default: [`call`](Self::call), with
-    /// no changes left to write.
-    fn call_with_effects<'a>(
-        &'a self,
-        who: &'a Principal,
-        args: &'a Value,
-    ) -> HostEffectsFuture<'a> {
-        Box::pin(async move { Ok((self.call(who, args).await?, Vec::new())) })
-    }
 
-    /// Runs it on `host` (a tool that drives the host itself, such as
-    /// `start_exploration`, needs its catalog and call path). Default:
-    /// [`call_with_effects`](Self::call_with_effects).
-    fn call_on<'a>(
-        &'a self,
-        host: &'a crate::Toolhost,
-        who: &'a Principal,
-        args: &'a Value,
-    ) -> HostEffectsFuture<'a> {
-        let _ = host;
-        self.call_with_effects(who, args)
+    /// Runs it. The changes it decides are returned, not made: the call
+    /// path writes them with the call's audit row.
+    fn call<'a>(&'a self, call: HostCall<'a>) -> HostToolFuture<'a>;
+
+    /// Whether a call starts a run the client may follow as a task (MCP
+    /// Tasks): it answers at once with the run. Default: no.
+    fn is_task(&self) -> bool {
+        false
     }
 }
 
@@ -105,6 +155,15 @@ impl Tool {
         }
     }
 
+    /// Whether a call starts a run a client may follow as a task: a run
+    /// tool, or a host tool that starts runs.
+    pub fn is_task(&self) -> bool {
+        match self {
+            Tool::Plugin(_) => self.is_run(),
+            Tool::Host(t) => t.is_task(),
+        }
+    }
+
     /// Whether a call may be answered with a clarification: the tool
     /// resolves names of things (its manifest entry declares `resolves`).
     pub fn resolves(&self) -> bool {
@@ -120,43 +179,9 @@ impl Tool {
     }
 }
 
-/// Implements [`HostTool`] for `$tool`, a host tool that is a newtype over
-/// its [`ToolSpec`] and whose inherent `run(host, who, args)` needs the
-/// host itself (its call path, catalog and stores): the exploration and
-/// workspace tools.
-macro_rules! on_the_host {
-    ($tool:ty) => {
-        impl $crate::HostTool for $tool {
-            fn spec(&self) -> &toolhost_runtime::ToolSpec {
-                &self.0
-            }
-            fn call<'a>(
-                &'a self,
-                _: &'a toolhost_types::Principal,
-                _: &'a serde_json::Value,
-            ) -> $crate::HostToolFuture<'a> {
-                Box::pin(async {
-                    Err($crate::tool::invalid(
-                        "this tool runs only on the host's call path",
-                    ))
-                })
-            }
-            fn call_on<'a>(
-                &'a self,
-                host: &'a $crate::Toolhost,
-                who: &'a toolhost_types::Principal,
-                args: &'a serde_json::Value,
-            ) -> $crate::HostEffectsFuture<'a> {
-                Box::pin(self.run(host, who, args))
-            }
-        }
-    };
-}
-pub(crate) use on_the_host;
-
 /// The spec of a host tool: low risk, no output schema, annotations from
 /// whether it changes state. Names and permissions are literals.
-pub(crate) fn host_spec(
+pub fn host_spec(
     name: &str,
     title: &str,
     description: &str,
@@ -183,7 +208,7 @@ pub(crate) fn host_spec(
 }
 
 /// A host tool's malformed arguments.
-pub(crate) fn invalid(detail: impl Into<String>) -> InvokeError {
+pub fn invalid(detail: impl Into<String>) -> InvokeError {
     InvokeError::InvalidArguments {
         detail: detail.into(),
     }

@@ -326,18 +326,13 @@ impl toolhost_invoke::HostTool for Listing {
     fn spec(&self) -> &toolhost_runtime::ToolSpec {
         &self.0
     }
-    fn call<'a>(
-        &'a self,
-        who: &'a Principal,
-        _args: &'a serde_json::Value,
-    ) -> toolhost_invoke::HostToolFuture<'a> {
-        Box::pin(async move {
-            Ok(toolhost_runtime::ToolOutput {
-                structured: json!({"tenant": who.tenant}),
-                text: None,
-                content: Vec::new(),
-            })
-        })
+    fn call<'a>(&'a self, c: toolhost_invoke::HostCall<'a>) -> toolhost_invoke::HostToolFuture<'a> {
+        let out = toolhost_runtime::ToolOutput {
+            structured: json!({"tenant": c.who.tenant}),
+            text: None,
+            content: Vec::new(),
+        };
+        Box::pin(async move { Ok((out, Vec::new())) })
     }
 }
 

@@ -59,12 +59,11 @@ use serde_json::{Value, json};
 use toolhost_audit::{AuditEvent, AuditSink, Effect, SinkFuture};
 use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_catalog::{Catalog, LoadOptions};
-use toolhost_invoke::{HostTool, HostToolFuture, InvokeError, Toolhost};
+use toolhost_invoke::{HostCall, HostTool, HostToolFuture, InvokeError, Toolhost};
 use toolhost_runtime::{Runtime, RuntimeConfig, ToolOutput, ToolSpec};
 use toolhost_server::http::{Guard, Ops, router};
 use toolhost_server::{RateLimiter, RateLimits, edge};
 use toolhost_storage::Store;
-use toolhost_types::Principal;
 
 /// Calls per (tool, concurrency) measurement, after a warm-up.
 #[derive(Clone, Copy)]
@@ -167,14 +166,15 @@ impl HostTool for NativeGreet {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(&'a self, _who: &'a Principal, args: &'a Value) -> HostToolFuture<'a> {
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
         Box::pin(async move {
-            let name = args["name"]
+            let name = c.args["name"]
                 .as_str()
                 .ok_or(InvokeError::ArgumentsNotAnObject)?
                 .trim();
             let message = format!("Hello, {name}!");
-            Ok(ToolOutput::new(json!({"message": message}), Some(message)))
+            let out = ToolOutput::new(json!({"message": message}), Some(message));
+            Ok((out, Vec::new()))
         })
     }
 }

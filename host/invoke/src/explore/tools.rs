@@ -11,8 +11,8 @@ use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::Principal;
 
 use super::{settle, snapshot};
-use crate::tool::{host_spec, invalid, on_the_host};
-use crate::{InvokeError, Tool, Toolhost};
+use crate::tool::{HostCall, host_spec, invalid};
+use crate::{HostTool, HostToolFuture, InvokeError, Tool, Toolhost};
 
 /// Starting, reading and cancelling one's own runs needs this permission
 /// (and, to start one, the permission of the tool it runs).
@@ -68,7 +68,19 @@ impl Default for StartExploration {
     }
 }
 
-on_the_host!(StartExploration);
+impl HostTool for StartExploration {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+    }
+
+    fn is_task(&self) -> bool {
+        true
+    }
+}
 
 impl StartExploration {
     async fn run(
@@ -132,7 +144,15 @@ impl Default for GetExplorationResult {
     }
 }
 
-on_the_host!(GetExplorationResult);
+impl HostTool for GetExplorationResult {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+    }
+}
 
 impl GetExplorationResult {
     async fn run(
@@ -179,7 +199,15 @@ impl Default for CancelExploration {
     }
 }
 
-on_the_host!(CancelExploration);
+impl HostTool for CancelExploration {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+    }
+}
 
 impl CancelExploration {
     async fn run(
@@ -238,7 +266,15 @@ impl Default for ListExplorations {
     }
 }
 
-on_the_host!(ListExplorations);
+impl HostTool for ListExplorations {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+    }
+}
 
 impl ListExplorations {
     async fn run(

@@ -19,8 +19,8 @@ use toolhost_workspace::{
 use super::domain_subject::{started, waiting};
 use super::plugin_subject::{RevisionDraft, problem, source};
 use super::{Guarded, mutation, text_arg, view};
-use crate::tool::{host_spec, invalid, on_the_host};
-use crate::{InvokeError, Toolhost};
+use crate::tool::{HostCall, host_spec, invalid};
+use crate::{HostTool, HostToolFuture, InvokeError, Toolhost};
 
 /// Every workspace tool needs this permission (besides, for a domain
 /// subject, the permission of the tool that promotes it).
@@ -77,7 +77,15 @@ impl Default for CreateAuthoringSession {
     }
 }
 
-on_the_host!(CreateAuthoringSession);
+impl HostTool for CreateAuthoringSession {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+    }
+}
 
 impl CreateAuthoringSession {
     async fn run(&self, host: &Toolhost, who: &Principal, args: &Value) -> Answered {
@@ -147,7 +155,15 @@ impl Default for GetAuthoringSession {
     }
 }
 
-on_the_host!(GetAuthoringSession);
+impl HostTool for GetAuthoringSession {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+    }
+}
 
 impl GetAuthoringSession {
     async fn run(&self, host: &Toolhost, who: &Principal, args: &Value) -> Answered {
@@ -192,7 +208,15 @@ impl Default for ListAuthoringSessions {
     }
 }
 
-on_the_host!(ListAuthoringSessions);
+impl HostTool for ListAuthoringSessions {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+    }
+}
 
 impl ListAuthoringSessions {
     async fn run(&self, host: &Toolhost, who: &Principal, args: &Value) -> Answered {
@@ -309,7 +333,15 @@ impl Default for ProposeRevision {
     }
 }
 
-on_the_host!(ProposeRevision);
+impl HostTool for ProposeRevision {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+    }
+}
 
 impl ProposeRevision {
     async fn run(&self, host: &Toolhost, who: &Principal, args: &Value) -> Answered {
@@ -415,7 +447,15 @@ impl Default for GetRevisionDiff {
     }
 }
 
-on_the_host!(GetRevisionDiff);
+impl HostTool for GetRevisionDiff {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+    }
+}
 
 impl GetRevisionDiff {
     async fn run(&self, host: &Toolhost, who: &Principal, args: &Value) -> Answered {
@@ -485,7 +525,15 @@ impl Default for PromoteRevision {
     }
 }
 
-on_the_host!(PromoteRevision);
+impl HostTool for PromoteRevision {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
+        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+    }
+}
 
 impl PromoteRevision {
     async fn run(&self, host: &Toolhost, who: &Principal, args: &Value) -> Answered {
