@@ -1,6 +1,6 @@
 //! Why a call did not produce an answer, as the MCP edge needs to know it.
 
-use toolhost_gates::{ConsumeError, DecideError};
+use toolhost_gates::{CheckpointError, ConsumeError, DecideError};
 use toolhost_runtime::CallError;
 
 /// A failed call. `code()` is the stable code a client sees.
@@ -358,7 +358,12 @@ impl InvokeError {
                 DecideError::Expired(_) => "GATE_EXPIRED",
                 DecideError::Store(_) => "INTERNAL",
             },
-            InvokeError::Checkpoint(e) => crate::checkpoints::code(e),
+            InvokeError::Checkpoint(e) => match e {
+                CheckpointError::NotFound(_) => "CHECKPOINT_NOT_FOUND",
+                CheckpointError::VersionConflict { .. } => "CHECKPOINT_VERSION_CONFLICT",
+                CheckpointError::Decided(_) => "CHECKPOINT_DECIDED",
+                CheckpointError::Store(_) => "INTERNAL",
+            },
             InvokeError::SelfApproval { .. } => "SELF_APPROVAL",
             InvokeError::ReasonRequired { .. } => "REASON_REQUIRED",
             InvokeError::IdempotencyKeyReused { .. } => "IDEMPOTENCY_KEY_REUSED",

@@ -8,10 +8,8 @@
 //! policy decides (the same decision for listing and calling), the runtime
 //! runs it, the audit sink stores the event.
 
-mod approvals;
 mod bounds;
 mod call;
-mod checkpoints;
 mod error;
 mod explore;
 mod gating;
@@ -20,18 +18,11 @@ mod plugin_call;
 mod prompts;
 mod resources;
 mod results;
-mod reviews;
 mod snapshots;
 mod tool;
 mod workspace;
 
-pub use approvals::{
-    DECIDE_PERMISSION, DecideApproval, ListPendingApprovals, READ_PERMISSION, ToolPermission,
-};
 pub use call::{CallRequest, Toolhost};
-pub use checkpoints::{
-    CHECKPOINT_DECIDE_PERMISSION, CHECKPOINT_READ_PERMISSION, DecideCheckpoint, ListCheckpoints,
-};
 pub use error::{InvokeError, STORE_RETRY_AFTER_MS, STORE_UNAVAILABLE_MESSAGE};
 pub use explore::{
     CancelExploration, GetExplorationResult, ListExplorations, RUN_PERMISSION, RunWorker,
@@ -42,7 +33,6 @@ pub use plugin_call::Answer;
 pub use prompts::{MAX_COMPLETIONS, PromptAnswer, PromptRef};
 pub use resources::{ResourceRef, ResourceUpdate, TemplateRef, UpdateRelay};
 pub use results::ResultPolicy;
-pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION, RollbackPlugin};
 pub use snapshots::{
     Conversation, EntityGenerations, GenerationFuture, SNAPSHOT_IDLE, SnapshotCache,
 };

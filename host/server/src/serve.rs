@@ -17,12 +17,14 @@ use toolhost_artifacts::ArtifactStore;
 use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_backend::Backends;
 use toolhost_catalog::LiveCatalog;
+use toolhost_decisions::{
+    DecideApproval, DecideCheckpoint, DecidePluginReview, ListCheckpoints, ListPendingApprovals,
+    ListPluginReviews, RollbackPlugin,
+};
 use toolhost_invoke::{
-    CancelExploration, CreateAuthoringSession, DEFAULT_UPLOAD_TTL, DecideApproval,
-    DecideCheckpoint, DecidePluginReview, GatePolicy, GetAuthoringSession, GetExplorationResult,
-    GetRevisionDiff, ListAuthoringSessions, ListCheckpoints, ListExplorations,
-    ListPendingApprovals, ListPluginReviews, PromoteRevision, ProposeRevision, RollbackPlugin,
-    RunsConfig, StartExploration, Toolhost, WorkspaceConfig,
+    CancelExploration, CreateAuthoringSession, DEFAULT_UPLOAD_TTL, GatePolicy, GetAuthoringSession,
+    GetExplorationResult, GetRevisionDiff, ListAuthoringSessions, ListExplorations,
+    PromoteRevision, ProposeRevision, RunsConfig, StartExploration, Toolhost, WorkspaceConfig,
 };
 use toolhost_policy::{PolicyStore, PolicyStoreError};
 use toolhost_runtime::{Runtime, RuntimeConfig};

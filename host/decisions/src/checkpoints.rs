@@ -8,13 +8,13 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolhost_gates::{CheckpointError, CheckpointStore, Disposition};
+use toolhost_gates::{CheckpointStore, Disposition};
 use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::{Principal, PrincipalKind};
 
-use crate::gating::GatePolicy;
-use crate::tool::{host_spec as spec, invalid};
-use crate::{HostCall, HostTool, HostToolFuture, InvokeError};
+use toolhost_invoke::{
+    GatePolicy, HostCall, HostTool, HostToolFuture, InvokeError, host_spec as spec, invalid,
+};
 
 /// Listing checkpoints needs this permission.
 pub const CHECKPOINT_READ_PERMISSION: &str = "checkpoints:read";
@@ -198,15 +198,5 @@ impl DecideCheckpoint {
             text: Some(text),
             content: Vec::new(),
         })
-    }
-}
-
-/// The stable code of a refused disposition.
-pub(crate) fn code(e: &CheckpointError) -> &'static str {
-    match e {
-        CheckpointError::NotFound(_) => "CHECKPOINT_NOT_FOUND",
-        CheckpointError::VersionConflict { .. } => "CHECKPOINT_VERSION_CONFLICT",
-        CheckpointError::Decided(_) => "CHECKPOINT_DECIDED",
-        CheckpointError::Store(_) => "INTERNAL",
     }
 }

@@ -12,9 +12,9 @@ use toolhost_policy::{Grants, PolicyStore, Use, decide};
 use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::{Permission, Principal, PrincipalKind};
 
-use crate::gating::GatePolicy;
-use crate::tool::{host_spec as spec, invalid};
-use crate::{HostCall, HostTool, HostToolFuture, InvokeError};
+use toolhost_invoke::{
+    GatePolicy, HostCall, HostTool, HostToolFuture, InvokeError, host_spec as spec, invalid,
+};
 
 /// Listing gates needs this permission.
 pub const READ_PERMISSION: &str = "approvals:read";

@@ -15,8 +15,9 @@ use toolhost_catalog::{CatalogStore, Revision, RevisionState};
 use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::{Principal, PrincipalKind};
 
-use crate::tool::{host_spec as spec, invalid};
-use crate::{HostCall, HostTool, HostToolFuture, InvokeError};
+use toolhost_invoke::{
+    HostCall, HostTool, HostToolFuture, InvokeError, host_spec as spec, invalid,
+};
 
 /// Listing and deciding reviews needs this permission (or an admin role),
 /// and a user principal: a service never reviews.

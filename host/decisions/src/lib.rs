@@ -1,0 +1,27 @@
+//! People's decisions as host tools: the approval loop
+//! (`list_pending_approvals`, `decide_approval`), plugins' human
+//! checkpoints (`list_checkpoints`, `decide_checkpoint`) and plugin reviews
+//! (`list_plugin_reviews`, `decide_plugin_review`, `rollback_plugin`), so a
+//! person decides from any MCP client, and the console is one more
+//! renderer of the same tools.
+//!
+//! This room owns what each tool accepts, who may decide (a person, not a
+//! service; not the one who raised the gate or submitted the revision
+//! unless the policy allows it) and what it answers. It owns none of the
+//! state: gates and checkpoints are the gate store's, revisions the
+//! catalog store's. A decision that changes the served catalog is
+//! returned as an effect and written with the call's audit row by the call
+//! path (`toolhost_invoke`), which also decides whether the caller may use
+//! the tool at all.
+
+mod approvals;
+mod checkpoints;
+mod reviews;
+
+pub use approvals::{
+    DECIDE_PERMISSION, DecideApproval, ListPendingApprovals, READ_PERMISSION, ToolPermission,
+};
+pub use checkpoints::{
+    CHECKPOINT_DECIDE_PERMISSION, CHECKPOINT_READ_PERMISSION, DecideCheckpoint, ListCheckpoints,
+};
+pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION, RollbackPlugin};
