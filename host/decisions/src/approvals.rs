@@ -8,13 +8,14 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolhost_gates::{Decision, Gate, GateId, GateState, GateStore};
+use toolhost_invoke::{
+    GatePolicy, HostCall, HostTool, HostToolFuture, InvokeError, host_spec as spec, invalid,
+};
 use toolhost_policy::{Grants, PolicyStore, Use, decide};
 use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::{Permission, Principal, PrincipalKind};
 
-use toolhost_invoke::{
-    GatePolicy, HostCall, HostTool, HostToolFuture, InvokeError, host_spec as spec, invalid,
-};
+use crate::DecisionError;
 
 /// Listing gates needs this permission.
 pub const READ_PERMISSION: &str = "approvals:read";
@@ -244,24 +245,26 @@ impl DecideApproval {
             .await
             .map_err(InvokeError::Gates)?
             .ok_or_else(|| {
-                InvokeError::Decide(toolhost_gates::DecideError::NotFound(id.clone()))
+                DecisionError::Gate(toolhost_gates::DecideError::NotFound(id.clone()))
             })?;
         if gate.opened.principal == who.subject && !self.policy.allow_self_approval {
-            return Err(InvokeError::SelfApproval {
+            return Err(DecisionError::SelfApproval {
                 gate: id.to_string(),
-            });
+            }
+            .into());
         }
         if args.decision == Decision::Confirm && gate.opened.reason_required && reason.is_empty() {
-            return Err(InvokeError::ReasonRequired {
+            return Err(DecisionError::ReasonRequired {
                 gate: id.to_string(),
-            });
+            }
+            .into());
         }
         let now = self.policy.now_ms();
         let decided = self
             .gates
             .decide(&who.tenant, &id, args.decision, &who.subject, reason, now)
             .await
-            .map_err(InvokeError::Decide)?;
+            .map_err(DecisionError::Gate)?;
         tracing::info!(gate = %id, tool = %decided.opened.tool, by = %who.subject,
                 state = decided.state.as_str(), "approval decided");
         let text = match args.decision {

@@ -9,12 +9,13 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolhost_gates::{CheckpointStore, Disposition};
-use toolhost_runtime::{ToolOutput, ToolSpec};
-use toolhost_types::{Principal, PrincipalKind};
-
 use toolhost_invoke::{
     GatePolicy, HostCall, HostTool, HostToolFuture, InvokeError, host_spec as spec, invalid,
 };
+use toolhost_runtime::{ToolOutput, ToolSpec};
+use toolhost_types::{Principal, PrincipalKind};
+
+use crate::DecisionError;
 
 /// Listing checkpoints needs this permission.
 pub const CHECKPOINT_READ_PERMISSION: &str = "checkpoints:read";
@@ -184,7 +185,7 @@ impl DecideCheckpoint {
                 now,
             )
             .await
-            .map_err(InvokeError::Checkpoint)?;
+            .map_err(DecisionError::Checkpoint)?;
         tracing::info!(checkpoint = %args.checkpoint_id, by = %who.subject,
                 disposition = args.disposition.as_str(), "checkpoint decided");
         let text = format!(

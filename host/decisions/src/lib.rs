@@ -16,6 +16,7 @@
 
 mod approvals;
 mod checkpoints;
+mod error;
 mod reviews;
 
 pub use approvals::{
@@ -24,4 +25,5 @@ pub use approvals::{
 pub use checkpoints::{
     CHECKPOINT_DECIDE_PERMISSION, CHECKPOINT_READ_PERMISSION, DecideCheckpoint, ListCheckpoints,
 };
+pub use error::DecisionError;
 pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION, RollbackPlugin};

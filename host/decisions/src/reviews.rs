@@ -12,12 +12,11 @@ use serde_json::{Value, json};
 use toolhost_audit::Effect;
 use toolhost_catalog::decide::{self, Decider, Verdict};
 use toolhost_catalog::{CatalogStore, Revision, RevisionState};
-use toolhost_runtime::{ToolOutput, ToolSpec};
-use toolhost_types::{Principal, PrincipalKind};
-
 use toolhost_invoke::{
     HostCall, HostTool, HostToolFuture, InvokeError, host_spec as spec, invalid,
 };
+use toolhost_runtime::{ToolOutput, ToolSpec};
+use toolhost_types::{Principal, PrincipalKind};
 
 /// Listing and deciding reviews needs this permission (or an admin role),
 /// and a user principal: a service never reviews.

@@ -1,7 +1,8 @@
 //! Why a call did not produce an answer, as the MCP edge needs to know it.
 
-use toolhost_gates::{CheckpointError, ConsumeError, DecideError};
+use toolhost_gates::ConsumeError;
 use toolhost_runtime::CallError;
+use toolhost_types::StoreUnavailable;
 
 /// A failed call. `code()` is the stable code a client sees.
 #[derive(Debug, thiserror::Error)]
@@ -61,24 +62,6 @@ pub enum InvokeError {
     /// The gate a retry names cannot be used; nothing ran.
     #[error("{0}")]
     Gate(#[source] toolhost_gates::ConsumeError),
-    /// A decision on a gate was refused; nothing changed.
-    #[error("{0}")]
-    Decide(#[source] toolhost_gates::DecideError),
-    /// A checkpoint disposition was refused; nothing changed.
-    #[error("{0}")]
-    Checkpoint(#[source] toolhost_gates::CheckpointError),
-    /// The person who raised the gate may not decide it.
-    #[error("you raised gate {gate}: another person must decide it")]
-    SelfApproval {
-        /// The gate.
-        gate: String,
-    },
-    /// Confirming a high-risk gate needs a reason.
-    #[error("gate {gate} is high-risk: confirming it needs a reason")]
-    ReasonRequired {
-        /// The gate.
-        gate: String,
-    },
     /// The idempotency key was used for another request.
     #[error("idempotency key {key:?} was used for another request of this tool")]
     IdempotencyKeyReused {
@@ -273,6 +256,11 @@ pub enum InvokeError {
     #[error("internal error")]
     Workspace(#[source] toolhost_workspace::WorkspaceStoreError),
 
+    /// A feature above the call path refused the call: its own code,
+    /// words and details (see [`Refusal`]).
+    #[error(transparent)]
+    Refused(Box<Refusal>),
+
     /// [`Toolhost::read`](crate::Toolhost::read) of a tool that is not a
     /// host tool changing nothing: a bug of the reader's, not the user's.
     #[error("internal error")]
@@ -297,12 +285,11 @@ impl InvokeError {
                 | InvokeError::Policy(_)
                 | InvokeError::Gates(_)
                 | InvokeError::Gate(ConsumeError::Store(_))
-                | InvokeError::Decide(DecideError::Store(_))
-                | InvokeError::Checkpoint(toolhost_gates::CheckpointError::Store(_))
                 | InvokeError::Runs(_)
                 | InvokeError::Workspace(_)
                 | InvokeError::NotARead { .. }
-        ) || matches!(self, InvokeError::Catalog(e) if e.code() == "INTERNAL")
+        ) || matches!(self, InvokeError::Refused(r) if r.code == "INTERNAL")
+            || matches!(self, InvokeError::Catalog(e) if e.code() == "INTERNAL")
             || matches!(self, InvokeError::Intake(e) if e.code() == "INTERNAL")
     }
 
@@ -320,10 +307,8 @@ impl InvokeError {
             InvokeError::Artifacts(e) => e.unavailable(),
             InvokeError::Runs(e) => e.unavailable(),
             InvokeError::Workspace(e) => e.unavailable(),
-            InvokeError::Gates(e)
-            | InvokeError::Gate(ConsumeError::Store(e))
-            | InvokeError::Decide(DecideError::Store(e))
-            | InvokeError::Checkpoint(toolhost_gates::CheckpointError::Store(e)) => e.unavailable(),
+            InvokeError::Refused(r) => r.unavailable.as_ref(),
+            InvokeError::Gates(e) | InvokeError::Gate(ConsumeError::Store(e)) => e.unavailable(),
             InvokeError::Policy(toolhost_policy::PolicyStoreError::Unavailable(u))
             | InvokeError::Catalog(CatalogDecide::Store(CatalogStoreError::Unavailable(u)))
             | InvokeError::Intake(IntakeError::Store(CatalogStoreError::Unavailable(u))) => Some(u),
@@ -352,20 +337,7 @@ impl InvokeError {
                 ConsumeError::Mismatch { .. } => "GATE_MISMATCH",
                 ConsumeError::Store(_) => "INTERNAL",
             },
-            InvokeError::Decide(e) => match e {
-                DecideError::NotFound(_) => "GATE_NOT_FOUND",
-                DecideError::Decided { .. } => "GATE_DECIDED",
-                DecideError::Expired(_) => "GATE_EXPIRED",
-                DecideError::Store(_) => "INTERNAL",
-            },
-            InvokeError::Checkpoint(e) => match e {
-                CheckpointError::NotFound(_) => "CHECKPOINT_NOT_FOUND",
-                CheckpointError::VersionConflict { .. } => "CHECKPOINT_VERSION_CONFLICT",
-                CheckpointError::Decided(_) => "CHECKPOINT_DECIDED",
-                CheckpointError::Store(_) => "INTERNAL",
-            },
-            InvokeError::SelfApproval { .. } => "SELF_APPROVAL",
-            InvokeError::ReasonRequired { .. } => "REASON_REQUIRED",
+            InvokeError::Refused(r) => r.code,
             InvokeError::IdempotencyKeyReused { .. } => "IDEMPOTENCY_KEY_REUSED",
             InvokeError::IdempotencyInProgress { .. } => "IDEMPOTENCY_IN_PROGRESS",
             InvokeError::Cancelled => "CANCELLED",
@@ -431,6 +403,7 @@ impl InvokeError {
                 Some(json!({"candidates": candidates}))
             }
             InvokeError::PromotionAwaitingApproval { gate } => Some(json!({"gate_id": gate})),
+            InvokeError::Refused(r) if r.unavailable.is_none() => r.details.clone(),
             _ if self.store_unavailable().is_some() => {
                 Some(json!({"retryable": true, "retry_after_ms": STORE_RETRY_AFTER_MS}))
             }
@@ -458,5 +431,76 @@ fn secret_exposure(kind: &str, ran: bool) -> String {
         format!(
             "the call was stopped before the tool acted: what it would show contained a {kind} ({why})"
         )
+    }
+}
+
+/// A refusal of a feature above the call path (people's decisions, and
+/// the rooms to come), as the caller sees it: a stable code, the words, and
+/// what the caller can act on. Each feature maps its own typed errors into
+/// one, so the call path carries them all as [`InvokeError::Refused`]
+/// without a variant per feature.
+#[derive(Debug)]
+pub struct Refusal {
+    code: &'static str,
+    message: String,
+    details: Option<serde_json::Value>,
+    unavailable: Option<StoreUnavailable>,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl Refusal {
+    /// A refusal with `code` (stable, `UPPER_SNAKE`) and `message` (what
+    /// the caller reads).
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: None,
+            unavailable: None,
+            source: None,
+        }
+    }
+
+    /// What the caller can act on beyond the words, merged into the error
+    /// object it sees.
+    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// The feature's store failed: the caller sees an opaque `INTERNAL`,
+    /// or `STORE_UNAVAILABLE` (retryable) when `unavailable` says the store
+    /// was unreachable; `source` stays in the host's log.
+    pub fn store(
+        source: impl std::error::Error + Send + Sync + 'static,
+        unavailable: Option<&StoreUnavailable>,
+    ) -> Self {
+        Self {
+            code: "INTERNAL",
+            message: "internal error".into(),
+            details: None,
+            unavailable: unavailable.cloned(),
+            source: Some(Box::new(source)),
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Refusal {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl From<Refusal> for InvokeError {
+    fn from(r: Refusal) -> Self {
+        InvokeError::Refused(Box::new(r))
     }
 }

@@ -7,6 +7,14 @@
 //! It owns none of the steps themselves: the catalog finds the tool, the
 //! policy decides (the same decision for listing and calling), the runtime
 //! runs it, the audit sink stores the event.
+//!
+//! It also owns the seam features plug into: [`HostTool`], called with a
+//! [`HostCall`] (the admitted caller, the arguments, progress,
+//! cancellation and a narrow [`Host`] handle), answering its output and the
+//! effects to write with the call's row; a feature's typed refusals reach
+//! the client as one [`Refusal`]. It does not own the features: people's
+//! decisions are `toolhost_decisions`', and what a server installs is its
+//! composition root's choice.
 
 mod bounds;
 mod call;
@@ -23,7 +31,7 @@ mod tool;
 mod workspace;
 
 pub use call::{CallRequest, Toolhost};
-pub use error::{InvokeError, STORE_RETRY_AFTER_MS, STORE_UNAVAILABLE_MESSAGE};
+pub use error::{InvokeError, Refusal, STORE_RETRY_AFTER_MS, STORE_UNAVAILABLE_MESSAGE};
 pub use explore::{
     CancelExploration, GetExplorationResult, ListExplorations, RUN_PERMISSION, RunWorker,
     RunsConfig, StartExploration, WorkerConfig, run_output,
