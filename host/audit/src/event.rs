@@ -98,6 +98,34 @@ pub struct AuditEvent {
     pub client_rounds: Vec<ClientRound>,
 }
 
+impl AuditEvent {
+    /// The row of one act begun now, under a fresh call id: `principal` of
+    /// `tenant` did `tool` with arguments of `argument_digest`, and it
+    /// executed; no client, plugin, gate or receipt. Every row is built
+    /// from this one, with what differs set by struct update:
+    /// `AuditEvent { plugin: Some(name), ..AuditEvent::new(..) }`.
+    pub fn new(tenant: &str, principal: &str, tool: &str, argument_digest: Digest) -> Self {
+        Self {
+            call_id: toolhost_types::CallId::new().to_string(),
+            at: SystemTime::now(),
+            principal: principal.to_owned(),
+            tenant: tenant.to_owned(),
+            client_id: None,
+            tool: tool.to_owned(),
+            plugin: None,
+            catalog_version: None,
+            plugin_digest: None,
+            argument_digest,
+            outcome: Outcome::Executed,
+            error_code: None,
+            duration: Duration::ZERO,
+            gate_id: None,
+            receipt_sha256: None,
+            client_rounds: Vec::new(),
+        }
+    }
+}
+
 /// One request a call sent (or was to send) its MCP client: never its
 /// content, only what and how it ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

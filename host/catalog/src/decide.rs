@@ -8,7 +8,7 @@
 use std::time::SystemTime;
 
 use serde_json::json;
-use toolhost_audit::{AuditEvent, CatalogEffect, Outcome, RevisionMove, argument_digest};
+use toolhost_audit::{AuditEvent, CatalogEffect, RevisionMove, argument_digest};
 use toolhost_review::{Capabilities, CatalogVersion, Diff, diff};
 
 use crate::{CatalogStore, CatalogStoreError, Revision, RevisionState};
@@ -422,22 +422,17 @@ fn decision(
         "reason": reason,
     });
     let event = AuditEvent {
-        call_id: toolhost_types::CallId::new().to_string(),
         at,
-        principal: who.principal.clone(),
-        tenant: who.tenant.clone(),
         client_id: who.client_id.clone(),
-        tool: operation.to_owned(),
         plugin: Some(rev.plugin.clone()),
         catalog_version: Some(served.version.clone()),
         plugin_digest: Some(rev.component_digest),
-        argument_digest: argument_digest(&args),
-        outcome: Outcome::Executed,
-        error_code: None,
-        duration: Default::default(),
-        gate_id: None,
-        receipt_sha256: None,
-        client_rounds: Vec::new(),
+        ..AuditEvent::new(
+            &who.tenant,
+            &who.principal,
+            operation,
+            argument_digest(&args),
+        )
     };
     let effect = CatalogEffect {
         changes_served: served.changes,

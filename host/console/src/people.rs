@@ -215,23 +215,14 @@ impl Console {
             }
             Err(r) => (Outcome::Error, Some(r.code.to_owned())),
         };
+        let digest = argument_digest(&args);
         let event = AuditEvent {
-            call_id: toolhost_types::CallId::new().to_string(),
             at,
-            principal: viewer.user.subject.clone(),
-            tenant: viewer.tenant().to_owned(),
             client_id: Some(CONSOLE_CLIENT.to_owned()),
-            tool: tool.to_owned(),
-            plugin: None,
-            catalog_version: None,
-            plugin_digest: None,
-            argument_digest: argument_digest(&args),
             outcome,
             error_code,
             duration: started.elapsed(),
-            gate_id: None,
-            receipt_sha256: None,
-            client_rounds: Vec::new(),
+            ..AuditEvent::new(viewer.tenant(), &viewer.user.subject, tool, digest)
         };
         if let Err(e) = self.store.append(&event).await {
             tracing::error!(error = %e, tool, "console: recording an admin action");

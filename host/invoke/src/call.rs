@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use serde_json::Value;
 use tokio::sync::watch;
@@ -631,23 +631,12 @@ impl Audit {
     /// The event of `req`; the tool's name as called is kept only with any
     /// secret in it redacted (a client may call any name).
     fn start(who: &Principal, req: &CallRequest, scanner: &Scanner) -> Self {
+        let tool = scanner.redact(&req.tool);
+        let digest = argument_digest(&req.arguments);
         let event = AuditEvent {
-            call_id: toolhost_types::CallId::new().to_string(),
-            at: SystemTime::now(),
-            principal: who.subject.clone(),
-            tenant: who.tenant.clone(),
             client_id: Some(who.client_id.clone()),
-            tool: scanner.redact(&req.tool).into_owned(),
-            plugin: None,
-            catalog_version: None,
-            plugin_digest: None,
-            argument_digest: argument_digest(&req.arguments),
             outcome: Outcome::Error,
-            error_code: None,
-            duration: Default::default(),
-            gate_id: None,
-            receipt_sha256: None,
-            client_rounds: Vec::new(),
+            ..AuditEvent::new(&who.tenant, &who.subject, &tool, digest)
         };
         Self {
             started: Instant::now(),

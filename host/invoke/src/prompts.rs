@@ -10,14 +10,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 use toolhost_audit::{AuditEvent, ClientRound, Outcome};
 use toolhost_catalog::LoadedPlugin;
 use toolhost_policy::{Grants, Use, decide};
 use toolhost_runtime::{CallContext, ClientLink, Prompt, PromptReply, PromptSpec};
-use toolhost_types::{CallId, Digest, Principal, Risk};
+use toolhost_types::{Digest, Principal, Risk};
 
 use crate::{Conversation, InvokeError, Toolhost};
 
@@ -54,23 +54,17 @@ impl Toolhost {
         row: Row<'_>,
         did: Result<Outcome, &InvokeError>,
     ) -> Result<(), InvokeError> {
+        let tool = self.scanner().redact(row.label);
         let event = AuditEvent {
-            call_id: CallId::new().to_string(),
-            at: SystemTime::now(),
-            principal: row.who.subject.clone(),
-            tenant: row.who.tenant.clone(),
             client_id: Some(row.who.client_id.clone()),
-            tool: self.scanner().redact(row.label).into_owned(),
             plugin: row.plugin.map(|p| p.plugin.name().to_string()),
             catalog_version: Some(self.catalog().version().to_owned()),
             plugin_digest: row.plugin.map(|p| *p.plugin.digest()),
-            argument_digest: row.digest,
             outcome: *did.as_ref().unwrap_or(&Outcome::Error),
             error_code: did.err().map(|e| e.code().to_owned()),
             duration: row.started.elapsed(),
-            gate_id: None,
-            receipt_sha256: None,
             client_rounds: row.rounds,
+            ..AuditEvent::new(&row.who.tenant, &row.who.subject, &tool, row.digest)
         };
         self.audit.record(&event).await.map_err(InvokeError::Audit)
     }

@@ -408,23 +408,12 @@ fn event(
     digest: Option<Digest>,
     args: &serde_json::Value,
 ) -> toolhost_audit::AuditEvent {
+    let arguments = toolhost_audit::argument_digest(args);
     toolhost_audit::AuditEvent {
-        call_id: toolhost_types::CallId::new().to_string(),
-        at: std::time::SystemTime::now(),
-        principal: who.principal.clone(),
-        tenant: who.tenant.clone(),
         client_id: who.client_id.clone(),
-        tool: operation.to_owned(),
         plugin,
-        catalog_version: None,
         plugin_digest: digest,
-        argument_digest: toolhost_audit::argument_digest(args),
-        outcome: toolhost_audit::Outcome::Executed,
-        error_code: None,
-        duration: Default::default(),
-        gate_id: None,
-        receipt_sha256: None,
-        client_rounds: Vec::new(),
+        ..toolhost_audit::AuditEvent::new(&who.tenant, &who.principal, operation, arguments)
     }
 }
 

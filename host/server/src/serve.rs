@@ -533,23 +533,15 @@ const SYNC_TRIES: u32 = 3;
 /// Dev mode leaves a row in the audit trail each time the host starts with it.
 async fn record_dev_mode(store: &Store) -> anyhow::Result<()> {
     use toolhost_audit::AuditSink;
+    let no_arguments = toolhost_audit::argument_digest(&serde_json::json!({}));
     let event = toolhost_audit::AuditEvent {
-        call_id: toolhost_types::CallId::new().to_string(),
-        at: std::time::SystemTime::now(),
-        principal: "(operator)".into(),
-        tenant: "(operator)".into(),
-        client_id: None,
-        tool: "dev_allow_unsigned".into(),
         plugin: Some("(host)".into()),
-        catalog_version: None,
-        plugin_digest: None,
-        argument_digest: toolhost_audit::argument_digest(&serde_json::json!({})),
-        outcome: toolhost_audit::Outcome::Executed,
-        error_code: None,
-        duration: Default::default(),
-        gate_id: None,
-        receipt_sha256: None,
-        client_rounds: Vec::new(),
+        ..toolhost_audit::AuditEvent::new(
+            "(operator)",
+            "(operator)",
+            "dev_allow_unsigned",
+            no_arguments,
+        )
     };
     store.record(&event).await.context("auditing dev mode")
 }

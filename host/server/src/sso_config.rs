@@ -121,34 +121,22 @@ impl SsoAudit for StoreAudit {
         ok: bool,
     ) -> Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
         Box::pin(async move {
+            let principal = event.subject.as_deref().unwrap_or("(anonymous)");
+            let digest = argument_digest(&serde_json::json!({
+                "detail": event.detail,
+                "source": event.source,
+                "client_id": event.client_id,
+            }));
             let row = AuditEvent {
-                call_id: toolhost_types::CallId::new().to_string(),
-                at: std::time::SystemTime::now(),
-                principal: event
-                    .subject
-                    .clone()
-                    .unwrap_or_else(|| "(anonymous)".into()),
-                tenant: tenant.unwrap_or("(none)").to_owned(),
                 client_id: event.client_id.clone(),
-                tool: event.kind.clone(),
                 plugin: Some("(host)".into()),
-                catalog_version: None,
-                plugin_digest: None,
-                argument_digest: argument_digest(&serde_json::json!({
-                    "detail": event.detail,
-                    "source": event.source,
-                    "client_id": event.client_id,
-                })),
                 outcome: if ok {
                     Outcome::Executed
                 } else {
                     Outcome::Denied
                 },
                 error_code: (!ok).then(|| "SSO_LOGIN_FAILED".to_owned()),
-                duration: Default::default(),
-                gate_id: None,
-                receipt_sha256: None,
-                client_rounds: Vec::new(),
+                ..AuditEvent::new(tenant.unwrap_or("(none)"), principal, &event.kind, digest)
             };
             if let Err(e) = self.0.record(&row).await {
                 tracing::error!(error = %e, kind = %event.kind, "auditing an sso event");

@@ -49,31 +49,20 @@
 //! `postgres://user@host/db`.
 //!
 //! ```
-//! use std::time::{Duration, SystemTime};
+//! use std::time::Duration;
 //! use serde_json::json;
-//! use toolhost_audit::{AuditEvent, AuditSink, Outcome, argument_digest};
+//! use toolhost_audit::{AuditEvent, AuditSink, argument_digest};
 //! use toolhost_storage::Store;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let store = Store::connect("sqlite::memory:").await?;
+//! let digest = argument_digest(&json!({"name": "world"}));
 //! let event = AuditEvent {
 //!     call_id: "call-1".into(),
-//!     at: SystemTime::now(),
-//!     principal: "alice".into(),
-//!     tenant: "acme".into(),
 //!     client_id: Some("cli".into()),
-//!     tool: "greet".into(),
-//!     plugin: None,
-//!     catalog_version: None,
-//!     plugin_digest: None,
-//!     argument_digest: argument_digest(&json!({"name": "world"})),
-//!     outcome: Outcome::Executed,
-//!     error_code: None,
 //!     duration: Duration::from_micros(250),
-//!     gate_id: None,
-//!     receipt_sha256: None,
-//!     client_rounds: Vec::new(),
+//!     ..AuditEvent::new("acme", "alice", "greet", digest)
 //! };
 //! store.record(&event).await?;
 //! assert_eq!(store.recent(10).await?[0].event.call_id, "call-1");

@@ -3,7 +3,7 @@
 //! ends, whatever the way: answered, failed, timed out, cancelled (even
 //! before it started), or lost with every worker that took it.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use toolhost_audit::{AuditEvent, Effect, Outcome as RowOutcome};
 use toolhost_runs::{
@@ -197,30 +197,19 @@ pub(crate) fn settle(
 /// The audit row of one attempt of `run`.
 pub(crate) fn attempt_event(run: &Run, took: Duration, error_code: Option<String>) -> AuditEvent {
     let revision = &run.spec.revision;
+    let digest = (run.spec.argument_digest.parse()).unwrap_or_else(|_| Digest::of(b""));
     AuditEvent {
-        call_id: toolhost_types::CallId::new().to_string(),
-        at: SystemTime::now(),
-        principal: run.principal.clone(),
-        tenant: run.tenant.clone(),
         client_id: Some(run.client_id.clone()),
-        tool: run.spec.tool.clone(),
         plugin: Some(revision.plugin.clone()),
         catalog_version: revision.catalog_version.clone(),
         plugin_digest: revision.component_sha256.parse().ok(),
-        argument_digest: run
-            .spec
-            .argument_digest
-            .parse()
-            .unwrap_or_else(|_| Digest::of(b"")),
         outcome: match error_code {
             None => RowOutcome::Executed,
             Some(_) => RowOutcome::Error,
         },
         error_code,
         duration: took,
-        gate_id: None,
-        receipt_sha256: None,
-        client_rounds: Vec::new(),
+        ..AuditEvent::new(&run.tenant, &run.principal, &run.spec.tool, digest)
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
 use sqlx::{AssertSqlSafe, Connection, PgConnection, SqliteConnection};
-use toolhost_audit::{AuditEvent, Outcome, argument_digest};
+use toolhost_audit::{AuditEvent, argument_digest};
 use toolhost_storage::Store;
 use toolhost_types::Digest;
 
@@ -181,22 +181,15 @@ macro_rules! on_both_engines {
 /// milliseconds and microseconds: the audit table's precision), with no
 /// gate. Tests change the fields they are about.
 pub fn event(call_id: &str, at_ms: u64) -> AuditEvent {
+    let digest = argument_digest(&json!({"name": "world"}));
     AuditEvent {
         call_id: call_id.into(),
         at: UNIX_EPOCH + Duration::from_millis(at_ms),
-        principal: "alice".into(),
-        tenant: "acme".into(),
         client_id: Some("client-1".into()),
-        tool: "greet".into(),
         plugin: Some("hello".into()),
         catalog_version: Some("0.1.0".into()),
         plugin_digest: Some(Digest::of(b"hello.wasm")),
-        argument_digest: argument_digest(&json!({"name": "world"})),
-        outcome: Outcome::Executed,
-        error_code: None,
         duration: Duration::from_micros(1_234),
-        gate_id: None,
-        receipt_sha256: None,
-        client_rounds: Vec::new(),
+        ..AuditEvent::new("acme", "alice", "greet", digest)
     }
 }
