@@ -165,7 +165,7 @@ pub async fn user(command: UserCommand) -> anyhow::Result<ExitCode> {
             }
         }
         UserCommand::SeedDemo { store } => {
-            match crate::serve::seed_demo(&open(&store).await?).await? {
+            match crate::demo::seed_demo(&open(&store).await?).await? {
                 Some((_, true)) => {
                     println!("Demo login: user demo, password from $TOOLHOST_DEMO_PASSWORD")
                 }

@@ -7,27 +7,27 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
-use toolhost_audit::{AuditSink, Effect};
+use toolhost_audit::AuditSink;
 use toolhost_auth::AuthStore;
 use toolhost_catalog::decide::{self, Decider, Verdict};
-use toolhost_catalog::intake::{self, IntakeOptions, Submission};
+use toolhost_catalog::intake::{self, IntakeOptions};
 use toolhost_catalog::{CatalogStore, Manifest, RevisionState};
 use toolhost_policy::PolicyStore;
 use toolhost_runtime::{Runtime, RuntimeConfig};
-use toolhost_signing::{Envelope, Release, SigningKey, TrustRoot};
+use toolhost_signing::{Envelope, Release, SigningKey};
 use toolhost_storage::Store;
 use toolhost_types::{Digest, Permission};
 
 use crate::admin::{StoreArg, open};
+use crate::catalog_sync::{
+    SUBMIT_PERMISSION, now_ms, person_event, signature_path, submissions, sync, write_decision,
+};
 
 /// The permission a person needs to decide reviews (or an admin role).
 pub const REVIEW_PERMISSION: (&str, &str) = ("catalog", "review");
-/// The permission a person needs to submit revisions.
-pub const SUBMIT_PERMISSION: (&str, &str) = ("catalog", "submit");
 
 /// `toolhost plugin review …`
 #[derive(Debug, Subcommand)]
@@ -84,29 +84,6 @@ pub struct SubmitArgs {
     pub store: StoreArg,
 }
 
-/// Intake's options: dev mode, and the Sigstore trust root from `root`
-/// (a `trusted_root.json`) or the built-in public-good one.
-pub(crate) fn intake_options(
-    allow_unsigned: bool,
-    root: Option<&Path>,
-) -> anyhow::Result<IntakeOptions> {
-    let trust_root = match root {
-        Some(path) => {
-            let bytes =
-                std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let root =
-                TrustRoot::from_json(&bytes).with_context(|| format!("{}", path.display()))?;
-            Arc::new(root)
-        }
-        None => IntakeOptions::default().trust_root,
-    };
-    Ok(IntakeOptions {
-        allow_unsigned,
-        trust_root,
-        ..IntakeOptions::default()
-    })
-}
-
 /// `toolhost plugin sign MANIFEST --key KEY`: writes `<stem>.sig.json`
 /// beside the manifest, binding it to the component it names.
 pub fn sign(manifest_path: &Path, key_path: &Path) -> anyhow::Result<PathBuf> {
@@ -128,69 +105,6 @@ pub fn sign(manifest_path: &Path, key_path: &Path) -> anyhow::Result<PathBuf> {
     let out = signature_path(manifest_path);
     std::fs::write(&out, Envelope::sign(&release, &key).to_json())
         .with_context(|| format!("writing {}", out.display()))?;
-    Ok(out)
-}
-
-/// The signature file of a manifest: `<stem>.sig.json` beside it.
-fn signature_path(manifest: &Path) -> PathBuf {
-    let stem = manifest
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    manifest.with_file_name(format!("{stem}.sig.json"))
-}
-
-/// The signature beside a manifest: `<stem>.sig.json` (a DSSE envelope,
-/// from `plugin sign`) or `<stem>.sigstore.json` (a Sigstore bundle, from
-/// the author's CI); none if neither exists; both is refused as ambiguous.
-fn signature_beside(manifest: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-    let dsse = signature_path(manifest);
-    let bundle = dsse.with_file_name(
-        dsse.to_string_lossy()
-            .replace(".sig.json", ".sigstore.json"),
-    );
-    let read = |p: &Path| match std::fs::read(p) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading {}", p.display())),
-    };
-    match (read(&dsse)?, read(&bundle)?) {
-        (Some(_), Some(_)) => bail!(
-            "both {} and {} are beside the manifest: keep the one signature to submit",
-            dsse.display(),
-            bundle.display()
-        ),
-        (one, None) | (None, one) => Ok(one),
-    }
-}
-
-/// The submissions a release directory holds: one per `*.toml` (none for
-/// an empty directory).
-pub fn submissions(dir: &Path, submitted_by: &str) -> anyhow::Result<Vec<Submission>> {
-    let mut manifests: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.is_file())
-        .collect();
-    manifests.sort();
-    let mut out = Vec::new();
-    for path in manifests {
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        let manifest = Manifest::parse(&text, &path)?;
-        let component_path = path.with_file_name(&manifest.plugin.component);
-        let component = std::fs::read(&component_path)
-            .with_context(|| format!("reading {}", component_path.display()))?;
-        let envelope = signature_beside(&path)?;
-        let source = std::fs::canonicalize(&path).unwrap_or(path);
-        out.push(Submission {
-            manifest: text,
-            component,
-            envelope,
-            source: format!("dir:{}", source.display()),
-            submitted_by: submitted_by.to_owned(),
-        });
-    }
     Ok(out)
 }
 
@@ -336,15 +250,6 @@ pub async fn rollback(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes a decision with its audit row; a concurrent decision that won
-/// makes this one fail with nothing written.
-pub(crate) async fn write_decision(store: &Store, d: &decide::Decision) -> anyhow::Result<()> {
-    store
-        .record_with(&d.event, &[Effect::Catalog(d.effect.clone())])
-        .await
-        .context("another decision changed the catalog first; nothing was written: decide again")
-}
-
 /// `--as NAME` as a person of the store holding `permission`.
 async fn person(store: &Store, name: &str, permission: (&str, &str)) -> anyhow::Result<Decider> {
     let user = AuthStore::user_by_name(store, name)
@@ -367,128 +272,6 @@ async fn person(store: &Store, name: &str, permission: (&str, &str)) -> anyhow::
         client_id: None,
         may_approve_own: false,
     })
-}
-
-pub(crate) fn operator(by: &str) -> Decider {
-    Decider {
-        principal: by.to_owned(),
-        tenant: "(operator)".into(),
-        client_id: None,
-        may_approve_own: false,
-    }
-}
-
-pub(crate) fn operator_event(
-    by: &str,
-    operation: &str,
-    args: &serde_json::Value,
-) -> toolhost_audit::AuditEvent {
-    event(&operator(by), operation, None, None, args)
-}
-
-pub(crate) fn person_event(
-    who: &Decider,
-    operation: &str,
-    rev: &toolhost_catalog::Revision,
-) -> toolhost_audit::AuditEvent {
-    let args = serde_json::json!({"revision": rev.id, "source": rev.source});
-    event(
-        who,
-        operation,
-        Some(rev.plugin.clone()),
-        Some(rev.component_digest),
-        &args,
-    )
-}
-
-fn event(
-    who: &Decider,
-    operation: &str,
-    plugin: Option<String>,
-    digest: Option<Digest>,
-    args: &serde_json::Value,
-) -> toolhost_audit::AuditEvent {
-    let arguments = toolhost_audit::argument_digest(args);
-    toolhost_audit::AuditEvent {
-        client_id: who.client_id.clone(),
-        plugin,
-        plugin_digest: digest,
-        ..toolhost_audit::AuditEvent::new(&who.tenant, &who.principal, operation, arguments)
-    }
-}
-
-pub(crate) fn now_ms() -> i64 {
-    toolhost_invoke::millis(std::time::SystemTime::now())
-}
-
-/// What a sync did, plugin by plugin.
-#[derive(Debug, Default)]
-pub(crate) struct Synced {
-    /// `(plugin, revision, what happened)`.
-    pub done: Vec<(String, String, &'static str)>,
-    /// Why each refused manifest was refused.
-    pub refused: Vec<String>,
-}
-
-/// The bootstrap and GitOps path: every manifest of `dir` through intake
-/// (the same checks as any submission) and, with `activate`, approved as
-/// the operator `by` (the directory's own review is the approval; recorded
-/// as such, with its audit row). A revision already active is left alone.
-pub(crate) async fn sync(
-    store: &Store,
-    runtime: &Runtime,
-    dir: &Path,
-    opts: &IntakeOptions,
-    activate: bool,
-    by: &str,
-) -> anyhow::Result<Synced> {
-    let mut report = Synced::default();
-    let who = Decider {
-        may_approve_own: true,
-        ..operator(&format!("sync:{by}"))
-    };
-    for sub in submissions(dir, &who.principal)? {
-        let source = sub.source.clone();
-        let done = match intake::submit(store, runtime, sub, opts, now_ms()).await {
-            Ok(done) => done,
-            Err(e) => {
-                report.refused.push(format!("{source}: [{}] {e}", e.code()));
-                continue;
-            }
-        };
-        let rev = done.revision;
-        if done.new {
-            store
-                .record(&person_event(&who, "submit_plugin", &rev))
-                .await?;
-        }
-        let what = match rev.state {
-            RevisionState::PendingReview if activate => {
-                let reason = format!("synced from {}", dir.display());
-                let d = decide::review(store, &rev.id, Verdict::Approve, &who, &reason).await?;
-                write_decision(store, &d).await?;
-                "activated"
-            }
-            RevisionState::PendingReview => "pending review",
-            RevisionState::Active => "already active",
-            RevisionState::Approved if activate => {
-                report.refused.push(format!(
-                    "{source}: revision {} was replaced by a newer one; `plugin rollback {}` makes it active again",
-                    rev.id, rev.plugin
-                ));
-                continue;
-            }
-            RevisionState::Approved => "approved earlier",
-            RevisionState::Rejected | RevisionState::Withdrawn => {
-                report
-                    .refused
-                    .push(format!("{source}: revision {} is {}", rev.id, rev.state));
-                continue;
-            }
-        };
-        report.done.push((rev.plugin.clone(), rev.id.clone(), what));
-    }
-    Ok(report)
 }
 
 /// `toolhost plugin sync DIR`.

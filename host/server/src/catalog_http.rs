@@ -33,7 +33,7 @@ use toolhost_runtime::Runtime;
 use toolhost_storage::Store;
 use toolhost_types::{Permission, Principal, PrincipalKind};
 
-use crate::catalog_cli::{SUBMIT_PERMISSION, now_ms, person_event};
+use crate::catalog_sync::{SUBMIT_PERMISSION, now_ms, person_event};
 
 /// Largest body accepted: the largest component base64-encoded, the largest
 /// manifest and envelope, JSON around them.

@@ -231,9 +231,9 @@ async fn reload(project: &Project) -> anyhow::Result<()> {
         cache_dir: Some(project.state.join("cache")),
         ..RuntimeConfig::default()
     })?;
-    let intake = crate::catalog_cli::intake_options(true, None)?;
+    let intake = crate::catalog_sync::intake_options(true, None)?;
     let synced =
-        crate::catalog_cli::sync(&store, &runtime, &project.catalog(), &intake, true, "dev")
+        crate::catalog_sync::sync(&store, &runtime, &project.catalog(), &intake, true, "dev")
             .await?;
     store.close().await;
     if let Some(why) = synced.refused.first() {

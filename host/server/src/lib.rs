@@ -7,17 +7,31 @@
 //! loadable, digest-pinned plugin; `catalog check` loads a plugin directory
 //! and reports every tool and every refusal; `call` runs one tool in the
 //! sandbox, in-process, for tool authors.
+//!
+//! Rooms: the composition root (`serve`, which composes the host with
+//! `compose`'s list of features and stops its `background` tasks in one
+//! place); the HTTP edges (`edges`, `http`, `listen`, `connections`, the
+//! guards, sessions and rate limits); what replicas share at run time
+//! (`catalog_sync`, `catalog_follow`, `replica`, `run_workers`); and the
+//! command line (`*_cli`, `admin`, `rbac`, `dev`, `scaffold`), which the
+//! running host never imports.
 
 mod admin;
 mod audit_cli;
+mod background;
 mod call_cli;
 mod catalog_cli;
+mod catalog_follow;
 mod catalog_http;
+mod catalog_sync;
+mod compose;
 mod config;
 mod connections;
 mod declared;
+mod demo;
 mod dev;
 pub mod edge;
+mod edges;
 mod entity_generations;
 mod forwarded;
 mod guard;
@@ -26,6 +40,7 @@ mod listen;
 mod log_redact;
 mod mcp_replay;
 mod mcp_sessions;
+mod prometheus;
 mod rate_lease;
 mod rate_limit;
 mod scaffold;
@@ -33,8 +48,10 @@ mod workspace_http;
 pub use rate_limit::{RateLimiter, RateLimits};
 mod rbac;
 mod registry_cli;
+mod replica;
 mod request_states;
 mod resource_relay;
+mod run_workers;
 mod runs_cli;
 mod serve;
 mod signer_cli;

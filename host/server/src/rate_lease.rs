@@ -27,7 +27,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{Notify, watch};
 use toolhost_storage::{Hits, StorageError, Store};
@@ -115,7 +115,7 @@ impl Leases {
     /// when the last handle is dropped). Must be called within a Tokio
     /// runtime.
     pub fn start(store: Arc<Store>) -> Arc<Leases> {
-        Leases::start_with_clock(store, Arc::new(crate::rate_limit::now_ms))
+        Leases::start_with_clock(store, Arc::new(now_ms))
     }
 
     /// [`Leases::start`] with its own counters and clock.
@@ -147,7 +147,7 @@ impl Leases {
             let mut round = self.rounds.subscribe();
             {
                 let now = (self.clock)();
-                let (window_start, window_end) = crate::rate_limit::window(now, window_len);
+                let (window_start, window_end) = window(now, window_len);
                 let mut state = self.state();
                 let failing = state.failing;
                 let window = state.windows.entry(window_start).or_default();
@@ -277,6 +277,20 @@ async fn lease_rounds(leases: Weak<Leases>) {
         let now = (leases.clock)();
         leases.lease_round(now).await;
     }
+}
+
+/// The fixed window holding `now` (unix ms): its start and end.
+pub(crate) fn window(now: i64, len: i64) -> (i64, i64) {
+    let start = now - now.rem_euclid(len);
+    (start, start + len)
+}
+
+/// The clock the limits count with: unix milliseconds.
+pub(crate) fn now_ms() -> i64 {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

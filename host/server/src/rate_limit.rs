@@ -30,7 +30,7 @@
 //! degraded store into a total outage.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::ensure;
 use axum::extract::Request;
@@ -43,7 +43,7 @@ use toolhost_storage::Store;
 use toolhost_types::Principal;
 
 use crate::guard::Peeked;
-use crate::rate_lease::{Admission, Leases};
+use crate::rate_lease::{Admission, Leases, now_ms};
 
 /// JSON-RPC code for a request refused by a rate limit, next to the guard's
 /// `LIMIT_EXCEEDED` (−31001) outside JSON-RPC's reserved range. MCP defines
@@ -188,12 +188,6 @@ fn buckets(limits: &RateLimits, who: &Principal, class: Class) -> Vec<(Limit, St
     out
 }
 
-/// The fixed window holding `now` (unix ms): its start and end.
-pub(crate) fn window(now: i64, len: i64) -> (i64, i64) {
-    let start = now - now.rem_euclid(len);
-    (start, start + len)
-}
-
 /// Whole seconds from `now` to `end` (unix ms), rounded up, at least one:
 /// a client that waits this long is in the next window.
 fn retry_after(now: i64, end: i64) -> u64 {
@@ -314,13 +308,6 @@ impl RateLimiter {
     }
 }
 
-pub(crate) fn now_ms() -> i64 {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-}
-
 /// Middleware for `/mcp`, inside the bearer check and the body guard (so
 /// the principal is known and the guard has read what the body calls):
 /// counts each request (a GET opening a stream, a DELETE ending a session
@@ -429,7 +416,7 @@ mod tests {
             (5_500, 2_000, 4_000, 6_000, 1),
         ];
         for (now, len, start, end, secs) in cases {
-            assert_eq!(window(now, len), (start, end), "{now}");
+            assert_eq!(crate::rate_lease::window(now, len), (start, end), "{now}");
             assert_eq!(retry_after(now, end), secs, "{now}");
         }
     }

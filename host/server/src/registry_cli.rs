@@ -10,7 +10,7 @@ use anyhow::bail;
 use toolhost_catalog::intake::Submission;
 use toolhost_registry::{Reference, RegistryError, Release};
 
-use crate::catalog_cli::submissions;
+use crate::catalog_sync::submissions;
 
 /// Whether a submission's source is a registry reference, not a directory.
 pub fn is_oci(source: &str) -> bool {

@@ -1,97 +1,15 @@
-//! Exploration runs outside MCP: the workers every replica (and `toolhost
-//! worker`) runs, and the operator's `toolhost runs …` commands on the
-//! store (`list`, `show`, `cancel`, `receipt`: it prints a run's receipt
+//! Exploration runs outside MCP: the operator's `toolhost runs …` commands
+//! on the store (the workers are `run_workers`'s) (`list`, `show`, `cancel`, `receipt`: it prints a run's receipt
 //! and checks its digest).
 
-use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use clap::Subcommand;
-use tokio_util::sync::CancellationToken;
-use toolhost_invoke::{RunWorker, RunsConfig, Toolhost, WorkerConfig};
 use toolhost_runs::{Receipt, RunId, RunStore};
 use toolhost_storage::Store;
 
 use crate::admin::{StoreArg, open};
-use crate::config::Config;
-
-/// How often an idle worker reads the queue: on SQLite (one host) a run
-/// queued here wakes it at once; this covers runs queued by the CLI or
-/// another process. With PostgreSQL NOTIFY, a lost notification.
-const POLL: Duration = Duration::from_secs(2);
-
-/// This process among the replicas: host name and process id.
-pub(crate) fn replica_id() -> String {
-    let host = std::fs::read_to_string("/etc/hostname")
-        .ok()
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "host".into());
-    format!("{host}/{}", std::process::id())
-}
-
-/// This process's worker id: its replica id and what it serves.
-pub(crate) fn worker_id(listen: SocketAddr, worker_only: bool) -> String {
-    let role = if worker_only {
-        "worker".to_owned()
-    } else {
-        listen.to_string()
-    };
-    format!("{}/{role}", replica_id())
-}
-
-/// Starts this process's run workers (none when `run_workers` is 0), and
-/// on PostgreSQL a listener that wakes them when any replica queues a run.
-pub(crate) fn spawn_workers(
-    config: &Config,
-    host: &Arc<Toolhost>,
-    store: &Arc<Store>,
-    runs: &RunsConfig,
-    id: String,
-    engine_sha256: String,
-    stop: CancellationToken,
-) {
-    if config.run_workers == 0 {
-        return;
-    }
-    let worker = RunWorker::new(
-        host.clone(),
-        WorkerConfig {
-            id,
-            slots: config.run_workers,
-            lease: config.run_lease,
-            poll: POLL,
-            engine_sha256,
-        },
-    );
-    tokio::spawn(worker.run(stop.clone()));
-    let (store, wake) = (store.clone(), runs.wake.clone());
-    tokio::spawn(async move {
-        let mut listener = match store.listen_runs().await {
-            Ok(Some(l)) => l,
-            Ok(None) => return,
-            Err(e) => {
-                tracing::warn!(error = %e, "not listening for queued runs; polling");
-                return;
-            }
-        };
-        loop {
-            tokio::select! {
-                heard = listener.queued() => match heard {
-                    Ok(_) => wake.notify_waiters(),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "run notifications failed; polling");
-                        return;
-                    }
-                },
-                () = stop.cancelled() => return,
-            }
-        }
-    });
-}
 
 /// `toolhost runs …`
 #[derive(Debug, Subcommand)]

@@ -14,7 +14,7 @@ use toolhost_catalog::{CatalogStore, SignerIdentity, SignerRecord};
 use toolhost_signing::{Algorithm, PluginPattern, PublicKey, SigningKey};
 
 use crate::admin::{StoreArg, open};
-use crate::catalog_cli::{now_ms, operator, operator_event};
+use crate::catalog_sync::{now_ms, operator, operator_event};
 
 /// `toolhost signer …`
 #[derive(Debug, Subcommand)]

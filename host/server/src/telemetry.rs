@@ -127,7 +127,7 @@ fn exporter(endpoint: &str) -> Result<SdkTracerProvider, String> {
         .with_service_name("toolhost")
         .with_attribute(opentelemetry::KeyValue::new(
             "service.instance.id",
-            crate::runs_cli::replica_id(),
+            crate::replica::replica_id(),
         ))
         .build();
     Ok(SdkTracerProvider::builder()

@@ -1,0 +1,216 @@
+//! The composition root's list: the call path over the store, the runtime
+//! and the served catalog, and the features installed on it, each with its
+//! host tools (people's decisions, exploration runs, authoring).
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock, Weak};
+
+use toolhost_backend::Backends;
+use toolhost_catalog::intake::IntakeOptions;
+use toolhost_catalog::{Catalog, LiveCatalog};
+use toolhost_decisions::{
+    DecideApproval, DecideCheckpoint, DecidePluginReview, ListCheckpoints, ListPendingApprovals,
+    ListPluginReviews, RollbackPlugin, ToolPermission,
+};
+use toolhost_invoke::{
+    CancelExploration, CreateAuthoringSession, DEFAULT_UPLOAD_TTL, GatePolicy, GetAuthoringSession,
+    GetExplorationResult, GetRevisionDiff, HostTool, ListAuthoringSessions, ListExplorations,
+    PromoteRevision, ProposeRevision, RunsConfig, StartExploration, Toolhost, WorkspaceConfig,
+};
+use toolhost_runtime::Runtime;
+use toolhost_secrets::Scanner;
+use toolhost_storage::Store;
+
+use crate::config::Config;
+
+/// What the host is composed of, from the configuration.
+pub(crate) struct Parts<'a> {
+    pub config: &'a Config,
+    pub store: &'a Arc<Store>,
+    pub runtime: &'a Arc<Runtime>,
+    pub live: &'a Arc<LiveCatalog>,
+    pub intake: &'a IntakeOptions,
+}
+
+/// The host: the call path with every feature installed, and the runs'
+/// configuration its workers share.
+pub(crate) fn host(parts: &Parts, catalog: Catalog) -> anyhow::Result<(Arc<Toolhost>, RunsConfig)> {
+    let Parts { config, store, .. } = *parts;
+    let backends = backends(config, &catalog)?;
+    let scanner = secret_scanner(config, &backends);
+    crate::log_redact::set(scanner.credentials.clone());
+    let gate_policy = GatePolicy {
+        ttl: config.gate_ttl,
+        allow_self_approval: config.allow_self_approval,
+        ..GatePolicy::default()
+    };
+    let runs = RunsConfig {
+        store: store.clone(),
+        catalog: Some(parts.live.clone()),
+        limits: config.run_limits,
+        artifact_ttl: config.results.artifact_ttl,
+        wake: Arc::default(),
+    };
+    let call_path = Toolhost::new(
+        Arc::new(catalog),
+        store.clone(),
+        parts.runtime.clone(),
+        store.clone(),
+    )
+    .with_request_limits(config.request_limits)
+    .with_scanner(scanner.answers)
+    .with_artifacts(store.clone(), config.results)
+    .with_backends(backends)
+    .with_entity_generations(Arc::new(crate::entity_generations::StoreGenerations(
+        store.clone(),
+    )))
+    .with_gates(store.clone(), gate_policy.clone())
+    .with_checkpoints(store.clone())
+    .with_runs(runs.clone())
+    .with_workspace(workspace(parts))
+    .with_update_relay(Arc::new(crate::resource_relay::StoreRelay::new(
+        store.clone(),
+        crate::replica::replica_id(),
+    )));
+    let served: Arc<OnceLock<Weak<Toolhost>>> = Arc::default();
+    let features = [
+        decisions(config, store, &gate_policy, tool_permission(&served)),
+        explorations(),
+        authoring(),
+    ];
+    let host = (features.into_iter().flatten()).try_fold(call_path, Toolhost::with_host_tool)?;
+    let host = Arc::new(host);
+    let _ = served.set(Arc::downgrade(&host));
+    Ok((host, runs))
+}
+
+/// People's decisions: approvals, plugin reviews and checkpoints.
+fn decisions(
+    config: &Config,
+    store: &Arc<Store>,
+    gates: &GatePolicy,
+    tool_permission: ToolPermission,
+) -> Vec<Arc<dyn HostTool>> {
+    let s = store;
+    vec![
+        Arc::new(ListPendingApprovals::new(
+            s.clone(),
+            s.clone(),
+            gates.clone(),
+            tool_permission,
+        )),
+        Arc::new(DecideApproval::new(s.clone(), gates.clone())),
+        Arc::new(ListPluginReviews::new(s.clone())),
+        Arc::new(DecidePluginReview::new(
+            s.clone(),
+            config.allow_self_approval,
+        )),
+        Arc::new(RollbackPlugin::new(s.clone())),
+        Arc::new(ListCheckpoints::new(s.clone())),
+        Arc::new(DecideCheckpoint::new(s.clone(), gates.clone())),
+    ]
+}
+
+/// Exploration runs: starting, reading, cancelling and listing them.
+fn explorations() -> Vec<Arc<dyn HostTool>> {
+    vec![
+        Arc::new(StartExploration::default()),
+        Arc::new(GetExplorationResult::default()),
+        Arc::new(CancelExploration::default()),
+        Arc::new(ListExplorations::default()),
+    ]
+}
+
+/// Authoring: sessions, proposals, diffs and promotion.
+fn authoring() -> Vec<Arc<dyn HostTool>> {
+    vec![
+        Arc::new(CreateAuthoringSession::default()),
+        Arc::new(GetAuthoringSession::default()),
+        Arc::new(ListAuthoringSessions::default()),
+        Arc::new(ProposeRevision::default()),
+        Arc::new(GetRevisionDiff::default()),
+        Arc::new(PromoteRevision::default()),
+    ]
+}
+
+fn workspace(parts: &Parts) -> WorkspaceConfig {
+    WorkspaceConfig {
+        store: parts.store.clone(),
+        catalog: Some(parts.live.clone()),
+        intake: parts.intake.clone(),
+        upload_ttl: DEFAULT_UPLOAD_TTL,
+        upload_quota: parts.config.upload_quota,
+    }
+}
+
+/// The permission a tool of the served catalog needs, for the approvals
+/// list (a gate is listed only to who may see its tool). The host is made
+/// after its tools, so `served` is filled in once it exists.
+fn tool_permission(served: &Arc<OnceLock<Weak<Toolhost>>>) -> ToolPermission {
+    let served = served.clone();
+    Arc::new(move |name: &str| {
+        let host = served.get()?.upgrade()?;
+        host.catalog()
+            .lookup(name)
+            .map(|t| t.spec().permission.clone())
+    })
+}
+
+/// The operator's backends; a plugin declaring one the configuration does
+/// not name is served, and its requests to it refused.
+fn backends(config: &Config, catalog: &Catalog) -> anyhow::Result<Backends> {
+    use anyhow::Context;
+    let backends = Backends::new(config.backends.clone()).context("configuring backends")?;
+    for plugin in catalog.plugins() {
+        for name in plugin.manifest.backends.keys() {
+            if !backends.is_configured(name) {
+                tracing::warn!(plugin = %plugin.manifest.plugin.name, backend = %name,
+                    "the plugin declares a backend the configuration does not name: its requests to it are refused");
+            }
+        }
+    }
+    Ok(backends)
+}
+
+/// The scanners secrets are caught with: `credentials` (the built-in
+/// patterns and every backend's secret) for log lines; `answers`, the same
+/// plus the host's own paths (plugin and cache directories, the SQLite
+/// file, the working and home directories), for what leaves through MCP.
+struct SecretScanners {
+    credentials: Scanner,
+    answers: Scanner,
+}
+
+fn secret_scanner(config: &Config, backends: &Backends) -> SecretScanners {
+    let credentials = backends
+        .secrets()
+        .iter()
+        .fold(Scanner::new(), |s, secret| s.with_secret(secret.expose()));
+    let sqlite_file = config
+        .database_url
+        .strip_prefix("sqlite://")
+        .or_else(|| config.database_url.strip_prefix("sqlite:"))
+        .map(|rest| PathBuf::from(rest.split('?').next().unwrap_or(rest)));
+    let paths = [
+        config.plugins.clone(),
+        config.cache_dir.clone(),
+        sqlite_file,
+        std::env::current_dir().ok(),
+        std::env::var_os("HOME").map(PathBuf::from),
+    ];
+    let answers = paths
+        .into_iter()
+        .flatten()
+        .flat_map(|p| {
+            // Both as configured and as resolved: either may be quoted.
+            let resolved = std::fs::canonicalize(&p).ok();
+            [Some(p), resolved]
+        })
+        .flatten()
+        .filter(|p| p.is_absolute())
+        .fold(credentials.clone(), |s, p| s.with_host_path(&p));
+    SecretScanners {
+        credentials,
+        answers,
+    }
+}
