@@ -558,14 +558,19 @@ pub(crate) async fn signed_in_next(
 }
 
 #[derive(Deserialize)]
-struct LoginForm {
+pub(crate) struct LoginForm {
     pending: String,
     csrf: String,
     username: String,
     password: String,
 }
 
-async fn login(
+/// A password sign-in, from either form that shows one: `/oauth/login` in
+/// an authorization request, `/oauth/signin` for the host's own pages. The
+/// pending row says which flow it is: where a refusal shows the form again
+/// ([`login_again`]) and where a sign-in goes next ([`signed_in_next`]:
+/// the consent step, or the page's return path).
+pub(crate) async fn login(
     State(auth): State<Arc<AuthServer>>,
     Source(source): Source,
     jar: CookieJar,
@@ -574,43 +579,40 @@ async fn login(
     if !auth.config.password_login {
         return pages::error(StatusCode::FORBIDDEN, PASSWORDS_OFF);
     }
-    let (pending, request) = match pending_for(&auth, &jar, &form.pending, Some(&form.csrf)).await {
-        Ok(p) => p,
-        Err(r) => return r.into_response(),
-    };
-    let user = match check_password(
-        &auth,
-        source,
-        Some(&request.client_id),
-        &form.username,
-        form.password,
-    )
-    .await
-    {
-        Ok(u) => u,
-        Err(no) => {
-            let page = login_page(&auth, &pending, &request, Some(&no.message), no.status);
-            return pages::retry_after(page, no.retry_after);
-        }
-    };
-    match start_session(&auth, jar, &user).await {
-        Ok(jar) => {
-            auth.event(
-                "login",
-                Some(&request.client_id),
-                Some(&user.id),
-                source,
-                "password",
-            )
+    let answer = async {
+        let pending = pending_row(&auth, &jar, &form.pending, Some(&form.csrf)).await?;
+        let client = pending_client(&pending);
+        let client = client.as_deref();
+        let user = match check_password(&auth, source, client, &form.username, form.password).await
+        {
+            Ok(u) => u,
+            Err(no) => {
+                let page = login_again(&auth, &pending, &no.message, no.status);
+                return Ok::<Response, Refusal>(pages::retry_after(page, no.retry_after));
+            }
+        };
+        let next = signed_in_next(&auth, &pending).await?;
+        let jar = start_session(&auth, jar, &user).await?;
+        let how = if client.is_some() {
+            "password"
+        } else {
+            "password (web)"
+        };
+        auth.event("login", client, Some(&user.id), source, how)
             .await;
-            (
-                jar,
-                see_other(&format!("/oauth/consent?pending={}", pending.id)),
-            )
-                .into_response()
-        }
-        Err(r) => r.into_response(),
-    }
+        Ok((jar, see_other(&next)).into_response())
+    };
+    answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// The OAuth client of a pending authorization request (`None` for a
+/// sign-in to the host's own pages).
+pub(crate) fn pending_client(pending: &PendingAuthorization) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(&pending.request)
+        .ok()?
+        .get("client_id")?
+        .as_str()
+        .map(str::to_owned)
 }
 
 /// Why a password sign-in was refused: the status and message for the

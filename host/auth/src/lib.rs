@@ -47,7 +47,6 @@ pub use config::AuthConfig;
 pub use error::OAuthError;
 pub use grant::TokenResponse;
 pub use keys::KeyError;
-pub use pages::escape as escape_html;
 pub use routes::{ClientAddr, router};
 pub use server::AuthServer;
 pub use sso::callback_url as sso_callback_url;

@@ -1,15 +1,21 @@
 //! The server-rendered pages of the browser flow: login, consent, and the
 //! error page for requests that cannot be redirected back to a client.
-//! Every interpolated value is HTML-escaped.
+//! Rendered by minijinja from the templates in `templates/`, compiled into
+//! the binary, with HTML auto-escaping: every value is text on the page.
+
+use std::sync::LazyLock;
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
+use minijinja::Environment;
+use serde_json::{Value, json};
 
 /// What the login page shows.
 pub(crate) struct LoginPage<'a> {
     /// Where the form posts: `/oauth/login` in an authorization request,
-    /// `/oauth/signin` for the host's own pages.
-    pub action: &'a str,
+    /// `/oauth/signin` for the host's own pages (a path of the host's own,
+    /// written as it is).
+    pub action: &'static str,
     pub pending: &'a str,
     pub csrf: &'a str,
     /// The client asking, in an authorization request; `None` when the
@@ -32,79 +38,52 @@ pub(crate) struct ConsentPage<'a> {
     pub scopes: &'a str,
 }
 
+/// The templates, parsed once.
+static PAGES: LazyLock<Environment<'static>> = LazyLock::new(|| {
+    let mut env = Environment::new();
+    env.set_auto_escape_callback(minijinja::default_auto_escape_callback);
+    for (name, source) in [
+        ("page.html", include_str!("../templates/page.html")),
+        ("login.html", include_str!("../templates/login.html")),
+        ("consent.html", include_str!("../templates/consent.html")),
+        ("error.html", include_str!("../templates/error.html")),
+    ] {
+        env.add_template(name, source)
+            .expect("the sign-in templates parse (their tests render each)");
+    }
+    env
+});
+
 pub(crate) fn login(status: StatusCode, p: &LoginPage<'_>) -> Response {
-    let error = p
-        .error
-        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e)))
-        .unwrap_or_default();
-    let providers: String = p
-        .providers
-        .iter()
-        .map(|(name, label)| {
-            format!(
-                "<p><a href=\"/oauth/sso/{}/start?pending={}\">Sign in with {}</a></p>\n",
-                escape(name),
-                escape(p.pending),
-                escape(label)
-            )
-        })
+    let providers: Vec<Value> = (p.providers.iter())
+        .map(|(name, label)| json!({"name": name, "label": label}))
         .collect();
-    let lead = match p.client_name {
-        Some(client) => format!(
-            "<p><strong>{}</strong> wants to use your tools.</p>",
-            escape(client)
-        ),
-        None => "<p>Sign in to continue.</p>".to_owned(),
-    };
-    let form = if p.password {
-        format!(
-            "<form method=\"post\" action=\"{action}\">\n\
-             <input type=\"hidden\" name=\"pending\" value=\"{pending}\">\n\
-             <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\n\
-             <label>Username <input name=\"username\" autocomplete=\"username\" required autofocus></label>\n\
-             <label>Password <input name=\"password\" type=\"password\" autocomplete=\"current-password\" required></label>\n\
-             <button type=\"submit\">Sign in</button>\n</form>\n",
-            action = escape(p.action),
-            pending = escape(p.pending),
-            csrf = escape(p.csrf),
-        )
-    } else if p.providers.is_empty() {
-        "<p>Password sign-in is turned off and no single-sign-on provider is configured.</p>\n"
-            .to_owned()
-    } else {
-        String::new()
-    };
-    let body = format!("<h1>Sign in</h1>\n{lead}\n{error}{form}{providers}");
-    page(status, "Sign in", &body)
+    let context = json!({
+        "action": p.action,
+        "pending": p.pending,
+        "csrf": p.csrf,
+        "client_name": p.client_name,
+        "error": p.error,
+        "providers": providers,
+        "password": p.password,
+    });
+    page(status, "login.html", context)
 }
 
 pub(crate) fn consent(p: &ConsentPage<'_>) -> Response {
-    let body = format!(
-        "<h1>Allow access?</h1>\n<p>Signed in as <strong>{user}</strong>.</p>\n\
-         <p><strong>{client}</strong> (returning to <code>{host}</code>) asks for: <code>{scopes}</code>. \
-         It will be able to list and call the tools your roles allow, as you.</p>\n\
-         <form method=\"post\" action=\"/oauth/consent\">\n\
-         <input type=\"hidden\" name=\"pending\" value=\"{pending}\">\n\
-         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\n\
-         <button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button>\n\
-         <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button>\n</form>",
-        user = escape(p.username),
-        client = escape(p.client_name),
-        host = escape(p.redirect_host),
-        scopes = escape(p.scopes),
-        pending = escape(p.pending),
-        csrf = escape(p.csrf),
-    );
-    page(StatusCode::OK, "Allow access", &body)
+    let context = json!({
+        "pending": p.pending,
+        "csrf": p.csrf,
+        "client_name": p.client_name,
+        "redirect_host": p.redirect_host,
+        "username": p.username,
+        "scopes": p.scopes,
+    });
+    page(StatusCode::OK, "consent.html", context)
 }
 
 pub(crate) fn error(status: StatusCode, message: &str) -> Response {
-    let body = format!(
-        "<h1>Cannot continue</h1>\n<p class=\"error\" role=\"alert\">{}</p>\n\
-         <p>Start again from your application.</p>",
-        escape(message)
-    );
-    page(status, "Error", &body)
+    page(status, "error.html", json!({"message": message}))
 }
 
 /// `page` with `Retry-After: secs`, when there is a wait to tell.
@@ -116,14 +95,16 @@ pub(crate) fn retry_after(mut page: Response, secs: Option<u64>) -> Response {
     page
 }
 
-fn page(status: StatusCode, title: &str, body: &str) -> Response {
-    let html = format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width\"><title>{} · toolhost</title>\
-         <style>body{{font-family:sans-serif;max-width:28rem;margin:3rem auto}}label{{display:block;margin:.5rem 0}}\
-         .error{{color:#a00}}</style></head>\n<body>\n{body}\n</body></html>\n",
-        escape(title)
-    );
+/// Template `name` rendered with `context`, with the headers of every
+/// sign-in page: never cached, never framed, no script.
+fn page(status: StatusCode, name: &str, context: Value) -> Response {
+    let html = PAGES
+        .get_template(name)
+        .and_then(|t| t.render(minijinja::Value::from(minijinja::value::Serde(&context))))
+        .unwrap_or_else(|e| {
+            tracing::error!(error = %e, name, "rendering a sign-in page");
+            "<!doctype html><title>Error · toolhost</title><p>Internal error.</p>".into()
+        });
     let mut r = (status, Html(html)).into_response();
     let h = r.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -141,32 +122,67 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
     r
 }
 
-/// HTML-escapes text for element content and quoted attributes: the one
-/// escape of every server-rendered page, the host's own pages included.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use super::escape;
+    use axum::body::to_bytes;
 
-    #[test]
-    fn markup_is_escaped() {
-        assert_eq!(
-            escape("<a href=\"x\">'&"),
-            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;"
-        );
+    use super::*;
+
+    async fn html(page: Response) -> String {
+        let bytes = to_bytes(page.into_body(), 1 << 20).await.expect("body");
+        String::from_utf8(bytes.to_vec()).expect("utf-8")
+    }
+
+    const HOSTILE: &str = "<script>alert('x')</script>\"&";
+
+    #[tokio::test]
+    async fn every_value_is_text_on_the_page_and_forms_post_where_they_should() {
+        let sign_in = LoginPage {
+            action: "/oauth/login",
+            pending: "p1",
+            csrf: "c1",
+            client_name: Some(HOSTILE),
+            error: Some(HOSTILE),
+            providers: vec![("corp", HOSTILE)],
+            password: true,
+        };
+        let consent = ConsentPage {
+            pending: "p1",
+            csrf: "c1",
+            client_name: HOSTILE,
+            redirect_host: HOSTILE,
+            username: HOSTILE,
+            scopes: HOSTILE,
+        };
+        let pages = [
+            html(login(StatusCode::OK, &sign_in)).await,
+            html(super::consent(&consent)).await,
+            html(error(StatusCode::BAD_REQUEST, HOSTILE)).await,
+        ];
+        for page in &pages {
+            assert!(!page.contains("<script>"), "{page}");
+            assert!(page.contains("&lt;script&gt;"), "{page}");
+        }
+        assert!(pages[0].contains("action=\"/oauth/login\""), "{}", pages[0]);
+        assert!(pages[0].contains("name=\"pending\" value=\"p1\""));
+        assert!(pages[0].contains("Sign in with &lt;script&gt;"));
+        assert!(pages[1].contains("action=\"/oauth/consent\""));
+        assert!(pages[1].contains("name=\"csrf\" value=\"c1\""));
+    }
+
+    #[tokio::test]
+    async fn without_passwords_or_providers_the_login_page_says_why() {
+        let off = LoginPage {
+            action: "/oauth/signin",
+            pending: "p",
+            csrf: "c",
+            client_name: None,
+            error: None,
+            providers: Vec::new(),
+            password: false,
+        };
+        let page = html(login(StatusCode::OK, &off)).await;
+        assert!(page.contains("Password sign-in is turned off"), "{page}");
+        assert!(!page.contains("<form"), "{page}");
     }
 }

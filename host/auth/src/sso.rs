@@ -25,7 +25,9 @@ use axum::routing::get;
 use axum_extra::extract::cookie::CookieJar;
 use serde::Deserialize;
 
-use crate::authorize::{login_again, pending_row, see_other, signed_in_next, start_session};
+use crate::authorize::{
+    login_again, pending_client, pending_row, see_other, signed_in_next, start_session,
+};
 use crate::pages;
 use crate::routes::Source;
 use crate::server::{AuthServer, now, secs};
@@ -329,13 +331,4 @@ async fn record(
             .record(&event, user.map(|u| u.tenant.as_str()), ok)
             .await;
     }
-}
-
-/// The OAuth client of a pending authorization request (none for a sign-in).
-fn pending_client(pending: &PendingAuthorization) -> Option<String> {
-    serde_json::from_str::<serde_json::Value>(&pending.request)
-        .ok()?
-        .get("client_id")?
-        .as_str()
-        .map(str::to_owned)
 }

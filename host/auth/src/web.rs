@@ -1,9 +1,9 @@
 //! The web session beyond the authorization flow: the host's own pages
 //! (the admin console) ask who this browser is signed in as
 //! ([`AuthServer::web_user`]), get a CSRF token bound to that session, and
-//! send a stranger to `/oauth/signin` ([`sign_in_path`]), which logs them
-//! in with the same password check as `/oauth/login` and returns them to a
-//! plain path.
+//! send a stranger to `/oauth/signin` ([`sign_in_path`]), whose form posts
+//! to the one password sign-in handler `/oauth/login` has too
+//! (`authorize::login`), and which returns them to a plain path.
 //!
 //! The session cookie stays scoped to `/oauth`; signing in also sets a
 //! second cookie with the same session for the console under `/admin`.
@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Form, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -29,8 +29,8 @@ use axum_extra::extract::cookie::CookieJar;
 use serde::{Deserialize, Serialize};
 
 use crate::authorize::{
-    CONSOLE_COOKIE, CONSOLE_PATH, SESSION_COOKIE, check_password, cookie, logged_in, open_pending,
-    page, pending_row, see_other, session_user, start_session, store_failed,
+    CONSOLE_COOKIE, CONSOLE_PATH, SESSION_COOKIE, cookie, logged_in, open_pending, see_other,
+    session_user,
 };
 use crate::pages::{self, LoginPage};
 use crate::routes::Source;
@@ -134,7 +134,10 @@ pub fn sign_in_path(return_to: &str) -> String {
 }
 
 pub(crate) fn routes() -> Router<Arc<AuthServer>> {
-    Router::new().route("/oauth/signin", get(sign_in_page).post(sign_in))
+    Router::new().route(
+        "/oauth/signin",
+        get(sign_in_page).post(crate::authorize::login),
+    )
 }
 
 fn session_csrf(cookie: &str) -> String {
@@ -229,49 +232,6 @@ pub(crate) fn sign_in_return(pending: &PendingAuthorization) -> Result<String, &
     return_path(&request.return_to)
         .map(str::to_owned)
         .ok_or("nowhere to return to")
-}
-
-#[derive(Deserialize)]
-struct SignInForm {
-    pending: String,
-    csrf: String,
-    username: String,
-    password: String,
-}
-
-async fn sign_in(
-    State(auth): State<Arc<AuthServer>>,
-    Source(source): Source,
-    jar: CookieJar,
-    Form(f): Form<SignInForm>,
-) -> Response {
-    if !auth.config().password_login {
-        return pages::error(StatusCode::FORBIDDEN, crate::authorize::PASSWORDS_OFF);
-    }
-    let answer = async {
-        let pending = pending_row(&auth, &jar, &f.pending, Some(&f.csrf)).await?;
-        let return_to = sign_in_return(&pending).map_err(page)?;
-        let user = match check_password(&auth, source, None, &f.username, f.password).await {
-            Ok(u) => u,
-            Err(no) => {
-                let page = form(&auth, &pending, Some(&no.message), no.status);
-                return Ok(pages::retry_after(page, no.retry_after));
-            }
-        };
-        if !auth
-            .store
-            .take_pending(&pending.id)
-            .await
-            .map_err(store_failed("take pending"))?
-        {
-            return Err(page("this sign-in was already completed"));
-        }
-        let jar = start_session(&auth, jar, &user).await?;
-        auth.event("login", None, Some(&user.id), source, "password (web)")
-            .await;
-        Ok((jar, see_other(&return_to)).into_response())
-    };
-    answer.await.unwrap_or_else(IntoResponse::into_response)
 }
 
 // Signing in over HTTP (the redirect, the single-use form, the session

@@ -657,7 +657,7 @@ async fn every_bad_answer_is_refused_and_signs_nobody_in() {
     assert!(
         reply
             .page
-            .contains("access_denied: &lt;script&gt;alert(1)&lt;/script&gt;&quot;"),
+            .contains("access_denied: &lt;script&gt;alert(1)&lt;&#x2f;script&gt;&quot;"),
         "{}",
         reply.page
     );
