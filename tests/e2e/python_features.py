@@ -123,6 +123,16 @@ def texts(heard: list[LoggingMessageNotificationParams]) -> list[str]:
     return [str(p.data) for p in heard]
 
 
+async def all_heard(heard: list[LoggingMessageNotificationParams], n: int) -> None:
+    """Waits (at most two seconds) until `n` lines were heard: the client
+    runs its logging callback in a task of its own, so a line sent before
+    the answer may reach the callback just after the call returns."""
+    for _ in range(200):
+        if len(heard) >= n:
+            return
+        await asyncio.sleep(0.01)
+
+
 async def legacy(url: str) -> None:
     heard: list[LoggingMessageNotificationParams] = []
     http, client = connect(url, "legacy", heard)
@@ -134,6 +144,7 @@ async def legacy(url: str) -> None:
         check(heard == [], f"legacy: info lines at level warning: {texts(heard)}")
         await client.set_logging_level("info")
         await call(client, "legacy, info")
+        await all_heard(heard, len(LINES))
         check(texts(heard) == LINES, f"legacy: at info heard {texts(heard)}, expected {LINES}")
         check(
             all(p.level == "info" and p.logger == "conformance" for p in heard),
