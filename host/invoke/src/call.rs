@@ -21,6 +21,7 @@ use toolhost_secrets::Scanner;
 use toolhost_types::{Principal, PrincipalKind};
 use tracing::Instrument;
 
+use crate::explore::RunError;
 use crate::gating::GatePolicy;
 use crate::snapshots::{Conversation, EntityGenerations, SnapshotCache};
 use crate::tool::{Host, HostCall};
@@ -332,11 +333,12 @@ impl Toolhost {
             Err(_) if workspace_effect.is_some() => {
                 let effect = workspace_effect.expect("checked just above");
                 let lost = match self.workspace_lost(who, &effect).await {
-                    Err(InvokeError::WorkspaceChanged) if run_effect.is_some() => {
-                        Err(InvokeError::RunQueueFull {
+                    Err(e) if e.code() == "WORKSPACE_CHANGED" && run_effect.is_some() => {
+                        Err(crate::explore::RunError::QueueFull {
                             scope: "this principal or tenant",
                             limit: self.runs.as_ref().map_or(0, |r| r.limits.per_principal),
-                        })
+                        }
+                        .into())
                     }
                     other => other,
                 };
@@ -357,16 +359,17 @@ impl Toolhost {
             // The queue filled between the check and the write, or the run
             // moved on: the row says so, and nothing else was written.
             Err(_) if run_effect.is_some() => {
-                let lost = match run_effect {
-                    Some(toolhost_runs::RunEffect::Queue(new)) => InvokeError::RunQueueFull {
+                let lost: InvokeError = match run_effect {
+                    Some(toolhost_runs::RunEffect::Queue(new)) => RunError::QueueFull {
                         scope: "this principal or tenant",
                         limit: new.limits.per_principal,
                     },
-                    Some(toolhost_runs::RunEffect::Finish(f)) => InvokeError::RunChanged {
+                    Some(toolhost_runs::RunEffect::Finish(f)) => RunError::Changed {
                         id: f.id.to_string(),
                     },
-                    _ => InvokeError::RunChanged { id: String::new() },
-                };
+                    _ => RunError::Changed { id: String::new() },
+                }
+                .into();
                 let mut event = event;
                 event.outcome = Outcome::Error;
                 event.error_code = Some(lost.code().into());

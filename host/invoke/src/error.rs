@@ -126,136 +126,14 @@ pub enum InvokeError {
     )]
     CatalogChanged,
     /// No run by that id that the caller may see (whether it never
-    /// existed or is someone else's is not said).
-    #[error("run {id:?} not found")]
-    RunNotFound {
-        /// The id asked for.
-        id: String,
-    },
     /// Too many runs of the caller (or its tenant) are queued or running:
-    /// nothing was queued.
-    #[error(
-        "{scope} already has {limit} exploration runs queued or running; nothing was queued: wait for one to finish, or cancel one"
-    )]
-    RunQueueFull {
-        /// `this principal` or `this tenant`.
-        scope: &'static str,
-        /// The bound.
-        limit: u32,
-    },
     /// The run moved on while this call decided about it (it started, or
-    /// ended): nothing was written; read it and decide again.
-    #[error("run {id:?} changed meanwhile; nothing was written: read it again")]
-    RunChanged {
-        /// The run.
-        id: String,
-    },
-    /// The run store failed, or none is configured.
-    #[error("internal error")]
-    Runs(#[source] toolhost_runs::RunStoreError),
     /// No session, proposal or upload by that id that the caller may see
-    /// (whether it never existed or is another tenant's is not said).
-    #[error("{what} {id:?} not found")]
-    WorkspaceNotFound {
-        /// `session`, `proposal` or `upload`.
-        what: &'static str,
-        /// The id asked for.
-        id: String,
-    },
     /// The session is not at the version the request named: nothing was
-    /// written.
-    #[error(
-        "session {session} is at version {current}, not {expected}; nothing was written: read it again and retry against version {current}"
-    )]
-    WorkspaceVersionConflict {
-        /// The session.
-        session: String,
-        /// The version the request named.
-        expected: i64,
-        /// The version it is at.
-        current: i64,
-    },
-    /// The session takes no more mutations.
-    #[error("session {session} is {state}: it takes no more mutations")]
-    WorkspaceClosed {
-        /// The session.
-        session: String,
-        /// Its state.
-        state: &'static str,
-    },
     /// A workspace mutation lost a race it could not name: nothing was
-    /// written.
-    #[error("the session changed while this request was made; nothing was written: read it again")]
-    WorkspaceChanged,
-    /// The subject does not parse, or names nothing the host serves.
-    #[error("{detail}")]
-    SubjectInvalid {
-        /// Why.
-        detail: String,
-    },
-    /// No entity of that kind by that name or id in the caller's tenant.
-    #[error("no {kind} named {object:?} (or with that id) that you may see")]
-    SubjectNotFound {
-        /// The entity kind.
-        kind: String,
-        /// What was asked for.
-        object: String,
-    },
-    /// Several entities answer to that name: name one by id.
-    #[error("several {kind}s are named {object:?}: {}; name one by its id", candidates.join(", "))]
-    SubjectAmbiguous {
-        /// The entity kind.
-        kind: String,
-        /// What was asked for.
-        object: String,
-        /// Some of them, with their ids.
-        candidates: Vec<String>,
-    },
     /// The subject moved since the session was bound to it: the diff a
-    /// person would review is stale. Nothing was written.
-    #[error(
-        "the subject of session {session} changed since it was bound (version {bound}, now {current}); nothing was written: open a new session"
-    )]
-    SubjectChanged {
-        /// The session.
-        session: String,
-        /// The version it was bound to.
-        bound: String,
-        /// The version now.
-        current: String,
-    },
     /// The proposal carries authority (a path, URL, cookie, credential or
-    /// caller digest): nothing was stored.
-    #[error("{0}")]
-    AuthorityRefused(toolhost_workspace::AuthorityRefusal),
-    /// The proposal does not validate: nothing was stored.
-    #[error("the proposal is invalid: {}", problems.iter().map(|p| format!("{}: {}", if p.path.is_empty() { "/" } else { &p.path }, p.message)).collect::<Vec<_>>().join("; "))]
-    ProposalInvalid {
-        /// Every problem found.
-        problems: Vec<toolhost_runtime::Problem>,
-    },
-    /// A candidate revision did not pass the catalog's intake checks.
-    #[error("{0}")]
-    Intake(#[source] toolhost_catalog::intake::IntakeError),
-    /// The promotion waits for a person's approval of its gate.
-    #[error(
-        "this proposal's promotion waits for a person's approval of gate {gate}: once it is confirmed (decide_approval), promote again with gate_id"
-    )]
-    PromotionAwaitingApproval {
-        /// The gate.
-        gate: String,
-    },
     /// The promoting tool asked a question instead of acting (a name it
-    /// could not resolve): nothing was promoted.
-    #[error("the promoting tool needs clarification: {question}")]
-    PromotionNeedsClarification {
-        /// Its question.
-        question: String,
-    },
-    /// The workspace store failed, or none is configured.
-    #[error("internal error")]
-    Workspace(#[source] toolhost_workspace::WorkspaceStoreError),
-
     /// A feature above the call path refused the call: its own code,
     /// words and details (see [`Refusal`]).
     #[error(transparent)]
@@ -285,12 +163,9 @@ impl InvokeError {
                 | InvokeError::Policy(_)
                 | InvokeError::Gates(_)
                 | InvokeError::Gate(ConsumeError::Store(_))
-                | InvokeError::Runs(_)
-                | InvokeError::Workspace(_)
                 | InvokeError::NotARead { .. }
         ) || matches!(self, InvokeError::Refused(r) if r.code == "INTERNAL")
             || matches!(self, InvokeError::Catalog(e) if e.code() == "INTERNAL")
-            || matches!(self, InvokeError::Intake(e) if e.code() == "INTERNAL")
     }
 
     /// The unreachable store behind this failure, if that is why. The
@@ -301,17 +176,15 @@ impl InvokeError {
     pub fn store_unavailable(&self) -> Option<&toolhost_types::StoreUnavailable> {
         use toolhost_catalog::CatalogStoreError;
         use toolhost_catalog::decide::DecideError as CatalogDecide;
-        use toolhost_catalog::intake::IntakeError;
         match self {
             InvokeError::Audit(e) => e.unavailable(),
             InvokeError::Artifacts(e) => e.unavailable(),
-            InvokeError::Runs(e) => e.unavailable(),
-            InvokeError::Workspace(e) => e.unavailable(),
             InvokeError::Refused(r) => r.unavailable.as_ref(),
             InvokeError::Gates(e) | InvokeError::Gate(ConsumeError::Store(e)) => e.unavailable(),
             InvokeError::Policy(toolhost_policy::PolicyStoreError::Unavailable(u))
-            | InvokeError::Catalog(CatalogDecide::Store(CatalogStoreError::Unavailable(u)))
-            | InvokeError::Intake(IntakeError::Store(CatalogStoreError::Unavailable(u))) => Some(u),
+            | InvokeError::Catalog(CatalogDecide::Store(CatalogStoreError::Unavailable(u))) => {
+                Some(u)
+            }
             _ => None,
         }
     }
@@ -346,28 +219,6 @@ impl InvokeError {
             InvokeError::Call(e) => e.code(),
             InvokeError::Catalog(e) => e.code(),
             InvokeError::CatalogChanged => "CATALOG_CHANGED",
-            InvokeError::RunNotFound { .. } => "RUN_NOT_FOUND",
-            InvokeError::RunQueueFull { .. } => "RATE_LIMITED",
-            InvokeError::RunChanged { .. } => "RUN_CHANGED",
-            InvokeError::Runs(_) => "INTERNAL",
-            InvokeError::WorkspaceNotFound { what, .. } => match *what {
-                "session" => "SESSION_NOT_FOUND",
-                "proposal" => "PROPOSAL_NOT_FOUND",
-                _ => "UPLOAD_NOT_FOUND",
-            },
-            InvokeError::WorkspaceVersionConflict { .. } => "WORKSPACE_VERSION_CONFLICT",
-            InvokeError::WorkspaceClosed { .. } => "WORKSPACE_CLOSED",
-            InvokeError::WorkspaceChanged => "WORKSPACE_CHANGED",
-            InvokeError::SubjectInvalid { .. } => "SUBJECT_INVALID",
-            InvokeError::SubjectNotFound { .. } => "SUBJECT_NOT_FOUND",
-            InvokeError::SubjectAmbiguous { .. } => "SUBJECT_AMBIGUOUS",
-            InvokeError::SubjectChanged { .. } => "SUBJECT_CHANGED",
-            InvokeError::AuthorityRefused(_) => "AUTHORITY_REFUSED",
-            InvokeError::ProposalInvalid { .. } => "PROPOSAL_INVALID",
-            InvokeError::Intake(e) => e.code(),
-            InvokeError::PromotionAwaitingApproval { .. } => "PROMOTION_AWAITING_APPROVAL",
-            InvokeError::PromotionNeedsClarification { .. } => "NEEDS_CLARIFICATION",
-            InvokeError::Workspace(_) => "INTERNAL",
             InvokeError::PromptNotFound { .. } => "PROMPT_NOT_FOUND",
             InvokeError::Audit(_)
             | InvokeError::Artifacts(_)
@@ -382,27 +233,12 @@ impl InvokeError {
 
 impl InvokeError {
     /// What a caller can act on beyond the code and message, merged into
-    /// the error object it sees: the current version of a conflict, where
-    /// authority was refused, every problem of an invalid proposal.
+    /// the error object it sees: a feature's details (the current version
+    /// of a conflict, every problem of an invalid proposal), or when the
+    /// store was unreachable, when to try again.
     pub fn details(&self) -> Option<serde_json::Value> {
         use serde_json::json;
         match self {
-            InvokeError::WorkspaceVersionConflict {
-                session,
-                current,
-                expected,
-            } => Some(
-                json!({"session_id": session, "current_version": current, "expected_version": expected}),
-            ),
-            InvokeError::AuthorityRefused(r) => Some(json!({"pointer": r.pointer, "kind": r.kind})),
-            InvokeError::ProposalInvalid { problems } => Some(json!({"problems": problems})),
-            InvokeError::SubjectChanged { bound, current, .. } => {
-                Some(json!({"bound_version": bound, "current_version": current}))
-            }
-            InvokeError::SubjectAmbiguous { candidates, .. } => {
-                Some(json!({"candidates": candidates}))
-            }
-            InvokeError::PromotionAwaitingApproval { gate } => Some(json!({"gate_id": gate})),
             InvokeError::Refused(r) if r.unavailable.is_none() => r.details.clone(),
             _ if self.store_unavailable().is_some() => {
                 Some(json!({"retryable": true, "retry_after_ms": STORE_RETRY_AFTER_MS}))

@@ -33,7 +33,7 @@ mod workspace;
 pub use call::{CallRequest, Toolhost};
 pub use error::{InvokeError, Refusal, STORE_RETRY_AFTER_MS, STORE_UNAVAILABLE_MESSAGE};
 pub use explore::{
-    CancelExploration, GetExplorationResult, ListExplorations, RUN_PERMISSION, RunWorker,
+    CancelExploration, GetExplorationResult, ListExplorations, RUN_PERMISSION, RunError, RunWorker,
     RunsConfig, StartExploration, WorkerConfig, run_output,
 };
 pub use gating::{Clock, DEFAULT_GATE_TTL, GATE_ID_ARG, GatePolicy, IDEMPOTENCY_KEY_ARG, millis};
@@ -50,5 +50,5 @@ pub use workspace::{
     ARRIVING_UPLOAD_TTL, AUTHORING_PERMISSION, Arriving, CreateAuthoringSession,
     DEFAULT_UPLOAD_TTL, GetAuthoringSession, GetRevisionDiff, ListAuthoringSessions,
     MAX_SIGNATURE_BYTES, PromoteRevision, ProposeRevision, UPLOAD_PART_BYTES, UploadError,
-    WorkspaceConfig, upload_limit,
+    WorkspaceConfig, WorkspaceError, upload_limit,
 };

@@ -158,7 +158,7 @@ pub(crate) fn unknown(task_id: &str) -> ErrorData {
 /// A failure reading or cancelling a run, as a JSON-RPC error.
 pub(crate) fn error(task_id: &str, e: &InvokeError) -> ErrorData {
     match e {
-        InvokeError::RunNotFound { .. } => unknown(task_id),
+        e if e.code() == "RUN_NOT_FOUND" => unknown(task_id),
         e if e.is_internal() || e.store_unavailable().is_some() => {
             crate::convert::rpc_failure(e, "a task operation")
         }

@@ -9,6 +9,7 @@
 //! always read it, on any replica; its end is written with its last
 //! attempt's row ([`toolhost_runs::RunEffect::Finish`]).
 
+mod error;
 mod follow;
 mod settle;
 mod tools;
@@ -32,6 +33,7 @@ use toolhost_types::{Principal, PrincipalKind};
 use crate::call::section;
 use crate::{InvokeError, Tool, Toolhost};
 
+pub use error::RunError;
 pub use tools::{
     CancelExploration, GetExplorationResult, ListExplorations, RUN_PERMISSION, StartExploration,
 };
@@ -64,9 +66,10 @@ impl Toolhost {
 
     pub(crate) fn runs(&self) -> Result<&RunsConfig, InvokeError> {
         self.runs.as_ref().ok_or_else(|| {
-            InvokeError::Runs(toolhost_runs::RunStoreError::Failed(
+            RunError::Store(toolhost_runs::RunStoreError::Failed(
                 "no run store is configured".into(),
             ))
+            .into()
         })
     }
 
@@ -169,7 +172,7 @@ impl Toolhost {
             .store
             .active(&who.tenant, &who.subject)
             .await
-            .map_err(InvokeError::Runs)?;
+            .map_err(RunError::Store)?;
         full(principal_runs, runs.limits.per_principal, "this principal")?;
         full(tenant_runs, runs.limits.per_tenant, "this tenant")?;
         let new = NewRun {
@@ -234,19 +237,19 @@ impl Toolhost {
     /// The run `id` as `who` may see it: their own, or any of their
     /// tenant's if they are its admin. Anything else is not found.
     pub(crate) async fn visible_run(&self, who: &Principal, id: &str) -> Result<Run, InvokeError> {
-        let not_found = || InvokeError::RunNotFound { id: id.to_owned() };
+        let not_found = || RunError::NotFound { id: id.to_owned() };
         let run_id = RunId::parse(id).ok_or_else(not_found)?;
         let run = self
             .runs()?
             .store
             .run(&who.tenant, &run_id)
             .await
-            .map_err(InvokeError::Runs)?
+            .map_err(RunError::Store)?
             .ok_or_else(not_found)?;
         if run.owned_by(&who.tenant, &who.subject) || self.is_tenant_admin(who).await? {
             Ok(run)
         } else {
-            Err(not_found())
+            Err(not_found().into())
         }
     }
 
@@ -279,7 +282,7 @@ fn run_budget(section: &toolhost_catalog::ToolSection) -> Result<RunBudget, Invo
 
 fn full(count: u32, limit: u32, scope: &'static str) -> Result<(), InvokeError> {
     if count >= limit {
-        return Err(InvokeError::RunQueueFull { scope, limit });
+        return Err(RunError::QueueFull { scope, limit }.into());
     }
     Ok(())
 }

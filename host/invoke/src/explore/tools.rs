@@ -11,6 +11,7 @@ use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::Principal;
 
 use super::{settle, snapshot};
+use crate::explore::RunError;
 use crate::tool::{HostCall, host_spec, invalid};
 use crate::{HostTool, HostToolFuture, InvokeError, Tool, Toolhost};
 
@@ -237,7 +238,7 @@ impl CancelExploration {
             _ => store
                 .request_cancel(&run.tenant, &run.id, now)
                 .await
-                .map_err(InvokeError::Runs)?
+                .map_err(RunError::Store)?
                 .unwrap_or(run),
         };
         let text = format!("Run {id} is {}.", run.state);
@@ -295,7 +296,7 @@ impl ListExplorations {
             .store
             .runs(&who.tenant, principal, limit)
             .await
-            .map_err(InvokeError::Runs)?;
+            .map_err(RunError::Store)?;
         let text = runs
             .iter()
             .map(|r| format!("{} {} {}", r.id, r.state, r.spec.tool))

@@ -21,7 +21,8 @@ use toolhost_workspace::{
 use super::upload_bounds::{
     ARRIVING_UPLOAD_TTL, UPLOAD_PART_BYTES, UploadError, millis_of, now_by,
 };
-use crate::{Clock, InvokeError};
+use crate::Clock;
+use crate::workspace::WorkspaceError;
 
 /// An upload whose bytes are arriving; see the module docs. Made by
 /// [`crate::Toolhost::begin_upload`].
@@ -227,5 +228,5 @@ impl Drop for Arriving {
 }
 
 fn store(e: WorkspaceStoreError) -> UploadError {
-    UploadError::Invoke(InvokeError::Workspace(e))
+    UploadError::Invoke(WorkspaceError::Store(e).into())
 }

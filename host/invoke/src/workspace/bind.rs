@@ -12,6 +12,7 @@ use toolhost_runtime::{AuthoringKind, CallContext};
 use toolhost_types::{PluginName, Principal};
 use toolhost_workspace::{BoundObject, Subject};
 
+use crate::workspace::WorkspaceError;
 use crate::{InvokeError, Toolhost};
 
 /// The version a plugin subject with no active revision is bound to.
@@ -60,7 +61,7 @@ impl Toolhost {
     /// A plugin subject is bound to its active revision (none for a plugin
     /// the catalog has never served).
     async fn bind_plugin(&self, name: &PluginName) -> Result<Bound, InvokeError> {
-        let live = self.workspace()?.catalog.clone().ok_or_else(|| InvokeError::SubjectInvalid {
+        let live = self.workspace()?.catalog.clone().ok_or_else(|| WorkspaceError::SubjectInvalid {
             detail: "this host serves plugins from a directory: plugin subjects need the catalog store".into(),
         })?;
         let active = toolhost_catalog::decide::active(&**live.store(), name.as_str())
@@ -96,7 +97,7 @@ impl Toolhost {
             .catalog()
             .plugins_arc()
             .find(|p| &p.manifest.plugin.name == plugin)
-            .ok_or_else(|| InvokeError::SubjectInvalid {
+            .ok_or_else(|| WorkspaceError::SubjectInvalid {
                 detail: format!("no plugin named {plugin} is served"),
             })?;
         let kind = served
@@ -105,7 +106,7 @@ impl Toolhost {
             .iter()
             .find(|k| k.name == kind)
             .cloned()
-            .ok_or_else(|| InvokeError::SubjectInvalid {
+            .ok_or_else(|| WorkspaceError::SubjectInvalid {
                 detail: format!(
                     "plugin {plugin} authors no {kind:?} (it authors {:?})",
                     served
@@ -121,7 +122,7 @@ impl Toolhost {
             .tools()
             .iter()
             .find(|t| t.name.as_str() == kind.promoted_by)
-            .ok_or_else(|| InvokeError::SubjectInvalid {
+            .ok_or_else(|| WorkspaceError::SubjectInvalid {
                 detail: format!(
                     "plugin {plugin} names no tool {:?} to promote with",
                     kind.promoted_by
@@ -171,11 +172,12 @@ impl Toolhost {
                 id: one.id.to_string(),
                 name: one.name.clone(),
             }),
-            [] => Err(InvokeError::SubjectNotFound {
+            [] => Err(WorkspaceError::SubjectNotFound {
                 kind: domain.kind.subject_kind.clone(),
                 object: object.to_owned(),
-            }),
-            many => Err(InvokeError::SubjectAmbiguous {
+            }
+            .into()),
+            many => Err(WorkspaceError::SubjectAmbiguous {
                 kind: domain.kind.subject_kind.clone(),
                 object: object.to_owned(),
                 candidates: many
@@ -183,7 +185,8 @@ impl Toolhost {
                     .take(MAX_NAMESAKES)
                     .map(|e| format!("{} (id {})", e.name, e.id))
                     .collect(),
-            }),
+            }
+            .into()),
         }
     }
 
@@ -196,9 +199,12 @@ impl Toolhost {
         bound: BoundObject,
     ) -> Result<Bound, InvokeError> {
         let plugin = &domain.plugin;
-        let id: i64 = bound.id.parse().map_err(|_| InvokeError::SubjectInvalid {
-            detail: format!("object id {:?} is not an entity id", bound.id),
-        })?;
+        let id: i64 = bound
+            .id
+            .parse()
+            .map_err(|_| WorkspaceError::SubjectInvalid {
+                detail: format!("object id {:?} is not an entity id", bound.id),
+            })?;
         let ctx = CallContext::new(&who.tenant, &who.subject).with_backends(self.grant(plugin));
         let current = self
             .runtime

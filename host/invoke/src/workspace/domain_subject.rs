@@ -13,6 +13,7 @@ use toolhost_types::{Digest, Principal, canonical_json};
 use toolhost_workspace::{Promotion, PromotionId, PromotionState, Session, SessionView, Subject};
 
 use super::bind::Domain;
+use crate::workspace::WorkspaceError;
 use crate::{Answer, CallRequest, InvokeError, Toolhost};
 
 /// A domain proposal, checked: its normalized form, digest and diff.
@@ -31,27 +32,29 @@ impl Toolhost {
         session: &Session,
     ) -> Result<(Domain, Value), InvokeError> {
         let Subject::Domain { plugin, kind, .. } = &session.subject else {
-            return Err(InvokeError::ProposalInvalid {
+            return Err(WorkspaceError::ProposalInvalid {
                 problems: vec![super::plugin_subject::problem(
                     "/object",
                     "this session authors a plugin revision, not an object",
                 )],
-            });
+            }
+            .into());
         };
         let domain = self.domain(who, plugin, kind).await?;
         let bound = session
             .bound_to
             .clone()
-            .ok_or_else(|| InvokeError::SubjectInvalid {
+            .ok_or_else(|| WorkspaceError::SubjectInvalid {
                 detail: format!("session {} is bound to no object", session.id),
             })?;
         let now = self.domain_now(who, &domain, bound).await?;
         if now.version != session.subject_version {
-            return Err(InvokeError::SubjectChanged {
+            return Err(WorkspaceError::SubjectChanged {
                 session: session.id.to_string(),
                 bound: session.subject_version.clone(),
                 current: now.version,
-            });
+            }
+            .into());
         }
         Ok((domain, now.current.unwrap_or(Value::Null)))
     }
@@ -72,7 +75,7 @@ impl Toolhost {
             .runtime
             .authoring_validate(&plugin.plugin, &ctx, kind, current, object, &plugin.budget)
             .await?
-            .map_err(|problems| InvokeError::ProposalInvalid { problems })?;
+            .map_err(|problems| WorkspaceError::ProposalInvalid { problems })?;
         let changes = self
             .runtime
             .authoring_diff(
@@ -107,7 +110,7 @@ impl Toolhost {
         let mut args = normalized.clone();
         let map = args
             .as_object_mut()
-            .ok_or_else(|| InvokeError::ProposalInvalid {
+            .ok_or_else(|| WorkspaceError::ProposalInvalid {
                 problems: vec![super::plugin_subject::problem(
                     "/object",
                     "the normalized proposal is not an object",
@@ -142,12 +145,14 @@ impl Toolhost {
                 Some(gate.id().to_string()),
                 None,
             )),
-            Answer::Clarify(c) => Err(InvokeError::PromotionNeedsClarification {
+            Answer::Clarify(c) => Err(WorkspaceError::PromotionNeedsClarification {
                 question: c.ask_user.clone(),
-            }),
-            Answer::NeedsInput(_) => Err(InvokeError::PromotionNeedsClarification {
+            }
+            .into()),
+            Answer::NeedsInput(_) => Err(WorkspaceError::PromotionNeedsClarification {
                 question: "the promoting tool asks the client for input".into(),
-            }),
+            }
+            .into()),
         }
     }
 }

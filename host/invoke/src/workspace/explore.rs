@@ -15,6 +15,7 @@ use toolhost_types::Principal;
 use toolhost_workspace::{ProposalId, RunLink, SessionChange, SessionId, Subject, WorkspaceEffect};
 
 use super::plugin_subject::RevisionDraft;
+use crate::workspace::WorkspaceError;
 use crate::{InvokeError, Tool, Toolhost};
 
 /// Why a draft's plugin was not loaded.
@@ -72,7 +73,9 @@ impl Toolhost {
                     .draft_plugin(&who.tenant, session.id.as_str(), p.id.as_str(), payer)
                     .await
                     .map_err(|why| match why {
-                        DraftError::Busy(e) => InvokeError::Intake(IntakeError::Invalid(e)),
+                        DraftError::Busy(e) => {
+                            WorkspaceError::Intake(IntakeError::Invalid(e)).into()
+                        }
                         DraftError::Unloadable(why) => {
                             crate::tool::invalid(format!("the draft does not load: {why}"))
                         }

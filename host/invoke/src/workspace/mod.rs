@@ -23,6 +23,7 @@
 mod arriving;
 mod bind;
 mod domain_subject;
+mod error;
 mod explore;
 mod plugin_subject;
 mod tools;
@@ -47,6 +48,7 @@ use toolhost_workspace::{
 use crate::{InvokeError, Toolhost};
 
 pub use arriving::Arriving;
+pub use error::WorkspaceError;
 pub use tools::{
     AUTHORING_PERMISSION, CreateAuthoringSession, GetAuthoringSession, GetRevisionDiff,
     ListAuthoringSessions, PromoteRevision, ProposeRevision,
@@ -81,9 +83,10 @@ impl Toolhost {
 
     pub(crate) fn workspace(&self) -> Result<&WorkspaceConfig, InvokeError> {
         self.workspace.as_ref().ok_or_else(|| {
-            InvokeError::Workspace(toolhost_workspace::WorkspaceStoreError::Failed(
+            WorkspaceError::Store(toolhost_workspace::WorkspaceStoreError::Failed(
                 "no workspace store is configured".into(),
             ))
+            .into()
         })
     }
 
@@ -95,7 +98,7 @@ impl Toolhost {
         who: &Principal,
         id: &str,
     ) -> Result<SessionView, InvokeError> {
-        let not_found = || InvokeError::WorkspaceNotFound {
+        let not_found = || WorkspaceError::NotFound {
             what: "session",
             id: id.to_owned(),
         };
@@ -104,8 +107,8 @@ impl Toolhost {
             .store
             .view(&who.tenant, &sid)
             .await
-            .map_err(InvokeError::Workspace)?
-            .ok_or_else(not_found)
+            .map_err(WorkspaceError::Store)?
+            .ok_or_else(|| not_found().into())
     }
 }
 
@@ -147,7 +150,7 @@ impl Toolhost {
             .store
             .mutation(&who.tenant, &who.subject, &key)
             .await
-            .map_err(InvokeError::Workspace)?;
+            .map_err(WorkspaceError::Store)?;
         Ok(Some(match stored {
             Some(m) if m.request_digest == digest => Guarded::Replay(restored(&m)?),
             Some(_) => return Err(InvokeError::IdempotencyKeyReused { key }),
@@ -174,7 +177,7 @@ impl Toolhost {
             let stored = store
                 .mutation(&m.tenant, &m.principal, &m.key)
                 .await
-                .map_err(InvokeError::Workspace)?;
+                .map_err(WorkspaceError::Store)?;
             match stored {
                 Some(s) if s.request_digest == m.request_digest => return restored(&s),
                 Some(_) => return Err(InvokeError::IdempotencyKeyReused { key: m.key.clone() }),
@@ -182,16 +185,16 @@ impl Toolhost {
             }
         }
         let Some((session, expected)) = expected else {
-            return Err(InvokeError::WorkspaceChanged);
+            return Err(WorkspaceError::Changed.into());
         };
         match store
             .session(&who.tenant, session)
             .await
-            .map_err(InvokeError::Workspace)?
+            .map_err(WorkspaceError::Store)?
         {
             Some(s) if s.state != SessionState::Open => Err(closed(&s)),
             Some(s) if s.version != expected => Err(conflict(&s, expected)),
-            _ => Err(InvokeError::WorkspaceChanged),
+            _ => Err(WorkspaceError::Changed.into()),
         }
     }
 }
@@ -270,18 +273,20 @@ pub(crate) fn check_version(session: &Session, expected: i64) -> Result<(), Invo
 }
 
 fn conflict(s: &Session, expected: i64) -> InvokeError {
-    InvokeError::WorkspaceVersionConflict {
+    WorkspaceError::VersionConflict {
         session: s.id.to_string(),
         expected,
         current: s.version,
     }
+    .into()
 }
 
 fn closed(s: &Session) -> InvokeError {
-    InvokeError::WorkspaceClosed {
+    WorkspaceError::Closed {
         session: s.id.to_string(),
         state: s.state.as_str(),
     }
+    .into()
 }
 
 /// The answer `out` kept under `guard`'s key for `session`.
@@ -306,7 +311,7 @@ pub(crate) fn mutation(
 
 fn restored(m: &Mutation) -> Result<ToolOutput, InvokeError> {
     let v: Value = serde_json::from_str(&m.result).map_err(|e| {
-        InvokeError::Workspace(toolhost_workspace::WorkspaceStoreError::Failed(format!(
+        WorkspaceError::Store(toolhost_workspace::WorkspaceStoreError::Failed(format!(
             "stored answer under key {:?}: {e}",
             m.key
         )))
@@ -423,19 +428,16 @@ mod tests {
     fn a_mutation_needs_an_open_session_at_the_version_it_names() {
         let open = session(3, SessionState::Open);
         assert!(check_version(&open, 3).is_ok());
-        match check_version(&open, 2) {
-            Err(InvokeError::WorkspaceVersionConflict {
-                expected, current, ..
-            }) => {
-                assert_eq!((expected, current), (2, 3));
-            }
-            other => panic!("a stale version: {other:?}"),
-        }
+        let stale = check_version(&open, 2).expect_err("a stale version");
+        assert_eq!(stale.code(), "WORKSPACE_VERSION_CONFLICT");
+        let details = stale.details().expect("the versions");
+        assert_eq!(
+            (&details["expected_version"], &details["current_version"]),
+            (&json!(2), &json!(3))
+        );
         let done = session(3, SessionState::Promoted);
-        assert!(matches!(
-            check_version(&done, 3),
-            Err(InvokeError::WorkspaceClosed { .. })
-        ));
+        let closed = check_version(&done, 3).expect_err("a closed session");
+        assert_eq!(closed.code(), "WORKSPACE_CLOSED");
         for bad in [
             json!({}),
             json!({"expected_version": 0}),

@@ -14,6 +14,7 @@ use toolhost_types::{Digest, Principal, canonical_json};
 use toolhost_workspace::{Session, SessionId, Subject, UploadHandle, UploadKind};
 
 use super::bind::NO_ACTIVE_REVISION;
+use crate::workspace::WorkspaceError;
 use crate::{InvokeError, Toolhost};
 
 /// A candidate revision, as a proposal names it.
@@ -48,12 +49,12 @@ pub(crate) struct Candidate {
 
 impl Toolhost {
     fn live(&self) -> Result<std::sync::Arc<LiveCatalog>, InvokeError> {
-        self.workspace()?
-            .catalog
-            .clone()
-            .ok_or_else(|| InvokeError::SubjectInvalid {
+        self.workspace()?.catalog.clone().ok_or_else(|| {
+            WorkspaceError::SubjectInvalid {
                 detail: "plugin subjects need the catalog store".into(),
-            })
+            }
+            .into()
+        })
     }
 
     /// Checks the candidate `draft` for `session`: `signed` demands a
@@ -67,12 +68,13 @@ impl Toolhost {
         source: String,
     ) -> Result<Candidate, InvokeError> {
         let Subject::Plugin { name } = &session.subject else {
-            return Err(InvokeError::ProposalInvalid {
+            return Err(WorkspaceError::ProposalInvalid {
                 problems: vec![problem(
                     "/revision",
                     "this session authors an object, not a plugin revision",
                 )],
-            });
+            }
+            .into());
         };
         let sub = self.submission(who, draft, source).await?;
         let ws = self.workspace()?;
@@ -83,9 +85,9 @@ impl Toolhost {
         let now = self.gate_policy.now_ms();
         let checked = intake::check(&**live.store(), &self.runtime, sub, &opts, now)
             .await
-            .map_err(InvokeError::Intake)?;
+            .map_err(WorkspaceError::Intake)?;
         if checked.revision.plugin != name.as_str() {
-            return Err(InvokeError::ProposalInvalid {
+            return Err(WorkspaceError::ProposalInvalid {
                 problems: vec![problem(
                     "/revision/manifest",
                     &format!(
@@ -93,7 +95,8 @@ impl Toolhost {
                         checked.revision.plugin
                     ),
                 )],
-            });
+            }
+            .into());
         }
         let diff = self.capability_diff(&live, name.as_str(), &checked).await?;
         let r = &checked.revision;
@@ -138,12 +141,13 @@ impl Toolhost {
         let manifest = self
             .own_upload(who, &draft.manifest, UploadKind::Manifest)
             .await?;
-        let manifest = String::from_utf8(manifest).map_err(|_| InvokeError::ProposalInvalid {
-            problems: vec![problem(
-                "/revision/manifest",
-                "the manifest is not UTF-8 text",
-            )],
-        })?;
+        let manifest =
+            String::from_utf8(manifest).map_err(|_| WorkspaceError::ProposalInvalid {
+                problems: vec![problem(
+                    "/revision/manifest",
+                    "the manifest is not UTF-8 text",
+                )],
+            })?;
         let envelope = match &draft.signature {
             Some(h) => Some(self.own_upload(who, h, UploadKind::Signature).await?),
             None => None,
@@ -170,13 +174,14 @@ impl Toolhost {
             .store
             .upload(&who.tenant, handle, now)
             .await
-            .map_err(InvokeError::Workspace)?;
+            .map_err(WorkspaceError::Store)?;
         match found {
             Some((u, bytes)) if u.owner == who.subject && u.kind == kind => Ok(bytes),
-            _ => Err(InvokeError::WorkspaceNotFound {
+            _ => Err(WorkspaceError::NotFound {
                 what: "upload",
                 id: format!("{handle} (a {kind} upload of yours)"),
-            }),
+            }
+            .into()),
         }
     }
 
@@ -190,7 +195,7 @@ impl Toolhost {
     ) -> Result<Value, InvokeError> {
         let proposed: toolhost_review::Capabilities =
             serde_json::from_str(&checked.revision.capabilities).map_err(|e| {
-                InvokeError::Workspace(toolhost_workspace::WorkspaceStoreError::Failed(format!(
+                WorkspaceError::Store(toolhost_workspace::WorkspaceStoreError::Failed(format!(
                     "capabilities: {e}"
                 )))
             })?;
@@ -233,14 +238,14 @@ impl Toolhost {
             .map_err(|e| InvokeError::Catalog(e.into()))?;
         match existing.map(|r| r.state) {
             None | Some(RevisionState::PendingReview) => Ok(()),
-            Some(state) => Err(InvokeError::ProposalInvalid {
+            Some(state) => Err(WorkspaceError::ProposalInvalid {
                 problems: vec![problem(
                     "/revision",
                     &format!(
                         "this exact revision ({id}) was reviewed already and is {state}: propose a new one"
                     ),
                 )],
-            }),
+            }.into()),
         }
     }
 }

@@ -20,6 +20,7 @@ use super::domain_subject::{started, waiting};
 use super::plugin_subject::{RevisionDraft, problem, source};
 use super::{Guarded, mutation, text_arg, view};
 use crate::tool::{HostCall, host_spec, invalid};
+use crate::workspace::WorkspaceError;
 use crate::{HostTool, HostToolFuture, InvokeError, Toolhost};
 
 /// Every workspace tool needs this permission (besides, for a domain
@@ -101,7 +102,7 @@ impl CreateAuthoringSession {
             text_arg(args, "subject")?
                 .parse()
                 .map_err(
-                    |e: toolhost_workspace::SubjectError| InvokeError::SubjectInvalid {
+                    |e: toolhost_workspace::SubjectError| WorkspaceError::SubjectInvalid {
                         detail: e.to_string(),
                     },
                 )?;
@@ -232,7 +233,7 @@ impl ListAuthoringSessions {
             .store
             .sessions(&who.tenant, owner, u32::try_from(limit).unwrap_or(20))
             .await
-            .map_err(InvokeError::Workspace)?;
+            .map_err(WorkspaceError::Store)?;
         let text = sessions
             .iter()
             .map(|s| format!("{} {} {} v{}", s.id, s.subject, s.state, s.version))
@@ -267,9 +268,10 @@ struct ProposalBody {
 }
 
 fn invalid_proposal(path: &str, message: &str) -> InvokeError {
-    InvokeError::ProposalInvalid {
+    WorkspaceError::ProposalInvalid {
         problems: vec![problem(path, message)],
     }
+    .into()
 }
 
 /// `proposal` parsed, with its evidence checked against the session's runs.
@@ -351,7 +353,7 @@ impl ProposeRevision {
         };
         let (expected, view) = (step.expected, &step.view);
         let raw = args.get("proposal").cloned().unwrap_or(Value::Null);
-        refuse_authority(&raw, &host.scanner).map_err(InvokeError::AuthorityRefused)?;
+        refuse_authority(&raw, &host.scanner).map_err(WorkspaceError::AuthorityRefused)?;
         let body = parse_proposal(view, &raw)?;
         let session = &view.session;
         let id = ProposalId::new();
@@ -493,9 +495,12 @@ pub(super) fn find_proposal<'a>(
     view.proposals
         .iter()
         .find(|p| p.id.as_str() == id)
-        .ok_or_else(|| InvokeError::WorkspaceNotFound {
-            what: "proposal",
-            id: id.to_owned(),
+        .ok_or_else(|| {
+            WorkspaceError::NotFound {
+                what: "proposal",
+                id: id.to_owned(),
+            }
+            .into()
         })
 }
 
@@ -553,11 +558,12 @@ impl PromoteRevision {
                         .map_err(|e| invalid_proposal("/revision", &e.to_string()))?;
                 let now_version = host.plugin_version_now(session).await?;
                 if now_version != session.subject_version {
-                    return Err(InvokeError::SubjectChanged {
+                    return Err(WorkspaceError::SubjectChanged {
                         session: session.id.to_string(),
                         bound: session.subject_version.clone(),
                         current: now_version,
-                    });
+                    }
+                    .into());
                 }
                 let c = host
                     .check_candidate(
@@ -578,9 +584,10 @@ impl PromoteRevision {
                 let promotion = match (waiting(view, proposal.id.as_str()), gate_id) {
                     (Some(p), Some(_)) => p,
                     (Some(p), None) => {
-                        return Err(InvokeError::PromotionAwaitingApproval {
+                        return Err(WorkspaceError::PromotionAwaitingApproval {
                             gate: p.gate_id.unwrap_or_default(),
-                        });
+                        }
+                        .into());
                     }
                     (None, Some(_)) => {
                         return Err(invalid(

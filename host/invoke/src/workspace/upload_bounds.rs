@@ -56,6 +56,12 @@ pub enum UploadError {
     Invoke(#[from] InvokeError),
 }
 
+impl From<super::WorkspaceError> for UploadError {
+    fn from(e: super::WorkspaceError) -> Self {
+        UploadError::Invoke(e.into())
+    }
+}
+
 /// The most bytes an upload of `kind` may hold.
 pub fn upload_limit(kind: UploadKind) -> usize {
     match kind {

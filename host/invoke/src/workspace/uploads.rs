@@ -20,6 +20,7 @@ use toolhost_workspace::{ArrivingUpload, QuotaExceeded, UploadHandle, UploadKind
 use super::AUTHORING_PERMISSION;
 use super::arriving::Arriving;
 use super::upload_bounds::{ARRIVING_UPLOAD_TTL, UploadError, millis_of, upload_limit};
+use crate::workspace::WorkspaceError;
 use crate::{InvokeError, Toolhost};
 
 impl Toolhost {
@@ -51,7 +52,7 @@ impl Toolhost {
         let held = store
             .held_uploads(&who.tenant, &who.subject, now)
             .await
-            .map_err(InvokeError::Workspace)?;
+            .map_err(WorkspaceError::Store)?;
         quota.admits_another(held, declared)?;
         let upload = ArrivingUpload {
             handle: UploadHandle::new(),
@@ -64,13 +65,13 @@ impl Toolhost {
         let begun = store
             .begin_upload(&upload, declared, quota, until)
             .await
-            .map_err(InvokeError::Workspace)?;
+            .map_err(WorkspaceError::Store)?;
         if !begun {
             // Another upload of theirs was admitted meanwhile.
             let held = store
                 .held_uploads(&who.tenant, &who.subject, now)
                 .await
-                .map_err(InvokeError::Workspace)?;
+                .map_err(WorkspaceError::Store)?;
             return Err(quota
                 .admits_another(held, declared)
                 .err()
