@@ -16,6 +16,7 @@ use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::{Permission, Principal, PrincipalKind};
 
 use crate::DecisionError;
+use crate::arguments::{bounded, listing, parsed, people_only};
 
 /// Listing gates needs this permission.
 pub const READ_PERMISSION: &str = "approvals:read";
@@ -135,11 +136,7 @@ impl HostTool for ListPendingApprovals {
 
 impl ListPendingApprovals {
     async fn run(&self, who: &Principal, args: &Value) -> Result<ToolOutput, InvokeError> {
-        let args: ListArgs = if args.is_null() {
-            ListArgs::default()
-        } else {
-            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?
-        };
+        let args: ListArgs = listing(args)?;
         let states: Vec<GateState> = match args.filter.state.as_deref() {
             None | Some("pending") => vec![GateState::Pending],
             Some("all") => Vec::new(),
@@ -227,18 +224,11 @@ impl HostTool for DecideApproval {
 
 impl DecideApproval {
     async fn run(&self, who: &Principal, args: &Value) -> Result<ToolOutput, InvokeError> {
-        if who.kind != PrincipalKind::User {
-            return Err(InvokeError::PermissionDenied {
-                tool: self.spec.name.to_string(),
-            });
-        }
-        let args: DecideArgs =
-            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+        people_only(who, &self.spec)?;
+        let args: DecideArgs = parsed(args)?;
         let id: GateId = args.gate_id.parse().map_err(invalid)?;
         let reason = args.reason.trim();
-        if reason.len() > 1000 {
-            return Err(invalid("reason is longer than 1000 bytes"));
-        }
+        bounded(reason)?;
         let gate = self
             .gates
             .get(&who.tenant, &id)

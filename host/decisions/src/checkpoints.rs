@@ -13,9 +13,10 @@ use toolhost_invoke::{
     GatePolicy, HostCall, HostTool, HostToolFuture, InvokeError, host_spec as spec, invalid,
 };
 use toolhost_runtime::{ToolOutput, ToolSpec};
-use toolhost_types::{Principal, PrincipalKind};
+use toolhost_types::Principal;
 
 use crate::DecisionError;
+use crate::arguments::{bounded, listing, parsed, people_only};
 
 /// Listing checkpoints needs this permission.
 pub const CHECKPOINT_READ_PERMISSION: &str = "checkpoints:read";
@@ -78,11 +79,7 @@ impl HostTool for ListCheckpoints {
 
 impl ListCheckpoints {
     async fn run(&self, who: &Principal, args: &Value) -> Result<ToolOutput, InvokeError> {
-        let args: ListArgs = if args.is_null() {
-            ListArgs::default()
-        } else {
-            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?
-        };
+        let args: ListArgs = listing(args)?;
         let waiting_only = match args.filter.state.as_deref() {
             None | Some("waiting") => true,
             Some("all") => false,
@@ -161,17 +158,10 @@ impl HostTool for DecideCheckpoint {
 
 impl DecideCheckpoint {
     async fn run(&self, who: &Principal, args: &Value) -> Result<ToolOutput, InvokeError> {
-        if who.kind != PrincipalKind::User {
-            return Err(InvokeError::PermissionDenied {
-                tool: self.spec.name.to_string(),
-            });
-        }
-        let args: DecideArgs =
-            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+        people_only(who, &self.spec)?;
+        let args: DecideArgs = parsed(args)?;
         let reason = args.reason.trim();
-        if reason.len() > 1000 {
-            return Err(invalid("reason is longer than 1000 bytes"));
-        }
+        bounded(reason)?;
         let now = self.clock.now_ms();
         let decided = self
             .store

@@ -15,6 +15,7 @@
 //! the tool at all.
 
 mod approvals;
+mod arguments;
 mod checkpoints;
 mod error;
 mod reviews;

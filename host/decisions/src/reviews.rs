@@ -16,7 +16,9 @@ use toolhost_invoke::{
     HostCall, HostTool, HostToolFuture, InvokeError, host_spec as spec, invalid,
 };
 use toolhost_runtime::{ToolOutput, ToolSpec};
-use toolhost_types::{Principal, PrincipalKind};
+use toolhost_types::Principal;
+
+use crate::arguments::{MAX_REASON, bounded, parsed, people_only};
 
 /// Listing and deciding reviews needs this permission (or an admin role),
 /// and a user principal: a service never reviews.
@@ -24,18 +26,6 @@ pub const REVIEW_PERMISSION: &str = "catalog:review";
 
 /// The most revisions one listing returns.
 const MAX_LISTED: usize = 50;
-
-/// The longest reason accepted.
-const MAX_REASON: usize = 1000;
-
-fn people_only(who: &Principal, spec: &ToolSpec) -> Result<(), InvokeError> {
-    if who.kind != PrincipalKind::User {
-        return Err(InvokeError::PermissionDenied {
-            tool: spec.name.to_string(),
-        });
-    }
-    Ok(())
-}
 
 /// `who` as the catalog's decisions name them.
 fn decider(who: &Principal, may_approve_own: bool) -> Decider {
@@ -45,15 +35,6 @@ fn decider(who: &Principal, may_approve_own: bool) -> Decider {
         client_id: Some(who.client_id.clone()),
         may_approve_own,
     }
-}
-
-/// A reason of at most [`MAX_REASON`] bytes (emptiness is the decision's
-/// own refusal, `decide::DecideError::ReasonRequired`).
-fn bounded(reason: &str) -> Result<(), InvokeError> {
-    if reason.len() > MAX_REASON {
-        return Err(invalid(format!("reason is longer than {MAX_REASON} bytes")));
-    }
-    Ok(())
 }
 
 /// Where a revision came from, as a reviewer sees it: a plugin
@@ -144,8 +125,7 @@ impl HostTool for ListPluginReviews {
 impl ListPluginReviews {
     async fn run(&self, who: &Principal, args: &Value) -> Result<ToolOutput, InvokeError> {
         people_only(who, &self.spec)?;
-        let args: ListArgs =
-            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+        let args: ListArgs = parsed(args)?;
         let state: RevisionState = args
             .state
             .as_deref()
@@ -233,8 +213,7 @@ impl DecidePluginReview {
         args: &Value,
     ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
         people_only(who, &self.spec)?;
-        let args: DecideArgs =
-            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+        let args: DecideArgs = parsed(args)?;
         let verdict = match args.decision.as_str() {
             "approve" => Verdict::Approve,
             "reject" => Verdict::Reject,
@@ -338,8 +317,7 @@ impl RollbackPlugin {
         args: &Value,
     ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
         people_only(who, &self.spec)?;
-        let args: RollbackArgs =
-            serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+        let args: RollbackArgs = parsed(args)?;
         bounded(&args.reason)?;
         let d = decide::rollback(
             &*self.store,
@@ -383,7 +361,7 @@ mod tests {
     use toolhost_catalog::{
         CatalogFuture, CatalogState, CatalogStoreError, NewRevision, SignerRecord, Submitted,
     };
-    use toolhost_types::Digest;
+    use toolhost_types::{Digest, PrincipalKind};
 
     use super::*;
 
