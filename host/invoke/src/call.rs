@@ -24,7 +24,7 @@ use tracing::Instrument;
 use crate::explore::RunError;
 use crate::gating::GatePolicy;
 use crate::snapshots::{Conversation, EntityGenerations, SnapshotCache};
-use crate::tool::{Host, HostCall};
+use crate::tool::{Host, HostCall, section};
 use crate::{Answer, HostTool, InvokeError, Tool};
 
 /// One tool call as the MCP edge received it.
@@ -416,7 +416,7 @@ impl Toolhost {
         audit.tool_found(&tool, served.catalog.version());
         let grants = self.admit(&served, who, &tool, &req.arguments).await?;
         let tool = match tool {
-            Tool::Plugin(t) if crate::explore::is_run_tool(&t) => {
+            Tool::Plugin(t) if crate::tool::is_run_tool(&t) => {
                 let (out, effects) = self.start_run(who, &t, &req.arguments).await?; // queued with this row
                 audit.effects = effects;
                 return Ok(Answer::Output(out));
@@ -597,15 +597,6 @@ impl Served {
             catalog,
         }
     }
-}
-
-/// The reviewed manifest entry of a catalog tool.
-pub(crate) fn section(tool: &ToolRef) -> &toolhost_catalog::ToolSection {
-    tool.plugin()
-        .manifest
-        .tools
-        .get(&tool.spec().name)
-        .expect("the catalog only holds tools its manifest declares")
 }
 
 pub(crate) fn arguments_text(args: &Value) -> Result<String, InvokeError> {

@@ -17,9 +17,10 @@ use toolhost_runtime::{
 use toolhost_types::Principal;
 use tracing::Instrument;
 
-use crate::call::{arguments_text, section};
+use crate::call::arguments_text;
 use crate::gating::{self, HostArguments};
 use crate::snapshots::Conversation;
+use crate::tool::section;
 use crate::{CallRequest, InvokeError, Toolhost};
 
 /// How a call ended, when it did not fail.

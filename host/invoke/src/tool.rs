@@ -150,7 +150,7 @@ impl Tool {
     /// `run` table) and answers with the run.
     pub fn is_run(&self) -> bool {
         match self {
-            Tool::Plugin(t) => crate::explore::is_run_tool(t),
+            Tool::Plugin(t) => is_run_tool(t),
             Tool::Host(_) => false,
         }
     }
@@ -177,6 +177,20 @@ impl Tool {
             Tool::Host(_) => false,
         }
     }
+}
+
+/// The reviewed manifest entry of a catalog tool.
+pub(crate) fn section(tool: &ToolRef) -> &toolhost_catalog::ToolSection {
+    tool.plugin()
+        .manifest
+        .tools
+        .get(&tool.spec().name)
+        .expect("the catalog only holds tools its manifest declares")
+}
+
+/// Whether `tool` is a run tool: its manifest entry has a `run` table.
+pub(crate) fn is_run_tool(tool: &ToolRef) -> bool {
+    section(tool).run.is_some()
 }
 
 /// The spec of a host tool: low risk, no output schema, annotations from

@@ -30,7 +30,6 @@ use toolhost_runs::{
 use toolhost_runtime::ToolOutput;
 use toolhost_types::{Principal, PrincipalKind};
 
-use crate::call::section;
 use crate::{InvokeError, Tool, Toolhost};
 
 pub use error::RunError;
@@ -292,11 +291,6 @@ fn kind(who: &Principal) -> &'static str {
         PrincipalKind::User => "user",
         PrincipalKind::Service => "service",
     }
-}
-
-/// Whether `tool` is a run tool: its manifest entry has a `run` table.
-pub(crate) fn is_run_tool(tool: &ToolRef) -> bool {
-    section(tool).run.is_some()
 }
 
 /// The row a queued run will have.
