@@ -297,7 +297,7 @@ impl Toolhost {
         let call_id = audit.event.call_id.clone();
         let outcome = outcome.map(|a| self.bound(who, &req.tool, &call_id, a, &mut effects)); // large → artifact
         if let Some(key) = audit.held_key.take() {
-            effects.push(crate::plugin_call::settle(key, &outcome));
+            effects.push(crate::gating::settle(key, &outcome));
         }
         let decides = effects.iter().any(|e| matches!(e, Effect::Catalog(_)));
         let workspace_effect = effects.iter().find_map(|e| match e {

@@ -10,12 +10,13 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
+use toolhost_audit::{Effect, KeyRef};
 use toolhost_catalog::ToolRef;
 use toolhost_gates::{GateId, IdempotencyKey, NewGate, Target};
 use toolhost_runtime::Plan;
 use toolhost_types::{Principal, Risk};
 
-use crate::InvokeError;
+use crate::{Answer, InvokeError};
 
 /// The argument a retry names its confirmed gate with.
 pub const GATE_ID_ARG: &str = "gate_id";
@@ -186,6 +187,22 @@ pub(crate) fn key(who: &Principal, tool: &str, key: String) -> IdempotencyKey {
         principal: who.subject.clone(),
         tool: tool.to_owned(),
         key,
+    }
+}
+
+/// What the call's audit row does with the idempotency key the call held:
+/// stores the outcome of a call that ran under it, or releases it (a
+/// failure, a question or a gate: the request may be retried).
+pub(crate) fn settle(key: IdempotencyKey, answer: &Result<Answer, InvokeError>) -> Effect {
+    let key = KeyRef {
+        tenant: key.tenant,
+        principal: key.principal,
+        tool: key.tool,
+        key: key.key,
+    };
+    match crate::results::stored(answer) {
+        Some(result) => Effect::FinishKey { key, result },
+        None => Effect::ReleaseKey { key },
     }
 }
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolhost_audit::{Effect, KeyRef, argument_digest};
+use toolhost_audit::argument_digest;
 use toolhost_catalog::ToolRef;
 use toolhost_gates::{GateId, IdempotencyClaim, IdempotencyKey};
 use toolhost_policy::{Decision, Grants, Use, decide};
@@ -260,21 +260,5 @@ impl Toolhost {
                 key: key.key.clone(),
             }),
         }
-    }
-}
-
-/// What the call's audit row does with the idempotency key the call held:
-/// stores the outcome of a call that ran under it, or releases it (a
-/// failure, a question or a gate: the request may be retried).
-pub(crate) fn settle(key: IdempotencyKey, answer: &Result<Answer, InvokeError>) -> Effect {
-    let key = KeyRef {
-        tenant: key.tenant,
-        principal: key.principal,
-        tool: key.tool,
-        key: key.key,
-    };
-    match crate::results::stored(answer) {
-        Some(result) => Effect::FinishKey { key, result },
-        None => Effect::ReleaseKey { key },
     }
 }
