@@ -160,6 +160,16 @@ pub enum AuditError {
     /// all of it was (the commit's answer was lost).
     #[error("audit write failed: {0}")]
     Unavailable(#[from] toolhost_types::StoreUnavailable),
+    /// The effect at `effect` (its place among the effects written with
+    /// the row) found the state it changes not as it expected: a
+    /// compare-and-set lost to another writer, a key another request took,
+    /// a queue full. Nothing was written; the feature that decided the
+    /// effect says what its caller is told.
+    #[error("audit write failed: effect {effect} lost to another writer; nothing was written")]
+    Lost {
+        /// The effect's place among the row's effects.
+        effect: usize,
+    },
 }
 
 impl AuditError {
@@ -167,7 +177,7 @@ impl AuditError {
     pub fn unavailable(&self) -> Option<&toolhost_types::StoreUnavailable> {
         match self {
             AuditError::Unavailable(u) => Some(u),
-            AuditError::Failed(_) => None,
+            AuditError::Failed(_) | AuditError::Lost { .. } => None,
         }
     }
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use toolhost_audit::{AuditEvent, AuditSink, Effect, Outcome, argument_digest};
+use toolhost_audit::{AuditError, AuditEvent, AuditSink, Effect, Outcome, argument_digest};
 use toolhost_backend::Backends;
 use toolhost_catalog::Catalog;
 use toolhost_catalog::{LoadedPlugin, ToolRef};
@@ -21,7 +21,6 @@ use toolhost_secrets::Scanner;
 use toolhost_types::{Principal, PrincipalKind};
 use tracing::Instrument;
 
-use crate::explore::RunError;
 use crate::gating::GatePolicy;
 use crate::snapshots::{Conversation, EntityGenerations, SnapshotCache};
 use crate::tool::{Host, HostCall, section};
@@ -288,10 +287,6 @@ impl Toolhost {
         // within it name the call, as its audit row does.
         tracing::Span::current().record("call_id", audit.event.call_id.as_str());
         let outcome = self.run(who, &req, cancel, &mut audit).await;
-        let started = audit.effects.iter().find_map(|e| match e {
-            Effect::Run(toolhost_runs::RunEffect::Queue(new)) => Some(new.id.clone()),
-            _ => None,
-        });
         let outcome = outcome.and_then(|answer| self.screen(&answer).map(|()| answer)); // a secret → SECRET_EXPOSURE
         let mut effects = std::mem::take(&mut audit.effects);
         let call_id = audit.event.call_id.clone();
@@ -299,101 +294,19 @@ impl Toolhost {
         if let Some(key) = audit.held_key.take() {
             effects.push(crate::gating::settle(key, &outcome));
         }
-        let decides = effects.iter().any(|e| matches!(e, Effect::Catalog(_)));
-        let workspace_effect = effects.iter().find_map(|e| match e {
-            Effect::Workspace(w) => Some(w.clone()),
-            _ => None,
-        });
-        let run_effect = effects.iter().find_map(|e| match e {
-            Effect::Run(r) => Some(r.clone()),
-            _ => None,
-        });
         let mut event = audit.finish(&outcome);
         event.client_rounds = crate::prompts::client_rounds(req.client.as_ref());
-        // A run settled by this call (a queued run cancelled): the row
-        // links its receipt.
-        if let Some(toolhost_runs::RunEffect::Finish(f)) = &run_effect {
-            event.receipt_sha256 = Some(f.receipt_sha256.clone());
-        }
-        let recorded = self
-            .audit
-            .record_with(&event, &effects)
+        event.receipt_sha256 = crate::lost::settled_receipt(&effects);
+        let recorded = (self.audit.record_with(&event, &effects))
             .instrument(tracing::info_span!("audit"))
             .await;
         let written = recorded.is_ok();
         let outcome = match recorded {
             Ok(()) => outcome,
-            // The store unreachable: no compare-and-set was lost, and the
-            // answer is withheld, since no row says it was given
-            // (`STORE_UNAVAILABLE`, retryable).
-            Err(e) if e.unavailable().is_some() => Err(InvokeError::Audit(e)),
-            // A workspace mutation that lost its compare-and-set (or its
-            // key) to another: the row says which, nothing else was
-            // written; a replay of the winner answers the winner's answer.
-            Err(_) if workspace_effect.is_some() => {
-                let effect = workspace_effect.expect("checked just above");
-                let lost = match self.workspace_lost(who, &effect).await {
-                    Err(e) if e.code() == "WORKSPACE_CHANGED" && run_effect.is_some() => {
-                        Err(crate::explore::RunError::QueueFull {
-                            scope: "this principal or tenant",
-                            limit: self.runs.as_ref().map_or(0, |r| r.limits.per_principal),
-                        }
-                        .into())
-                    }
-                    other => other,
-                };
-                let mut event = event;
-                match &lost {
-                    Ok(_) => event.error_code = None,
-                    Err(e) => {
-                        event.outcome = Outcome::Error;
-                        event.error_code = Some(e.code().into());
-                    }
-                }
-                self.audit
-                    .record(&event)
-                    .await
-                    .map_err(InvokeError::Audit)
-                    .and(lost.map(Answer::Output))
-            }
-            // The queue filled between the check and the write, or the run
-            // moved on: the row says so, and nothing else was written.
-            Err(_) if run_effect.is_some() => {
-                let lost: InvokeError = match run_effect {
-                    Some(toolhost_runs::RunEffect::Queue(new)) => RunError::QueueFull {
-                        scope: "this principal or tenant",
-                        limit: new.limits.per_principal,
-                    },
-                    Some(toolhost_runs::RunEffect::Finish(f)) => RunError::Changed {
-                        id: f.id.to_string(),
-                    },
-                    _ => RunError::Changed { id: String::new() },
-                }
-                .into();
-                let mut event = event;
-                event.outcome = Outcome::Error;
-                event.error_code = Some(lost.code().into());
-                self.audit
-                    .record(&event)
-                    .await
-                    .map_err(InvokeError::Audit)
-                    .and(Err(lost))
-            }
-            // A catalog decision that lost to another: the row says so, and
-            // nothing else was written.
-            Err(_) if decides => {
-                let mut event = event;
-                event.outcome = Outcome::Error;
-                event.error_code = Some("CATALOG_CHANGED".into());
-                self.audit
-                    .record(&event)
-                    .await
-                    .map_err(InvokeError::Audit)
-                    .and(Err(InvokeError::CatalogChanged))
-            }
-            Err(e) => Err(InvokeError::Audit(e)),
+            Err(AuditError::Lost { effect }) => self.lost(who, event, &effects[effect]).await,
+            Err(e) => Err(InvokeError::Audit(e)), // unreachable → STORE_UNAVAILABLE
         };
-        let started = started.filter(|_| written && outcome.is_ok());
+        let started = crate::lost::queued_run(&effects).filter(|_| written && outcome.is_ok());
         if let (Some(_), Some(runs)) = (&started, &self.runs) {
             runs.wake.notify_waiters();
         }

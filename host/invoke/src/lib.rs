@@ -21,6 +21,7 @@ mod call;
 mod error;
 mod explore;
 mod gating;
+mod lost;
 mod metrics;
 mod plugin_call;
 mod prompts;

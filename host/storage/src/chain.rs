@@ -24,7 +24,7 @@ use crate::StorageError;
 use sqlx::{Connection, SqliteConnection};
 
 use crate::connect::{Pools, on_pool};
-use crate::effects::apply_effects;
+use crate::effects::{EffectError, apply_effects};
 use crate::record::{Columns, Stored};
 
 /// The key of the PostgreSQL advisory lock appends take: the bytes of
@@ -162,7 +162,7 @@ macro_rules! append_in {
     ($source:expr, $begin:expr, $lock:expr, $columns:expr, $effects:expr) => {
         async {
             let mut tx = $source.begin_with($begin).await?;
-            let written: Result<(Vec<i64>, Head), sqlx::Error> = async {
+            let written: Result<(Vec<i64>, Head), EffectError> = async {
                 if let Some(lock) = $lock {
                     sqlx::query(lock)
                         .bind(APPEND_LOCK)
@@ -186,7 +186,7 @@ macro_rules! append_in {
             match written {
                 Ok(written) => {
                     tx.commit().await?;
-                    Ok::<_, sqlx::Error>(written)
+                    Ok::<_, EffectError>(written)
                 }
                 // Whatever failed (a duplicate call id, a refused effect),
                 // release the chain's lock now rather than when the dropped
@@ -273,7 +273,11 @@ pub(crate) async fn append_after(
 }
 
 /// The store's error for a failed append of `events`.
-fn append_error(e: sqlx::Error, events: &[(&AuditEvent, &[Effect])]) -> StorageError {
+fn append_error(e: EffectError, events: &[(&AuditEvent, &[Effect])]) -> StorageError {
+    let e = match e {
+        EffectError::Lost(effect) => return StorageError::EffectLost { effect },
+        EffectError::Sql(e) => e,
+    };
     match (e.as_database_error(), events) {
         (Some(db), [(one, _)]) if db.is_unique_violation() && names_call_id(db) => {
             StorageError::DuplicateCallId {

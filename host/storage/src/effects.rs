@@ -28,126 +28,162 @@ pub(crate) const REVIEW_REVISION: &str = "UPDATE plugin_revisions SET reviewed_b
 pub(crate) const BUMP_CATALOG: &str = "UPDATE catalog_state SET generation = generation + 1, \
      version = $1, changed_at = $2 WHERE id = 1 AND generation = $3";
 
+/// Why a row's effects were not applied.
+#[derive(Debug)]
+pub(crate) enum EffectError {
+    /// The effect at this place found nothing to change, or its key
+    /// taken: it lost to another writer.
+    Lost(usize),
+    /// The database failed.
+    Sql(sqlx::Error),
+}
+
+impl From<sqlx::Error> for EffectError {
+    fn from(e: sqlx::Error) -> Self {
+        EffectError::Sql(e)
+    }
+}
+
+/// How the effect at `place` failed: an effect that finds nothing to
+/// change (its state moved on) or a key another writer took (a unique
+/// index refuses it) lost; anything else is the database's failure.
+pub(crate) fn effect_failed(place: usize, e: sqlx::Error) -> EffectError {
+    let taken = e
+        .as_database_error()
+        .is_some_and(|db| db.is_unique_violation());
+    if matches!(e, sqlx::Error::RowNotFound) || taken {
+        EffectError::Lost(place)
+    } else {
+        EffectError::Sql(e)
+    }
+}
+
 /// Applies `$effects` (an iterator of `&Effect`) on the open transaction
-/// `$tx` of either engine; evaluates to `Result<(), sqlx::Error>`.
+/// `$tx` of either engine; evaluates to `Result<(), EffectError>`, naming
+/// the effect that lost.
 macro_rules! apply_effects {
     ($tx:expr, $effects:expr) => {
         async {
             use toolhost_audit::Effect;
             use $crate::gates::sql::{FINISH_KEY, RELEASE_KEY};
-            for effect in $effects {
-                match effect {
-                    Effect::FinishKey { key, result } => {
-                        let done = sqlx::query(FINISH_KEY)
-                            .bind(key.tenant.as_str())
-                            .bind(key.principal.as_str())
-                            .bind(key.tool.as_str())
-                            .bind(key.key.as_str())
-                            .bind(result.as_str())
-                            .execute(&mut *$tx)
-                            .await?;
-                        if done.rows_affected() != 1 {
-                            // No running claim holds the key.
-                            return Err(sqlx::Error::RowNotFound);
-                        }
-                    }
-                    Effect::ReleaseKey { key } => {
-                        // Releasing twice, or after finishing, changes nothing.
-                        sqlx::query(RELEASE_KEY)
-                            .bind(key.tenant.as_str())
-                            .bind(key.principal.as_str())
-                            .bind(key.tool.as_str())
-                            .bind(key.key.as_str())
-                            .execute(&mut *$tx)
-                            .await?;
-                    }
-                    Effect::StoreArtifact(new) => {
-                        let a = &new.artifact;
-                        sqlx::query($crate::effects::INSERT_ARTIFACT)
-                            .bind(a.id.as_str())
-                            .bind(a.tenant.as_str())
-                            .bind(a.principal.as_str())
-                            .bind(a.client_id.as_deref())
-                            .bind(a.tool.as_str())
-                            .bind(a.call_id.as_str())
-                            .bind(a.mime_type.as_str())
-                            .bind(i64::try_from(a.size).unwrap_or(i64::MAX))
-                            .bind(a.sha256.to_string())
-                            .bind(&new.body[..])
-                            .bind(a.created_at_ms)
-                            .bind(a.expires_at_ms)
-                            .bind(a.run_id.as_deref())
-                            .execute(&mut *$tx)
-                            .await?;
-                    }
-                    Effect::Catalog(change) => {
-                        use $crate::effects::{BUMP_CATALOG, MOVE_REVISION, REVIEW_REVISION};
-                        for m in &change.moves {
-                            let activated = (m.to == "active").then_some(change.at_ms);
-                            let (tools, until) = match &m.retired {
-                                Some((tools, until)) => {
-                                    (Some(tools.as_str()), Some(until.as_str()))
-                                }
-                                None => (None, None),
-                            };
-                            let moved = sqlx::query(MOVE_REVISION)
-                                .bind(m.to.as_str())
-                                .bind(tools)
-                                .bind(until)
-                                .bind(activated)
-                                .bind(m.revision.as_str())
-                                .bind(m.from.as_str())
+            for (place, effect) in $effects.enumerate() {
+                let applied: Result<(), sqlx::Error> = async {
+                    match effect {
+                        Effect::FinishKey { key, result } => {
+                            let done = sqlx::query(FINISH_KEY)
+                                .bind(key.tenant.as_str())
+                                .bind(key.principal.as_str())
+                                .bind(key.tool.as_str())
+                                .bind(key.key.as_str())
+                                .bind(result.as_str())
                                 .execute(&mut *$tx)
                                 .await?;
-                            if moved.rows_affected() != 1 {
-                                // Decided meanwhile, or never in that state.
+                            if done.rows_affected() != 1 {
+                                // No running claim holds the key.
                                 return Err(sqlx::Error::RowNotFound);
                             }
-                            if let Some((by, reason)) = &m.review {
-                                sqlx::query(REVIEW_REVISION)
-                                    .bind(by.as_str())
-                                    .bind(change.at_ms)
-                                    .bind(reason.as_str())
+                        }
+                        Effect::ReleaseKey { key } => {
+                            // Releasing twice, or after finishing, changes nothing.
+                            sqlx::query(RELEASE_KEY)
+                                .bind(key.tenant.as_str())
+                                .bind(key.principal.as_str())
+                                .bind(key.tool.as_str())
+                                .bind(key.key.as_str())
+                                .execute(&mut *$tx)
+                                .await?;
+                        }
+                        Effect::StoreArtifact(new) => {
+                            let a = &new.artifact;
+                            sqlx::query($crate::effects::INSERT_ARTIFACT)
+                                .bind(a.id.as_str())
+                                .bind(a.tenant.as_str())
+                                .bind(a.principal.as_str())
+                                .bind(a.client_id.as_deref())
+                                .bind(a.tool.as_str())
+                                .bind(a.call_id.as_str())
+                                .bind(a.mime_type.as_str())
+                                .bind(i64::try_from(a.size).unwrap_or(i64::MAX))
+                                .bind(a.sha256.to_string())
+                                .bind(&new.body[..])
+                                .bind(a.created_at_ms)
+                                .bind(a.expires_at_ms)
+                                .bind(a.run_id.as_deref())
+                                .execute(&mut *$tx)
+                                .await?;
+                        }
+                        Effect::Catalog(change) => {
+                            use $crate::effects::{BUMP_CATALOG, MOVE_REVISION, REVIEW_REVISION};
+                            for m in &change.moves {
+                                let activated = (m.to == "active").then_some(change.at_ms);
+                                let (tools, until) = match &m.retired {
+                                    Some((tools, until)) => {
+                                        (Some(tools.as_str()), Some(until.as_str()))
+                                    }
+                                    None => (None, None),
+                                };
+                                let moved = sqlx::query(MOVE_REVISION)
+                                    .bind(m.to.as_str())
+                                    .bind(tools)
+                                    .bind(until)
+                                    .bind(activated)
                                     .bind(m.revision.as_str())
+                                    .bind(m.from.as_str())
+                                    .execute(&mut *$tx)
+                                    .await?;
+                                if moved.rows_affected() != 1 {
+                                    // Decided meanwhile, or never in that state.
+                                    return Err(sqlx::Error::RowNotFound);
+                                }
+                                if let Some((by, reason)) = &m.review {
+                                    sqlx::query(REVIEW_REVISION)
+                                        .bind(by.as_str())
+                                        .bind(change.at_ms)
+                                        .bind(reason.as_str())
+                                        .bind(m.revision.as_str())
+                                        .execute(&mut *$tx)
+                                        .await?;
+                                }
+                            }
+                            let bumped = if change.changes_served {
+                                sqlx::query(BUMP_CATALOG)
+                                    .bind(change.version.as_str())
+                                    .bind(change.at_ms)
+                                    .bind(change.expected_generation)
+                                    .execute(&mut *$tx)
+                                    .await?
+                                    .rows_affected()
+                            } else {
+                                1
+                            };
+                            if bumped != 1 {
+                                // Another decision changed the catalog first.
+                                return Err(sqlx::Error::RowNotFound);
+                            }
+                        }
+                        Effect::Run(change) => $crate::effects::apply_run!($tx, change),
+                        Effect::Workspace(change) => $crate::effects::apply_workspace!($tx, change),
+                        Effect::Entities {
+                            tenant,
+                            plugin,
+                            kinds,
+                        } => {
+                            for kind in kinds {
+                                sqlx::query($crate::entities::MOVE_GENERATION)
+                                    .bind(tenant.as_str())
+                                    .bind(plugin.as_str())
+                                    .bind(kind.as_str())
                                     .execute(&mut *$tx)
                                     .await?;
                             }
                         }
-                        let bumped = if change.changes_served {
-                            sqlx::query(BUMP_CATALOG)
-                                .bind(change.version.as_str())
-                                .bind(change.at_ms)
-                                .bind(change.expected_generation)
-                                .execute(&mut *$tx)
-                                .await?
-                                .rows_affected()
-                        } else {
-                            1
-                        };
-                        if bumped != 1 {
-                            // Another decision changed the catalog first.
-                            return Err(sqlx::Error::RowNotFound);
-                        }
                     }
-                    Effect::Run(change) => $crate::effects::apply_run!($tx, change),
-                    Effect::Workspace(change) => $crate::effects::apply_workspace!($tx, change),
-                    Effect::Entities {
-                        tenant,
-                        plugin,
-                        kinds,
-                    } => {
-                        for kind in kinds {
-                            sqlx::query($crate::entities::MOVE_GENERATION)
-                                .bind(tenant.as_str())
-                                .bind(plugin.as_str())
-                                .bind(kind.as_str())
-                                .execute(&mut *$tx)
-                                .await?;
-                        }
-                    }
+                    Ok(())
                 }
+                .await;
+                applied.map_err(|e| $crate::effects::effect_failed(place, e))?;
             }
-            Ok::<(), sqlx::Error>(())
+            Ok::<(), $crate::effects::EffectError>(())
         }
     };
 }

@@ -88,6 +88,14 @@ pub enum StorageError {
     /// The database could not be reached (see [`unreachable`]).
     #[error(transparent)]
     Unavailable(#[from] StoreUnavailable),
+    /// An effect written with an audit row found its state not as it
+    /// expected (see `toolhost_audit::AuditError::Lost`): nothing was
+    /// written.
+    #[error("effect {effect} of the audit row lost to another writer")]
+    EffectLost {
+        /// The effect's place among the row's effects.
+        effect: usize,
+    },
     /// The store's audit writer has stopped (the store was closed).
     #[error("the store is closed")]
     Closed,

@@ -218,6 +218,7 @@ impl AuditSink for Store {
                 .await
                 .map_err(|e| match e {
                     StorageError::Unavailable(down) => AuditError::Unavailable(down),
+                    StorageError::EffectLost { effect } => AuditError::Lost { effect },
                     other => AuditError::Failed(other.to_string()),
                 })
         })

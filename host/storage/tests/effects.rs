@@ -7,7 +7,7 @@ mod common;
 
 use common::TestDb;
 use toolhost_artifacts::{Artifact, ArtifactId, ArtifactStore, NewArtifact};
-use toolhost_audit::{AuditEvent, AuditSink, Effect, KeyRef};
+use toolhost_audit::{AuditError, AuditEvent, AuditSink, Effect, KeyRef};
 use toolhost_auth::AuthStore;
 use toolhost_gates::{GateStore, IdempotencyClaim, IdempotencyKey};
 use toolhost_storage::Store;
@@ -139,7 +139,11 @@ async fn a_failing_effect_rolls_back_the_row_and_the_other_effects(db: &TestDb) 
         },
     ];
     let refused = store.record_with(&event("call-f"), &effects).await;
-    assert!(refused.is_err(), "finishing an unclaimed key must fail");
+    // The store names the effect that found nothing to change: the second.
+    assert!(
+        matches!(refused, Err(AuditError::Lost { effect: 1 })),
+        "finishing an unclaimed key must fail as effect 1 lost: {refused:?}"
+    );
     assert_eq!(store.count().await.expect("count"), 0, "no row");
     assert_eq!(
         store.read("acme", &id, NOW).await.expect("read"),
