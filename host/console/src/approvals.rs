@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::pages::Page;
-use crate::{Console, Refusal, done_on};
+use crate::{Console, Refusal};
 
 /// How many decided (or expired) gates the page shows.
 const RECENT: usize = 20;
@@ -120,13 +120,10 @@ pub(crate) async fn decide(
 ) -> Response {
     let viewer = acting_on!(c, headers, Page::Approvals, &form.csrf);
     let args = json!({"gate_id": gate_id, "decision": form.decision, "reason": form.reason});
-    match c.call(&viewer, "decide_approval", args).await {
-        Ok(_) => done_on(Page::Approvals, "decided", &gate_id),
-        Err(e) => {
-            let (status, refusal) = Refusal::of(&e);
-            render(&c, &viewer, None, Some(refusal), status).await
-        }
-    }
+    let again = async |status, refusal| render(&c, &viewer, None, Some(refusal), status).await;
+    let done = (Page::Approvals, "decided", gate_id.as_str());
+    c.act_with_tool(&viewer, ("decide_approval", args), done, again)
+        .await
 }
 
 #[cfg(test)]

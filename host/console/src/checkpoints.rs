@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::approvals::list;
 use crate::pages::Page;
 use crate::viewer::Viewer;
-use crate::{Console, Refusal, done_on};
+use crate::{Console, Refusal};
 
 /// How many decided checkpoints the page shows.
 const RECENT: usize = 20;
@@ -131,13 +131,10 @@ pub(crate) async fn decide(
         "expected_version": version,
         "reason": form.reason,
     });
-    match c.call(&viewer, "decide_checkpoint", args).await {
-        Ok(_) => done_on(Page::Checkpoints, "decided", &checkpoint_id),
-        Err(e) => {
-            let (status, refusal) = Refusal::of(&e);
-            render(&c, &viewer, None, Some(refusal), status).await
-        }
-    }
+    let again = async |status, refusal| render(&c, &viewer, None, Some(refusal), status).await;
+    let done = (Page::Checkpoints, "decided", checkpoint_id.as_str());
+    c.act_with_tool(&viewer, ("decide_checkpoint", args), done, again)
+        .await
 }
 
 #[cfg(test)]

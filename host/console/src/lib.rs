@@ -210,6 +210,26 @@ impl Console {
         Ok(answer.output().map(|o| o.structured).unwrap_or_default())
     }
 
+    /// Acts through host tool `tool` with `args` as `viewer` (a call, with
+    /// its audit row): done, the browser goes back to `page` naming what
+    /// was done (`?key=value`); refused, `again` shows the page with the
+    /// refusal.
+    async fn act_with_tool(
+        &self,
+        viewer: &Viewer,
+        (tool, args): (&str, Value),
+        (page, key, value): (Page, &str, &str),
+        again: impl AsyncFnOnce(StatusCode, Refusal) -> Response,
+    ) -> Response {
+        match self.call(viewer, tool, args).await {
+            Ok(_) => done_on(page, key, value),
+            Err(e) => {
+                let (status, refusal) = Refusal::of(&e);
+                again(status, refusal).await
+            }
+        }
+    }
+
     /// Adds `<key>_name` (the username) and `<key>_you` (the viewer) to
     /// each row's person ids under `keys`; a service client, or a user
     /// gone, stays an id.

@@ -22,7 +22,7 @@ use crate::approvals::list;
 use crate::diff::lay_out;
 use crate::pages::Page;
 use crate::viewer::Viewer;
-use crate::{Console, Refusal, done_on, encode};
+use crate::{Console, Refusal, encode};
 
 /// The states of a plugin's revisions the catalog section lists besides
 /// the active one.
@@ -264,13 +264,10 @@ async fn decide(
 ) -> Response {
     let viewer = acting_on!(c, headers, Page::Reviews, &form.csrf);
     let args = json!({"revision": revision, "decision": form.decision, "reason": form.reason});
-    match c.call(&viewer, "decide_plugin_review", args).await {
-        Ok(_) => done_on(Page::Reviews, "decided", &revision),
-        Err(e) => {
-            let (status, refusal) = Refusal::of(&e);
-            refused(&c, &viewer, status, refusal).await
-        }
-    }
+    let again = async |status, refusal| refused(&c, &viewer, status, refusal).await;
+    let done = (Page::Reviews, "decided", revision.as_str());
+    c.act_with_tool(&viewer, ("decide_plugin_review", args), done, again)
+        .await
 }
 
 #[derive(Deserialize)]
@@ -289,13 +286,10 @@ async fn rollback(
 ) -> Response {
     let viewer = acting_on!(c, headers, Page::Reviews, &form.csrf);
     let args = json!({"plugin": plugin, "reason": form.reason});
-    match c.call(&viewer, "rollback_plugin", args).await {
-        Ok(_) => done_on(Page::Reviews, "rolled_back", &plugin),
-        Err(e) => {
-            let (status, refusal) = Refusal::of(&e);
-            refused(&c, &viewer, status, refusal).await
-        }
-    }
+    let again = async |status, refusal| refused(&c, &viewer, status, refusal).await;
+    let done = (Page::Reviews, "rolled_back", plugin.as_str());
+    c.act_with_tool(&viewer, ("rollback_plugin", args), done, again)
+        .await
 }
 
 #[cfg(test)]
