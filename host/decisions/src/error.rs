@@ -52,7 +52,7 @@ impl From<DecisionError> for InvokeError {
             DecisionError::Gate(DecideError::Store(store))
             | DecisionError::Checkpoint(CheckpointError::Store(store)) => {
                 let unavailable = store.unavailable().cloned();
-                Refusal::store(e, unavailable.as_ref())
+                Refusal::store(e, unavailable)
             }
             _ => Refusal::new(e.code(), e.to_string()),
         };

@@ -309,13 +309,13 @@ impl Refusal {
     /// was unreachable; `source` stays in the host's log.
     pub fn store(
         source: impl std::error::Error + Send + Sync + 'static,
-        unavailable: Option<&StoreUnavailable>,
+        unavailable: Option<StoreUnavailable>,
     ) -> Self {
         Self {
             code: "INTERNAL",
             message: "internal error".into(),
             details: None,
-            unavailable: unavailable.cloned(),
+            unavailable,
             source: Some(Box::new(source)),
         }
     }

@@ -361,14 +361,16 @@ fn part<'a>(handle: &'a UploadHandle, seq: u32, bytes: &'a [u8], at: i64) -> Upl
     }
 }
 
+/// `a` begun (declaring `declared` bytes, arriving until `until`) within
+/// a roomy quota, which the store must admit.
+async fn begun(store: &Store, a: &ArrivingUpload, declared: u64, until: i64) {
+    let admitted = store.begin_upload(a, declared, ROOMY, until).await;
+    assert!(admitted.expect("begin"), "a roomy quota admits the upload");
+}
+
 /// `a` finished with `parts`, expiring at `expires`.
 async fn finished(store: &Store, a: &ArrivingUpload, parts: &[&[u8]], expires: i64) -> Upload {
-    assert!(
-        store
-            .begin_upload(a, 0, ROOMY, a.created_at_ms + 10)
-            .await
-            .expect("begin")
-    );
+    begun(store, a, 0, a.created_at_ms + 10).await;
     for (seq, bytes) in parts.iter().enumerate() {
         let p = part(&a.handle, seq as u32, bytes, a.created_at_ms);
         assert_eq!(
@@ -465,12 +467,7 @@ async fn uploads_are_their_tenants_and_expire_unless_a_proposal_keeps_them(db: &
 async fn an_upload_arrives_in_parts_and_reads_back_whole_in_order_once_finished(db: &TestDb) {
     let store = db.store().await;
     let a = arriving("acme", "alice", NOW);
-    assert!(
-        store
-            .begin_upload(&a, 9, ROOMY, NOW + 10)
-            .await
-            .expect("begin")
-    );
+    begun(&store, &a, 9, NOW + 10).await;
     for (seq, bytes) in [(0, &b"one"[..]), (1, b"two"), (2, b"six")] {
         let kept = store
             .put_upload_part(part(&a.handle, seq, bytes, NOW))
@@ -521,12 +518,7 @@ async fn an_upload_arrives_in_parts_and_reads_back_whole_in_order_once_finished(
 async fn a_failed_upload_leaves_no_row_and_an_abandoned_one_is_purged(db: &TestDb) {
     let store = db.store().await;
     let failed = arriving("acme", "alice", NOW);
-    assert!(
-        store
-            .begin_upload(&failed, 0, ROOMY, NOW + 10)
-            .await
-            .expect("begin")
-    );
+    begun(&store, &failed, 0, NOW + 10).await;
     for seq in 0..2 {
         let kept = store
             .put_upload_part(part(&failed.handle, seq, b"bytes", NOW))
@@ -547,23 +539,13 @@ async fn a_failed_upload_leaves_no_row_and_an_abandoned_one_is_purged(db: &TestD
 
     // The host died mid-body: the upload's short expiry purges it.
     let abandoned = arriving("acme", "alice", NOW);
-    assert!(
-        store
-            .begin_upload(&abandoned, 0, ROOMY, NOW + 10)
-            .await
-            .expect("begin")
-    );
+    begun(&store, &abandoned, 0, NOW + 10).await;
     let kept = store
         .put_upload_part(part(&abandoned.handle, 0, b"half", NOW))
         .await;
     assert_eq!(kept.expect("a part"), PartKept::Kept);
     let next = arriving("acme", "bob", NOW + 10);
-    assert!(
-        store
-            .begin_upload(&next, 0, ROOMY, NOW + 20)
-            .await
-            .expect("begin")
-    );
+    begun(&store, &next, 0, NOW + 20).await;
     assert_eq!(db.count("workspace_uploads").await, 1, "only the next one");
     assert_eq!(db.count("workspace_upload_parts").await, 0);
 }
@@ -590,12 +572,7 @@ async fn a_principals_quota_counts_its_unnamed_live_uploads_and_refuses_past_it(
     )
     .await;
     let busy = arriving("acme", "alice", NOW);
-    assert!(
-        store
-            .begin_upload(&busy, 0, ROOMY, NOW + 10)
-            .await
-            .expect("begin")
-    );
+    begun(&store, &busy, 0, NOW + 10).await;
     let kept = store
         .put_upload_part(part(&busy.handle, 0, b"xy", NOW))
         .await;

@@ -55,7 +55,7 @@ impl From<RunError> for InvokeError {
         let refusal = match &e {
             RunError::Store(store) => {
                 let unavailable = store.unavailable().cloned();
-                Refusal::store(e, unavailable.as_ref())
+                Refusal::store(e, unavailable)
             }
             _ => Refusal::new(e.code(), e.to_string()),
         };

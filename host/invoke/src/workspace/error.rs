@@ -169,14 +169,14 @@ impl From<WorkspaceError> for InvokeError {
         let refusal = match &e {
             WorkspaceError::Store(store) => {
                 let unavailable = store.unavailable().cloned();
-                Refusal::store(e, unavailable.as_ref())
+                Refusal::store(e, unavailable)
             }
             WorkspaceError::Intake(intake) if intake.code() == "INTERNAL" => {
                 let unavailable = match intake {
                     IntakeError::Store(CatalogStoreError::Unavailable(u)) => Some(u.clone()),
                     _ => None,
                 };
-                Refusal::store(e, unavailable.as_ref())
+                Refusal::store(e, unavailable)
             }
             _ => {
                 let refusal = Refusal::new(e.code(), e.to_string());
