@@ -243,6 +243,17 @@ pub enum Effect {
     },
 }
 
+impl Effect {
+    /// The digest of the receipt of a run this effect settles (a run's
+    /// end): the row written with it links the receipt.
+    pub fn settled_receipt(&self) -> Option<String> {
+        match self {
+            Effect::Run(toolhost_runs::RunEffect::Finish(f)) => Some(f.receipt_sha256.clone()),
+            _ => None,
+        }
+    }
+}
+
 /// What a catalog decision changes, applied with its audit row: all of it
 /// or nothing. A revision not in its expected state, or a catalog whose
 /// generation moved meanwhile, fails the whole transaction (a concurrent

@@ -23,7 +23,7 @@ use tracing::Instrument;
 
 use crate::gating::GatePolicy;
 use crate::snapshots::{Conversation, EntityGenerations, SnapshotCache};
-use crate::tool::{Host, HostCall, section};
+use crate::tool::{ClaimTools, Host, HostCall, section};
 use crate::{Answer, HostTool, InvokeError, Tool};
 
 /// One tool call as the MCP edge received it.
@@ -72,6 +72,7 @@ pub struct Toolhost {
     pub(crate) runtime: Arc<Runtime>,
     pub(crate) audit: Arc<dyn AuditSink>,
     host_tools: BTreeMap<String, Arc<dyn HostTool>>,
+    claims: Vec<Arc<dyn ClaimTools>>,
     pub(crate) backends: Backends,
     pub(crate) snapshots: SnapshotCache,
     entity_generations: Option<Arc<dyn EntityGenerations>>,
@@ -81,8 +82,6 @@ pub struct Toolhost {
     pub(crate) bounds: crate::bounds::Bounds,
     pub(crate) artifacts: Option<crate::results::Artifacts>,
     pub(crate) scanner: Scanner,
-    pub(crate) runs: Option<crate::explore::RunsConfig>,
-    pub(crate) workspace: Option<crate::workspace::WorkspaceConfig>,
     in_flight: TaskTracker,
 }
 
@@ -97,7 +96,7 @@ impl Toolhost {
         let (changes, _) = watch::channel(catalog.generation());
         Self {
             bounds: crate::bounds::Bounds::default(),
-            served: RwLock::new(Arc::new(Served::new(catalog))),
+            served: RwLock::new(Arc::new(Served::new(catalog, &[]))),
             changes,
             resource_updates: tokio::sync::broadcast::channel(crate::resources::UPDATES_BUFFER).0,
             update_relay: None,
@@ -105,6 +104,7 @@ impl Toolhost {
             runtime,
             audit,
             host_tools: BTreeMap::new(),
+            claims: Vec::new(),
             backends: Backends::empty(),
             snapshots: SnapshotCache::default(),
             entity_generations: None,
@@ -113,8 +113,6 @@ impl Toolhost {
             gate_policy: GatePolicy::default(),
             artifacts: None,
             scanner: Scanner::new(),
-            runs: None,
-            workspace: None,
             in_flight: TaskTracker::new(),
         }
     }
@@ -167,6 +165,21 @@ impl Toolhost {
         Ok(self)
     }
 
+    /// Adds a feature that serves some catalog tools itself (see
+    /// [`ClaimTools`]): from now on, in every catalog served.
+    pub fn with_claims(mut self, claims: Arc<dyn ClaimTools>) -> Self {
+        self.claims.push(claims);
+        let catalog = self.catalog();
+        self.served = RwLock::new(Arc::new(Served::new(catalog, &self.claims)));
+        self
+    }
+
+    /// The narrow handle on this host that host tools get, for the
+    /// features' own edges and workers.
+    pub fn host(&self) -> Host<'_> {
+        Host::new(self)
+    }
+
     /// Waits until every call in flight has finished (and been audited).
     /// Calls that start meanwhile are waited for too: stop accepting
     /// requests first.
@@ -179,8 +192,8 @@ impl Toolhost {
     /// gets, from the principal's roles as they are now.
     pub async fn list(&self, who: &Principal) -> Result<Vec<Tool>, InvokeError> {
         let grants = self.grants(who).await?;
-        let catalog = self.catalog();
-        let plugins = catalog.tools().cloned().map(Tool::Plugin);
+        let served = self.served();
+        let plugins = served.catalog.tools().map(|t| served.tool(t));
         let mut tools: Vec<Tool> = plugins
             .chain(self.host_tools.values().cloned().map(Tool::Host))
             .filter(|t| {
@@ -213,7 +226,7 @@ impl Toolhost {
     fn tool_in(&self, served: &Served, name: &str) -> Option<Tool> {
         match self.host_tools.get(name) {
             Some(t) => Some(Tool::Host(t.clone())),
-            None => served.catalog.lookup(name).cloned().map(Tool::Plugin),
+            None => served.catalog.lookup(name).map(|t| served.tool(t)),
         }
     }
 
@@ -238,7 +251,8 @@ impl Toolhost {
         *self
             .served
             .write()
-            .expect("the served catalog's lock is never poisoned") = Arc::new(Served::new(catalog));
+            .expect("the served catalog's lock is never poisoned") =
+            Arc::new(Served::new(catalog, &self.claims));
         self.changes.send_replace(generation);
     }
 
@@ -262,31 +276,51 @@ impl Toolhost {
     ) -> Result<Answer, InvokeError> {
         self.in_flight
             .track_future(async {
-                let progress = req.progress.clone();
-                let (answer, started) = self.audited(who, req, cancel).await;
-                // A run started by a caller that asked for progress: it
-                // waits for the run, hearing its progress, on this request.
-                match (started, progress) {
-                    (Some(run), Some(sink)) if answer.is_ok() => {
-                        self.follow(who, &run, &sink, cancel).await
+                let (answer, written) = self.audited(who, &req, cancel).await;
+                // A host tool's answer, once its row is written: a tool
+                // that started a run its caller waits for answers here.
+                match (answer, written) {
+                    (Ok(Answer::Output(out)), Some((tool, effects))) => {
+                        let call =
+                            self.host_call(who, &req.arguments, req.progress.as_ref(), cancel);
+                        tool.written(call, out, &effects).await.map(Answer::Output)
                     }
-                    _ => answer,
+                    (answer, _) => answer,
                 }
             })
             .await
     }
 
+    /// The call of a host tool by `who` with `args`, on this host.
+    fn host_call<'a>(
+        &'a self,
+        who: &'a Principal,
+        args: &'a Value,
+        progress: Option<&'a ProgressSink>,
+        cancel: &'a CancellationToken,
+    ) -> HostCall<'a> {
+        HostCall {
+            who,
+            args,
+            progress,
+            cancel,
+            host: Host::new(self),
+        }
+    }
+
+    /// The call, its row written; with a host tool's answer once written,
+    /// the tool and the effects written with the row.
     async fn audited(
         &self,
         who: &Principal,
-        req: CallRequest,
+        req: &CallRequest,
         cancel: &CancellationToken,
-    ) -> (Result<Answer, InvokeError>, Option<toolhost_runs::RunId>) {
-        let mut audit = Audit::start(who, &req, &self.scanner);
+    ) -> (Result<Answer, InvokeError>, Option<Written>) {
+        let mut audit = Audit::start(who, req, &self.scanner);
         // The call's span (the MCP edge's `tools/call`) and every log line
         // within it name the call, as its audit row does.
         tracing::Span::current().record("call_id", audit.event.call_id.as_str());
-        let outcome = self.run(who, &req, cancel, &mut audit).await;
+        let outcome = self.run(who, req, cancel, &mut audit).await;
         let outcome = outcome.and_then(|answer| self.screen(&answer).map(|()| answer)); // a secret → SECRET_EXPOSURE
         let mut effects = std::mem::take(&mut audit.effects);
         let call_id = audit.event.call_id.clone();
@@ -294,23 +328,21 @@ impl Toolhost {
         if let Some(key) = audit.held_key.take() {
             effects.push(crate::gating::settle(key, &outcome));
         }
+        let tool = audit.host_tool.take();
         let mut event = audit.finish(&outcome);
         event.client_rounds = crate::prompts::client_rounds(req.client.as_ref());
-        event.receipt_sha256 = crate::lost::settled_receipt(&effects);
+        event.receipt_sha256 = effects.iter().find_map(Effect::settled_receipt);
         let recorded = (self.audit.record_with(&event, &effects))
             .instrument(tracing::info_span!("audit"))
             .await;
-        let written = recorded.is_ok();
-        let outcome = match recorded {
-            Ok(()) => outcome,
-            Err(AuditError::Lost { effect }) => self.lost(who, event, &effects[effect]).await,
-            Err(e) => Err(InvokeError::Audit(e)), // unreachable → STORE_UNAVAILABLE
-        };
-        let started = crate::lost::queued_run(&effects).filter(|_| written && outcome.is_ok());
-        if let (Some(_), Some(runs)) = (&started, &self.runs) {
-            runs.wake.notify_waiters();
+        match recorded {
+            Ok(()) => (outcome, tool.map(|t| (t, effects))),
+            Err(AuditError::Lost { effect }) => {
+                let call = self.host_call(who, &req.arguments, None, cancel);
+                (self.lost(call, event, tool, &effects[effect]).await, None)
+            }
+            Err(e) => (Err(InvokeError::Audit(e)), None), // unreachable → STORE_UNAVAILABLE
         }
-        (outcome, started)
     }
 
     async fn run(
@@ -329,21 +361,10 @@ impl Toolhost {
         audit.tool_found(&tool, served.catalog.version());
         let grants = self.admit(&served, who, &tool, &req.arguments).await?;
         let tool = match tool {
-            Tool::Plugin(t) if crate::tool::is_run_tool(&t) => {
-                let (out, effects) = self.start_run(who, &t, &req.arguments).await?; // queued with this row
-                audit.effects = effects;
-                return Ok(Answer::Output(out));
-            }
             Tool::Plugin(t) => t,
             Tool::Host(t) => {
                 arguments_text(&req.arguments)?;
-                let call = HostCall {
-                    who,
-                    args: &req.arguments,
-                    progress: req.progress.as_ref(),
-                    cancel,
-                    host: Host::new(self),
-                };
+                let call = self.host_call(who, &req.arguments, req.progress.as_ref(), cancel);
                 let (out, effects) = tokio::select! {
                     out = t.call(call) => out?,
                     () = cancel.cancelled() => return Err(InvokeError::Cancelled),
@@ -412,20 +433,15 @@ impl Toolhost {
             .tool_in(&served, tool)
             .ok_or_else(|| InvokeError::ToolNotFound { tool: tool.into() })?;
         let host_tool = match &found {
-            Tool::Host(t) if !t.spec().mutating => t.clone(),
+            Tool::Host(t) if !t.spec().mutating && t.claimed().is_none() => t.clone(),
             _ => return Err(not_a_read()),
         };
         self.admit(&served, who, &found, args).await?;
         arguments_text(args)?;
         let cancel = CancellationToken::new();
-        let call = HostCall {
-            who,
-            args,
-            progress: None,
-            cancel: &cancel,
-            host: Host::new(self),
-        };
-        let (out, effects) = host_tool.call(call).await?;
+        let (out, effects) = host_tool
+            .call(self.host_call(who, args, None, &cancel))
+            .await?;
         if !effects.is_empty() {
             return Err(not_a_read());
         }
@@ -497,17 +513,40 @@ impl Toolhost {
     }
 }
 
-/// One catalog as served: the tools and their compiled input schemas.
+/// A host tool's answer once its row is written: the tool, and the
+/// effects written with the row.
+type Written = (Arc<dyn HostTool>, Vec<Effect>);
+
+/// One catalog as served: the tools, their compiled input schemas, and the
+/// host tools that serve the tools features claimed.
 struct Served {
     catalog: Arc<Catalog>,
     schemas: crate::bounds::Schemas,
+    claimed: BTreeMap<String, Arc<dyn HostTool>>,
 }
 
 impl Served {
-    fn new(catalog: Arc<Catalog>) -> Self {
+    fn new(catalog: Arc<Catalog>, claims: &[Arc<dyn ClaimTools>]) -> Self {
+        let claimed = catalog
+            .tools()
+            .filter_map(|t| {
+                let tool = claims.iter().find_map(|c| c.claim(t))?;
+                Some((t.spec().name.to_string(), tool))
+            })
+            .collect();
         Self {
             schemas: crate::bounds::Schemas::new(&catalog),
             catalog,
+            claimed,
+        }
+    }
+
+    /// Catalog tool `t` as served: by the host tool that claimed it, or
+    /// by its plugin.
+    fn tool(&self, t: &ToolRef) -> Tool {
+        match self.claimed.get(t.spec().name.as_str()) {
+            Some(host) => Tool::Host(host.clone()),
+            None => Tool::Plugin(t.clone()),
         }
     }
 }
@@ -532,6 +571,8 @@ struct Audit {
     held_key: Option<IdempotencyKey>,
     /// What a host tool decided, written with the row.
     effects: Vec<Effect>,
+    /// The host tool called, once found.
+    host_tool: Option<Arc<dyn HostTool>>,
 }
 
 impl Audit {
@@ -551,21 +592,26 @@ impl Audit {
             presented_gate: presented_gate(&req.arguments),
             held_key: None,
             effects: Vec::new(),
+            host_tool: None,
         }
     }
 
     fn tool_found(&mut self, tool: &Tool, catalog_version: &str) {
-        if tool.gateable() || matches!(tool, Tool::Host(_)) {
+        if let Tool::Host(t) = tool {
+            self.host_tool = Some(t.clone());
+        }
+        let own = matches!(tool, Tool::Host(t) if t.claimed().is_none());
+        if tool.gateable() || own {
             self.event.gate_id = self.presented_gate.take();
         }
-        match tool {
-            Tool::Plugin(t) => {
+        match tool.catalog_tool() {
+            Some(t) => {
                 let loaded = t.plugin();
                 self.event.plugin = Some(loaded.plugin.name().to_string());
                 self.event.plugin_digest = Some(*loaded.plugin.digest());
                 self.event.catalog_version = Some(catalog_version.to_owned());
             }
-            Tool::Host(_) => self.event.plugin = Some("(host)".into()),
+            None => self.event.plugin = Some("(host)".into()),
         }
     }
 

@@ -125,15 +125,6 @@ pub enum InvokeError {
         "the catalog changed while this decision was made; nothing was written: list the reviews again and decide again"
     )]
     CatalogChanged,
-    /// No run by that id that the caller may see (whether it never
-    /// Too many runs of the caller (or its tenant) are queued or running:
-    /// The run moved on while this call decided about it (it started, or
-    /// No session, proposal or upload by that id that the caller may see
-    /// The session is not at the version the request named: nothing was
-    /// A workspace mutation lost a race it could not name: nothing was
-    /// The subject moved since the session was bound to it: the diff a
-    /// The proposal carries authority (a path, URL, cookie, credential or
-    /// The promoting tool asked a question instead of acting (a name it
     /// A feature above the call path refused the call: its own code,
     /// words and details (see [`Refusal`]).
     #[error(transparent)]

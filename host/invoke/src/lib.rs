@@ -12,14 +12,15 @@
 //! [`HostCall`] (the admitted caller, the arguments, progress,
 //! cancellation and a narrow [`Host`] handle), answering its output and the
 //! effects to write with the call's row; a feature's typed refusals reach
-//! the client as one [`Refusal`]. It does not own the features: people's
-//! decisions are `toolhost_decisions`', and what a server installs is its
-//! composition root's choice.
+//! the client as one [`Refusal`]; features may claim catalog tools and
+//! serve them as host tools ([`ClaimTools`]). It does not own the features:
+//! people's decisions are `toolhost_decisions`', runs
+//! `toolhost_runs_service`', authoring `toolhost_authoring`', and what a
+//! server installs is its composition root's choice.
 
 mod bounds;
 mod call;
 mod error;
-mod explore;
 mod gating;
 mod lost;
 mod metrics;
@@ -29,27 +30,19 @@ mod resources;
 mod results;
 mod snapshots;
 mod tool;
-mod workspace;
 
 pub use call::{CallRequest, Toolhost};
 pub use error::{InvokeError, Refusal, STORE_RETRY_AFTER_MS, STORE_UNAVAILABLE_MESSAGE};
-pub use explore::{
-    CancelExploration, GetExplorationResult, ListExplorations, RUN_PERMISSION, RunError, RunWorker,
-    RunsConfig, StartExploration, WorkerConfig, run_output,
-};
 pub use gating::{Clock, DEFAULT_GATE_TTL, GATE_ID_ARG, GatePolicy, IDEMPOTENCY_KEY_ARG, millis};
 pub use plugin_call::Answer;
 pub use prompts::{MAX_COMPLETIONS, PromptAnswer, PromptRef};
 pub use resources::{ResourceRef, ResourceUpdate, TemplateRef, UpdateRelay};
 pub use results::ResultPolicy;
 pub use snapshots::{
-    Conversation, EntityGenerations, GenerationFuture, SNAPSHOT_IDLE, SnapshotCache,
+    Conversation, EntityGenerations, GenerationFuture, SNAPSHOT_IDLE, SnapshotCache, floor,
 };
-pub use tool::{Host, HostCall, HostTool, HostToolFuture, Tool, host_spec, invalid};
+pub use tool::{
+    AnswerFuture, BoxFuture, ClaimTools, Host, HostCall, HostTool, HostToolFuture, Tool, host_spec,
+    invalid,
+};
 pub use toolhost_gates::IDEMPOTENCY_LEASE;
-pub use workspace::{
-    ARRIVING_UPLOAD_TTL, AUTHORING_PERMISSION, Arriving, CreateAuthoringSession,
-    DEFAULT_UPLOAD_TTL, GetAuthoringSession, GetRevisionDiff, ListAuthoringSessions,
-    MAX_SIGNATURE_BYTES, PromoteRevision, ProposeRevision, UPLOAD_PART_BYTES, UploadError,
-    WorkspaceConfig, WorkspaceError, upload_limit,
-};

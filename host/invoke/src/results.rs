@@ -226,7 +226,7 @@ impl Toolhost {
         // A run's artifact: its principal's, and its tenant admins'.
         if artifact.run_id.is_some() {
             let own = artifact.principal == who.subject;
-            if own || self.is_tenant_admin(who).await? {
+            if own || self.host().is_tenant_admin(who).await? {
                 return Ok((artifact, body));
             }
             return Err(not_found());

@@ -178,7 +178,7 @@ impl SnapshotCache {
 }
 
 /// The tenancy floor: `tenant`'s rows only, whatever the plugin returned.
-pub(crate) fn floor(rows: Vec<Entity>, tenant: &str, plugin: &str, kind: &str) -> Arc<[Entity]> {
+pub fn floor(rows: Vec<Entity>, tenant: &str, plugin: &str, kind: &str) -> Arc<[Entity]> {
     let total = rows.len();
     let kept: Vec<Entity> = rows.into_iter().filter(|e| e.tenant == tenant).collect();
     if kept.len() < total {

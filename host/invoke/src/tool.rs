@@ -10,18 +10,24 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolhost_audit::Effect;
-use toolhost_catalog::ToolRef;
+use toolhost_catalog::{LoadedPlugin, ToolRef};
 use toolhost_runtime::{ProgressSink, ToolOutput, ToolSpec};
 use toolhost_secrets::Scanner;
 use toolhost_types::Principal;
 
 use crate::InvokeError;
 
+/// A boxed future a host tool answers with.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
 /// What a host tool answers: its output, and the state changes to write
 /// in the transaction of the call's audit row (so the row and the change
 /// are one), empty for a tool that changes nothing.
-pub type HostToolFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<(ToolOutput, Vec<Effect>), InvokeError>> + Send + 'a>>;
+pub type HostToolFuture<'a> = BoxFuture<'a, Result<(ToolOutput, Vec<Effect>), InvokeError>>;
+
+/// What a host tool's caller is answered once the call's row is written,
+/// or once the row lost one of its effects.
+pub type AnswerFuture<'a> = BoxFuture<'a, Result<ToolOutput, InvokeError>>;
 
 /// One call of a host tool: who calls with what, where progress goes, when
 /// to stop, and the host it runs on.
@@ -49,11 +55,6 @@ pub struct Host<'a>(&'a crate::Toolhost);
 impl<'a> Host<'a> {
     pub(crate) fn new(host: &'a crate::Toolhost) -> Self {
         Self(host)
-    }
-
-    /// The features that still live in this crate reach the whole host.
-    pub(crate) fn toolhost(self) -> &'a crate::Toolhost {
-        self.0
     }
 
     /// The catalog served now.
@@ -91,6 +92,44 @@ impl<'a> Host<'a> {
     pub fn scanner(self) -> &'a Scanner {
         &self.0.scanner
     }
+
+    /// The host's clock.
+    pub fn clock(self) -> crate::Clock {
+        self.0.gate_policy.clock.clone()
+    }
+
+    /// Whether `who` administers its tenant, read now (services never
+    /// do).
+    pub async fn is_tenant_admin(self, who: &Principal) -> Result<bool, InvokeError> {
+        Ok(who.kind == toolhost_types::PrincipalKind::User && self.grants(who).await?.is_admin())
+    }
+
+    /// Checks `args` against `spec`, a tool of a plugin not served (a
+    /// candidate or a draft), as a call of it would be checked: within the
+    /// call path's limits, and valid against its input schema.
+    pub fn check_draft_arguments(self, spec: &ToolSpec, args: &Value) -> Result<(), InvokeError> {
+        crate::bounds::check_draft(&self.0.bounds, spec, args)
+    }
+
+    /// The backends `plugin` may reach: the operator's, by the names its
+    /// manifest declares.
+    pub fn backend_grant(self, plugin: &LoadedPlugin) -> Option<toolhost_runtime::BackendGrant> {
+        self.0.grant(plugin)
+    }
+
+    /// Calls a tool through the whole call path, with its own audit row
+    /// (a feature handing work to a plugin tool, as promotion does).
+    pub fn call<'b>(
+        self,
+        who: &'b Principal,
+        req: crate::CallRequest,
+        cancel: &'b CancellationToken,
+    ) -> BoxFuture<'b, Result<crate::Answer, InvokeError>>
+    where
+        'a: 'b,
+    {
+        Box::pin(self.0.call(who, req, cancel))
+    }
 }
 
 /// A tool implemented by the host itself: it runs outside the sandbox, so
@@ -108,6 +147,51 @@ pub trait HostTool: Send + Sync + 'static {
     fn is_task(&self) -> bool {
         false
     }
+
+    /// The catalog tool this one serves in the plugin's stead, when a
+    /// feature claimed it ([`ClaimTools`]): the call's row names its
+    /// plugin, its input schema checks the arguments, its deprecation is
+    /// listed. Default: none.
+    fn claimed(&self) -> Option<&ToolRef> {
+        None
+    }
+
+    /// What the caller is answered once the call's row and `effects` are
+    /// written, from what the tool answered (`out`). A tool that started
+    /// work its caller may wait for waits here. Default: `out`.
+    fn written<'a>(
+        &'a self,
+        call: HostCall<'a>,
+        out: ToolOutput,
+        effects: &'a [Effect],
+    ) -> AnswerFuture<'a> {
+        let _ = (call, effects);
+        Box::pin(std::future::ready(Ok(out)))
+    }
+
+    /// What the caller is told when the row's transaction lost `effect`,
+    /// one this tool decided, to another writer (nothing it decided was
+    /// written). Default: a catalog change lost to another decision of the
+    /// catalog (`CATALOG_CHANGED`); any other effect never races, so its
+    /// loss is the host's fault.
+    fn lost<'a>(&'a self, call: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
+        let _ = call;
+        Box::pin(std::future::ready(Err(match effect {
+            Effect::Catalog(_) => InvokeError::CatalogChanged,
+            _ => InvokeError::Audit(toolhost_audit::AuditError::Failed(
+                "an effect that never races lost".into(),
+            )),
+        })))
+    }
+}
+
+/// A feature that serves some catalog tools itself: asked about every tool
+/// of every catalog the host serves, it answers the host tool that stands
+/// in for a tool it claims (see [`HostTool::claimed`]). The runs feature
+/// claims every tool whose manifest entry has a `run` table.
+pub trait ClaimTools: Send + Sync + 'static {
+    /// The host tool serving `tool`, if this feature claims it.
+    fn claim(&self, tool: &ToolRef) -> Option<Arc<dyn HostTool>>;
 }
 
 /// A tool the host serves.
@@ -131,35 +215,29 @@ impl Tool {
     /// Set when a newer revision renamed or removed the tool: it stays
     /// listed and callable until the catalog version it names.
     pub fn deprecation(&self) -> Option<&toolhost_catalog::Deprecation> {
+        self.catalog_tool().and_then(ToolRef::deprecation)
+    }
+
+    /// The catalog tool it serves: a plugin tool, or the one a host tool
+    /// claimed.
+    pub fn catalog_tool(&self) -> Option<&ToolRef> {
         match self {
-            Tool::Plugin(t) => t.deprecation(),
-            Tool::Host(_) => None,
+            Tool::Plugin(t) => Some(t),
+            Tool::Host(t) => t.claimed(),
         }
     }
 
     /// Whether calls are planned and may be gated: such a tool's arguments
     /// also take the host-owned `gate_id` and `idempotency_key`.
     pub fn gateable(&self) -> bool {
-        match self {
-            Tool::Plugin(t) => crate::gating::gateable(t),
-            Tool::Host(_) => false,
-        }
+        self.catalog_tool().is_some_and(crate::gating::gateable)
     }
 
-    /// Whether a call queues an exploration run (its manifest entry has a
-    /// `run` table) and answers with the run.
-    pub fn is_run(&self) -> bool {
-        match self {
-            Tool::Plugin(t) => is_run_tool(t),
-            Tool::Host(_) => false,
-        }
-    }
-
-    /// Whether a call starts a run a client may follow as a task: a run
-    /// tool, or a host tool that starts runs.
+    /// Whether a call starts a run a client may follow as a task (a host
+    /// tool that starts runs, such as a claimed run tool).
     pub fn is_task(&self) -> bool {
         match self {
-            Tool::Plugin(_) => self.is_run(),
+            Tool::Plugin(_) => false,
             Tool::Host(t) => t.is_task(),
         }
     }
@@ -186,11 +264,6 @@ pub(crate) fn section(tool: &ToolRef) -> &toolhost_catalog::ToolSection {
         .tools
         .get(&tool.spec().name)
         .expect("the catalog only holds tools its manifest declares")
-}
-
-/// Whether `tool` is a run tool: its manifest entry has a `run` table.
-pub(crate) fn is_run_tool(tool: &ToolRef) -> bool {
-    section(tool).run.is_some()
 }
 
 /// The spec of a host tool: low risk, no output schema, annotations from

@@ -23,7 +23,7 @@ pub(crate) fn tool(t: &HostTool) -> Tool {
     let spec = t.spec();
     let t_resolves = t.resolves();
     let t_gateable = t.gateable();
-    let t_run = t.is_run();
+    let own_answer = matches!(t, HostTool::Host(_));
     let a = &spec.annotations;
     let annotations = ToolAnnotations::from_raw(
         spec.title.clone(),
@@ -41,11 +41,6 @@ pub(crate) fn tool(t: &HostTool) -> Tool {
         Some(d) => deprecated(&spec.description, d),
         None => spec.description.clone(),
     };
-    let description = if t_run {
-        format!("{description} {RUN_NOTE}")
-    } else {
-        description
-    };
     let deprecation = t.deprecation().cloned();
     let mut t = Tool::new(spec.name.to_string(), description, Arc::new(object(&input)))
         .with_annotations(annotations);
@@ -60,10 +55,12 @@ pub(crate) fn tool(t: &HostTool) -> Tool {
     if let Some(title) = &spec.title {
         t = t.with_title(title.clone());
     }
-    if t_run {
-        // A call answers with the run; the tool's own answer is the run's
-        // outcome once it is over.
-        return t.with_raw_output_schema(Arc::new(object(&run_schema())));
+    if own_answer {
+        // A host tool says what it answers (a claimed run tool: the run).
+        if let Some(schema) = &spec.output_schema {
+            t = t.with_raw_output_schema(Arc::new(object(schema)));
+        }
+        return t;
     }
     let mut answers = Vec::new();
     if t_resolves {
@@ -139,31 +136,6 @@ fn approval_schema() -> Value {
 }
 
 /// The JSON Schema of an answer kept as an artifact.
-/// What a run tool's description adds.
-const RUN_NOTE: &str = "Runs as an exploration run: the call queues it and answers with the run \
-     (follow it with get_exploration_result); a call with a progress token waits for it, hearing \
-     its progress. Its answer is the run's outcome.";
-
-/// The answer of a call that queued a run: the run as
-/// `get_exploration_result` shows it.
-fn run_schema() -> Value {
-    json!({
-        "type": "object",
-        "description": "An exploration run: once its state is over, outcome holds the tool's answer or error, receipt_sha256 its receipt's digest, artifacts what it kept.",
-        "required": ["run_id", "state", "tool"],
-        "properties": {
-            "run_id": {"type": "string"},
-            "state": {"enum": ["queued", "running", "cancelling", "succeeded", "failed", "cancelled", "timed_out"]},
-            "tool": {"type": "string"},
-            "outcome": {"type": ["object", "null"]},
-            "receipt_sha256": {"type": ["string", "null"]},
-            "artifacts": {"type": "array"},
-            "receipt": {"type": "object"},
-            "poll_after_ms": {"type": "integer"},
-        },
-    })
-}
-
 fn artifact_schema() -> Value {
     json!({
         "type": "object",

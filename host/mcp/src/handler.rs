@@ -27,6 +27,9 @@ use crate::ask::{self, Asker, RequestStates};
 use crate::events::MemoryEvents;
 use crate::log::LogRelay;
 use crate::progress::ProgressRelay;
+use toolhost_runs::{Run, RunStoreError};
+use toolhost_runs_service::{RunError, Runs};
+
 use crate::subscriptions::{self, SessionSubscriptions};
 use crate::tool_defs::ToolDefs;
 use crate::{clarify, convert, cursor, prompts, resources, tasks};
@@ -47,6 +50,9 @@ pub struct McpServer {
     subscriptions: SessionSubscriptions,
     /// The served tools' MCP definitions, shared by every session.
     tool_defs: Arc<ToolDefs>,
+    /// The runs service, whose runs are the tasks of `tasks/*` (none: no
+    /// task is found).
+    runs: Option<Arc<Runs>>,
 }
 
 impl McpServer {
@@ -59,7 +65,34 @@ impl McpServer {
             log_level: Arc::default(),
             subscriptions: Arc::default(),
             tool_defs: Arc::default(),
+            runs: None,
         }
+    }
+
+    /// This handler, with `runs` as the tasks it serves.
+    pub fn with_runs(mut self, runs: Arc<Runs>) -> Self {
+        self.runs = Some(runs);
+        self
+    }
+
+    /// Run `id` as `who` may see it (see [`Runs::visible_run`]).
+    async fn run_for(
+        &self,
+        who: &Principal,
+        id: &str,
+    ) -> Result<Run, toolhost_invoke::InvokeError> {
+        match &self.runs {
+            Some(runs) => runs.visible_run(self.host.host(), who, id).await,
+            None => Err(RunError::Store(RunStoreError::Failed(
+                "no run store is configured".into(),
+            ))
+            .into()),
+        }
+    }
+
+    /// How long a run is kept readable once over.
+    fn run_retention(&self) -> Option<std::time::Duration> {
+        self.runs.as_ref().map(|r| r.retention())
     }
 
     /// This handler for a new session (or stateless request): the same
@@ -98,6 +131,7 @@ impl McpServer {
             log_level: Arc::default(),
             subscriptions: Arc::default(),
             tool_defs: Arc::default(),
+            runs: None,
         })
     }
 
@@ -297,11 +331,10 @@ impl McpServer {
                 Ok(Answer::Output(out)) => {
                     if let Some(id) = tasks::started_run(&out.structured).filter(|_| as_task) {
                         let run = self
-                            .host
                             .run_for(&who, id)
                             .await
                             .map_err(|e| tasks::error(id, &e))?;
-                        let created = tasks::created(&run, self.host.run_retention());
+                        let created = tasks::created(&run, self.run_retention());
                         return Ok(CallToolResponse::Task(created));
                     }
                     return Ok(CallToolResponse::Complete(convert::answer(out)));
@@ -612,11 +645,10 @@ impl ServerHandler for McpServer {
         let who = self.caller(&ctx)?;
         let id = request.task_id;
         let run = self
-            .host
             .run_for(&who, &id)
             .await
             .map_err(|e| tasks::error(&id, &e))?;
-        let detailed = tasks::detailed(&run, self.host.run_retention())?;
+        let detailed = tasks::detailed(&run, self.run_retention())?;
         Ok(GetTaskResult::new(detailed))
     }
 
@@ -630,8 +662,7 @@ impl ServerHandler for McpServer {
     ) -> Result<(), ErrorData> {
         let who = self.caller(&ctx)?;
         let id = request.task_id;
-        self.host
-            .run_for(&who, &id)
+        self.run_for(&who, &id)
             .await
             .map(drop)
             .map_err(|e| tasks::error(&id, &e))

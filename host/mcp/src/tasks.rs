@@ -14,8 +14,9 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
-use toolhost_invoke::{InvokeError, run_output};
+use toolhost_invoke::InvokeError;
 use toolhost_runs::{Outcome, Run, RunState};
+use toolhost_runs_service::run_output;
 
 use crate::convert;
 

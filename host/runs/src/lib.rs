@@ -6,8 +6,9 @@
 //! moves between them ([`RunState`]), what was asked ([`RunSpec`]), the
 //! row as stored ([`Run`]), the lease a worker holds ([`Claim`]), the
 //! store every replica shares ([`RunStore`]) and the digest-stamped
-//! [`Receipt`] each finished run leaves. It runs nothing: `invoke` starts
-//! runs and its worker executes them in the runtime's exploration sandbox;
+//! [`Receipt`] each finished run leaves. It runs nothing: the runs service
+//! (`toolhost_runs_service`) starts runs and its worker executes them in
+//! the runtime's exploration sandbox;
 //! `storage` implements [`RunStore`] on SQLite and PostgreSQL.
 //!
 //! ```text

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, Weak};
 
+use toolhost_authoring::{Authoring, DEFAULT_UPLOAD_TTL, WorkspaceConfig};
 use toolhost_backend::Backends;
 use toolhost_catalog::intake::IntakeOptions;
 use toolhost_catalog::{Catalog, LiveCatalog};
@@ -12,11 +13,8 @@ use toolhost_decisions::{
     DecideApproval, DecideCheckpoint, DecidePluginReview, ListCheckpoints, ListPendingApprovals,
     ListPluginReviews, RollbackPlugin, ToolPermission,
 };
-use toolhost_invoke::{
-    CancelExploration, CreateAuthoringSession, DEFAULT_UPLOAD_TTL, GatePolicy, GetAuthoringSession,
-    GetExplorationResult, GetRevisionDiff, HostTool, ListAuthoringSessions, ListExplorations,
-    PromoteRevision, ProposeRevision, RunsConfig, StartExploration, Toolhost, WorkspaceConfig,
-};
+use toolhost_invoke::{GatePolicy, HostTool, Toolhost};
+use toolhost_runs_service::{Runs, RunsConfig, Sessions};
 use toolhost_runtime::Runtime;
 use toolhost_secrets::Scanner;
 use toolhost_storage::Store;
@@ -32,9 +30,17 @@ pub(crate) struct Parts<'a> {
     pub intake: &'a IntakeOptions,
 }
 
-/// The host: the call path with every feature installed, and the runs'
-/// configuration its workers share.
-pub(crate) fn host(parts: &Parts, catalog: Catalog) -> anyhow::Result<(Arc<Toolhost>, RunsConfig)> {
+/// The features installed above the call path that the edges and the
+/// workers reach besides their host tools.
+pub(crate) struct Features {
+    /// Exploration runs: their tasks (MCP), their workers.
+    pub runs: Arc<Runs>,
+    /// Authoring: its upload route; the drafts the workers run.
+    pub authoring: Arc<Authoring>,
+}
+
+/// The host: the call path with every feature installed.
+pub(crate) fn host(parts: &Parts, catalog: Catalog) -> anyhow::Result<(Arc<Toolhost>, Features)> {
     let Parts { config, store, .. } = *parts;
     let backends = backends(config, &catalog)?;
     let scanner = secret_scanner(config, &backends);
@@ -44,13 +50,14 @@ pub(crate) fn host(parts: &Parts, catalog: Catalog) -> anyhow::Result<(Arc<Toolh
         allow_self_approval: config.allow_self_approval,
         ..GatePolicy::default()
     };
-    let runs = RunsConfig {
+    let runs = Runs::new(RunsConfig {
         store: store.clone(),
         catalog: Some(parts.live.clone()),
         limits: config.run_limits,
         artifact_ttl: config.results.artifact_ttl,
         wake: Arc::default(),
-    };
+    });
+    let authoring = Authoring::new(workspace(parts), runs.clone());
     let call_path = Toolhost::new(
         Arc::new(catalog),
         store.clone(),
@@ -66,8 +73,7 @@ pub(crate) fn host(parts: &Parts, catalog: Catalog) -> anyhow::Result<(Arc<Toolh
     )))
     .with_gates(store.clone(), gate_policy.clone())
     .with_checkpoints(store.clone())
-    .with_runs(runs.clone())
-    .with_workspace(workspace(parts))
+    .with_claims(runs.claims())
     .with_update_relay(Arc::new(crate::resource_relay::StoreRelay::new(
         store.clone(),
         crate::replica::replica_id(),
@@ -75,13 +81,13 @@ pub(crate) fn host(parts: &Parts, catalog: Catalog) -> anyhow::Result<(Arc<Toolh
     let served: Arc<OnceLock<Weak<Toolhost>>> = Arc::default();
     let features = [
         decisions(config, store, &gate_policy, tool_permission(&served)),
-        explorations(),
-        authoring(),
+        runs.host_tools(Some(authoring.clone() as Arc<dyn Sessions>)),
+        authoring.host_tools(),
     ];
     let host = (features.into_iter().flatten()).try_fold(call_path, Toolhost::with_host_tool)?;
     let host = Arc::new(host);
     let _ = served.set(Arc::downgrade(&host));
-    Ok((host, runs))
+    Ok((host, Features { runs, authoring }))
 }
 
 /// People's decisions: approvals, plugin reviews and checkpoints.
@@ -108,28 +114,6 @@ fn decisions(
         Arc::new(RollbackPlugin::new(s.clone())),
         Arc::new(ListCheckpoints::new(s.clone())),
         Arc::new(DecideCheckpoint::new(s.clone(), gates.clone())),
-    ]
-}
-
-/// Exploration runs: starting, reading, cancelling and listing them.
-fn explorations() -> Vec<Arc<dyn HostTool>> {
-    vec![
-        Arc::new(StartExploration::default()),
-        Arc::new(GetExplorationResult::default()),
-        Arc::new(CancelExploration::default()),
-        Arc::new(ListExplorations::default()),
-    ]
-}
-
-/// Authoring: sessions, proposals, diffs and promotion.
-fn authoring() -> Vec<Arc<dyn HostTool>> {
-    vec![
-        Arc::new(CreateAuthoringSession::default()),
-        Arc::new(GetAuthoringSession::default()),
-        Arc::new(ListAuthoringSessions::default()),
-        Arc::new(ProposeRevision::default()),
-        Arc::new(GetRevisionDiff::default()),
-        Arc::new(PromoteRevision::default()),
     ]
 }
 

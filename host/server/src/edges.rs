@@ -21,7 +21,7 @@ use toolhost_policy::PolicyStore;
 use toolhost_storage::Store;
 
 use crate::background::Background;
-use crate::compose::Parts;
+use crate::compose::{Features, Parts};
 use crate::config::Config;
 use crate::http::{Guard, Ops, router};
 use crate::rate_limit::RateLimiter;
@@ -38,6 +38,7 @@ const MAINTENANCE: Duration = Duration::from_secs(60);
 pub(crate) async fn serve(
     parts: &Parts<'_>,
     host: Arc<Toolhost>,
+    features: &Features,
     metrics: PrometheusHandle,
     background: &mut Background,
 ) -> anyhow::Result<()> {
@@ -58,7 +59,7 @@ pub(crate) async fn serve(
         sessions: CancellationToken::new(),
         guard: Guard::new(config.max_request_bytes),
     };
-    let app = app(parts, &host, &auth, &edge, metrics, background).await?;
+    let app = app(parts, &host, features, &auth, &edge, metrics, background).await?;
     announce(config, addr, &host, &auth, demo_password)?;
     let stopping = CancellationToken::new();
     tokio::spawn(stop_on_signal(stopping.clone()));
@@ -127,6 +128,7 @@ impl Edge {
 async fn app(
     parts: &Parts<'_>,
     host: &Arc<Toolhost>,
+    features: &Features,
     auth: &Arc<AuthServer>,
     edge: &Edge,
     metrics: PrometheusHandle,
@@ -157,7 +159,8 @@ async fn app(
     let states = Arc::new(crate::request_states::StoreStates(store.clone()));
     let mcp = toolhost_mcp::McpServer::shared(host.clone(), states)
         .await
-        .map_err(|e| anyhow::anyhow!("loading the request-state keys: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("loading the request-state keys: {e}"))?
+        .with_runs(features.runs.clone());
     let events = Arc::new(toolhost_mcp::MemoryEvents::default());
     let session_manager = Arc::new(
         rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default()
@@ -174,7 +177,11 @@ async fn app(
         opts: parts.intake.clone(),
     };
     let app = app.merge(crate::catalog_http::routes(submissions, auth.clone()));
-    let app = app.merge(crate::workspace_http::routes(host.clone(), auth.clone()));
+    let app = app.merge(crate::workspace_http::routes(
+        host.clone(),
+        features.authoring.clone(),
+        auth.clone(),
+    ));
     let limiter = RateLimiter::new(config.rate_limits, store.clone(), host.clone());
     background.spawn(limiter.clone().purge_every(MAINTENANCE));
     // Every answer's headers; and `/mcp`'s rate-limit, session and replay

@@ -5,9 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
-use toolhost_invoke::{RunWorker, RunsConfig, Toolhost, WorkerConfig};
+use toolhost_invoke::Toolhost;
+use toolhost_runs_service::{RunWorker, Sessions, WorkerConfig};
 use toolhost_storage::Store;
 
+use crate::compose::Features;
 use crate::config::Config;
 
 /// How often an idle worker reads the queue: on SQLite (one host) a run
@@ -21,7 +23,7 @@ pub(crate) fn spawn_workers(
     config: &Config,
     host: &Arc<Toolhost>,
     store: &Arc<Store>,
-    runs: &RunsConfig,
+    features: &Features,
     id: String,
     engine_sha256: String,
     stop: CancellationToken,
@@ -29,8 +31,12 @@ pub(crate) fn spawn_workers(
     if config.run_workers == 0 {
         return;
     }
+    let sessions: Arc<dyn Sessions> = features.authoring.clone();
     let worker = RunWorker::new(
         host.clone(),
+        features.runs.clone(),
+        store.clone(),
+        Some(sessions),
         WorkerConfig {
             id,
             slots: config.run_workers,
@@ -40,7 +46,7 @@ pub(crate) fn spawn_workers(
         },
     );
     tokio::spawn(worker.run(stop.clone()));
-    let (store, wake) = (store.clone(), runs.wake.clone());
+    let (store, wake) = (store.clone(), features.runs.config().wake.clone());
     tokio::spawn(async move {
         let mut listener = match store.listen_runs().await {
             Ok(Some(l)) => l,

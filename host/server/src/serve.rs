@@ -46,7 +46,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         live: &live,
         intake: &intake,
     };
-    let (host, runs) = crate::compose::host(&parts, built.catalog)?;
+    let (host, features) = crate::compose::host(&parts, built.catalog)?;
     background.spawn(crate::catalog_follow::follow_catalog(
         live.clone(),
         host.clone(),
@@ -62,7 +62,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         &config,
         &host,
         &store,
-        &runs,
+        &features,
         worker_id,
         engine_sha256,
         background.stopping(),
@@ -70,7 +70,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     if config.worker_only {
         work_until_stopped(&config).await?;
     } else {
-        crate::edges::serve(&parts, host, metrics, &mut background).await?;
+        crate::edges::serve(&parts, host, &features, metrics, &mut background).await?;
     }
     background.stop();
     store.close().await;

@@ -38,7 +38,8 @@ use http_body_util::BodyExt;
 use serde::Deserialize;
 use serde_json::json;
 use toolhost_auth::AuthServer;
-use toolhost_invoke::{Arriving, InvokeError, Toolhost, UploadError, upload_limit};
+use toolhost_authoring::{Arriving, Authoring, UploadError, upload_limit};
+use toolhost_invoke::{InvokeError, Toolhost};
 use toolhost_types::Principal;
 use toolhost_workspace::{Upload, UploadKind};
 
@@ -54,10 +55,10 @@ fn max_upload() -> usize {
 }
 
 /// The route, behind the bearer check.
-pub fn routes(host: Arc<Toolhost>, auth: Arc<AuthServer>) -> Router {
+pub fn routes(host: Arc<Toolhost>, authoring: Arc<Authoring>, auth: Arc<AuthServer>) -> Router {
     Router::new()
         .route("/workspace/uploads", post(upload))
-        .with_state(host)
+        .with_state((host, authoring))
         .layer(axum::middleware::from_fn_with_state(
             crate::declared::Bound {
                 limit: max_upload(),
@@ -111,7 +112,7 @@ fn refuse(status: StatusCode, code: &str, message: impl Into<String>) -> Respons
 }
 
 async fn upload(
-    State(host): State<Arc<Toolhost>>,
+    State((host, authoring)): State<(Arc<Toolhost>, Arc<Authoring>)>,
     Extension(who): Extension<Principal>,
     query: Result<Query<UploadQuery>, axum::extract::rejection::QueryRejection>,
     request: axum::extract::Request,
@@ -128,7 +129,10 @@ async fn upload(
         return refused(UploadError::Empty);
     }
     // Permission, then the kind's bound and the quota: nothing is read yet.
-    let arriving = match host.begin_upload(&who, kind, declared).await {
+    let arriving = match authoring
+        .begin_upload(host.host(), &who, kind, declared)
+        .await
+    {
         Ok(a) => a,
         Err(e) => return refused(e),
     };
@@ -195,7 +199,7 @@ fn refused(e: UploadError) -> Response {
             "PERMISSION_DENIED",
             format!(
                 "{e} (uploads need {})",
-                toolhost_invoke::AUTHORING_PERMISSION
+                toolhost_authoring::AUTHORING_PERMISSION
             ),
         ),
         UploadError::Invoke(e) => {

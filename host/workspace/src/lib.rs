@@ -9,8 +9,8 @@
 //! ([`refuse_authority`]), what one principal may hold in uploads
 //! ([`UploadQuota`]), the mutation written with an audit row
 //! ([`WorkspaceEffect`]) and the store that reads them back
-//! ([`WorkspaceStore`]). It decides nothing about plugins: `invoke`
-//! validates, diffs and promotes (through the catalog, or through the
+//! ([`WorkspaceStore`]). It decides nothing about plugins: the
+//! authoring service (`toolhost_authoring`) validates, diffs and promotes (through the catalog, or through the
 //! plugin's `authoring` export and promoting tool); `storage` keeps the
 //! rows on SQLite and PostgreSQL.
 //!

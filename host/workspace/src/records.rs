@@ -1,6 +1,6 @@
 //! The rows the workspace keeps: sessions, proposals, the runs linked to a
-//! session, promotions and uploads. Plain data: `invoke` decides what goes
-//! in them, `storage` keeps them.
+//! session, promotions and uploads. Plain data: the authoring service
+//! decides what goes in them, `storage` keeps them.
 
 use std::fmt;
 use std::str::FromStr;

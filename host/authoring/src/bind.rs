@@ -12,8 +12,9 @@ use toolhost_runtime::{AuthoringKind, CallContext};
 use toolhost_types::{PluginName, Principal};
 use toolhost_workspace::{BoundObject, Subject};
 
-use crate::workspace::WorkspaceError;
-use crate::{InvokeError, Toolhost};
+use crate::Work;
+use crate::WorkspaceError;
+use toolhost_invoke::InvokeError;
 
 /// The version a plugin subject with no active revision is bound to.
 pub(crate) const NO_ACTIVE_REVISION: &str = "none";
@@ -37,7 +38,7 @@ pub(crate) struct Domain {
     pub kind: AuthoringKind,
 }
 
-impl Toolhost {
+impl Work<'_> {
     /// What `subject` is now, for `who`.
     pub(crate) async fn bind(
         &self,
@@ -94,6 +95,7 @@ impl Toolhost {
         kind: &str,
     ) -> Result<Domain, InvokeError> {
         let served = self
+            .host
             .catalog()
             .plugins_arc()
             .find(|p| &p.manifest.plugin.name == plugin)
@@ -128,7 +130,7 @@ impl Toolhost {
                     kind.promoted_by
                 ),
             })?;
-        let grants = self.grants(who).await?;
+        let grants = self.host.grants(who).await?;
         if !decide(who, &grants, &spec.permission, spec.risk, Use::Call).permits() {
             return Err(InvokeError::PermissionDenied {
                 tool: kind.promoted_by.clone(),
@@ -150,9 +152,11 @@ impl Toolhost {
         object: &str,
     ) -> Result<BoundObject, InvokeError> {
         let plugin = &domain.plugin;
-        let ctx = CallContext::new(&who.tenant, &who.subject).with_backends(self.grant(plugin));
+        let ctx = CallContext::new(&who.tenant, &who.subject)
+            .with_backends(self.host.backend_grant(plugin));
         let rows = self
-            .runtime
+            .host
+            .runtime()
             .snapshot(
                 &plugin.plugin,
                 &ctx,
@@ -205,9 +209,11 @@ impl Toolhost {
             .map_err(|_| WorkspaceError::SubjectInvalid {
                 detail: format!("object id {:?} is not an entity id", bound.id),
             })?;
-        let ctx = CallContext::new(&who.tenant, &who.subject).with_backends(self.grant(plugin));
+        let ctx = CallContext::new(&who.tenant, &who.subject)
+            .with_backends(self.host.backend_grant(plugin));
         let current = self
-            .runtime
+            .host
+            .runtime()
             .authoring_current(&plugin.plugin, &ctx, &domain.kind.name, id, &plugin.budget)
             .await?;
         Ok(Bound {

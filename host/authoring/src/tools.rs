@@ -2,7 +2,7 @@
 //! `create_authoring_session`, `get_authoring_session`,
 //! `list_authoring_sessions`, `propose_revision`, `get_revision_diff` and
 //! `promote_revision` (`start_exploration` takes a `session_id` too: see
-//! `explore/tools.rs`). A session is seen by its tenant's principals who
+//! `session_runs.rs`). A session is seen by its tenant's principals who
 //! hold [`AUTHORING_PERMISSION`] (co-authors); anyone else, or another
 //! tenant, is told it does not exist.
 
@@ -19,9 +19,13 @@ use toolhost_workspace::{
 use super::domain_subject::{started, waiting};
 use super::plugin_subject::{RevisionDraft, problem, source};
 use super::{Guarded, mutation, text_arg, view};
-use crate::tool::{HostCall, host_spec, invalid};
-use crate::workspace::WorkspaceError;
-use crate::{HostTool, HostToolFuture, InvokeError, Toolhost};
+use std::sync::Arc;
+
+use toolhost_invoke::{
+    AnswerFuture, HostCall, HostTool, HostToolFuture, InvokeError, host_spec, invalid,
+};
+
+use crate::{Authoring, Work, WorkspaceError};
 
 /// Every workspace tool needs this permission (besides, for a domain
 /// subject, the permission of the tool that promotes it).
@@ -56,25 +60,28 @@ fn output(structured: Value, text: String) -> ToolOutput {
 type Answered = Result<(ToolOutput, Vec<Effect>), InvokeError>;
 
 /// `create_authoring_session(subject, idempotency_key?)`.
-pub struct CreateAuthoringSession(ToolSpec);
+pub struct CreateAuthoringSession(ToolSpec, Arc<Authoring>);
 
-impl Default for CreateAuthoringSession {
-    fn default() -> Self {
-        Self(spec(
-            "create_authoring_session",
-            "Open an authoring session",
-            "Opens a workspace session the host keeps, bound to what it authors as it is now: plugin:NAME for a new revision of a plugin (proposals are uploaded candidates; promotion submits one for review), or PLUGIN/KIND:OBJECT for an object in a plugin's domain, e.g. testbench/test_plan:payments (promotion calls the plugin's promoting tool, gated as any call). Answers the session at version 1; every later mutation names the version it read and an idempotency key.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "subject": {"type": "string", "maxLength": 300, "description": "plugin:NAME, or PLUGIN/KIND:OBJECT (OBJECT: a name or an id)."},
-                    "idempotency_key": {"type": "string", "maxLength": 255}
-                },
-                "required": ["subject"],
-                "additionalProperties": false
-            }),
-            true,
-        ))
+impl CreateAuthoringSession {
+    pub(crate) fn new(authoring: Arc<Authoring>) -> Self {
+        Self(
+            spec(
+                "create_authoring_session",
+                "Open an authoring session",
+                "Opens a workspace session the host keeps, bound to what it authors as it is now: plugin:NAME for a new revision of a plugin (proposals are uploaded candidates; promotion submits one for review), or PLUGIN/KIND:OBJECT for an object in a plugin's domain, e.g. testbench/test_plan:payments (promotion calls the plugin's promoting tool, gated as any call). Answers the session at version 1; every later mutation names the version it read and an idempotency key.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "subject": {"type": "string", "maxLength": 300, "description": "plugin:NAME, or PLUGIN/KIND:OBJECT (OBJECT: a name or an id)."},
+                        "idempotency_key": {"type": "string", "maxLength": 255}
+                    },
+                    "required": ["subject"],
+                    "additionalProperties": false
+                }),
+                true,
+            ),
+            authoring,
+        )
     }
 }
 
@@ -84,12 +91,16 @@ impl HostTool for CreateAuthoringSession {
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+        Box::pin(self.run(self.1.on(c.host), c.who, c.args))
+    }
+
+    fn lost<'a>(&'a self, c: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
+        Box::pin(crate::lost(self.1.on(c.host), c.who, effect))
     }
 }
 
 impl CreateAuthoringSession {
-    async fn run(&self, host: &Toolhost, who: &Principal, args: &Value) -> Answered {
+    async fn run(&self, host: Work<'_>, who: &Principal, args: &Value) -> Answered {
         let guard = match host
             .mutation_guard(who, "create_authoring_session", args, false)
             .await?
@@ -107,7 +118,7 @@ impl CreateAuthoringSession {
                     },
                 )?;
         let bound = host.bind(who, &subject).await?;
-        let now = host.gate_policy.now_ms();
+        let now = host.host.now_ms();
         let session = Session {
             id: SessionId::new(),
             tenant: who.tenant.clone(),
@@ -137,22 +148,25 @@ impl CreateAuthoringSession {
 }
 
 /// `get_authoring_session(session_id)`.
-pub struct GetAuthoringSession(ToolSpec);
+pub struct GetAuthoringSession(ToolSpec, Arc<Authoring>);
 
-impl Default for GetAuthoringSession {
-    fn default() -> Self {
-        Self(spec(
-            "get_authoring_session",
-            "Read an authoring session",
-            "A session with its version, proposals, the exploration runs that joined it (state and receipt digest) and its promotions (with the review's state).",
-            json!({
-                "type": "object",
-                "properties": {"session_id": {"type": "string"}},
-                "required": ["session_id"],
-                "additionalProperties": false
-            }),
-            false,
-        ))
+impl GetAuthoringSession {
+    pub(crate) fn new(authoring: Arc<Authoring>) -> Self {
+        Self(
+            spec(
+                "get_authoring_session",
+                "Read an authoring session",
+                "A session with its version, proposals, the exploration runs that joined it (state and receipt digest) and its promotions (with the review's state).",
+                json!({
+                    "type": "object",
+                    "properties": {"session_id": {"type": "string"}},
+                    "required": ["session_id"],
+                    "additionalProperties": false
+                }),
+                false,
+            ),
+            authoring,
+        )
     }
 }
 
@@ -162,12 +176,12 @@ impl HostTool for GetAuthoringSession {
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+        Box::pin(self.run(self.1.on(c.host), c.who, c.args))
     }
 }
 
 impl GetAuthoringSession {
-    async fn run(&self, host: &Toolhost, who: &Principal, args: &Value) -> Answered {
+    async fn run(&self, host: Work<'_>, who: &Principal, args: &Value) -> Answered {
         let view = host
             .visible_session(who, text_arg(args, "session_id")?)
             .await?;
@@ -188,24 +202,27 @@ impl GetAuthoringSession {
 }
 
 /// `list_authoring_sessions(mine?, limit?)`.
-pub struct ListAuthoringSessions(ToolSpec);
+pub struct ListAuthoringSessions(ToolSpec, Arc<Authoring>);
 
-impl Default for ListAuthoringSessions {
-    fn default() -> Self {
-        Self(spec(
-            "list_authoring_sessions",
-            "List authoring sessions",
-            "Your tenant's authoring sessions, newest first; mine: only the ones you opened.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "mine": {"type": "boolean"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LISTED}
-                },
-                "additionalProperties": false
-            }),
-            false,
-        ))
+impl ListAuthoringSessions {
+    pub(crate) fn new(authoring: Arc<Authoring>) -> Self {
+        Self(
+            spec(
+                "list_authoring_sessions",
+                "List authoring sessions",
+                "Your tenant's authoring sessions, newest first; mine: only the ones you opened.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "mine": {"type": "boolean"},
+                        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LISTED}
+                    },
+                    "additionalProperties": false
+                }),
+                false,
+            ),
+            authoring,
+        )
     }
 }
 
@@ -215,12 +232,12 @@ impl HostTool for ListAuthoringSessions {
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+        Box::pin(self.run(self.1.on(c.host), c.who, c.args))
     }
 }
 
 impl ListAuthoringSessions {
-    async fn run(&self, host: &Toolhost, who: &Principal, args: &Value) -> Answered {
+    async fn run(&self, host: Work<'_>, who: &Principal, args: &Value) -> Answered {
         let limit = args
             .get("limit")
             .and_then(Value::as_u64)
@@ -311,27 +328,30 @@ fn parse_proposal(
 }
 
 /// `propose_revision(session_id, proposal, expected_version, idempotency_key)`.
-pub struct ProposeRevision(ToolSpec);
+pub struct ProposeRevision(ToolSpec, Arc<Authoring>);
 
-impl Default for ProposeRevision {
-    fn default() -> Self {
-        Self(spec(
-            "propose_revision",
-            "Propose a revision",
-            "Adds a proposal to a session, which the host validates and diffs against the subject as the session was bound to it. A plugin subject takes {\"revision\": {\"component\": \"upl_…\", \"manifest\": \"upl_…\", \"signature\"?: \"upl_…\"}} (handles from POST /workspace/uploads); a domain subject takes {\"object\": {…}} in the plugin's own shape. Optional: summary, evidence (run ids of this session). Paths, URLs, cookies, credentials and digests are refused as authority. A stale expected_version is WORKSPACE_VERSION_CONFLICT (with the current version); a replayed idempotency_key answers the first result.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "session_id": {"type": "string"},
-                    "proposal": {"type": "object"},
-                    "expected_version": {"type": "integer", "minimum": 1},
-                    "idempotency_key": {"type": "string", "maxLength": 255}
-                },
-                "required": ["session_id", "proposal", "expected_version", "idempotency_key"],
-                "additionalProperties": false
-            }),
-            true,
-        ))
+impl ProposeRevision {
+    pub(crate) fn new(authoring: Arc<Authoring>) -> Self {
+        Self(
+            spec(
+                "propose_revision",
+                "Propose a revision",
+                "Adds a proposal to a session, which the host validates and diffs against the subject as the session was bound to it. A plugin subject takes {\"revision\": {\"component\": \"upl_…\", \"manifest\": \"upl_…\", \"signature\"?: \"upl_…\"}} (handles from POST /workspace/uploads); a domain subject takes {\"object\": {…}} in the plugin's own shape. Optional: summary, evidence (run ids of this session). Paths, URLs, cookies, credentials and digests are refused as authority. A stale expected_version is WORKSPACE_VERSION_CONFLICT (with the current version); a replayed idempotency_key answers the first result.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "session_id": {"type": "string"},
+                        "proposal": {"type": "object"},
+                        "expected_version": {"type": "integer", "minimum": 1},
+                        "idempotency_key": {"type": "string", "maxLength": 255}
+                    },
+                    "required": ["session_id", "proposal", "expected_version", "idempotency_key"],
+                    "additionalProperties": false
+                }),
+                true,
+            ),
+            authoring,
+        )
     }
 }
 
@@ -341,19 +361,23 @@ impl HostTool for ProposeRevision {
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+        Box::pin(self.run(self.1.on(c.host), c.who, c.args))
+    }
+
+    fn lost<'a>(&'a self, c: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
+        Box::pin(crate::lost(self.1.on(c.host), c.who, effect))
     }
 }
 
 impl ProposeRevision {
-    async fn run(&self, host: &Toolhost, who: &Principal, args: &Value) -> Answered {
+    async fn run(&self, host: Work<'_>, who: &Principal, args: &Value) -> Answered {
         let step = match host.step(who, "propose_revision", args).await? {
             Ok(step) => step,
             Err(replay) => return Ok((replay, Vec::new())),
         };
         let (expected, view) = (step.expected, &step.view);
         let raw = args.get("proposal").cloned().unwrap_or(Value::Null);
-        refuse_authority(&raw, &host.scanner).map_err(WorkspaceError::AuthorityRefused)?;
+        refuse_authority(&raw, host.host.scanner()).map_err(WorkspaceError::AuthorityRefused)?;
         let body = parse_proposal(view, &raw)?;
         let session = &view.session;
         let id = ProposalId::new();
@@ -394,7 +418,7 @@ impl ProposeRevision {
             };
         validation["evidence"] = json!(body.evidence);
         validation["summary"] = json!(body.summary);
-        let now = host.gate_policy.now_ms();
+        let now = host.host.now_ms();
         let proposal = Proposal {
             id,
             session: session.id.clone(),
@@ -430,22 +454,25 @@ impl ProposeRevision {
 }
 
 /// `get_revision_diff(session_id, proposal_id)`.
-pub struct GetRevisionDiff(ToolSpec);
+pub struct GetRevisionDiff(ToolSpec, Arc<Authoring>);
 
-impl Default for GetRevisionDiff {
-    fn default() -> Self {
-        Self(spec(
-            "get_revision_diff",
-            "Read a proposal's diff",
-            "The diff the host computed for a proposal against the subject as the session was bound to it: for a plugin revision, the catalog's capability diff (what a reviewer sees: tools, schemas, permissions, backends, limits, imports, signer, each widening or narrowing); for a domain object, the plugin's structured changes (added, changed, removed).",
-            json!({
-                "type": "object",
-                "properties": {"session_id": {"type": "string"}, "proposal_id": {"type": "string"}},
-                "required": ["session_id", "proposal_id"],
-                "additionalProperties": false
-            }),
-            false,
-        ))
+impl GetRevisionDiff {
+    pub(crate) fn new(authoring: Arc<Authoring>) -> Self {
+        Self(
+            spec(
+                "get_revision_diff",
+                "Read a proposal's diff",
+                "The diff the host computed for a proposal against the subject as the session was bound to it: for a plugin revision, the catalog's capability diff (what a reviewer sees: tools, schemas, permissions, backends, limits, imports, signer, each widening or narrowing); for a domain object, the plugin's structured changes (added, changed, removed).",
+                json!({
+                    "type": "object",
+                    "properties": {"session_id": {"type": "string"}, "proposal_id": {"type": "string"}},
+                    "required": ["session_id", "proposal_id"],
+                    "additionalProperties": false
+                }),
+                false,
+            ),
+            authoring,
+        )
     }
 }
 
@@ -455,12 +482,12 @@ impl HostTool for GetRevisionDiff {
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+        Box::pin(self.run(self.1.on(c.host), c.who, c.args))
     }
 }
 
 impl GetRevisionDiff {
-    async fn run(&self, host: &Toolhost, who: &Principal, args: &Value) -> Answered {
+    async fn run(&self, host: Work<'_>, who: &Principal, args: &Value) -> Answered {
         let view = host
             .visible_session(who, text_arg(args, "session_id")?)
             .await?;
@@ -505,28 +532,31 @@ pub(super) fn find_proposal<'a>(
 }
 
 /// `promote_revision(session_id, proposal_id, expected_version, idempotency_key, gate_id?)`.
-pub struct PromoteRevision(ToolSpec);
+pub struct PromoteRevision(ToolSpec, Arc<Authoring>);
 
-impl Default for PromoteRevision {
-    fn default() -> Self {
-        Self(spec(
-            "promote_revision",
-            "Promote a proposal",
-            "Hands a proposal on; it never activates anything by itself. A plugin revision (signed by a trusted signer) is submitted for review: a reviewer's approval (decide_plugin_review) activates it. A domain object is promoted by calling the plugin's promoting tool with the normalized proposal through the ordinary call path: if that call needs a person's approval, the promotion waits (awaiting_approval, with its gate); once the gate is confirmed, promote again with gate_id.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "session_id": {"type": "string"},
-                    "proposal_id": {"type": "string"},
-                    "expected_version": {"type": "integer", "minimum": 1},
-                    "idempotency_key": {"type": "string", "maxLength": 255},
-                    "gate_id": {"type": "string", "description": "The confirmed gate of a promotion that waited for approval."}
-                },
-                "required": ["session_id", "proposal_id", "expected_version", "idempotency_key"],
-                "additionalProperties": false
-            }),
-            true,
-        ))
+impl PromoteRevision {
+    pub(crate) fn new(authoring: Arc<Authoring>) -> Self {
+        Self(
+            spec(
+                "promote_revision",
+                "Promote a proposal",
+                "Hands a proposal on; it never activates anything by itself. A plugin revision (signed by a trusted signer) is submitted for review: a reviewer's approval (decide_plugin_review) activates it. A domain object is promoted by calling the plugin's promoting tool with the normalized proposal through the ordinary call path: if that call needs a person's approval, the promotion waits (awaiting_approval, with its gate); once the gate is confirmed, promote again with gate_id.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "session_id": {"type": "string"},
+                        "proposal_id": {"type": "string"},
+                        "expected_version": {"type": "integer", "minimum": 1},
+                        "idempotency_key": {"type": "string", "maxLength": 255},
+                        "gate_id": {"type": "string", "description": "The confirmed gate of a promotion that waited for approval."}
+                    },
+                    "required": ["session_id", "proposal_id", "expected_version", "idempotency_key"],
+                    "additionalProperties": false
+                }),
+                true,
+            ),
+            authoring,
+        )
     }
 }
 
@@ -536,12 +566,16 @@ impl HostTool for PromoteRevision {
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+        Box::pin(self.run(self.1.on(c.host), c.who, c.args))
+    }
+
+    fn lost<'a>(&'a self, c: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
+        Box::pin(crate::lost(self.1.on(c.host), c.who, effect))
     }
 }
 
 impl PromoteRevision {
-    async fn run(&self, host: &Toolhost, who: &Principal, args: &Value) -> Answered {
+    async fn run(&self, host: Work<'_>, who: &Principal, args: &Value) -> Answered {
         let step = match host.step(who, "promote_revision", args).await? {
             Ok(step) => step,
             Err(replay) => return Ok((replay, Vec::new())),
@@ -550,7 +584,7 @@ impl PromoteRevision {
         let proposal = find_proposal(view, text_arg(args, "proposal_id")?)?.clone();
         let gate_id = args.get("gate_id").and_then(Value::as_str);
         let session = &view.session;
-        let now = host.gate_policy.now_ms();
+        let now = host.host.now_ms();
         let (promotion, submit) = match &session.subject {
             Subject::Plugin { .. } => {
                 let draft: RevisionDraft =

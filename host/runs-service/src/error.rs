@@ -1,9 +1,9 @@
 //! Why the runs service refused: its own errors, carried by the call path
-//! as one [`Refusal`](crate::Refusal).
+//! as one [`Refusal`].
 
 use toolhost_runs::RunStoreError;
 
-use crate::{InvokeError, Refusal};
+use toolhost_invoke::{InvokeError, Refusal};
 
 /// A run refused, or not found.
 #[derive(Debug, thiserror::Error)]

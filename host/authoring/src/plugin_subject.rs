@@ -14,8 +14,9 @@ use toolhost_types::{Digest, Principal, canonical_json};
 use toolhost_workspace::{Session, SessionId, Subject, UploadHandle, UploadKind};
 
 use super::bind::NO_ACTIVE_REVISION;
-use crate::workspace::WorkspaceError;
-use crate::{InvokeError, Toolhost};
+use crate::Work;
+use crate::WorkspaceError;
+use toolhost_invoke::InvokeError;
 
 /// A candidate revision, as a proposal names it.
 #[derive(Debug, Clone, Deserialize)]
@@ -47,7 +48,7 @@ pub(crate) struct Candidate {
     pub diff: Value,
 }
 
-impl Toolhost {
+impl Work<'_> {
     fn live(&self) -> Result<std::sync::Arc<LiveCatalog>, InvokeError> {
         self.workspace()?.catalog.clone().ok_or_else(|| {
             WorkspaceError::SubjectInvalid {
@@ -82,8 +83,8 @@ impl Toolhost {
         opts.allow_unsigned |= !signed && sub.envelope.is_none();
         opts.load.payer = Payer::Tenant(who.tenant.clone());
         let live = self.live()?;
-        let now = self.gate_policy.now_ms();
-        let checked = intake::check(&**live.store(), &self.runtime, sub, &opts, now)
+        let now = self.host.now_ms();
+        let checked = intake::check(&**live.store(), self.host.runtime(), sub, &opts, now)
             .await
             .map_err(WorkspaceError::Intake)?;
         if checked.revision.plugin != name.as_str() {
@@ -168,7 +169,7 @@ impl Toolhost {
         handle: &UploadHandle,
         kind: UploadKind,
     ) -> Result<Vec<u8>, InvokeError> {
-        let now = self.gate_policy.now_ms();
+        let now = self.host.now_ms();
         let found = self
             .workspace()?
             .store

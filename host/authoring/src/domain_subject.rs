@@ -13,8 +13,9 @@ use toolhost_types::{Digest, Principal, canonical_json};
 use toolhost_workspace::{Promotion, PromotionId, PromotionState, Session, SessionView, Subject};
 
 use super::bind::Domain;
-use crate::workspace::WorkspaceError;
-use crate::{Answer, CallRequest, InvokeError, Toolhost};
+use crate::Work;
+use crate::WorkspaceError;
+use toolhost_invoke::{Answer, CallRequest, InvokeError};
 
 /// A domain proposal, checked: its normalized form, digest and diff.
 pub(crate) struct Checked {
@@ -23,7 +24,7 @@ pub(crate) struct Checked {
     pub diff: Value,
 }
 
-impl Toolhost {
+impl Work<'_> {
     /// The domain subject's plugin and kind, and its object's state now,
     /// which must still be the state the session was bound to.
     pub(crate) async fn domain_as_bound(
@@ -72,12 +73,14 @@ impl Toolhost {
         let ctx = CallContext::new(&who.tenant, &who.subject);
         let kind = &domain.kind.name;
         let normalized = self
-            .runtime
+            .host
+            .runtime()
             .authoring_validate(&plugin.plugin, &ctx, kind, current, object, &plugin.budget)
             .await?
             .map_err(|problems| WorkspaceError::ProposalInvalid { problems })?;
         let changes = self
-            .runtime
+            .host
+            .runtime()
             .authoring_diff(
                 &plugin.plugin,
                 &ctx,
@@ -117,15 +120,16 @@ impl Toolhost {
                 )],
             })?;
         map.insert(
-            crate::IDEMPOTENCY_KEY_ARG.into(),
+            toolhost_invoke::IDEMPOTENCY_KEY_ARG.into(),
             json!(format!("promotion-{}", promotion.id)),
         );
         if let Some(gate) = gate_id {
-            map.insert(crate::GATE_ID_ARG.into(), json!(gate));
+            map.insert(toolhost_invoke::GATE_ID_ARG.into(), json!(gate));
         }
         let req = CallRequest::new(&domain.kind.promoted_by, args);
-        let answer = Box::pin(self.call(who, req, &CancellationToken::new())).await?;
-        let now = self.gate_policy.now_ms();
+        let cancel = CancellationToken::new();
+        let answer = self.host.call(who, req, &cancel).await?;
+        let now = self.host.now_ms();
         let moved = |state, gate: Option<String>, result: Option<Value>| Promotion {
             state,
             gate_id: gate.or(promotion.gate_id.clone()),

@@ -3,7 +3,7 @@
 //! path, URL or digest a caller writes ever stands for bytes.
 //!
 //! The HTTP edge (`POST /workspace/uploads`) admits an upload with
-//! [`Toolhost::begin_upload`] before it reads a byte of the body: the
+//! [`Authoring::begin_upload`](crate::Authoring::begin_upload) before it reads a byte of the body: the
 //! authoring permission first, then the kind's bound against the declared
 //! length, then the principal's [`UploadQuota`] (the count, and the bytes
 //! held plus those declared). Only then does it feed the body, frame by
@@ -20,16 +20,29 @@ use toolhost_workspace::{ArrivingUpload, QuotaExceeded, UploadHandle, UploadKind
 use super::AUTHORING_PERMISSION;
 use super::arriving::Arriving;
 use super::upload_bounds::{ARRIVING_UPLOAD_TTL, UploadError, millis_of, upload_limit};
-use crate::workspace::WorkspaceError;
-use crate::{InvokeError, Toolhost};
+use crate::Work;
+use crate::WorkspaceError;
+use toolhost_invoke::InvokeError;
 
-impl Toolhost {
+impl crate::Authoring {
     /// Admits an upload of `kind` by `who`, whose body declares
-    /// `declared` bytes (if it says): `who` needs the authoring
+    /// `declared` bytes (if it says), on `host`: `who` needs the authoring
     /// permission, the kind's bound must hold the declared length, and the
     /// principal's quota the upload and its declared bytes. Then the
     /// upload begins, arriving; nothing of the body has been read.
     pub async fn begin_upload(
+        &self,
+        host: toolhost_invoke::Host<'_>,
+        who: &Principal,
+        kind: UploadKind,
+        declared: Option<u64>,
+    ) -> Result<Arriving, UploadError> {
+        self.on(host).begin_upload(who, kind, declared).await
+    }
+}
+
+impl Work<'_> {
+    async fn begin_upload(
         &self,
         who: &Principal,
         kind: UploadKind,
@@ -47,7 +60,7 @@ impl Toolhost {
         }
         let ws = self.workspace()?;
         let quota = ws.upload_quota;
-        let now = self.gate_policy.now_ms();
+        let now = self.host.now_ms();
         let store = ws.store.clone();
         let held = store
             .held_uploads(&who.tenant, &who.subject, now)
@@ -86,13 +99,13 @@ impl Toolhost {
             limit,
             quota,
             millis_of(ws.upload_ttl),
-            self.gate_policy.clock.clone(),
+            self.host.clock(),
         ))
     }
 
     /// Refuses `who` unless it holds the authoring permission.
     async fn may_upload(&self, who: &Principal) -> Result<(), InvokeError> {
-        let grants = self.grants(who).await?;
+        let grants = self.host.grants(who).await?;
         let permission = AUTHORING_PERMISSION
             .parse()
             .expect("a valid permission literal");

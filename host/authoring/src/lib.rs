@@ -1,17 +1,24 @@
-//! The authoring workspace on the call path (DESIGN.md "Authoring
-//! workspace"): sessions bound to a subject, proposals the host validates
-//! and diffs, explorations that join a session, and promotion, which hands
-//! a proposal to review (a plugin revision) or to the plugin's promoting
-//! tool through the ordinary call path (an object in its domain). Nothing
-//! here activates anything.
+//! The authoring service (DESIGN.md "Authoring workspace"), served as host
+//! tools above the call path: sessions bound to a subject, proposals the
+//! host validates and diffs, runs that join a session, and promotion,
+//! which hands a proposal to review (a plugin revision) or to the plugin's
+//! promoting tool through the ordinary call path (an object in its
+//! domain). Nothing here activates anything.
+//!
+//! It owns what the authoring tools accept and answer and the upload that
+//! mints handles. It does not own what the workspace is (its ids, rows and
+//! store: `toolhost_workspace`), the checks a revision meets (the
+//! catalog's intake), runs (the runs service, `toolhost_runs_service`,
+//! which it asks to queue a session's runs), nor whether a caller may call
+//! an authoring tool at all (the call path, `toolhost_invoke`).
 //!
 //! Every mutation names an idempotency key and the session version it
-//! read. [`Toolhost::mutation_guard`] answers a replay from the stored
+//! read. [`Work::mutation_guard`] answers a replay from the stored
 //! answer, refuses a key reused for another request, and refuses a stale
 //! version before any work; the store's compare-and-set decides the race
 //! that is left, in the transaction of the call's audit row
 //! ([`toolhost_workspace::WorkspaceEffect`]), and
-//! [`Toolhost::workspace_lost`] names the loser's conflict.
+//! [`Work::workspace_lost`] names the loser's conflict.
 //!
 //! Rooms: [`bind`] (what a subject is now), [`plugin_subject`] and
 //! [`domain_subject`] (propose and promote, one per kind of subject),
@@ -24,8 +31,8 @@ mod arriving;
 mod bind;
 mod domain_subject;
 mod error;
-mod explore;
 mod plugin_subject;
+mod session_runs;
 mod tools;
 mod upload_bounds;
 mod uploads;
@@ -45,7 +52,8 @@ use toolhost_workspace::{
     WorkspaceStore,
 };
 
-use crate::{InvokeError, Toolhost};
+use toolhost_invoke::{Host, HostTool, InvokeError};
+use toolhost_runs_service::Runs;
 
 pub use arriving::Arriving;
 pub use error::WorkspaceError;
@@ -74,20 +82,56 @@ pub struct WorkspaceConfig {
     pub upload_quota: toolhost_workspace::UploadQuota,
 }
 
-impl Toolhost {
-    /// Sessions are kept in `config.store`: the authoring tools work.
-    pub fn with_workspace(mut self, config: WorkspaceConfig) -> Self {
-        self.workspace = Some(config);
-        self
+/// The authoring service: how the workspace is kept, and the runs service
+/// a session's runs are queued with.
+pub struct Authoring {
+    config: WorkspaceConfig,
+    runs: Arc<Runs>,
+}
+
+impl Authoring {
+    /// The service over `config`, queuing a session's runs with `runs`.
+    pub fn new(config: WorkspaceConfig, runs: Arc<Runs>) -> Arc<Self> {
+        Arc::new(Self { config, runs })
     }
 
-    pub(crate) fn workspace(&self) -> Result<&WorkspaceConfig, InvokeError> {
-        self.workspace.as_ref().ok_or_else(|| {
-            WorkspaceError::Store(toolhost_workspace::WorkspaceStoreError::Failed(
-                "no workspace store is configured".into(),
-            ))
-            .into()
-        })
+    /// The authoring host tools: sessions, proposals, diffs and
+    /// promotion.
+    pub fn host_tools(self: &Arc<Self>) -> Vec<Arc<dyn HostTool>> {
+        vec![
+            Arc::new(CreateAuthoringSession::new(self.clone())),
+            Arc::new(GetAuthoringSession::new(self.clone())),
+            Arc::new(ListAuthoringSessions::new(self.clone())),
+            Arc::new(ProposeRevision::new(self.clone())),
+            Arc::new(GetRevisionDiff::new(self.clone())),
+            Arc::new(PromoteRevision::new(self.clone())),
+        ]
+    }
+
+    /// The service at work on one call, on `host`.
+    pub(crate) fn on<'a>(&'a self, host: Host<'a>) -> Work<'a> {
+        Work {
+            service: self,
+            host,
+        }
+    }
+}
+
+/// The authoring service at work on one call: its state, and the host the
+/// call runs on.
+#[derive(Clone, Copy)]
+pub(crate) struct Work<'a> {
+    service: &'a Authoring,
+    host: Host<'a>,
+}
+
+impl<'a> Work<'a> {
+    pub(crate) fn workspace(&self) -> Result<&'a WorkspaceConfig, InvokeError> {
+        Ok(&self.service.config)
+    }
+
+    pub(crate) fn runs(&self) -> &'a Runs {
+        &self.service.runs
     }
 
     /// Session `id` with everything in it, as `who` may see it: a session
@@ -130,7 +174,22 @@ pub(crate) enum Guarded {
 /// The longest idempotency key accepted (as the call path's).
 const MAX_KEY_LEN: usize = 255;
 
-impl Toolhost {
+/// What the caller of an authoring tool is told when `effect`, which it
+/// decided, lost (see [`Work::workspace_lost`]).
+pub(crate) async fn lost(
+    work: Work<'_>,
+    who: &Principal,
+    effect: &toolhost_audit::Effect,
+) -> Result<ToolOutput, InvokeError> {
+    match effect {
+        toolhost_audit::Effect::Workspace(w) => work.workspace_lost(who, w).await,
+        _ => Err(InvokeError::Audit(toolhost_audit::AuditError::Failed(
+            "an effect that never races lost".into(),
+        ))),
+    }
+}
+
+impl Work<'_> {
     /// Checks `args`' idempotency key for a mutation of `tool`: a replay is
     /// answered from the stored answer, another request under the key is
     /// `IDEMPOTENCY_KEY_REUSED`. `required`: a missing key is invalid.
@@ -231,7 +290,7 @@ impl Step {
     }
 }
 
-impl Toolhost {
+impl Work<'_> {
     /// Starts a mutation of `tool` on the session `args` names: `Err` with
     /// the stored answer for a replay; refuses a reused key, a missing or
     /// stale version and a session the caller may not see or that is no
@@ -327,14 +386,14 @@ fn restored(m: &Mutation) -> Result<ToolOutput, InvokeError> {
 fn request_digest(tool: &str, args: &Value) -> String {
     let mut args = args.clone();
     if let Some(map) = args.as_object_mut() {
-        map.remove(crate::IDEMPOTENCY_KEY_ARG);
+        map.remove(toolhost_invoke::IDEMPOTENCY_KEY_ARG);
     }
     argument_digest(&json!({"tool": tool, "arguments": args})).to_string()
 }
 
 fn idempotency_key(args: &Value, required: bool) -> Result<Option<String>, InvokeError> {
-    match args.get(crate::IDEMPOTENCY_KEY_ARG) {
-        None if required => Err(crate::tool::invalid(
+    match args.get(toolhost_invoke::IDEMPOTENCY_KEY_ARG) {
+        None if required => Err(toolhost_invoke::invalid(
             "idempotency_key is required: every workspace mutation carries one",
         )),
         None => Ok(None),
@@ -345,7 +404,7 @@ fn idempotency_key(args: &Value, required: bool) -> Result<Option<String>, Invok
             })
             .map(|k| Some(k.to_owned()))
             .ok_or_else(|| {
-                crate::tool::invalid(format!(
+                toolhost_invoke::invalid(format!(
                     "idempotency_key must be 1–{MAX_KEY_LEN} printable ASCII characters"
                 ))
             }),
@@ -358,7 +417,7 @@ pub(crate) fn expected_version(args: &Value) -> Result<i64, InvokeError> {
         .and_then(Value::as_i64)
         .filter(|v| *v >= 1)
         .ok_or_else(|| {
-            crate::tool::invalid(
+            toolhost_invoke::invalid(
                 "expected_version (the session's version you read, an integer ≥ 1) is required",
             )
         })
@@ -368,7 +427,7 @@ pub(crate) fn expected_version(args: &Value) -> Result<i64, InvokeError> {
 pub(crate) fn text_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, InvokeError> {
     args.get(name)
         .and_then(Value::as_str)
-        .ok_or_else(|| crate::tool::invalid(format!("{name} (a string) is required")))
+        .ok_or_else(|| toolhost_invoke::invalid(format!("{name} (a string) is required")))
 }
 
 #[cfg(test)]

@@ -21,11 +21,11 @@ use toolhost_workspace::{
 use super::upload_bounds::{
     ARRIVING_UPLOAD_TTL, UPLOAD_PART_BYTES, UploadError, millis_of, now_by,
 };
-use crate::Clock;
-use crate::workspace::WorkspaceError;
+use crate::WorkspaceError;
+use toolhost_invoke::Clock;
 
 /// An upload whose bytes are arriving; see the module docs. Made by
-/// [`crate::Toolhost::begin_upload`].
+/// [`crate::Authoring::begin_upload`].
 pub struct Arriving {
     store: Arc<dyn WorkspaceStore>,
     upload: ArrivingUpload,

@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use toolhost_runs::{Run, RunId};
-use toolhost_runtime::{ProgressReport, ProgressSink};
+use toolhost_runtime::{ProgressReport, ProgressSink, ToolOutput};
 use toolhost_types::Principal;
 
-use crate::{Answer, InvokeError, Toolhost};
+use toolhost_invoke::{Host, InvokeError};
+
+use crate::Runs;
 
 /// How often a waiting caller's run is read.
 const POLL: Duration = Duration::from_millis(250);
@@ -18,17 +20,18 @@ const POLL: Duration = Duration::from_millis(250);
 /// is answered with the run as it is (it may still be queued).
 const WAIT_GRACE: Duration = Duration::from_secs(30);
 
-impl Toolhost {
+impl Runs {
     /// Waits for run `id` to end, relaying its progress to `sink`; answers
     /// with the run. The run goes on if the caller stops waiting.
     pub(crate) async fn follow(
         &self,
+        host: Host<'_>,
         who: &Principal,
         id: &RunId,
         sink: &ProgressSink,
         cancel: &CancellationToken,
-    ) -> Result<Answer, InvokeError> {
-        let first = self.visible_run(who, id.as_str()).await?;
+    ) -> Result<ToolOutput, InvokeError> {
+        let first = self.visible_run(host, who, id.as_str()).await?;
         let until = tokio::time::Instant::now() + first.spec.budget.call.timeout + WAIT_GRACE;
         let mut told = None;
         let relay = |run: &Run| {
@@ -43,8 +46,8 @@ impl Toolhost {
                 told = run.progress.clone();
             }
         };
-        let run = self.await_run(who, first, until, relay, cancel).await?;
-        Ok(Answer::Output(super::run_output(&run)))
+        let run = (self.await_run(host, who, first, until, relay, cancel)).await?;
+        Ok(crate::run_output(&run))
     }
 
     /// Reads `run` again every [`POLL`] until it is over or `until` passes,
@@ -52,6 +55,7 @@ impl Toolhost {
     /// the wait (not the run).
     pub(crate) async fn await_run(
         &self,
+        host: Host<'_>,
         who: &Principal,
         mut run: Run,
         until: tokio::time::Instant,
@@ -64,7 +68,7 @@ impl Toolhost {
                 () = tokio::time::sleep(POLL) => {}
                 () = cancel.cancelled() => return Err(InvokeError::Cancelled),
             }
-            run = self.visible_run(who, run.id.as_str()).await?;
+            run = self.visible_run(host, who, run.id.as_str()).await?;
         }
         Ok(run)
     }

@@ -1,4 +1,4 @@
-//! An exploration run that joins a session: `start_exploration` with a
+//! A run that joins a session: `start_exploration` with a
 //! `session_id` queues the run (of the served tool, or with `proposal_id`
 //! of the proposal's draft) and links it to the session in one step of
 //! the session's version, so its receipt is the session's evidence.
@@ -15,8 +15,11 @@ use toolhost_types::Principal;
 use toolhost_workspace::{ProposalId, RunLink, SessionChange, SessionId, Subject, WorkspaceEffect};
 
 use super::plugin_subject::RevisionDraft;
-use crate::workspace::WorkspaceError;
-use crate::{InvokeError, Tool, Toolhost};
+use crate::WorkspaceError;
+use toolhost_invoke::{AnswerFuture, BoxFuture, HostCall, HostToolFuture, InvokeError};
+use toolhost_runs_service::Sessions;
+
+use crate::{Authoring, Work};
 
 /// Why a draft's plugin was not loaded.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +44,7 @@ impl From<&str> for DraftError {
     }
 }
 
-impl Toolhost {
+impl Work<'_> {
     /// Queues a run of `tool` with `arguments` for `who` that joins the
     /// session `args` names, at the version it names.
     pub(crate) async fn start_session_run(
@@ -64,12 +67,12 @@ impl Toolhost {
         let (mut out, mut effects) = match proposal {
             Some(p) => {
                 if !matches!(session.subject, Subject::Plugin { .. }) {
-                    return Err(crate::tool::invalid(
+                    return Err(toolhost_invoke::invalid(
                         "proposal_id: only a plugin subject's proposals carry a draft to run",
                     ));
                 }
                 let payer = Payer::Tenant(who.tenant.clone());
-                let plugin = self
+                let plugin = (self.service)
                     .draft_plugin(&who.tenant, session.id.as_str(), p.id.as_str(), payer)
                     .await
                     .map_err(|why| match why {
@@ -77,36 +80,32 @@ impl Toolhost {
                             WorkspaceError::Intake(IntakeError::Invalid(e)).into()
                         }
                         DraftError::Unloadable(why) => {
-                            crate::tool::invalid(format!("the draft does not load: {why}"))
+                            toolhost_invoke::invalid(format!("the draft does not load: {why}"))
                         }
                     })?;
                 self.check_arguments_of(&plugin, tool, arguments)?;
+                let spec = toolhost_runs_service::plugin_tool(&plugin, tool)?;
+                toolhost_runs_service::permitted(who, &self.host.grants(who).await?, spec)?;
                 let source = RunSource::Draft {
                     session: session.id.to_string(),
                     proposal: p.id.to_string(),
                 };
-                self.queue_run(who, &plugin, tool, arguments, source, None)
+                self.runs()
+                    .queue_run(self.host, who, &plugin, tool, arguments, source, None)
                     .await?
             }
-            None => match self.tool(tool) {
-                Some(Tool::Plugin(t)) => self.start_run(who, &t, arguments).await?,
-                Some(Tool::Host(_)) => {
-                    return Err(crate::tool::invalid(format!(
-                        "{tool} is a host tool: only plugin tools run as explorations"
-                    )));
-                }
-                None => {
-                    return Err(InvokeError::ToolNotFound {
-                        tool: tool.to_owned(),
-                    });
-                }
-            },
+            None => {
+                let t = toolhost_runs_service::catalog_tool(self.host.tool(tool), tool)?;
+                self.runs()
+                    .start_named_run(self.host, who, &t, arguments)
+                    .await?
+            }
         };
         let run_id = out.structured["run_id"]
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        let now = self.gate_policy.now_ms();
+        let now = self.host.now_ms();
         out.structured["session"] = json!({"session_id": session.id, "version": expected + 1});
         let link = RunLink {
             session: session.id.clone(),
@@ -122,6 +121,27 @@ impl Toolhost {
         Ok((out, effects))
     }
 
+    /// Checks `args` against `tool` of `plugin`'s input schema, as a call
+    /// of the served tool would be.
+    fn check_arguments_of(
+        &self,
+        plugin: &LoadedPlugin,
+        tool: &str,
+        args: &Value,
+    ) -> Result<(), InvokeError> {
+        let spec = plugin
+            .plugin
+            .tools()
+            .iter()
+            .find(|t| t.name.as_str() == tool)
+            .ok_or_else(|| InvokeError::ToolNotFound {
+                tool: tool.to_owned(),
+            })?;
+        self.host.check_draft_arguments(spec, args)
+    }
+}
+
+impl Authoring {
     /// The draft plugin of proposal `proposal` of session `session` in
     /// `tenant`: its uploaded manifest and component, loaded (never
     /// served), a compile charged to `payer`.
@@ -132,7 +152,7 @@ impl Toolhost {
         proposal: &str,
         payer: Payer,
     ) -> Result<Arc<LoadedPlugin>, DraftError> {
-        let ws = self.workspace().map_err(|e| e.to_string())?;
+        let ws = &self.config;
         let (sid, pid) = (
             SessionId::parse(session).ok_or("not a session id")?,
             ProposalId::parse(proposal).ok_or("not a proposal id")?,
@@ -167,23 +187,35 @@ impl Toolhost {
                 false => DraftError::Unloadable(e.to_string()),
             })
     }
+}
 
-    /// Checks `args` against `tool` of `plugin`'s input schema, as a call
-    /// of the served tool would be.
-    fn check_arguments_of(
-        &self,
-        plugin: &LoadedPlugin,
-        tool: &str,
-        args: &Value,
-    ) -> Result<(), InvokeError> {
-        let spec = plugin
-            .plugin
-            .tools()
-            .iter()
-            .find(|t| t.name.as_str() == tool)
-            .ok_or_else(|| InvokeError::ToolNotFound {
-                tool: tool.to_owned(),
-            })?;
-        crate::bounds::check_draft(&self.bounds, spec, args)
+impl Sessions for Authoring {
+    fn start_run<'a>(
+        &'a self,
+        c: HostCall<'a>,
+        tool: &'a str,
+        arguments: &'a Value,
+    ) -> HostToolFuture<'a> {
+        Box::pin(async move {
+            (self.on(c.host))
+                .start_session_run(c.who, c.args, tool, arguments)
+                .await
+        })
+    }
+
+    fn lost<'a>(&'a self, c: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
+        Box::pin(crate::lost(self.on(c.host), c.who, effect))
+    }
+
+    fn draft<'a>(
+        &'a self,
+        tenant: &'a str,
+        session: &'a str,
+        proposal: &'a str,
+        payer: Payer,
+    ) -> BoxFuture<'a, Result<Arc<LoadedPlugin>, String>> {
+        Box::pin(async move {
+            (self.draft_plugin(tenant, session, proposal, payer).await).map_err(|e| e.to_string())
+        })
     }
 }

@@ -4,16 +4,20 @@
 //! cancelled by the one who started it (or the tenant's admins); anyone
 //! else is told it does not exist.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 use toolhost_audit::Effect;
+use toolhost_invoke::{
+    AnswerFuture, Host, HostCall, HostTool, HostToolFuture, InvokeError, host_spec, invalid,
+};
 use toolhost_runs::{RunEffect, RunState};
 use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::Principal;
 
-use super::{settle, snapshot};
-use crate::explore::RunError;
-use crate::tool::{HostCall, host_spec, invalid};
-use crate::{HostTool, HostToolFuture, InvokeError, Tool, Toolhost};
+use crate::claim::{lost_elsewhere, started};
+use crate::view::snapshot;
+use crate::{RunError, Runs, Sessions, catalog_tool, run_lost, settle};
 
 /// Starting, reading and cancelling one's own runs needs this permission
 /// (and, to start one, the permission of the tool it runs).
@@ -41,11 +45,15 @@ fn answer(run: &toolhost_runs::Run, text: String) -> ToolOutput {
 
 /// `start_exploration(tool, arguments)`: queues a run of any catalog tool
 /// the caller may call, in the exploration sandbox.
-pub struct StartExploration(ToolSpec);
+pub struct StartExploration {
+    spec: ToolSpec,
+    runs: Arc<Runs>,
+    sessions: Option<Arc<dyn Sessions>>,
+}
 
-impl Default for StartExploration {
-    fn default() -> Self {
-        Self(host_spec(
+impl StartExploration {
+    pub(crate) fn new(runs: Arc<Runs>, sessions: Option<Arc<dyn Sessions>>) -> Self {
+        let spec = host_spec(
             "start_exploration",
             "Start an exploration run",
             "Runs a tool as an exploration run: queued durably, executed by a worker in a sandbox that reaches only exploration backends and only reads, bounded in time, output and artifacts, cancellable, and ending with a receipt. With revision, runs the tool of a candidate revision you submitted. With session_id, the run joins an authoring session (and with proposal_id runs that proposal's draft). Answers at once with the run; follow it with get_exploration_result.",
@@ -65,83 +73,98 @@ impl Default for StartExploration {
             }),
             RUN_PERMISSION,
             true,
-        ))
+        );
+        Self {
+            spec,
+            runs,
+            sessions,
+        }
     }
 }
 
 impl HostTool for StartExploration {
     fn spec(&self) -> &ToolSpec {
-        &self.0
+        &self.spec
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+        Box::pin(self.run(c))
     }
 
     fn is_task(&self) -> bool {
         true
     }
+
+    fn written<'a>(
+        &'a self,
+        c: HostCall<'a>,
+        out: ToolOutput,
+        effects: &'a [Effect],
+    ) -> AnswerFuture<'a> {
+        Box::pin(started(&self.runs, c, out, effects))
+    }
+
+    fn lost<'a>(&'a self, c: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
+        match (effect, &self.sessions) {
+            (Effect::Run(r), _) => Box::pin(std::future::ready(Err(run_lost(r)))),
+            (Effect::Workspace(_), Some(sessions)) => sessions.lost(c, effect),
+            _ => Box::pin(std::future::ready(Err(lost_elsewhere()))),
+        }
+    }
 }
 
 impl StartExploration {
-    async fn run(
-        &self,
-        host: &Toolhost,
-        who: &Principal,
-        args: &Value,
-    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+    async fn run(&self, c: HostCall<'_>) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+        let (host, who, args) = (c.host, c.who, c.args);
         let name = args
             .get("tool")
             .and_then(Value::as_str)
             .ok_or_else(|| invalid("tool (a string) is required"))?;
         let arguments = args.get("arguments").cloned().unwrap_or_else(|| json!({}));
         if args.get("session_id").is_some() {
-            return host.start_session_run(who, args, name, &arguments).await;
+            let sessions = self
+                .sessions
+                .as_ref()
+                .ok_or_else(|| invalid("session_id: this host keeps no authoring sessions"))?;
+            return sessions.start_run(c, name, &arguments).await;
         }
         if let Some(revision) = args.get("revision").and_then(Value::as_str) {
-            return host
-                .start_candidate_run(who, revision, name, &arguments)
+            return (self.runs)
+                .start_candidate_run(host, who, revision, name, &arguments)
                 .await;
         }
-        let tool = match host.tool(name) {
-            Some(Tool::Plugin(t)) => t,
-            Some(Tool::Host(_)) => {
-                return Err(invalid(format!(
-                    "{name} is a host tool: only plugin tools run as explorations"
-                )));
-            }
-            None => {
-                return Err(InvokeError::ToolNotFound {
-                    tool: name.to_owned(),
-                });
-            }
-        };
-        host.start_run(who, &tool, &arguments).await
+        let tool = catalog_tool(host.tool(name), name)?;
+        (self.runs)
+            .start_named_run(host, who, &tool, &arguments)
+            .await
     }
 }
 
 /// `get_exploration_result(run_id, wait_seconds?)`: the run, with its
 /// outcome, receipt digest and artifacts once it is over.
-pub struct GetExplorationResult(ToolSpec);
+pub struct GetExplorationResult(ToolSpec, Arc<Runs>);
 
-impl Default for GetExplorationResult {
-    fn default() -> Self {
-        Self(host_spec(
-            "get_exploration_result",
-            "Get an exploration run",
-            "An exploration run you started: its state and progress; once it is over, its outcome, the SHA-256 of its receipt and its artifacts (read them with resources/read). wait_seconds (at most 30) waits for the run to end first.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "run_id": {"type": "string"},
-                    "wait_seconds": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECONDS}
-                },
-                "required": ["run_id"],
-                "additionalProperties": false
-            }),
-            RUN_PERMISSION,
-            false,
-        ))
+impl GetExplorationResult {
+    pub(crate) fn new(runs: Arc<Runs>) -> Self {
+        Self(
+            host_spec(
+                "get_exploration_result",
+                "Get an exploration run",
+                "An exploration run you started: its state and progress; once it is over, its outcome, the SHA-256 of its receipt and its artifacts (read them with resources/read). wait_seconds (at most 30) waits for the run to end first.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "run_id": {"type": "string"},
+                        "wait_seconds": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECONDS}
+                    },
+                    "required": ["run_id"],
+                    "additionalProperties": false
+                }),
+                RUN_PERMISSION,
+                false,
+            ),
+            runs,
+        )
     }
 }
 
@@ -151,14 +174,14 @@ impl HostTool for GetExplorationResult {
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+        Box::pin(self.run(c.host, c.who, c.args))
     }
 }
 
 impl GetExplorationResult {
     async fn run(
         &self,
-        host: &Toolhost,
+        host: Host<'_>,
         who: &Principal,
         args: &Value,
     ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
@@ -168,11 +191,13 @@ impl GetExplorationResult {
             .and_then(Value::as_u64)
             .unwrap_or(0);
         let wait = std::time::Duration::from_secs(wait.min(MAX_WAIT_SECONDS));
-        let run = host.visible_run(who, id).await?;
+        let run = self.1.visible_run(host, who, id).await?;
         let until = tokio::time::Instant::now() + wait;
         let never = tokio_util::sync::CancellationToken::new();
-        let run = host.await_run(who, run, until, |_| {}, &never).await?;
-        Ok((super::run_output(&run), Vec::new()))
+        let run = (self.1)
+            .await_run(host, who, run, until, |_| {}, &never)
+            .await?;
+        Ok((crate::run_output(&run), Vec::new()))
     }
 }
 
@@ -180,23 +205,26 @@ impl GetExplorationResult {
 /// once (its receipt is written with this call's row); a running one stops
 /// at its guest's next epoch tick, on whichever replica runs it. A run
 /// that is over is answered as it is.
-pub struct CancelExploration(ToolSpec);
+pub struct CancelExploration(ToolSpec, Arc<Runs>);
 
-impl Default for CancelExploration {
-    fn default() -> Self {
-        Self(host_spec(
-            "cancel_exploration",
-            "Cancel an exploration run",
-            "Stops an exploration run you started: a queued one at once, a running one at its next epoch tick. Cancelling a run that is over changes nothing.",
-            json!({
-                "type": "object",
-                "properties": {"run_id": {"type": "string"}},
-                "required": ["run_id"],
-                "additionalProperties": false
-            }),
-            RUN_PERMISSION,
-            true,
-        ))
+impl CancelExploration {
+    pub(crate) fn new(runs: Arc<Runs>) -> Self {
+        Self(
+            host_spec(
+                "cancel_exploration",
+                "Cancel an exploration run",
+                "Stops an exploration run you started: a queued one at once, a running one at its next epoch tick. Cancelling a run that is over changes nothing.",
+                json!({
+                    "type": "object",
+                    "properties": {"run_id": {"type": "string"}},
+                    "required": ["run_id"],
+                    "additionalProperties": false
+                }),
+                RUN_PERMISSION,
+                true,
+            ),
+            runs,
+        )
     }
 }
 
@@ -206,24 +234,31 @@ impl HostTool for CancelExploration {
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+        Box::pin(self.run(c.host, c.who, c.args))
+    }
+
+    fn lost<'a>(&'a self, _: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
+        Box::pin(std::future::ready(Err(match effect {
+            Effect::Run(r) => run_lost(r),
+            _ => lost_elsewhere(),
+        })))
     }
 }
 
 impl CancelExploration {
     async fn run(
         &self,
-        host: &Toolhost,
+        host: Host<'_>,
         who: &Principal,
         args: &Value,
     ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
         let id = run_id_arg(args)?;
-        let run = host.visible_run(who, id).await?;
-        let now = host.gate_policy.now_ms();
-        let store = &host.runs()?.store;
+        let run = self.1.visible_run(host, who, id).await?;
+        let now = host.now_ms();
+        let store = &self.1.config.store;
         let run = match run.state {
             RunState::Queued => {
-                let finish = settle::cancelled_before_start(host, &run, who, now);
+                let finish = settle::cancelled_before_start(host.scanner(), &run, who, now);
                 let mut settled = run.clone();
                 settled.state = RunState::Cancelled;
                 settled.finished_at_ms = Some(now);
@@ -248,22 +283,25 @@ impl CancelExploration {
 
 /// `list_explorations(limit?)`: the caller's runs, newest first (a tenant
 /// admin sees the tenant's).
-pub struct ListExplorations(ToolSpec);
+pub struct ListExplorations(ToolSpec, Arc<Runs>);
 
-impl Default for ListExplorations {
-    fn default() -> Self {
-        Self(host_spec(
-            "list_explorations",
-            "List exploration runs",
-            "Your exploration runs, newest first (a tenant admin sees the tenant's).",
-            json!({
-                "type": "object",
-                "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_LISTED}},
-                "additionalProperties": false
-            }),
-            RUN_PERMISSION,
-            false,
-        ))
+impl ListExplorations {
+    pub(crate) fn new(runs: Arc<Runs>) -> Self {
+        Self(
+            host_spec(
+                "list_explorations",
+                "List exploration runs",
+                "Your exploration runs, newest first (a tenant admin sees the tenant's).",
+                json!({
+                    "type": "object",
+                    "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_LISTED}},
+                    "additionalProperties": false
+                }),
+                RUN_PERMISSION,
+                false,
+            ),
+            runs,
+        )
     }
 }
 
@@ -273,14 +311,14 @@ impl HostTool for ListExplorations {
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host.toolhost(), c.who, c.args))
+        Box::pin(self.run(c.host, c.who, c.args))
     }
 }
 
 impl ListExplorations {
     async fn run(
         &self,
-        host: &Toolhost,
+        host: Host<'_>,
         who: &Principal,
         args: &Value,
     ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
@@ -291,9 +329,7 @@ impl ListExplorations {
         } else {
             Some(who.subject.as_str())
         };
-        let runs = host
-            .runs()?
-            .store
+        let runs = (self.1.config.store)
             .runs(&who.tenant, principal, limit)
             .await
             .map_err(RunError::Store)?;

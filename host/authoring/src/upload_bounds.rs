@@ -7,7 +7,7 @@ use std::time::Duration;
 use toolhost_catalog::intake::{MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES};
 use toolhost_workspace::{QuotaExceeded, UploadKind};
 
-use crate::{InvokeError, millis};
+use toolhost_invoke::{InvokeError, millis};
 
 /// How long an upload no proposal names is kept: long enough to sign and
 /// propose, short enough that abandoned bytes do not pile up.
@@ -77,6 +77,6 @@ pub(super) fn millis_of(d: Duration) -> i64 {
 }
 
 /// Now by `clock`, in unix milliseconds.
-pub(super) fn now_by(clock: &crate::Clock) -> i64 {
+pub(super) fn now_by(clock: &toolhost_invoke::Clock) -> i64 {
     millis(clock())
 }

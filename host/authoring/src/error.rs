@@ -1,12 +1,12 @@
 //! Why the authoring workspace refused: its own errors, carried by the
-//! call path as one [`Refusal`](crate::Refusal) with their details.
+//! call path as one [`Refusal`](toolhost_invoke::Refusal) with their details.
 
 use serde_json::json;
 use toolhost_catalog::CatalogStoreError;
 use toolhost_catalog::intake::IntakeError;
 use toolhost_workspace::WorkspaceStoreError;
 
-use crate::{InvokeError, Refusal};
+use toolhost_invoke::{InvokeError, Refusal};
 
 /// A workspace request refused: nothing was written.
 #[derive(Debug, thiserror::Error)]

@@ -13,7 +13,7 @@ use toolhost_runs::{
 use toolhost_runtime::{KeptArtifact, RunLog, ToolOutput};
 use toolhost_types::{Digest, Principal};
 
-use crate::Toolhost;
+use toolhost_secrets::Scanner;
 
 /// Why a re-run after a lost worker is safe: the receipt says so.
 const RERUN_NOTE: &str = "an earlier attempt's worker stopped renewing its lease and the run was \
@@ -52,8 +52,8 @@ impl Ending {
 
 /// The receipt of `run` ending as `ending` at `now`: every field a person
 /// needs, strings the sandbox recorded passed through the host's scanner.
-fn receipt(host: &Toolhost, info: &HostInfo, run: &Run, ending: &Ending, now: i64) -> Receipt {
-    let redact = |s: &str| host.scanner.redact(s).into_owned();
+fn receipt(scanner: &Scanner, info: &HostInfo, run: &Run, ending: &Ending, now: i64) -> Receipt {
+    let redact = |s: &str| scanner.redact(s).into_owned();
     let mut attempts: Vec<AttemptRecord> = (1..run.attempt)
         .map(|n| AttemptRecord {
             number: n,
@@ -163,14 +163,14 @@ fn outcome(ending: &Ending) -> Outcome {
 /// under `lease_token`: the run's terminal state with its receipt, its
 /// artifacts, and the row of its last attempt (linking the receipt).
 pub(crate) fn settle(
-    host: &Toolhost,
+    scanner: &Scanner,
     info: &HostInfo,
     run: &Run,
     lease_token: Option<&str>,
     ending: &Ending,
     now: i64,
 ) -> (AuditEvent, Vec<Effect>) {
-    let (text, digest) = receipt(host, info, run, ending, now).seal();
+    let (text, digest) = receipt(scanner, info, run, ending, now).seal();
     let finish = FinishRun {
         id: run.id.clone(),
         lease_token: lease_token.map(str::to_owned),
@@ -216,7 +216,7 @@ pub(crate) fn attempt_event(run: &Run, took: Duration, error_code: Option<String
 /// The settlement of a queued run cancelled by `who` before any worker
 /// claimed it (written with the cancelling call's row).
 pub(crate) fn cancelled_before_start(
-    host: &Toolhost,
+    scanner: &Scanner,
     run: &Run,
     who: &Principal,
     now: i64,
@@ -232,7 +232,7 @@ pub(crate) fn cancelled_before_start(
     );
     let mut run = run.clone();
     run.cancel_requested_at_ms = Some(now);
-    let (text, digest) = receipt(host, &info, &run, &ending, now).seal();
+    let (text, digest) = receipt(scanner, &info, &run, &ending, now).seal();
     FinishRun {
         id: run.id.clone(),
         lease_token: None,

@@ -21,8 +21,11 @@ use toolhost_runtime::{
     CallContext, CallError, Exploration, Payer, ProgressSink, Reply, RunLog, Snapshots,
 };
 
-use super::settle::{Ending, HostInfo, attempt_event, settle};
-use crate::Toolhost;
+use toolhost_audit::AuditSink;
+use toolhost_invoke::Toolhost;
+
+use crate::settle::{Ending, HostInfo, attempt_event, settle};
+use crate::{Runs, Sessions};
 
 /// The longest between two heartbeats of a running run: how stale its
 /// stored progress may be, and how late a cancel request is heard.
@@ -46,6 +49,9 @@ pub struct WorkerConfig {
 /// Executes queued runs until stopped.
 pub struct RunWorker {
     host: Arc<Toolhost>,
+    runs: Arc<Runs>,
+    audit: Arc<dyn AuditSink>,
+    sessions: Option<Arc<dyn Sessions>>,
     config: WorkerConfig,
 }
 
@@ -56,18 +62,29 @@ enum Interrupt {
 }
 
 impl RunWorker {
-    /// A worker executing `host`'s runs.
-    pub fn new(host: Arc<Toolhost>, config: WorkerConfig) -> Self {
-        Self { host, config }
+    /// A worker executing the runs `runs` keeps, on `host`'s sandbox
+    /// runtime and catalog, writing each attempt's row to `audit`; drafts
+    /// are loaded from `sessions` (without it, a draft's run fails).
+    pub fn new(
+        host: Arc<Toolhost>,
+        runs: Arc<Runs>,
+        audit: Arc<dyn AuditSink>,
+        sessions: Option<Arc<dyn Sessions>>,
+        config: WorkerConfig,
+    ) -> Self {
+        Self {
+            host,
+            runs,
+            audit,
+            sessions,
+            config,
+        }
     }
 
     /// Claims and executes runs until `stop`; then waits for the runs it
     /// holds to settle (or, stopped hard, leaves them to be taken over).
     pub async fn run(self, stop: CancellationToken) {
-        let Ok(runs) = self.host.runs().cloned() else {
-            tracing::error!("run worker: no run store is configured");
-            return;
-        };
+        let runs = self.runs.config().clone();
         let slots = Arc::new(Semaphore::new(self.config.slots.max(1)));
         let this = Arc::new(self);
         let mut last_reap = Instant::now() - this.config.lease;
@@ -80,7 +97,7 @@ impl RunWorker {
                 this.reap().await;
                 last_reap = Instant::now();
             }
-            let now = this.host.gate_policy.now_ms();
+            let now = this.host.host().now_ms();
             let lease_ms = millis(this.config.lease);
             match runs.store.claim(&this.config.id, lease_ms, now).await {
                 Ok(Some(claim)) => {
@@ -114,8 +131,8 @@ impl RunWorker {
 
     /// Settles runs whose every attempt was lost: `failed`, `RUN_LOST`.
     async fn reap(&self) {
-        let Ok(runs) = self.host.runs() else { return };
-        let now = self.host.gate_policy.now_ms();
+        let runs = self.runs.config();
+        let now = self.host.host().now_ms();
         let exhausted = match runs.store.exhausted(now).await {
             Ok(e) => e,
             Err(e) => {
@@ -154,9 +171,16 @@ impl RunWorker {
     }
 
     async fn write(&self, run: &Run, lease_token: Option<&str>, ending: &Ending) {
-        let now = self.host.gate_policy.now_ms();
-        let (event, effects) = settle(&self.host, &self.info(), run, lease_token, ending, now);
-        match self.host.audit.record_with(&event, &effects).await {
+        let now = self.host.host().now_ms();
+        let (event, effects) = settle(
+            self.host.host().scanner(),
+            &self.info(),
+            run,
+            lease_token,
+            ending,
+            now,
+        );
+        match self.audit.record_with(&event, &effects).await {
             Ok(()) => {
                 tracing::info!(run = %run.id, state = %ending.state, attempt = run.attempt, "run settled")
             }
@@ -176,7 +200,7 @@ impl RunWorker {
                 lease_token: token.to_owned(),
                 attempt: n,
             });
-            if let Err(e) = self.host.audit.record_with(&event, &[effect]).await {
+            if let Err(e) = self.audit.record_with(&event, &[effect]).await {
                 tracing::warn!(run = %run.id, error = %e, "run worker: recording a lost attempt");
                 return false;
             }
@@ -193,7 +217,7 @@ impl RunWorker {
                 "cancelled before this attempt started".into(),
             ));
         }
-        let now = self.host.gate_policy.now_ms();
+        let now = self.host.host().now_ms();
         let remaining = run
             .deadline_at_ms
             .map_or(run.spec.budget.call.timeout, |d| {
@@ -239,7 +263,7 @@ impl RunWorker {
                 RunState::Cancelled,
                 Err(error("CANCELLED", "cancelled while it ran".into())),
             ),
-            Ok(Ok(Reply::Output(out))) => match run_secret(&self.host.scanner, &out) {
+            Ok(Ok(Reply::Output(out))) => match run_secret(self.host.host().scanner(), &out) {
                 Some(f) => ending(
                     RunState::Failed,
                     Err(error(
@@ -281,7 +305,7 @@ impl RunWorker {
         log: Arc<Mutex<RunLog>>,
         progress: Arc<Mutex<Option<Progress>>>,
     ) -> Result<Reply, CallError> {
-        let runs = self.host.runs().map_err(|_| CallError::Internal)?;
+        let runs = self.runs.config();
         let budget = run.spec.budget;
         let exploration = Exploration {
             run_id: run.id.to_string(),
@@ -290,13 +314,13 @@ impl RunWorker {
             max_artifacts: budget.artifacts,
             max_artifact_bytes: budget.artifact_bytes.as_u64(),
             artifact_ttl_ms: millis(runs.artifact_ttl),
-            scanner: self.host.scanner.clone(),
+            scanner: self.host.host().scanner().clone(),
             log,
         };
         let mut call_budget = budget.call;
         call_budget.timeout = remaining;
         let base = CallContext::new(&run.tenant, &run.principal)
-            .with_backends(self.host.grant(plugin))
+            .with_backends(self.host.host().backend_grant(plugin))
             .in_run(exploration);
         let section = plugin
             .manifest
@@ -305,15 +329,13 @@ impl RunWorker {
             .find(|(n, _)| n.as_str() == run.spec.tool);
         let mut snapshots = Snapshots::new();
         for kind in section.map(|(_, s)| s.resolves.clone()).unwrap_or_default() {
-            let rows = self
-                .host
-                .runtime
+            let rows = (self.host.host().runtime())
                 .snapshot(&plugin.plugin, &base, &kind, &plugin.budget)
                 .await?;
             let name = plugin.manifest.plugin.name.as_str();
             snapshots.insert(
                 kind.clone(),
-                crate::snapshots::floor(rows, &run.tenant, name, &kind),
+                toolhost_invoke::floor(rows, &run.tenant, name, &kind),
             );
         }
         let sink = ProgressSink::new(move |r| {
@@ -327,8 +349,7 @@ impl RunWorker {
             .with_snapshots(Arc::new(snapshots))
             .with_progress(Some(sink));
         let args = run.spec.arguments.to_string();
-        self.host
-            .runtime
+        (self.host.host().runtime())
             .call(&plugin.plugin, &ctx, &run.spec.tool, &args, &call_budget)
             .await
     }
@@ -342,13 +363,11 @@ impl RunWorker {
         token: &str,
         progress: Arc<Mutex<Option<Progress>>>,
     ) -> Interrupt {
-        let Ok(runs) = self.host.runs() else {
-            return Interrupt::LeaseLost;
-        };
+        let runs = self.runs.config();
         let every = (self.config.lease / 3).min(BEAT);
         loop {
             tokio::time::sleep(every).await;
-            let until = self.host.gate_policy.now_ms() + millis(self.config.lease);
+            let until = self.host.host().now_ms() + millis(self.config.lease);
             let latest = progress.lock().unwrap_or_else(|p| p.into_inner()).clone();
             match runs
                 .store
@@ -384,11 +403,11 @@ impl RunWorker {
                 // The run was admitted when it was queued: its compile
                 // (a miss only on another replica, or after the draft
                 // cache was dropped) waits for a worker, never refused.
-                let loaded = self
-                    .host
-                    .draft_plugin(&run.tenant, session, proposal, Payer::Host)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let sessions = (self.sessions.as_ref())
+                    .ok_or("no authoring service to load the draft from")?;
+                let loaded = sessions
+                    .draft(&run.tenant, session, proposal, Payer::Host)
+                    .await?;
                 if loaded.plugin.digest().to_string() != wanted.component_sha256 {
                     return Err(format!(
                         "the draft of {proposal} is not the component the run pinned"
@@ -405,11 +424,7 @@ impl RunWorker {
                 ));
             }
         };
-        let live = self
-            .host
-            .runs()
-            .ok()
-            .and_then(|r| r.catalog.clone())
+        let live = (self.runs.config().catalog.clone())
             .ok_or("no catalog store to load the revision from")?;
         let (_, loaded) = live.load_revision(&id).await?;
         if loaded.plugin.digest().to_string() != wanted.component_sha256 {

@@ -7,7 +7,7 @@ use toolhost_runs::RunId;
 use toolhost_types::Principal;
 use toolhost_workspace::{Promotion, Proposal, Session, SessionView};
 
-use crate::Toolhost;
+use crate::Work;
 
 /// A session's own fields.
 pub(crate) fn session(s: &Session) -> Value {
@@ -37,7 +37,7 @@ pub(crate) fn proposal(p: &Proposal) -> Value {
     })
 }
 
-impl Toolhost {
+impl Work<'_> {
     /// `view` as the read tools answer it.
     pub(crate) async fn session_view(&self, who: &Principal, view: &SessionView) -> Value {
         let mut runs = Vec::with_capacity(view.runs.len());
@@ -65,9 +65,10 @@ impl Toolhost {
     /// A run of the session as it is now: its state and, once over, its
     /// receipt's digest.
     async fn linked_run(&self, who: &Principal, id: &str, proposal: Option<&str>) -> Value {
-        let run = match (RunId::parse(id), self.runs()) {
-            (Some(rid), Ok(runs)) => runs.store.run(&who.tenant, &rid).await.ok().flatten(),
-            _ => None,
+        let store = &self.runs().config().store;
+        let run = match RunId::parse(id) {
+            Some(rid) => store.run(&who.tenant, &rid).await.ok().flatten(),
+            None => None,
         };
         json!({
             "run_id": id,
