@@ -29,11 +29,7 @@ use toolhost_invoke::Clock;
 pub struct Arriving {
     store: Arc<dyn WorkspaceStore>,
     upload: ArrivingUpload,
-    /// The kind's bound.
-    limit: usize,
-    quota: UploadQuota,
-    /// How long the finished upload is kept, in milliseconds.
-    ttl_ms: i64,
+    bounds: ArrivingBounds,
     clock: Clock,
     hasher: Hasher,
     /// The part being gathered: never more than a part's size.
@@ -48,21 +44,27 @@ pub struct Arriving {
     settled: bool,
 }
 
+/// What bounds an arriving upload, and how long it is kept once finished.
+pub(crate) struct ArrivingBounds {
+    /// The kind's bound.
+    pub limit: usize,
+    /// What its principal may hold.
+    pub quota: UploadQuota,
+    /// How long the finished upload is kept, in milliseconds.
+    pub ttl_ms: i64,
+}
+
 impl Arriving {
     pub(super) fn new(
         store: Arc<dyn WorkspaceStore>,
         upload: ArrivingUpload,
-        limit: usize,
-        quota: UploadQuota,
-        ttl_ms: i64,
+        bounds: ArrivingBounds,
         clock: Clock,
     ) -> Self {
         Arriving {
             store,
             upload,
-            limit,
-            quota,
-            ttl_ms,
+            bounds,
             clock,
             hasher: Digest::hasher(),
             part: Vec::new(),
@@ -109,11 +111,11 @@ impl Arriving {
 
     async fn gather(&mut self, mut frame: &[u8]) -> Result<(), UploadError> {
         self.size = self.size.saturating_add(frame.len() as u64);
-        if self.size > self.limit as u64 {
+        if self.size > self.bounds.limit as u64 {
             return Err(UploadError::TooLarge {
                 kind: self.upload.kind,
                 size: self.size,
-                limit: self.limit,
+                limit: self.bounds.limit,
             });
         }
         self.hasher.update(frame);
@@ -139,7 +141,7 @@ impl Arriving {
             handle: &self.upload.handle,
             seq: self.seq,
             bytes: &self.part,
-            max_bytes: self.quota.bytes,
+            max_bytes: self.bounds.quota.bytes,
             now_ms,
             arriving_until_ms: now_ms.saturating_add(millis_of(ARRIVING_UPLOAD_TTL)),
         };
@@ -164,7 +166,7 @@ impl Arriving {
         let u = &self.upload;
         match self.store.held_uploads(&u.tenant, &u.owner, now_ms).await {
             Ok(held) => UploadError::Quota(QuotaExceeded::Bytes {
-                limit: self.quota.bytes,
+                limit: self.bounds.quota.bytes,
                 held: held.bytes.saturating_sub(self.stored),
             }),
             Err(e) => store(e),
@@ -186,7 +188,7 @@ impl Arriving {
             size: self.size,
             sha256: std::mem::take(&mut self.hasher).finish().to_string(),
             created_at_ms: u.created_at_ms,
-            expires_at_ms: now.saturating_add(self.ttl_ms),
+            expires_at_ms: now.saturating_add(self.bounds.ttl_ms),
         };
         if self.store.finish_upload(&upload).await.map_err(store)? {
             return Ok(upload);

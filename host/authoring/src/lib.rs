@@ -32,6 +32,8 @@ mod bind;
 mod domain_subject;
 mod error;
 mod plugin_subject;
+mod promote;
+mod propose;
 mod session_runs;
 mod tools;
 mod upload_bounds;
@@ -57,10 +59,7 @@ use toolhost_runs_service::Runs;
 
 pub use arriving::Arriving;
 pub use error::WorkspaceError;
-pub use tools::{
-    AUTHORING_PERMISSION, CreateAuthoringSession, GetAuthoringSession, GetRevisionDiff,
-    ListAuthoringSessions, PromoteRevision, ProposeRevision,
-};
+pub use tools::AUTHORING_PERMISSION;
 pub use upload_bounds::{
     ARRIVING_UPLOAD_TTL, DEFAULT_UPLOAD_TTL, MAX_SIGNATURE_BYTES, UPLOAD_PART_BYTES, UploadError,
     upload_limit,
@@ -98,14 +97,7 @@ impl Authoring {
     /// The authoring host tools: sessions, proposals, diffs and
     /// promotion.
     pub fn host_tools(self: &Arc<Self>) -> Vec<Arc<dyn HostTool>> {
-        vec![
-            Arc::new(CreateAuthoringSession::new(self.clone())),
-            Arc::new(GetAuthoringSession::new(self.clone())),
-            Arc::new(ListAuthoringSessions::new(self.clone())),
-            Arc::new(ProposeRevision::new(self.clone())),
-            Arc::new(GetRevisionDiff::new(self.clone())),
-            Arc::new(PromoteRevision::new(self.clone())),
-        ]
+        tools::host_tools(self)
     }
 
     /// The service at work on one call, on `host`.

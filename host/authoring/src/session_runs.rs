@@ -16,8 +16,8 @@ use toolhost_workspace::{ProposalId, RunLink, SessionChange, SessionId, Subject,
 
 use super::plugin_subject::RevisionDraft;
 use crate::WorkspaceError;
-use toolhost_invoke::{AnswerFuture, BoxFuture, HostCall, HostToolFuture, InvokeError};
-use toolhost_runs_service::Sessions;
+use toolhost_invoke::{AnswerFuture, HostCall, HostToolFuture, InvokeError};
+use toolhost_runs_service::{DraftFuture, DraftRef, Sessions};
 
 use crate::{Authoring, Work};
 
@@ -61,7 +61,7 @@ impl Work<'_> {
         let (expected, view) = (step.expected, &step.view);
         let session = &view.session;
         let proposal = match args.get("proposal_id").and_then(Value::as_str) {
-            Some(id) => Some(super::tools::find_proposal(view, id)?),
+            Some(id) => Some(crate::tools::find_proposal(view, id)?),
             None => None,
         };
         let (mut out, mut effects) = match proposal {
@@ -95,9 +95,8 @@ impl Work<'_> {
                     .await?
             }
             None => {
-                let t = toolhost_runs_service::catalog_tool(self.host.tool(tool), tool)?;
                 self.runs()
-                    .start_named_run(self.host, who, &t, arguments)
+                    .start_named_run(self.host, who, tool, arguments)
                     .await?
             }
         };
@@ -207,15 +206,10 @@ impl Sessions for Authoring {
         Box::pin(crate::lost(self.on(c.host), c.who, effect))
     }
 
-    fn draft<'a>(
-        &'a self,
-        tenant: &'a str,
-        session: &'a str,
-        proposal: &'a str,
-        payer: Payer,
-    ) -> BoxFuture<'a, Result<Arc<LoadedPlugin>, String>> {
+    fn draft<'a>(&'a self, d: DraftRef<'a>, payer: Payer) -> DraftFuture<'a> {
         Box::pin(async move {
-            (self.draft_plugin(tenant, session, proposal, payer).await).map_err(|e| e.to_string())
+            let loaded = self.draft_plugin(d.tenant, d.session, d.proposal, payer);
+            loaded.await.map_err(|e| e.to_string())
         })
     }
 }

@@ -18,7 +18,7 @@ use toolhost_types::{Principal, Risk};
 use toolhost_workspace::{ArrivingUpload, QuotaExceeded, UploadHandle, UploadKind};
 
 use super::AUTHORING_PERMISSION;
-use super::arriving::Arriving;
+use super::arriving::{Arriving, ArrivingBounds};
 use super::upload_bounds::{ARRIVING_UPLOAD_TTL, UploadError, millis_of, upload_limit};
 use crate::Work;
 use crate::WorkspaceError;
@@ -93,14 +93,12 @@ impl Work<'_> {
                 })
                 .into());
         }
-        Ok(Arriving::new(
-            store,
-            upload,
+        let bounds = ArrivingBounds {
             limit,
             quota,
-            millis_of(ws.upload_ttl),
-            self.host.clock(),
-        ))
+            ttl_ms: millis_of(ws.upload_ttl),
+        };
+        Ok(Arriving::new(store, upload, bounds, self.host.clock()))
     }
 
     /// Refuses `who` unless it holds the authoring permission.

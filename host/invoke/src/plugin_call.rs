@@ -55,6 +55,21 @@ impl Answer {
     }
 }
 
+/// One call of a plugin tool, admitted: who calls, with what.
+struct PluginCall<'a> {
+    who: &'a Principal,
+    grants: &'a Grants,
+    tool: &'a ToolRef,
+    req: &'a CallRequest,
+    call_id: &'a str,
+    /// The arguments the plugin receives (the host's own taken out).
+    args: Value,
+    /// The same, as the JSON text the guest reads.
+    args_text: String,
+    /// The arguments the host owns (`gate_id`, `idempotency_key`).
+    host: HostArguments,
+}
+
 impl Toolhost {
     pub(crate) async fn run_plugin(
         &self,
@@ -82,22 +97,21 @@ impl Toolhost {
             // Held until the call's audit row settles it (`call.rs`).
             *held = Some(key);
         }
-        self.plan_and_call(who, grants, tool, req, call_id, &args, &args_text, &host)
-            .await
+        let call = PluginCall {
+            who,
+            grants,
+            tool,
+            req,
+            call_id,
+            args,
+            args_text,
+            host,
+        };
+        self.plan_and_call(&call).await
     }
 
-    #[allow(clippy::too_many_arguments)]
-    async fn plan_and_call(
-        &self,
-        who: &Principal,
-        grants: &Grants,
-        tool: &ToolRef,
-        req: &CallRequest,
-        call_id: &str,
-        args: &Value,
-        args_text: &str,
-        host: &HostArguments,
-    ) -> Result<Answer, InvokeError> {
+    async fn plan_and_call(&self, c: &PluginCall<'_>) -> Result<Answer, InvokeError> {
+        let (who, tool, req) = (c.who, c.tool, c.req);
         let plugin = tool.plugin();
         let conversation = req
             .conversation
@@ -112,35 +126,8 @@ impl Toolhost {
             .with_log(req.log.clone())
             .with_snapshots(snapshots)
             .with_backends(self.grant(plugin));
-        if gating::gateable(tool) {
-            let planned = self
-                .runtime
-                .plan(&plugin.plugin, &ctx, &req.tool, args_text, &plugin.budget)
-                .instrument(tracing::info_span!("plan"))
-                .await?;
-            let plan = match planned {
-                Planned::Plan(p) => p,
-                Planned::Clarify(c) => return Ok(Answer::Clarify(c)),
-            };
-            self.screen_plan(&plan)?; // a secret in the plan → SECRET_EXPOSURE, no gate stored
-            let risk = gating::effective_risk(tool, &plan);
-            let spec = tool.spec();
-            if decide(who, grants, &spec.permission, risk, Use::Call) == Decision::Gated {
-                let digest = argument_digest(args).to_string();
-                match &host.gate_id {
-                    Some(id) => self.consume(who, tool, id, &digest, call_id).await?,
-                    None => {
-                        let gate =
-                            gating::new_gate(who, tool, &digest, &plan, risk, &self.gate_policy);
-                        let gate = self
-                            .gate_store()?
-                            .open(gate)
-                            .await
-                            .map_err(InvokeError::Gates)?;
-                        return Ok(Answer::ApprovalRequired(Box::new(gate)));
-                    }
-                }
-            }
+        if let Some(stop) = self.gate(c, &ctx).await? {
+            return Ok(stop);
         }
         let checkpoints = self.checkpoints.as_ref().map(|store| CheckpointGrant {
             store: store.clone(),
@@ -149,11 +136,17 @@ impl Toolhost {
         });
         let ctx = ctx
             .with_checkpoints(checkpoints)
-            .with_client(self.client_link(plugin, req, host))
+            .with_client(self.client_link(plugin, req, &c.host))
             .with_updates(Some(self.update_sink(tool.shared_plugin(), &who.tenant)));
         let reply = self
             .runtime
-            .call(&plugin.plugin, &ctx, &req.tool, args_text, &plugin.budget)
+            .call(
+                &plugin.plugin,
+                &ctx,
+                &req.tool,
+                &c.args_text,
+                &plugin.budget,
+            )
             .instrument(tracing::info_span!("sandbox"))
             .await?;
         Ok(match reply {
@@ -167,6 +160,50 @@ impl Toolhost {
             Reply::Clarify(c) => Answer::Clarify(c),
             Reply::NeedsInput(requests) => Answer::NeedsInput(requests),
         })
+    }
+
+    /// A gateable tool's call, planned and decided: `None` to go on (no
+    /// gate needed, or the presented gate consumed), or the answer that
+    /// ends the call here (a clarification, a new gate).
+    async fn gate(
+        &self,
+        c: &PluginCall<'_>,
+        ctx: &CallContext,
+    ) -> Result<Option<Answer>, InvokeError> {
+        let (who, tool) = (c.who, c.tool);
+        if !gating::gateable(tool) {
+            return Ok(None);
+        }
+        let plugin = tool.plugin();
+        let planned = self
+            .runtime
+            .plan(
+                &plugin.plugin,
+                ctx,
+                &c.req.tool,
+                &c.args_text,
+                &plugin.budget,
+            )
+            .instrument(tracing::info_span!("plan"))
+            .await?;
+        let plan = match planned {
+            Planned::Plan(p) => p,
+            Planned::Clarify(q) => return Ok(Some(Answer::Clarify(q))),
+        };
+        self.screen_plan(&plan)?; // a secret in the plan → SECRET_EXPOSURE, no gate stored
+        let risk = gating::effective_risk(tool, &plan);
+        let spec = tool.spec();
+        if decide(who, c.grants, &spec.permission, risk, Use::Call) != Decision::Gated {
+            return Ok(None);
+        }
+        let digest = argument_digest(&c.args).to_string();
+        if let Some(id) = &c.host.gate_id {
+            self.consume(who, tool, id, &digest, c.call_id).await?;
+            return Ok(None);
+        }
+        let gate = gating::new_gate(who, tool, &digest, &plan, risk, &self.gate_policy);
+        let gate = (self.gate_store()?.open(gate).await).map_err(InvokeError::Gates)?;
+        Ok(Some(Answer::ApprovalRequired(Box::new(gate))))
     }
 
     /// The call's link to its client, with what the plugin's manifest

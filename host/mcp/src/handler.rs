@@ -19,6 +19,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::Value;
 use toolhost_invoke::{Answer, CallRequest, Conversation, Toolhost};
 use toolhost_resolver::Clarification;
+use toolhost_runs::{Run, RunStoreError};
+use toolhost_runs_service::{RunError, Runs};
 use toolhost_runtime::CallError;
 use toolhost_types::Principal;
 use tracing::Instrument;
@@ -27,8 +29,6 @@ use crate::ask::{self, Asker, RequestStates};
 use crate::events::MemoryEvents;
 use crate::log::LogRelay;
 use crate::progress::ProgressRelay;
-use toolhost_runs::{Run, RunStoreError};
-use toolhost_runs_service::{RunError, Runs};
 
 use crate::subscriptions::{self, SessionSubscriptions};
 use crate::tool_defs::ToolDefs;
@@ -323,42 +323,10 @@ impl McpServer {
         loop {
             let pinned = ask::pinned(&arguments, &retry.chosen);
             let answer = self.run(&who, &tool, pinned, &ctx, as_task, &retry.inputs);
-            let question = match answer.await {
-                Ok(Answer::Clarify(c)) if !retry.declined => c,
-                Ok(Answer::Clarify(c)) => {
-                    return Ok(CallToolResponse::Complete(clarify::result(&c)));
-                }
-                Ok(Answer::Output(out)) => {
-                    if let Some(id) = tasks::started_run(&out.structured).filter(|_| as_task) {
-                        let run = self
-                            .run_for(&who, id)
-                            .await
-                            .map_err(|e| tasks::error(id, &e))?;
-                        let created = tasks::created(&run, self.run_retention());
-                        return Ok(CallToolResponse::Task(created));
-                    }
-                    return Ok(CallToolResponse::Complete(convert::answer(out)));
-                }
-                Ok(Answer::ApprovalRequired(gate)) => {
-                    return Ok(CallToolResponse::Complete(convert::approval(&gate)));
-                }
-                Ok(Answer::NeedsInput(requests)) => {
-                    let asked = self
-                        .asker
-                        .plugin_inputs(&who, &tool, &arguments, requests, &retry)?;
-                    return Ok(CallToolResponse::InputRequired(asked));
-                }
-                Err(toolhost_invoke::InvokeError::Call(CallError::MissingClientCapability {
-                    capability,
-                })) => return Err(crate::client::missing_capability(&capability)),
-                Ok(Answer::Artifact(artifact, content)) => {
-                    let result = convert::artifact(&artifact, content);
-                    return Ok(CallToolResponse::Complete(result));
-                }
-                Err(e) => {
-                    let failed = convert::failure(&e, self.host.scanner())?;
-                    return Ok(CallToolResponse::Complete(failed));
-                }
+            let answer = answer.await;
+            let question = match self.answered(&who, &tool, &arguments, &retry, as_task, answer) {
+                Answered::Respond(respond) => return respond.await,
+                Answered::Ask(question) => question,
             };
             match channel {
                 ask::Channel::InputRequired => {
@@ -387,6 +355,68 @@ impl McpServer {
             }
         }
     }
+
+    /// What the client is answered for `answer`, a call of `tool` with
+    /// `arguments`: a response, or a question to ask it (a clarification
+    /// it has not declined).
+    fn answered<'a>(
+        &'a self,
+        who: &'a Principal,
+        tool: &'a str,
+        arguments: &'a Value,
+        retry: &'a ask::Retry,
+        as_task: bool,
+        answer: Result<Answer, toolhost_invoke::InvokeError>,
+    ) -> Answered<'a> {
+        let respond = |r: CallToolResponse| Answered::Respond(Box::pin(std::future::ready(Ok(r))));
+        match answer {
+            Ok(Answer::Clarify(c)) if !retry.declined => Answered::Ask(c),
+            Ok(Answer::Clarify(c)) => respond(CallToolResponse::Complete(clarify::result(&c))),
+            Ok(Answer::Output(out)) => match tasks::started_run(&out.structured) {
+                Some(id) if as_task => {
+                    let id = id.to_owned();
+                    Answered::Respond(Box::pin(async move {
+                        let run =
+                            (self.run_for(who, &id).await).map_err(|e| tasks::error(&id, &e))?;
+                        let created = tasks::created(&run, self.run_retention());
+                        Ok(CallToolResponse::Task(created))
+                    }))
+                }
+                _ => respond(CallToolResponse::Complete(convert::answer(out))),
+            },
+            Ok(Answer::ApprovalRequired(gate)) => {
+                respond(CallToolResponse::Complete(convert::approval(&gate)))
+            }
+            Ok(Answer::NeedsInput(requests)) => Answered::Respond(Box::pin(std::future::ready(
+                (self
+                    .asker
+                    .plugin_inputs(who, tool, arguments, requests, retry))
+                .map(CallToolResponse::InputRequired),
+            ))),
+            Err(toolhost_invoke::InvokeError::Call(CallError::MissingClientCapability {
+                capability,
+            })) => Answered::Respond(Box::pin(std::future::ready(Err(
+                crate::client::missing_capability(&capability),
+            )))),
+            Ok(Answer::Artifact(artifact, content)) => respond(CallToolResponse::Complete(
+                convert::artifact(&artifact, content),
+            )),
+            Err(e) => Answered::Respond(Box::pin(std::future::ready(
+                convert::failure(&e, self.host.scanner()).map(CallToolResponse::Complete),
+            ))),
+        }
+    }
+}
+
+/// What a call's answer comes to: a response (read once it is ready), or
+/// a question for the client.
+enum Answered<'a> {
+    Respond(
+        std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a>,
+        >,
+    ),
+    Ask(Clarification),
 }
 
 impl ServerHandler for McpServer {

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use toolhost_audit::Effect;
 use toolhost_catalog::ToolRef;
-use toolhost_invoke::{AnswerFuture, ClaimTools, HostCall, HostTool, HostToolFuture, InvokeError};
-use toolhost_runtime::{ToolOutput, ToolSpec};
+use toolhost_invoke::{ClaimTools, HostCall, HostTool, InvokeError};
+use toolhost_runtime::ToolOutput;
 
-use crate::{Runs, queued_run, run_lost};
+use crate::tools::StartTool;
+use crate::{Runs, queued_run};
 
 /// Once the row that queued a run is written: this host's workers are
 /// woken (other replicas hear of it by NOTIFY, or by polling), and a caller
@@ -32,21 +33,14 @@ pub async fn started(
     }
 }
 
-/// A loss of an effect no runs tool decides: the host's fault.
-pub(crate) fn lost_elsewhere() -> InvokeError {
-    InvokeError::Audit(toolhost_audit::AuditError::Failed(
-        "an effect that never races lost".into(),
-    ))
-}
-
 /// What a run tool's description adds.
-const RUN_NOTE: &str = "Runs as an exploration run: the call queues it and answers with the run \
+pub(crate) const RUN_NOTE: &str = "Runs as an exploration run: the call queues it and answers with the run \
      (follow it with get_exploration_result); a call with a progress token waits for it, hearing \
      its progress. Its answer is the run's outcome.";
 
 /// The answer of a call that queued a run: the run as
 /// `get_exploration_result` shows it.
-fn run_schema() -> Value {
+pub(crate) fn run_schema() -> Value {
     json!({
         "type": "object",
         "description": "An exploration run: once its state is over, outcome holds the tool's answer or error, receipt_sha256 its receipt's digest, artifacts what it kept.",
@@ -78,59 +72,6 @@ impl ClaimTools for RunTools {
     fn claim(&self, tool: &ToolRef) -> Option<Arc<dyn HostTool>> {
         let section = tool.plugin().manifest.tools.get(&tool.spec().name)?;
         section.run.as_ref()?;
-        Some(Arc::new(RunTool::new(self.0.clone(), tool.clone())))
-    }
-}
-
-/// A catalog tool with a `run` table: a call queues a run of it in the
-/// exploration sandbox and answers with the run (its caller and arguments
-/// admitted by the call path as for any call of the tool); a caller that
-/// asked for progress waits for the run.
-struct RunTool {
-    runs: Arc<Runs>,
-    tool: ToolRef,
-    spec: ToolSpec,
-}
-
-impl RunTool {
-    fn new(runs: Arc<Runs>, tool: ToolRef) -> Self {
-        let mut spec = tool.spec().clone();
-        spec.description = format!("{} {RUN_NOTE}", spec.description);
-        spec.output_schema = Some(run_schema());
-        Self { runs, tool, spec }
-    }
-}
-
-impl HostTool for RunTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin((self.runs).start_run(c.host, c.who, &self.tool, c.args))
-    }
-
-    fn is_task(&self) -> bool {
-        true
-    }
-
-    fn claimed(&self) -> Option<&ToolRef> {
-        Some(&self.tool)
-    }
-
-    fn written<'a>(
-        &'a self,
-        c: HostCall<'a>,
-        out: ToolOutput,
-        effects: &'a [Effect],
-    ) -> AnswerFuture<'a> {
-        Box::pin(started(&self.runs, c, out, effects))
-    }
-
-    fn lost<'a>(&'a self, _: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
-        Box::pin(std::future::ready(Err(match effect {
-            Effect::Run(r) => run_lost(r),
-            _ => lost_elsewhere(),
-        })))
+        Some(Arc::new(StartTool::claimed(self.0.clone(), tool.clone())))
     }
 }

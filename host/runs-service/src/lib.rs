@@ -39,10 +39,9 @@ use toolhost_runtime::Payer;
 
 pub use claim::{RunTools, started};
 pub use error::RunError;
-pub use start::{catalog_tool, permitted, plugin_tool, queued_run, run_lost};
-pub use tools::{
-    CancelExploration, GetExplorationResult, ListExplorations, RUN_PERMISSION, StartExploration,
-};
+pub use start::{permitted, plugin_tool, queued_run, run_lost};
+pub use tools::RUN_PERMISSION;
+use tools::StartTool;
 pub use view::run_output;
 pub use worker::{RunWorker, WorkerConfig};
 
@@ -87,12 +86,10 @@ impl Runs {
         self: &Arc<Self>,
         sessions: Option<Arc<dyn Sessions>>,
     ) -> Vec<Arc<dyn HostTool>> {
-        vec![
-            Arc::new(StartExploration::new(self.clone(), sessions)),
-            Arc::new(GetExplorationResult::new(self.clone())),
-            Arc::new(CancelExploration::new(self.clone())),
-            Arc::new(ListExplorations::new(self.clone())),
-        ]
+        let start: Arc<dyn HostTool> = Arc::new(StartTool::named(self.clone(), sessions));
+        let mut tools = vec![start];
+        tools.extend(tools::runs_tools(self));
+        tools
     }
 
     /// The claim that serves every run tool of a catalog as a run.
@@ -118,13 +115,21 @@ pub trait Sessions: Send + Sync + 'static {
     /// lost to another writer.
     fn lost<'a>(&'a self, c: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a>;
 
-    /// The draft plugin of `proposal` of `session` in `tenant`, loaded
-    /// (never served), its compile charged to `payer`.
-    fn draft<'a>(
-        &'a self,
-        tenant: &'a str,
-        session: &'a str,
-        proposal: &'a str,
-        payer: Payer,
-    ) -> BoxFuture<'a, Result<Arc<LoadedPlugin>, String>>;
+    /// The plugin of `draft`, loaded (never served), its compile charged
+    /// to `payer`.
+    fn draft<'a>(&'a self, draft: DraftRef<'a>, payer: Payer) -> DraftFuture<'a>;
 }
+
+/// A draft a run pinned: a proposal of an authoring session of a tenant.
+#[derive(Debug, Clone, Copy)]
+pub struct DraftRef<'a> {
+    /// The session's tenant.
+    pub tenant: &'a str,
+    /// The session.
+    pub session: &'a str,
+    /// The proposal whose candidate revision is the draft.
+    pub proposal: &'a str,
+}
+
+/// A draft's plugin, or why it does not load.
+pub type DraftFuture<'a> = BoxFuture<'a, Result<Arc<LoadedPlugin>, String>>;

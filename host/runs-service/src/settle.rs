@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use toolhost_audit::{AuditEvent, Effect, Outcome as RowOutcome};
 use toolhost_runs::{
-    ArtifactRecord, AttemptRecord, ErrorRecord, FinishRun, HostRecord, Outcome, RECEIPT_VERSION,
-    Receipt, RefusalRecord, Run, RunEffect, RunState,
+    ArtifactRecord, AttemptRecord, ErrorRecord, FinishRun, HostRecord, OutboundRecord, Outcome,
+    RECEIPT_VERSION, Receipt, RefusalRecord, Run, RunEffect, RunState,
 };
 use toolhost_runtime::{KeptArtifact, RunLog, ToolOutput};
 use toolhost_types::{Digest, Principal};
@@ -53,51 +53,7 @@ impl Ending {
 /// The receipt of `run` ending as `ending` at `now`: every field a person
 /// needs, strings the sandbox recorded passed through the host's scanner.
 fn receipt(scanner: &Scanner, info: &HostInfo, run: &Run, ending: &Ending, now: i64) -> Receipt {
-    let redact = |s: &str| scanner.redact(s).into_owned();
-    let mut attempts: Vec<AttemptRecord> = (1..run.attempt)
-        .map(|n| AttemptRecord {
-            number: n,
-            worker: None,
-            ended: "lost".into(),
-        })
-        .collect();
-    if run.attempt > 0 {
-        let lost = ending.result.as_ref().is_err_and(|e| e.code == "RUN_LOST");
-        attempts.push(AttemptRecord {
-            number: run.attempt,
-            worker: (!lost).then(|| info.worker.clone()),
-            ended: if lost { "lost" } else { "finished" }.into(),
-        });
-    }
-    let outbound = ending
-        .log
-        .outbound
-        .iter()
-        .cloned()
-        .map(|mut o| {
-            o.path = redact(&o.path);
-            o
-        })
-        .collect();
-    let mut refused: Vec<RefusalRecord> = ending
-        .log
-        .refused
-        .iter()
-        .cloned()
-        .map(|mut r| {
-            r.detail = redact(&r.detail);
-            r
-        })
-        .collect();
-    if ending.log.refusals_unlisted > 0 {
-        refused.push(RefusalRecord {
-            what: "unlisted".into(),
-            detail: format!(
-                "{} more refused attempts, not listed",
-                ending.log.refusals_unlisted
-            ),
-        });
-    }
+    let (outbound, refused) = redacted_log(scanner, &ending.log);
     let answer_sha256 = ending.result.as_ref().ok().map(|out| {
         let text = toolhost_types::canonical_json(&out.structured);
         Digest::of(text.as_bytes()).to_string()
@@ -123,7 +79,7 @@ fn receipt(scanner: &Scanner, info: &HostInfo, run: &Run, ending: &Ending, now: 
         started_at_ms: run.started_at_ms,
         finished_at_ms: now,
         cancel_requested_at_ms: run.cancel_requested_at_ms,
-        attempts,
+        attempts: attempts(info, run, ending),
         state: ending.state.as_str().into(),
         error: ending.result.as_ref().err().cloned(),
         answer_sha256,
@@ -132,6 +88,55 @@ fn receipt(scanner: &Scanner, info: &HostInfo, run: &Run, ending: &Ending, now: 
         artifacts: ending.log.artifacts.iter().map(artifact_record).collect(),
         note: (run.attempt > 1).then(|| RERUN_NOTE.into()),
     }
+}
+
+/// Every attempt of `run`: the earlier ones lost their worker; the last
+/// one finished on this worker (unless it was lost too).
+fn attempts(info: &HostInfo, run: &Run, ending: &Ending) -> Vec<AttemptRecord> {
+    let mut attempts: Vec<AttemptRecord> = (1..run.attempt)
+        .map(|n| AttemptRecord {
+            number: n,
+            worker: None,
+            ended: "lost".into(),
+        })
+        .collect();
+    if run.attempt > 0 {
+        let lost = ending.result.as_ref().is_err_and(|e| e.code == "RUN_LOST");
+        attempts.push(AttemptRecord {
+            number: run.attempt,
+            worker: (!lost).then(|| info.worker.clone()),
+            ended: if lost { "lost" } else { "finished" }.into(),
+        });
+    }
+    attempts
+}
+
+/// What the sandbox recorded of a run's requests and refusals, passed
+/// through the host's scanner.
+fn redacted_log(scanner: &Scanner, log: &RunLog) -> (Vec<OutboundRecord>, Vec<RefusalRecord>) {
+    let redact = |s: &str| scanner.redact(s).into_owned();
+    let outbound = (log.outbound.iter().cloned())
+        .map(|mut o| {
+            o.path = redact(&o.path);
+            o
+        })
+        .collect();
+    let mut refused: Vec<RefusalRecord> = (log.refused.iter().cloned())
+        .map(|mut r| {
+            r.detail = redact(&r.detail);
+            r
+        })
+        .collect();
+    if log.refusals_unlisted > 0 {
+        refused.push(RefusalRecord {
+            what: "unlisted".into(),
+            detail: format!(
+                "{} more refused attempts, not listed",
+                log.refusals_unlisted
+            ),
+        });
+    }
+    (outbound, refused)
 }
 
 fn artifact_record(kept: &KeptArtifact) -> ArtifactRecord {

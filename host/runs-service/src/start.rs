@@ -19,19 +19,21 @@ use crate::view::snapshot;
 use crate::{RunError, Runs};
 
 impl Runs {
-    /// Queues a run of the catalog tool `tool`, named by `start_exploration`,
-    /// with `args` for `who`: the caller must be allowed to call it and the
-    /// arguments must fit its schema, as a call of it would be checked.
+    /// Queues a run of the catalog tool called `name` (as
+    /// `start_exploration` names it) with `args` for `who`: the caller
+    /// must be allowed to call it and the arguments must fit its schema, as
+    /// a call of it would be checked.
     pub async fn start_named_run(
         &self,
         host: Host<'_>,
         who: &Principal,
-        tool: &ToolRef,
+        name: &str,
         args: &Value,
     ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+        let tool = catalog_tool(host.tool(name), name)?;
         host.check_arguments(&Tool::Plugin(tool.clone()), args)?;
         permitted(who, &host.grants(who).await?, tool.spec())?;
-        self.start_run(host, who, tool, args).await
+        self.start_run(host, who, &tool, args).await
     }
 
     /// Queues a run of the catalog tool `tool` with `args` for `who`, its
@@ -195,7 +197,7 @@ impl Runs {
 
 /// The catalog tool `found` under `name`, which `start_exploration`
 /// names: a plugin tool (served by its plugin, or claimed by a feature).
-pub fn catalog_tool(found: Option<Tool>, name: &str) -> Result<ToolRef, InvokeError> {
+fn catalog_tool(found: Option<Tool>, name: &str) -> Result<ToolRef, InvokeError> {
     match found {
         Some(t) => match t.catalog_tool() {
             Some(r) => Ok(r.clone()),
@@ -233,8 +235,14 @@ pub fn permitted(who: &Principal, grants: &Grants, spec: &ToolSpec) -> Result<()
 }
 
 /// What a caller is told when the run change its call decided lost: the
-/// queue filled between the check and the write, or the run moved on.
-pub fn run_lost(effect: &RunEffect) -> InvokeError {
+/// queue filled between the check and the write, or the run moved on. Any
+/// other effect never races: its loss is the host's fault.
+pub fn run_lost(effect: &Effect) -> InvokeError {
+    let Effect::Run(effect) = effect else {
+        return InvokeError::Audit(toolhost_audit::AuditError::Failed(
+            "an effect that never races lost".into(),
+        ));
+    };
     match effect {
         RunEffect::Queue(new) => RunError::QueueFull {
             scope: "this principal or tenant",

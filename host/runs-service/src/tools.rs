@@ -8,20 +8,23 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use toolhost_audit::Effect;
+use toolhost_catalog::ToolRef;
 use toolhost_invoke::{
-    AnswerFuture, Host, HostCall, HostTool, HostToolFuture, InvokeError, host_spec, invalid,
+    AnswerFuture, HostCall, HostTool, HostToolFuture, InvokeError, host_spec, invalid,
 };
 use toolhost_runs::{RunEffect, RunState};
 use toolhost_runtime::{ToolOutput, ToolSpec};
-use toolhost_types::Principal;
 
-use crate::claim::{lost_elsewhere, started};
+use crate::claim::{RUN_NOTE, run_schema, started};
 use crate::view::snapshot;
-use crate::{RunError, Runs, Sessions, catalog_tool, run_lost, settle};
+use crate::{RunError, Runs, Sessions, run_lost, settle};
 
 /// Starting, reading and cancelling one's own runs needs this permission
 /// (and, to start one, the permission of the tool it runs).
 pub const RUN_PERMISSION: &str = "explorations:run";
+
+/// What a runs tool answers: its output and the effects to write.
+type Started = Result<(ToolOutput, Vec<Effect>), InvokeError>;
 
 /// The most runs one listing returns.
 const MAX_LISTED: u32 = 100;
@@ -43,16 +46,30 @@ fn answer(run: &toolhost_runs::Run, text: String) -> ToolOutput {
     }
 }
 
-/// `start_exploration(tool, arguments)`: queues a run of any catalog tool
-/// the caller may call, in the exploration sandbox.
-pub struct StartExploration {
+/// A tool that starts runs: `start_exploration(tool, arguments)`, which
+/// queues a run of any catalog tool the caller may call, and each catalog
+/// tool with a `run` table, whose call queues a run of it (its caller and
+/// arguments admitted by the call path as for any call of the tool). Both
+/// answer at once with the run; a caller that asked for progress waits for
+/// it.
+pub(crate) struct StartTool {
     spec: ToolSpec,
     runs: Arc<Runs>,
-    sessions: Option<Arc<dyn Sessions>>,
+    starts: Starts,
 }
 
-impl StartExploration {
-    pub(crate) fn new(runs: Arc<Runs>, sessions: Option<Arc<dyn Sessions>>) -> Self {
+/// What a [`StartTool`] starts.
+enum Starts {
+    /// The tool its arguments name; a run that joins an authoring session
+    /// is started by `sessions`.
+    Named(Option<Arc<dyn Sessions>>),
+    /// The catalog tool it claimed.
+    Claimed(ToolRef),
+}
+
+impl StartTool {
+    /// `start_exploration`.
+    pub(crate) fn named(runs: Arc<Runs>, sessions: Option<Arc<dyn Sessions>>) -> Self {
         let spec = host_spec(
             "start_exploration",
             "Start an exploration run",
@@ -74,25 +91,41 @@ impl StartExploration {
             RUN_PERMISSION,
             true,
         );
-        Self {
-            spec,
-            runs,
-            sessions,
-        }
+        let starts = Starts::Named(sessions);
+        Self { spec, runs, starts }
+    }
+
+    /// The run tool serving catalog tool `tool`.
+    pub(crate) fn claimed(runs: Arc<Runs>, tool: ToolRef) -> Self {
+        let mut spec = tool.spec().clone();
+        spec.description = format!("{} {RUN_NOTE}", spec.description);
+        spec.output_schema = Some(run_schema());
+        let starts = Starts::Claimed(tool);
+        Self { spec, runs, starts }
     }
 }
 
-impl HostTool for StartExploration {
+impl HostTool for StartTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c))
+        match &self.starts {
+            Starts::Named(sessions) => Box::pin(self.start_named(sessions.as_deref(), c)),
+            Starts::Claimed(tool) => Box::pin(self.runs.start_run(c.host, c.who, tool, c.args)),
+        }
     }
 
     fn is_task(&self) -> bool {
         true
+    }
+
+    fn claimed(&self) -> Option<&ToolRef> {
+        match &self.starts {
+            Starts::Claimed(tool) => Some(tool),
+            Starts::Named(_) => None,
+        }
     }
 
     fn written<'a>(
@@ -105,16 +138,15 @@ impl HostTool for StartExploration {
     }
 
     fn lost<'a>(&'a self, c: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
-        match (effect, &self.sessions) {
-            (Effect::Run(r), _) => Box::pin(std::future::ready(Err(run_lost(r)))),
-            (Effect::Workspace(_), Some(sessions)) => sessions.lost(c, effect),
-            _ => Box::pin(std::future::ready(Err(lost_elsewhere()))),
+        match (effect, &self.starts) {
+            (Effect::Workspace(_), Starts::Named(Some(sessions))) => sessions.lost(c, effect),
+            _ => Box::pin(std::future::ready(Err(run_lost(effect)))),
         }
     }
 }
 
-impl StartExploration {
-    async fn run(&self, c: HostCall<'_>) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+impl StartTool {
+    async fn start_named(&self, sessions: Option<&dyn Sessions>, c: HostCall<'_>) -> Started {
         let (host, who, args) = (c.host, c.who, c.args);
         let name = args
             .get("tool")
@@ -122,9 +154,7 @@ impl StartExploration {
             .ok_or_else(|| invalid("tool (a string) is required"))?;
         let arguments = args.get("arguments").cloned().unwrap_or_else(|| json!({}));
         if args.get("session_id").is_some() {
-            let sessions = self
-                .sessions
-                .as_ref()
+            let sessions = sessions
                 .ok_or_else(|| invalid("session_id: this host keeps no authoring sessions"))?;
             return sessions.start_run(c, name, &arguments).await;
         }
@@ -133,21 +163,42 @@ impl StartExploration {
                 .start_candidate_run(host, who, revision, name, &arguments)
                 .await;
         }
-        let tool = catalog_tool(host.tool(name), name)?;
-        (self.runs)
-            .start_named_run(host, who, &tool, &arguments)
-            .await
+        self.runs.start_named_run(host, who, name, &arguments).await
     }
 }
 
-/// `get_exploration_result(run_id, wait_seconds?)`: the run, with its
-/// outcome, receipt digest and artifacts once it is over.
-pub struct GetExplorationResult(ToolSpec, Arc<Runs>);
+/// A tool that reads or stops runs: `get_exploration_result`,
+/// `cancel_exploration`, `list_explorations`.
+struct RunsTool {
+    spec: ToolSpec,
+    which: Which,
+    runs: Arc<Runs>,
+}
 
-impl GetExplorationResult {
-    pub(crate) fn new(runs: Arc<Runs>) -> Self {
-        Self(
-            host_spec(
+/// Which [`RunsTool`].
+#[derive(Clone, Copy)]
+enum Which {
+    Get,
+    Cancel,
+    List,
+}
+
+/// The tools that read or stop runs, over `runs`.
+pub(crate) fn runs_tools(runs: &Arc<Runs>) -> Vec<Arc<dyn HostTool>> {
+    [Which::Get, Which::Cancel, Which::List]
+        .into_iter()
+        .map(|which| {
+            let spec = which.spec();
+            let runs = runs.clone();
+            Arc::new(RunsTool { spec, which, runs }) as Arc<dyn HostTool>
+        })
+        .collect()
+}
+
+impl Which {
+    fn spec(self) -> ToolSpec {
+        match self {
+            Which::Get => host_spec(
                 "get_exploration_result",
                 "Get an exploration run",
                 "An exploration run you started: its state and progress; once it is over, its outcome, the SHA-256 of its receipt and its artifacts (read them with resources/read). wait_seconds (at most 30) waits for the run to end first.",
@@ -163,54 +214,7 @@ impl GetExplorationResult {
                 RUN_PERMISSION,
                 false,
             ),
-            runs,
-        )
-    }
-}
-
-impl HostTool for GetExplorationResult {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-
-    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host, c.who, c.args))
-    }
-}
-
-impl GetExplorationResult {
-    async fn run(
-        &self,
-        host: Host<'_>,
-        who: &Principal,
-        args: &Value,
-    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
-        let id = run_id_arg(args)?;
-        let wait = args
-            .get("wait_seconds")
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        let wait = std::time::Duration::from_secs(wait.min(MAX_WAIT_SECONDS));
-        let run = self.1.visible_run(host, who, id).await?;
-        let until = tokio::time::Instant::now() + wait;
-        let never = tokio_util::sync::CancellationToken::new();
-        let run = (self.1)
-            .await_run(host, who, run, until, |_| {}, &never)
-            .await?;
-        Ok((crate::run_output(&run), Vec::new()))
-    }
-}
-
-/// `cancel_exploration(run_id)`: stops a run. A queued run is cancelled at
-/// once (its receipt is written with this call's row); a running one stops
-/// at its guest's next epoch tick, on whichever replica runs it. A run
-/// that is over is answered as it is.
-pub struct CancelExploration(ToolSpec, Arc<Runs>);
-
-impl CancelExploration {
-    pub(crate) fn new(runs: Arc<Runs>) -> Self {
-        Self(
-            host_spec(
+            Which::Cancel => host_spec(
                 "cancel_exploration",
                 "Cancel an exploration run",
                 "Stops an exploration run you started: a queued one at once, a running one at its next epoch tick. Cancelling a run that is over changes nothing.",
@@ -223,72 +227,7 @@ impl CancelExploration {
                 RUN_PERMISSION,
                 true,
             ),
-            runs,
-        )
-    }
-}
-
-impl HostTool for CancelExploration {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-
-    fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host, c.who, c.args))
-    }
-
-    fn lost<'a>(&'a self, _: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
-        Box::pin(std::future::ready(Err(match effect {
-            Effect::Run(r) => run_lost(r),
-            _ => lost_elsewhere(),
-        })))
-    }
-}
-
-impl CancelExploration {
-    async fn run(
-        &self,
-        host: Host<'_>,
-        who: &Principal,
-        args: &Value,
-    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
-        let id = run_id_arg(args)?;
-        let run = self.1.visible_run(host, who, id).await?;
-        let now = host.now_ms();
-        let store = &self.1.config.store;
-        let run = match run.state {
-            RunState::Queued => {
-                let finish = settle::cancelled_before_start(host.scanner(), &run, who, now);
-                let mut settled = run.clone();
-                settled.state = RunState::Cancelled;
-                settled.finished_at_ms = Some(now);
-                settled.outcome = Some(finish.outcome.clone());
-                settled.receipt = Some(finish.receipt.clone());
-                settled.receipt_sha256 = Some(finish.receipt_sha256.clone());
-                let text = format!("Run {id} was cancelled before it started.");
-                let effect = Effect::Run(RunEffect::Finish(Box::new(finish)));
-                return Ok((answer(&settled, text), vec![effect]));
-            }
-            s if s.is_terminal() => run,
-            _ => store
-                .request_cancel(&run.tenant, &run.id, now)
-                .await
-                .map_err(RunError::Store)?
-                .unwrap_or(run),
-        };
-        let text = format!("Run {id} is {}.", run.state);
-        Ok((answer(&run, text), Vec::new()))
-    }
-}
-
-/// `list_explorations(limit?)`: the caller's runs, newest first (a tenant
-/// admin sees the tenant's).
-pub struct ListExplorations(ToolSpec, Arc<Runs>);
-
-impl ListExplorations {
-    pub(crate) fn new(runs: Arc<Runs>) -> Self {
-        Self(
-            host_spec(
+            Which::List => host_spec(
                 "list_explorations",
                 "List exploration runs",
                 "Your exploration runs, newest first (a tenant admin sees the tenant's).",
@@ -300,54 +239,111 @@ impl ListExplorations {
                 RUN_PERMISSION,
                 false,
             ),
-            runs,
-        )
+        }
     }
 }
 
-impl HostTool for ListExplorations {
+impl HostTool for RunsTool {
     fn spec(&self) -> &ToolSpec {
-        &self.0
+        &self.spec
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        Box::pin(self.run(c.host, c.who, c.args))
+        let runs = &*self.runs;
+        match self.which {
+            Which::Get => Box::pin(get_result(runs, c)),
+            Which::Cancel => Box::pin(cancel(runs, c)),
+            Which::List => Box::pin(list(runs, c)),
+        }
+    }
+
+    fn lost<'a>(&'a self, _: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
+        Box::pin(std::future::ready(Err(run_lost(effect))))
     }
 }
 
-impl ListExplorations {
-    async fn run(
-        &self,
-        host: Host<'_>,
-        who: &Principal,
-        args: &Value,
-    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
-        let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(20);
-        let limit = u32::try_from(limit.min(u64::from(MAX_LISTED))).unwrap_or(MAX_LISTED);
-        let principal = if host.is_tenant_admin(who).await? {
-            None
-        } else {
-            Some(who.subject.as_str())
-        };
-        let runs = (self.1.config.store)
-            .runs(&who.tenant, principal, limit)
+/// `get_exploration_result(run_id, wait_seconds?)`: the run, with its
+/// outcome, receipt digest and artifacts once it is over.
+async fn get_result(runs: &Runs, c: HostCall<'_>) -> Started {
+    let (host, who, args) = (c.host, c.who, c.args);
+    let id = run_id_arg(args)?;
+    let wait = args
+        .get("wait_seconds")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let wait = std::time::Duration::from_secs(wait.min(MAX_WAIT_SECONDS));
+    let run = runs.visible_run(host, who, id).await?;
+    let until = tokio::time::Instant::now() + wait;
+    let never = tokio_util::sync::CancellationToken::new();
+    let run = runs
+        .await_run(host, who, run, until, |_| {}, &never)
+        .await?;
+    Ok((crate::run_output(&run), Vec::new()))
+}
+
+/// `cancel_exploration(run_id)`: stops a run. A queued run is cancelled at
+/// once (its receipt is written with this call's row); a running one stops
+/// at its guest's next epoch tick, on whichever replica runs it. A run
+/// that is over is answered as it is.
+async fn cancel(runs: &Runs, c: HostCall<'_>) -> Started {
+    let (host, who, args) = (c.host, c.who, c.args);
+    let id = run_id_arg(args)?;
+    let run = runs.visible_run(host, who, id).await?;
+    let now = host.now_ms();
+    let store = &runs.config.store;
+    let run = match run.state {
+        RunState::Queued => {
+            let finish = settle::cancelled_before_start(host.scanner(), &run, who, now);
+            let mut settled = run.clone();
+            settled.state = RunState::Cancelled;
+            settled.finished_at_ms = Some(now);
+            settled.outcome = Some(finish.outcome.clone());
+            settled.receipt = Some(finish.receipt.clone());
+            settled.receipt_sha256 = Some(finish.receipt_sha256.clone());
+            let text = format!("Run {id} was cancelled before it started.");
+            let effect = Effect::Run(RunEffect::Finish(Box::new(finish)));
+            return Ok((answer(&settled, text), vec![effect]));
+        }
+        s if s.is_terminal() => run,
+        _ => store
+            .request_cancel(&run.tenant, &run.id, now)
             .await
-            .map_err(RunError::Store)?;
-        let text = runs
-            .iter()
-            .map(|r| format!("{} {} {}", r.id, r.state, r.spec.tool))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let listed: Vec<Value> = runs.iter().map(snapshot).collect();
-        let out = ToolOutput {
-            structured: json!({"runs": listed}),
-            text: Some(if text.is_empty() {
-                "No runs.".into()
-            } else {
-                text
-            }),
-            content: Vec::new(),
-        };
-        Ok((out, Vec::new()))
-    }
+            .map_err(RunError::Store)?
+            .unwrap_or(run),
+    };
+    let text = format!("Run {id} is {}.", run.state);
+    Ok((answer(&run, text), Vec::new()))
+}
+
+/// `list_explorations(limit?)`: the caller's runs, newest first (a tenant
+/// admin sees the tenant's).
+async fn list(runs: &Runs, c: HostCall<'_>) -> Started {
+    let (host, who, args) = (c.host, c.who, c.args);
+    let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(20);
+    let limit = u32::try_from(limit.min(u64::from(MAX_LISTED))).unwrap_or(MAX_LISTED);
+    let principal = if host.is_tenant_admin(who).await? {
+        None
+    } else {
+        Some(who.subject.as_str())
+    };
+    let runs = (runs.config.store)
+        .runs(&who.tenant, principal, limit)
+        .await
+        .map_err(RunError::Store)?;
+    let text = runs
+        .iter()
+        .map(|r| format!("{} {} {}", r.id, r.state, r.spec.tool))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let listed: Vec<Value> = runs.iter().map(snapshot).collect();
+    let out = ToolOutput {
+        structured: json!({"runs": listed}),
+        text: Some(if text.is_empty() {
+            "No runs.".into()
+        } else {
+            text
+        }),
+        content: Vec::new(),
+    };
+    Ok((out, Vec::new()))
 }

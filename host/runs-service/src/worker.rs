@@ -25,7 +25,7 @@ use toolhost_audit::AuditSink;
 use toolhost_invoke::Toolhost;
 
 use crate::settle::{Ending, HostInfo, attempt_event, settle};
-use crate::{Runs, Sessions};
+use crate::{DraftRef, Runs, Sessions};
 
 /// The longest between two heartbeats of a running run: how stale its
 /// stored progress may be, and how late a cancel request is heard.
@@ -247,50 +247,19 @@ impl RunWorker {
         };
         let log = std::mem::take(&mut *log.lock().unwrap_or_else(|p| p.into_inner()));
         let took = started.elapsed();
-        let ending = |state, result| Ending {
+        let (state, result) = match result {
+            Err(Interrupt::LeaseLost) => return None,
+            Err(Interrupt::Cancelled) => (
+                RunState::Cancelled,
+                Err(error("CANCELLED", "cancelled while it ran".into())),
+            ),
+            Ok(reply) => settled(self.host.host().scanner(), reply),
+        };
+        Some(Ending {
             state,
             result,
             log,
             took,
-        };
-        let error = |code: &str, message: String| ErrorRecord {
-            code: code.into(),
-            message,
-        };
-        Some(match result {
-            Err(Interrupt::LeaseLost) => return None,
-            Err(Interrupt::Cancelled) => ending(
-                RunState::Cancelled,
-                Err(error("CANCELLED", "cancelled while it ran".into())),
-            ),
-            Ok(Ok(Reply::Output(out))) => match run_secret(self.host.host().scanner(), &out) {
-                Some(f) => ending(
-                    RunState::Failed,
-                    Err(error(
-                        "SECRET_EXPOSURE",
-                        format!("the answer held a {}: withheld", f.kind),
-                    )),
-                ),
-                None => ending(RunState::Succeeded, Ok(out)),
-            },
-            Ok(Ok(Reply::NeedsInput(_))) => ending(
-                RunState::Failed,
-                Err(error(
-                    "INPUT_REQUIRED",
-                    "a run cannot ask its client".into(),
-                )),
-            ),
-            Ok(Ok(Reply::Clarify(c))) => ending(
-                RunState::Failed,
-                Err(error(
-                    "NEEDS_CLARIFICATION",
-                    format!("a run cannot ask a person: {}", c.ask_user),
-                )),
-            ),
-            Ok(Err(e @ CallError::Timeout { .. })) => {
-                ending(RunState::TimedOut, Err(error(e.code(), e.to_string())))
-            }
-            Ok(Err(e)) => ending(RunState::Failed, Err(error(e.code(), e.to_string()))),
         })
     }
 
@@ -405,9 +374,12 @@ impl RunWorker {
                 // cache was dropped) waits for a worker, never refused.
                 let sessions = (self.sessions.as_ref())
                     .ok_or("no authoring service to load the draft from")?;
-                let loaded = sessions
-                    .draft(&run.tenant, session, proposal, Payer::Host)
-                    .await?;
+                let draft = DraftRef {
+                    tenant: &run.tenant,
+                    session,
+                    proposal,
+                };
+                let loaded = sessions.draft(draft, Payer::Host).await?;
                 if loaded.plugin.digest().to_string() != wanted.component_sha256 {
                     return Err(format!(
                         "the draft of {proposal} is not the component the run pinned"
@@ -431,6 +403,52 @@ impl RunWorker {
             return Err(format!("revision {id} is not the component the run pinned"));
         }
         Ok(loaded)
+    }
+}
+
+/// A record of the error `code` with `message`.
+fn error(code: &str, message: String) -> ErrorRecord {
+    ErrorRecord {
+        code: code.into(),
+        message,
+    }
+}
+
+/// How a run ends once its guest answered `reply`: an answer with a
+/// secret in it, a question (a run cannot ask) and an error all fail it.
+fn settled(
+    scanner: &toolhost_secrets::Scanner,
+    reply: Result<Reply, CallError>,
+) -> (RunState, Result<toolhost_runtime::ToolOutput, ErrorRecord>) {
+    match reply {
+        Ok(Reply::Output(out)) => match run_secret(scanner, &out) {
+            Some(f) => (
+                RunState::Failed,
+                Err(error(
+                    "SECRET_EXPOSURE",
+                    format!("the answer held a {}: withheld", f.kind),
+                )),
+            ),
+            None => (RunState::Succeeded, Ok(out)),
+        },
+        Ok(Reply::NeedsInput(_)) => (
+            RunState::Failed,
+            Err(error(
+                "INPUT_REQUIRED",
+                "a run cannot ask its client".into(),
+            )),
+        ),
+        Ok(Reply::Clarify(c)) => (
+            RunState::Failed,
+            Err(error(
+                "NEEDS_CLARIFICATION",
+                format!("a run cannot ask a person: {}", c.ask_user),
+            )),
+        ),
+        Err(e @ CallError::Timeout { .. }) => {
+            (RunState::TimedOut, Err(error(e.code(), e.to_string())))
+        }
+        Err(e) => (RunState::Failed, Err(error(e.code(), e.to_string()))),
     }
 }
 
