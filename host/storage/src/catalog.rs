@@ -11,6 +11,7 @@ use toolhost_types::Digest;
 
 use crate::Store;
 use crate::connect::{fetch_all, fetch_optional, on_pool};
+use crate::effects::{Tx, statement};
 use crate::fields::{Fields, corrupt};
 
 const STATE: &str = "SELECT generation, version FROM catalog_state WHERE id = 1";
@@ -40,12 +41,53 @@ const SAME: &str =
 
 /// The bytes are content-addressed: a second revision of the same
 /// component stores nothing new.
-pub(crate) const INSERT_BLOB: &str = "INSERT INTO plugin_blobs (sha256, body, created_at) VALUES ($1, $2, $3) \
+const INSERT_BLOB: &str = "INSERT INTO plugin_blobs (sha256, body, created_at) VALUES ($1, $2, $3) \
      ON CONFLICT (sha256) DO NOTHING";
-pub(crate) const INSERT_REVISION: &str = "INSERT INTO plugin_revisions (id, plugin, version, \
+const INSERT_REVISION: &str = "INSERT INTO plugin_revisions (id, plugin, version, \
      component_sha256, manifest_sha256, manifest, envelope, signer, source, capabilities, state, \
      submitted_by, submitted_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending_review', $11, $12)";
+/// Stores a revision submitted for review on the open transaction `tx`:
+/// intake's ([`CatalogStore::submit`]) and a workspace promotion's
+/// (`src/effects/workspace.rs`), unless the store holds it already (the
+/// same plugin, component and manifest give the same id).
+pub(crate) async fn store_revision(tx: &mut impl Tx, rev: &NewRevision) -> Result<(), sqlx::Error> {
+    let there = statement(REVISION_EXISTS)
+        .bind(rev.id.as_str())
+        .exists(tx)
+        .await?;
+    if there {
+        return Ok(());
+    }
+    let (component, manifest) = (
+        rev.component_digest.to_string(),
+        rev.manifest_digest.to_string(),
+    );
+    statement(INSERT_BLOB)
+        .bind(component.as_str())
+        .bind(&rev.component[..])
+        .bind(rev.submitted_at_ms)
+        .execute(tx)
+        .await?;
+    statement(INSERT_REVISION)
+        .bind(rev.id.as_str())
+        .bind(rev.plugin.as_str())
+        .bind(rev.version.as_str())
+        .bind(component.as_str())
+        .bind(manifest.as_str())
+        .bind(rev.manifest.as_str())
+        .bind(rev.envelope.as_deref())
+        .bind(rev.signer.as_deref())
+        .bind(rev.source.as_str())
+        .bind(rev.capabilities.as_str())
+        .bind(rev.submitted_by.as_str())
+        .bind(rev.submitted_at_ms)
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
+const REVISION_EXISTS: &str = "SELECT id FROM plugin_revisions WHERE id = $1";
 const BLOB: &str = "SELECT body FROM plugin_blobs WHERE sha256 = $1";
 
 const SIGNERS: &str = "SELECT name, kind, key_id, public_key, issuer, subject, plugins, \
@@ -179,7 +221,7 @@ impl CatalogStore for Store {
             }
             on_pool!(&self.pools, pool => async {
                 let mut tx = pool.begin().await?;
-                crate::effects::submit_revision!(tx, &rev);
+                store_revision(&mut *tx, &rev).await?;
                 tx.commit().await
             }
             .await)

@@ -24,7 +24,7 @@ use crate::StorageError;
 use sqlx::{Connection, SqliteConnection};
 
 use crate::connect::{Pools, on_pool};
-use crate::effects::{EffectError, apply_effects};
+use crate::effects::EffectError;
 use crate::record::{Columns, Stored};
 
 /// The key of the PostgreSQL advisory lock appends take: the bytes of
@@ -179,7 +179,7 @@ macro_rules! append_in {
                 push_rows!(insert, $columns, &links, place);
                 insert.push(" RETURNING id");
                 let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
-                apply_effects!(tx, $effects).await?;
+                crate::effects::apply(&mut *tx, $effects).await?;
                 Ok((ids, Head::after(head, place, &links)))
             }
             .await;
@@ -212,14 +212,14 @@ pub(crate) async fn append(
     events: &[(&AuditEvent, &[Effect])],
 ) -> Result<Vec<i64>, StorageError> {
     let columns: Vec<Columns<'_>> = events.iter().map(|(e, _)| Columns::of(e)).collect();
-    let effects = events.iter().flat_map(|(_, fx)| fx.iter());
+    let effects: Vec<&Effect> = events.iter().flat_map(|(_, fx)| fx.iter()).collect();
     let appended = match pools {
         Pools::Sqlite(pool) => {
-            append_in!(pool, "BEGIN IMMEDIATE", None::<&str>, &columns, effects).await
+            append_in!(pool, "BEGIN IMMEDIATE", None::<&str>, &columns, &effects).await
         }
         Pools::Postgres(pool) => {
             let lock = Some("SELECT pg_advisory_xact_lock($1)");
-            append_in!(pool, "BEGIN", lock, &columns, effects).await
+            append_in!(pool, "BEGIN", lock, &columns, &effects).await
         }
     };
     appended
@@ -235,8 +235,8 @@ pub(crate) async fn append_on(
     events: &[(&AuditEvent, &[Effect])],
 ) -> Result<Head, StorageError> {
     let columns: Vec<Columns<'_>> = events.iter().map(|(e, _)| Columns::of(e)).collect();
-    let effects = events.iter().flat_map(|(_, fx)| fx.iter());
-    let appended = append_in!(conn, "BEGIN IMMEDIATE", None::<&str>, &columns, effects).await;
+    let effects: Vec<&Effect> = events.iter().flat_map(|(_, fx)| fx.iter()).collect();
+    let appended = append_in!(conn, "BEGIN IMMEDIATE", None::<&str>, &columns, &effects).await;
     appended
         .map(|(_, head)| head)
         .map_err(|e| append_error(e, events))

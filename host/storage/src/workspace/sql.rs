@@ -126,4 +126,3 @@ pub(crate) const UPSERT_PROMOTION: &str = "INSERT INTO workspace_promotions (id,
 pub(crate) const INSERT_MUTATION: &str = "INSERT INTO workspace_mutations (tenant, principal, \
      key, tool, request_digest, session_id, result, created_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
-pub(crate) const REVISION_EXISTS: &str = "SELECT id FROM plugin_revisions WHERE id = $1";
