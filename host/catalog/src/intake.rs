@@ -16,7 +16,7 @@ use toolhost_types::Digest;
 use crate::load::check_plugin;
 use crate::{
     CatalogError, CatalogStore, CatalogStoreError, LoadOptions, Manifest, NewRevision, Revision,
-    SignerIdentity, Submitted, capabilities, revision_id,
+    RevisionState, SignerIdentity, Submitted, capabilities, revision_id,
 };
 
 /// Largest component accepted. Rust tools are ~0.1–2 MiB and JavaScript
@@ -187,11 +187,10 @@ pub async fn check(
     let caps = capabilities(&loaded, label);
     let plugin = loaded.manifest.plugin.name.to_string();
     let id = revision_id(&plugin, &component_digest, &manifest_digest);
-    let revision = NewRevision {
+    let revision = Revision {
         id,
         version: loaded.manifest.plugin.version.clone(),
         plugin,
-        component: sub.component,
         component_digest,
         manifest: sub.manifest,
         manifest_digest,
@@ -201,9 +200,16 @@ pub async fn check(
         signer: signer.as_ref().map(|(name, _)| name.clone()),
         source: sub.source,
         capabilities: serde_json::to_string(&caps).expect("capabilities always serialize"),
+        state: RevisionState::PendingReview,
         submitted_by: sub.submitted_by,
         submitted_at_ms: now_ms,
+        reviewed_by: None,
+        reviewed_at_ms: None,
+        review_reason: None,
+        activated_at_ms: None,
+        retired: None,
     };
+    let revision = NewRevision::new(revision, sub.component);
     Ok(Checked {
         signed: signer.is_some(),
         revision,

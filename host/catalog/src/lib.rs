@@ -9,7 +9,9 @@
 //! reviewed. One bad plugin never stops the others from loading.
 //!
 //! It does not decide who sees a tool (`policy`) or run anything itself
-//! (`runtime`).
+//! (`runtime`), nor define what a revision's record holds: `review` does
+//! ([`Revision`], [`NewRevision`], [`RevisionState`], re-exported here),
+//! and the catalog stores and serves such records ([`CatalogStore`]).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

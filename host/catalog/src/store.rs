@@ -7,10 +7,8 @@
 //! they are [`toolhost_audit::Effect::Catalog`]s written with their audit
 //! row, so a decision and its row are one transaction.
 
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::str::FromStr;
 
 use toolhost_types::Digest;
 
@@ -40,102 +38,7 @@ pub enum CatalogStoreError {
     Unavailable(#[from] toolhost_types::StoreUnavailable),
 }
 
-/// Where a revision is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RevisionState {
-    /// Submitted and verified; waits for a reviewer.
-    PendingReview,
-    /// Approved once; served again only by a rollback.
-    Approved,
-    /// Served: at most one revision of a plugin.
-    Active,
-    /// A reviewer refused it.
-    Rejected,
-    /// Pulled (its signer revoked, or by an operator): never served again.
-    Withdrawn,
-}
-
-impl RevisionState {
-    /// Every state, in lifecycle order.
-    pub const ALL: [RevisionState; 5] = [
-        RevisionState::PendingReview,
-        RevisionState::Approved,
-        RevisionState::Active,
-        RevisionState::Rejected,
-        RevisionState::Withdrawn,
-    ];
-
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RevisionState::PendingReview => "pending_review",
-            RevisionState::Approved => "approved",
-            RevisionState::Active => "active",
-            RevisionState::Rejected => "rejected",
-            RevisionState::Withdrawn => "withdrawn",
-        }
-    }
-}
-
-impl fmt::Display for RevisionState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for RevisionState {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|st| st.as_str() == s)
-            .ok_or_else(|| format!("{s:?} is not a revision state"))
-    }
-}
-
-pub use toolhost_review::NewRevision;
-
-/// A stored revision.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Revision {
-    /// Its id.
-    pub id: String,
-    /// The plugin's name.
-    pub plugin: String,
-    /// The manifest's `plugin.version`.
-    pub version: String,
-    /// The component's SHA-256 (its bytes: [`CatalogStore::blob`]).
-    pub component_digest: Digest,
-    /// The manifest's text.
-    pub manifest: String,
-    /// Its SHA-256.
-    pub manifest_digest: Digest,
-    /// The DSSE envelope; `None`: unsigned (dev).
-    pub envelope: Option<String>,
-    /// The signer that verified it at intake.
-    pub signer: Option<String>,
-    /// Where it came from.
-    pub source: String,
-    /// JSON of `toolhost_review::Capabilities`.
-    pub capabilities: String,
-    /// Where it is in its life.
-    pub state: RevisionState,
-    /// Who submitted it, and when (unix ms).
-    pub submitted_by: String,
-    /// When it was submitted.
-    pub submitted_at_ms: i64,
-    /// Who decided its review.
-    pub reviewed_by: Option<String>,
-    /// When.
-    pub reviewed_at_ms: Option<i64>,
-    /// Why.
-    pub review_reason: Option<String>,
-    /// When it last became active.
-    pub activated_at_ms: Option<i64>,
-    /// Tools still listed as deprecated after it was replaced (JSON of
-    /// `[toolhost_review::Retired]`), and the catalog version that drops them.
-    pub retired: Option<(String, String)>,
-}
+pub use toolhost_review::{NewRevision, Revision, RevisionState};
 
 /// The catalog's generation (every change of what is served counts one)
 /// and semantic version.

@@ -9,7 +9,12 @@
 //!   patch, minor or major (the rules are [`What`]'s variant docs);
 //! - the JSON Schema classifier behind [`What::InputSchema`] and
 //!   [`What::OutputSchema`] (breaking or additive, with detail lines);
-//! - [`CatalogVersion`], the catalog's `MAJOR.MINOR.PATCH`, and its bump.
+//! - [`CatalogVersion`], the catalog's `MAJOR.MINOR.PATCH`, and its bump;
+//! - [`Revision`], the one record of a plugin revision (what was submitted,
+//!   and where it is in its life: [`RevisionState`]), and [`NewRevision`],
+//!   that record before it is stored, with its component's bytes. The
+//!   catalog stores and re-exports them; rooms below the catalog (the
+//!   workspace's promotion) hand one to the store without depending on it.
 //!
 //! It does not read manifests or components, store revisions, approve them
 //! or verify signatures: the catalog builds [`Capabilities`] from its loaded
@@ -55,5 +60,5 @@ mod version;
 pub use capabilities::{Capabilities, ToolCapabilities};
 pub use change::{Bump, Change, Diff, Effect, Retired, SchemaClass, What};
 pub use diff::diff;
-pub use revision::NewRevision;
+pub use revision::{NewRevision, Revision, RevisionState};
 pub use version::{CatalogVersion, VersionError};

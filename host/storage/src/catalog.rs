@@ -65,7 +65,7 @@ pub(crate) async fn store_revision(tx: &mut impl Tx, rev: &NewRevision) -> Resul
     );
     statement(INSERT_BLOB)
         .bind(component.as_str())
-        .bind(&rev.component[..])
+        .bind(rev.component())
         .bind(rev.submitted_at_ms)
         .execute(tx)
         .await?;

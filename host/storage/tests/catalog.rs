@@ -8,8 +8,8 @@ mod common;
 use common::{TestDb, event};
 use toolhost_audit::{AuditSink, CatalogEffect, Effect, RevisionMove};
 use toolhost_catalog::{
-    CatalogStore, CatalogStoreError, NewRevision, RevisionState, SignerIdentity, SignerRecord,
-    Submitted, revision_id,
+    CatalogStore, CatalogStoreError, NewRevision, Revision, RevisionState, SignerIdentity,
+    SignerRecord, Submitted, revision_id,
 };
 use toolhost_storage::Store;
 use toolhost_types::Digest;
@@ -31,11 +31,10 @@ const NOW: i64 = 1_764_000_000_000;
 
 fn new(plugin: &str, component: &[u8], manifest: &str) -> NewRevision {
     let (c, m) = (Digest::of(component), Digest::of(manifest.as_bytes()));
-    NewRevision {
+    let revision = Revision {
         id: revision_id(plugin, &c, &m),
         plugin: plugin.into(),
         version: "0.1.0".into(),
-        component: component.to_vec(),
         component_digest: c,
         manifest: manifest.into(),
         manifest_digest: m,
@@ -43,9 +42,16 @@ fn new(plugin: &str, component: &[u8], manifest: &str) -> NewRevision {
         signer: Some("alice".into()),
         source: "dir:/tmp/x".into(),
         capabilities: "{}".into(),
+        state: RevisionState::PendingReview,
         submitted_by: "u-alice".into(),
         submitted_at_ms: NOW,
-    }
+        reviewed_by: None,
+        reviewed_at_ms: None,
+        review_reason: None,
+        activated_at_ms: None,
+        retired: None,
+    };
+    NewRevision::new(revision, component.to_vec())
 }
 
 async fn submitted(store: &Store, rev: NewRevision) -> String {

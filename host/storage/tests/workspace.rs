@@ -13,7 +13,7 @@ mod common;
 use common::TestDb;
 use serde_json::json;
 use toolhost_audit::{AuditSink, Effect};
-use toolhost_catalog::{CatalogStore, NewRevision, RevisionState};
+use toolhost_catalog::{CatalogStore, NewRevision, Revision, RevisionState};
 use toolhost_storage::Store;
 use toolhost_types::Digest;
 use toolhost_workspace::{
@@ -230,11 +230,10 @@ fn revision(submitted_by: &str) -> NewRevision {
     let manifest = "[plugin]\nname = \"hello\"\nversion = \"0.2.0\"\n".to_owned();
     let component = b"\0asm component".to_vec();
     let (c, m) = (Digest::of(&component), Digest::of(manifest.as_bytes()));
-    NewRevision {
+    let revision = Revision {
         id: toolhost_catalog::revision_id("hello", &c, &m),
         plugin: "hello".into(),
         version: "0.2.0".into(),
-        component,
         component_digest: c,
         manifest,
         manifest_digest: m,
@@ -242,9 +241,16 @@ fn revision(submitted_by: &str) -> NewRevision {
         signer: Some("alice-key".into()),
         source: "workspace:ws_x/prop_y".into(),
         capabilities: "{}".into(),
+        state: RevisionState::PendingReview,
         submitted_by: submitted_by.into(),
         submitted_at_ms: NOW,
-    }
+        reviewed_by: None,
+        reviewed_at_ms: None,
+        review_reason: None,
+        activated_at_ms: None,
+        retired: None,
+    };
+    NewRevision::new(revision, component)
 }
 
 async fn a_promotion_submits_its_revision_in_its_step_and_moves_on_under_its_id(db: &TestDb) {
