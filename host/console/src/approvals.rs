@@ -2,14 +2,17 @@
 //! the recent decisions with who decided what. The same rows and the same
 //! host tools as `list_pending_approvals` and `decide_approval` over MCP.
 
-use axum::extract::{Form, Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Form, Path, State};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolhost_invoke::InvokeError;
 
+use crate::Console;
+use crate::decision_page::{DecisionPage, Shown, again};
 use crate::pages::Page;
-use crate::{Console, Refusal};
+use crate::viewer::Viewer;
 
 /// How many decided (or expired) gates the page shows.
 const RECENT: usize = 20;
@@ -18,8 +21,8 @@ const RECENT: usize = 20;
 /// gate with the names of who asked and who decided.
 pub(crate) async fn gates(
     c: &Console,
-    viewer: &crate::viewer::Viewer,
-) -> Result<(Vec<Value>, Vec<Value>), toolhost_invoke::InvokeError> {
+    viewer: &Viewer,
+) -> Result<(Vec<Value>, Vec<Value>), InvokeError> {
     let pending = c.read(viewer, "list_pending_approvals", json!({})).await?;
     let all = json!({"filter": {"state": "all"}});
     let all = c.read(viewer, "list_pending_approvals", all).await?;
@@ -48,58 +51,35 @@ pub(crate) fn list(answer: Value, key: &str) -> Vec<Value> {
     }
 }
 
-#[derive(Deserialize)]
-pub(crate) struct Shown {
-    decided: Option<String>,
-}
+/// The approvals page: pending gates, and the recent decisions.
+pub(crate) struct Approvals;
 
-pub(crate) async fn show(
-    State(c): State<Console>,
-    headers: HeaderMap,
-    Query(q): Query<Shown>,
-) -> Response {
-    let viewer = viewer_of!(c, headers, Page::Approvals);
-    render(&c, &viewer, q.decided, None, StatusCode::OK).await
-}
+impl DecisionPage for Approvals {
+    const PAGE: Page = Page::Approvals;
+    const TEMPLATE: &'static str = "approvals.html";
 
-async fn render(
-    c: &Console,
-    viewer: &crate::viewer::Viewer,
-    decided: Option<String>,
-    refusal: Option<Refusal>,
-    status: StatusCode,
-) -> Response {
-    let (pending, recent) = match gates(c, viewer).await {
-        Ok(g) => g,
-        Err(e) => {
-            let (status, refusal) = Refusal::of(&e);
-            return c.refused(viewer, Page::Approvals, status, refusal);
-        }
-    };
-    // Announce only a gate the page lists: the query string is anyone's.
-    let notice = decided.and_then(|id| {
-        recent
-            .iter()
-            .find(|g| g["gate_id"] == id.as_str())
-            .map(|g| format!("Gate {id} is now {}.", g["state"].as_str().unwrap_or("")))
-    });
-    let counts = c.counted(viewer, Page::Approvals, pending.len()).await;
-    let context = json!({
-        "pending": pending,
-        "recent": recent,
-        "may_decide": viewer.may_use("decide_approval"),
-        "notice": notice,
-        "error": refusal,
-    });
-    c.show(
-        viewer,
-        Page::Approvals,
-        "approvals.html",
-        status,
-        Some(counts),
-        context,
-    )
-    .await
+    async fn read(c: &Console, viewer: &Viewer) -> Result<Value, InvokeError> {
+        let (pending, recent) = gates(c, viewer).await?;
+        Ok(json!({
+            "pending": pending,
+            "recent": recent,
+            "may_decide": viewer.may_use("decide_approval"),
+        }))
+    }
+
+    fn notice(context: &Value, shown: &Shown) -> Option<String> {
+        let id = shown.decided.as_deref()?;
+        let recent = context["recent"].as_array()?;
+        let gate = recent.iter().find(|g| g["gate_id"] == id)?;
+        Some(format!(
+            "Gate {id} is now {}.",
+            gate["state"].as_str().unwrap_or("")
+        ))
+    }
+
+    fn waiting(context: &Value) -> usize {
+        context["pending"].as_array().map_or(0, Vec::len)
+    }
 }
 
 #[derive(Deserialize)]
@@ -120,7 +100,7 @@ pub(crate) async fn decide(
 ) -> Response {
     let viewer = acting_on!(c, headers, Page::Approvals, &form.csrf);
     let args = json!({"gate_id": gate_id, "decision": form.decision, "reason": form.reason});
-    let again = async |status, refusal| render(&c, &viewer, None, Some(refusal), status).await;
+    let again = async |status, refusal| again::<Approvals>(&c, &viewer, status, refusal).await;
     let done = (Page::Approvals, "decided", gate_id.as_str());
     c.act_with_tool(&viewer, ("decide_approval", args), done, again)
         .await

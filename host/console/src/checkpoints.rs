@@ -2,16 +2,18 @@
 //! disposition and a reason, and the recent judgements. The same rows and
 //! host tools as `list_checkpoints` and `decide_checkpoint`.
 
-use axum::extract::{Form, Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Form, Path, State};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolhost_invoke::InvokeError;
 
+use crate::Console;
 use crate::approvals::list;
+use crate::decision_page::{DecisionPage, Shown, again};
 use crate::pages::Page;
 use crate::viewer::Viewer;
-use crate::{Console, Refusal};
 
 /// How many decided checkpoints the page shows.
 const RECENT: usize = 20;
@@ -20,7 +22,7 @@ const RECENT: usize = 20;
 pub(crate) async fn checkpoints(
     c: &Console,
     viewer: &Viewer,
-) -> Result<(Vec<Value>, Vec<Value>), toolhost_invoke::InvokeError> {
+) -> Result<(Vec<Value>, Vec<Value>), InvokeError> {
     let all = c
         .read(
             viewer,
@@ -41,63 +43,36 @@ pub(crate) async fn checkpoints(
     Ok((waiting, decided))
 }
 
-#[derive(Deserialize)]
-pub(crate) struct Shown {
-    decided: Option<String>,
-}
+/// The checkpoints page: waiting checkpoints, and the recent judgements.
+pub(crate) struct Checkpoints;
 
-pub(crate) async fn show(
-    State(c): State<Console>,
-    headers: HeaderMap,
-    Query(q): Query<Shown>,
-) -> Response {
-    let viewer = viewer_of!(c, headers, Page::Checkpoints);
-    render(&c, &viewer, q.decided, None, StatusCode::OK).await
-}
+impl DecisionPage for Checkpoints {
+    const PAGE: Page = Page::Checkpoints;
+    const TEMPLATE: &'static str = "checkpoints.html";
 
-async fn render(
-    c: &Console,
-    viewer: &Viewer,
-    decided: Option<String>,
-    refusal: Option<Refusal>,
-    status: StatusCode,
-) -> Response {
-    let (waiting, recent) = match checkpoints(c, viewer).await {
-        Ok(l) => l,
-        Err(e) => {
-            let (status, refusal) = Refusal::of(&e);
-            return c.refused(viewer, Page::Checkpoints, status, refusal);
-        }
-    };
-    let notice = decided.and_then(|id| {
-        recent
-            .iter()
-            .find(|cp| cp["checkpoint_id"] == id.as_str())
-            .map(|cp| {
-                format!(
-                    "Checkpoint {id} is decided: {} (the step is recorded {}).",
-                    cp["disposition"].as_str().unwrap_or(""),
-                    cp["outcome"].as_str().unwrap_or("").to_uppercase()
-                )
-            })
-    });
-    let counts = c.counted(viewer, Page::Checkpoints, waiting.len()).await;
-    let context = json!({
-        "waiting": waiting,
-        "recent": recent,
-        "may_decide": viewer.may_use("decide_checkpoint"),
-        "notice": notice,
-        "error": refusal,
-    });
-    c.show(
-        viewer,
-        Page::Checkpoints,
-        "checkpoints.html",
-        status,
-        Some(counts),
-        context,
-    )
-    .await
+    async fn read(c: &Console, viewer: &Viewer) -> Result<Value, InvokeError> {
+        let (waiting, recent) = checkpoints(c, viewer).await?;
+        Ok(json!({
+            "waiting": waiting,
+            "recent": recent,
+            "may_decide": viewer.may_use("decide_checkpoint"),
+        }))
+    }
+
+    fn notice(context: &Value, shown: &Shown) -> Option<String> {
+        let id = shown.decided.as_deref()?;
+        let recent = context["recent"].as_array()?;
+        let cp = recent.iter().find(|cp| cp["checkpoint_id"] == id)?;
+        Some(format!(
+            "Checkpoint {id} is decided: {} (the step is recorded {}).",
+            cp["disposition"].as_str().unwrap_or(""),
+            cp["outcome"].as_str().unwrap_or("").to_uppercase()
+        ))
+    }
+
+    fn waiting(context: &Value) -> usize {
+        context["waiting"].as_array().map_or(0, Vec::len)
+    }
 }
 
 #[derive(Deserialize)]
@@ -131,7 +106,7 @@ pub(crate) async fn decide(
         "expected_version": version,
         "reason": form.reason,
     });
-    let again = async |status, refusal| render(&c, &viewer, None, Some(refusal), status).await;
+    let again = async |status, refusal| again::<Checkpoints>(&c, &viewer, status, refusal).await;
     let done = (Page::Checkpoints, "decided", checkpoint_id.as_str());
     c.act_with_tool(&viewer, ("decide_checkpoint", args), done, again)
         .await

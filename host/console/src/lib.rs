@@ -44,6 +44,7 @@ mod approvals;
 mod audit;
 mod authoring;
 mod checkpoints;
+mod decision_page;
 mod diff;
 mod inbox;
 pub mod pages;
@@ -69,6 +70,9 @@ use toolhost_auth::{AuthServer, sign_in_path};
 use toolhost_invoke::{CallRequest, InvokeError, Toolhost};
 use toolhost_storage::Store;
 
+use crate::approvals::Approvals;
+use crate::checkpoints::Checkpoints;
+use crate::decision_page::show;
 use crate::pages::{NavItem, Page, Waiting};
 use crate::render::{Templates, page, see_other};
 use crate::viewer::Viewer;
@@ -130,9 +134,9 @@ impl Console {
             .route("/admin/static/console.js", get(render::assets::script))
             .route("/admin/static/favicon.svg", get(render::assets::icon))
             .route("/admin/signout", post(sign_out))
-            .route("/admin/approvals", get(approvals::show))
+            .route("/admin/approvals", get(show::<Approvals>))
             .route("/admin/approvals/{gate_id}", post(approvals::decide))
-            .route("/admin/checkpoints", get(checkpoints::show))
+            .route("/admin/checkpoints", get(show::<Checkpoints>))
             .route(
                 "/admin/checkpoints/{checkpoint_id}",
                 post(checkpoints::decide),

@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 
 use axum::Router;
-use axum::extract::{Form, Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Form, Path, State};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde::Deserialize;
@@ -19,10 +19,11 @@ use serde_json::{Value, json};
 use toolhost_invoke::InvokeError;
 
 use crate::approvals::list;
+use crate::decision_page::{DecisionPage, Shown, again, show};
 use crate::diff::lay_out;
 use crate::pages::Page;
 use crate::viewer::Viewer;
-use crate::{Console, Refusal, encode};
+use crate::{Console, encode};
 
 /// The states of a plugin's revisions the catalog section lists besides
 /// the active one.
@@ -35,7 +36,7 @@ const RUNS_SEARCHED: u64 = 100;
 pub(crate) fn routes() -> Router<Console> {
     let reviews = Page::Reviews.path();
     Router::new()
-        .route(reviews, get(show))
+        .route(reviews, get(show::<Reviews>))
         .route(&format!("{reviews}/{{revision}}"), post(decide))
         .route(&format!("{reviews}/rollback/{{plugin}}"), post(rollback))
 }
@@ -170,17 +171,6 @@ async fn read(c: &Console, viewer: &Viewer) -> Result<Value, InvokeError> {
     }))
 }
 
-#[derive(Deserialize)]
-pub(crate) struct Shown {
-    decided: Option<String>,
-    rolled_back: Option<String>,
-}
-
-async fn show(State(c): State<Console>, headers: HeaderMap, Query(q): Query<Shown>) -> Response {
-    let viewer = viewer_of!(c, headers, Page::Reviews);
-    render(&c, &viewer, &q, None, StatusCode::OK).await
-}
-
 /// What was done, announced only if the page lists it: the query string
 /// is anyone's.
 fn notice(context: &Value, q: &Shown) -> Option<String> {
@@ -208,42 +198,27 @@ fn notice(context: &Value, q: &Shown) -> Option<String> {
     ))
 }
 
-async fn render(
-    c: &Console,
-    viewer: &Viewer,
-    q: &Shown,
-    refusal: Option<Refusal>,
-    status: StatusCode,
-) -> Response {
-    let mut context = match read(c, viewer).await {
-        Ok(context) => context,
-        Err(e) => {
-            let (status, refusal) = Refusal::of(&e);
-            return c.refused(viewer, Page::Reviews, status, refusal);
-        }
-    };
-    context["notice"] = json!(notice(&context, q));
-    context["error"] = json!(refusal);
-    let pending = context["pending"].as_array().map_or(0, Vec::len);
-    let counts = c.counted(viewer, Page::Reviews, pending).await;
-    c.show(
-        viewer,
-        Page::Reviews,
-        "reviews.html",
-        status,
-        Some(counts),
-        context,
-    )
-    .await
-}
+/// The reviews page: revisions pending review, and the catalog.
+pub(crate) struct Reviews;
 
-/// Renders the page again after a refused form.
-async fn refused(c: &Console, viewer: &Viewer, status: StatusCode, refusal: Refusal) -> Response {
-    let q = Shown {
-        decided: None,
-        rolled_back: None,
-    };
-    render(c, viewer, &q, Some(refusal), status).await
+impl DecisionPage for Reviews {
+    const PAGE: Page = Page::Reviews;
+    const TEMPLATE: &'static str = "reviews.html";
+
+    fn read(
+        c: &Console,
+        viewer: &Viewer,
+    ) -> impl Future<Output = Result<Value, InvokeError>> + Send {
+        read(c, viewer)
+    }
+
+    fn notice(context: &Value, shown: &Shown) -> Option<String> {
+        notice(context, shown)
+    }
+
+    fn waiting(context: &Value) -> usize {
+        context["pending"].as_array().map_or(0, Vec::len)
+    }
 }
 
 #[derive(Deserialize)]
@@ -264,7 +239,7 @@ async fn decide(
 ) -> Response {
     let viewer = acting_on!(c, headers, Page::Reviews, &form.csrf);
     let args = json!({"revision": revision, "decision": form.decision, "reason": form.reason});
-    let again = async |status, refusal| refused(&c, &viewer, status, refusal).await;
+    let again = async |status, refusal| again::<Reviews>(&c, &viewer, status, refusal).await;
     let done = (Page::Reviews, "decided", revision.as_str());
     c.act_with_tool(&viewer, ("decide_plugin_review", args), done, again)
         .await
@@ -286,7 +261,7 @@ async fn rollback(
 ) -> Response {
     let viewer = acting_on!(c, headers, Page::Reviews, &form.csrf);
     let args = json!({"plugin": plugin, "reason": form.reason});
-    let again = async |status, refusal| refused(&c, &viewer, status, refusal).await;
+    let again = async |status, refusal| again::<Reviews>(&c, &viewer, status, refusal).await;
     let done = (Page::Reviews, "rolled_back", plugin.as_str());
     c.act_with_tool(&viewer, ("rollback_plugin", args), done, again)
         .await
