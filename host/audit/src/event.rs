@@ -231,6 +231,9 @@ pub enum Effect {
     /// compare-and-set on its version, with its answer under the caller's
     /// idempotency key.
     Workspace(toolhost_workspace::WorkspaceEffect),
+    /// An admin changed their tenant's people: a user disabled or enabled,
+    /// a role's permission or member, a service client revoked.
+    People(crate::PeopleEffect),
     /// A tool that changes entities ran: the generation of each of `kinds`
     /// moves, so every replica lists them again for its resolver.
     Entities {

@@ -19,6 +19,7 @@ pub mod chain;
 mod digest;
 mod event;
 mod kept;
+mod people;
 
 pub use chain::{ChainBreak, ChainSummary};
 pub use digest::{argument_digest, canonical_json};
@@ -27,3 +28,4 @@ pub use event::{
     RevisionMove, SinkFuture,
 };
 pub use kept::{MAX_KEPT_TEXT_BYTES, kept_text};
+pub use people::PeopleEffect;

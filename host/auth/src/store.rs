@@ -352,6 +352,8 @@ pub trait AuthStore: Send + Sync {
     fn user_by_name<'a>(&'a self, username: &'a str) -> StoreFuture<'a, Option<User>>;
     /// The user with this id.
     fn user_by_id<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<User>>;
+    /// The users of `tenant`, by username.
+    fn users_of<'a>(&'a self, tenant: &'a str) -> StoreFuture<'a, Vec<User>>;
     /// Replaces a user's password hash; false if there is no such user.
     fn set_password<'a>(&'a self, username: &'a str, hash: &'a str) -> StoreFuture<'a, bool>;
     /// Enables or disables a user; false if there is no such user.

@@ -13,6 +13,14 @@
 //! A page the person may not use is absent from their navigation and its
 //! address answers 403 ([`pages::Page::open_to`]).
 //!
+//! The people page has no host tool behind it: it reads through the auth
+//! and policy stores' traits and writes each change as an audit effect
+//! ([`toolhost_audit::PeopleEffect`]) in the transaction of the row that
+//! records it, so its rows and its changes are one, as a decision's are.
+//! The console owns the pages and forms; it does not own what a change
+//! does to the database (`storage` applies the effect) nor who may make it
+//! (the viewer's roles, read live).
+//!
 //! Sessions are the authorization server's web sessions (a cookie scoped
 //! to `/admin`, see `toolhost_auth::web`); every form carries the
 //! session's CSRF token; every page has a strict Content-Security-Policy
@@ -66,8 +74,10 @@ use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use toolhost_audit::AuditSink;
 use toolhost_auth::{AuthServer, sign_in_path};
 use toolhost_invoke::{CallRequest, InvokeError, Toolhost};
+use toolhost_policy::PolicyStore;
 use toolhost_storage::Store;
 
 use crate::approvals::Approvals;
@@ -84,12 +94,17 @@ const MAX_FORM_BYTES: usize = 16 << 10;
 /// The approvals page's address before the console; it redirects here.
 pub const OLD_APPROVALS: &str = "/oauth/approvals";
 
-/// What the console needs: who is signed in, the call path, the store
-/// (for the rows no host tool lists: audit, people, clients).
+/// What the console needs: who is signed in (and the auth store behind
+/// it, for people and clients), the call path, the policy store (roles),
+/// the audit trail (where the people page's changes are written with
+/// their rows), and the store itself for what only it answers (audit
+/// search and chain checks, the verify form's rate limit).
 #[derive(Clone)]
 pub struct Console {
     auth: Arc<AuthServer>,
     host: Arc<Toolhost>,
+    policy: Arc<dyn PolicyStore>,
+    trail: Arc<dyn AuditSink>,
     store: Arc<Store>,
     templates: Arc<Templates>,
     counts: Arc<Mutex<HashMap<String, (Instant, Waiting)>>>,
@@ -119,6 +134,8 @@ impl Console {
         Ok(Self {
             auth,
             host,
+            policy: store.clone(),
+            trail: store.clone(),
             store,
             templates: Arc::new(Templates::new()?),
             counts: Arc::default(),
@@ -167,7 +184,7 @@ impl Console {
         let Some(user) = self.auth.web_user(headers).await else {
             return Err(see_other(&sign_in_path(page.path())));
         };
-        let viewer = Viewer::read(user, &self.host, self.store.as_ref())
+        let viewer = Viewer::read(user, &self.host, self.policy.as_ref())
             .await
             .map_err(|e| self.failure(None, &e))?;
         if !page.open_to(&viewer) {
@@ -483,7 +500,7 @@ fn encode(s: &str) -> String {
 
 async fn not_found(State(c): State<Console>, headers: HeaderMap) -> Response {
     match c.auth.web_user(&headers).await {
-        Some(user) => match Viewer::read(user, &c.host, c.store.as_ref()).await {
+        Some(user) => match Viewer::read(user, &c.host, c.policy.as_ref()).await {
             Ok(v) => {
                 let refusal = Refusal {
                     code: "NOT_FOUND",

@@ -2,14 +2,17 @@
 //! tenant's admins: what `toolhost user|role|grant|revoke|client` do,
 //! within the viewer's tenant only.
 //!
-//! No host tool manages people, so the page acts on the stores through
-//! the same functions the CLI uses (`toolhost_auth::admin`, the policy
-//! store), and records each action in the audit trail as a row of the
-//! viewer (tool `disable_user`, `grant_role`, …; client
-//! `toolhost-console`; the arguments' digest), refused or not.
+//! No host tool manages people, so the page reads through the stores'
+//! own traits ([`toolhost_auth::AuthStore`], [`toolhost_policy::PolicyStore`]), and writes
+//! each change as an audit effect ([`PeopleEffect`]) in the transaction of
+//! the viewer's audit row (tool `disable_user`, `grant_role`, …; client
+//! `toolhost-console`; the arguments' digest): the row and the change are
+//! written together or not at all, as a host tool's decision is. A refused
+//! change (refused here, or lost to another writer meanwhile) changes
+//! nothing and writes a row that says why.
 
 use std::collections::BTreeMap;
-use std::time::{Instant, SystemTime};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::extract::{Form, Path, Query, State};
@@ -18,9 +21,9 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolhost_audit::{AuditEvent, Outcome, argument_digest};
-use toolhost_auth::{AuthStore, ClientKind, admin};
-use toolhost_policy::{PolicyStore, PolicyStoreError};
+use toolhost_audit::{AuditError, AuditEvent, AuditSink, Effect, Outcome, PeopleEffect};
+use toolhost_auth::{Client, ClientKind, User};
+use toolhost_policy::{PolicyStoreError, Role};
 use toolhost_types::Permission;
 
 use crate::pages::Page;
@@ -78,11 +81,10 @@ async fn render(
 ) -> Response {
     let tenant = viewer.tenant();
     let read = async {
-        let users = c.store.users_of(tenant).await.map_err(|e| e.to_string())?;
-        let roles = PolicyStore::roles(c.store.as_ref(), tenant)
-            .await
-            .map_err(|e| e.to_string())?;
-        let clients = c.store.clients().await.map_err(|e| e.to_string())?;
+        let people = c.auth.store();
+        let users = people.users_of(tenant).await.map_err(|e| e.to_string())?;
+        let roles = c.policy.roles(tenant).await.map_err(|e| e.to_string())?;
+        let clients = people.clients().await.map_err(|e| e.to_string())?;
         Ok::<_, String>((users, roles, clients))
     };
     let (users, roles, clients) = match read.await {
@@ -101,11 +103,27 @@ async fn render(
             );
         }
     };
-    let names: BTreeMap<&str, &str> = users
-        .iter()
-        .map(|u| (u.id.as_str(), u.username.as_str()))
-        .collect();
-    let users: Vec<Value> = users
+    let users_shown = users_view(&users, &roles, viewer);
+    let roles_shown = roles_view(&users, &roles, viewer);
+    let services = services_view(&clients, tenant);
+    let notice = done.and_then(|d| DONE.iter().find(|(k, _)| *k == d).map(|(_, v)| *v));
+    let context = json!({
+        "tenant": tenant,
+        "users": users_shown,
+        "usernames": users.iter().map(|u| u.username.as_str()).collect::<Vec<_>>(),
+        "roles": roles_shown,
+        "clients": services,
+        "notice": notice,
+        "error": refusal,
+    });
+    c.show(viewer, Page::People, "people.html", status, None, context)
+        .await
+}
+
+/// Each user of the tenant as the page shows them: with the roles they
+/// hold, and whether they are the viewer.
+fn users_view(users: &[User], roles: &[Role], viewer: &Viewer) -> Vec<Value> {
+    users
         .iter()
         .map(|u| {
             let held: Vec<&str> = roles
@@ -122,8 +140,17 @@ async fn render(
                 "you": u.id == viewer.user.subject,
             })
         })
+        .collect()
+}
+
+/// Each role of the tenant as the page shows it: its permissions, and its
+/// members by name (an id when the user is gone).
+fn roles_view(users: &[User], roles: &[Role], viewer: &Viewer) -> Vec<Value> {
+    let names: BTreeMap<&str, &str> = users
+        .iter()
+        .map(|u| (u.id.as_str(), u.username.as_str()))
         .collect();
-    let role_views: Vec<Value> = roles
+    roles
         .iter()
         .map(|r| {
             let members: Vec<Value> = r
@@ -141,11 +168,15 @@ async fn render(
                 "members": members,
             })
         })
-        .collect();
-    // Service clients belong to a tenant; clients people sign in with
-    // (registered or metadata-document clients) are the host's, and the
-    // operator's to manage with `toolhost client`.
-    let services: Vec<Value> = clients
+        .collect()
+}
+
+/// The tenant's service clients as the page shows them. Service clients
+/// belong to a tenant; clients people sign in with (registered or
+/// metadata-document clients) are the host's, and the operator's to manage
+/// with `toolhost client`.
+fn services_view(clients: &[Client], tenant: &str) -> Vec<Value> {
+    clients
         .iter()
         .filter(|cl| cl.kind == ClientKind::Service && cl.tenant.as_deref() == Some(tenant))
         .map(|cl| {
@@ -158,19 +189,7 @@ async fn render(
                 "revoked_ms": cl.revoked_at.map(|t| t.saturating_mul(1000)),
             })
         })
-        .collect();
-    let notice = done.and_then(|d| DONE.iter().find(|(k, _)| *k == d).map(|(_, v)| *v));
-    let context = json!({
-        "tenant": tenant,
-        "users": users,
-        "usernames": users.iter().filter_map(|u| u["username"].as_str()).collect::<Vec<_>>(),
-        "roles": role_views,
-        "clients": services,
-        "notice": notice,
-        "error": refusal,
-    });
-    c.show(viewer, Page::People, "people.html", status, None, context)
-        .await
+        .collect()
 }
 
 /// A form with the CSRF token and, for some actions, one value.
@@ -192,66 +211,102 @@ fn refusal(code: &'static str, message: impl Into<String>) -> Refusal {
     }
 }
 
+/// A change as the page decides it: the effect to write with the row, or
+/// why it is refused before anything is written.
+type Decided = Result<PeopleEffect, Refusal>;
+
 impl Console {
-    /// Runs `action` (named `tool` in the audit trail, with `args`) as
-    /// `viewer` and records its row; the notice word on success.
-    async fn act<F>(
+    /// `viewer`'s change `decided`, recorded as `tool` with `args`: the
+    /// change and its row in one transaction. Refused (by `decided`, by
+    /// the store, or as `lost` when what it changes went missing
+    /// meanwhile), nothing changes and the row records the refusal.
+    async fn act(
         &self,
         viewer: &Viewer,
-        tool: &str,
-        args: Value,
-        action: F,
-    ) -> Result<(), Refusal>
-    where
-        F: std::future::Future<Output = Result<(), Refusal>>,
-    {
+        (tool, args): (&str, Value),
+        decided: impl Future<Output = Decided>,
+        lost: Refusal,
+    ) -> Result<(), Refusal> {
         let started = Instant::now();
-        let at = SystemTime::now();
-        let done = action.await;
-        let (outcome, error_code) = match &done {
-            Ok(()) => (Outcome::Executed, None),
-            Err(r) if r.code == "PERMISSION_DENIED" || r.code.starts_with("SELF_") => {
-                (Outcome::Denied, Some(r.code.to_owned()))
-            }
-            Err(r) => (Outcome::Error, Some(r.code.to_owned())),
-        };
-        let digest = argument_digest(&args);
-        let event = AuditEvent {
-            at,
+        let row = AuditEvent {
             client_id: Some(CONSOLE_CLIENT.to_owned()),
-            outcome,
-            error_code,
-            duration: started.elapsed(),
-            ..AuditEvent::new(viewer.tenant(), &viewer.user.subject, tool, digest)
+            ..AuditEvent::new(
+                viewer.tenant(),
+                &viewer.user.subject,
+                tool,
+                toolhost_audit::argument_digest(&args),
+            )
         };
-        if let Err(e) = self.store.append(&event).await {
-            tracing::error!(error = %e, tool, "console: recording an admin action");
-            if done.is_ok() {
-                return Err(refusal(
-                    "AUDIT_FAILED",
-                    "it was done, but its audit row could not be written: tell an operator",
-                ));
-            }
-        }
-        done
+        let decided = decided.await;
+        let row = AuditEvent {
+            duration: started.elapsed(),
+            ..row
+        };
+        written(self.trail.as_ref(), row, decided, lost).await
     }
+}
+
+/// Writes `row` with the change `decided` (one transaction), or, if it is
+/// refused or its transaction fails, `row` as a refusal alone.
+async fn written(
+    trail: &dyn AuditSink,
+    row: AuditEvent,
+    decided: Decided,
+    lost: Refusal,
+) -> Result<(), Refusal> {
+    let refused = match decided {
+        Ok(change) => match trail.record_with(&row, &[Effect::People(change)]).await {
+            Ok(()) => return Ok(()),
+            Err(AuditError::Lost { .. }) => lost,
+            Err(e) => store_down(&e),
+        },
+        Err(refused) => refused,
+    };
+    // The same call id: if a failed commit's answer was lost after all,
+    // the change's row stands and this one is refused as a duplicate.
+    let (outcome, code) = match refused.code {
+        code if code == "PERMISSION_DENIED" || code.starts_with("SELF_") => (Outcome::Denied, code),
+        code => (Outcome::Error, code),
+    };
+    let row = AuditEvent {
+        outcome,
+        error_code: Some(code.to_owned()),
+        ..row
+    };
+    if let Err(e) = trail.record(&row).await {
+        tracing::error!(error = %e, tool = row.tool, "console: recording a refused admin action");
+    }
+    Err(refused)
+}
+
+/// Now, in unix seconds (what the auth store's revocations hold).
+fn now_s() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// The user `username`, if they belong to `tenant` (anyone else is as
 /// missing as a user that never was).
-async fn tenant_user(
-    c: &Console,
-    tenant: &str,
-    username: &str,
-) -> Result<toolhost_auth::User, Refusal> {
-    match c.store.user_by_name(username).await {
+async fn tenant_user(c: &Console, tenant: &str, username: &str) -> Result<User, Refusal> {
+    match c.auth.store().user_by_name(username).await {
         Ok(Some(u)) if u.tenant == tenant => Ok(u),
-        Ok(_) => Err(refusal(
-            "USER_NOT_FOUND",
-            format!("no user {username:?} in your tenant"),
-        )),
+        Ok(_) => Err(no_user(username)),
         Err(e) => Err(store_down(&e)),
     }
+}
+
+/// No user `username` in the viewer's tenant.
+fn no_user(username: &str) -> Refusal {
+    refusal(
+        "USER_NOT_FOUND",
+        format!("no user {username:?} in your tenant"),
+    )
+}
+
+/// No role `role` in the viewer's tenant.
+fn no_role(role: &str) -> Refusal {
+    refusal("ROLE_NOT_FOUND", format!("no role {role:?} in your tenant"))
 }
 
 fn store_down(e: &dyn std::fmt::Display) -> Refusal {
@@ -300,7 +355,7 @@ async fn user_action(
     };
     let tenant = viewer.tenant().to_owned();
     let args = json!({"username": username});
-    let action = async {
+    let decided = async {
         let user = tenant_user(&c, &tenant, &username).await?;
         if disable && user.id == viewer.user.subject {
             return Err(refusal(
@@ -308,11 +363,15 @@ async fn user_action(
                 "you cannot disable yourself: another admin of your tenant can",
             ));
         }
-        admin::set_disabled(c.store.as_ref(), &username, disable)
-            .await
-            .map_err(|e| store_down(&e))
+        Ok(PeopleEffect::SetDisabled {
+            tenant: tenant.clone(),
+            user: user.id,
+            disabled: disable,
+            at_s: now_s(),
+        })
     };
-    let done = c.act(&viewer, tool, args, action).await;
+    let lost = no_user(&username);
+    let done = c.act(&viewer, (tool, args), decided, lost).await;
     answer(&c, &viewer, done, word).await
 }
 
@@ -324,7 +383,6 @@ async fn role_action(
 ) -> Response {
     let viewer = acting_on!(c, headers, Page::People, &f.csrf);
     let tenant = viewer.tenant().to_owned();
-    let store = c.store.clone();
     let (tool, word) = match action.as_str() {
         "permit" => ("permit_role", "permitted"),
         "forbid" => ("forbid_role", "forbidden"),
@@ -332,51 +390,49 @@ async fn role_action(
         "revoke" => ("revoke_role", "revoked"),
         _ => return crate::not_found(State(c), headers).await,
     };
-    let args =
-        json!({"role": role, "permission": f.permission.trim(), "username": f.username.trim()});
-    let action = async {
-        let roles = PolicyStore::roles(store.as_ref(), &tenant)
-            .await
-            .map_err(policy_refusal)?;
+    let (permission, username) = (f.permission.trim(), f.username.trim());
+    let args = json!({"role": role, "permission": permission, "username": username});
+    let decided = async {
+        let roles = c.policy.roles(&tenant).await.map_err(policy_refusal)?;
         let Some(held) = roles.iter().find(|r| r.name == role) else {
-            return Err(refusal(
-                "ROLE_NOT_FOUND",
-                format!("no role {role:?} in your tenant"),
-            ));
+            return Err(no_role(&role));
         };
-        match tool {
-            "permit_role" | "forbid_role" => {
-                let p: Permission = f.permission.trim().parse().map_err(|e| {
-                    refusal(
-                        "INVALID_ARGUMENTS",
-                        format!("permission {:?}: {e}", f.permission.trim()),
-                    )
-                })?;
-                let changed = if tool == "permit_role" {
-                    store.permit(&tenant, &role, &p).await
-                } else {
-                    store.forbid(&tenant, &role, &p).await
-                };
-                changed.map(drop).map_err(policy_refusal)
-            }
-            _ => {
-                let user = tenant_user(&c, &tenant, f.username.trim()).await?;
-                if tool == "revoke_role" && held.admin && user.id == viewer.user.subject {
-                    return Err(refusal(
-                        "SELF_LOCKOUT",
-                        "you cannot take an admin role from yourself: another admin of your tenant can",
-                    ));
-                }
-                let changed = if tool == "grant_role" {
-                    store.assign(&tenant, &role, &user.id).await
-                } else {
-                    store.unassign(&tenant, &role, &user.id).await
-                };
-                changed.map(drop).map_err(policy_refusal)
-            }
+        if matches!(tool, "permit_role" | "forbid_role") {
+            let p: Permission = permission.parse().map_err(|e| {
+                refusal(
+                    "INVALID_ARGUMENTS",
+                    format!("permission {permission:?}: {e}"),
+                )
+            })?;
+            return Ok(PeopleEffect::Permission {
+                tenant: tenant.clone(),
+                role: role.clone(),
+                permission: p.to_string(),
+                permit: tool == "permit_role",
+            });
         }
+        let user = tenant_user(&c, &tenant, username).await?;
+        if tool == "revoke_role" && held.admin && user.id == viewer.user.subject {
+            return Err(refusal(
+                "SELF_LOCKOUT",
+                "you cannot take an admin role from yourself: another admin of your tenant can",
+            ));
+        }
+        Ok(PeopleEffect::Membership {
+            tenant: tenant.clone(),
+            role: role.clone(),
+            user: user.id,
+            member: tool == "grant_role",
+        })
     };
-    let done = c.act(&viewer, tool, args, action).await;
+    let lost = match tool {
+        "permit_role" | "forbid_role" => no_role(&role),
+        _ => refusal(
+            "NOT_FOUND",
+            format!("role {role:?} or user {username:?} is no longer in your tenant"),
+        ),
+    };
+    let done = c.act(&viewer, (tool, args), decided, lost).await;
     answer(&c, &viewer, done, word).await
 }
 
@@ -389,9 +445,9 @@ async fn revoke_client(
     let viewer = acting_on!(c, headers, Page::People, &f.csrf);
     let tenant = viewer.tenant().to_owned();
     let args = json!({"client_id": client_id});
-    let action = async {
+    let decided = async {
         // Only a service client of this tenant: any other is not found.
-        match c.store.client(&client_id).await {
+        match c.auth.store().client(&client_id).await {
             Ok(Some(cl))
                 if cl.kind == ClientKind::Service
                     && cl.tenant.as_deref() == Some(tenant.as_str()) => {}
@@ -403,25 +459,105 @@ async fn revoke_client(
             }
             Err(e) => return Err(store_down(&e)),
         }
-        admin::revoke_client(c.store.as_ref(), &client_id)
-            .await
-            .map_err(|e| match e {
-                admin::AdminError::NotFound(what) => refusal(
-                    "CLIENT_NOT_FOUND",
-                    format!("{what} does not exist (revoked already?)"),
-                ),
-                e => store_down(&e),
-            })
+        Ok(PeopleEffect::RevokeClient {
+            client_id: client_id.clone(),
+            at_s: now_s(),
+        })
     };
-    let done = c.act(&viewer, "revoke_client", args, action).await;
+    let lost = refusal(
+        "CLIENT_NOT_FOUND",
+        format!("an active client {client_id:?} does not exist (revoked already?)"),
+    );
+    let done = c.act(&viewer, ("revoke_client", args), decided, lost).await;
     answer(&c, &viewer, done, "client-revoked").await
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use std::sync::Mutex;
+    use std::task::{Context, Poll, Waker};
 
+    use serde_json::json;
+    use toolhost_audit::{
+        AuditError, AuditEvent, AuditSink, Effect, Outcome, PeopleEffect, SinkFuture,
+    };
+
+    use super::{refusal, written};
     use crate::testing::{HOSTILE, assert_escaped, render};
+
+    /// A trail whose changes all lose to another writer (as a store's
+    /// transaction does when what a change needs went missing): it keeps
+    /// only the rows written without a change.
+    #[derive(Default)]
+    struct Losing(Mutex<Vec<AuditEvent>>);
+
+    impl AuditSink for Losing {
+        fn record_with<'a>(
+            &'a self,
+            event: &'a AuditEvent,
+            effects: &'a [Effect],
+        ) -> SinkFuture<'a> {
+            Box::pin(async move {
+                if !effects.is_empty() {
+                    return Err(AuditError::Lost { effect: 0 });
+                }
+                self.0.lock().expect("rows").push(event.clone());
+                Ok(())
+            })
+        }
+    }
+
+    fn row() -> AuditEvent {
+        AuditEvent::new(
+            "demo",
+            "u-ann",
+            "disable_user",
+            toolhost_audit::argument_digest(&json!({})),
+        )
+    }
+
+    fn disable() -> PeopleEffect {
+        PeopleEffect::SetDisabled {
+            tenant: "demo".into(),
+            user: "u-bob".into(),
+            disabled: true,
+            at_s: 1,
+        }
+    }
+
+    /// `f`'s output: the futures here never wait (the trail is memory).
+    fn ready<F: Future>(f: F) -> F::Output {
+        let mut f = std::pin::pin!(f);
+        let mut cx = Context::from_waker(Waker::noop());
+        match f.as_mut().poll(&mut cx) {
+            Poll::Ready(out) => out,
+            Poll::Pending => panic!("a memory trail never waits"),
+        }
+    }
+
+    #[test]
+    fn a_change_that_lost_leaves_no_row_of_it_only_the_row_of_its_refusal() {
+        let trail = Losing::default();
+        let lost = refusal("USER_NOT_FOUND", "gone");
+        let done = ready(written(&trail, row(), Ok(disable()), lost));
+        assert_eq!(done.map_err(|r| r.code), Err("USER_NOT_FOUND"));
+        let rows = trail.0.lock().expect("rows");
+        assert_eq!(rows.len(), 1, "one row: the refusal's");
+        assert_eq!(rows[0].outcome, Outcome::Error);
+        assert_eq!(rows[0].error_code.as_deref(), Some("USER_NOT_FOUND"));
+    }
+
+    #[test]
+    fn a_change_refused_before_writing_records_its_refusal_alone() {
+        let trail = Losing::default();
+        let refused = refusal("SELF_DISABLE", "not yourself");
+        let lost = refusal("USER_NOT_FOUND", "gone");
+        let done = ready(written(&trail, row(), Err(refused), lost));
+        assert_eq!(done.map_err(|r| r.code), Err("SELF_DISABLE"));
+        let rows = trail.0.lock().expect("rows");
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].outcome, Outcome::Denied);
+    }
 
     #[test]
     fn names_scopes_and_permissions_are_text_and_you_cannot_disable_yourself() {

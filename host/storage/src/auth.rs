@@ -12,7 +12,7 @@
 //! because `connect` turns them on for every connection.
 
 mod rows;
-mod sql;
+pub(crate) mod sql;
 
 use toolhost_auth::{
     AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, CodeRedemption, Family, LiveGrant,
@@ -42,12 +42,6 @@ fn conflict(operation: &'static str, what: String) -> impl FnOnce(sqlx::Error) -
 }
 
 impl Store {
-    /// Every user of `tenant`, by username (the admin console's list).
-    pub async fn users_of(&self, tenant: &str) -> Result<Vec<User>, AuthStoreError> {
-        fetch_all!(&self.pools, rows::user, sql::USERS_OF_TENANT, tenant)
-            .map_err(failed("select users of a tenant"))
-    }
-
     /// Writes `client` with `statement` (an insert or the document upsert, which
     /// bind the same columns); the number of rows written.
     async fn write_client(
@@ -92,6 +86,13 @@ impl Store {
 }
 
 impl AuthStore for Store {
+    fn users_of<'a>(&'a self, tenant: &'a str) -> StoreFuture<'a, Vec<User>> {
+        Box::pin(async move {
+            fetch_all!(&self.pools, rows::user, sql::USERS_OF_TENANT, tenant)
+                .map_err(failed("select users of a tenant"))
+        })
+    }
+
     fn ensure_tenant<'a>(&'a self, id: &'a str, now: i64) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             execute!(&self.pools, sql::ENSURE_TENANT, id, now).map_err(failed("ensure tenant"))?;

@@ -9,8 +9,10 @@
 //!
 //! Each effect is an ordinary function over an open transaction of either
 //! engine ([`Tx`], `effects/statement.rs`); a workspace mutation's are in
-//! `effects/workspace.rs`.
+//! `effects/workspace.rs`, an admin's change to their tenant's people in
+//! `effects/people.rs`.
 
+mod people;
 mod statement;
 mod workspace;
 
@@ -92,6 +94,7 @@ async fn apply_one(tx: &mut impl Tx, effect: &Effect) -> Result<(), sqlx::Error>
         Effect::Catalog(change) => catalog(tx, change).await,
         Effect::Run(change) => run(tx, change).await,
         Effect::Workspace(change) => workspace::apply(tx, change).await,
+        Effect::People(change) => people::apply(tx, change).await,
         Effect::Entities {
             tenant,
             plugin,

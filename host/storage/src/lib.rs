@@ -6,7 +6,9 @@
 //!   read by [`Store::search`] (`src/store.rs`, `src/chain.rs`);
 //! - [`toolhost_auth::AuthStore`]: the authorization server's tenants, users,
 //!   clients, grants, codes, refresh tokens, signing keys, browser sessions,
-//!   consents and security events (`src/auth.rs`);
+//!   consents and security events (`src/auth.rs`); an admin's change to
+//!   a tenant's people (the console's) is an audit effect instead
+//!   ([`toolhost_audit::PeopleEffect`], `src/effects/people.rs`);
 //! - [`toolhost_policy::PolicyStore`]: each tenant's roles, their
 //!   permissions and their members (`src/policy.rs`), plus
 //!   [`Store::tenants`] for operators. The two reads every request makes,

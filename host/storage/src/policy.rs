@@ -8,7 +8,7 @@
 //! on `(tenant, subject)`), so a role can never be given across tenants.
 //! Deleting a role cascades to its permissions and assignments.
 
-mod sql;
+pub(crate) mod sql;
 
 use std::collections::BTreeMap;
 

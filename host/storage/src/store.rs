@@ -220,7 +220,13 @@ impl AuditSink for Store {
                     StorageError::Unavailable(down) => AuditError::Unavailable(down),
                     StorageError::EffectLost { effect } => AuditError::Lost { effect },
                     other => AuditError::Failed(other.to_string()),
-                })
+                })?;
+            // A change to people changes what the live views hold: the
+            // next request on this host sees it (`src/live.rs`).
+            if effects.iter().any(|e| matches!(e, Effect::People(_))) {
+                self.live.refresh(&self.pools).await;
+            }
+            Ok(())
         })
     }
 }

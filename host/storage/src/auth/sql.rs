@@ -19,6 +19,9 @@ pub(super) const USERS_OF_TENANT: &str = "SELECT \
      FROM users WHERE tenant = $1 ORDER BY username";
 pub(super) const SET_PASSWORD: &str = "UPDATE users SET password_hash = $1 WHERE username = $2";
 pub(super) const SET_DISABLED: &str = "UPDATE users SET disabled = $1 WHERE username = $2";
+// The console's: one user of one tenant, by id.
+pub(crate) const SET_TENANT_USER_DISABLED: &str =
+    "UPDATE users SET disabled = $1 WHERE tenant = $2 AND id = $3";
 
 pub(super) const INSERT_CLIENT: &str = "INSERT INTO oauth_clients \
      (client_id, secret_hash, kind, origin, name, redirect_uris, scope, tenant, owner, \
@@ -46,7 +49,7 @@ pub(super) const CLIENTS: &str = "SELECT \
      client_id, secret_hash, kind, origin, name, redirect_uris, scope, tenant, owner, \
      created_at, last_used_at, revoked_at, refresh_at \
      FROM oauth_clients ORDER BY created_at, client_id";
-pub(super) const REVOKE_CLIENT: &str = "UPDATE oauth_clients SET revoked_at = $1 \
+pub(crate) const REVOKE_CLIENT: &str = "UPDATE oauth_clients SET revoked_at = $1 \
      WHERE client_id = $2 AND revoked_at IS NULL";
 pub(super) const SET_CLIENT_SCOPE: &str = "UPDATE oauth_clients SET scope = $1 \
      WHERE client_id = $2";
@@ -72,7 +75,7 @@ pub(super) const INSERT_FAMILY: &str = "INSERT INTO token_families \
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
 pub(super) const REVOKE_FAMILY: &str = "UPDATE token_families SET revoked_at = $1 \
      WHERE id = $2 AND revoked_at IS NULL";
-pub(super) const REVOKE_SUBJECT_FAMILIES: &str = "UPDATE token_families SET revoked_at = $1 \
+pub(crate) const REVOKE_SUBJECT_FAMILIES: &str = "UPDATE token_families SET revoked_at = $1 \
      WHERE subject = $2 AND revoked_at IS NULL";
 // The resource server's one read per request. The user join only applies to
 // user grants, so a service whose id equals some user id never picks it up.
@@ -110,7 +113,7 @@ pub(super) const INSERT_SESSION: &str = "INSERT INTO web_sessions \
      VALUES ($1, $2, $3, $4)";
 pub(super) const SESSION: &str = "SELECT id_hash, user_id, created_at, expires_at \
      FROM web_sessions WHERE id_hash = $1";
-pub(super) const DELETE_USER_SESSIONS: &str = "DELETE FROM web_sessions WHERE user_id = $1";
+pub(crate) const DELETE_USER_SESSIONS: &str = "DELETE FROM web_sessions WHERE user_id = $1";
 
 pub(super) const INSERT_PENDING: &str = "INSERT INTO pending_authorizations \
      (id, browser_hash, csrf, request, expires_at) \

@@ -16,16 +16,16 @@ pub(super) const CREATE_ROLE: &str = "INSERT INTO roles (tenant, name, admin) VA
 pub(super) const DELETE_ROLE: &str = "DELETE FROM roles WHERE tenant = $1 AND name = $2";
 
 // A missing role is a foreign-key violation; a permission held already, no row.
-pub(super) const PERMIT: &str = "INSERT INTO role_permissions (tenant, role, permission) \
+pub(crate) const PERMIT: &str = "INSERT INTO role_permissions (tenant, role, permission) \
      VALUES ($1, $2, $3) ON CONFLICT (tenant, role, permission) DO NOTHING";
-pub(super) const FORBID: &str = "DELETE FROM role_permissions \
+pub(crate) const FORBID: &str = "DELETE FROM role_permissions \
      WHERE tenant = $1 AND role = $2 AND permission = $3";
 
 // A missing role, or a subject who is not a user of this tenant, is a
 // foreign-key violation: the database refuses a cross-tenant assignment.
-pub(super) const ASSIGN: &str = "INSERT INTO role_assignments (tenant, role, subject) \
+pub(crate) const ASSIGN: &str = "INSERT INTO role_assignments (tenant, role, subject) \
      VALUES ($1, $2, $3) ON CONFLICT (tenant, role, subject) DO NOTHING";
-pub(super) const UNASSIGN: &str = "DELETE FROM role_assignments \
+pub(crate) const UNASSIGN: &str = "DELETE FROM role_assignments \
      WHERE tenant = $1 AND role = $2 AND subject = $3";
 // After a refused assignment: which of the two references was missing.
 pub(super) const ASSIGN_REFERENCES: &str = "SELECT \
