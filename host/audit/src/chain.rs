@@ -673,41 +673,39 @@ mod tests {
         assert_ne!(row_hash(&"1".repeat(64), &base), original);
     }
 
+    /// Asserts that rows `a` and `b` hash apart.
+    fn hash_apart(a: &ChainedRow, b: &ChainedRow) {
+        assert_ne!(row_hash(GENESIS, a), row_hash(GENESIS, b), "{a:?} ~ {b:?}");
+    }
+
     #[test]
     fn the_rounds_never_pass_for_a_receipt() {
-        let receipt = ChainedRow {
-            receipt_sha256: Some("x"),
-            ..row("c")
-        };
-        let rounds = ChainedRow {
-            client_rounds: Some("x"),
-            ..row("c")
-        };
-        assert_ne!(row_hash(GENESIS, &receipt), row_hash(GENESIS, &rounds));
+        let (receipt, rounds) = (row("c"), row("c"));
+        hash_apart(
+            &ChainedRow {
+                receipt_sha256: Some("x"),
+                ..receipt
+            },
+            &ChainedRow {
+                client_rounds: Some("x"),
+                ..rounds
+            },
+        );
     }
 
     #[test]
     fn adjacent_fields_cannot_trade_bytes() {
-        let a = ChainedRow {
-            principal: "ab",
-            tenant: "c",
+        let traded = |principal, tenant| ChainedRow {
+            principal,
+            tenant,
             ..row("x")
         };
-        let b = ChainedRow {
-            principal: "a",
-            tenant: "bc",
+        hash_apart(&traded("ab", "c"), &traded("a", "bc"));
+        let error = |error_code| ChainedRow {
+            error_code,
             ..row("x")
         };
-        assert_ne!(row_hash(GENESIS, &a), row_hash(GENESIS, &b));
-        let null = ChainedRow {
-            error_code: None,
-            ..row("x")
-        };
-        let empty = ChainedRow {
-            error_code: Some(""),
-            ..row("x")
-        };
-        assert_ne!(row_hash(GENESIS, &null), row_hash(GENESIS, &empty));
+        hash_apart(&error(None), &error(Some("")));
     }
 
     #[test]

@@ -5,12 +5,11 @@
 use axum::extract::{Form, Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use serde::Deserialize;
 use serde_json::{Value, json};
 use toolhost_invoke::InvokeError;
 
 use crate::Console;
-use crate::decision_page::{DecisionPage, Shown, again};
+use crate::decision_page::{DecideForm, DecisionPage, Shown};
 use crate::pages::Page;
 use crate::viewer::Viewer;
 
@@ -82,28 +81,14 @@ impl DecisionPage for Approvals {
     }
 }
 
-#[derive(Deserialize)]
-pub(crate) struct DecideForm {
-    #[serde(default)]
-    csrf: String,
-    #[serde(default)]
-    decision: String,
-    #[serde(default)]
-    reason: String,
-}
-
 pub(crate) async fn decide(
     State(c): State<Console>,
     headers: HeaderMap,
     Path(gate_id): Path<String>,
     Form(form): Form<DecideForm>,
 ) -> Response {
-    let viewer = acting_on!(c, headers, Page::Approvals, &form.csrf);
-    let args = json!({"gate_id": gate_id, "decision": form.decision, "reason": form.reason});
-    let again = async |status, refusal| again::<Approvals>(&c, &viewer, status, refusal).await;
-    let done = (Page::Approvals, "decided", gate_id.as_str());
-    c.act_with_tool(&viewer, ("decide_approval", args), done, again)
-        .await
+    let tool = ("decide_approval", "gate_id");
+    crate::decision_page::decide::<Approvals>(c, headers, tool, gate_id, form).await
 }
 
 #[cfg(test)]

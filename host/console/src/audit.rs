@@ -391,15 +391,7 @@ async fn detail(
     let names = c.audit_names(&found).await;
     let context =
         json!({"detail": row(record, &names), "form": Search::default(), "outcomes": OUTCOMES});
-    c.show(
-        &viewer,
-        Page::Audit,
-        "audit.html",
-        StatusCode::OK,
-        None,
-        context,
-    )
-    .await
+    c.page_ok(&viewer, Page::Audit, "audit.html", context).await
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::get;
 use serde_json::{Value, json};
@@ -69,15 +69,8 @@ async fn show(State(c): State<Console>, headers: HeaderMap) -> Response {
         .map(|s| with_path(s, "session_id"))
         .collect();
     let context = json!({"sessions": sessions});
-    c.show(
-        &viewer,
-        Page::Authoring,
-        "authoring.html",
-        StatusCode::OK,
-        None,
-        context,
-    )
-    .await
+    c.page_ok(&viewer, Page::Authoring, "authoring.html", context)
+        .await
 }
 
 /// Proposal `p` of session `session_id` with its diff laid out.
@@ -145,15 +138,8 @@ async fn detail(
         "sees_runs": Page::Runs.open_to(&viewer),
         "sees_reviews": Page::Reviews.open_to(&viewer),
     });
-    c.show(
-        &viewer,
-        Page::Authoring,
-        "authoring.html",
-        StatusCode::OK,
-        None,
-        context,
-    )
-    .await
+    c.page_ok(&viewer, Page::Authoring, "authoring.html", context)
+        .await
 }
 
 #[cfg(test)]

@@ -93,3 +93,33 @@ pub(crate) async fn again<P: DecisionPage>(
 ) -> Response {
     render::<P>(c, viewer, &Shown::default(), Some((status, refusal))).await
 }
+
+/// A form deciding one thing (an approval, a plugin review): its CSRF
+/// token, the decision and the reason.
+#[derive(Deserialize)]
+pub(crate) struct DecideForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    decision: String,
+    #[serde(default)]
+    reason: String,
+}
+
+/// Posts `form`'s decision of `id`, named `key` in the arguments of host
+/// tool `tool`, and goes back to page `P` naming it, or shows `P` again
+/// with the refusal.
+pub(crate) async fn decide<P: DecisionPage>(
+    c: Console,
+    headers: HeaderMap,
+    (tool, key): (&str, &str),
+    id: String,
+    form: DecideForm,
+) -> Response {
+    let viewer = acting_on!(c, headers, P::PAGE, &form.csrf);
+    let mut args = json!({"decision": form.decision, "reason": form.reason});
+    args[key] = json!(id);
+    let again = async |status, refusal| again::<P>(&c, &viewer, status, refusal).await;
+    let done = (P::PAGE, "decided", id.as_str());
+    c.act_with_tool(&viewer, (tool, args), done, again).await
+}

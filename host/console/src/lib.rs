@@ -323,6 +323,19 @@ impl Console {
         }
     }
 
+    /// `template` of `page` for `viewer`, `200 OK`, its navigation counted
+    /// as remembered (see [`show`](Self::show)).
+    async fn page_ok(
+        &self,
+        viewer: &Viewer,
+        page_shown: Page,
+        template: &str,
+        context: Value,
+    ) -> Response {
+        self.show(viewer, page_shown, template, StatusCode::OK, None, context)
+            .await
+    }
+
     /// `template` of `page` for `viewer`, with the layout's context
     /// (navigation with `waiting`, or counted now, and the viewer).
     async fn show(

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use toolhost_invoke::InvokeError;
 
 use crate::approvals::list;
-use crate::decision_page::{DecisionPage, Shown, again, show};
+use crate::decision_page::{DecideForm, DecisionPage, Shown, again, show};
 use crate::diff::lay_out;
 use crate::pages::Page;
 use crate::viewer::Viewer;
@@ -221,28 +221,14 @@ impl DecisionPage for Reviews {
     }
 }
 
-#[derive(Deserialize)]
-pub(crate) struct DecideForm {
-    #[serde(default)]
-    csrf: String,
-    #[serde(default)]
-    decision: String,
-    #[serde(default)]
-    reason: String,
-}
-
 async fn decide(
     State(c): State<Console>,
     headers: HeaderMap,
     Path(revision): Path<String>,
     Form(form): Form<DecideForm>,
 ) -> Response {
-    let viewer = acting_on!(c, headers, Page::Reviews, &form.csrf);
-    let args = json!({"revision": revision, "decision": form.decision, "reason": form.reason});
-    let again = async |status, refusal| again::<Reviews>(&c, &viewer, status, refusal).await;
-    let done = (Page::Reviews, "decided", revision.as_str());
-    c.act_with_tool(&viewer, ("decide_plugin_review", args), done, again)
-        .await
+    let tool = ("decide_plugin_review", "revision");
+    crate::decision_page::decide::<Reviews>(c, headers, tool, revision, form).await
 }
 
 #[derive(Deserialize)]

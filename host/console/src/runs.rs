@@ -159,15 +159,7 @@ async fn show(State(c): State<Console>, headers: HeaderMap, Query(f): Query<Filt
         "filtered": !(filter.state.is_empty() && filter.plugin.is_empty() && filter.tool.is_empty()),
         "states": STATES,
     });
-    c.show(
-        &viewer,
-        Page::Runs,
-        "runs.html",
-        StatusCode::OK,
-        None,
-        context,
-    )
-    .await
+    c.page_ok(&viewer, Page::Runs, "runs.html", context).await
 }
 
 #[derive(Deserialize)]

@@ -103,6 +103,10 @@ impl ListPluginReviews {
     }
 }
 
+/// What a review tool answers: its output, and the catalog change to
+/// write with the call's row.
+type Decided = Result<(ToolOutput, Vec<Effect>), InvokeError>;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ListArgs {
@@ -207,11 +211,7 @@ impl HostTool for DecidePluginReview {
 }
 
 impl DecidePluginReview {
-    async fn run(
-        &self,
-        who: &Principal,
-        args: &Value,
-    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+    async fn run(&self, who: &Principal, args: &Value) -> Decided {
         people_only(who, &self.spec)?;
         let args: DecideArgs = parsed(args)?;
         let verdict = match args.decision.as_str() {
@@ -311,11 +311,7 @@ impl HostTool for RollbackPlugin {
 }
 
 impl RollbackPlugin {
-    async fn run(
-        &self,
-        who: &Principal,
-        args: &Value,
-    ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
+    async fn run(&self, who: &Principal, args: &Value) -> Decided {
         people_only(who, &self.spec)?;
         let args: RollbackArgs = parsed(args)?;
         bounded(&args.reason)?;

@@ -297,6 +297,24 @@ mod tests {
         assert_eq!(versions(SQLITE), versions(POSTGRES));
     }
 
+    /// A SQLite database at `url` migrated up to (not with) the migration
+    /// whose name starts with `version`.
+    async fn migrated_before(url: &str, version: &str) -> sqlx::SqliteConnection {
+        use sqlx::Connection;
+        let before = SQLITE
+            .iter()
+            .position(|(name, _)| name.starts_with(version))
+            .expect("the migration is listed");
+        let mut conn = sqlx::SqliteConnection::connect(url).await.expect("open");
+        Migrator::new(Embedded(&SQLITE[..before]))
+            .await
+            .expect("migrations")
+            .run(&mut conn)
+            .await
+            .expect("migrated to the one before");
+        conn
+    }
+
     /// 0019 numbers the rows chained before it in id order, skips the rows
     /// from before the chain, and the host appends after them.
     #[tokio::test]
@@ -305,17 +323,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let file = dir.path().join("old.db");
         let url = format!("sqlite://{}?mode=rwc", file.display());
-        let before = SQLITE
-            .iter()
-            .position(|(name, _)| name.starts_with("0019"))
-            .expect("0019 is listed");
-        let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("open");
-        Migrator::new(Embedded(&SQLITE[..before]))
-            .await
-            .expect("migrations")
-            .run(&mut conn)
-            .await
-            .expect("migrated to 0018");
+        let mut conn = migrated_before(&url, "0019").await;
         let hash = |d: char| d.to_string().repeat(64);
         // A row from before the chain, then three chained rows.
         let rows = [
@@ -374,17 +382,7 @@ mod tests {
         use toolhost_workspace::{UploadHandle, WorkspaceStore};
         let dir = tempfile::tempdir().expect("temp dir");
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("old.db").display());
-        let before = SQLITE
-            .iter()
-            .position(|(name, _)| name.starts_with("0020"))
-            .expect("0020 is listed");
-        let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("open");
-        Migrator::new(Embedded(&SQLITE[..before]))
-            .await
-            .expect("migrations")
-            .run(&mut conn)
-            .await
-            .expect("migrated to 0019");
+        let mut conn = migrated_before(&url, "0020").await;
         let handle = UploadHandle::new();
         let digest = toolhost_types::Digest::of(b"[plugin]").to_string();
         sqlx::query(

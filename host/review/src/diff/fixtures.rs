@@ -51,6 +51,19 @@ pub(crate) fn change(what: What, effect: Effect, bump: Bump) -> Change {
     Change { what, effect, bump }
 }
 
+/// The one change of moving tool greet's risk floor `from` → `to`.
+pub(crate) fn risk_floor(from: Option<String>, to: Option<String>, effect: Effect) -> Vec<Change> {
+    vec![change(
+        What::RiskFloor {
+            tool: "greet".into(),
+            from,
+            to,
+        },
+        effect,
+        Bump::Patch,
+    )]
+}
+
 pub(crate) fn greet_mut(c: &mut Capabilities) -> &mut ToolCapabilities {
     c.tools.get_mut("greet").expect("the fixture has greet")
 }

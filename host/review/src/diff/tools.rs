@@ -407,60 +407,28 @@ mod tests {
                 "a risk floor removed widens",
                 |c| greet_mut(c).risk_floor = Some(s("high")),
                 |c| greet_mut(c).risk_floor = None,
-                vec![change(
-                    What::RiskFloor {
-                        tool: greet(),
-                        from: Some(s("high")),
-                        to: None,
-                    },
-                    Widens,
-                    Bump::Patch,
-                )],
+                risk_floor(Some(s("high")), None, Widens),
                 Bump::Patch,
             ),
             (
                 "a risk floor lowered widens",
                 |c| greet_mut(c).risk_floor = Some(s("high")),
                 |c| greet_mut(c).risk_floor = Some(s("medium")),
-                vec![change(
-                    What::RiskFloor {
-                        tool: greet(),
-                        from: Some(s("high")),
-                        to: Some(s("medium")),
-                    },
-                    Widens,
-                    Bump::Patch,
-                )],
+                risk_floor(Some(s("high")), Some(s("medium")), Widens),
                 Bump::Patch,
             ),
             (
                 "a risk floor added narrows",
                 keep,
                 |c| greet_mut(c).risk_floor = Some(s("low")),
-                vec![change(
-                    What::RiskFloor {
-                        tool: greet(),
-                        from: None,
-                        to: Some(s("low")),
-                    },
-                    Narrows,
-                    Bump::Patch,
-                )],
+                risk_floor(None, Some(s("low")), Narrows),
                 Bump::Patch,
             ),
             (
                 "a risk floor raised narrows",
                 |c| greet_mut(c).risk_floor = Some(s("low")),
                 |c| greet_mut(c).risk_floor = Some(s("high")),
-                vec![change(
-                    What::RiskFloor {
-                        tool: greet(),
-                        from: Some(s("low")),
-                        to: Some(s("high")),
-                    },
-                    Narrows,
-                    Bump::Patch,
-                )],
+                risk_floor(Some(s("low")), Some(s("high")), Narrows),
                 Bump::Patch,
             ),
             (
