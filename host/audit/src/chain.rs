@@ -540,15 +540,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_tenants_walk_checks_its_rows_and_their_links_and_reports_nothing_host_wide() {
-        let rows = [
+    /// Five rows of two tenants, interleaved: acme's a, c, d and
+    /// globex's b, e.
+    fn acme_and_globex() -> [ChainedRow<'static>; 5] {
+        [
             of("a", "acme"),
             of("b", "globex"),
             of("c", "acme"),
             of("d", "acme"),
             of("e", "globex"),
-        ];
+        ]
+    }
+
+    #[test]
+    fn a_tenants_walk_checks_its_rows_and_their_links_and_reports_nothing_host_wide() {
+        let rows = acme_and_globex();
         let hashes = chain(&rows);
         let chain = placed(&rows, &hashes);
         let acme = walk_tenant(&chain, "acme").expect("intact");
@@ -583,13 +589,7 @@ mod tests {
 
     #[test]
     fn a_tenants_walk_finds_a_removed_or_replaced_row_beside_its_own() {
-        let rows = [
-            of("a", "acme"),
-            of("b", "globex"),
-            of("c", "acme"),
-            of("d", "acme"),
-            of("e", "globex"),
-        ];
+        let rows = acme_and_globex();
         let hashes = chain(&rows);
         let chain = placed(&rows, &hashes);
         let gap = |removed: usize, expected_call: &str, expected_place: i64| {

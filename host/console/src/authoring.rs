@@ -146,8 +146,7 @@ async fn detail(
 mod tests {
     use super::*;
 
-    const HOSTILE: &str = "<script>alert(1)</script>";
-    const QUOTES: &str = "a\"b'c";
+    use crate::testing::{QUOTES, SCRIPT as HOSTILE};
 
     /// `page` in the layout, for the test viewer.
     fn rendered(page: Value) -> String {

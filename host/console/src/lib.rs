@@ -568,6 +568,12 @@ pub(crate) mod testing {
     /// The CSRF token of the test viewer.
     pub const CSRF: &str = "csrf-token-of-the-session";
 
+    /// A script, as a hostile name.
+    pub const SCRIPT: &str = "<script>alert(1)</script>";
+
+    /// Quotes that would break out of an attribute.
+    pub const QUOTES: &str = "a\"b'c";
+
     /// A hostile text: a script and an attribute-breaking quote.
     pub const HOSTILE: &str =
         "<script>window.__pwned=1</script>\"'><img src=x onerror=\"window.__pwned=2\">";

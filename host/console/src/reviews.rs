@@ -257,8 +257,7 @@ async fn rollback(
 mod tests {
     use super::*;
 
-    const HOSTILE: &str = "<script>alert(1)</script>";
-    const QUOTES: &str = "a\"b'c";
+    use crate::testing::{QUOTES, SCRIPT as HOSTILE};
 
     /// `page` in the layout, for the test viewer.
     fn rendered(page: Value) -> String {

@@ -51,6 +51,22 @@ pub(crate) fn change(what: What, effect: Effect, bump: Bump) -> Change {
     Change { what, effect, bump }
 }
 
+/// Adds tool `wave`, which names `replaced` as the tool it replaces.
+pub(crate) fn add_wave_replacing(c: &mut Capabilities, replaced: &str) {
+    let mut t = a_tool();
+    t.replaces = Some(s(replaced));
+    c.tools.insert(s("wave"), t);
+}
+
+/// The one change of adding tool `wave`.
+pub(crate) fn wave_added() -> Vec<Change> {
+    vec![change(
+        What::ToolAdded { tool: s("wave") },
+        Effect::Widens,
+        Bump::Minor,
+    )]
+}
+
 /// The one change of moving tool greet's risk floor `from` → `to`.
 pub(crate) fn risk_floor(from: Option<String>, to: Option<String>, effect: Effect) -> Vec<Change> {
     vec![change(

@@ -225,31 +225,15 @@ mod tests {
             (
                 "a replaces naming a tool the active revision lacks is just an added tool",
                 keep,
-                |c| {
-                    let mut t = a_tool();
-                    t.replaces = Some(s("nope"));
-                    c.tools.insert(s("wave"), t);
-                },
-                vec![change(
-                    What::ToolAdded { tool: s("wave") },
-                    Widens,
-                    Bump::Minor,
-                )],
+                |c| add_wave_replacing(c, "nope"),
+                wave_added(),
                 Bump::Minor,
             ),
             (
                 "a replaces naming a tool that stays is just an added tool",
                 keep,
-                |c| {
-                    let mut t = a_tool();
-                    t.replaces = Some(s("greet"));
-                    c.tools.insert(s("wave"), t);
-                },
-                vec![change(
-                    What::ToolAdded { tool: s("wave") },
-                    Widens,
-                    Bump::Minor,
-                )],
+                |c| add_wave_replacing(c, "greet"),
+                wave_added(),
                 Bump::Minor,
             ),
             (
