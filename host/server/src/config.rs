@@ -304,7 +304,7 @@ pub struct LimitArgs {
 
 impl LimitArgs {
     /// The file's limits with these flags over them; a zero is refused.
-    fn over(self, file: RequestLimits) -> anyhow::Result<RequestLimits> {
+    fn over(&self, file: RequestLimits) -> anyhow::Result<RequestLimits> {
         let limits = RequestLimits {
             max_depth: self.max_json_depth.unwrap_or(file.max_depth),
             max_array_len: self.max_array_len.unwrap_or(file.max_array_len),
@@ -475,89 +475,22 @@ const DEFAULT_RUN_LEASE: Duration = Duration::from_secs(30);
 impl Config {
     /// Resolves file, environment and flags (flags win).
     pub fn resolve(args: ServeArgs) -> anyhow::Result<Config> {
-        let file = match &args.config {
+        let mut file = match &args.config {
             Some(path) => read_file(path)?,
             None => ConfigFile::default(),
         };
-        let plugins = args.plugins.or(file.plugins);
-        let mut allowed_hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
-        allowed_hosts.extend(file.allowed_hosts.unwrap_or_default());
-        allowed_hosts.extend(args.allowed_hosts);
-        let backends = backends(
-            file.backends,
-            &args.backends,
-            &args.backend_token_files,
-            &args.exploration_backends,
-        )?;
-        let run_lease = args
-            .run_lease
-            .or(file.run_lease)
-            .unwrap_or(DEFAULT_RUN_LEASE);
-        if run_lease < Duration::from_secs(1) {
-            anyhow::bail!("--run-lease must be at least 1s, not {run_lease:?}");
-        }
-        let defaults = toolhost_runs::QueueLimits::DEFAULT;
-        let run_limits = toolhost_runs::QueueLimits {
-            per_tenant: args
-                .runs_per_tenant
-                .or(file.runs_per_tenant)
-                .unwrap_or(defaults.per_tenant),
-            per_principal: args
-                .runs_per_principal
-                .or(file.runs_per_principal)
-                .unwrap_or(defaults.per_principal),
-        };
-        let origins = if args.allowed_origins.is_empty() {
-            file.allowed_origins
-        } else {
-            Some(args.allowed_origins)
-        };
-        let listen = args
-            .listen
-            .or(file.listen)
-            .unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("a valid address"));
-        if args.dev_allow_unsigned && !listen.ip().is_loopback() {
-            anyhow::bail!(
-                "--dev-allow-unsigned serves unsigned plugins and works on a loopback address only, not {listen}"
-            );
-        }
-        let header_read_timeout = args
-            .header_read_timeout
-            .or(file.header_read_timeout)
-            .unwrap_or(crate::listen::DEFAULT_HEADER_READ_TIMEOUT);
-        if header_read_timeout.is_zero() {
-            anyhow::bail!("header-read-timeout must be longer than 0s");
-        }
-        let body_read_timeout = args
-            .body_read_timeout
-            .or(file.body_read_timeout)
-            .unwrap_or(crate::listen::DEFAULT_BODY_READ_TIMEOUT);
-        if body_read_timeout.is_zero() {
-            anyhow::bail!("body-read-timeout must be longer than 0s");
-        }
-        let connection_caps = connection_caps(
-            args.max_connections.or(file.max_connections),
-            args.max_connections_per_source
-                .or(file.max_connections_per_source),
-        )?;
-        let trusted_proxies =
-            crate::forwarded::TrustedProxies::parse(if args.trusted_proxies.is_empty() {
-                file.trusted_proxies.as_deref().unwrap_or_default()
-            } else {
-                &args.trusted_proxies
-            })?;
-        let password_login = !args.no_password_login && file.password_login.unwrap_or(true);
-        let sso = crate::sso_config::providers(file.sso)?;
-        if !password_login && sso.is_empty() {
-            anyhow::bail!(
-                "password sign-in is off and no [sso.NAME] provider is configured: nobody could sign in"
-            );
-        }
-        Ok(Config {
-            password_login,
-            sso,
-            listen,
-            plugins,
+        let checked = Checked::resolve(&args, &mut file)?;
+        Ok(Config::assemble(args, file, checked))
+    }
+
+    /// The configuration of the checked values and the rest: flags over
+    /// the file, defaults for what neither sets.
+    fn assemble(args: ServeArgs, file: ConfigFile, checked: Checked) -> Config {
+        Config {
+            password_login: checked.password_login,
+            sso: checked.sso,
+            listen: checked.listen,
+            plugins: args.plugins.or(file.plugins),
             dev_allow_unsigned: args.dev_allow_unsigned,
             sigstore_trusted_root: args.sigstore_trusted_root.or(file.sigstore_trusted_root),
             database_url: args
@@ -569,46 +502,35 @@ impl Config {
                 .or(file.database_timeout)
                 .unwrap_or(toolhost_storage::DEFAULT_ACQUIRE_TIMEOUT),
             cache_dir: args.cache_dir.or(file.cache_dir),
-            allowed_hosts,
-            allowed_origins: origins
-                .unwrap_or_else(|| LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect()),
+            allowed_hosts: allowed_hosts(file.allowed_hosts, args.allowed_hosts),
+            allowed_origins: allowed_origins(file.allowed_origins, args.allowed_origins),
             slots: file
                 .slots
                 .unwrap_or(toolhost_runtime::RuntimeConfig::DEFAULT_SLOTS),
-            compile_workers: file
-                .compile_workers
-                .unwrap_or(toolhost_runtime::RuntimeConfig::DEFAULT_COMPILE_WORKERS)
-                .max(1),
-            compile_share: file
-                .compile_share
-                .unwrap_or(toolhost_runtime::RuntimeConfig::DEFAULT_COMPILE_SHARE)
-                .max(1),
+            compile_workers: at_least_one(
+                file.compile_workers,
+                toolhost_runtime::RuntimeConfig::DEFAULT_COMPILE_WORKERS,
+            ),
+            compile_share: at_least_one(
+                file.compile_share,
+                toolhost_runtime::RuntimeConfig::DEFAULT_COMPILE_SHARE,
+            ),
             max_request_bytes: file
                 .max_request_bytes
                 .unwrap_or(crate::guard::DEFAULT_MAX_REQUEST_BYTES),
-            request_limits: args.limits.over(file.limits)?,
+            request_limits: checked.request_limits,
             shutdown_grace: file.shutdown_grace.unwrap_or(DEFAULT_SHUTDOWN_GRACE),
             drain_delay: args.drain_delay.or(file.drain_delay).unwrap_or_default(),
-            connection_limits: crate::listen::ConnectionLimits {
-                header_read_timeout,
-                body_read_timeout,
-                ..crate::listen::ConnectionLimits::default()
-            },
-            connection_caps,
+            connection_limits: checked.connection_limits,
+            connection_caps: checked.connection_caps,
             metrics_listen: args.metrics_listen.or(file.metrics_listen),
-            session_caps: crate::mcp_sessions::SessionCaps {
-                per_principal: args
-                    .max_sessions_per_principal
-                    .or(file.max_sessions_per_principal)
-                    .unwrap_or(crate::mcp_sessions::DEFAULT_SESSIONS_PER_PRINCIPAL)
-                    .max(1),
-                streams_per_session: args
-                    .max_streams_per_session
-                    .or(file.max_streams_per_session)
-                    .unwrap_or(crate::mcp_sessions::DEFAULT_STREAMS_PER_SESSION)
-                    .max(1),
-            },
-            trusted_proxies,
+            session_caps: session_caps(
+                args.max_sessions_per_principal
+                    .or(file.max_sessions_per_principal),
+                args.max_streams_per_session
+                    .or(file.max_streams_per_session),
+            ),
+            trusted_proxies: checked.trusted_proxies,
             public_url: args
                 .public_url
                 .or(file.public_url)
@@ -620,13 +542,16 @@ impl Config {
             authorizations_per_minute: file.authorizations_per_minute,
             max_pending_authorizations: file.max_pending_authorizations,
             seed_demo: args.seed_demo,
-            backends,
+            backends: checked.backends,
             run_workers: args
                 .run_workers
                 .or(file.run_workers)
                 .unwrap_or(DEFAULT_RUN_WORKERS),
-            run_lease,
-            run_limits,
+            run_lease: checked.run_lease,
+            run_limits: run_limits(
+                args.runs_per_tenant.or(file.runs_per_tenant),
+                args.runs_per_principal.or(file.runs_per_principal),
+            ),
             worker_only: false,
             gate_ttl: args
                 .gate_ttl
@@ -634,19 +559,73 @@ impl Config {
                 .unwrap_or(toolhost_invoke::DEFAULT_GATE_TTL),
             allow_self_approval: args.allow_self_approval
                 || file.allow_self_approval.unwrap_or(false),
-            rate_limits: crate::rate_limit::RateLimits {
-                uploads: args
-                    .rate_limit_uploads
-                    .or(file.rate_limit_uploads)
-                    .unwrap_or(crate::rate_limit::DEFAULT_UPLOADS),
-                ..crate::rate_limit::RateLimits::configured(
-                    args.rate_limit_window.or(file.rate_limit_window),
-                    args.rate_limit_per_principal
-                        .or(file.rate_limit_per_principal),
-                    args.rate_limit_per_client.or(file.rate_limit_per_client),
-                    args.rate_limit_writes.or(file.rate_limit_writes),
-                )?
-            },
+            rate_limits: checked.rate_limits,
+            upload_quota: checked.upload_quota,
+            results: checked.results,
+        }
+    }
+}
+
+/// The values a configuration may get wrong, each checked (in this order)
+/// before the host starts.
+struct Checked {
+    backends: Vec<BackendConfig>,
+    run_lease: Duration,
+    listen: SocketAddr,
+    connection_limits: crate::listen::ConnectionLimits,
+    connection_caps: crate::connections::ConnectionCaps,
+    trusted_proxies: crate::forwarded::TrustedProxies,
+    password_login: bool,
+    sso: Vec<toolhost_sso::ProviderConfig>,
+    request_limits: RequestLimits,
+    rate_limits: crate::rate_limit::RateLimits,
+    upload_quota: UploadQuota,
+    results: ResultPolicy,
+}
+
+impl Checked {
+    /// Checks the flags over the file; the file's backends and providers
+    /// are taken from it.
+    fn resolve(args: &ServeArgs, file: &mut ConfigFile) -> anyhow::Result<Checked> {
+        let backends = backends(
+            std::mem::take(&mut file.backends),
+            &args.backends,
+            &args.backend_token_files,
+            &args.exploration_backends,
+        )?;
+        let run_lease = run_lease(args.run_lease.or(file.run_lease))?;
+        let listen = listen(args.listen.or(file.listen), args.dev_allow_unsigned)?;
+        let connection_limits = connection_limits(
+            args.header_read_timeout.or(file.header_read_timeout),
+            args.body_read_timeout.or(file.body_read_timeout),
+        )?;
+        let connection_caps = connection_caps(
+            args.max_connections.or(file.max_connections),
+            args.max_connections_per_source
+                .or(file.max_connections_per_source),
+        )?;
+        let trusted_proxies =
+            trusted_proxies(&args.trusted_proxies, file.trusted_proxies.as_deref())?;
+        let password_login = !args.no_password_login && file.password_login.unwrap_or(true);
+        let sso = sign_in_providers(password_login, std::mem::take(&mut file.sso))?;
+        Ok(Checked {
+            backends,
+            run_lease,
+            listen,
+            connection_limits,
+            connection_caps,
+            trusted_proxies,
+            password_login,
+            sso,
+            request_limits: args.limits.over(file.limits)?,
+            rate_limits: rate_limits(
+                args.rate_limit_window.or(file.rate_limit_window),
+                args.rate_limit_per_principal
+                    .or(file.rate_limit_per_principal),
+                args.rate_limit_per_client.or(file.rate_limit_per_client),
+                args.rate_limit_writes.or(file.rate_limit_writes),
+                args.rate_limit_uploads.or(file.rate_limit_uploads),
+            )?,
             upload_quota: upload_quota(
                 args.max_uploads_per_principal
                     .or(file.max_uploads_per_principal),
@@ -659,6 +638,134 @@ impl Config {
             )?,
         })
     }
+}
+
+/// The Host headers answered: loopback's, the file's, then the flags'.
+fn allowed_hosts(file: Option<Vec<String>>, flags: Vec<String>) -> Vec<String> {
+    let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
+    hosts.extend(file.unwrap_or_default());
+    hosts.extend(flags);
+    hosts
+}
+
+/// The Origins trusted: the flags' if any, else the file's, else loopback's.
+fn allowed_origins(file: Option<Vec<String>>, flags: Vec<String>) -> Vec<String> {
+    let origins = if flags.is_empty() { file } else { Some(flags) };
+    origins.unwrap_or_else(|| LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect())
+}
+
+/// The address listened on; unsigned plugins are served on loopback only.
+fn listen(listen: Option<SocketAddr>, dev_allow_unsigned: bool) -> anyhow::Result<SocketAddr> {
+    let listen = listen.unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("a valid address"));
+    if dev_allow_unsigned && !listen.ip().is_loopback() {
+        anyhow::bail!(
+            "--dev-allow-unsigned serves unsigned plugins and works on a loopback address only, not {listen}"
+        );
+    }
+    Ok(listen)
+}
+
+/// How long a connection may take over a request's head and body; zero is
+/// refused.
+fn connection_limits(
+    header_read_timeout: Option<Duration>,
+    body_read_timeout: Option<Duration>,
+) -> anyhow::Result<crate::listen::ConnectionLimits> {
+    let header_read_timeout =
+        header_read_timeout.unwrap_or(crate::listen::DEFAULT_HEADER_READ_TIMEOUT);
+    if header_read_timeout.is_zero() {
+        anyhow::bail!("header-read-timeout must be longer than 0s");
+    }
+    let body_read_timeout = body_read_timeout.unwrap_or(crate::listen::DEFAULT_BODY_READ_TIMEOUT);
+    if body_read_timeout.is_zero() {
+        anyhow::bail!("body-read-timeout must be longer than 0s");
+    }
+    Ok(crate::listen::ConnectionLimits {
+        header_read_timeout,
+        body_read_timeout,
+        ..crate::listen::ConnectionLimits::default()
+    })
+}
+
+/// The proxies believed: the flags' if any, else the file's.
+fn trusted_proxies(
+    flags: &[String],
+    file: Option<&[String]>,
+) -> anyhow::Result<crate::forwarded::TrustedProxies> {
+    crate::forwarded::TrustedProxies::parse(if flags.is_empty() {
+        file.unwrap_or_default()
+    } else {
+        flags
+    })
+}
+
+/// The single-sign-on providers; refused when nobody could sign in.
+fn sign_in_providers(
+    password_login: bool,
+    file: BTreeMap<String, crate::sso_config::SsoFile>,
+) -> anyhow::Result<Vec<toolhost_sso::ProviderConfig>> {
+    let sso = crate::sso_config::providers(file)?;
+    if !password_login && sso.is_empty() {
+        anyhow::bail!(
+            "password sign-in is off and no [sso.NAME] provider is configured: nobody could sign in"
+        );
+    }
+    Ok(sso)
+}
+
+/// A worker's claim without a heartbeat: at least a second.
+fn run_lease(lease: Option<Duration>) -> anyhow::Result<Duration> {
+    let run_lease = lease.unwrap_or(DEFAULT_RUN_LEASE);
+    if run_lease < Duration::from_secs(1) {
+        anyhow::bail!("--run-lease must be at least 1s, not {run_lease:?}");
+    }
+    Ok(run_lease)
+}
+
+/// The queue bounds: defaults for what is not set.
+fn run_limits(per_tenant: Option<u32>, per_principal: Option<u32>) -> toolhost_runs::QueueLimits {
+    let defaults = toolhost_runs::QueueLimits::DEFAULT;
+    toolhost_runs::QueueLimits {
+        per_tenant: per_tenant.unwrap_or(defaults.per_tenant),
+        per_principal: per_principal.unwrap_or(defaults.per_principal),
+    }
+}
+
+/// What one principal may hold of MCP sessions and streams: defaults for
+/// what is not set, at least one of each.
+fn session_caps(
+    per_principal: Option<usize>,
+    streams_per_session: Option<usize>,
+) -> crate::mcp_sessions::SessionCaps {
+    crate::mcp_sessions::SessionCaps {
+        per_principal: at_least_one(
+            per_principal,
+            crate::mcp_sessions::DEFAULT_SESSIONS_PER_PRINCIPAL,
+        ),
+        streams_per_session: at_least_one(
+            streams_per_session,
+            crate::mcp_sessions::DEFAULT_STREAMS_PER_SESSION,
+        ),
+    }
+}
+
+/// The rate limits: the window and the three `/mcp` limits, and uploads.
+fn rate_limits(
+    window: Option<Duration>,
+    per_principal: Option<u32>,
+    per_client: Option<u32>,
+    writes: Option<u32>,
+    uploads: Option<u32>,
+) -> anyhow::Result<crate::rate_limit::RateLimits> {
+    Ok(crate::rate_limit::RateLimits {
+        uploads: uploads.unwrap_or(crate::rate_limit::DEFAULT_UPLOADS),
+        ..crate::rate_limit::RateLimits::configured(window, per_principal, per_client, writes)?
+    })
+}
+
+/// A count set or its default, and never below one.
+fn at_least_one(value: Option<usize>, default: usize) -> usize {
+    value.unwrap_or(default).max(1)
 }
 
 /// `NAME=VALUE` of a repeatable flag.
