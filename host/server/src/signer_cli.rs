@@ -13,6 +13,8 @@ use toolhost_catalog::decide;
 use toolhost_catalog::{CatalogStore, SignerIdentity, SignerRecord};
 use toolhost_signing::{Algorithm, PluginPattern, PublicKey, SigningKey};
 
+use toolhost_storage::Store;
+
 use crate::admin::{StoreArg, open};
 use crate::catalog_sync::{now_ms, operator, operator_event};
 
@@ -104,21 +106,7 @@ pub async fn signer(command: SignerCommand) -> anyhow::Result<ExitCode> {
             name,
             dir,
             algorithm,
-        } => {
-            let alg: Algorithm = algorithm
-                .parse()
-                .map_err(|e| anyhow::anyhow!("--algorithm {algorithm:?}: {e}"))?;
-            check_key_name(&name)?;
-            let key = SigningKey::generate(alg)?;
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-            let private = dir.join(format!("{name}.key"));
-            write_private(&private, &key.to_pem())?;
-            let public = dir.join(format!("{name}.pub"));
-            std::fs::write(&public, key.public_key().to_pem())
-                .with_context(|| format!("writing {}", public.display()))?;
-            println!("{}", key.public_key().key_id());
-            Ok(ExitCode::SUCCESS)
-        }
+        } => new_key(&name, &dir, &algorithm)?,
         SignerCommand::Trust {
             name,
             key,
@@ -128,101 +116,154 @@ pub async fn signer(command: SignerCommand) -> anyhow::Result<ExitCode> {
             by,
             store,
         } => {
-            let (key_id, identity) = match (key, issuer, identity) {
-                (Some(key), _, _) => {
-                    let pem = std::fs::read_to_string(&key)
-                        .with_context(|| format!("reading {}", key.display()))?;
-                    let public =
-                        PublicKey::from_pem(&pem).with_context(|| format!("{}", key.display()))?;
-                    let identity = SignerIdentity::Key {
-                        public_key: public.to_pem(),
-                    };
-                    (public.key_id().to_string(), identity)
-                }
-                (None, Some(issuer), Some(subject)) => {
-                    let id = format!("keyless:{issuer}#{subject}");
-                    (id, SignerIdentity::Keyless { issuer, subject })
-                }
-                _ => bail!("give --key, or --issuer and --identity"),
-            };
-            for p in &plugins {
-                p.parse::<PluginPattern>()
-                    .map_err(|e| anyhow::anyhow!("--plugins {p:?}: {e}"))?;
-            }
+            let (key_id, identity) = signer_identity(key, issuer, identity)?;
+            check_plugin_patterns(&plugins)?;
             let store = open(&store).await?;
             let record = SignerRecord {
-                name: name.clone(),
-                key_id: key_id.clone(),
+                name,
+                key_id,
                 identity,
-                plugins: plugins.clone(),
-                trusted_by: by.clone(),
+                plugins,
+                trusted_by: by,
                 trusted_at_ms: now_ms(),
                 revoked: None,
             };
-            store.trust_signer(record).await?;
-            let event = operator_event(
-                &by,
-                "trust_signer",
-                &serde_json::json!({"signer": name, "plugins": plugins}),
-            );
-            store.record(&event).await?;
-            println!("trusted {name} ({key_id}) for {}", plugins.join(", "));
-            Ok(ExitCode::SUCCESS)
+            trust(&store, record).await?;
         }
         SignerCommand::Revoke {
             name,
             reason,
             by,
             store,
-        } => {
-            if reason.trim().is_empty() {
-                bail!("--reason must say why");
-            }
-            let store = open(&store).await?;
-            store.revoke_signer(&name, &by, &reason, now_ms()).await?;
-            let who = operator(&by);
-            match decide::withdraw_signed_by(&store, &name, &who, &reason).await? {
-                Some(d) => {
-                    store
-                        .record_with(&d.event, &[Effect::Catalog(d.effect.clone())])
-                        .await?;
-                    println!(
-                        "revoked {name}: {} revision(s) withdrawn, catalog {}",
-                        d.effect.moves.len(),
-                        d.effect.version
-                    );
-                }
-                None => {
-                    let event = operator_event(
-                        &by,
-                        "revoke_signer",
-                        &serde_json::json!({"signer": name, "reason": reason}),
-                    );
-                    store.record(&event).await?;
-                    println!("revoked {name}: it had signed nothing served");
-                }
-            }
-            Ok(ExitCode::SUCCESS)
+        } => revoke(&name, &reason, &by, &store).await?,
+        SignerCommand::List { store } => list(&store).await?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `signer new`: writes a fresh key's private and public files into `dir`
+/// and prints its key id.
+fn new_key(name: &str, dir: &Path, algorithm: &str) -> anyhow::Result<()> {
+    let alg: Algorithm = algorithm
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--algorithm {algorithm:?}: {e}"))?;
+    check_key_name(name)?;
+    let key = SigningKey::generate(alg)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let private = dir.join(format!("{name}.key"));
+    write_private(&private, &key.to_pem())?;
+    let public = dir.join(format!("{name}.pub"));
+    std::fs::write(&public, key.public_key().to_pem())
+        .with_context(|| format!("writing {}", public.display()))?;
+    println!("{}", key.public_key().key_id());
+    Ok(())
+}
+
+/// The signer `signer trust` names, and its key id: a public key's file,
+/// or a keyless issuer and identity.
+fn signer_identity(
+    key: Option<PathBuf>,
+    issuer: Option<String>,
+    identity: Option<String>,
+) -> anyhow::Result<(String, SignerIdentity)> {
+    match (key, issuer, identity) {
+        (Some(key), _, _) => {
+            let pem = std::fs::read_to_string(&key)
+                .with_context(|| format!("reading {}", key.display()))?;
+            let public = PublicKey::from_pem(&pem).with_context(|| format!("{}", key.display()))?;
+            let identity = SignerIdentity::Key {
+                public_key: public.to_pem(),
+            };
+            Ok((public.key_id().to_string(), identity))
         }
-        SignerCommand::List { store } => {
-            let store = open(&store).await?;
-            for s in store.signers().await? {
-                let state = if s.revoked.is_some() {
-                    "revoked"
-                } else {
-                    "trusted"
-                };
-                println!(
-                    "{:<16} {} {:<8} {}",
-                    s.name,
-                    s.key_id,
-                    state,
-                    s.plugins.join(",")
-                );
-            }
-            Ok(ExitCode::SUCCESS)
+        (None, Some(issuer), Some(subject)) => {
+            let id = format!("keyless:{issuer}#{subject}");
+            Ok((id, SignerIdentity::Keyless { issuer, subject }))
+        }
+        _ => bail!("give --key, or --issuer and --identity"),
+    }
+}
+
+/// Each of `--plugins` is a plugin name or a prefix.
+fn check_plugin_patterns(plugins: &[String]) -> anyhow::Result<()> {
+    for p in plugins {
+        p.parse::<PluginPattern>()
+            .map_err(|e| anyhow::anyhow!("--plugins {p:?}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// `signer trust`: stores the signer, audits the decision and says so.
+async fn trust(store: &Store, record: SignerRecord) -> anyhow::Result<()> {
+    store.trust_signer(record.clone()).await?;
+    let SignerRecord {
+        name,
+        key_id,
+        plugins,
+        trusted_by,
+        ..
+    } = record;
+    let event = operator_event(
+        &trusted_by,
+        "trust_signer",
+        &serde_json::json!({"signer": name, "plugins": plugins}),
+    );
+    store.record(&event).await?;
+    println!("trusted {name} ({key_id}) for {}", plugins.join(", "));
+    Ok(())
+}
+
+/// `signer revoke`: revokes the signer and withdraws what it signed, in
+/// the transaction of the decision's audit row.
+async fn revoke(name: &str, reason: &str, by: &str, store: &StoreArg) -> anyhow::Result<()> {
+    if reason.trim().is_empty() {
+        bail!("--reason must say why");
+    }
+    let store = open(store).await?;
+    store.revoke_signer(name, by, reason, now_ms()).await?;
+    let who = operator(by);
+    match decide::withdraw_signed_by(&store, name, &who, reason).await? {
+        Some(d) => {
+            store
+                .record_with(&d.event, &[Effect::Catalog(d.effect.clone())])
+                .await?;
+            println!(
+                "revoked {name}: {} revision(s) withdrawn, catalog {}",
+                d.effect.moves.len(),
+                d.effect.version
+            );
+        }
+        None => {
+            let event = operator_event(
+                by,
+                "revoke_signer",
+                &serde_json::json!({"signer": name, "reason": reason}),
+            );
+            store.record(&event).await?;
+            println!("revoked {name}: it had signed nothing served");
         }
     }
+    Ok(())
+}
+
+/// `signer list`: every trusted signer, one a line.
+async fn list(store: &StoreArg) -> anyhow::Result<()> {
+    let store = open(store).await?;
+    for s in store.signers().await? {
+        let state = if s.revoked.is_some() {
+            "revoked"
+        } else {
+            "trusted"
+        };
+        println!(
+            "{:<16} {} {:<8} {}",
+            s.name,
+            s.key_id,
+            state,
+            s.plugins.join(",")
+        );
+    }
+    Ok(())
 }
 
 fn write_private(path: &Path, pem: &str) -> anyhow::Result<()> {
