@@ -197,51 +197,14 @@ impl AuditSink for Discard {
 /// the router alone with plain `axum::serve`, those layers passing through.
 async fn start(durable_audit: bool, rate_limited: bool, edge: bool) -> (String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let plugins = dir.path().join("plugins");
-    let f = toolhost_fixtures::HELLO;
-    toolhost_catalog::pin(f.manifest.as_ref(), f.component.as_ref(), &plugins).expect("pins hello");
-    // Fewer sandboxes where the pool's address space must be small (under
-    // valgrind: `TOOLHOST_BENCH_SLOTS=8`).
-    let slots = std::env::var("TOOLHOST_BENCH_SLOTS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(RuntimeConfig::DEFAULT_SLOTS);
-    let config = RuntimeConfig {
-        slots,
-        ..RuntimeConfig::default()
-    };
-    let runtime = Arc::new(Runtime::new(config).expect("runtime"));
-    let loaded = Catalog::load_dir(&plugins, &runtime, &LoadOptions::default()).await;
-    assert!(loaded.errors.is_empty(), "hello loads");
-    let mut spec = loaded
-        .catalog
-        .lookup("greet")
-        .expect("greet")
-        .spec()
-        .clone();
-    spec.name = "greet_native".parse().expect("a tool name");
+    let runtime = bench_runtime();
+    let (catalog, native) = hello_and_native_greet(dir.path(), &runtime).await;
     let url = format!(
         "sqlite://{}?mode=rwc",
         dir.path().join("bench.db").display()
     );
     let store = Arc::new(Store::connect(&url).await.expect("store"));
-    let audit: Arc<dyn AuditSink> = if durable_audit {
-        store.clone()
-    } else {
-        Arc::new(Discard)
-    };
-    let host = Toolhost::new(Arc::new(loaded.catalog), store.clone(), runtime, audit)
-        .with_host_tool(Arc::new(NativeGreet(spec)))
-        .expect("no collision");
-    let host = Arc::new(host);
-    let ops = Ops {
-        store: store.clone(),
-        metrics: PrometheusBuilder::new().build_recorder().handle(),
-        accepting: Arc::new(AtomicBool::new(true)),
-        dev_unsigned: false,
-        replica: axum::http::HeaderValue::from_static("bench"),
-    };
-    let mcp = StreamableHttpServerConfig::default().with_json_response(true);
+    let host = bench_host(catalog, native, store.clone(), runtime, durable_audit);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -257,34 +220,131 @@ async fn start(durable_audit: bool, rate_limited: bool, edge: bool) -> (String, 
     let events = Arc::new(toolhost_mcp::MemoryEvents::default());
     let sessions = Arc::new(LocalSessionManager::default().with_event_store(events.clone()));
     let server = toolhost_mcp::McpServer::new(host.clone());
-    let mut app = router(
-        ops,
+    let mcp = StreamableHttpServerConfig::default().with_json_response(true);
+    let app = router(
+        ops(store.clone()),
         toolhost_mcp::service_with(server, mcp, sessions.clone()),
         Guard::new(4 << 20),
         auth,
     );
-    let limiter = rate_limited.then(|| {
-        let never = Some(u32::MAX);
-        let limits = RateLimits::configured(None, never, never, never).expect("limits");
-        RateLimiter::new(limits, store, host)
-    });
+    let limiter = rate_limited.then(|| never_refusing_limiter(store, host));
     // A profiler's split of the guards (`TOOLHOST_BENCH_EDGE=listener`:
     // the listener only; `layers`: the tables and headers only).
     let parts = std::env::var("TOOLHOST_BENCH_EDGE").unwrap_or_default();
-    if edge && parts != "listener" {
-        // As `serve` layers them: one layer of the router.
+    let app = with_layers(app, edge && parts != "listener", limiter, sessions, events);
+    serve(listener, app, edge && parts != "layers");
+    let token = token(&addr.to_string(), &client.client_id, &secret).await;
+    TOKENS
+        .write()
+        .expect("token lock")
+        .insert(addr.to_string(), format!("Bearer {token}"));
+    (format!("{addr}"), dir)
+}
+
+/// The runtime: fewer sandboxes where the pool's address space must be
+/// small (under valgrind: `TOOLHOST_BENCH_SLOTS=8`).
+fn bench_runtime() -> Arc<Runtime> {
+    let slots = std::env::var("TOOLHOST_BENCH_SLOTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(RuntimeConfig::DEFAULT_SLOTS);
+    let config = RuntimeConfig {
+        slots,
+        ..RuntimeConfig::default()
+    };
+    Arc::new(Runtime::new(config).expect("runtime"))
+}
+
+/// `hello` pinned into `dir` and loaded, and its `greet` as the native
+/// `greet_native`.
+async fn hello_and_native_greet(
+    dir: &std::path::Path,
+    runtime: &Runtime,
+) -> (Catalog, NativeGreet) {
+    let plugins = dir.join("plugins");
+    let f = toolhost_fixtures::HELLO;
+    toolhost_catalog::pin(f.manifest.as_ref(), f.component.as_ref(), &plugins).expect("pins hello");
+    let loaded = Catalog::load_dir(&plugins, runtime, &LoadOptions::default()).await;
+    assert!(loaded.errors.is_empty(), "hello loads");
+    let mut spec = loaded
+        .catalog
+        .lookup("greet")
+        .expect("greet")
+        .spec()
+        .clone();
+    spec.name = "greet_native".parse().expect("a tool name");
+    (loaded.catalog, NativeGreet(spec))
+}
+
+/// The host over `catalog` with `native` beside it: its audit in `store`
+/// if `durable_audit`, else discarded.
+fn bench_host(
+    catalog: Catalog,
+    native: NativeGreet,
+    store: Arc<Store>,
+    runtime: Arc<Runtime>,
+    durable_audit: bool,
+) -> Arc<Toolhost> {
+    let audit: Arc<dyn AuditSink> = if durable_audit {
+        store.clone()
+    } else {
+        Arc::new(Discard)
+    };
+    let host = Toolhost::new(Arc::new(catalog), store, runtime, audit)
+        .with_host_tool(Arc::new(native))
+        .expect("no collision");
+    Arc::new(host)
+}
+
+/// The operations routes' state: accepting, no unsigned plugins.
+fn ops(store: Arc<Store>) -> Ops {
+    Ops {
+        store,
+        metrics: PrometheusBuilder::new().build_recorder().handle(),
+        accepting: Arc::new(AtomicBool::new(true)),
+        dev_unsigned: false,
+        replica: axum::http::HeaderValue::from_static("bench"),
+    }
+}
+
+/// A rate limiter counting every request, with limits too high to refuse.
+fn never_refusing_limiter(store: Arc<Store>, host: Arc<Toolhost>) -> RateLimiter {
+    let never = Some(u32::MAX);
+    let limits = RateLimits::configured(None, never, never, never).expect("limits");
+    RateLimiter::new(limits, store, host)
+}
+
+/// The router with `serve`'s one layer (answer headers, rate limiter,
+/// session table, event store) if `edge_layers`, else with the rate limiter
+/// alone, if any.
+fn with_layers(
+    app: axum::Router,
+    edge_layers: bool,
+    limiter: Option<RateLimiter>,
+    sessions: Arc<LocalSessionManager>,
+    events: Arc<toolhost_mcp::MemoryEvents>,
+) -> axum::Router {
+    if edge_layers {
         let owners = edge::SessionOwners::new(edge::SessionCaps::default(), Some(sessions));
-        app = app.layer(
+        app.layer(
             tower::ServiceBuilder::new()
                 .map_response(toolhost_server::http::answer_headers)
                 .option_layer(limiter.map(axum::Extension))
                 .layer(axum::Extension(owners))
                 .layer(axum::Extension(events)),
-        );
+        )
     } else if let Some(limiter) = limiter {
-        app = app.layer(axum::Extension(limiter));
+        app.layer(axum::Extension(limiter))
+    } else {
+        app
     }
-    if edge && parts != "layers" {
+}
+
+/// Serves `app` on `listener` in the background: through the host's
+/// listener (connection caps, body deadline) if `edge_listener`, else
+/// with plain `axum::serve` and TCP_NODELAY.
+fn serve(listener: tokio::net::TcpListener, app: axum::Router, edge_listener: bool) {
+    if edge_listener {
         let connections = edge::Connections::new(
             edge::ConnectionCaps::for_this_process(),
             edge::TrustedProxies::default(),
@@ -302,12 +362,6 @@ async fn start(durable_audit: bool, rate_limited: bool, edge: bool) -> (String, 
         });
         tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
     }
-    let token = token(&addr.to_string(), &client.client_id, &secret).await;
-    TOKENS
-        .write()
-        .expect("token lock")
-        .insert(addr.to_string(), format!("Bearer {token}"));
-    (format!("{addr}"), dir)
 }
 
 /// The bearer value each benchmark request carries, by the address of the
@@ -523,27 +577,12 @@ fn main() {
         .build()
         .expect("tokio");
     rt.block_on(async {
-        let mut plan = if quick { QUICK } else { FULL };
-        // A longer run to profile (`perf record -p`): the calls per measurement.
-        if let Some(calls) = std::env::var("TOOLHOST_BENCH_CALLS")
-            .ok()
-            .and_then(|n| n.parse().ok())
-        {
-            plan.calls = calls;
-        }
+        let plan = plan(quick);
         let ceiling_addr = start_ceiling().await;
         println!(
             "| server | concurrency | tool | calls/s | p50 ms | p99 ms | × ceiling calls/s | WASM/native calls/s |"
         );
         println!("|---|---|---|---|---|---|---|---|");
-        let ceiling_row = |c: usize, r: &Run| {
-            println!(
-                "| ceiling: bare rmcp | {c} | native | {:.0} | {} | {} | 1.00 | |",
-                r.per_sec,
-                ms(r.p50),
-                ms(r.p99)
-            );
-        };
         // One server and one measurement only, for a profiler (`perf record -p`).
         if let Ok(only) = std::env::var("TOOLHOST_BENCH_ONLY") {
             profile_one(plan, &only, &ceiling_addr).await;
@@ -552,74 +591,109 @@ fn main() {
         let at_1 = run(plan, &ceiling_addr, "greet_native", 1).await;
         ceiling_row(1, &at_1);
         if quick {
-            let (addr, dir) = start(true, true, true).await;
-            let shipped_row = |c: usize, r: &Run, ratio: f64| {
-                println!(
-                    "| full stack: SQLite, fsynced, rate limits | {c} | wasm | {:.0} | {} | {} | {ratio:.2} | |",
-                    r.per_sec,
-                    ms(r.p50),
-                    ms(r.p99)
-                );
-            };
-            let ours_at_1 = run(plan, &addr, "greet", 1).await;
-            shipped_row(1, &ours_at_1, ours_at_1.per_sec / at_1.per_sec);
-            let (top, ours, ratios) = paired(plan, &ceiling_addr, &addr).await;
-            let median = ratios[ratios.len() / 2];
-            ceiling_row(32, &top);
-            shipped_row(32, &ours, median);
-            let floor = fsync_floor(dir.path());
-            println!();
-            println!(
-                "fsync floor (4 KiB appended, then fdatasync, beside the store): p50 {} ms; \
-                 full stack at 1 client: p50 {} ms, {} ms above it",
-                ms(floor),
-                ms(ours_at_1.p50),
-                ms(ours_at_1.p50.saturating_sub(floor))
-            );
-            let rounds: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
-            println!(
-                "32 clients in {PAIRED_ROUNDS} rounds, the ceiling and the host back to back \
-                 in each: ratios {} (median taken)",
-                rounds.join(", ")
-            );
-            println!("full stack / ceiling at 32 clients: {median:.2}");
-            // What the edge's guards cost: the same host served without
-            // them (no listener caps or body deadline, no session table,
-            // no answer headers), back to back with the host as shipped,
-            // both started fresh now (an audit table grown by the rounds
-            // above would cost the shipped one more per row).
-            let (edged, _edged_dir) = start(true, true, true).await;
-            let (bare, _bare_dir) = start(true, true, false).await;
-            let (_, _, edge_ratios) = paired_with(
-                plan,
-                EDGE_ROUNDS,
-                (&bare, "greet"),
-                (&edged, "greet"),
-            )
-            .await;
-            let rounds: Vec<String> = edge_ratios.iter().map(|r| format!("{r:.3}")).collect();
-            println!(
-                "edge guards / without them at 32 clients: {:.3} (rounds {})",
-                edge_ratios[edge_ratios.len() / 2],
-                rounds.join(", ")
-            );
-            return;
+            quick_comparisons(plan, &ceiling_addr, &at_1).await;
+        } else {
+            every_profile(plan, &ceiling_addr, at_1).await;
         }
-        let at_32 = run(plan, &ceiling_addr, "greet_native", 32).await;
-        ceiling_row(32, &at_32);
-        let ceiling = [at_1, at_32];
-        let profiles = [
-            (true, true, "SQLite, fsynced, rate limits"),
-            (true, false, "SQLite, fsynced"),
-            (false, false, "in memory"),
-        ];
-        for (durable, limited, profile) in profiles {
-            let (addr, _dir) = start(durable, limited, true).await;
-            table(plan, &addr, profile, &ceiling).await;
-        }
-        bearer_check().await;
-        secret_scan();
     });
+}
+
+/// The calls per measurement: `--quick`'s or the full run's, unless
+/// `TOOLHOST_BENCH_CALLS` asks for a longer run to profile (`perf record -p`).
+fn plan(quick: bool) -> Plan {
+    let mut plan = if quick { QUICK } else { FULL };
+    if let Some(calls) = std::env::var("TOOLHOST_BENCH_CALLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        plan.calls = calls;
+    }
+    plan
+}
+
+/// The ceiling's row at `c` clients.
+fn ceiling_row(c: usize, r: &Run) {
+    println!(
+        "| ceiling: bare rmcp | {c} | native | {:.0} | {} | {} | 1.00 | |",
+        r.per_sec,
+        ms(r.p50),
+        ms(r.p99)
+    );
+}
+
+/// The host as shipped's row at `c` clients, `ratio` to the ceiling.
+fn shipped_row(c: usize, r: &Run, ratio: f64) {
+    println!(
+        "| full stack: SQLite, fsynced, rate limits | {c} | wasm | {:.0} | {} | {} | {ratio:.2} | |",
+        r.per_sec,
+        ms(r.p50),
+        ms(r.p99)
+    );
+}
+
+/// `--quick`: the host as shipped against the ceiling (`at_1` at 1
+/// client), the disk's fsync floor beside it, then what the edge guards cost.
+async fn quick_comparisons(plan: Plan, ceiling_addr: &str, at_1: &Run) {
+    let (addr, dir) = start(true, true, true).await;
+    let ours_at_1 = run(plan, &addr, "greet", 1).await;
+    shipped_row(1, &ours_at_1, ours_at_1.per_sec / at_1.per_sec);
+    let (top, ours, ratios) = paired(plan, ceiling_addr, &addr).await;
+    let median = ratios[ratios.len() / 2];
+    ceiling_row(32, &top);
+    shipped_row(32, &ours, median);
+    let floor = fsync_floor(dir.path());
+    println!();
+    println!(
+        "fsync floor (4 KiB appended, then fdatasync, beside the store): p50 {} ms; \
+         full stack at 1 client: p50 {} ms, {} ms above it",
+        ms(floor),
+        ms(ours_at_1.p50),
+        ms(ours_at_1.p50.saturating_sub(floor))
+    );
+    let rounds: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+    println!(
+        "32 clients in {PAIRED_ROUNDS} rounds, the ceiling and the host back to back \
+         in each: ratios {} (median taken)",
+        rounds.join(", ")
+    );
+    println!("full stack / ceiling at 32 clients: {median:.2}");
+    edge_guards(plan).await;
+}
+
+/// What the edge's guards cost: the same host served without them (no
+/// listener caps or body deadline, no session table, no answer headers),
+/// back to back with the host as shipped, both started fresh now (an audit
+/// table grown by earlier rounds would cost the shipped one more per row).
+async fn edge_guards(plan: Plan) {
+    let (edged, _edged_dir) = start(true, true, true).await;
+    let (bare, _bare_dir) = start(true, true, false).await;
+    let (_, _, edge_ratios) =
+        paired_with(plan, EDGE_ROUNDS, (&bare, "greet"), (&edged, "greet")).await;
+    let rounds: Vec<String> = edge_ratios.iter().map(|r| format!("{r:.3}")).collect();
+    println!(
+        "edge guards / without them at 32 clients: {:.3} (rounds {})",
+        edge_ratios[edge_ratios.len() / 2],
+        rounds.join(", ")
+    );
+}
+
+/// The full run: the ceiling at 32 clients (`at_1` at 1), each profile of
+/// the host against it, then the in-process measurements.
+async fn every_profile(plan: Plan, ceiling_addr: &str, at_1: Run) {
+    let at_32 = run(plan, ceiling_addr, "greet_native", 32).await;
+    ceiling_row(32, &at_32);
+    let ceiling = [at_1, at_32];
+    let profiles = [
+        (true, true, "SQLite, fsynced, rate limits"),
+        (true, false, "SQLite, fsynced"),
+        (false, false, "in memory"),
+    ];
+    for (durable, limited, profile) in profiles {
+        let (addr, _dir) = start(durable, limited, true).await;
+        table(plan, &addr, profile, &ceiling).await;
+    }
+    bearer_check().await;
+    secret_scan();
 }
 
 /// What the bearer check costs per request, in-process, for a client that
