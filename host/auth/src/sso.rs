@@ -18,8 +18,9 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum_extra::extract::cookie::CookieJar;
@@ -32,7 +33,7 @@ use crate::pages;
 use crate::routes::Source;
 use crate::server::{AuthServer, now, secs};
 use crate::store::{PendingAuthorization, SsoAttempt, User};
-use crate::upstream::{UpstreamError, UpstreamIdentity, UpstreamLogin};
+use crate::upstream::{SignedIn, UpstreamError, UpstreamIdentity, UpstreamLogin};
 use crate::{pkce, secret};
 
 /// The longest provider error text echoed (escaped) on the page.
@@ -49,6 +50,52 @@ pub fn callback_url(issuer: &str, name: &str) -> String {
     format!("{}/oauth/sso/{name}/callback", issuer.trim_end_matches('/'))
 }
 
+/// The provider a route's `{name}` names; a name no provider has is
+/// answered 404 with a page.
+struct Provider(Arc<dyn UpstreamIdentity>);
+
+impl FromRequestParts<Arc<AuthServer>> for Provider {
+    type Rejection = Response;
+    async fn from_request_parts(
+        parts: &mut Parts,
+        auth: &Arc<AuthServer>,
+    ) -> Result<Self, Self::Rejection> {
+        let Path(name) = Path::<String>::from_request_parts(parts, auth)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        auth.provider(&name)
+            .map(Provider)
+            .ok_or_else(|| pages::error(StatusCode::NOT_FOUND, "no such sign-in provider"))
+    }
+}
+
+/// What an attempt sends the provider besides its secrets: the PKCE
+/// challenge of its verifier, and this host's callback for its provider.
+struct Sent {
+    challenge: String,
+    redirect_uri: String,
+}
+
+impl Sent {
+    fn for_attempt(auth: &AuthServer, attempt: &SsoAttempt) -> Sent {
+        Sent {
+            challenge: pkce::s256(&attempt.code_verifier),
+            redirect_uri: callback_url(&auth.config.issuer, &attempt.provider),
+        }
+    }
+
+    /// The login of `attempt`, whose `state` went (or goes) to the provider.
+    fn login<'a>(&'a self, state: &'a str, attempt: &'a SsoAttempt) -> UpstreamLogin<'a> {
+        UpstreamLogin {
+            state,
+            nonce: &attempt.nonce,
+            code_verifier: &attempt.code_verifier,
+            code_challenge: &self.challenge,
+            redirect_uri: &self.redirect_uri,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct StartQuery {
     pending: String,
@@ -56,45 +103,33 @@ struct StartQuery {
 
 async fn start(
     State(auth): State<Arc<AuthServer>>,
-    Path(name): Path<String>,
     Source(source): Source,
     jar: CookieJar,
     Query(q): Query<StartQuery>,
+    Provider(provider): Provider,
 ) -> Response {
-    let Some(provider) = auth.provider(&name) else {
-        return pages::error(StatusCode::NOT_FOUND, "no such sign-in provider");
-    };
     let pending = match pending_row(&auth, &jar, &q.pending, None).await {
         Ok(p) => p,
         Err(r) => return r.into_response(),
     };
     let state = secret::random(32);
-    let nonce = secret::random(32);
-    let verifier = secret::random(48);
     let attempt = SsoAttempt {
         state_hash: secret::digest(&state),
-        provider: name.clone(),
+        provider: provider.name().to_owned(),
         pending_id: pending.id.clone(),
         browser_hash: pending.browser_hash.clone(),
-        nonce: nonce.clone(),
-        code_verifier: verifier.clone(),
+        nonce: secret::random(32),
+        code_verifier: secret::random(48),
         expires_at: now() + secs(auth.config.pending_ttl),
     };
     if let Err(e) = auth.store.insert_sso_attempt(&attempt).await {
         return crate::authorize::store_failed("insert sso attempt")(e).into_response();
     }
-    let (challenge, redirect_uri) = (
-        pkce::s256(&verifier),
-        callback_url(&auth.config.issuer, &name),
-    );
-    let login = UpstreamLogin {
-        state: &state,
-        nonce: &nonce,
-        code_verifier: &verifier,
-        code_challenge: &challenge,
-        redirect_uri: &redirect_uri,
-    };
-    match provider.authorization_url(login).await {
+    let sent = Sent::for_attempt(&auth, &attempt);
+    match provider
+        .authorization_url(sent.login(&state, &attempt))
+        .await
+    {
         Ok(url) => see_other(&url),
         Err(e) => refuse(&auth, provider.as_ref(), &pending, source, &e).await,
     }
@@ -110,22 +145,20 @@ struct CallbackQuery {
 
 async fn callback(
     State(auth): State<Arc<AuthServer>>,
-    Path(name): Path<String>,
     Source(source): Source,
     jar: CookieJar,
     Query(q): Query<CallbackQuery>,
+    Provider(provider): Provider,
 ) -> Response {
-    let Some(provider) = auth.provider(&name) else {
-        return pages::error(StatusCode::NOT_FOUND, "no such sign-in provider");
-    };
+    let name = provider.name();
     if let Err(e) = auth.allow_login(source).await {
         let page = pages::error(StatusCode::TOO_MANY_REQUESTS, &e.description);
         return pages::retry_after(page, e.retry_after);
     }
-    let attempt = match take_attempt(&auth, &name, &jar, q.state.as_deref()).await {
+    let attempt = match take_attempt(&auth, name, &jar, q.state.as_deref()).await {
         Ok(a) => a,
         Err(why) => {
-            failed(&auth, &name, None, source, why).await;
+            failed(&auth, name, None, source, why).await;
             return pages::error(
                 StatusCode::BAD_REQUEST,
                 "This sign-in expired, was already used, or was started in another browser. \
@@ -137,33 +170,40 @@ async fn callback(
         Ok(p) => p,
         Err(r) => return r.into_response(),
     };
-    let code = match (&q.error, &q.code) {
-        (None, Some(code)) => code,
+    match vouched_user(&auth, provider.as_ref(), &attempt, &q).await {
+        Ok((signed, user)) => sign_in(&auth, jar, &pending, source, name, &signed, &user).await,
+        Err(e) => refuse(&auth, provider.as_ref(), &pending, source, &e).await,
+    }
+}
+
+/// The code the provider returned to the callback, or what it said instead.
+fn provider_code(q: &CallbackQuery) -> Result<&str, UpstreamError> {
+    match (&q.error, &q.code) {
+        (None, Some(code)) => Ok(code),
         (error, _) => {
             let said = match error {
                 Some(e) => provider_said(e, q.error_description.as_deref()),
                 None => "no code".to_owned(),
             };
-            let e = UpstreamError::Refused(format!("the provider answered {said}"));
-            return refuse(&auth, provider.as_ref(), &pending, source, &e).await;
+            Err(UpstreamError::Refused(format!(
+                "the provider answered {said}"
+            )))
         }
-    };
-    let state = q.state.unwrap_or_default();
-    let (challenge, redirect_uri) = (
-        pkce::s256(&attempt.code_verifier),
-        callback_url(&auth.config.issuer, &name),
-    );
-    let login = UpstreamLogin {
-        state: &state,
-        nonce: &attempt.nonce,
-        code_verifier: &attempt.code_verifier,
-        code_challenge: &challenge,
-        redirect_uri: &redirect_uri,
-    };
-    let signed = match provider.sign_in(code, login).await {
-        Ok(s) => s,
-        Err(e) => return refuse(&auth, provider.as_ref(), &pending, source, &e).await,
-    };
+    }
+}
+
+/// Who the provider vouches for at the callback `q` of `attempt`, and the
+/// enabled local user that is.
+async fn vouched_user(
+    auth: &AuthServer,
+    provider: &dyn UpstreamIdentity,
+    attempt: &SsoAttempt,
+    q: &CallbackQuery,
+) -> Result<(SignedIn, User), UpstreamError> {
+    let code = provider_code(q)?;
+    let state = q.state.as_deref().unwrap_or_default();
+    let sent = Sent::for_attempt(auth, attempt);
+    let signed = provider.sign_in(code, sent.login(state, attempt)).await?;
     // The adapter linked an enabled user; the host checks it once more.
     let user = auth
         .store
@@ -174,38 +214,35 @@ async fn callback(
         .filter(|u| !u.disabled);
     let Some(user) = user else {
         let e = UpstreamError::NoAccount(format!("{:?} is not an enabled user", signed.username));
-        return refuse(&auth, provider.as_ref(), &pending, source, &e).await;
+        return Err(e);
     };
-    let client = pending_client(&pending);
+    Ok((signed, user))
+}
+
+/// Signs the browser in as `user`, whom provider `name` vouched for:
+/// what the sign-in changed and the login itself become events, and the
+/// pending request goes on.
+async fn sign_in(
+    auth: &AuthServer,
+    jar: CookieJar,
+    pending: &PendingAuthorization,
+    source: Option<std::net::IpAddr>,
+    name: &str,
+    signed: &SignedIn,
+    user: &User,
+) -> Response {
+    let client = pending_client(pending);
     for (kind, detail) in &signed.changes {
         let detail = format!("{name}: {detail}");
-        record(
-            &auth,
-            kind,
-            client.as_deref(),
-            Some(&user),
-            source,
-            detail,
-            true,
-        )
-        .await;
+        record_ok(auth, kind, client.as_deref(), user, source, detail).await;
     }
-    let jar = match start_session(&auth, jar, &user).await {
+    let jar = match start_session(auth, jar, user).await {
         Ok(jar) => jar,
         Err(r) => return r.into_response(),
     };
     let detail = format!("{name}: subject {:?}", signed.subject);
-    record(
-        &auth,
-        "sso.login",
-        client.as_deref(),
-        Some(&user),
-        source,
-        detail,
-        true,
-    )
-    .await;
-    match signed_in_next(&auth, &pending).await {
+    record_ok(auth, "sso.login", client.as_deref(), user, source, detail).await;
+    match signed_in_next(auth, pending).await {
         Ok(next) => (jar, see_other(&next)).into_response(),
         Err(r) => (jar, r).into_response(),
     }
@@ -311,6 +348,18 @@ async fn failed(
         false,
     )
     .await;
+}
+
+/// The event of what signing `user` in did, for `client`.
+async fn record_ok(
+    auth: &AuthServer,
+    kind: &str,
+    client: Option<&str>,
+    user: &User,
+    source: Option<std::net::IpAddr>,
+    detail: String,
+) {
+    record(auth, kind, client, Some(user), source, detail, true).await;
 }
 
 /// An auth event, mirrored into the audit trail.
