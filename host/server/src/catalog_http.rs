@@ -26,7 +26,7 @@ use toolhost_audit::AuditSink;
 use toolhost_auth::AuthServer;
 use toolhost_catalog::decide::Decider;
 use toolhost_catalog::intake::{
-    self, IntakeOptions, MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES, Submission,
+    self, Intake, IntakeError, IntakeOptions, MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES, Submission,
 };
 use toolhost_policy::PolicyStore;
 use toolhost_runtime::Runtime;
@@ -91,89 +91,108 @@ async fn submit(
     Extension(who): Extension<Principal>,
     body: Result<Json<SubmitBody>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
-    match may_submit(&state.store, &who).await {
-        Ok(true) => {}
-        Ok(false) => {
-            let needed = format!("{}:{}", SUBMIT_PERMISSION.0, SUBMIT_PERMISSION.1);
-            return refuse(
-                StatusCode::FORBIDDEN,
-                "PERMISSION_DENIED",
-                format!("submitting needs {needed}"),
-            );
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "reading grants failed");
-            return refuse(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "INTERNAL",
-                "internal error",
-            );
-        }
+    if let Err(refused) = check_may_submit(&state.store, &who).await {
+        return refused;
     }
     let Json(body) = match body {
         Ok(b) => b,
         Err(e) => return refuse(e.status(), "INVALID_REQUEST", e.body_text()),
     };
-    let component = match base64::engine::general_purpose::STANDARD.decode(&body.component) {
-        Ok(c) => c,
+    let sub = match submission(body, &who) {
+        Ok(sub) => sub,
         Err(e) => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                "INVALID_REQUEST",
-                format!("component is not base64: {e}"),
-            );
+            let message = format!("component is not base64: {e}");
+            return refuse(StatusCode::BAD_REQUEST, "INVALID_REQUEST", message);
         }
-    };
-    let sub = Submission {
-        manifest: body.manifest,
-        component,
-        envelope: body.signature.map(|s| s.to_string().into_bytes()),
-        source: "http".into(),
-        submitted_by: who.subject.clone(),
     };
     // A submitter's compile takes its tenant's share of the compile queue.
     let mut opts = state.opts.clone();
     opts.load.payer = toolhost_runtime::Payer::Tenant(who.tenant.clone());
     match intake::submit(&*state.store, &state.runtime, sub, &opts, now_ms()).await {
-        Ok(done) => {
-            let rev = &done.revision;
-            if done.new {
-                let decider = Decider {
-                    principal: who.subject.clone(),
-                    tenant: who.tenant.clone(),
-                    client_id: Some(who.client_id.clone()),
-                    may_approve_own: false,
-                };
-                if let Err(e) = state
-                    .store
-                    .record(&person_event(&decider, "submit_plugin", rev))
-                    .await
-                {
-                    tracing::error!(error = %e, revision = %rev.id, "auditing a submission failed");
-                }
-            }
-            let status = if done.new {
-                StatusCode::CREATED
-            } else {
-                StatusCode::OK
-            };
-            let answer = json!({"revision": rev.id, "plugin": rev.plugin, "version": rev.version,
-                "state": rev.state.as_str(), "new": done.new});
-            (status, Json(answer)).into_response()
-        }
-        Err(e) if e.code() == "INTERNAL" => {
-            tracing::error!(error = %e, "a submission failed internally");
-            refuse(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "INTERNAL",
-                "internal error",
-            )
-        }
-        Err(e) if e.code() == "RATE_LIMITED" => {
-            refuse(StatusCode::TOO_MANY_REQUESTS, e.code(), e.to_string())
-        }
-        Err(e) => refuse(StatusCode::UNPROCESSABLE_ENTITY, e.code(), e.to_string()),
+        Ok(done) => accepted(&state.store, &who, &done).await,
+        Err(e) => intake_refused(&e),
     }
+}
+
+/// Nothing when `who` may submit; else the refusal (403, or 500 when the
+/// grants could not be read).
+async fn check_may_submit(store: &Store, who: &Principal) -> Result<(), Response> {
+    match may_submit(store, who).await {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            let needed = format!("{}:{}", SUBMIT_PERMISSION.0, SUBMIT_PERMISSION.1);
+            Err(refuse(
+                StatusCode::FORBIDDEN,
+                "PERMISSION_DENIED",
+                format!("submitting needs {needed}"),
+            ))
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "reading grants failed");
+            Err(internal_error())
+        }
+    }
+}
+
+/// The submission `body` makes, by `who`, unless its component is not
+/// base64.
+fn submission(body: SubmitBody, who: &Principal) -> Result<Submission, base64::DecodeError> {
+    Ok(Submission {
+        manifest: body.manifest,
+        component: base64::engine::general_purpose::STANDARD.decode(&body.component)?,
+        envelope: body.signature.map(|s| s.to_string().into_bytes()),
+        source: "http".into(),
+        submitted_by: who.subject.clone(),
+    })
+}
+
+/// The answer to a revision intake took: 201 and audited when it is new,
+/// 200 when it was submitted before.
+async fn accepted(store: &Store, who: &Principal, done: &Intake) -> Response {
+    let rev = &done.revision;
+    if done.new {
+        let decider = Decider {
+            principal: who.subject.clone(),
+            tenant: who.tenant.clone(),
+            client_id: Some(who.client_id.clone()),
+            may_approve_own: false,
+        };
+        if let Err(e) = store
+            .record(&person_event(&decider, "submit_plugin", rev))
+            .await
+        {
+            tracing::error!(error = %e, revision = %rev.id, "auditing a submission failed");
+        }
+    }
+    let status = if done.new {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let answer = json!({"revision": rev.id, "plugin": rev.plugin, "version": rev.version,
+        "state": rev.state.as_str(), "new": done.new});
+    (status, Json(answer)).into_response()
+}
+
+/// Intake's refusal as an answer: its code, with the status it calls for.
+fn intake_refused(e: &IntakeError) -> Response {
+    match e.code() {
+        "INTERNAL" => {
+            tracing::error!(error = %e, "a submission failed internally");
+            internal_error()
+        }
+        "RATE_LIMITED" => refuse(StatusCode::TOO_MANY_REQUESTS, e.code(), e.to_string()),
+        code => refuse(StatusCode::UNPROCESSABLE_ENTITY, code, e.to_string()),
+    }
+}
+
+/// A 500 that says nothing of why (the log does).
+fn internal_error() -> Response {
+    refuse(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "INTERNAL",
+        "internal error",
+    )
 }
 
 /// A person through their roles now, a service through its scopes.
