@@ -267,16 +267,12 @@ pub fn main() -> ExitCode {
 
 async fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
-        Command::Serve(args) => {
-            serve::run(config::Config::resolve(args)?).await?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Serve(args) => serve_until_stopped(config::Config::resolve(args)?).await,
         Command::Worker(args) => {
             let mut config = config::Config::resolve(args)?;
             config.worker_only = true;
             config.run_workers = config.run_workers.max(1);
-            serve::run(config).await?;
-            Ok(ExitCode::SUCCESS)
+            serve_until_stopped(config).await
         }
         Command::Runs(command) => runs_cli::runs(command).await,
         Command::User(command) => admin::user(command).await,
@@ -286,12 +282,32 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Grant(args) => rbac::grant(args).await,
         Command::Revoke(args) => rbac::revoke(args).await,
         Command::Audit(command) => audit_cli::audit(command).await,
-        Command::Plugin(PluginCommand::Pin {
+        Command::Plugin(command) => plugin(command).await,
+        Command::Signer(command) => signer_cli::signer(command).await,
+        Command::Catalog(CatalogCommand::Check { plugins, cache_dir }) => {
+            check_catalog(&plugins, cache_dir).await
+        }
+        Command::Call(args) => call_cli::call(args).await,
+        Command::New(args) => scaffold::new(args),
+        Command::Dev(args) => dev::dev(args).await,
+    }
+}
+
+/// `toolhost serve` and `toolhost worker`: serves `config` until stopped.
+async fn serve_until_stopped(config: config::Config) -> anyhow::Result<ExitCode> {
+    serve::run(config).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs a `plugin` command.
+async fn plugin(command: PluginCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        PluginCommand::Pin {
             manifest,
             component,
             out,
             cache_dir,
-        }) => {
+        } => {
             let written = toolhost_catalog::pin(&manifest, &component, &out)?;
             if let Some(cache_dir) = cache_dir {
                 call_cli::prewarm(&written, cache_dir).await?;
@@ -299,56 +315,56 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             println!("{}", written.display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Signer(command) => signer_cli::signer(command).await,
-        Command::Plugin(PluginCommand::Inspect {
+        PluginCommand::Inspect {
             component,
             cache_dir,
-        }) => call_cli::inspect(&component, cache_dir).await,
-        Command::Plugin(PluginCommand::Sign { manifest, key }) => {
+        } => call_cli::inspect(&component, cache_dir).await,
+        PluginCommand::Sign { manifest, key } => {
             println!("{}", catalog_cli::sign(&manifest, &key)?.display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Plugin(PluginCommand::Submit(args)) => catalog_cli::submit(args).await,
-        Command::Plugin(PluginCommand::Push { dir, reference }) => {
-            registry_cli::push(&dir, &reference).await
-        }
-        Command::Plugin(PluginCommand::Sync {
+        PluginCommand::Submit(args) => catalog_cli::submit(args).await,
+        PluginCommand::Push { dir, reference } => registry_cli::push(&dir, &reference).await,
+        PluginCommand::Sync {
             args,
             activate,
             dev_allow_unsigned,
-        }) => catalog_cli::sync_command(args, activate, dev_allow_unsigned).await,
-        Command::Plugin(PluginCommand::Review(command)) => catalog_cli::review(command).await,
-        Command::Plugin(PluginCommand::Rollback {
+        } => catalog_cli::sync_command(args, activate, dev_allow_unsigned).await,
+        PluginCommand::Review(command) => catalog_cli::review(command).await,
+        PluginCommand::Rollback {
             name,
             by,
             reason,
             store,
-        }) => catalog_cli::rollback(&name, &store, &by, &reason).await,
-        Command::Catalog(CatalogCommand::Check { plugins, cache_dir }) => {
-            let runtime = Runtime::new(RuntimeConfig {
-                cache_dir,
-                ..RuntimeConfig::default()
-            })?;
-            let loaded = Catalog::load_dir(&plugins, &runtime, &LoadOptions::default()).await;
-            for tool in loaded.catalog.tools() {
-                let spec = tool.spec();
-                let plugin = &tool.plugin().manifest.plugin;
-                println!(
-                    "{:<24} {:<20} {:<16} {}",
-                    spec.name, spec.permission, plugin.name, spec.description
-                );
-            }
-            for e in &loaded.errors {
-                eprintln!("refused: {e}");
-            }
-            Ok(if loaded.errors.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
-        }
-        Command::Call(args) => call_cli::call(args).await,
-        Command::New(args) => scaffold::new(args),
-        Command::Dev(args) => dev::dev(args).await,
+        } => catalog_cli::rollback(&name, &store, &by, &reason).await,
     }
+}
+
+/// `toolhost catalog check`: loads the plugin directory, lists its tools
+/// and what it refused; fails if it refused any.
+async fn check_catalog(
+    plugins: &std::path::Path,
+    cache_dir: Option<std::path::PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir,
+        ..RuntimeConfig::default()
+    })?;
+    let loaded = Catalog::load_dir(plugins, &runtime, &LoadOptions::default()).await;
+    for tool in loaded.catalog.tools() {
+        let spec = tool.spec();
+        let plugin = &tool.plugin().manifest.plugin;
+        println!(
+            "{:<24} {:<20} {:<16} {}",
+            spec.name, spec.permission, plugin.name, spec.description
+        );
+    }
+    for e in &loaded.errors {
+        eprintln!("refused: {e}");
+    }
+    Ok(if loaded.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
