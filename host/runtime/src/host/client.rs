@@ -250,6 +250,23 @@ impl ClientCapability {
         link: &ClientLink,
         requests: Vec<wit::InputRequest>,
     ) -> Result<Vec<Prepared>, Refusal> {
+        self.may_ask(link, requests.len())?;
+        let mut seen = std::collections::BTreeSet::new();
+        let mut prepared = Vec::with_capacity(requests.len());
+        for r in requests {
+            if !valid_key(&r.key) || !seen.insert(r.key.clone()) {
+                return Err(Refusal::Refused(format!(
+                    "request key {:?} is not 1-64 of [A-Za-z0-9_.-], or is used twice",
+                    r.key
+                )));
+            }
+            prepared.push(self.prepare_one(link, r)?);
+        }
+        Ok(prepared)
+    }
+
+    /// Whether this call may ask `link` now, `count` requests at once.
+    fn may_ask(&self, link: &ClientLink, count: usize) -> Result<(), Refusal> {
         if let Some(why) = &link.refusal {
             return Err(Refusal::Refused(why.clone()));
         }
@@ -264,71 +281,80 @@ impl ClientCapability {
                 "a call asks at most {MAX_CLIENT_ROUNDS} rounds"
             )));
         }
-        if requests.is_empty() || requests.len() > MAX_CLIENT_REQUESTS {
+        if count == 0 || count > MAX_CLIENT_REQUESTS {
             return Err(Refusal::Refused(format!(
-                "an ask carries 1 to {MAX_CLIENT_REQUESTS} requests, not {}",
-                requests.len()
+                "an ask carries 1 to {MAX_CLIENT_REQUESTS} requests, not {count}"
             )));
         }
-        let mut seen = std::collections::BTreeSet::new();
-        let mut prepared = Vec::with_capacity(requests.len());
-        for r in requests {
-            if !valid_key(&r.key) || !seen.insert(r.key.clone()) {
-                return Err(Refusal::Refused(format!(
-                    "request key {:?} is not 1-64 of [A-Za-z0-9_.-], or is used twice",
-                    r.key
-                )));
-            }
-            let (method, params, kind) = match r.request {
-                wit::Request::Elicit(form) => {
-                    let schema = checked_form(&form.requested_schema).map_err(Refusal::Refused)?;
-                    let params =
-                        json!({"mode": "form", "message": form.message, "requestedSchema": schema});
-                    ("elicitation/create", params, Kind::Elicit(schema))
-                }
-                wit::Request::Sample(s) => {
-                    let params = self.sampling(link, &s)?;
-                    ("sampling/createMessage", params, Kind::Sample)
-                }
-                wit::Request::ListRoots => ("roots/list", json!({}), Kind::Roots),
-            };
-            let supported = match kind {
-                Kind::Elicit(_) => link.supports.elicitation,
-                Kind::Sample => link.supports.sampling,
-                Kind::Roots => link.supports.roots,
-            };
-            let request = json!({"method": method, "params": params});
-            let text = request.to_string();
-            if text.len() > MAX_CLIENT_REQUEST_BYTES {
-                return Err(Refusal::Refused(format!(
-                    "request {:?} is {} bytes, more than {MAX_CLIENT_REQUEST_BYTES}",
-                    r.key,
-                    text.len()
-                )));
-            }
-            if let Some(kind) = link.scanner.find_in_json(&params) {
-                return Err(Refusal::Refused(format!(
-                    "request {:?} carries a secret ({}): it is not sent",
-                    r.key,
-                    kind.as_str()
-                )));
-            }
-            if !supported {
-                let capability = match method {
-                    "elicitation/create" => "elicitation",
-                    "sampling/createMessage" => "sampling",
-                    _ => "roots",
-                };
-                return Err(Refusal::Unsupported(capability));
-            }
-            prepared.push(Prepared {
-                key: r.key,
-                method,
-                request,
-                kind,
-            });
+        Ok(())
+    }
+
+    /// One request as its MCP request JSON, if it is small enough, carries
+    /// no secret and the client supports it.
+    fn prepare_one(
+        &mut self,
+        link: &ClientLink,
+        r: wit::InputRequest,
+    ) -> Result<Prepared, Refusal> {
+        let (method, params, kind) = self.method_and_params(link, r.request)?;
+        let supported = match kind {
+            Kind::Elicit(_) => link.supports.elicitation,
+            Kind::Sample => link.supports.sampling,
+            Kind::Roots => link.supports.roots,
+        };
+        let request = json!({"method": method, "params": params});
+        let text = request.to_string();
+        if text.len() > MAX_CLIENT_REQUEST_BYTES {
+            return Err(Refusal::Refused(format!(
+                "request {:?} is {} bytes, more than {MAX_CLIENT_REQUEST_BYTES}",
+                r.key,
+                text.len()
+            )));
         }
-        Ok(prepared)
+        if let Some(kind) = link.scanner.find_in_json(&params) {
+            return Err(Refusal::Refused(format!(
+                "request {:?} carries a secret ({}): it is not sent",
+                r.key,
+                kind.as_str()
+            )));
+        }
+        if !supported {
+            let capability = match method {
+                "elicitation/create" => "elicitation",
+                "sampling/createMessage" => "sampling",
+                _ => "roots",
+            };
+            return Err(Refusal::Unsupported(capability));
+        }
+        Ok(Prepared {
+            key: r.key,
+            method,
+            request,
+            kind,
+        })
+    }
+
+    /// The MCP method and params a request asks through, and what kind of
+    /// answer it expects; a form is checked, a sampling request held to
+    /// the grant.
+    fn method_and_params(
+        &mut self,
+        link: &ClientLink,
+        request: wit::Request,
+    ) -> Result<(&'static str, Value, Kind), Refusal> {
+        Ok(match request {
+            wit::Request::Elicit(form) => {
+                let schema = checked_form(&form.requested_schema).map_err(Refusal::Refused)?;
+                let params =
+                    json!({"mode": "form", "message": form.message, "requestedSchema": schema});
+                ("elicitation/create", params, Kind::Elicit(schema))
+            }
+            wit::Request::Sample(s) => {
+                let params = self.sampling(link, &s)?;
+                ("sampling/createMessage", params, Kind::Sample)
+            }
+            wit::Request::ListRoots => ("roots/list", json!({}), Kind::Roots),
+        })
     }
 
     /// A sampling request's params, within the manifest's grant.
