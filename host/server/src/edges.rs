@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use metrics_exporter_prometheus::PrometheusHandle;
-use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 use toolhost_artifacts::ArtifactStore;
 use toolhost_auth::{AuthConfig, AuthServer};
@@ -135,41 +136,15 @@ async fn app(
     background: &mut Background,
 ) -> anyhow::Result<axum::Router> {
     let (config, store) = (parts.config, parts.store);
-    let mcp_config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(config.allowed_hosts.clone())
-        .with_allowed_origins(config.allowed_origins.clone())
-        .enforce_origin_validation()
-        .with_json_response(true)
-        .with_max_request_body_bytes(config.max_request_bytes)
-        .with_cancellation_token(edge.sessions.clone());
-    let ops = Ops {
-        store: store.clone(),
-        metrics,
-        accepting: edge.accepting.clone(),
-        dev_unsigned: config.dev_allow_unsigned,
-        replica: axum::http::HeaderValue::from_str(&crate::replica::replica_id())
-            .unwrap_or_else(|_| axum::http::HeaderValue::from_static("replica")),
-    };
+    let ops = ops(config, store, edge, metrics);
     if let Some(at) = config.metrics_listen {
         let bound =
             crate::prometheus::serve(at, crate::http::metrics_router(ops.clone()), background)
                 .await?;
         println!("Metrics on: http://{bound}/metrics");
     }
-    let states = Arc::new(crate::request_states::StoreStates(store.clone()));
-    let mcp = toolhost_mcp::McpServer::shared(host.clone(), states)
-        .await
-        .map_err(|e| anyhow::anyhow!("loading the request-state keys: {e}"))?
-        .with_runs(features.runs.clone());
-    let events = Arc::new(toolhost_mcp::MemoryEvents::default());
-    let session_manager = Arc::new(
-        rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default()
-            .with_event_store(events.clone()),
-    );
-    let owners =
-        crate::mcp_sessions::SessionOwners::new(config.session_caps, Some(session_manager.clone()));
-    let mcp = toolhost_mcp::service_with(mcp, mcp_config, session_manager);
-    let app = router(ops, mcp, edge.guard.clone(), auth.clone());
+    let mcp = Mcp::new(config, host, features, store, edge).await?;
+    let app = router(ops, mcp.service, edge.guard.clone(), auth.clone());
     let app = crate::http::with_console(app, auth.clone(), host.clone(), store.clone())?;
     let submissions = crate::catalog_http::CatalogHttp {
         store: store.clone(),
@@ -184,10 +159,78 @@ async fn app(
     ));
     let limiter = RateLimiter::new(config.rate_limits, store.clone(), host.clone());
     background.spawn(limiter.clone().purge_every(MAINTENANCE));
-    // Every answer's headers; and `/mcp`'s rate-limit, session and replay
-    // layers find the limiter, the session table and the event store in
-    // the request's extensions. One layer of the router for all four: each
-    // `Router::layer` boxes every route's service and future again.
+    Ok(with_layers(app, config, limiter, mcp.owners, mcp.events))
+}
+
+/// The operations routes' state: the store, the metrics, readiness, and
+/// this replica's name.
+fn ops(config: &Config, store: &Arc<Store>, edge: &Edge, metrics: PrometheusHandle) -> Ops {
+    Ops {
+        store: store.clone(),
+        metrics,
+        accepting: edge.accepting.clone(),
+        dev_unsigned: config.dev_allow_unsigned,
+        replica: axum::http::HeaderValue::from_str(&crate::replica::replica_id())
+            .unwrap_or_else(|_| axum::http::HeaderValue::from_static("replica")),
+    }
+}
+
+/// `/mcp`: the MCP service, and what its layers consult besides the rate
+/// limiter: the session table and the event store.
+struct Mcp {
+    service: StreamableHttpService<toolhost_mcp::McpServer, LocalSessionManager>,
+    owners: crate::mcp_sessions::SessionOwners,
+    events: Arc<toolhost_mcp::MemoryEvents>,
+}
+
+impl Mcp {
+    async fn new(
+        config: &Config,
+        host: &Arc<Toolhost>,
+        features: &Features,
+        store: &Arc<Store>,
+        edge: &Edge,
+    ) -> anyhow::Result<Mcp> {
+        let mcp_config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(config.allowed_hosts.clone())
+            .with_allowed_origins(config.allowed_origins.clone())
+            .enforce_origin_validation()
+            .with_json_response(true)
+            .with_max_request_body_bytes(config.max_request_bytes)
+            .with_cancellation_token(edge.sessions.clone());
+        let states = Arc::new(crate::request_states::StoreStates(store.clone()));
+        let server = toolhost_mcp::McpServer::shared(host.clone(), states)
+            .await
+            .map_err(|e| anyhow::anyhow!("loading the request-state keys: {e}"))?
+            .with_runs(features.runs.clone());
+        let events = Arc::new(toolhost_mcp::MemoryEvents::default());
+        let session_manager =
+            Arc::new(LocalSessionManager::default().with_event_store(events.clone()));
+        let owners = crate::mcp_sessions::SessionOwners::new(
+            config.session_caps,
+            Some(session_manager.clone()),
+        );
+        Ok(Mcp {
+            service: toolhost_mcp::service_with(server, mcp_config, session_manager),
+            owners,
+            events,
+        })
+    }
+}
+
+/// `app` with every answer's headers, and with the rate limiter, the
+/// session table and the event store in each request's extensions for
+/// `/mcp`'s layers; outer layers only where they have work (a trusted
+/// proxy, an exporter).
+fn with_layers(
+    app: axum::Router,
+    config: &Config,
+    limiter: RateLimiter,
+    owners: crate::mcp_sessions::SessionOwners,
+    events: Arc<toolhost_mcp::MemoryEvents>,
+) -> axum::Router {
+    // One layer of the router for all four: each `Router::layer` boxes
+    // every route's service and future again.
     let mut app = app.layer(
         tower::ServiceBuilder::new()
             .map_response(crate::http::answer_headers)
@@ -195,7 +238,6 @@ async fn app(
             .layer(axum::Extension(owners))
             .layer(axum::Extension(events)),
     );
-    // Each outer layer only where it has work: a trusted proxy, an exporter.
     if !config.trusted_proxies.is_empty() {
         app = app.layer(axum::middleware::from_fn_with_state(
             Arc::new(config.trusted_proxies.clone()),
@@ -205,7 +247,7 @@ async fn app(
     if crate::telemetry::exporting() {
         app = app.layer(axum::middleware::from_fn(crate::telemetry::request_span));
     }
-    Ok(app)
+    app
 }
 
 /// Tells the operator where everything is.
