@@ -212,66 +212,7 @@ async fn register(
     Source(source): Source,
     body: Bytes,
 ) -> Response {
-    let answer = async {
-        auth.allow_registration(source).await?;
-        let meta = client_metadata::validate_registration(&body, scope::FIRST_PARTY, scope::MCP)
-            .map_err(|e| OAuthError::registration(e.error_code(), e.to_string()))?;
-        let kind = match meta.auth_method {
-            AuthMethod::None => ClientKind::Public,
-            AuthMethod::ClientSecretBasic | AuthMethod::ClientSecretPost => {
-                ClientKind::Confidential
-            }
-        };
-        let secret = AuthServer::new_secret(kind);
-        let client = Client {
-            client_id: secret::random(18),
-            secret_hash: secret.as_ref().map(|(_, d)| d.clone()),
-            kind,
-            origin: ClientOrigin::Dynamic,
-            name: meta.client_name.clone(),
-            redirect_uris: meta.redirect_uris.clone(),
-            scope: meta.scope.clone(),
-            tenant: None,
-            owner: source.map(|s| s.to_string()),
-            created_at: now(),
-            last_used_at: None,
-            revoked_at: None,
-            refresh_at: None,
-        };
-        auth.store
-            .insert_client(&client)
-            .await
-            .map_err(|e| OAuthError::from(&e))?;
-        auth.event(
-            "client.registered",
-            Some(&client.client_id),
-            None,
-            source,
-            format!(
-                "{:?} registered ({}) for {}",
-                client.name,
-                kind.as_str(),
-                client.redirect_uris.join(" ")
-            ),
-        )
-        .await;
-        let mut body = json!({
-            "client_id": client.client_id,
-            "client_id_issued_at": client.created_at,
-            "client_name": client.name,
-            "redirect_uris": client.redirect_uris,
-            "grant_types": meta.grant_types.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
-            "response_types": ["code"],
-            "token_endpoint_auth_method": meta.auth_method.as_str(),
-            "scope": client.scope,
-        });
-        if let Some((s, _)) = secret {
-            body["client_secret"] = json!(s);
-            body["client_secret_expires_at"] = json!(0);
-        }
-        Ok::<_, OAuthError>(body)
-    };
-    match answer.await {
+    match registration(&auth, source, &body).await {
         Ok(body) => json_no_store(StatusCode::CREATED, body),
         Err(e) => {
             if e.status != StatusCode::TOO_MANY_REQUESTS {
@@ -287,4 +228,78 @@ async fn register(
             e.into_response()
         }
     }
+}
+
+/// Registers the client `body` describes, from `source`: the answer's
+/// body, with the client's secret if it holds one.
+async fn registration(
+    auth: &AuthServer,
+    source: Option<IpAddr>,
+    body: &[u8],
+) -> Result<serde_json::Value, OAuthError> {
+    auth.allow_registration(source).await?;
+    let meta = client_metadata::validate_registration(body, scope::FIRST_PARTY, scope::MCP)
+        .map_err(|e| OAuthError::registration(e.error_code(), e.to_string()))?;
+    let kind = match meta.auth_method {
+        AuthMethod::None => ClientKind::Public,
+        AuthMethod::ClientSecretBasic | AuthMethod::ClientSecretPost => ClientKind::Confidential,
+    };
+    let secret = AuthServer::new_secret(kind);
+    let client = Client {
+        client_id: secret::random(18),
+        secret_hash: secret.as_ref().map(|(_, d)| d.clone()),
+        kind,
+        origin: ClientOrigin::Dynamic,
+        name: meta.client_name.clone(),
+        redirect_uris: meta.redirect_uris.clone(),
+        scope: meta.scope.clone(),
+        tenant: None,
+        owner: source.map(|s| s.to_string()),
+        created_at: now(),
+        last_used_at: None,
+        revoked_at: None,
+        refresh_at: None,
+    };
+    auth.store
+        .insert_client(&client)
+        .await
+        .map_err(|e| OAuthError::from(&e))?;
+    auth.event(
+        "client.registered",
+        Some(&client.client_id),
+        None,
+        source,
+        format!(
+            "{:?} registered ({}) for {}",
+            client.name,
+            kind.as_str(),
+            client.redirect_uris.join(" ")
+        ),
+    )
+    .await;
+    Ok(registered(&client, &meta, secret.map(|(s, _)| s)))
+}
+
+/// RFC 7591's answer for `client`, registered as `meta` asked; `secret`,
+/// if it holds one, shown this once.
+fn registered(
+    client: &Client,
+    meta: &client_metadata::ClientMetadata,
+    secret: Option<String>,
+) -> serde_json::Value {
+    let mut body = json!({
+        "client_id": client.client_id,
+        "client_id_issued_at": client.created_at,
+        "client_name": client.name,
+        "redirect_uris": client.redirect_uris,
+        "grant_types": meta.grant_types.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
+        "response_types": ["code"],
+        "token_endpoint_auth_method": meta.auth_method.as_str(),
+        "scope": client.scope,
+    });
+    if let Some(s) = secret {
+        body["client_secret"] = json!(s);
+        body["client_secret_expires_at"] = json!(0);
+    }
+    body
 }
