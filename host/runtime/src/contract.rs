@@ -141,19 +141,13 @@ impl Exports {
         ask: Ask<'_>,
     ) -> wasmtime::Result<Answer> {
         let entities = |store: &mut Store<HostState>| {
-            let indices = (self.entities.as_ref())
-                .ok_or_else(|| wasmtime::format_err!("the plugin exports no entities"))?;
-            indices.load(store, instance)
+            exported(self.entities.as_ref(), "entities")?.load(store, instance)
         };
         let resources = |store: &mut Store<HostState>| {
-            let indices = (self.resources.as_ref())
-                .ok_or_else(|| wasmtime::format_err!("the plugin exports no resources"))?;
-            indices.load(store, instance)
+            exported(self.resources.as_ref(), "resources")?.load(store, instance)
         };
         let prompts = |store: &mut Store<HostState>| {
-            let indices = (self.prompts.as_ref())
-                .ok_or_else(|| wasmtime::format_err!("the plugin exports no prompts"))?;
-            indices.load(store, instance)
+            exported(self.prompts.as_ref(), "prompts")?.load(store, instance)
         };
         Ok(match ask {
             Ask::Kinds => Answer::Kinds(entities(store)?.call_kinds(&mut *store).await?),
@@ -175,9 +169,8 @@ impl Exports {
                 Answer::Call(out, store.data_mut().resolver.pending.take())
             }
             Ask::Authoring(a) => {
-                let indices = (self.authoring.as_ref())
-                    .ok_or_else(|| wasmtime::format_err!("the plugin exports no authoring"))?;
-                let guest = indices.load(&mut *store, instance)?;
+                let guest =
+                    exported(self.authoring.as_ref(), "authoring")?.load(&mut *store, instance)?;
                 Answer::Authoring(authoring::run(&guest, store, a).await?)
             }
             Ask::Prompts => Answer::Prompts(prompts(store)?.call_list(&mut *store).await?),
@@ -211,6 +204,12 @@ pub(crate) fn optional<T>(
     indices(pre)
         .map(Some)
         .map_err(|e| exports_error(plugin, &e))
+}
+
+/// An optional export's indices, if the component has it; else the error
+/// of an ask it cannot answer.
+pub(crate) fn exported<'a, T>(indices: Option<&'a T>, what: &str) -> wasmtime::Result<&'a T> {
+    indices.ok_or_else(|| wasmtime::format_err!("the plugin exports no {what}"))
 }
 
 pub(crate) fn exports_error(plugin: &str, e: &wasmtime::Error) -> LoadError {

@@ -11,7 +11,9 @@ use toolhost_types::Permission;
 use crate::bindings::exports::toolhost::plugin::prompts as wit;
 use crate::content::{self, ContentBlock};
 use crate::error::{CallError, LoadError};
-use crate::sandbox::{Answer, Ask, CallContext, Plugin, Runtime, check_output, tool_error};
+use crate::sandbox::{
+    Answer, Ask, CallContext, Plugin, Runtime, check_output, refusal_at_load, tool_error,
+};
 
 /// The `prompts` export's instance name: loaded only when present.
 pub(crate) const PROMPTS_EXPORT: &str = "toolhost:plugin/prompts@0.2.0";
@@ -183,13 +185,9 @@ impl Runtime {
         if !plugin.contract.has_prompts() {
             return Ok(Vec::new());
         }
-        let refuse = |detail: String| LoadError::Describe {
-            plugin: plugin.name().to_string(),
-            detail: format!("prompts: {detail}"),
-        };
-        let ctx = CallContext::new("", "");
+        let refuse = refusal_at_load(plugin, "prompts: ");
         let answer = self
-            .sandboxed(plugin, &ctx, &plugin.describe_budget, Ask::Prompts)
+            .ask_at_load(plugin, Ask::Prompts)
             .await
             .map_err(|e| refuse(e.to_string()))?;
         let Answer::Prompts(specs) = answer else {

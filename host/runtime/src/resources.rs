@@ -8,7 +8,9 @@ use toolhost_types::Permission;
 use crate::bindings::exports::toolhost::plugin::resources as wit;
 use crate::content::ResourceBody;
 use crate::error::{CallError, LoadError};
-use crate::sandbox::{Answer, Ask, CallContext, Plugin, Runtime, check_output, tool_error};
+use crate::sandbox::{
+    Answer, Ask, CallContext, Plugin, Runtime, check_output, refusal_at_load, tool_error,
+};
 
 /// The `resources` export's instance name: loaded only when present.
 pub(crate) const RESOURCES_EXPORT: &str = "toolhost:plugin/resources@0.2.0";
@@ -257,13 +259,9 @@ impl Runtime {
         if !plugin.contract.has_resources() {
             return Ok((Vec::new(), Vec::new()));
         }
-        let refuse = |detail: String| LoadError::Describe {
-            plugin: plugin.name().to_string(),
-            detail: format!("resources: {detail}"),
-        };
-        let ctx = CallContext::new("", "");
+        let refuse = refusal_at_load(plugin, "resources: ");
         let answer = self
-            .sandboxed(plugin, &ctx, &plugin.describe_budget, Ask::Resources)
+            .ask_at_load(plugin, Ask::Resources)
             .await
             .map_err(|e| refuse(e.to_string()))?;
         let Answer::Resources(resources, templates) = answer else {

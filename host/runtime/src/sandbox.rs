@@ -272,6 +272,18 @@ impl CallContext {
     }
 }
 
+/// How `plugin` is refused at load: what it answered, after `part` (the
+/// answer's name, or nothing for its tools).
+pub(crate) fn refusal_at_load<'a>(
+    plugin: &'a Plugin,
+    part: &'a str,
+) -> impl Fn(String) -> LoadError + Copy + 'a {
+    move |detail| LoadError::Describe {
+        plugin: plugin.name.to_string(),
+        detail: format!("{part}{detail}"),
+    }
+}
+
 /// What to ask of a fresh instance.
 pub(crate) enum Ask<'a> {
     Describe,
@@ -441,13 +453,9 @@ impl Runtime {
         if !plugin.contract.has_entities() {
             return Ok(Vec::new());
         }
-        let refuse = |detail: String| LoadError::Describe {
-            plugin: plugin.name.to_string(),
-            detail,
-        };
-        let ctx = CallContext::new("", "");
+        let refuse = refusal_at_load(plugin, "");
         let answer = self
-            .sandboxed(plugin, &ctx, &plugin.describe_budget, Ask::Kinds)
+            .ask_at_load(plugin, Ask::Kinds)
             .await
             .map_err(|e| refuse(format!("kinds: {e}")))?;
         let Answer::Kinds(mut kinds) = answer else {
@@ -500,13 +508,9 @@ impl Runtime {
     }
 
     async fn describe(&self, plugin: &Plugin) -> Result<Vec<ToolSpec>, LoadError> {
-        let refuse = |detail: String| LoadError::Describe {
-            plugin: plugin.name.to_string(),
-            detail,
-        };
-        let ctx = CallContext::new("", "");
+        let refuse = refusal_at_load(plugin, "");
         let answer = self
-            .sandboxed(plugin, &ctx, &plugin.describe_budget, Ask::Describe)
+            .ask_at_load(plugin, Ask::Describe)
             .await
             .map_err(|e| refuse(e.to_string()))?;
         let Answer::Describe(specs) = answer else {
@@ -620,6 +624,18 @@ impl Runtime {
         let mut store = self.new_store(plugin.name.as_str(), &ctx, "probe", budget, true);
         let outcome = plugin.pre.instantiate_async(&mut store).await.map(drop);
         outcome.map_err(|e| classify(&e, store.data(), budget, "probe"))
+    }
+
+    /// Asks `plugin` at load, in a fresh sandbox within its describe
+    /// budget, for no one.
+    pub(crate) async fn ask_at_load(
+        &self,
+        plugin: &Plugin,
+        ask: Ask<'_>,
+    ) -> Result<Answer, CallError> {
+        let ctx = CallContext::new("", "");
+        self.sandboxed(plugin, &ctx, &plugin.describe_budget, ask)
+            .await
     }
 
     /// Runs one ask in a fresh store with `budget` applied before the first

@@ -19,7 +19,7 @@ use wasmtime::Store;
 use crate::bindings::exports::toolhost::plugin::authoring as wit_authoring;
 use crate::bindings::toolhost::plugin::types as wit;
 use crate::error::{CallError, LoadError};
-use crate::sandbox::{Answer, Ask, CallContext, Plugin, Runtime, tool_error};
+use crate::sandbox::{Answer, Ask, CallContext, Plugin, Runtime, refusal_at_load, tool_error};
 use crate::state::HostState;
 
 mod answers;
@@ -168,14 +168,9 @@ impl Runtime {
         if !plugin.contract.has_authoring() {
             return Ok(Vec::new());
         }
-        let refuse = |detail: String| LoadError::Describe {
-            plugin: plugin.name().to_string(),
-            detail: format!("authoring kinds: {detail}"),
-        };
-        let ask = Ask::Authoring(AuthoringAsk::Kinds);
-        let ctx = CallContext::new("", "");
+        let refuse = refusal_at_load(plugin, "authoring kinds: ");
         let answer = self
-            .sandboxed(plugin, &ctx, &plugin.describe_budget, ask)
+            .ask_at_load(plugin, Ask::Authoring(AuthoringAsk::Kinds))
             .await
             .map_err(|e| refuse(e.to_string()))?;
         let Answer::Authoring(AuthoringAnswer::Kinds(kinds)) = answer else {

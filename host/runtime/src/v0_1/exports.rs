@@ -11,7 +11,7 @@ use super::bindings::toolhost::plugin::types as old;
 use super::convert::Convert;
 use crate::authoring::{AuthoringAnswer, AuthoringAsk};
 use crate::bindings::toolhost::plugin::types as new;
-use crate::contract::{exports_error, optional};
+use crate::contract::{exported, exports_error, optional};
 use crate::error::LoadError;
 use crate::sandbox::{Answer, Ask};
 use crate::state::HostState;
@@ -64,9 +64,7 @@ impl Exports {
     ) -> wasmtime::Result<Answer> {
         let ctx = |c: &new::CallContext| -> old::CallContext { c.clone().convert() };
         let entities = |store: &mut Store<HostState>| {
-            let indices = (self.entities.as_ref())
-                .ok_or_else(|| wasmtime::format_err!("the plugin exports no entities"))?;
-            indices.load(store, instance)
+            exported(self.entities.as_ref(), "entities")?.load(store, instance)
         };
         Ok(match ask {
             Ask::Kinds => Answer::Kinds(entities(store)?.call_kinds(&mut *store).await?),
@@ -95,9 +93,8 @@ impl Exports {
                 ));
             }
             Ask::Authoring(a) => {
-                let indices = (self.authoring.as_ref())
-                    .ok_or_else(|| wasmtime::format_err!("the plugin exports no authoring"))?;
-                let guest = indices.load(&mut *store, instance)?;
+                let guest =
+                    exported(self.authoring.as_ref(), "authoring")?.load(&mut *store, instance)?;
                 Answer::Authoring(authoring(&guest, store, a, ctx).await?)
             }
         })
