@@ -488,17 +488,24 @@ async fn continue_as(
         .and_then(|s| Scopes::parse(&s).ok());
     let wanted = Scopes::parse(&request.scope).unwrap_or_default();
     if !request.force_consent && approved.is_some_and(|a| wanted.is_subset_of(&a)) {
-        if !auth
-            .store
-            .take_pending(&pending.id)
-            .await
-            .map_err(store_failed("take pending"))?
-        {
-            return Err(page("this sign-in was already completed"));
-        }
+        take_pending(auth, pending).await?;
         return issue_code(auth, user, request).await;
     }
     Ok(see_other(&format!("/oauth/consent?pending={}", pending.id)))
+}
+
+/// Takes `pending` (single use): a request completed once is refused the
+/// second time.
+async fn take_pending(auth: &AuthServer, pending: &PendingAuthorization) -> Result<(), Refusal> {
+    if !auth
+        .store
+        .take_pending(&pending.id)
+        .await
+        .map_err(store_failed("take pending"))?
+    {
+        return Err(page("this sign-in was already completed"));
+    }
+    Ok(())
 }
 
 fn login_page(
@@ -508,13 +515,27 @@ fn login_page(
     error: Option<&str>,
     status: StatusCode,
 ) -> Response {
+    let asked_by = Some(request.client_name.as_str());
+    sign_in_form(auth, pending, "/oauth/login", asked_by, error, status)
+}
+
+/// The sign-in form of `pending`, posted to `action`, naming the client
+/// that asked (an authorization request's) if any.
+pub(crate) fn sign_in_form(
+    auth: &AuthServer,
+    pending: &PendingAuthorization,
+    action: &'static str,
+    client_name: Option<&str>,
+    error: Option<&str>,
+    status: StatusCode,
+) -> Response {
     pages::login(
         status,
         &LoginPage {
-            action: "/oauth/login",
+            action,
             pending: &pending.id,
             csrf: &pending.csrf,
-            client_name: Some(&request.client_name),
+            client_name,
             error,
             providers: auth.providers(),
             password: auth.config.password_login,
@@ -546,14 +567,7 @@ pub(crate) async fn signed_in_next(
         return Ok(format!("/oauth/consent?pending={}", pending.id));
     }
     let return_to = crate::web::sign_in_return(pending).map_err(page)?;
-    if !auth
-        .store
-        .take_pending(&pending.id)
-        .await
-        .map_err(store_failed("take pending"))?
-    {
-        return Err(page("this sign-in was already completed"));
-    }
+    take_pending(auth, pending).await?;
     Ok(return_to)
 }
 
@@ -761,14 +775,7 @@ async fn consent(
         let user = logged_in(&auth, &jar)
             .await
             .ok_or_else(|| page("you are not signed in"))?;
-        if !auth
-            .store
-            .take_pending(&pending.id)
-            .await
-            .map_err(store_failed("take pending"))?
-        {
-            return Err(page("this sign-in was already completed"));
-        }
+        take_pending(&auth, &pending).await?;
         if form.decision != "allow" {
             let denied = [
                 ("error", "access_denied"),

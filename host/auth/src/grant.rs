@@ -187,10 +187,7 @@ impl AuthServer {
             created_at: now(),
             revoked_at: None,
         };
-        self.store
-            .insert_family(&family)
-            .await
-            .map_err(|e| OAuthError::from(&e))?;
+        self.insert_family(&family).await?;
         self.issue(&family, &code.scope, &code.resource, true).await
     }
 
@@ -287,12 +284,17 @@ impl AuthServer {
             created_at: now(),
             revoked_at: None,
         };
-        self.store
-            .insert_family(&family)
-            .await
-            .map_err(|e| OAuthError::from(&e))?;
+        self.insert_family(&family).await?;
         self.issue(&family, &family.scope, &self.config.resource(), false)
             .await
+    }
+
+    /// Stores a new grant's family, before its first tokens are minted.
+    async fn insert_family(&self, family: &Family) -> Result<(), OAuthError> {
+        self.store
+            .insert_family(family)
+            .await
+            .map_err(|e| OAuthError::from(&e))
     }
 
     /// Mints the access token (and a first refresh token) of a new grant.

@@ -32,7 +32,7 @@ use crate::authorize::{
     CONSOLE_COOKIE, CONSOLE_PATH, SESSION_COOKIE, cookie, logged_in, open_pending, see_other,
     session_user,
 };
-use crate::pages::{self, LoginPage};
+use crate::pages;
 use crate::routes::Source;
 use crate::secret;
 use crate::server::AuthServer;
@@ -209,18 +209,7 @@ pub(crate) fn form(
     error: Option<&str>,
     status: StatusCode,
 ) -> Response {
-    pages::login(
-        status,
-        &LoginPage {
-            action: "/oauth/signin",
-            pending: &pending.id,
-            csrf: &pending.csrf,
-            client_name: None,
-            error,
-            providers: auth.providers(),
-            password: auth.config().password_login,
-        },
-    )
+    crate::authorize::sign_in_form(auth, pending, "/oauth/signin", None, error, status)
 }
 
 /// The return path of a sign-in's pending row; refused (why, for the
