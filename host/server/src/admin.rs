@@ -22,6 +22,15 @@ pub struct StoreArg {
     database_url: String,
 }
 
+/// One stored record by its id, for a `show` command.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// Its id: a revision's, or a run's (`run_…`).
+    pub id: String,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
 /// `toolhost user …`
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {

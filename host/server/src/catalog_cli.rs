@@ -21,7 +21,7 @@ use toolhost_signing::{Envelope, Release, SigningKey};
 use toolhost_storage::Store;
 use toolhost_types::{Digest, Permission};
 
-use crate::admin::{StoreArg, open};
+use crate::admin::{ShowArgs, StoreArg, open};
 use crate::catalog_sync::{
     SUBMIT_PERMISSION, now_ms, person_event, signature_path, submissions, sync, write_decision,
 };
@@ -41,12 +41,7 @@ pub enum ReviewCommand {
         store: StoreArg,
     },
     /// One revision and its capability diff against the active one, as JSON.
-    Show {
-        /// The revision's id.
-        id: String,
-        #[command(flatten)]
-        store: StoreArg,
-    },
+    Show(ShowArgs),
     /// Approve and activate a pending revision.
     Approve(DecideArgs),
     /// Reject a pending revision.
@@ -175,7 +170,7 @@ pub async fn review(command: ReviewCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        ReviewCommand::Show { id, store } => {
+        ReviewCommand::Show(ShowArgs { id, store }) => {
             let store = open(&store).await?;
             let rev = store
                 .revision(&id)

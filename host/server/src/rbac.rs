@@ -38,6 +38,23 @@ pub enum TenantCommand {
     },
 }
 
+/// A role and permissions given to it (`role permit`) or taken from it
+/// (`role forbid`).
+#[derive(Debug, clap::Args)]
+pub struct RolePermissions {
+    /// The role's name.
+    name: String,
+    /// `resource:action`, or `resource:*` for every action (to forbid: as
+    /// permitted).
+    #[arg(required = true)]
+    permissions: Vec<String>,
+    /// The role's tenant.
+    #[arg(long)]
+    tenant: String,
+    #[command(flatten)]
+    store: StoreArg,
+}
+
 /// `toolhost role …`
 #[derive(Debug, Subcommand)]
 pub enum RoleCommand {
@@ -65,31 +82,9 @@ pub enum RoleCommand {
         store: StoreArg,
     },
     /// Let a role use the tools needing these permissions.
-    Permit {
-        /// The role's name.
-        name: String,
-        /// `resource:action`, or `resource:*` for every action.
-        #[arg(required = true)]
-        permissions: Vec<String>,
-        /// The role's tenant.
-        #[arg(long)]
-        tenant: String,
-        #[command(flatten)]
-        store: StoreArg,
-    },
+    Permit(RolePermissions),
     /// Take permissions from a role.
-    Forbid {
-        /// The role's name.
-        name: String,
-        /// `resource:action`, as permitted.
-        #[arg(required = true)]
-        permissions: Vec<String>,
-        /// The role's tenant.
-        #[arg(long)]
-        tenant: String,
-        #[command(flatten)]
-        store: StoreArg,
-    },
+    Forbid(RolePermissions),
     /// A tenant's roles: name, admin, permissions and holders.
     List {
         /// The tenant.
@@ -170,18 +165,8 @@ pub async fn role(command: RoleCommand) -> anyhow::Result<ExitCode> {
             let holders = role.members.len();
             println!("role {name} deleted from tenant {tenant}; {holders} holder(s) lost it");
         }
-        RoleCommand::Permit {
-            name,
-            permissions,
-            tenant,
-            store,
-        } => permit(&name, &permissions, &tenant, &store, true).await?,
-        RoleCommand::Forbid {
-            name,
-            permissions,
-            tenant,
-            store,
-        } => permit(&name, &permissions, &tenant, &store, false).await?,
+        RoleCommand::Permit(role) => permit(&role, true).await?,
+        RoleCommand::Forbid(role) => permit(&role, false).await?,
         RoleCommand::List { tenant, store } => {
             let store = open(&store).await?;
             existing_tenant(&store, &tenant).await?;
@@ -193,13 +178,13 @@ pub async fn role(command: RoleCommand) -> anyhow::Result<ExitCode> {
 
 /// `role permit` (`add`) or `role forbid`: every permission is parsed and
 /// the role found before the first one is written.
-async fn permit(
-    name: &str,
-    values: &[String],
-    tenant: &str,
-    store: &StoreArg,
-    add: bool,
-) -> anyhow::Result<()> {
+async fn permit(role: &RolePermissions, add: bool) -> anyhow::Result<()> {
+    let RolePermissions {
+        name,
+        permissions: values,
+        tenant,
+        store,
+    } = role;
     let permissions = values
         .iter()
         .map(|v| v.parse::<Permission>())

@@ -9,7 +9,7 @@ use clap::Subcommand;
 use toolhost_runs::{Receipt, RunId, RunStore};
 use toolhost_storage::Store;
 
-use crate::admin::{StoreArg, open};
+use crate::admin::{ShowArgs, StoreArg, open};
 
 /// `toolhost runs …`
 #[derive(Debug, Subcommand)]
@@ -26,12 +26,7 @@ pub enum RunsCommand {
         store: StoreArg,
     },
     /// One run, as JSON.
-    Show {
-        /// The run's id (`run_…`).
-        id: String,
-        #[command(flatten)]
-        store: StoreArg,
-    },
+    Show(ShowArgs),
     /// Asks a run to stop: a running run stops at its guest's next epoch
     /// tick, on whichever replica runs it; a queued one is settled
     /// `cancelled` by the next worker that picks it up.
@@ -68,7 +63,7 @@ pub async fn runs(command: RunsCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        RunsCommand::Show { id, store } => {
+        RunsCommand::Show(ShowArgs { id, store }) => {
             let (store, id) = (open(&store).await?, parse(&id)?);
             let run = found(&store, &id).await?;
             let shown = serde_json::json!({
