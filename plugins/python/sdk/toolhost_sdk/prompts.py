@@ -40,7 +40,7 @@ from typing import Any, Literal
 from . import content, schema
 from .ctx import Ctx
 from .errors import Failed, InvalidArguments
-from .tool import TOOL_NAME, _declared
+from ._declared import TOOL_NAME, Declared
 
 __all__ = ["Message", "PromptArgument", "PromptDef"]
 
@@ -82,25 +82,15 @@ class PromptArgument:
     completes: str | None = None
 
 
-class PromptDef:
+class PromptDef(Declared):
     """A prompt built by `@prompt`: call it as the function it decorates."""
 
-    def __init__(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None,
-        permission: str,
-        description: str | None,
-        title: str | None,
-        completes: Mapping[str, str] | None,
-    ) -> None:
-        self.fn = fn
-        d = _declared("prompt", fn, name, permission, description)
-        self.name, self.resource, self.action, self.description = d.name, d.resource, d.action, d.description
-        where = d.where
-        self.title = title
-        self._compile(where, dict(completes or {}))
+    kind = "prompt"
+
+    def __init__(self, fn: Callable[..., Any], *, completes: Mapping[str, str] | None, **declared: Any) -> None:
+        """`declared`: `name`, `permission`, `description`, `title` (see `Declared`)."""
+        super().__init__(fn, **declared)
+        self._compile(self.where, dict(completes or {}))
 
     def _compile(self, where: str, completes: dict[str, str]) -> None:
         try:
@@ -133,11 +123,6 @@ class PromptDef:
         if completes:
             raise ValueError(f"{where}: completes {', '.join(map(repr, completes))}, which it does not take")
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fn(*args, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"<prompt {self.name}>"
 
     def run(self, ctx: Ctx, arguments: Mapping[str, str]) -> tuple[Message, ...]:
         """The prompt filled in with `arguments` (strings by name):

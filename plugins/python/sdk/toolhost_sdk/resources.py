@@ -53,7 +53,7 @@ from . import _host
 from .content import Embedded
 from .ctx import Ctx
 from .errors import Failed, NotFound
-from .tool import _declared
+from ._declared import Declared
 
 __all__ = ["Contents", "ResourceDef", "TemplateDef", "updated"]
 
@@ -76,26 +76,16 @@ def updated(uri: str) -> None:
         raise Failed(f"the update of resource {json.dumps(uri)} was refused: {e.why}") from None
 
 
-class _Readable:
-    """What a resource and a template share: name, permission, description."""
+class _Readable(Declared):
+    """What a resource and a template share: a MIME type, and a function
+    that takes the context (optional) and the template's variables."""
 
     kind = "resource"
 
-    def __init__(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None,
-        permission: str,
-        description: str | None,
-        title: str | None,
-        mime_type: str | None,
-    ) -> None:
-        self.fn = fn
-        d = _declared(self.kind, fn, name, permission, description)
-        self.name, self.resource, self.action, self.description = d.name, d.resource, d.action, d.description
-        self.where = d.where
-        self.title, self.mime_type = title, mime_type
+    def __init__(self, fn: Callable[..., Any], *, mime_type: str | None, **declared: Any) -> None:
+        """`declared`: `name`, `permission`, `description`, `title` (see `Declared`)."""
+        super().__init__(fn, **declared)
+        self.mime_type = mime_type
         params = list(inspect.signature(fn).parameters.values())
         try:
             hints = typing.get_type_hints(fn)
@@ -103,12 +93,6 @@ class _Readable:
             raise TypeError(f"{self.where}: {e}") from None
         self.wants_ctx = bool(params) and (hints.get(params[0].name) is Ctx or params[0].name == "ctx")
         self.params = [p.name for p in (params[1:] if self.wants_ctx else params)]
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fn(*args, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"<{self.kind} {self.name}>"
 
     def _answer(self, ctx: Ctx, uri: str, args: dict[str, str]) -> tuple[Contents, ...]:
         answer = self.fn(ctx, **args) if self.wants_ctx else self.fn(**args)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 from . import content, schema
+from ._declared import TOOL_NAME, Declared
 from .ctx import Ctx
 from .errors import Failed, InvalidArguments
 
@@ -27,9 +27,6 @@ __all__ = ["Output", "Plan", "Target", "Risk", "ToolDef", "ToolOutput"]
 #: risk rules may raise it, never lower it.
 Risk = Literal["low", "medium", "high"]
 RISKS: tuple[Risk, ...] = ("low", "medium", "high")
-
-#: MCP tool names: 1–64 of `[A-Za-z0-9_.-]`.
-TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 T = TypeVar("T")
 
@@ -88,7 +85,7 @@ class Plan:
         return self
 
 
-class ToolDef:
+class ToolDef(Declared):
     """A tool built by `@tool`: call it as the function it decorates.
 
     Conservative defaults, as in the Rust SDK: a tool changes state
@@ -98,25 +95,22 @@ class ToolDef:
     not sent.
     """
 
+    kind = "tool"
+
     def __init__(
         self,
         fn: Callable[..., Any],
         *,
-        name: str | None,
-        permission: str,
-        description: str | None,
-        title: str | None,
         read_only: bool | None,
         destructive: bool | None,
         idempotent: bool | None,
         open_world: bool | None,
         risk: Risk,
+        **declared: Any,
     ) -> None:
-        self.fn = fn
-        d = _declared("tool", fn, name, permission, description)
-        self.name, self.resource, self.action, self.description = d.name, d.resource, d.action, d.description
-        where = d.where
-        self.title = title
+        """`declared`: `name`, `permission`, `description`, `title` (see `Declared`)."""
+        super().__init__(fn, **declared)
+        where = self.where
         if risk not in RISKS:
             raise ValueError(f"{where}: risk {risk!r} is not one of {', '.join(RISKS)}")
         if read_only and destructive:
@@ -150,12 +144,6 @@ class ToolDef:
             self.output_schema = schema.root_schema(self.output)
         except (TypeError, NameError) as e:  # NameError: a string hint that names nothing
             raise TypeError(f"{where}: {e}") from None
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fn(*args, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"<tool {self.name}>"
 
     def plan(self, fn: Callable[..., Plan]) -> Callable[..., Plan]:
         """Replaces the default plan (no targets, the tool's risk, "call
@@ -253,38 +241,3 @@ def _output_shape(hint: Any) -> schema.Shape:
     if not isinstance(shape, (schema.ObjectShape, schema.DictShape)):
         raise TypeError(f"the answer must be a dict or a dataclass (MCP structured content is an object), not {hint!r}")
     return shape
-
-
-@dataclass(frozen=True)
-class _Declared:
-    """What a tool, a prompt and a resource declare alike, checked."""
-
-    name: str
-    #: `tool 'greet'`: how errors name it.
-    where: str
-    resource: str
-    action: str
-    description: str
-
-
-def _declared(kind: str, fn: Callable[..., Any], name: str | None, permission: str, description: str | None) -> _Declared:
-    """The name (the function's unless given), permission and description
-    (the docstring's summary unless given) of a `kind` built from `fn`,
-    checked: a bad one is `ValueError` naming it."""
-    name = name or fn.__name__
-    where = f"{kind} {name!r}"
-    if not TOOL_NAME.match(name):
-        raise ValueError(f"{where}: a name is 1-64 of [A-Za-z0-9_.-]")
-    resource, action = _permission(where, permission)
-    description = description or schema.summary(fn.__doc__) or ""
-    if not description:
-        raise ValueError(f"{where}: give a description (or a docstring)")
-    return _Declared(name, where, resource, action, description)
-
-
-def _permission(where: str, permission: str) -> tuple[str, str]:
-    """`resource:action` split at the last colon (a resource may hold colons)."""
-    resource, sep, action = permission.rpartition(":")
-    if not sep or not resource or not action:
-        raise ValueError(f"{where}: permission {permission!r} is not RESOURCE:ACTION")
-    return resource, action
