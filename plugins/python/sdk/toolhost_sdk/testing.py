@@ -33,21 +33,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from . import _host
-from ._records import (
-    Answer,
-    ArtifactInfo,
-    Candidate,
-    CheckpointInfo,
-    Clarification,
-    Elicitation,
-    Form,
-    Input,
-    Query,
-    Resolved,
-    Root,
-    Sampled,
-    Support,
-)
+from ._records import Answer, ArtifactInfo, Candidate, CheckpointInfo, Clarification, Elicitation, Form, Input
+from ._records import Query, Resolved, Root, Sampled, Support
 from .entity import Entity
 from .errors import ClientError, NeedsClarification
 
