@@ -20,7 +20,7 @@
 // only) but may ask the client (`client`); throw a `ToolError` to fail.
 
 import { failed, invalidArguments } from "./errors.ts";
-import { splitPermission, type ContentBlock, type Ctx } from "./tool.ts";
+import { heading, splitPermission, type ContentBlock, type Ctx } from "./tool.ts";
 
 /** One argument of a prompt. */
 export interface PromptArgumentDefinition {
@@ -110,9 +110,7 @@ export function definePrompt<A extends Record<string, PromptArgumentDefinition> 
   return {
     name: def.name,
     spec: () => ({
-      name: def.name,
-      title: def.title,
-      description: def.description,
+      ...heading(def),
       arguments: args.map(([name, a]) => ({ name, description: a.description, required: a.required === true, completes: a.completes })),
       permission,
     }),

@@ -35,7 +35,7 @@
 import { failed, notFound } from "./errors.ts";
 import * as host from "./host.ts";
 import { NAME } from "./prompts.ts";
-import { splitPermission, type Ctx } from "./tool.ts";
+import { heading, splitPermission, type Ctx } from "./tool.ts";
 
 /**
  * Tells the clients subscribed to `uri` that the resource changed. A
@@ -143,7 +143,7 @@ export function defineResource(def: ResourceDefinition): Resource {
     kind: "resource",
     name: def.name,
     uri: def.uri,
-    spec: () => ({ uri: def.uri, name: def.name, title: def.title, description: def.description, mimeType: def.mimeType, permission }),
+    spec: () => ({ uri: def.uri, ...heading(def), mimeType: def.mimeType, permission }),
     read: (ctx) => contentsOf(where, def.uri, def.mimeType, def.read(ctx)),
   };
 }
@@ -167,9 +167,7 @@ export function defineTemplate<V extends string = string>(def: TemplateDefinitio
     name: def.name,
     spec: () => ({
       uriTemplate: def.uriTemplate,
-      name: def.name,
-      title: def.title,
-      description: def.description,
+      ...heading(def),
       mimeType: def.mimeType,
       permission,
       completes,

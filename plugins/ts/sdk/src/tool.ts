@@ -162,9 +162,7 @@ export function defineTool<I extends Schema<unknown>, O>(def: ToolDefinition<I, 
   return {
     name: def.name,
     spec: () => ({
-      name: def.name,
-      title: def.title,
-      description: def.description,
+      ...heading(def),
       inputSchema: schemaText(def.input.json),
       outputSchema: def.output && schemaText(def.output.json),
       annotations: {
@@ -211,6 +209,13 @@ function outputOf<O>(answer: O | Output<O>): WitOutput {
 /** `resource:action` split at the last colon; a malformed one refuses the plugin. */
 function permission(tool: string, text: string): { resource: string; action: string } {
   return splitPermission(`tool "${tool}"`, text);
+}
+
+/** What every spec opens with: the name, the display title, the description. */
+export function heading<D extends { name: string; title?: string; description?: string }>(
+  def: D,
+): Pick<D, "name" | "title" | "description"> {
+  return { name: def.name, title: def.title, description: def.description };
 }
 
 /** `resource:action` of `where` (`tool "x"`, `prompt "y"`…) split at the last colon, or an Error. */
