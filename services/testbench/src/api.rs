@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{Extension, Path, Query, State};
+use axum::extract::{Extension, FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
@@ -16,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::drafts::NewDrafts;
 use crate::error::ApiError;
-use crate::execution::Kind;
+use crate::execution::{Advance, Execution, Kind};
 use crate::guard::{Guarded, Tenant};
 use crate::handle::Handle;
 use crate::seed::{Pipeline, Test};
@@ -159,6 +160,39 @@ impl From<ProjectTests<'_>> for ProjectTestsBody {
 type Caller = Extension<Tenant>;
 type ApiResult = Result<Response, ApiError>;
 
+/// The filter of a list route, from its query: a malformed query is a 400.
+struct Listing(Filter);
+
+impl<S: Send + Sync> FromRequestParts<S> for Listing {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Listing, ApiError> {
+        let query = Query::<ListQuery>::from_request_parts(parts, state).await;
+        ListQuery::parse(query).map(Listing)
+    }
+}
+
+/// The project a route's path names. An id that is not a number names no
+/// project: 404, not 400.
+struct ProjectId(u64);
+
+impl<S: Send + Sync> FromRequestParts<S> for ProjectId {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<ProjectId, Response> {
+        let Path(id) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let not_found = || ApiError::not_found("project", &id).into_response();
+        id.parse().map(ProjectId).map_err(|_| not_found())
+    }
+}
+
+/// Rows of a list as the lists show them (`TestRow`, `PipelineRow`).
+fn rows<'a, T: 'a, R: From<&'a T>>(found: Vec<&'a T>) -> Vec<R> {
+    found.into_iter().map(R::from).collect()
+}
+
 async fn projects(State(h): State<Handle>, Extension(Tenant(t)): Caller) -> Response {
     h.with(|s| Json(s.store.projects(&t)).into_response())
 }
@@ -166,24 +200,16 @@ async fn projects(State(h): State<Handle>, Extension(Tenant(t)): Caller) -> Resp
 async fn applications(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
-    Path(id): Path<String>,
+    ProjectId(project_id): ProjectId,
 ) -> ApiResult {
-    let project_id = project_id(&id)?;
     h.with(|s| Ok(Json(s.store.applications(&t, project_id)?).into_response()))
-}
-
-/// A project id that is not a number names no project: 404, not 400.
-fn project_id(id: &str) -> Result<u64, ApiError> {
-    id.parse::<u64>()
-        .map_err(|_| ApiError::not_found("project", id))
 }
 
 async fn project_tests(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
-    Path(id): Path<String>,
+    ProjectId(project_id): ProjectId,
 ) -> ApiResult {
-    let project_id = project_id(&id)?;
     h.with(|s| {
         let body = ProjectTestsBody::from(s.store.project_tests(&t, project_id)?);
         Ok(Json(body).into_response())
@@ -193,9 +219,8 @@ async fn project_tests(
 async fn drafts(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
-    Path(id): Path<String>,
+    ProjectId(project_id): ProjectId,
 ) -> ApiResult {
-    let project_id = project_id(&id)?;
     h.with(|s| Ok(Json(s.store.drafts(&t, project_id)?).into_response()))
 }
 
@@ -204,10 +229,9 @@ async fn drafts(
 async fn create_drafts(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
-    Path(id): Path<String>,
+    ProjectId(project_id): ProjectId,
     body: Result<Json<NewDrafts>, JsonRejection>,
 ) -> ApiResult {
-    let project_id = project_id(&id)?;
     let Json(new) = body.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     h.with(|s| {
         let batch = s.store.create_drafts(&t, project_id, new)?;
@@ -219,58 +243,36 @@ async fn create_drafts(
 async fn environments(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
-    query: Result<Query<ListQuery>, QueryRejection>,
-) -> ApiResult {
-    let filter = ListQuery::parse(query)?;
-    h.with(|s| Ok(Json(s.store.environments(&t, filter.project_id)).into_response()))
+    Listing(filter): Listing,
+) -> Response {
+    h.with(|s| Json(s.store.environments(&t, filter.project_id)).into_response())
 }
 
 async fn scenarios(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
-    query: Result<Query<ListQuery>, QueryRejection>,
-) -> ApiResult {
-    let filter = ListQuery::parse(query)?;
-    let rows: Vec<TestRow> = h.with(|s| {
-        s.store
-            .scenarios(&t, &filter)
-            .into_iter()
-            .map(TestRow::from)
-            .collect()
-    });
-    Ok(Json(rows).into_response())
+    Listing(filter): Listing,
+) -> Response {
+    h.with(|s| Json(rows::<_, TestRow>(s.store.scenarios(&t, &filter))).into_response())
 }
 
 async fn ui_tests(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
-    query: Result<Query<ListQuery>, QueryRejection>,
-) -> ApiResult {
-    let filter = ListQuery::parse(query)?;
-    let rows: Vec<TestRow> = h.with(|s| {
-        s.store
-            .ui_tests(&t, &filter)
-            .into_iter()
-            .map(TestRow::from)
-            .collect()
-    });
-    Ok(Json(rows).into_response())
+    Listing(filter): Listing,
+) -> Response {
+    h.with(|s| Json(rows::<_, TestRow>(s.store.ui_tests(&t, &filter))).into_response())
 }
 
 async fn pipelines(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
-    query: Result<Query<ListQuery>, QueryRejection>,
-) -> ApiResult {
-    let filter = ListQuery::parse(query)?;
-    let rows = h.with(|s| {
-        s.store
-            .pipelines(&t, filter.project_id)
-            .into_iter()
-            .map(PipelineRow::from)
-            .collect()
-    });
-    Ok(Json::<Vec<PipelineRow>>(rows).into_response())
+    Listing(filter): Listing,
+) -> Response {
+    h.with(|s| {
+        let found = s.store.pipelines(&t, filter.project_id);
+        Json(rows::<_, PipelineRow>(found)).into_response()
+    })
 }
 
 async fn create_scenario(
@@ -303,17 +305,27 @@ async fn start_execution(
     })
 }
 
+/// Answers what `answer` makes of execution `id`, under the lock, with
+/// the backend's advance mode.
+fn with_execution(
+    h: &Handle,
+    tenant: &str,
+    id: &str,
+    answer: impl FnOnce(&mut Execution, Advance) -> Response,
+) -> ApiResult {
+    let advance = h.advance();
+    h.with(|s| Ok(answer(s.store.execution(tenant, id)?, advance)))
+}
+
 /// Moves the execution one step first under [`crate::Advance::OnRead`].
 async fn execution(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let advance = h.advance();
-    h.with(|s| {
-        let ex = s.store.execution(&t, &id)?;
+    with_execution(&h, &t, &id, |ex, advance| {
         let status = ex.read(advance, Instant::now());
-        Ok(Json(ex.details(status)).into_response())
+        Json(ex.details(status)).into_response()
     })
 }
 
@@ -342,10 +354,8 @@ async fn summary(
     Extension(Tenant(t)): Caller,
     Path(id): Path<String>,
 ) -> ApiResult {
-    let advance = h.advance();
-    h.with(|s| {
-        let ex = s.store.execution(&t, &id)?;
-        Ok(Json(ex.summary(ex.status(advance, Instant::now()))).into_response())
+    with_execution(&h, &t, &id, |ex, advance| {
+        Json(ex.summary(ex.status(advance, Instant::now()))).into_response()
     })
 }
 

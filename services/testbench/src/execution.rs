@@ -130,27 +130,30 @@ pub(crate) struct Execution {
     pub(crate) reads: u32,
 }
 
-/// The answer to `POST /api/executions`.
+/// What an execution runs and where: the fields its answers open with.
 #[derive(Serialize)]
-pub(crate) struct Created<'a> {
+pub(crate) struct Run<'a> {
     #[serde(rename = "executionId")]
     id: &'a str,
     kind: Kind,
     target_id: u64,
     target_name: &'a str,
     environment_id: u64,
+}
+
+/// The answer to `POST /api/executions`.
+#[derive(Serialize)]
+pub(crate) struct Created<'a> {
+    #[serde(flatten)]
+    run: Run<'a>,
     status: Status,
 }
 
 /// The answer to `GET /api/executions/{id}`.
 #[derive(Serialize)]
 pub(crate) struct Details<'a> {
-    #[serde(rename = "executionId")]
-    id: &'a str,
-    kind: Kind,
-    target_id: u64,
-    target_name: &'a str,
-    environment_id: u64,
+    #[serde(flatten)]
+    run: Run<'a>,
     environment: &'a str,
     status: Status,
     steps: Vec<Step>,
@@ -228,26 +231,28 @@ impl Execution {
 
     pub(crate) fn created(&self) -> Created<'_> {
         Created {
-            id: &self.id,
-            kind: self.kind,
-            target_id: self.target_id,
-            target_name: &self.target_name,
-            environment_id: self.environment_id,
+            run: self.run(),
             status: Status::Queued,
         }
     }
 
     pub(crate) fn details(&self, status: Status) -> Details<'_> {
         Details {
+            run: self.run(),
+            environment: &self.environment,
+            status,
+            steps: self.steps(status),
+            decided_by: self.review.as_ref().map(|r| r.decided_by.as_str()),
+        }
+    }
+
+    fn run(&self) -> Run<'_> {
+        Run {
             id: &self.id,
             kind: self.kind,
             target_id: self.target_id,
             target_name: &self.target_name,
             environment_id: self.environment_id,
-            environment: &self.environment,
-            status,
-            steps: self.steps(status),
-            decided_by: self.review.as_ref().map(|r| r.decided_by.as_str()),
         }
     }
 
@@ -362,22 +367,16 @@ mod tests {
         let start = Instant::now();
         let mut ex = execution(Outcome::Passed, start);
         let every = Advance::Every(Duration::from_secs(2));
-        assert_eq!(
-            ex.read(every, start + Duration::from_secs(1)),
-            Status::Queued
-        );
-        assert_eq!(
-            ex.read(every, start + Duration::from_secs(1)),
-            Status::Queued
-        );
-        assert_eq!(
-            ex.read(every, start + Duration::from_secs(3)),
-            Status::Running
-        );
-        assert_eq!(
-            ex.read(every, start + Duration::from_secs(60)),
-            Status::Passed
-        );
+        let reads = [
+            (1, Status::Queued),
+            (1, Status::Queued),
+            (3, Status::Running),
+            (60, Status::Passed),
+        ];
+        for (secs, want) in reads {
+            let read = ex.read(every, start + Duration::from_secs(secs));
+            assert_eq!(read, want, "a read at {secs} s");
+        }
         assert_eq!(
             ex.status(Advance::Every(Duration::ZERO), start),
             Status::Passed
