@@ -160,6 +160,7 @@ pub mod entities;
 mod error;
 pub mod log;
 mod name_or_id;
+mod permission;
 mod plan;
 pub mod progress;
 pub mod prompts;

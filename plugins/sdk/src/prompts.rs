@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 
 use crate::bindings::exports::toolhost::plugin::prompts as wit;
 use crate::bindings::toolhost::plugin::types::Permission;
+use crate::permission;
 use crate::{Content, Ctx, ToolError};
 
 type GetFn = Box<dyn Fn(&Ctx, &PromptArgs) -> Result<Vec<Message>, ToolError>>;
@@ -139,20 +140,12 @@ impl Prompt {
 
     /// The permission a caller needs to list and get it.
     pub fn permission(mut self, resource: impl Into<String>, action: impl Into<String>) -> Self {
-        self.permission = Some(Permission {
-            resource: resource.into(),
-            action: action.into(),
-        });
+        self.permission = Some(permission::of(resource, action));
         self
     }
 
     pub(crate) fn spec(&self) -> wit::PromptSpec {
-        let permission = self.permission.clone().unwrap_or_else(|| {
-            panic!(
-                "prompt {:?} has no permission: add .permission(resource, action)",
-                self.name
-            )
-        });
+        let permission = permission::required(self.permission.as_ref(), "prompt", &self.name);
         wit::PromptSpec {
             name: self.name.clone(),
             title: self.title.clone(),

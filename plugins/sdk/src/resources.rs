@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 
 use crate::bindings::exports::toolhost::plugin::resources as wit;
 use crate::bindings::toolhost::plugin::types::{Permission, ResourceBody};
+use crate::permission;
 use crate::{Ctx, ToolError};
 
 /// Tells the clients subscribed to `uri` that the resource changed: a URI
@@ -102,7 +103,7 @@ impl Vars {
 /// A resource at a fixed URI.
 pub struct Resource {
     spec: wit::ResourceSpec,
-    has_permission: bool,
+    permission: Option<Permission>,
     read: ReadFn,
 }
 
@@ -124,12 +125,10 @@ impl Resource {
                 title: None,
                 description: description.into(),
                 mime_type: None,
-                permission: Permission {
-                    resource: String::new(),
-                    action: String::new(),
-                },
+                // The builder's `.permission` is required: `specs` fills it in.
+                permission: permission::of("", ""),
             },
-            has_permission: false,
+            permission: None,
             read: Box::new(read),
         }
     }
@@ -168,11 +167,7 @@ impl Resource {
 
     /// The permission a caller needs to list and read it.
     pub fn permission(mut self, resource: impl Into<String>, action: impl Into<String>) -> Self {
-        self.spec.permission = Permission {
-            resource: resource.into(),
-            action: action.into(),
-        };
-        self.has_permission = true;
+        self.permission = Some(permission::of(resource, action));
         self
     }
 }
@@ -180,7 +175,7 @@ impl Resource {
 /// Resources at URIs of one shape (an RFC 6570 level 1 template).
 pub struct Template {
     spec: wit::TemplateSpec,
-    has_permission: bool,
+    permission: Option<Permission>,
     read: ReadTemplateFn,
 }
 
@@ -203,13 +198,11 @@ impl Template {
                 title: None,
                 description: description.into(),
                 mime_type: None,
-                permission: Permission {
-                    resource: String::new(),
-                    action: String::new(),
-                },
+                // The builder's `.permission` is required: `specs` fills it in.
+                permission: permission::of("", ""),
                 completes: Vec::new(),
             },
-            has_permission: false,
+            permission: None,
             read: Box::new(read),
         }
     }
@@ -228,11 +221,7 @@ impl Template {
 
     /// The permission a caller needs to list and read them.
     pub fn permission(mut self, resource: impl Into<String>, action: impl Into<String>) -> Self {
-        self.spec.permission = Permission {
-            resource: resource.into(),
-            action: action.into(),
-        };
-        self.has_permission = true;
+        self.permission = Some(permission::of(resource, action));
         self
     }
 
@@ -295,26 +284,18 @@ impl Resources {
 
     pub(crate) fn specs(&self) -> Vec<wit::ResourceSpec> {
         (self.resources.iter())
-            .map(|r| {
-                assert!(
-                    r.has_permission,
-                    "resource {:?} has no permission: add .permission(resource, action)",
-                    r.spec.name
-                );
-                r.spec.clone()
+            .map(|r| wit::ResourceSpec {
+                permission: permission::required(r.permission.as_ref(), "resource", &r.spec.name),
+                ..r.spec.clone()
             })
             .collect()
     }
 
     pub(crate) fn template_specs(&self) -> Vec<wit::TemplateSpec> {
         (self.templates.iter())
-            .map(|t| {
-                assert!(
-                    t.has_permission,
-                    "template {:?} has no permission: add .permission(resource, action)",
-                    t.spec.name
-                );
-                t.spec.clone()
+            .map(|t| wit::TemplateSpec {
+                permission: permission::required(t.permission.as_ref(), "template", &t.spec.name),
+                ..t.spec.clone()
             })
             .collect()
     }

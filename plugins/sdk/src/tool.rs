@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Serialize, de::DeserializeOwned};
 
 use crate::bindings::toolhost::plugin::types::{Annotations, Permission, ToolOutput, ToolSpec};
+use crate::permission;
 use crate::{Content, Ctx, Plan, Risk, ToolError};
 
 type CallFn = Box<dyn Fn(&Ctx, &str) -> Result<ToolOutput, ToolError>>;
@@ -80,10 +81,7 @@ impl Tool {
     /// Required: `describe` panics (the host refuses the plugin) without it.
     /// It must match the tool's entry in the plugin's `toolhost.toml`.
     pub fn permission(mut self, resource: impl Into<String>, action: impl Into<String>) -> Self {
-        self.permission = Some(Permission {
-            resource: resource.into(),
-            action: action.into(),
-        });
+        self.permission = Some(permission::of(resource, action));
         self
     }
 
@@ -146,12 +144,7 @@ impl Tool {
 
     /// The WIT description of this tool, schemas included.
     pub(crate) fn spec(self) -> ToolSpec {
-        let permission = self.permission.unwrap_or_else(|| {
-            panic!(
-                "tool {:?} has no permission: add .permission(resource, action)",
-                self.name
-            )
-        });
+        let permission = permission::required(self.permission.as_ref(), "tool", &self.name);
         let (input, output) = (self.schemas)();
         ToolSpec {
             name: self.name,
