@@ -53,13 +53,31 @@ use toolhost_sdk::prelude::*;
 
 use crate::run::{ExecuteScenarioArgs, RunPipelineArgs, RunUiTestArgs};
 
+/// Every tool, in the order `describe` lists them.
 fn tools() -> Vec<Tool> {
-    let read = |t: Tool| t.permission("testbench", "read").read_only();
-    let write = |t: Tool| {
-        t.permission("testbench", "run")
-            .mutating()
-            .risk(Risk::Medium)
-    };
+    let groups = [
+        listing_tools(),
+        run_tools(),
+        execution_tools(),
+        plan_tools(),
+    ];
+    groups.into_iter().flatten().collect()
+}
+
+/// A read tool: needs `testbench:read`, changes nothing.
+fn read(t: Tool) -> Tool {
+    t.permission("testbench", "read").read_only()
+}
+
+/// A tool that creates or runs: needs `testbench:run`, mutating, medium risk.
+fn write(t: Tool) -> Tool {
+    t.permission("testbench", "run")
+        .mutating()
+        .risk(Risk::Medium)
+}
+
+/// The lists ([`listing`]).
+fn listing_tools() -> Vec<Tool> {
     vec![
         read(Tool::new(
             "list_project_applications",
@@ -86,6 +104,12 @@ fn tools() -> Vec<Tool> {
             "Lists a project's pipelines.",
             listing::pipelines,
         )),
+    ]
+}
+
+/// Creating a scenario and running tests ([`create`], [`run`], [`by_tag`]).
+fn run_tools() -> Vec<Tool> {
+    vec![
         write(Tool::new(
             "create_api_scenario",
             "Creates an API scenario in a project; answers the new scenario.",
@@ -116,6 +140,12 @@ fn tools() -> Vec<Tool> {
             by_tag::run_by_tag,
         ))
         .plan(by_tag::plan),
+    ]
+}
+
+/// An execution's status and summary ([`executions`]).
+fn execution_tools() -> Vec<Tool> {
+    vec![
         write(Tool::new(
             "get_execution_status",
             "Reports an execution's status and steps. An execution WAITING_HUMAN needs a person's review: this opens its human checkpoint (answered under `checkpoint`; a person decides it with decide_checkpoint), and once decided records the decision on the execution, which ends PASSED or INCONCLUSIVE.",
@@ -126,6 +156,12 @@ fn tools() -> Vec<Tool> {
             "Summarizes an execution's outcome: passed and failed steps, in brief.",
             executions::summary,
         )),
+    ]
+}
+
+/// Applying a test plan and exploring for candidate ones ([`apply`], [`explore`]).
+fn plan_tools() -> Vec<Tool> {
+    vec![
         write(Tool::new(
             "apply_test_plan",
             "Applies a test plan to a project: drafts every test in one request (a test named like a current one replaces it; drafts never run and replaced tests stay as they are); answers the drafts. Its arguments are a validated test_plan proposal: project, environment and tests [{name, tags, replaces}].",

@@ -20,56 +20,47 @@ use crate::selection::{
 };
 
 /// Arguments of `execute_scenario`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct ExecuteScenarioArgs {
     /// The API scenario, by name or id. Required: when omitted, ambiguous or
     /// unknown, the answer is a question listing the scenarios to choose from.
-    #[serde(default)]
     pub scenario: Option<NameOrId>,
     /// The environment to run in, by name or id. Required: when omitted,
     /// ambiguous or unknown, the answer is a question listing the environments.
-    #[serde(default)]
     pub environment: Option<NameOrId>,
     /// The project the scenario belongs to, by name or id: optional, it
     /// narrows the scenario and the environment to that project's.
-    #[serde(default)]
     pub project: Option<NameOrId>,
 }
 
 /// Arguments of `run_ui_test`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct RunUiTestArgs {
     /// The UI test, by name or id. Required: when omitted, ambiguous or
     /// unknown, the answer is a question listing the UI tests to choose from.
-    #[serde(default)]
     pub test: Option<NameOrId>,
     /// The environment to run in, by name or id. Required: when omitted,
     /// ambiguous or unknown, the answer is a question listing the environments.
-    #[serde(default)]
     pub environment: Option<NameOrId>,
     /// The project the UI test belongs to, by name or id: optional, it
     /// narrows the test and the environment to that project's.
-    #[serde(default)]
     pub project: Option<NameOrId>,
 }
 
 /// Arguments of `run_pipeline`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct RunPipelineArgs {
     /// The pipeline, by name or id. Required: when omitted, ambiguous or
     /// unknown, the answer is a question listing the pipelines to choose from.
-    #[serde(default)]
     pub pipeline: Option<NameOrId>,
     /// The environment to run in, by name or id. Required: when omitted,
     /// ambiguous or unknown, the answer is a question listing the environments.
-    #[serde(default)]
     pub environment: Option<NameOrId>,
     /// The project the pipeline belongs to, by name or id: optional, it
     /// narrows the pipeline and the environment to that project's.
-    #[serde(default)]
     pub project: Option<NameOrId>,
 }
 
