@@ -132,34 +132,35 @@ fn protocol_error_job(_ctx: &Ctx, _args: NoArgs) -> Result<Text, ToolError> {
 mod tests {
     use super::*;
 
-    fn ctx() -> Ctx {
-        Ctx::new("call-1", "tenant-a", "alice")
-    }
-
-    fn args<A: serde::de::DeserializeOwned>(json: &str) -> A {
-        serde_json::from_str(json).expect("arguments parse")
+    /// A call of `slow_compute` with the arguments JSON `json`.
+    fn compute(json: &str) -> Result<Output<Text>, ToolError> {
+        let args = serde_json::from_str(json).expect("arguments parse");
+        slow_compute(&Ctx::new("call-1", "tenant-a", "alice"), args)
     }
 
     #[test]
     fn greet_says_hello_by_name() {
-        let out = greet(&ctx(), args(r#"{"name":"World"}"#)).expect("greets");
+        let args = GreetArgs {
+            name: "World".into(),
+        };
+        let out = greet(&Ctx::new("call-1", "tenant-a", "alice"), args).expect("greets");
         assert_eq!(out, text("Hello, World!".into()));
     }
 
     #[test]
     fn slow_compute_repeats_its_label_and_bounds_its_seconds() {
-        let out = slow_compute(&ctx(), args(r#"{"seconds":0,"label":"instant"}"#)).expect("ok");
+        let out = compute(r#"{"seconds":0,"label":"instant"}"#).expect("ok");
         assert_eq!(out, text("Computed instant in 0 s.".into()));
         for seconds in ["-1", "91"] {
             let json = format!(r#"{{"seconds":{seconds}}}"#);
-            assert!(slow_compute(&ctx(), args(&json)).is_err(), "{seconds}");
+            assert!(compute(&json).is_err(), "{seconds}");
         }
     }
 
     #[test]
     fn failing_job_fails_with_a_tool_error() {
         assert_eq!(
-            failing_job(&ctx(), NoArgs {}),
+            failing_job(&Ctx::new("call-1", "tenant-a", "alice"), NoArgs {}),
             Err(ToolError::Failed(FAILING_JOB_ERROR.into()))
         );
     }

@@ -6,7 +6,78 @@ use serde_json::{Value, json};
 use toolhost_sdk::client::{self, Elicitation, Input, Response};
 use toolhost_sdk::prelude::*;
 
-use crate::{NoArgs, Text, text};
+use crate::{NoArgs, Text, text, tool};
+
+/// The tools that ask, in the order `describe` lists them.
+pub(crate) fn tools() -> Vec<Tool> {
+    vec![
+        tool(Tool::new(
+            "test_elicitation",
+            "Asks the person for a username and email (scenario tools-call-elicitation).",
+            elicitation,
+        )),
+        tool(Tool::new(
+            "test_elicitation_sep1034_defaults",
+            "Asks a form whose fields have defaults (scenario elicitation-sep1034-defaults).",
+            sep1034_defaults,
+        )),
+        tool(Tool::new(
+            "test_elicitation_sep1330_enums",
+            "Asks a form with every enum style (scenario elicitation-sep1330-enums).",
+            sep1330_enums,
+        )),
+        tool(Tool::new(
+            "test_sampling",
+            "Asks the client's model a prompt (scenario tools-call-sampling).",
+            sampling,
+        )),
+        tool(Tool::new(
+            "test_input_required_result_elicitation",
+            "Asks the person's name (scenario input-required-result-basic-elicitation).",
+            ir_elicitation,
+        )),
+        tool(Tool::new(
+            "test_input_required_result_sampling",
+            "Asks the client's model a question (scenario input-required-result-basic-sampling).",
+            ir_sampling,
+        )),
+        tool(Tool::new(
+            "test_input_required_result_list_roots",
+            "Asks the client's roots (scenario input-required-result-basic-list-roots).",
+            ir_list_roots,
+        )),
+        tool(Tool::new(
+            "test_input_required_result_request_state",
+            "Asks a confirmation, its answer sealed in the request state (scenario input-required-result-request-state).",
+            ir_request_state,
+        )),
+        tool(Tool::new(
+            "test_input_required_result_multiple_inputs",
+            "Asks a form, the model and the roots at once (scenario input-required-result-multiple-input-requests).",
+            ir_multiple_inputs,
+        )),
+        tool(Tool::new(
+            "test_input_required_result_multi_round",
+            "Asks two forms in turn (scenario input-required-result-multi-round).",
+            ir_multi_round,
+        )),
+        tool(Tool::new(
+            "test_input_required_result_tampered_state",
+            "Asks the person's name; a tampered request state is refused (scenario input-required-result-tampered-state).",
+            ir_tampered_state,
+        )),
+        tool(Tool::new(
+            "test_input_required_result_capabilities",
+            "Asks only what the client declared (scenario input-required-result-capability-check).",
+            ir_capabilities,
+        )),
+        tool(Tool::new(
+            "test_missing_capability",
+            "Asks the client's model whatever it declared (scenario server-stateless, -32021).",
+            missing_capability,
+        )),
+    ]
+}
 
 /// A failed ask as the tool's error.
 fn failed(e: client::ClientError) -> ToolError {

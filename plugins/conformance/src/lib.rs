@@ -19,12 +19,22 @@ mod asks;
 mod prompts;
 mod resources;
 
+/// Every tool, in the order `describe` lists them.
 fn tools() -> Vec<Tool> {
-    let tool = |tool: Tool| {
-        tool.permission("conformance", "run")
-            .read_only()
-            .idempotent()
-    };
+    [answer_tools(), asks::tools(), streaming_tools()]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// A conformance tool: needs `conformance:run`, read-only, idempotent.
+pub(crate) fn tool(t: Tool) -> Tool {
+    t.permission("conformance", "run").read_only().idempotent()
+}
+
+/// The tools whose answers the suite checks: text, errors, schemas,
+/// headers, logs and content blocks.
+fn answer_tools() -> Vec<Tool> {
     vec![
         tool(Tool::new(
             "test_simple_text",
@@ -79,71 +89,13 @@ fn tools() -> Vec<Tool> {
              (scenario tools-call-mixed-content).",
             multiple_content_types,
         )),
-        tool(Tool::new(
-            "test_elicitation",
-            "Asks the person for a username and email (scenario tools-call-elicitation).",
-            asks::elicitation,
-        )),
-        tool(Tool::new(
-            "test_elicitation_sep1034_defaults",
-            "Asks a form whose fields have defaults (scenario elicitation-sep1034-defaults).",
-            asks::sep1034_defaults,
-        )),
-        tool(Tool::new(
-            "test_elicitation_sep1330_enums",
-            "Asks a form with every enum style (scenario elicitation-sep1330-enums).",
-            asks::sep1330_enums,
-        )),
-        tool(Tool::new(
-            "test_sampling",
-            "Asks the client's model a prompt (scenario tools-call-sampling).",
-            asks::sampling,
-        )),
-        tool(Tool::new(
-            "test_input_required_result_elicitation",
-            "Asks the person's name (scenario input-required-result-basic-elicitation).",
-            asks::ir_elicitation,
-        )),
-        tool(Tool::new(
-            "test_input_required_result_sampling",
-            "Asks the client's model a question (scenario input-required-result-basic-sampling).",
-            asks::ir_sampling,
-        )),
-        tool(Tool::new(
-            "test_input_required_result_list_roots",
-            "Asks the client's roots (scenario input-required-result-basic-list-roots).",
-            asks::ir_list_roots,
-        )),
-        tool(Tool::new(
-            "test_input_required_result_request_state",
-            "Asks a confirmation, its answer sealed in the request state (scenario input-required-result-request-state).",
-            asks::ir_request_state,
-        )),
-        tool(Tool::new(
-            "test_input_required_result_multiple_inputs",
-            "Asks a form, the model and the roots at once (scenario input-required-result-multiple-input-requests).",
-            asks::ir_multiple_inputs,
-        )),
-        tool(Tool::new(
-            "test_input_required_result_multi_round",
-            "Asks two forms in turn (scenario input-required-result-multi-round).",
-            asks::ir_multi_round,
-        )),
-        tool(Tool::new(
-            "test_input_required_result_tampered_state",
-            "Asks the person's name; a tampered request state is refused (scenario input-required-result-tampered-state).",
-            asks::ir_tampered_state,
-        )),
-        tool(Tool::new(
-            "test_input_required_result_capabilities",
-            "Asks only what the client declared (scenario input-required-result-capability-check).",
-            asks::ir_capabilities,
-        )),
-        tool(Tool::new(
-            "test_missing_capability",
-            "Asks the client's model whatever it declared (scenario server-stateless, -32021).",
-            asks::missing_capability,
-        )),
+    ]
+}
+
+/// The tools that report while they work or tell of a change: progress,
+/// a resumed stream, resource updates.
+fn streaming_tools() -> Vec<Tool> {
+    vec![
         tool(Tool::new(
             "test_reconnection",
             "Works about a second and a half, reporting progress, then answers: a client that \
