@@ -17,6 +17,9 @@
 //!
 //! Prints Markdown tables for BENCHMARKS.md.
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -27,6 +30,7 @@ use std::time::{Duration, Instant};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use serde_json::{Value, json};
+use support::{new_signer, sign, toolhost};
 
 const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
 const PLUGINS: usize = 20;
@@ -155,18 +159,9 @@ impl Fleet {
 
     /// Signs, trusts, submits and approves every plugin into `db`.
     fn publish(&self, db: &str) {
-        let signer = self.signer.to_string_lossy();
-        toolhost(&["signer", "new", "local", "--dir", &signer]);
+        let key = new_signer("local", &self.signer);
         for name in &self.names {
-            let manifest = self.catalog.join(format!("{name}.toml"));
-            let key = self.signer.join("local.key");
-            toolhost(&[
-                "plugin",
-                "sign",
-                &manifest.to_string_lossy(),
-                "--key",
-                &key.to_string_lossy(),
-            ]);
+            sign(&self.catalog.join(format!("{name}.toml")), &key);
         }
         toolhost(&["user", "seed-demo", "--database-url", db]);
         let public = self.signer.join("local.pub");
@@ -235,22 +230,6 @@ fn rename_tool(path: &Path, marker: &str, tool: &str) {
     assert!(text.contains(marker), "{} holds {marker}", path.display());
     let renamed = marker.replace("greet", tool);
     std::fs::write(path, text.replace(marker, &renamed)).expect("write");
-}
-
-/// `toolhost ARGS…`, which must succeed; its stdout.
-fn toolhost(args: &[&str]) -> String {
-    let out = Command::new(TOOLHOST)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("toolhost runs");
-    assert!(
-        out.status.success(),
-        "toolhost {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn add_service(db: &str, scope: &str) -> (String, String) {

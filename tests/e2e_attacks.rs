@@ -6,6 +6,10 @@
 
 mod support;
 
+/// The `flood` fixture's `import` values, as the runtime's tests know them.
+#[path = "../host/runtime/tests/support/flood.rs"]
+mod flood;
+
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Output, Stdio};
@@ -336,7 +340,7 @@ fn names_that_climb_out_of_their_place_are_refused_wherever_they_reach_a_path() 
 
     // Console addresses: ids that climb are not found, assets are only
     // the three the console serves.
-    let mut browser = signed_in_browser(&server, "demo", DEMO_PASSWORD);
+    let mut browser = Browser::console(&server, "demo", DEMO_PASSWORD);
     for path in [
         "/admin/runs/..%2F..%2Fetc%2Fpasswd",
         "/admin/authoring/..%2F..%2Fetc%2Fpasswd",
@@ -418,20 +422,6 @@ fn toolhost_output(args: &[&str], path: &std::path::Path) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("run {TOOLHOST} {args:?}: {e}"))
-}
-
-/// A cookie-holding HTTP client signed in to the console as `user`.
-fn signed_in_browser(server: &Server, user: &str, password: &str) -> Browser {
-    let mut browser = Browser::default();
-    let login = browser.send(server, "GET", "/oauth/signin?return_to=%2Fadmin", None);
-    assert_eq!(login.status, 200, "{}", login.body);
-    let back = browser.submit(
-        server,
-        &login,
-        &[("username", user), ("password", password)],
-    );
-    assert_eq!(back.status, 303, "{}", back.body);
-    browser
 }
 
 /// One raw exchange on a fresh connection: everything the host sent
@@ -612,7 +602,7 @@ fn a_requester_cannot_decide_their_own_gate_through_a_second_client() {
         assert_eq!(code(&refused), "SELF_APPROVAL", "{refused}");
     }
     // The console is a third client of the same person.
-    let mut browser = signed_in_browser(&server, "demo", DEMO_PASSWORD);
+    let mut browser = Browser::console(&server, "demo", DEMO_PASSWORD);
     let page = browser.send(&server, "GET", "/admin/approvals", None);
     let csrf = hidden_fields(&page.body)
         .into_iter()
@@ -673,7 +663,7 @@ fn another_tenants_gates_checkpoints_artifacts_runs_workspaces_and_audit_are_not
         .unwrap_or_else(|| panic!("an artifact: {run}"))
         .to_owned();
     // One of demo's calls, as demo's own console shows it.
-    let mut own = signed_in_browser(&server, "demo", DEMO_PASSWORD);
+    let mut own = Browser::console(&server, "demo", DEMO_PASSWORD);
     let audit = own.send(&server, "GET", "/admin/audit?tool=run_by_tag", None);
     let call_id = audit
         .body
@@ -747,7 +737,7 @@ fn another_tenants_gates_checkpoints_artifacts_runs_workspaces_and_audit_are_not
     );
 
     // The console: pages list none of it, addresses of it are not found.
-    let mut browser = signed_in_browser(&server, "ada", &password);
+    let mut browser = Browser::console(&server, "ada", &password);
     for page in [
         "/admin",
         "/admin/approvals",
@@ -799,8 +789,8 @@ fn every_form_needs_its_sessions_csrf_token_and_no_page_can_be_framed() {
     let ann_password = oauth::add_ann(&server);
     let client = register(&server, REDIRECT, "e2e");
 
-    let mut ann = signed_in_browser(&server, "ann", &ann_password);
-    let mut other = signed_in_browser(&server, "vic", &vic);
+    let mut ann = Browser::console(&server, "ann", &ann_password);
+    let mut other = Browser::console(&server, "vic", &vic);
     let page = other.send(&server, "GET", "/admin", None);
     let foreign_csrf = hidden_fields(&page.body)
         .into_iter()
@@ -974,18 +964,7 @@ fn a_plugin_flooding_each_host_import_is_stopped_and_the_host_serves_on() {
     let server = Server::start(&[T_FLOOD_IMPORTS]);
     let fixture = server.service_token("mcp fixture:run");
     let before = server.verified_rows();
-    let imports = [
-        "log",
-        "progress",
-        "resolver",
-        "backend",
-        "checkpoint",
-        "artifacts",
-        "client-supports",
-        "client-ask",
-        "notify",
-    ];
-    for import in imports {
+    for import in flood::IMPORTS {
         let started = Instant::now();
         let flooded = call(&server, &fixture, "flood", json!({"import": import}));
         assert_eq!(code(&flooded), "HOST_CALL_LIMIT", "{import}: {flooded}");
@@ -998,7 +977,10 @@ fn a_plugin_flooding_each_host_import_is_stopped_and_the_host_serves_on() {
         assert_eq!(pong["pong"], json!(true), "{import}: {pong}");
     }
     // One row per call (each flood and each ping), and the chain holds.
-    assert_eq!(server.verified_rows(), before + 2 * imports.len() as u64);
+    assert_eq!(
+        server.verified_rows(),
+        before + 2 * flood::IMPORTS.len() as u64
+    );
     let (health, _) = exchange(&server.url, "GET", "/healthz", &[], "");
     assert_eq!(health, 200);
     // The checkpoint flood opened at most one call's share.

@@ -184,6 +184,17 @@ fn until_listed(url: &str, token: &str, tool: &str, wanted: bool, limit: Duratio
     started.elapsed()
 }
 
+/// Waits (at most five seconds) until `server` lists `tool` as wanted.
+fn until_served(server: &Server, tool: &str, wanted: bool) {
+    until_listed(
+        &server.url,
+        server.token(),
+        tool,
+        wanted,
+        Duration::from_secs(5),
+    );
+}
+
 fn kinds(diff: &Value) -> Vec<String> {
     diff["changes"]
         .as_array()
@@ -225,13 +236,7 @@ fn an_author_signs_submits_and_a_second_person_approves_and_an_open_session_is_t
     trust("alice", &work.join("keys/alice.pub"), "hello", &url);
     let out = approve(&url, &submit(&url, &first));
     assert!(out.contains("catalog 1.1.0"), "{out}");
-    until_listed(
-        &server.url,
-        server.token(),
-        "greet",
-        true,
-        Duration::from_secs(5),
-    );
+    until_served(&server, "greet", true);
 
     // A 2025-11-25 session and a 2026-07-28 listen stream, open before
     // anything changes.
@@ -393,25 +398,13 @@ fn revoking_a_signer_withdraws_what_it_signed_and_hides_its_tools() {
     release(&rel, &HELLO_NEXT, &key);
     let id = submit(&url, &rel);
     approve(&url, &id);
-    until_listed(
-        &server.url,
-        server.token(),
-        "shout",
-        true,
-        Duration::from_secs(5),
-    );
+    until_served(&server, "shout", true);
 
     admin(
         &url,
         &["signer", "revoke", "alice", "--reason", "key leaked"],
     );
-    until_listed(
-        &server.url,
-        server.token(),
-        "greet",
-        false,
-        Duration::from_secs(5),
-    );
+    until_served(&server, "greet", false);
     let now = listed(&server);
     assert!(
         !now.contains("shout") && !now.contains("word_stats"),
@@ -468,13 +461,7 @@ fn a_rename_is_breaking_and_the_old_name_stays_deprecated_for_one_minor_cycle() 
     let out = approve(&url, &id);
     assert!(out.contains("catalog 2.0.0"), "{out}");
 
-    until_listed(
-        &server.url,
-        server.token(),
-        "text_stats",
-        true,
-        Duration::from_secs(5),
-    );
+    until_served(&server, "text_stats", true);
     let tools = tools_at(&server.url, server.token());
     let old = tools
         .iter()
@@ -504,13 +491,7 @@ fn a_rename_is_breaking_and_the_old_name_stays_deprecated_for_one_minor_cycle() 
     release(&conf, &CONFORMANCE, &key);
     let out = approve(&url, &submit(&url, &conf));
     assert!(out.contains("catalog 2.1.0"), "{out}");
-    until_listed(
-        &server.url,
-        server.token(),
-        "word_stats",
-        false,
-        Duration::from_secs(5),
-    );
+    until_served(&server, "word_stats", false);
     assert!(listed(&server).contains("text_stats"));
 }
 
@@ -662,13 +643,7 @@ fn a_reviewer_decides_over_mcp_and_the_decision_is_written_with_the_calls_audit_
 
     let decided = decide(&bob, approve.clone()).expect("approved");
     assert_eq!(decided["catalog_version"], "1.1.0", "{decided:#}");
-    until_listed(
-        &server.url,
-        server.token(),
-        "greet",
-        true,
-        Duration::from_secs(5),
-    );
+    until_served(&server, "greet", true);
     assert_eq!(decide(&bob, approve), Err("ALREADY_DECIDED".into()));
 
     // One row per call: the refusals and the decision, which carries no

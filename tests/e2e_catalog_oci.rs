@@ -7,7 +7,7 @@
 mod support;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -70,6 +70,21 @@ fn release(dir: &Path, key: Option<&Path>) {
     }
 }
 
+/// A registry; a host whose store knows the reviewers, and its database
+/// URL; the author's scratch directory (`keys/` and the release), and in it
+/// alice's signed release of `hello` 0.2.0.
+fn signed_release() -> (Registry, Server, String, PathBuf, PathBuf) {
+    let registry = Registry::start();
+    let server = Server::start(&[]);
+    let url = server.database_url().to_owned();
+    people(&url);
+    let work = server.scratch("author");
+    let key = new_signer("alice", &work.join("keys"));
+    let dir = work.join("hello-0.2.0");
+    release(&dir, Some(&key));
+    (registry, server, url, work, dir)
+}
+
 /// `toolhost plugin push DIR REFERENCE`: the pinned reference it prints.
 fn push(dir: &Path, reference: &str) -> String {
     toolhost(&["plugin", "push", &dir.to_string_lossy(), reference])
@@ -107,14 +122,7 @@ fn sha256_hex(path: &Path) -> String {
 
 #[test]
 fn a_signed_release_pushed_to_a_registry_is_submitted_by_digest_or_tag_as_one_pending_revision() {
-    let registry = Registry::start();
-    let server = Server::start(&[]);
-    let url = server.database_url().to_owned();
-    people(&url);
-    let work = server.scratch("author");
-    let key = new_signer("alice", &work.join("keys"));
-    let dir = work.join("hello-0.2.0");
-    release(&dir, Some(&key));
+    let (registry, server, url, work, dir) = signed_release();
 
     let tag = format!("oci://{}/authors/hello:0.2.0", registry.host());
     let pinned = push(&dir, &tag);
@@ -187,14 +195,8 @@ fn a_signed_release_pushed_to_a_registry_is_submitted_by_digest_or_tag_as_one_pe
 
 #[test]
 fn a_blob_whose_bytes_no_longer_match_its_digest_is_refused_and_nothing_is_stored() {
-    let registry = Registry::start();
-    let server = Server::start(&[]);
-    let url = server.database_url().to_owned();
-    people(&url);
-    let work = server.scratch("author");
-    let key = new_signer("alice", &work.join("keys"));
-    let dir = work.join("hello-0.2.0");
-    release(&dir, Some(&key));
+    // The host serves until the end of the test; only its database is used.
+    let (registry, _server, url, work, dir) = signed_release();
     let pinned = push(
         &dir,
         &format!("oci://{}/authors/hello:0.2.0", registry.host()),

@@ -643,20 +643,6 @@ fn a_tenant_admin_grants_a_role_and_disables_a_user_and_both_are_audited() {
     assert_eq!(anns.fetch(&call).status, 404, "demo's call, to acme");
 }
 
-/// `user` signed in to the console in a cookie-holding HTTP client.
-fn session(server: &Server, user: &str, password: &str) -> oauth::Browser {
-    let mut web = oauth::Browser::default();
-    let login = web.send(server, "GET", "/oauth/signin?return_to=%2Fadmin", None);
-    assert_eq!(login.status, 200, "{}", login.body);
-    let back = web.submit(
-        server,
-        &login,
-        &[("username", user), ("password", password)],
-    );
-    assert_eq!(back.status, 303, "{}", back.body);
-    web
-}
-
 /// The CSRF token on `web`'s inbox.
 fn csrf_of(server: &Server, web: &mut oauth::Browser) -> String {
     let inbox = web.send(server, "GET", "/admin", None);
@@ -679,7 +665,7 @@ fn looking_at_the_console_writes_no_audit_row_and_a_decision_writes_exactly_one(
     let (server, demo) = serve(&backend, &[]);
     let password = add_ann(&server);
     let gate = open_gate(&server, &demo, &prod_run(&["smoke"]));
-    let mut ann = session(&server, "ann", &password);
+    let mut ann = oauth::Browser::console(&server, "ann", &password);
     let csrf = csrf_of(&server, &mut ann);
 
     // Every page, and the forms' pages, twice: no row of their own.
@@ -744,9 +730,9 @@ fn a_tenant_verifies_its_own_rows_by_a_form_once_a_minute_and_sees_nothing_host_
     let demos = rows_found(&server, &["--tenant", "demo"]);
     assert!(demos > 0 && (demos as u64) < all, "{demos} of {all}");
 
-    let mut web = session(&server, "demo", DEMO_PASSWORD);
+    let mut web = oauth::Browser::console(&server, "demo", DEMO_PASSWORD);
     let csrf = csrf_of(&server, &mut web);
-    let mut acme = session(&server, "ada", &ada_password);
+    let mut acme = oauth::Browser::console(&server, "ada", &ada_password);
     let acme_csrf = csrf_of(&server, &mut acme);
 
     // The page shows the form, not a result.

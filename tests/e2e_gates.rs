@@ -19,6 +19,11 @@ fn prod_run() -> Value {
     json!({"tags": ["smoke"], "environment": "prod", "project": "payments"})
 }
 
+/// [`prod_run`] again, with the id of the gate that approved it.
+fn gated_prod_run(gate: &str) -> Value {
+    with_gate(&prod_run(), gate)
+}
+
 /// The gate of an `approval_required` answer.
 fn gate_of(v: &Value) -> (String, Value) {
     let g = &v["approval_required"];
@@ -87,12 +92,7 @@ fn approval_round_trip(backend: &Backend, server: &Server, demo: &str) {
     assert_eq!(gate_of(&again).0, gate);
     // Retrying with the gate before the decision is refused.
     assert_eq!(
-        code(&call(
-            server,
-            &demo,
-            "run_by_tag",
-            with_gate(&prod_run(), &gate)
-        )),
+        code(&call(server, &demo, "run_by_tag", gated_prod_run(&gate))),
         "GATE_PENDING"
     );
 
@@ -149,7 +149,7 @@ fn approval_round_trip(backend: &Backend, server: &Server, demo: &str) {
     );
     assert_eq!(code(&twice), "GATE_DECIDED");
     // Changed arguments with the same gate are refused, and run nothing.
-    let mut changed = with_gate(&prod_run(), &gate);
+    let mut changed = gated_prod_run(&gate);
     changed["dry_run"] = json!(true);
     assert_eq!(
         code(&call(server, &demo, "run_by_tag", changed)),
@@ -161,7 +161,7 @@ fn approval_round_trip(backend: &Backend, server: &Server, demo: &str) {
     let url = server.url.clone();
     let answers: Vec<Value> = thread::scope(|s| {
         let handles: Vec<_> = (0..50)
-            .map(|_| s.spawn(|| call_at(&url, &demo, "run_by_tag", with_gate(&prod_run(), &gate))))
+            .map(|_| s.spawn(|| call_at(&url, &demo, "run_by_tag", gated_prod_run(&gate))))
             .collect();
         handles
             .into_iter()
@@ -186,12 +186,7 @@ fn approval_round_trip(backend: &Backend, server: &Server, demo: &str) {
     );
     // Replay after consumption is refused.
     assert_eq!(
-        code(&call(
-            server,
-            &demo,
-            "run_by_tag",
-            with_gate(&prod_run(), &gate)
-        )),
+        code(&call(server, &demo, "run_by_tag", gated_prod_run(&gate))),
         "GATE_CONSUMED"
     );
     assert_eq!(backend.writes(), 2);
@@ -224,12 +219,7 @@ fn a_denied_or_expired_gate_never_runs() {
     );
     assert_eq!(d["state"], "denied");
     assert_eq!(
-        code(&call(
-            &server,
-            &demo,
-            "run_by_tag",
-            with_gate(&prod_run(), &denied)
-        )),
+        code(&call(&server, &demo, "run_by_tag", gated_prod_run(&denied))),
         "GATE_DENIED"
     );
 

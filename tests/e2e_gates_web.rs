@@ -40,13 +40,7 @@ fn signed_in(server: &Server, user: &str, password: &str) -> Browser {
     let login_path = away.header("location").expect("to sign-in").to_owned();
     assert_eq!(login_path, "/oauth/signin?return_to=%2Fadmin%2Fapprovals");
     let login = browser.send(server, "GET", &login_path, None);
-    assert_eq!(login.status, 200, "{}", login.body);
-    let back = browser.submit(
-        server,
-        &login,
-        &[("username", user), ("password", password)],
-    );
-    assert_eq!(back.status, 303, "{}", back.body);
+    let back = browser.sign_in(server, &login, user, password);
     assert_eq!(back.header("location"), Some(PAGE));
     browser
 }

@@ -87,12 +87,7 @@ fn rpc(server: &Server, bearer: &str, method: &str, name: Option<&str>, params: 
 fn listed(server: &Server, bearer: &str) -> BTreeSet<String> {
     let answer = rpc(server, bearer, "tools/list", None, json!({}));
     assert_eq!(answer["result"]["cacheScope"], "private", "{answer}");
-    answer["result"]["tools"]
-        .as_array()
-        .expect("tools")
-        .iter()
-        .map(|t| t["name"].as_str().expect("a name").to_owned())
-        .collect()
+    support::names_listed(&answer).into_iter().collect()
 }
 
 /// Calls `tool`; `None` if it ran, else the error code.

@@ -30,19 +30,18 @@ fn answered(v: &Value, what: &str) -> Value {
     result["structuredContent"].clone()
 }
 
+/// The run `get_exploration_result` answers for `arguments`; it must not
+/// be an error.
+fn run_result(server: &Server, token: &str, arguments: Value) -> Value {
+    let got = call(server, token, "get_exploration_result", arguments);
+    answered(&got, "get_exploration_result")
+}
+
 /// Polls `get_exploration_result` until the run is over (at most `within`).
 fn finished(server: &Server, token: &str, run_id: &str, within: Duration) -> Value {
     let deadline = Instant::now() + within;
     loop {
-        let run = answered(
-            &call(
-                server,
-                token,
-                "get_exploration_result",
-                json!({"run_id": run_id, "wait_seconds": 5}),
-            ),
-            "get_exploration_result",
-        );
+        let run = run_result(server, token, json!({"run_id": run_id, "wait_seconds": 5}));
         let state = run["state"].as_str().unwrap_or_default().to_owned();
         if ["succeeded", "failed", "cancelled", "timed_out"].contains(&state.as_str()) {
             return run;
@@ -59,15 +58,7 @@ fn finished(server: &Server, token: &str, run_id: &str, within: Duration) -> Val
 fn running(server: &Server, token: &str, run_id: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let run = answered(
-            &call(
-                server,
-                token,
-                "get_exploration_result",
-                json!({"run_id": run_id}),
-            ),
-            "get_exploration_result",
-        );
+        let run = run_result(server, token, json!({"run_id": run_id}));
         if run["state"] == json!("running") && !run["progress"].is_null() {
             return run;
         }
@@ -610,15 +601,7 @@ fn a_worker_process_alone_runs_what_a_host_without_workers_queued() {
         json!({"project": "payments"}),
     );
     std::thread::sleep(Duration::from_millis(500));
-    let still = answered(
-        &call(
-            &server,
-            &token,
-            "get_exploration_result",
-            json!({"run_id": id}),
-        ),
-        "get_exploration_result",
-    );
+    let still = run_result(&server, &token, json!({"run_id": id}));
     assert_eq!(still["state"], json!("queued"), "no worker here: {still}");
 
     // `toolhost worker`: the same store and backends, no HTTP.

@@ -109,13 +109,7 @@ fn refused(url: &str, token: &str, tool: &str, args: Value, code: &str) -> Value
 }
 
 fn listed(url: &str, token: &str) -> Vec<String> {
-    let answer = request_at(url, token, "tools/list", "", json!({}));
-    answer["result"]["tools"]
-        .as_array()
-        .expect("tools")
-        .iter()
-        .map(|t| t["name"].as_str().expect("a name").to_owned())
-        .collect()
+    support::names_listed(&request_at(url, token, "tools/list", "", json!({})))
 }
 
 /// Rows of `table` in the server's store: the PostgreSQL schema `pg`, or

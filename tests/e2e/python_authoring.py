@@ -25,11 +25,9 @@ session and revision ids; exits 1 with the reason on the first failure.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +36,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import Implementation
 
+from checks import check, run
+
 CLIENT_INFO = Implementation(name="toolhost-e2e-python-authoring", version="0.1.0")
 TERMINAL = {"succeeded", "failed", "cancelled", "timed_out"}
-
-
-class Failure(Exception):
-    """An expectation the server did not meet."""
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise Failure(what)
 
 
 def bearer() -> dict[str, str]:
@@ -165,15 +156,5 @@ async def chain(url: str, component: str, manifest: str, signature: str, tool: s
 
 
 if __name__ == "__main__":
-    try:
-        ids = asyncio.run(chain(*sys.argv[1:6]))
-        print("AUTHORED " + json.dumps(ids))
-    except BaseException as e:  # noqa: BLE001 - report everything the SDK raises
-        while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:
-            e = e.exceptions[0]
-        if isinstance(e, Failure):
-            print(f"FAIL: {e}", file=sys.stderr)
-        else:
-            print(f"FAIL: {type(e).__name__}: {e}", file=sys.stderr)
-            traceback.print_exc()
-        sys.exit(1)
+    ids = run(chain(*sys.argv[1:6]))
+    print("AUTHORED " + json.dumps(ids))

@@ -17,10 +17,8 @@ reason on the first failure.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
-import traceback
 from typing import Any
 
 from mcp import Client
@@ -28,19 +26,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import Implementation, TextContent
 
+from checks import check, run
+
 EXPECTED = {"message": "Hello, Ada!"}
 SESSION_VERSION = "2025-11-25"
 STATELESS_VERSION = "2026-07-28"
 CLIENT_INFO = Implementation(name="toolhost-e2e-python", version="0.1.0")
-
-
-class Failure(Exception):
-    """An expectation the server did not meet."""
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise Failure(what)
 
 
 async def exercise(url: str, mode: str, want_version: str) -> None:
@@ -92,10 +83,4 @@ if __name__ == "__main__":
     if len(sys.argv) not in (2, 3):
         sys.exit("usage: python_client.py http://127.0.0.1:PORT/mcp [TOOL]")
     TOOL = sys.argv[2] if len(sys.argv) == 3 else "greet"
-    try:
-        asyncio.run(main(sys.argv[1]))
-    except Failure as failure:
-        sys.exit(f"FAIL {failure}")
-    except BaseException as error:  # noqa: BLE001 - any SDK error fails the run, with its trace
-        traceback.print_exc()
-        sys.exit(f"FAIL python mcp client: {type(error).__name__}: {error}")
+    run(main(sys.argv[1]))

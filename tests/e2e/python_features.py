@@ -57,7 +57,6 @@ import base64
 import json
 import os
 import sys
-import traceback
 
 import anyio
 from mcp import Client, types
@@ -78,18 +77,11 @@ from mcp.types import (
     TextContent,
 )
 
+from checks import check, run
+
 TOOL = "test_tool_with_logging"
 LINES = ["Tool execution started", "Tool processing data", "Tool execution completed"]
 CLIENT_INFO = Implementation(name="toolhost-e2e-python-features", version="0.1.0")
-
-
-class Failure(Exception):
-    """An expectation the server did not meet."""
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise Failure(what)
 
 
 def connect(
@@ -358,10 +350,4 @@ async def main(url: str) -> None:
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: python_features.py http://127.0.0.1:PORT/mcp")
-    try:
-        asyncio.run(main(sys.argv[1]))
-    except Failure as failure:
-        sys.exit(f"FAIL {failure}")
-    except BaseException as error:  # noqa: BLE001 - any SDK error fails the run, with its trace
-        traceback.print_exc()
-        sys.exit(f"FAIL python mcp client: {type(error).__name__}: {error}")
+    run(main(sys.argv[1]))

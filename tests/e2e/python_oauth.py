@@ -49,6 +49,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from mcp.types import Implementation, TextContent
 
+from checks import Failure, check
 from oauth_browser import BrowserError, authorize
 
 EXPECTED = {"message": "Hello, Ada!"}
@@ -58,15 +59,6 @@ REDIRECT_URI = "http://127.0.0.1:9/callback"
 TIMEOUT_SECONDS = 30
 # --expiry natural waits the token out: only for a server with a short TTL.
 MAX_NATURAL_EXPIRY = 30
-
-
-class Failure(Exception):
-    """An expectation the server did not meet."""
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise Failure(what)
 
 
 class MemoryStorage:
@@ -117,18 +109,41 @@ class Wire:
         return sum(1 for m, p, _ in self.requests if m == method and p == path)
 
 
-class HeadlessUser:
+class CodeCatcher:
+    """The SDK's callback handler: it answers with the code of the final
+    redirect its redirect handler (a subclass's) caught."""
+
+    def __init__(self) -> None:
+        self._result: asyncio.Future[AuthorizationCodeResult] | None = None
+
+    def expect(self) -> None:
+        """A redirect handler begins: the callback waits for its code."""
+        self._result = asyncio.get_running_loop().create_future()
+
+    def caught(self, query: dict[str, list[str]]) -> None:
+        """The final redirect's query, checked by the redirect handler."""
+        assert self._result is not None
+        code = AuthorizationCodeResult(code=query["code"][0], state=query["state"][0], iss=query["iss"][0])
+        self._result.set_result(code)
+
+    async def callback_handler(self) -> AuthorizationCodeResult:
+        check(self._result is not None, "callback_handler called before redirect_handler")
+        assert self._result is not None
+        return await self._result
+
+
+class HeadlessUser(CodeCatcher):
     """The SDK's redirect and callback handlers, played by oauth_browser."""
 
     def __init__(self, username: str, password: str) -> None:
+        super().__init__()
         self.username = username
         self.password = password
         self.authorizations: list[str] = []  # authorization URLs visited
-        self._result: asyncio.Future[AuthorizationCodeResult] | None = None
 
     async def redirect_handler(self, authorization_url: str) -> None:
         self.authorizations.append(authorization_url)
-        self._result = asyncio.get_running_loop().create_future()
+        self.expect()
         # A failure here ends the SDK's flow before it asks for the callback.
         final = await authorize(authorization_url, self.username, self.password)
         query = parse_qs(urlsplit(final).query)
@@ -137,14 +152,7 @@ class HeadlessUser:
         check(final.startswith(REDIRECT_URI + "?"), f"the final redirect {final} is not to {REDIRECT_URI}")
         for name in ("code", "state", "iss"):
             check(len(query.get(name, [])) == 1, f"the final redirect has no single {name!r}: {final}")
-        self._result.set_result(
-            AuthorizationCodeResult(code=query["code"][0], state=query["state"][0], iss=query["iss"][0])
-        )
-
-    async def callback_handler(self) -> AuthorizationCodeResult:
-        check(self._result is not None, "callback_handler called before redirect_handler")
-        assert self._result is not None
-        return await self._result
+        self.caught(query)
 
 
 async def call_greet(client: Client, label: str) -> list[str]:

@@ -18,11 +18,9 @@ with the reason on the first failure.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
-import traceback
 from typing import Any
 
 from mcp import Client
@@ -30,17 +28,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import Implementation
 
+from checks import check, run
+
 CLIENT_INFO = Implementation(name="toolhost-e2e-python-runs", version="0.1.0")
 TERMINAL = {"succeeded", "failed", "cancelled", "timed_out"}
-
-
-class Failure(Exception):
-    """An expectation the server did not meet."""
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise Failure(what)
 
 
 def finished(label: str, run: dict[str, Any]) -> None:
@@ -100,14 +91,4 @@ async def main(url: str, project: str, pace_ms: int) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
-    except BaseException as e:  # noqa: BLE001 - report everything the SDK raises
-        while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:
-            e = e.exceptions[0]
-        if isinstance(e, Failure):
-            print(f"FAIL: {e}", file=sys.stderr)
-        else:
-            print(f"FAIL: {type(e).__name__}: {e}", file=sys.stderr)
-            traceback.print_exc()
-        sys.exit(1)
+    run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))

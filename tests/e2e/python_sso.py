@@ -29,13 +29,14 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 from mcp import Client
-from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 from mcp.types import Implementation
 
 from oauth_browser import BrowserError, SsoLogin, authorize
-from python_oauth import Failure, MemoryStorage, check
+from checks import Failure, check
+from python_oauth import CodeCatcher, MemoryStorage
 
 CLIENT_INFO = Implementation(name="toolhost-e2e-python-sso", version="0.1.0")
 # Never contacted: the browser stops at the redirect and hands the code over.
@@ -43,30 +44,23 @@ REDIRECT_URI = "http://127.0.0.1:9/callback"
 TIMEOUT_SECONDS = 30
 
 
-class SsoUser:
+class SsoUser(CodeCatcher):
     """The SDK's redirect and callback handlers, played through the provider."""
 
     def __init__(self, sso: SsoLogin) -> None:
+        super().__init__()
         self.sso = sso
         self.authorizations = 0
-        self._result: asyncio.Future[AuthorizationCodeResult] | None = None
 
     async def redirect_handler(self, authorization_url: str) -> None:
         self.authorizations += 1
-        self._result = asyncio.get_running_loop().create_future()
+        self.expect()
         # No toolhost password: the username and password go to the provider only.
         final = await authorize(authorization_url, "", "", sso=self.sso)
         query = parse_qs(urlsplit(final).query)
         check("error" not in query, f"the authorization server answered an error: {final}")
         check(final.startswith(REDIRECT_URI + "?"), f"the final redirect {final} is not to {REDIRECT_URI}")
-        self._result.set_result(
-            AuthorizationCodeResult(code=query["code"][0], state=query["state"][0], iss=query["iss"][0])
-        )
-
-    async def callback_handler(self) -> AuthorizationCodeResult:
-        check(self._result is not None, "callback_handler called before redirect_handler")
-        assert self._result is not None
-        return await self._result
+        self.caught(query)
 
 
 async def run(url: str, sso: SsoLogin, expect: list[str], expect_none: bool) -> None:

@@ -23,7 +23,6 @@ import asyncio
 import json
 import os
 import sys
-import traceback
 from typing import Any, Literal
 
 from mcp import Client
@@ -35,18 +34,11 @@ from mcp.types import CallToolResult, Implementation, TextContent
 from mcp_types._types import Request, RequestParams, Result
 from pydantic import ConfigDict
 
+from checks import Failure, check, run
+
 TASKS = "io.modelcontextprotocol/tasks"
 CLIENT_INFO = Implementation(name="toolhost-e2e-python-tasks", version="0.1.0")
 TERMINAL = {"completed", "failed", "cancelled"}
-
-
-class Failure(Exception):
-    """An expectation the server did not meet."""
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise Failure(what)
 
 
 class TaskParams(RequestParams):
@@ -179,14 +171,4 @@ async def main(url: str, project: str) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main(sys.argv[1], sys.argv[2]))
-    except BaseException as e:  # noqa: BLE001 - report everything the SDK raises
-        while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:
-            e = e.exceptions[0]
-        if isinstance(e, Failure):
-            print(f"FAIL: {e}", file=sys.stderr)
-        else:
-            print(f"FAIL: {type(e).__name__}: {e}", file=sys.stderr)
-            traceback.print_exc()
-        sys.exit(1)
+    run(main(sys.argv[1], sys.argv[2]))

@@ -68,6 +68,16 @@ pub fn eventually(what: &str, mut probe: impl FnMut() -> bool) {
     println!("{what}: applied after {:?}", started.elapsed());
 }
 
+/// The names of the tools a `tools/list` answer lists, in its order.
+pub fn names_listed(answer: &serde_json::Value) -> Vec<String> {
+    let tools = answer["result"]["tools"].as_array();
+    let tools = tools.unwrap_or_else(|| panic!("tools: {answer}"));
+    tools
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name").to_owned())
+        .collect()
+}
+
 /// The repository root.
 pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -825,7 +835,7 @@ pub fn exchange(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
-    let r = raw_request(url, method, path, headers, body.len(), body);
+    let r = exchange_full(url, method, path, headers, body);
     (r.status, r.body)
 }
 
@@ -858,7 +868,8 @@ pub fn exchange_full(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Answer {
-    raw_request(url, method, path, headers, body.len(), body)
+    try_exchange(url, method, path, headers, body)
+        .unwrap_or_else(|e| panic!("{method} {url}{path}: {e}"))
 }
 
 /// Sends only the head of a POST declaring a `length`-byte body, then reads
@@ -874,7 +885,8 @@ pub fn declare_body_at(
     headers: &[(&str, &str)],
     length: usize,
 ) -> (u16, String) {
-    let r = raw_request(url, "POST", path, headers, length, "");
+    let r = try_raw_request(url, "POST", path, headers, length, "")
+        .unwrap_or_else(|e| panic!("POST {url}{path}: {e}"));
     (r.status, r.body)
 }
 
@@ -889,18 +901,6 @@ pub fn try_exchange(
     body: &str,
 ) -> Result<Answer, String> {
     try_raw_request(url, method, path, headers, body.len(), body)
-}
-
-fn raw_request(
-    url: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    length: usize,
-    body: &str,
-) -> Answer {
-    try_raw_request(url, method, path, headers, length, body)
-        .unwrap_or_else(|e| panic!("{method} {url}{path}: {e}"))
 }
 
 fn try_raw_request(

@@ -157,6 +157,29 @@ impl Browser {
         answer
     }
 
+    /// A browser signed in to the console as `user`.
+    pub fn console(server: &Server, user: &str, password: &str) -> Browser {
+        let mut browser = Browser::default();
+        let login = browser.send(server, "GET", "/oauth/signin?return_to=%2Fadmin", None);
+        browser.sign_in(server, &login, user, password);
+        browser
+    }
+
+    /// Signs in as `user` on the sign-in page `login`, which must have been
+    /// shown (200); the redirect it answers with (303).
+    pub fn sign_in(
+        &mut self,
+        server: &Server,
+        login: &Answer,
+        user: &str,
+        password: &str,
+    ) -> Answer {
+        assert_eq!(login.status, 200, "{}", login.body);
+        let back = self.submit(server, login, &[("username", user), ("password", password)]);
+        assert_eq!(back.status, 303, "{}", back.body);
+        back
+    }
+
     /// Submits the page's form (its hidden fields plus `fields`).
     pub fn submit(&mut self, server: &Server, page: &Answer, fields: &[(&str, &str)]) -> Answer {
         let action = attribute(&page.body, "action=\"").expect("a form");

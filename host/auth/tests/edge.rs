@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::middleware::{self, Next};
-use reqwest::redirect::Policy;
 use toolhost_auth::{
     AuthCode, AuthConfig, AuthEvent, AuthServer, AuthStore, AuthStoreError, Client, ClientAddr,
     CodeRedemption, Family, LiveGrant, PendingAuthorization, RefreshToken, SigningKey, SsoAttempt,
@@ -50,23 +49,16 @@ async fn serve_with(configure: impl FnOnce(&mut AuthConfig)) -> Site {
 }
 
 async fn serve_on(store: Arc<dyn AuthStore>, configure: impl FnOnce(&mut AuthConfig)) -> Site {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let (listener, base) = common::bind().await;
     let mut config = AuthConfig::new(base.clone());
     configure(&mut config);
     let auth = AuthServer::start(config, store).await.expect("auth server");
     let app = toolhost_auth::router(auth.clone()).layer(middleware::from_fn(source_from_header));
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
-    let http = reqwest::Client::builder()
-        .redirect(Policy::none())
-        .build()
-        .expect("client");
+    common::serve(listener, app);
     Site {
         base,
         auth,
-        http,
+        http: common::browser(),
         cookies: common::Jar::default(),
         source: "192.0.2.1".parse().expect("an address"),
     }
@@ -162,13 +154,8 @@ async fn source_from_header(mut req: Request, next: Next) -> axum::response::Res
 
 impl Site {
     async fn send(&mut self, req: reqwest::RequestBuilder) -> Answer {
-        let resp = req
-            .header("cookie", self.cookies.header())
-            .header(SOURCE_HEADER, self.source.to_string())
-            .send()
-            .await
-            .expect("a response");
-        self.cookies.keep(&resp);
+        let req = req.header(SOURCE_HEADER, self.source.to_string());
+        let resp = self.cookies.send(req).await;
         let header = |name: &str| {
             resp.headers()
                 .get(name)
@@ -192,14 +179,7 @@ impl Site {
     }
 
     async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Answer {
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form)
-            .finish();
-        let req = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body);
+        let req = common::post_form(&self.http, format!("{}{path}", self.base), form);
         self.send(req).await
     }
 
@@ -251,21 +231,7 @@ impl Site {
     /// A client registered by the operator (trusted) with these redirect URIs.
     async fn admin_client(&self, id: &str, redirect_uris: &[&str]) {
         self.store().ensure_tenant("demo", 0).await.expect("tenant");
-        let client = Client {
-            client_id: id.into(),
-            secret_hash: None,
-            kind: toolhost_auth::ClientKind::Public,
-            origin: toolhost_auth::ClientOrigin::Admin,
-            name: id.into(),
-            redirect_uris: redirect_uris.iter().map(|u| (*u).to_owned()).collect(),
-            scope: "mcp".into(),
-            tenant: None,
-            owner: None,
-            created_at: 0,
-            last_used_at: None,
-            revoked_at: None,
-            refresh_at: None,
-        };
+        let client = common::admin_client(id, redirect_uris);
         self.store().insert_client(&client).await.expect("client");
     }
 

@@ -1,12 +1,11 @@
 //! Concurrent refreshes with one refresh token: exactly one wins (a
 //! conditional update) and every other gets `invalid_grant`.
 
+mod common;
+
 use std::sync::Arc;
 
-use toolhost_auth::{
-    AuthConfig, AuthServer, AuthStore, Client, ClientKind, ClientOrigin, Family, RefreshToken,
-    admin, secret,
-};
+use toolhost_auth::{AuthConfig, AuthServer, AuthStore, Family, RefreshToken, admin, secret};
 use toolhost_storage::Store;
 use toolhost_types::PrincipalKind;
 
@@ -15,34 +14,16 @@ async fn concurrent_refreshes_have_exactly_one_winner() {
     let dir = tempfile::tempdir().expect("temp dir");
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("race.db").display());
     let store = Arc::new(Store::connect(&url).await.expect("store"));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let (listener, base) = common::bind().await;
     let auth = AuthServer::start(AuthConfig::new(base.clone()), store.clone())
         .await
         .expect("auth server");
-    let app = toolhost_auth::router(auth.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    common::serve(listener, toolhost_auth::router(auth.clone()));
 
     let user = admin::add_user(store.as_ref(), "demo", "ada", "ada-password")
         .await
         .expect("user");
-    let client = Client {
-        client_id: "app".into(),
-        secret_hash: None,
-        kind: ClientKind::Public,
-        origin: ClientOrigin::Admin,
-        name: "app".into(),
-        redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
-        scope: "mcp".into(),
-        tenant: None,
-        owner: None,
-        created_at: 0,
-        last_used_at: None,
-        revoked_at: None,
-        refresh_at: None,
-    };
+    let client = common::admin_client("app", &["http://127.0.0.1:9/cb"]);
     store.insert_client(&client).await.expect("client");
     let family = Family {
         id: "grant-1".into(),
@@ -76,13 +57,9 @@ async fn concurrent_refreshes_have_exactly_one_winner() {
                     ("client_id", "app"),
                     ("refresh_token", token.as_str()),
                 ];
-                let resp = http
-                    .post(format!("{base}/oauth/token"))
-                    .header("content-type", "application/x-www-form-urlencoded")
-                    .body(encode(&form))
-                    .send()
-                    .await
-                    .expect("a response");
+                let token_url = format!("{base}/oauth/token");
+                let req = common::post_form(&http, token_url, &form);
+                let resp = req.send().await.expect("a response");
                 let status = resp.status().as_u16();
                 let body: serde_json::Value =
                     serde_json::from_slice(&resp.bytes().await.expect("a body")).expect("JSON");
@@ -120,21 +97,7 @@ async fn concurrent_refreshes_have_exactly_one_winner() {
         ("client_id", "app"),
         ("refresh_token", next),
     ];
-    let resp = http
-        .post(format!("{base}/oauth/token"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(encode(&form))
-        .send()
-        .await
-        .expect("a response");
+    let req = common::post_form(&http, format!("{base}/oauth/token"), &form);
+    let resp = req.send().await.expect("a response");
     assert_eq!(resp.status().as_u16(), if revoked { 400 } else { 200 });
-}
-
-/// `application/x-www-form-urlencoded` of `pairs`.
-fn encode<V: AsRef<str>>(pairs: &[(&str, V)]) -> String {
-    let mut form = url::form_urlencoded::Serializer::new(String::new());
-    for (k, v) in pairs {
-        form.append_pair(k, v.as_ref());
-    }
-    form.finish()
 }

@@ -7,7 +7,6 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use reqwest::redirect::Policy;
 use toolhost_auth::upstream::{
     SignedIn, Sso, UpstreamError, UpstreamFuture, UpstreamIdentity, UpstreamLogin,
 };
@@ -60,12 +59,7 @@ struct Site {
 
 impl Site {
     async fn send(&mut self, req: reqwest::RequestBuilder) -> (u16, Option<String>, String) {
-        let resp = req
-            .header("cookie", self.cookies.header())
-            .send()
-            .await
-            .expect("a response");
-        self.cookies.keep(&resp);
+        let resp = self.cookies.send(req).await;
         let status = resp.status().as_u16();
         let location = resp
             .headers()
@@ -78,6 +72,11 @@ impl Site {
     async fn get(&mut self, path: &str) -> (u16, Option<String>, String) {
         let req = self.http.get(format!("{}{path}", self.base));
         self.send(req).await
+    }
+
+    /// A POST of the form `pairs` to `path`, ready to send.
+    fn post_form(&self, path: &str, pairs: &[(&str, String)]) -> reqwest::RequestBuilder {
+        common::post_form(&self.http, format!("{}{path}", self.base), pairs)
     }
 }
 
@@ -93,10 +92,7 @@ async fn serve(idp: Arc<FakeIdp>) -> (Site, Arc<AuthServer>) {
 
 async fn serve_with(idp: Arc<FakeIdp>, password_login: bool) -> (Site, Arc<AuthServer>) {
     let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let (listener, base) = common::bind().await;
     let sso = Sso {
         providers: vec![idp],
         audit: None,
@@ -106,41 +102,20 @@ async fn serve_with(idp: Arc<FakeIdp>, password_login: bool) -> (Site, Arc<AuthS
     let auth = AuthServer::start_with_sso(config, store, sso)
         .await
         .expect("auth server");
-    let app = toolhost_auth::router(auth.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
-    let http = reqwest::Client::builder()
-        .redirect(Policy::none())
-        .build()
-        .expect("client");
-    (
-        Site {
-            base,
-            http,
-            cookies: common::Jar::default(),
-        },
-        auth,
-    )
+    common::serve(listener, toolhost_auth::router(auth.clone()));
+    let site = Site {
+        base,
+        http: common::browser(),
+        cookies: common::Jar::default(),
+    };
+    (site, auth)
 }
 
 /// A public client and the path of an authorization request for it.
 async fn client(auth: &AuthServer) -> String {
     let store: &dyn AuthStore = auth.store();
     store.ensure_tenant("demo", 0).await.expect("tenant");
-    let c = toolhost_auth::Client {
-        client_id: "app".into(),
-        secret_hash: None,
-        kind: toolhost_auth::ClientKind::Public,
-        origin: toolhost_auth::ClientOrigin::Admin,
-        name: "app".into(),
-        redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
-        scope: "mcp".into(),
-        tenant: None,
-        owner: None,
-        created_at: 0,
-        last_used_at: None,
-        revoked_at: None,
-        refresh_at: None,
-    };
+    let c = common::admin_client("app", &["http://127.0.0.1:9/cb"]);
     store.insert_client(&c).await.expect("client");
     format!(
         "/oauth/authorize?response_type=code&client_id=app&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&code_challenge={}&code_challenge_method=S256",
@@ -197,11 +172,7 @@ async fn the_upstream_logs_a_user_in_and_its_outage_leaves_password_login_workin
         ("username", "alice".into()),
         ("password", "alice-password".into()),
     ];
-    let req = site
-        .http
-        .post(format!("{}/oauth/login", site.base))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(encode(&form));
+    let req = site.post_form("/oauth/login", &form);
     let (status, location, _) = site.send(req).await;
     assert_eq!(
         (status, location.as_deref()),
@@ -286,21 +257,8 @@ async fn with_passwords_off_the_page_offers_only_the_provider_and_a_password_pos
         ("username", "alice".into()),
         ("password", "alice-password".into()),
     ];
-    let req = site
-        .http
-        .post(format!("{}/oauth/login", site.base))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(encode(&form));
+    let req = site.post_form("/oauth/login", &form);
     let (status, _, page) = site.send(req).await;
     assert_eq!(status, 403, "{page}");
     assert!(page.contains("Password sign-in is turned off"), "{page}");
-}
-
-/// `application/x-www-form-urlencoded` of `pairs`.
-fn encode<V: AsRef<str>>(pairs: &[(&str, V)]) -> String {
-    let mut form = url::form_urlencoded::Serializer::new(String::new());
-    for (k, v) in pairs {
-        form.append_pair(k, v.as_ref());
-    }
-    form.finish()
 }

@@ -41,6 +41,11 @@ async fn load(dir: &Path) -> toolhost_catalog::Loaded {
     Catalog::load_dir(dir, &runtime(), &LoadOptions::default()).await
 }
 
+/// What each load error says, for a failing assertion's message.
+fn messages(errors: &[CatalogError]) -> Vec<String> {
+    errors.iter().map(ToString::to_string).collect()
+}
+
 fn names(c: &Catalog) -> Vec<String> {
     c.tools().map(|t| t.spec().name.to_string()).collect()
 }
@@ -51,15 +56,7 @@ async fn pinned_plugins_load_with_their_tools_in_name_order() {
     pin_into(dir.path(), &HELLO);
     pin_into(dir.path(), &T_TRAP_PANIC);
     let loaded = load(dir.path()).await;
-    assert!(
-        loaded.errors.is_empty(),
-        "{:?}",
-        loaded
-            .errors
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-    );
+    assert!(loaded.errors.is_empty(), "{:?}", messages(&loaded.errors));
     let tools = names(&loaded.catalog);
     let mut sorted = tools.clone();
     sorted.sort();

@@ -14,9 +14,12 @@ use toolhost_limits::{ByteSize, MAX_ARGUMENT_BYTES, MAX_ARRAY_LEN, MAX_JSON_DEPT
 use toolhost_limits::{MAX_OBJECT_LEN, MAX_STRING_BYTES, RequestLimits};
 use toolhost_policy::{FixedGrants, Grants};
 use toolhost_runtime::{CallError, Runtime, RuntimeConfig};
-use toolhost_types::{Principal, PrincipalKind};
 
 use crate::{Answer, CallRequest, InvokeError, Toolhost};
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::alice;
 
 /// Small bounds the cases below sit exactly on.
 const TIGHT: RequestLimits = RequestLimits {
@@ -64,18 +67,6 @@ async fn host(audit: Arc<Recorded>) -> Toolhost {
         audit,
     )
     .with_request_limits(TIGHT)
-}
-
-fn alice() -> Principal {
-    Principal {
-        subject: "alice".into(),
-        kind: PrincipalKind::User,
-        name: "alice".into(),
-        tenant: "acme".into(),
-        client_id: "app".into(),
-        scopes: vec!["mcp".into()],
-        session: "grant".into(),
-    }
 }
 
 async fn call(host: &Toolhost, tool: &str, args: Value) -> Result<Answer, InvokeError> {

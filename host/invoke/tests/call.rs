@@ -15,6 +15,9 @@ use toolhost_policy::{FixedGrants, Grants};
 use toolhost_runtime::{Runtime, RuntimeConfig};
 use toolhost_types::{Principal, PrincipalKind};
 
+mod common;
+use common::alice;
+
 /// An audit sink that keeps events in memory, or refuses them all.
 #[derive(Default)]
 struct Recorded {
@@ -73,18 +76,6 @@ async fn host(audit: Arc<Recorded>, spin_timeout: &str) -> Toolhost {
         runtime,
         audit,
     )
-}
-
-fn alice() -> Principal {
-    Principal {
-        subject: "alice".into(),
-        kind: PrincipalKind::User,
-        name: "alice".into(),
-        tenant: "acme".into(),
-        client_id: "app".into(),
-        scopes: vec!["mcp".into()],
-        session: "grant".into(),
-    }
 }
 
 fn req(tool: &str, arguments: serde_json::Value) -> CallRequest {

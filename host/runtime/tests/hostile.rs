@@ -4,6 +4,9 @@
 //! ends at the host-call budget having done a bounded amount outside, and
 //! memory stays bounded across a thousand hostile calls.
 
+#[path = "support/flood.rs"]
+mod flood;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -11,6 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use flood::IMPORTS;
 use serde_json::{Value, json};
 use toolhost_fixtures::{Fixture, HOSTILE};
 use toolhost_gates::{
@@ -150,20 +154,6 @@ async fn each_breach_is_typed_within_its_limit_and_the_plugin_serves_right_after
         ping(&rt, &p).await;
     }
 }
-
-/// The values of `flood`'s `import` argument: every host import of the
-/// plugin world, by its WIT interface (and function, for `client`).
-const IMPORTS: &[&str] = &[
-    "log",
-    "progress",
-    "resolver",
-    "backend",
-    "checkpoint",
-    "artifacts",
-    "client-supports",
-    "client-ask",
-    "notify",
-];
 
 /// Artifacts the flooded exploration run may keep.
 const RUN_ARTIFACTS: u32 = 4;

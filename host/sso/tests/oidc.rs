@@ -18,13 +18,17 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use ed25519_dalek::pkcs8::{EncodePrivateKey, KeypairBytes};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use reqwest::redirect::Policy;
 use serde_json::{Value, json};
 use toolhost_auth::upstream::{Sso, SsoAudit};
 use toolhost_auth::{AuthConfig, AuthEvent, AuthServer, AuthStore, admin, pkce};
 use toolhost_policy::PolicyStore;
 use toolhost_sso::{ClientSecret, OidcProvider, ProviderConfig, Provision};
 use toolhost_storage::Store;
+
+/// The authorization server's test kit: a loopback server, the cookie jar,
+/// the operator's client, form posts.
+#[path = "../../auth/tests/common/mod.rs"]
+mod common;
 
 const CLIENT_ID: &str = "toolhost";
 const CLIENT_SECRET: &str = "the-client-secret";
@@ -227,7 +231,7 @@ impl SsoAudit for Audit {
 struct Host {
     base: String,
     http: reqwest::Client,
-    cookies: BTreeMap<String, String>,
+    cookies: common::Jar,
     store: Arc<Store>,
     audit: Arc<Audit>,
     authorize: String,
@@ -242,10 +246,7 @@ struct Reply {
 impl Host {
     async fn start(provider: &Provider, tweak: impl FnOnce(&mut ProviderConfig)) -> Host {
         let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let (listener, base) = common::bind().await;
         let mut config = ProviderConfig::new(
             "corp",
             provider.base.clone(),
@@ -269,8 +270,7 @@ impl Host {
         let auth = AuthServer::start_with_sso(AuthConfig::new(base.clone()), store.clone(), sso)
             .await
             .expect("auth server");
-        let app = toolhost_auth::router(auth.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+        common::serve(listener, toolhost_auth::router(auth.clone()));
 
         store.ensure_tenant("acme", 0).await.expect("tenant");
         for role in ["admin", "viewer"] {
@@ -278,21 +278,7 @@ impl Host {
                 .await
                 .expect("role");
         }
-        let client = toolhost_auth::Client {
-            client_id: "app".into(),
-            secret_hash: None,
-            kind: toolhost_auth::ClientKind::Public,
-            origin: toolhost_auth::ClientOrigin::Admin,
-            name: "app".into(),
-            redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
-            scope: "mcp".into(),
-            tenant: None,
-            owner: None,
-            created_at: 0,
-            last_used_at: None,
-            revoked_at: None,
-            refresh_at: None,
-        };
+        let client = common::admin_client("app", &["http://127.0.0.1:9/cb"]);
         store.insert_client(&client).await.expect("client");
         let authorize = format!(
             "/oauth/authorize?response_type=code&client_id=app&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&code_challenge={}&code_challenge_method=S256",
@@ -300,11 +286,8 @@ impl Host {
         );
         Host {
             base,
-            http: reqwest::Client::builder()
-                .redirect(Policy::none())
-                .build()
-                .expect("client"),
-            cookies: BTreeMap::new(),
+            http: common::browser(),
+            cookies: common::Jar::default(),
             store,
             audit,
             authorize,
@@ -312,27 +295,7 @@ impl Host {
     }
 
     async fn send(&mut self, req: reqwest::RequestBuilder) -> Reply {
-        let cookie = self
-            .cookies
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let resp = req
-            .header("cookie", cookie)
-            .send()
-            .await
-            .expect("a response");
-        for v in resp.headers().get_all("set-cookie") {
-            if let Some((k, v)) = v
-                .to_str()
-                .ok()
-                .and_then(|c| c.split(';').next())
-                .and_then(|c| c.split_once('='))
-            {
-                self.cookies.insert(k.into(), v.into());
-            }
-        }
+        let resp = self.cookies.send(req).await;
         Reply {
             status: resp.status().as_u16(),
             location: resp
@@ -456,7 +419,12 @@ fn claims(provider: &Provider, trip: &Trip, sub: &str, email: &str, groups: &[&s
 
 /// [`claims`] for alice, in no group.
 fn alice_claims(provider: &Provider, trip: &Trip) -> Value {
-    claims(provider, trip, "sub-alice", "alice@example.com", &[])
+    alice_in(provider, trip, &[])
+}
+
+/// [`alice_claims`] with the provider's `groups`.
+fn alice_in(provider: &Provider, trip: &Trip, groups: &[&str]) -> Value {
+    claims(provider, trip, "sub-alice", "alice@example.com", groups)
 }
 
 fn signed_in(reply: &Reply, trip: &Trip) {
@@ -480,13 +448,7 @@ async fn a_person_signs_in_is_linked_and_gets_the_roles_their_groups_map_to() {
         .expect("viewer");
 
     let trip = host.leave().await;
-    let token = provider.sign(&claims(
-        &provider,
-        &trip,
-        "sub-alice",
-        "alice@example.com",
-        &["tool-admins", "staff"],
-    ));
+    let token = provider.sign(&alice_in(&provider, &trip, &["tool-admins", "staff"]));
     let reply = host.back(&provider, &trip, token).await;
     signed_in(&reply, &trip);
     let consent = host.get(&reply.location.expect("consent")).await;
@@ -505,13 +467,7 @@ async fn a_person_signs_in_is_linked_and_gets_the_roles_their_groups_map_to() {
     // The group is removed at the provider: the role goes at the next login.
     host.cookies.clear();
     let trip = host.leave().await;
-    let token = provider.sign(&claims(
-        &provider,
-        &trip,
-        "sub-alice",
-        "alice@example.com",
-        &["staff"],
-    ));
+    let token = provider.sign(&alice_in(&provider, &trip, &["staff"]));
     signed_in(&host.back(&provider, &trip, token).await, &trip);
     assert_eq!(host.roles_of("alice@example.com").await, ["viewer"]);
 
@@ -635,7 +591,7 @@ async fn every_bad_answer_is_refused_and_signs_nobody_in() {
             reply.page
         );
         assert!(
-            !host.cookies.contains_key("toolhost_session"),
+            !host.cookies.0.contains_key("toolhost_session"),
             "{what}: signed in"
         );
         let failed = &host.events().await[0];
@@ -821,17 +777,13 @@ async fn rotated_keys_are_fetched_and_a_provider_that_is_down_leaves_the_passwor
         let at = reply.page.find(marker).expect("the form") + marker.len();
         reply.page[at..at + reply.page[at..].find('"').expect("quote")].to_owned()
     };
-    let form = url::form_urlencoded::Serializer::new(String::new())
-        .append_pair("pending", &trip.pending)
-        .append_pair("csrf", &csrf)
-        .append_pair("username", "alice@example.com")
-        .append_pair("password", "a-long-password")
-        .finish();
-    let req = host
-        .http
-        .post(format!("{}/oauth/login", host.base))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(form);
+    let form = [
+        ("pending", trip.pending.as_str()),
+        ("csrf", &csrf),
+        ("username", "alice@example.com"),
+        ("password", "a-long-password"),
+    ];
+    let req = common::post_form(&host.http, format!("{}/oauth/login", host.base), &form);
     let login = host.send(req).await;
     signed_in(&login, &trip);
 }

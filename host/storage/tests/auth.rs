@@ -133,6 +133,12 @@ fn refresh(hash: &str, family_id: &str) -> RefreshToken {
     }
 }
 
+/// The ids of every client, in the order the store lists them.
+async fn client_ids(store: &toolhost_storage::Store) -> Vec<String> {
+    let clients = store.clients().await.expect("list");
+    clients.into_iter().map(|c| c.client_id).collect()
+}
+
 fn is_conflict(result: Result<(), AuthStoreError>, mentions: &str) -> bool {
     matches!(result, Err(AuthStoreError::Conflict { what }) if what.contains(mentions))
 }
@@ -189,14 +195,7 @@ async fn clients_are_unique_by_id_listed_oldest_first_and_revoked_once(db: &Test
         Some(admin.clone())
     );
     assert_eq!(store.client("nope").await.expect("get"), None);
-    let ids: Vec<String> = store
-        .clients()
-        .await
-        .expect("list")
-        .into_iter()
-        .map(|c| c.client_id)
-        .collect();
-    assert_eq!(ids, ["c-old", "c-app", "svc-1"]);
+    assert_eq!(client_ids(&store).await, ["c-old", "c-app", "svc-1"]);
 
     store.touch_client("c-app", NOW + 5).await.expect("touch");
     assert!(store.revoke_client("c-app", NOW + 7).await.expect("revoke"));
@@ -610,14 +609,7 @@ async fn idle_dynamic_clients_expire_with_their_tokens_but_admin_clients_stay(db
 
     let gone = store.expire_idle_clients(NOW + 100).await.expect("expire");
     assert_eq!(gone, 2, "c-app and the document client");
-    let left: Vec<String> = store
-        .clients()
-        .await
-        .expect("list")
-        .into_iter()
-        .map(|c| c.client_id)
-        .collect();
-    assert_eq!(left, ["c-admin", "c-busy"]);
+    assert_eq!(client_ids(&store).await, ["c-admin", "c-busy"]);
     assert_eq!(store.live_grant("fam-1").await.expect("grant"), None);
     assert_eq!(store.refresh_token("rt-1").await.expect("refresh"), None);
     let code = store.redeem_code("code-1", NOW).await.expect("code");

@@ -89,6 +89,19 @@ fn approval(generation: i64, version: &str, id: &str) -> Effect {
     effect(generation, version, vec![activate])
 }
 
+/// Two revisions of `hello` submitted, the first approved as 1.1.0 and
+/// active, the second pending review: their ids.
+async fn one_active_one_pending(store: &Store) -> (String, String) {
+    let one = submitted(store, new("hello", b"one", "m")).await;
+    let two = submitted(store, new("hello", b"two", "m")).await;
+    let fx = approval(0, "1.1.0", &one);
+    store
+        .record_with(&event("first", 1), &[fx])
+        .await
+        .expect("first");
+    (one, two)
+}
+
 async fn state(store: &Store, id: &str) -> RevisionState {
     store
         .revision(id)
@@ -233,13 +246,7 @@ async fn a_rejection_leaves_the_catalog_where_it_was(db: &TestDb) {
 
 async fn the_schema_refuses_two_active_revisions_of_one_plugin(db: &TestDb) {
     let store = db.store().await;
-    let one = submitted(&store, new("hello", b"one", "m")).await;
-    let two = submitted(&store, new("hello", b"two", "m")).await;
-    let fx = approval(0, "1.1.0", &one);
-    store
-        .record_with(&event("first", 1), &[fx])
-        .await
-        .expect("first");
+    let (_, two) = one_active_one_pending(&store).await;
     let fx = approval(1, "1.2.0", &two);
     assert!(
         store.record_with(&event("second", 2), &[fx]).await.is_err(),
@@ -250,13 +257,7 @@ async fn the_schema_refuses_two_active_revisions_of_one_plugin(db: &TestDb) {
 
 async fn a_replaced_revision_with_retired_tools_is_still_served(db: &TestDb) {
     let store = db.store().await;
-    let one = submitted(&store, new("hello", b"one", "m")).await;
-    let two = submitted(&store, new("hello", b"two", "m")).await;
-    let fx = approval(0, "1.1.0", &one);
-    store
-        .record_with(&event("first", 1), &[fx])
-        .await
-        .expect("first");
+    let (one, two) = one_active_one_pending(&store).await;
     let mut down = step(&one, RevisionState::Active, RevisionState::Approved);
     down.review = None;
     down.retired = Some((

@@ -5,7 +5,6 @@
 mod common;
 
 use common::TestDb;
-use toolhost_auth::AuthStore;
 use toolhost_gates::{Checkpoint, CheckpointError, CheckpointStore, Disposition, NewCheckpoint};
 use toolhost_storage::Store;
 
@@ -28,14 +27,7 @@ const NOW: i64 = 1_764_000_000_000;
 
 /// A store with tenants `acme` and `globex`.
 async fn seeded(db: &TestDb) -> Store {
-    let store = db.store().await;
-    for tenant in ["acme", "globex"] {
-        store
-            .ensure_tenant(tenant, NOW / 1000)
-            .await
-            .expect("tenant");
-    }
-    store
+    common::store_with_tenants(db, &["acme", "globex"], NOW / 1000).await
 }
 
 /// Checkpoint `n` of the testbench plugin in acme, for `subject`, opened by
@@ -137,15 +129,7 @@ async fn concurrent_opens_of_one_subject_make_one_checkpoint(db: &TestDb) {
         let store = store.clone();
         tokio::spawn(async move { store.open_checkpoint(new(n, "execution:ex-3")).await })
     });
-    let mut opened = Vec::new();
-    for task in opens {
-        opened.push(task.await.expect("task").expect("open"));
-    }
-    assert!(
-        opened.windows(2).all(|w| w[0] == w[1]),
-        "{:?}",
-        ids(&opened)
-    );
+    let opened = common::opened_alike(opens, |o| format!("{:?}", ids(o))).await;
     let all = store.list_checkpoints("acme", false, 100).await;
     assert_eq!(all.expect("list"), opened[..1]);
 }

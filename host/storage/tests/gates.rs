@@ -5,7 +5,6 @@
 mod common;
 
 use common::TestDb;
-use toolhost_auth::AuthStore;
 use toolhost_gates::{
     ConsumeError, DecideError, Decision, Gate, GateId, GateState, GateStore, IDEMPOTENCY_LEASE,
     IdempotencyClaim, IdempotencyKey, NewGate, Target,
@@ -42,14 +41,7 @@ const TTL: i64 = 15 * 60 * 1000;
 
 /// A store with tenants `acme` and `globex`.
 async fn seeded(db: &TestDb) -> Store {
-    let store = db.store().await;
-    for tenant in ["acme", "globex"] {
-        store
-            .ensure_tenant(tenant, NOW / 1000)
-            .await
-            .expect("tenant");
-    }
-    store
+    common::store_with_tenants(db, &["acme", "globex"], NOW / 1000).await
 }
 
 /// Gate `n` of alice in acme: deploy v1 with arguments `digest`, opened at
@@ -200,15 +192,7 @@ async fn concurrent_identical_opens_share_one_gate(db: &TestDb) {
         let store = store.clone();
         tokio::spawn(async move { store.open(gate(n, "d1")).await })
     });
-    let mut opened = Vec::new();
-    for task in opens {
-        opened.push(task.await.expect("task").expect("open"));
-    }
-    assert!(
-        opened.windows(2).all(|w| w[0] == w[1]),
-        "{:?}",
-        ids(&opened)
-    );
+    common::opened_alike(opens, |o| format!("{:?}", ids(o))).await;
     assert_eq!(store.list("acme", &[], 100).await.expect("list").len(), 1);
 }
 
@@ -224,15 +208,7 @@ async fn concurrent_opens_replace_an_expired_gate_once(db: &TestDb) {
         };
         tokio::spawn(async move { store.open(new).await })
     });
-    let mut opened = Vec::new();
-    for task in opens {
-        opened.push(task.await.expect("task").expect("open"));
-    }
-    assert!(
-        opened.windows(2).all(|w| w[0] == w[1]),
-        "{:?}",
-        ids(&opened)
-    );
+    let opened = common::opened_alike(opens, |o| format!("{:?}", ids(o))).await;
     let all = store.list("acme", &[], 100).await.expect("list");
     assert_eq!(ids(&all), [opened[0].id(), old.id()]);
 }

@@ -26,10 +26,7 @@ const NOW: i64 = 1_764_000_000;
 /// A store with tenants `acme` (users `u-alice`, `u-bob`) and `globex`
 /// (user `u-carol`).
 async fn seeded(db: &TestDb) -> toolhost_storage::Store {
-    let store = db.store().await;
-    for tenant in ["acme", "globex"] {
-        store.ensure_tenant(tenant, NOW).await.expect("tenant");
-    }
+    let store = common::store_with_tenants(db, &["acme", "globex"], NOW).await;
     for (id, name, tenant) in [
         ("u-alice", "alice", "acme"),
         ("u-bob", "bob", "acme"),
@@ -58,21 +55,29 @@ fn perm(s: &str) -> Permission {
     s.parse().expect("a permission")
 }
 
-/// Creates `name` in `tenant` with `permissions`.
-async fn role(
-    store: &impl PolicyStore,
-    tenant: &str,
-    name: &str,
-    admin: bool,
-    permissions: &[&str],
-) {
+/// Creates `name` in `tenant`, not an admin role, with `permissions`.
+async fn role(store: &impl PolicyStore, tenant: &str, name: &str, permissions: &[&str]) {
     store
-        .create_role(tenant, name, admin)
+        .create_role(tenant, name, false)
         .await
         .expect("create role");
     for p in permissions {
         assert!(store.permit(tenant, name, &perm(p)).await.expect("permit"));
     }
+}
+
+/// Creates `name` in `tenant`, an admin role without permissions.
+async fn admin_role(store: &impl PolicyStore, tenant: &str, name: &str) {
+    store
+        .create_role(tenant, name, true)
+        .await
+        .expect("create role");
+}
+
+/// Assigns `role` to `subject` in `tenant`, asserting they did not hold it.
+async fn assign(store: &impl PolicyStore, tenant: &str, role: &str, subject: &str) {
+    let newly = store.assign(tenant, role, subject).await.expect("assign");
+    assert!(newly, "{subject} held {role} in {tenant} already");
 }
 
 fn is_not_found(result: &Result<bool, PolicyStoreError>, mentions: &str) -> bool {
@@ -81,35 +86,11 @@ fn is_not_found(result: &Result<bool, PolicyStoreError>, mentions: &str) -> bool
 
 async fn grants_are_the_union_of_the_assigned_roles_and_admin_if_any_role_is(db: &TestDb) {
     let store = seeded(db).await;
-    role(
-        &store,
-        "acme",
-        "analyst",
-        false,
-        &["report:view", "dataset:*"],
-    )
-    .await;
-    role(
-        &store,
-        "acme",
-        "editor",
-        false,
-        &["report:view", "report:edit"],
-    )
-    .await;
-    role(&store, "acme", "root", true, &[]).await;
-    assert!(
-        store
-            .assign("acme", "analyst", "u-alice")
-            .await
-            .expect("assign")
-    );
-    assert!(
-        store
-            .assign("acme", "editor", "u-alice")
-            .await
-            .expect("assign")
-    );
+    role(&store, "acme", "analyst", &["report:view", "dataset:*"]).await;
+    role(&store, "acme", "editor", &["report:view", "report:edit"]).await;
+    admin_role(&store, "acme", "root").await;
+    assign(&store, "acme", "analyst", "u-alice").await;
+    assign(&store, "acme", "editor", "u-alice").await;
     assert!(
         !store
             .assign("acme", "editor", "u-alice")
@@ -127,12 +108,7 @@ async fn grants_are_the_union_of_the_assigned_roles_and_admin_if_any_role_is(db:
     assert!(!alice.allows(&perm("admin:anything")));
 
     // An admin role without permissions still makes its holder an admin.
-    assert!(
-        store
-            .assign("acme", "root", "u-alice")
-            .await
-            .expect("assign")
-    );
+    assign(&store, "acme", "root", "u-alice").await;
     let admin = store.grants("acme", "u-alice").await.expect("grants");
     assert_eq!(admin, Grants::new(true, union));
     assert!(admin.is_admin() && admin.allows(&perm("admin:anything")));
@@ -140,13 +116,8 @@ async fn grants_are_the_union_of_the_assigned_roles_and_admin_if_any_role_is(db:
 
 async fn a_subject_without_roles_has_no_grants(db: &TestDb) {
     let store = seeded(db).await;
-    role(&store, "acme", "analyst", false, &["report:view"]).await;
-    assert!(
-        store
-            .assign("acme", "analyst", "u-alice")
-            .await
-            .expect("assign")
-    );
+    role(&store, "acme", "analyst", &["report:view"]).await;
+    assign(&store, "acme", "analyst", "u-alice").await;
     let none = Grants::none();
     assert_eq!(store.grants("acme", "u-bob").await.expect("bob"), none);
     assert_eq!(store.grants("acme", "nobody").await.expect("unknown"), none);
@@ -159,17 +130,10 @@ async fn a_subject_without_roles_has_no_grants(db: &TestDb) {
 
 async fn revoking_a_role_or_a_permission_changes_the_next_grants(db: &TestDb) {
     let store = seeded(db).await;
-    role(
-        &store,
-        "acme",
-        "analyst",
-        false,
-        &["report:view", "report:edit"],
-    )
-    .await;
-    role(&store, "acme", "viewer", false, &["report:view"]).await;
+    role(&store, "acme", "analyst", &["report:view", "report:edit"]).await;
+    role(&store, "acme", "viewer", &["report:view"]).await;
     for r in ["analyst", "viewer"] {
-        assert!(store.assign("acme", r, "u-alice").await.expect("assign"));
+        assign(&store, "acme", r, "u-alice").await;
     }
 
     assert!(
@@ -216,8 +180,8 @@ async fn revoking_a_role_or_a_permission_changes_the_next_grants(db: &TestDb) {
 
 async fn a_role_is_never_assigned_across_tenants(db: &TestDb) {
     let store = seeded(db).await;
-    role(&store, "acme", "root", true, &[]).await;
-    role(&store, "globex", "viewer", false, &["report:view"]).await;
+    admin_role(&store, "acme", "root").await;
+    role(&store, "globex", "viewer", &["report:view"]).await;
 
     // Carol is a user of globex: acme's role cannot be given to her.
     let cross = store.assign("acme", "root", "u-carol").await;
@@ -275,13 +239,8 @@ async fn a_role_is_unique_in_its_tenant_and_needs_the_tenant(db: &TestDb) {
 
 async fn deleting_a_role_takes_its_permissions_and_assignments(db: &TestDb) {
     let store = seeded(db).await;
-    role(&store, "acme", "analyst", false, &["report:view"]).await;
-    assert!(
-        store
-            .assign("acme", "analyst", "u-alice")
-            .await
-            .expect("assign")
-    );
+    role(&store, "acme", "analyst", &["report:view"]).await;
+    assign(&store, "acme", "analyst", "u-alice").await;
 
     assert!(store.delete_role("acme", "analyst").await.expect("delete"));
     assert!(!store.delete_role("acme", "analyst").await.expect("twice"));
@@ -302,22 +261,15 @@ async fn deleting_a_role_takes_its_permissions_and_assignments(db: &TestDb) {
 
 async fn roles_are_listed_by_name_with_sorted_permissions_and_members(db: &TestDb) {
     let store = seeded(db).await;
-    role(
-        &store,
-        "acme",
-        "viewer",
-        false,
-        &["report:view", "dataset:view"],
-    )
-    .await;
-    role(&store, "acme", "admin", true, &[]).await;
-    role(&store, "globex", "viewer", false, &["other:view"]).await;
+    role(&store, "acme", "viewer", &["report:view", "dataset:view"]).await;
+    admin_role(&store, "acme", "admin").await;
+    role(&store, "globex", "viewer", &["other:view"]).await;
     for (r, who) in [
         ("viewer", "u-bob"),
         ("viewer", "u-alice"),
         ("admin", "u-bob"),
     ] {
-        assert!(store.assign("acme", r, who).await.expect("assign"));
+        assign(&store, "acme", r, who).await;
     }
 
     let roles = store.roles("acme").await.expect("roles");
@@ -342,13 +294,8 @@ async fn roles_are_listed_by_name_with_sorted_permissions_and_members(db: &TestD
 
 async fn a_stored_permission_this_build_cannot_read_is_a_database_error(db: &TestDb) {
     let store = seeded(db).await;
-    role(&store, "acme", "analyst", false, &[]).await;
-    assert!(
-        store
-            .assign("acme", "analyst", "u-alice")
-            .await
-            .expect("assign")
-    );
+    role(&store, "acme", "analyst", &[]).await;
+    assign(&store, "acme", "analyst", "u-alice").await;
     db.raw(
         "INSERT INTO role_permissions (tenant, role, permission) \
             VALUES ('acme', 'analyst', 'Not A Permission')"

@@ -614,14 +614,8 @@ async fn a_run_out_of_attempts_is_listed_as_exhausted_and_settled_by_its_last_le
         .await
         .expect("claim")
         .expect("claimed");
-    assert!(
-        store
-            .exhausted(NOW + 2 * LEASE)
-            .await
-            .expect("list")
-            .is_empty(),
-        "one attempt left"
-    );
+    let exhausted = store.exhausted(NOW + 2 * LEASE).await.expect("list");
+    assert!(exhausted.is_empty(), "one attempt left");
     let second = store
         .claim("w2", LEASE, NOW + 2 * LEASE)
         .await
@@ -636,14 +630,8 @@ async fn a_run_out_of_attempts_is_listed_as_exhausted_and_settled_by_its_last_le
         None,
         "no attempts left"
     );
-    assert!(
-        store
-            .exhausted(NOW + 2 * LEASE)
-            .await
-            .expect("list")
-            .is_empty(),
-        "not yet expired"
-    );
+    let exhausted = store.exhausted(NOW + 2 * LEASE).await.expect("list");
+    assert!(exhausted.is_empty(), "not yet expired");
     let exhausted = store.exhausted(later).await.expect("list");
     assert_eq!(exhausted.len(), 1);
     assert_eq!(exhausted[0].run.id, run.id);

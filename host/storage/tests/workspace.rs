@@ -87,13 +87,14 @@ fn step(session: &SessionId, expected: i64, key: &str) -> SessionChange {
         session: session.clone(),
         expected_version: expected,
         at_ms: NOW + 1,
+        mutation: mutation(session, key),
+        // What the step adds: nothing until a test says.
+        keep_uploads: Vec::new(),
         state: None,
         proposal: None,
-        keep_uploads: Vec::new(),
         link: None,
         promotion: None,
         submit: None,
-        mutation: mutation(session, key),
     }
 }
 
@@ -105,6 +106,18 @@ async fn write(store: &Store, call_id: &str, effect: WorkspaceEffect) -> Result<
         )
         .await
         .map_err(|e| e.to_string())
+}
+
+/// Opens a session and records its first step, whose proposal keeps
+/// `upload`.
+async fn keep(store: &Store, upload: &UploadHandle) {
+    let s = opened(store).await;
+    let change = SessionChange {
+        keep_uploads: vec![upload.clone()],
+        ..step(&s.id, 1, "k")
+    };
+    let effect = WorkspaceEffect::Change(Box::new(change));
+    write(store, "call-keep", effect).await.expect("kept");
 }
 
 async fn opened(store: &Store) -> Session {
@@ -429,16 +442,7 @@ async fn uploads_are_their_tenants_and_expire_unless_a_proposal_keeps_them(db: &
             .expect("read")
             .is_none()
     );
-    let s = opened(&store).await;
-    let mut change = step(&s.id, 1, "k");
-    change.keep_uploads = vec![h.clone()];
-    write(
-        &store,
-        "call-keep",
-        WorkspaceEffect::Change(Box::new(change)),
-    )
-    .await
-    .expect("kept");
+    keep(&store, h).await;
     assert!(
         store
             .upload("acme", d, NOW + 10)
@@ -646,16 +650,7 @@ async fn a_principals_quota_counts_its_unnamed_live_uploads_and_refuses_past_it(
     );
 
     // An upload a proposal names counts no more.
-    let s = opened(&store).await;
-    let mut change = step(&s.id, 1, "k");
-    change.keep_uploads = vec![named.handle.clone()];
-    write(
-        &store,
-        "call-keep",
-        WorkspaceEffect::Change(Box::new(change)),
-    )
-    .await
-    .expect("kept");
+    keep(&store, &named.handle).await;
     assert_eq!(
         held("alice", NOW).await,
         HeldUploads {

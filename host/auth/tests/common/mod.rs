@@ -1,7 +1,78 @@
-//! What the authorization server's integration tests share: a browser's
-//! cookie jar.
+//! What the authorization server's integration tests share: a server on a
+//! loopback port, a browser's cookie jar, the operator's client and the
+//! form posts of its endpoints. The SSO adapter's tests
+//! (`host/sso/tests/oidc.rs`) drive the same server and include this file
+//! by its path.
+
+// Each test binary compiles this module and uses a different part of it.
+#![allow(dead_code)]
 
 use std::collections::BTreeMap;
+
+use reqwest::redirect::Policy;
+use toolhost_auth::{Client, ClientKind, ClientOrigin};
+
+/// A listener on a free loopback port, and its base URL.
+pub async fn bind() -> (tokio::net::TcpListener, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    (listener, base)
+}
+
+/// Serves `app` on `listener` until the test's runtime ends.
+pub fn serve(listener: tokio::net::TcpListener, app: axum::Router) {
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+}
+
+/// An HTTP client that follows no redirect, so a test sees each one.
+pub fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(Policy::none())
+        .build()
+        .expect("client")
+}
+
+/// A public client `id` the operator registered, for scope `mcp`, that
+/// may be sent back to `redirect_uris`.
+pub fn admin_client(id: &str, redirect_uris: &[&str]) -> Client {
+    Client {
+        client_id: id.into(),
+        secret_hash: None,
+        kind: ClientKind::Public,
+        origin: ClientOrigin::Admin,
+        name: id.into(),
+        redirect_uris: redirect_uris.iter().map(|u| (*u).to_owned()).collect(),
+        scope: "mcp".into(),
+        tenant: None,
+        owner: None,
+        created_at: 0,
+        last_used_at: None,
+        revoked_at: None,
+        refresh_at: None,
+    }
+}
+
+/// `application/x-www-form-urlencoded` of `pairs`.
+pub fn encode<V: AsRef<str>>(pairs: &[(&str, V)]) -> String {
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        form.append_pair(k, v.as_ref());
+    }
+    form.finish()
+}
+
+/// A POST of the form `pairs` to `url`, ready to send.
+pub fn post_form<V: AsRef<str>>(
+    http: &reqwest::Client,
+    url: String,
+    pairs: &[(&str, V)],
+) -> reqwest::RequestBuilder {
+    http.post(url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(encode(pairs))
+}
 
 /// The cookies a browser keeps for the site under test.
 #[derive(Default)]
@@ -29,6 +100,17 @@ impl Jar {
                 self.0.insert(k.into(), v.into());
             }
         }
+    }
+
+    /// Sends `req` with the jar's cookies, and keeps those the answer sets.
+    pub async fn send(&mut self, req: reqwest::RequestBuilder) -> reqwest::Response {
+        let resp = req
+            .header("cookie", self.header())
+            .send()
+            .await
+            .expect("a response");
+        self.keep(&resp);
+        resp
     }
 
     /// Forgets every cookie (a browser whose session ended).

@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::json;
 use sqlx::{AssertSqlSafe, Connection, PgConnection, SqliteConnection};
 use toolhost_audit::{AuditEvent, argument_digest};
+use toolhost_auth::AuthStore;
 use toolhost_storage::Store;
 use toolhost_types::Digest;
 
@@ -192,4 +193,27 @@ pub fn event(call_id: &str, at_ms: u64) -> AuditEvent {
         duration: Duration::from_micros(1_234),
         ..AuditEvent::new("acme", "alice", "greet", digest)
     }
+}
+
+/// A store of `db` with each of `tenants`, created at `at` (unix seconds).
+pub async fn store_with_tenants(db: &TestDb, tenants: &[&str], at: i64) -> Store {
+    let store = db.store().await;
+    for tenant in tenants {
+        store.ensure_tenant(tenant, at).await.expect("tenant");
+    }
+    store
+}
+
+/// Awaits concurrent opens of one row and asserts that they all answered
+/// the same row; `show` names what each answered when they did not.
+pub async fn opened_alike<T: PartialEq, E: std::fmt::Debug>(
+    opens: impl IntoIterator<Item = tokio::task::JoinHandle<Result<T, E>>>,
+    show: impl Fn(&[T]) -> String,
+) -> Vec<T> {
+    let mut opened = Vec::new();
+    for task in opens {
+        opened.push(task.await.expect("task").expect("open"));
+    }
+    assert!(opened.windows(2).all(|w| w[0] == w[1]), "{}", show(&opened));
+    opened
 }
