@@ -69,6 +69,20 @@ fn main() {
         .unwrap_or(600);
     let length = Duration::from_secs(seconds);
     let backend = Backend::start();
+    let server = soaked_server(&backend);
+    let (done, samples) = soak(&server, length);
+    report(&done, &samples, length);
+    let out = server.admin(&["audit", "verify"]);
+    println!(
+        "\naudit chain after the soak: {}",
+        String::from_utf8_lossy(&out.stdout).trim()
+    );
+    assert!(out.status.success(), "the chain verifies");
+}
+
+/// The host as soaked: testbench as the exploration backend, two run
+/// workers, no queue or rate bound in the way.
+fn soaked_server(backend: &Backend) -> Server {
     let mut flags: Vec<String> = backend.flags().to_vec();
     flags.extend(
         [
@@ -85,11 +99,15 @@ fn main() {
     );
     flags.extend(UNLIMITED.map(str::to_owned));
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let server = Server::start_with(&[TESTBENCH, HELLO], &flags);
-    let demo = user_token(&server, "demo", DEMO_PASSWORD);
-    let ann = approver(&server);
-    let greeter = server.token().to_owned();
+    Server::start_with(&[TESTBENCH, HELLO], &flags)
+}
 
+/// `CLIENTS` clients calling `server` for `length` while its process is
+/// sampled every `WINDOW`: every request done, and every sample.
+fn soak(server: &Server, length: Duration) -> (Vec<Done>, Vec<Sample>) {
+    let demo = user_token(server, "demo", DEMO_PASSWORD);
+    let ann = approver(server);
+    let greeter = server.token().to_owned();
     let started = Instant::now();
     let stop = AtomicBool::new(false);
     let done: Mutex<Vec<Done>> = Mutex::new(Vec::new());
@@ -143,16 +161,9 @@ fn main() {
             stop.store(true, Ordering::Relaxed);
         });
     });
-
     let done = done.into_inner().expect("results");
     let samples = samples.into_inner().expect("samples");
-    report(&done, &samples, length);
-    let out = server.admin(&["audit", "verify"]);
-    println!(
-        "\naudit chain after the soak: {}",
-        String::from_utf8_lossy(&out.stdout).trim()
-    );
-    assert!(out.status.success(), "the chain verifies");
+    (done, samples)
 }
 
 /// One request of `kind`: whether it got the answer it should.

@@ -27,6 +27,7 @@
 //! bounds both), [`view`] (what
 //! the read tools answer) and [`tools`] (the host tools).
 
+mod answer;
 mod arriving;
 mod bind;
 mod domain_subject;

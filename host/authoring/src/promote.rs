@@ -10,10 +10,10 @@ use toolhost_workspace::{
     Promotion, PromotionState, Proposal, SessionChange, SessionState, SessionView, Subject,
 };
 
+use crate::answer::{Answered, changed, find_proposal, output};
 use crate::domain_subject::{started, waiting};
 use crate::plugin_subject::{RevisionDraft, source};
 use crate::propose::invalid_proposal;
-use crate::tools::{Answered, changed, find_proposal, output};
 use crate::{Work, WorkspaceError, text_arg, view};
 
 /// `promote_revision(session_id, proposal_id, expected_version, idempotency_key, gate_id?)`.

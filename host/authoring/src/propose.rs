@@ -9,9 +9,14 @@ use toolhost_workspace::{
     Proposal, ProposalId, Session, SessionChange, Subject, UploadHandle, refuse_authority,
 };
 
+use crate::answer::{Answered, changed, output};
 use crate::plugin_subject::{RevisionDraft, problem, source};
-use crate::tools::{Answered, MAX_EVIDENCE, MAX_SUMMARY_CHARS, changed, output};
 use crate::{Work, WorkspaceError, view};
+
+/// The longest summary a proposal carries.
+const MAX_SUMMARY_CHARS: usize = 500;
+/// The most runs a proposal cites as evidence.
+const MAX_EVIDENCE: usize = 32;
 
 /// What a proposal may carry besides its subject's body.
 #[derive(Debug, Deserialize)]

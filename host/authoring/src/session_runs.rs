@@ -61,7 +61,7 @@ impl Work<'_> {
         let (expected, view) = (step.expected, &step.view);
         let session = &view.session;
         let proposal = match args.get("proposal_id").and_then(Value::as_str) {
-            Some(id) => Some(crate::tools::find_proposal(view, id)?),
+            Some(id) => Some(crate::answer::find_proposal(view, id)?),
             None => None,
         };
         let (mut out, mut effects) = match proposal {

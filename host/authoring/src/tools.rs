@@ -8,17 +8,16 @@
 
 use serde_json::{Value, json};
 use toolhost_audit::Effect;
-use toolhost_runtime::{ToolOutput, ToolSpec};
+use toolhost_runtime::ToolSpec;
 use toolhost_types::Principal;
-use toolhost_workspace::{
-    Proposal, Session, SessionChange, SessionId, SessionState, Subject, WorkspaceEffect,
-};
+use toolhost_workspace::{Session, SessionId, SessionState, Subject, WorkspaceEffect};
 
 use super::{Guarded, mutation, text_arg, view};
 use std::sync::Arc;
 
-use toolhost_invoke::{AnswerFuture, HostCall, HostTool, HostToolFuture, InvokeError, host_spec};
+use toolhost_invoke::{AnswerFuture, HostCall, HostTool, HostToolFuture, host_spec};
 
+use crate::answer::{Answered, find_proposal, output};
 use crate::{Authoring, Work, WorkspaceError};
 
 /// Every workspace tool needs this permission (besides, for a domain
@@ -27,10 +26,6 @@ pub const AUTHORING_PERMISSION: &str = "workspace:author";
 
 /// The most sessions one listing returns.
 const MAX_LISTED: u64 = 100;
-/// The longest summary a proposal carries.
-pub(crate) const MAX_SUMMARY_CHARS: usize = 500;
-/// The most runs a proposal cites as evidence.
-pub(crate) const MAX_EVIDENCE: usize = 32;
 
 fn spec(name: &str, title: &str, description: &str, input: Value, mutating: bool) -> ToolSpec {
     host_spec(
@@ -42,16 +37,6 @@ fn spec(name: &str, title: &str, description: &str, input: Value, mutating: bool
         mutating,
     )
 }
-
-pub(crate) fn output(structured: Value, text: String) -> ToolOutput {
-    ToolOutput {
-        structured,
-        text: Some(text),
-        content: Vec::new(),
-    }
-}
-
-pub(crate) type Answered = Result<(ToolOutput, Vec<Effect>), InvokeError>;
 
 /// The authoring tools, each over `service`.
 pub(crate) fn host_tools(service: &Arc<Authoring>) -> Vec<Arc<dyn HostTool>> {
@@ -357,28 +342,4 @@ async fn get_revision_diff(host: Work<'_>, who: &Principal, args: &Value) -> Ans
         p.id, s.subject
     );
     Ok((output(structured, text), Vec::new()))
-}
-
-/// Proposal `id` of `view`'s session, or `PROPOSAL_NOT_FOUND`.
-pub(crate) fn find_proposal<'a>(
-    view: &'a toolhost_workspace::SessionView,
-    id: &str,
-) -> Result<&'a Proposal, InvokeError> {
-    view.proposals
-        .iter()
-        .find(|p| p.id.as_str() == id)
-        .ok_or_else(|| {
-            WorkspaceError::NotFound {
-                what: "proposal",
-                id: id.to_owned(),
-            }
-            .into()
-        })
-}
-
-/// The answer of a mutation of a session: `out`, and `change` written with
-/// the call's row.
-pub(crate) fn changed(out: ToolOutput, change: SessionChange) -> Answered {
-    let effect = WorkspaceEffect::Change(Box::new(change));
-    Ok((out, vec![Effect::Workspace(effect)]))
 }

@@ -18,11 +18,11 @@
 //! an authoring session's draft is started by the authoring service, and
 //! the worker loads drafts through [`Drafts`].
 
-mod claim;
 mod error;
 mod follow;
 mod settle;
 mod start;
+mod started;
 mod tools;
 mod view;
 mod worker;
@@ -37,11 +37,11 @@ use toolhost_invoke::{AnswerFuture, BoxFuture, HostCall, HostTool, HostToolFutur
 use toolhost_runs::{QueueLimits, RunStore};
 use toolhost_runtime::Payer;
 
-pub use claim::{RunTools, started};
 pub use error::RunError;
 pub use start::{permitted, plugin_tool, queued_run, run_lost};
-pub use tools::RUN_PERMISSION;
+pub use started::started;
 use tools::StartTool;
+pub use tools::{RUN_PERMISSION, RunTools};
 pub use view::run_output;
 pub use worker::{RunWorker, WorkerConfig};
 

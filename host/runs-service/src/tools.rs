@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 use toolhost_audit::Effect;
 use toolhost_catalog::ToolRef;
 use toolhost_invoke::{
-    AnswerFuture, HostCall, HostTool, HostToolFuture, InvokeError, host_spec, invalid,
+    AnswerFuture, ClaimTools, HostCall, HostTool, HostToolFuture, InvokeError, host_spec, invalid,
 };
 use toolhost_runs::{RunEffect, RunState};
 use toolhost_runtime::{ToolOutput, ToolSpec};
 
-use crate::claim::{RUN_NOTE, run_schema, started};
+use crate::started::{RUN_NOTE, run_schema, started};
 use crate::view::snapshot;
 use crate::{RunError, Runs, Sessions, run_lost, settle};
 
@@ -142,6 +142,24 @@ impl HostTool for StartTool {
             (Effect::Workspace(_), Starts::Named(Some(sessions))) => sessions.lost(c, effect),
             _ => Box::pin(std::future::ready(Err(run_lost(effect)))),
         }
+    }
+}
+
+/// The runs feature's claim: every catalog tool whose manifest entry has a
+/// `run` table is served as a run tool.
+pub struct RunTools(Arc<Runs>);
+
+impl RunTools {
+    pub(crate) fn new(runs: Arc<Runs>) -> Self {
+        Self(runs)
+    }
+}
+
+impl ClaimTools for RunTools {
+    fn claim(&self, tool: &ToolRef) -> Option<Arc<dyn HostTool>> {
+        let section = tool.plugin().manifest.tools.get(&tool.spec().name)?;
+        section.run.as_ref()?;
+        Some(Arc::new(StartTool::claimed(self.0.clone(), tool.clone())))
     }
 }
 

@@ -1,16 +1,12 @@
-//! The runs feature's claim on the catalog: every tool whose manifest
-//! entry has a `run` table is served as a run tool ([`RunTools`]), and what
-//! happens once the row that queued a run is written ([`started`]).
-
-use std::sync::Arc;
+//! What a call that starts a run comes to once its row is written
+//! ([`started`]), and what a run tool says of itself: the note its
+//! description adds and the answer it gives (the run).
 
 use serde_json::{Value, json};
 use toolhost_audit::Effect;
-use toolhost_catalog::ToolRef;
-use toolhost_invoke::{ClaimTools, HostCall, HostTool, InvokeError};
+use toolhost_invoke::{HostCall, InvokeError};
 use toolhost_runtime::ToolOutput;
 
-use crate::tools::StartTool;
 use crate::{Runs, queued_run};
 
 /// Once the row that queued a run is written: this host's workers are
@@ -56,22 +52,4 @@ pub(crate) fn run_schema() -> Value {
             "poll_after_ms": {"type": "integer"},
         },
     })
-}
-
-/// The runs feature's claim: every catalog tool whose manifest entry has a
-/// `run` table is served as a run tool.
-pub struct RunTools(Arc<Runs>);
-
-impl RunTools {
-    pub(crate) fn new(runs: Arc<Runs>) -> Self {
-        Self(runs)
-    }
-}
-
-impl ClaimTools for RunTools {
-    fn claim(&self, tool: &ToolRef) -> Option<Arc<dyn HostTool>> {
-        let section = tool.plugin().manifest.tools.get(&tool.spec().name)?;
-        section.run.as_ref()?;
-        Some(Arc::new(StartTool::claimed(self.0.clone(), tool.clone())))
-    }
 }
