@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use toolhost_limits::CallBudget;
-use toolhost_review::{Capabilities, ToolCapabilities};
+use toolhost_review::{Capabilities, ToolCapabilities, schema_texts};
 use toolhost_runtime::{Plugin, ToolSpec};
 
 use crate::{LoadedPlugin, Manifest, ToolSection};
@@ -39,6 +39,10 @@ pub fn capabilities(loaded: &LoadedPlugin, signer: Option<String>) -> Capabiliti
             .map(|p| (p.name.clone(), p.permission.to_string()))
             .collect(),
         resources: resources(plugin),
+        texts: texts(plugin),
+        uris: uris(plugin),
+        component: Some(plugin.digest().to_string()),
+        takes: takes(manifest),
     }
 }
 
@@ -59,7 +63,104 @@ fn tool(spec: &ToolSpec, section: Option<&ToolSection>) -> ToolCapabilities {
         replaces: section
             .and_then(|s| s.replaces.as_ref())
             .map(|t| t.to_string()),
+        texts: tool_texts(spec),
     }
+}
+
+/// What the model reads of a tool beside its description: its title, its
+/// annotations, and the words inside its schemas.
+fn tool_texts(spec: &ToolSpec) -> BTreeMap<String, String> {
+    let mut texts = BTreeMap::new();
+    if let Some(title) = &spec.title {
+        texts.insert("title".to_owned(), title.clone());
+    }
+    let a = &spec.annotations;
+    for (hint, value) in [
+        ("readOnlyHint", a.read_only),
+        ("destructiveHint", a.destructive),
+        ("idempotentHint", a.idempotent),
+        ("openWorldHint", a.open_world),
+    ] {
+        if let Some(v) = value {
+            texts.insert(format!("annotations {hint}"), v.to_string());
+        }
+    }
+    let schemas = [
+        ("input", Some(&spec.input_schema)),
+        ("output", spec.output_schema.as_ref()),
+    ];
+    for (which, schema) in schemas {
+        for (pointer, text) in schema.map(schema_texts).unwrap_or_default() {
+            texts.insert(format!("{which} {pointer}"), text);
+        }
+    }
+    texts
+}
+
+/// What the model reads of the prompts, resources and templates beside
+/// their names and URIs, by subject (`"prompt NAME"`, `"resource NAME"`).
+fn texts(plugin: &Plugin) -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for p in plugin.prompts() {
+        let mut t = described(p.title.as_ref(), &p.description, None);
+        for arg in &p.arguments {
+            let at = |field: &str| format!("argument {} {field}", arg.name);
+            t.insert(at("required"), arg.required.to_string());
+            if let Some(d) = &arg.description {
+                t.insert(at("description"), d.clone());
+            }
+        }
+        out.insert(format!("prompt {}", p.name), t);
+    }
+    for r in plugin.resources() {
+        let t = described(r.title.as_ref(), &r.description, r.mime_type.as_ref());
+        out.insert(format!("resource {}", r.name), t);
+    }
+    for r in plugin.resource_templates() {
+        let t = described(r.title.as_ref(), &r.description, r.mime_type.as_ref());
+        out.insert(format!("resource {}", r.name), t);
+    }
+    out
+}
+
+/// A title, a description and a MIME type, by field.
+fn described(
+    title: Option<&String>,
+    description: &str,
+    mime_type: Option<&String>,
+) -> BTreeMap<String, String> {
+    let mut t = BTreeMap::from([("description".to_owned(), description.to_owned())]);
+    if let Some(title) = title {
+        t.insert("title".into(), title.clone());
+    }
+    if let Some(mime) = mime_type {
+        t.insert("mime type".into(), mime.clone());
+    }
+    t
+}
+
+/// Each resource's URI and each template's URI template, by name.
+fn uris(plugin: &Plugin) -> BTreeMap<String, String> {
+    (plugin.resources().iter())
+        .map(|r| (r.name.clone(), r.uri.clone()))
+        .chain(
+            (plugin.resource_templates().iter()).map(|t| (t.name.clone(), t.uri_template.clone())),
+        )
+        .collect()
+}
+
+/// The names the manifest takes over from other plugins: `"tool greet"` →
+/// the plugin it takes it from.
+pub(crate) fn takes(manifest: &Manifest) -> BTreeMap<String, String> {
+    let tools = (manifest.tools.iter())
+        .filter_map(|(n, s)| Some((format!("tool {}", n.as_str()), s.takes_from.as_ref()?)));
+    let prompts = (manifest.prompts.iter())
+        .filter_map(|(n, s)| Some((format!("prompt {n}"), s.takes_from.as_ref()?)));
+    let resources = (manifest.resources.iter())
+        .filter_map(|(n, s)| Some((format!("resource {n}"), s.takes_from.as_ref()?)));
+    (tools.chain(prompts).chain(resources))
+        .map(|(subject, from)| (subject, from.to_string()))
+        .collect()
 }
 
 /// Every number the plugin is held to: its call budget, its run tools'

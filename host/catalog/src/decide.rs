@@ -11,6 +11,7 @@ use serde_json::json;
 use toolhost_audit::{AuditEvent, CatalogEffect, RevisionMove, argument_digest};
 use toolhost_review::{Capabilities, CatalogVersion, Diff, diff};
 
+use crate::claims::{ClaimError, check_against_active};
 use crate::{CatalogStore, CatalogStoreError, Revision, RevisionState};
 
 /// Who decides, as the audit trail names them.
@@ -29,10 +30,21 @@ pub struct Decider {
 /// A review's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
-    /// Activate the revision.
+    /// Activate the revision. Refused when it takes names from another
+    /// plugin: that needs [`Verdict::ApproveTransfers`].
     Approve,
+    /// Activate the revision and the transfers of names its diff shows:
+    /// the other plugin stops serving them.
+    ApproveTransfers,
     /// Refuse it for good.
     Reject,
+}
+
+impl Verdict {
+    /// Whether it activates the revision.
+    pub fn approves(self) -> bool {
+        self != Verdict::Reject
+    }
 }
 
 /// Why a decision cannot be made. Nothing was written.
@@ -62,6 +74,26 @@ pub enum DecideError {
     /// A decision needs a reason.
     #[error("a reason is required")]
     ReasonRequired,
+    /// The revision claims what another active plugin serves.
+    #[error("revision {id}: {source}")]
+    Claimed {
+        /// The revision.
+        id: String,
+        /// What it claims, and who serves it.
+        source: ClaimError,
+    },
+    /// The revision takes names from other plugins, and the approval did
+    /// not say it approves the transfers.
+    #[error(
+        "revision {id} takes {} from other plugins: approve the transfers explicitly (the other plugin stops serving them)",
+        .transfers.join(", ")
+    )]
+    TransfersNotApproved {
+        /// The revision.
+        id: String,
+        /// Each transfer: `tool greet from hello`.
+        transfers: Vec<String>,
+    },
     /// Nothing to roll back to.
     #[error("plugin {0:?} has no earlier approved revision to roll back to")]
     NothingToRollBack(String),
@@ -86,6 +118,8 @@ impl DecideError {
             DecideError::WrongState { .. } => "ALREADY_DECIDED",
             DecideError::SelfApproval { .. } => "SELF_APPROVAL",
             DecideError::ReasonRequired => "INVALID_ARGUMENTS",
+            DecideError::Claimed { source, .. } => source.code(),
+            DecideError::TransfersNotApproved { .. } => "TRANSFER_NOT_APPROVED",
             DecideError::NothingToRollBack(_) => "NOT_FOUND",
             DecideError::Corrupt { .. } | DecideError::Store(_) => "INTERNAL",
         }
@@ -186,6 +220,17 @@ pub async fn review(
     }
     let current = active(store, &rev.plugin).await?;
     let d = review_diff(store, &rev).await?;
+    let transfers = d.transfers();
+    if !transfers.is_empty() && verdict != Verdict::ApproveTransfers {
+        let transfers = (transfers.into_iter())
+            .map(|(subject, from)| format!("{subject} from {from}"))
+            .collect();
+        return Err(DecideError::TransfersNotApproved {
+            id: id.to_owned(),
+            transfers,
+        });
+    }
+    claims_free(store, &rev).await?;
     let (served, moves) = activation(
         store,
         current.as_ref(),
@@ -228,6 +273,7 @@ pub async fn rollback(
         .ok_or_else(|| DecideError::NothingToRollBack(plugin.to_owned()))?;
     let current_caps = current.as_ref().map(capabilities_of).transpose()?;
     let d = diff(current_caps.as_ref(), &capabilities_of(&target)?);
+    claims_free(store, &target).await?;
     let (served, moves) = activation(
         store,
         current.as_ref(),
@@ -246,6 +292,19 @@ pub async fn rollback(
         moves,
         Some(d),
     ))
+}
+
+/// Whether what `rev` claims is free of every other active plugin's
+/// names now (or declared taken from them): checked at intake, and again
+/// here, since another plugin may have been activated since.
+async fn claims_free(store: &dyn CatalogStore, rev: &Revision) -> Result<(), DecideError> {
+    let caps = capabilities_of(rev)?;
+    check_against_active(store, &caps)
+        .await?
+        .map_err(|source| DecideError::Claimed {
+            id: rev.id.clone(),
+            source,
+        })
 }
 
 /// `target` (now `from`) made active: the active revision (if any) steps

@@ -51,15 +51,28 @@ pub enum CatalogError {
         /// The plugin name.
         plugin: String,
     },
-    /// A tool name is already served by another plugin.
-    #[error("manifest {path}: tool {tool:?} is already provided by plugin {other:?}")]
-    ToolCollision {
+    /// A tool name, a prompt name or a resource's URI space is already
+    /// served by another plugin: the incumbent keeps it.
+    #[error("manifest {path}: {taken}")]
+    NameTaken {
         /// The refused plugin's manifest.
         path: PathBuf,
-        /// The colliding tool.
-        tool: String,
-        /// The plugin that already provides it.
-        other: String,
+        /// What it claims, and who serves it.
+        taken: Box<crate::NameTaken>,
+    },
+    /// A resource or template in a URI scheme the host answers itself.
+    #[error(
+        "manifest {path}: {subject} is at {uri:?}: the {scheme}: scheme is the host's own, no plugin may serve it"
+    )]
+    ReservedScheme {
+        /// The manifest.
+        path: PathBuf,
+        /// The resource (`"resource NAME"`).
+        subject: String,
+        /// Its URI or URI template.
+        uri: String,
+        /// The reserved scheme.
+        scheme: String,
     },
     /// The component and the reviewed manifest disagree about the tools.
     #[error("manifest {path}: {detail}")]

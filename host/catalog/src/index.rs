@@ -1,14 +1,15 @@
 //! The index of tools: one name, one plugin, deterministic order; and the
 //! catalog's version, which every audit row of a call it served names.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use toolhost_limits::CallBudget;
-use toolhost_runtime::{Plugin, ToolSpec};
+use toolhost_runtime::{Plugin, PromptSpec, ResourceSpec, TemplateSpec, ToolSpec};
 use toolhost_types::ToolName;
 
 use crate::Manifest;
+use crate::claims::{Claims, NameTaken};
 
 /// The version a catalog has before anything was activated.
 pub const INITIAL_VERSION: &str = "1.0.0";
@@ -65,11 +66,26 @@ impl ToolRef {
     }
 }
 
-/// The tools the host serves, by name, at one catalog version.
+/// One prompt, resource or template the catalog serves: its plugin and
+/// its place in the plugin's list.
+#[derive(Clone)]
+struct Held {
+    plugin: Arc<LoadedPlugin>,
+    index: usize,
+}
+
+/// The tools, prompts, resources and templates the host serves, each by
+/// its name (or URI) from the one plugin that owns it, at one catalog
+/// version.
 #[derive(Clone)]
 pub struct Catalog {
     tools: BTreeMap<ToolName, ToolRef>,
+    prompts: BTreeMap<String, Held>,
+    resources: BTreeMap<String, Held>,
+    templates: BTreeMap<String, Held>,
     plugins: Vec<Arc<LoadedPlugin>>,
+    /// What each served plugin answers for, by plugin name.
+    claims: Vec<(String, Claims)>,
     version: String,
     generation: i64,
 }
@@ -78,7 +94,11 @@ impl Default for Catalog {
     fn default() -> Self {
         Self {
             tools: BTreeMap::new(),
+            prompts: BTreeMap::new(),
+            resources: BTreeMap::new(),
+            templates: BTreeMap::new(),
             plugins: Vec::new(),
+            claims: Vec::new(),
             version: INITIAL_VERSION.to_owned(),
             generation: 0,
         }
@@ -126,11 +146,26 @@ impl Catalog {
         self.plugins.iter().cloned()
     }
 
-    /// The plugin providing a tool called `name`, if any.
-    pub(crate) fn provider(&self, name: &ToolName) -> Option<&str> {
-        self.tools
-            .get(name)
-            .map(|t| t.plugin.manifest.plugin.name.as_str())
+    /// Every prompt served, by name, with its plugin.
+    pub fn prompts(&self) -> impl Iterator<Item = (&Arc<LoadedPlugin>, &PromptSpec)> {
+        (self.prompts.values()).map(|h| (&h.plugin, &h.plugin.plugin.prompts()[h.index]))
+    }
+
+    /// The prompt called `name`, with its plugin.
+    pub fn prompt(&self, name: &str) -> Option<(&Arc<LoadedPlugin>, &PromptSpec)> {
+        let h = self.prompts.get(name)?;
+        Some((&h.plugin, &h.plugin.plugin.prompts()[h.index]))
+    }
+
+    /// Every resource at a fixed URI served, by URI, with its plugin.
+    pub fn resources(&self) -> impl Iterator<Item = (&Arc<LoadedPlugin>, &ResourceSpec)> {
+        (self.resources.values()).map(|h| (&h.plugin, &h.plugin.plugin.resources()[h.index]))
+    }
+
+    /// Every resource template served, by template, with its plugin.
+    pub fn resource_templates(&self) -> impl Iterator<Item = (&Arc<LoadedPlugin>, &TemplateSpec)> {
+        (self.templates.values())
+            .map(|h| (&h.plugin, &h.plugin.plugin.resource_templates()[h.index]))
     }
 
     /// Whether a plugin of this name is loaded.
@@ -140,16 +175,60 @@ impl Catalog {
             .any(|p| p.manifest.plugin.name.as_str() == name)
     }
 
-    /// Adds a plugin whose tools the caller checked do not collide.
-    pub(crate) fn insert(&mut self, plugin: Arc<LoadedPlugin>) {
-        for (index, spec) in plugin.plugin.tools().iter().enumerate() {
-            let r = ToolRef {
-                plugin: plugin.clone(),
-                index,
-                deprecation: None,
-            };
-            self.tools.insert(spec.name.clone(), r);
+    /// The first of `claims` (of `plugin`) another served plugin already
+    /// answers for: the incumbent keeps it.
+    pub(crate) fn taken(&self, plugin: &str, claims: &Claims) -> Option<NameTaken> {
+        self.claims.iter().find_map(|(owner, theirs)| {
+            let (subject, claim, owner_subject) = claims.overlap(theirs)?;
+            Some(NameTaken {
+                plugin: plugin.to_owned(),
+                subject: subject.to_owned(),
+                claim: claim.to_string(),
+                owner: owner.clone(),
+                owner_subject: owner_subject.to_owned(),
+            })
+        })
+    }
+
+    /// Adds a plugin whose claims the caller checked do not overlap the
+    /// served ones, serving all it exports but the `withheld` subjects
+    /// (`"tool greet"`: names another plugin took from it).
+    pub(crate) fn insert(&mut self, plugin: Arc<LoadedPlugin>, withheld: &BTreeSet<String>) {
+        let kept = |kind: &str, name: &str| !withheld.contains(&format!("{kind} {name}"));
+        let p = &plugin.plugin;
+        for (index, spec) in p.tools().iter().enumerate() {
+            if kept("tool", spec.name.as_str()) {
+                let r = ToolRef {
+                    plugin: plugin.clone(),
+                    index,
+                    deprecation: None,
+                };
+                self.tools.insert(spec.name.clone(), r);
+            }
         }
+        let held = |index| Held {
+            plugin: plugin.clone(),
+            index,
+        };
+        for (index, spec) in p.prompts().iter().enumerate() {
+            if kept("prompt", &spec.name) {
+                self.prompts.insert(spec.name.clone(), held(index));
+            }
+        }
+        for (index, spec) in p.resources().iter().enumerate() {
+            if kept("resource", &spec.name) {
+                self.resources.insert(spec.uri.clone(), held(index));
+            }
+        }
+        for (index, spec) in p.resource_templates().iter().enumerate() {
+            if kept("resource", &spec.name) {
+                self.templates
+                    .insert(spec.uri_template.clone(), held(index));
+            }
+        }
+        let claims = Claims::of_loaded(&plugin).without(withheld);
+        self.claims
+            .push((plugin.manifest.plugin.name.to_string(), claims));
         self.plugins.push(plugin);
     }
 

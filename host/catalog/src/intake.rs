@@ -2,7 +2,8 @@
 //! and stored pending review. Every source (a directory, an OCI registry,
 //! an upload over HTTP) ends here, so every revision meets the same checks
 //! in the same order: bounds, manifest, signature against the pinned
-//! signers, then the component against its manifest in the sandbox.
+//! signers, the component against its manifest in the sandbox, then its
+//! names against every other active plugin's (`claims`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use toolhost_signing::{
 };
 use toolhost_types::Digest;
 
+use crate::claims::{ClaimError, check_against_active};
 use crate::load::check_plugin;
 use crate::{
     CatalogError, CatalogStore, CatalogStoreError, LoadOptions, Manifest, NewRevision, Revision,
@@ -84,6 +86,9 @@ pub enum IntakeError {
     /// The manifest or the component did not pass the catalog's checks.
     #[error("{0}")]
     Invalid(#[from] CatalogError),
+    /// It claims a name, prompt or URI another active plugin serves.
+    #[error("{0}")]
+    Claimed(#[from] ClaimError),
     /// The store failed.
     #[error("{0}")]
     Store(#[from] CatalogStoreError),
@@ -96,7 +101,9 @@ impl IntakeError {
             IntakeError::TooLarge { .. } => "LIMIT_EXCEEDED",
             IntakeError::Refused(r) => r.code(),
             IntakeError::Invalid(e) if e.is_busy() => "RATE_LIMITED",
+            IntakeError::Invalid(CatalogError::ReservedScheme { .. }) => "RESERVED_URI",
             IntakeError::Invalid(_) => "INVALID_PLUGIN",
+            IntakeError::Claimed(e) => e.code(),
             IntakeError::Store(_) => "INTERNAL",
         }
     }
@@ -185,6 +192,7 @@ pub async fn check(
     let (loaded, _) = check_plugin(manifest, &sub.component, source, runtime, &opts.load).await?;
     let label = signer.as_ref().map(|(name, key)| format!("{name} ({key})"));
     let caps = capabilities(&loaded, label);
+    check_against_active(store, &caps).await??;
     let plugin = loaded.manifest.plugin.name.to_string();
     let id = revision_id(&plugin, &component_digest, &manifest_digest);
     let revision = Revision {

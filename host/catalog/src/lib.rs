@@ -25,6 +25,7 @@
 //! ```
 
 mod capabilities;
+pub mod claims;
 pub mod decide;
 mod error;
 mod index;
@@ -36,6 +37,7 @@ mod pin;
 mod store;
 
 pub use capabilities::capabilities;
+pub use claims::{Claim, ClaimError, Claims, NameTaken, RESERVED_SCHEMES};
 pub use error::CatalogError;
 pub use index::{Catalog, Deprecation, INITIAL_VERSION, LoadedPlugin, ToolRef};
 pub use live::{Built, LiveCatalog};

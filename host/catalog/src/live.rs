@@ -8,7 +8,7 @@
 //! being served at the next build, even before the decision that
 //! withdraws them is written.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -17,8 +17,10 @@ use toolhost_runtime::{Payer, Runtime};
 use toolhost_signing::{Presented, TrustRoot};
 use toolhost_types::Digest;
 
+use crate::capabilities::takes;
+use crate::claims::Claims;
 use crate::intake::{IntakeOptions, trusted_signers, verify_signed};
-use crate::load::{check_collisions, check_plugin};
+use crate::load::{admit, check_plugin};
 use crate::{
     Catalog, CatalogError, CatalogStore, CatalogStoreError, Deprecation, LoadOptions, LoadedPlugin,
     Manifest, Revision, RevisionState,
@@ -84,12 +86,21 @@ impl LiveCatalog {
             .parse()
             .map_err(|e| CatalogStoreError::Failed(format!("catalog_state.version: {e}")))?;
         let mut served = self.store.served().await?;
-        // Active revisions first, so a retired tool never shadows a live one.
-        served.sort_by_key(|r| (r.state != RevisionState::Active, r.plugin.clone()));
+        // Active revisions first, so a retired tool never shadows a live
+        // one; then in the order they became active, so an incumbent keeps
+        // its names against a newcomer whatever the names' order.
+        served.sort_by_key(|r| {
+            let active = r.state == RevisionState::Active;
+            (
+                !active,
+                r.activated_at_ms.unwrap_or(i64::MAX),
+                r.plugin.clone(),
+            )
+        });
         let signers = trusted_signers(&*self.store).await?;
-        let mut catalog = Catalog::at(&state.version, state.generation);
         let mut refused = Vec::new();
         let mut keep = HashMap::new();
+        let mut admitted = Vec::new();
         for rev in served {
             let retired = match retired_tools(&rev, version) {
                 Ok(r) => r,
@@ -106,19 +117,31 @@ impl LiveCatalog {
                 refused.push((rev.id.clone(), why));
                 continue;
             }
-            let loaded = match self.load(&rev, &catalog).await {
-                Ok(l) => l,
+            match self.load(&rev).await {
+                Ok(loaded) => {
+                    keep.insert(rev.id.clone(), loaded.clone());
+                    admitted.push((rev, loaded, retired));
+                }
                 Err(why) => {
                     tracing::error!(revision = %rev.id, plugin = %rev.plugin, %why, "a served revision did not load");
                     refused.push((rev.id.clone(), why));
-                    continue;
                 }
-            };
-            keep.insert(rev.id.clone(), loaded.clone());
-            if rev.state == RevisionState::Active {
-                catalog.insert(loaded);
-            } else {
+            }
+        }
+        let withheld = withheld(&admitted);
+        let none = BTreeSet::new();
+        let mut catalog = Catalog::at(&state.version, state.generation);
+        for (rev, loaded, retired) in admitted {
+            if rev.state != RevisionState::Active {
                 catalog.insert_retired(loaded, &retired);
+                continue;
+            }
+            let mine = withheld.get(&rev.plugin).unwrap_or(&none);
+            let label = format!("revision {}", rev.id);
+            if let Err(e) = admit(&mut catalog, loaded, mine, Path::new(&label)) {
+                tracing::error!(revision = %rev.id, plugin = %rev.plugin, error = %e,
+                    "an active revision claims what an incumbent serves: not serving it");
+                refused.push((rev.id.clone(), e.to_string()));
             }
         }
         *self
@@ -148,7 +171,7 @@ impl LiveCatalog {
             .await
             .map_err(|e| e.to_string())?;
         still_signed(&rev, &signers, self.allow_unsigned, &self.trust_root)?;
-        let loaded = self.load(&rev, &Catalog::default()).await?;
+        let loaded = self.load(&rev).await?;
         Ok((rev, loaded))
     }
 
@@ -204,13 +227,10 @@ impl LiveCatalog {
     }
 
     /// The revision's plugin, compiled once per process.
-    async fn load(&self, rev: &Revision, catalog: &Catalog) -> Result<Arc<LoadedPlugin>, String> {
+    async fn load(&self, rev: &Revision) -> Result<Arc<LoadedPlugin>, String> {
         let label = format!("revision {}", rev.id);
         let path = Path::new(&label);
         let manifest = Manifest::parse(&rev.manifest, path).map_err(|e| e.to_string())?;
-        if rev.state == RevisionState::Active {
-            check_collisions(&manifest, path, catalog).map_err(|e| e.to_string())?;
-        }
         let cached = self
             .loaded
             .lock()
@@ -245,6 +265,33 @@ impl LiveCatalog {
         loaded.revision = Some(rev.id.clone());
         Ok(Arc::new(loaded))
     }
+}
+
+/// The subjects each plugin no longer serves because an active plugin
+/// took them over (`takes_from`), by plugin: every subject of the giver
+/// whose claim overlaps what the taker took.
+fn withheld(
+    admitted: &[(Revision, Arc<LoadedPlugin>, BTreeMap<String, Deprecation>)],
+) -> HashMap<String, BTreeSet<String>> {
+    let active = || {
+        admitted
+            .iter()
+            .filter(|(r, _, _)| r.state == RevisionState::Active)
+    };
+    let mut out: HashMap<String, BTreeSet<String>> = HashMap::new();
+    for (_, taker, _) in active() {
+        let claims = Claims::of_loaded(taker);
+        for (subject, from) in takes(&taker.manifest) {
+            let Some((_, giver, _)) = active().find(|(r, _, _)| r.plugin == from) else {
+                continue;
+            };
+            let took = claims.clone().only(&subject);
+            let given = Claims::of_loaded(giver);
+            let gone = took.overlapped_in(&given);
+            (out.entry(from).or_default()).extend(gone.into_iter().map(str::to_owned));
+        }
+    }
+    out
 }
 
 /// The retired tools a replaced revision still lists at `version` (none

@@ -1,12 +1,15 @@
 //! Loading a directory of manifests: every check that can refuse a plugin,
 //! in order, each naming the value it refused.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use toolhost_limits::CallBudget;
-use toolhost_runtime::{LoadReport, Payer, PromptSpec, Runtime, ToolSpec};
+use toolhost_runtime::{LoadReport, Payer, Plugin, PromptSpec, Runtime, ToolSpec};
 use toolhost_types::{Digest, Permission};
 
+use crate::claims::{Claim, Claims, RESERVED_SCHEMES};
 use crate::{Catalog, CatalogError, LoadedPlugin, Manifest};
 
 /// How plugins are loaded.
@@ -44,7 +47,7 @@ pub struct Loaded {
 
 impl Catalog {
     /// Loads every `*.toml` manifest in `dir` (in file-name order, so the
-    /// first of two colliding plugins wins, every time).
+    /// first of two plugins claiming one name keeps it, every time).
     pub async fn load_dir(dir: &Path, runtime: &Runtime, opts: &LoadOptions) -> Loaded {
         let mut loaded = Loaded {
             catalog: Catalog::default(),
@@ -62,14 +65,24 @@ impl Catalog {
             }
         };
         for path in paths {
-            match load_one(&path, &loaded.catalog, runtime, opts).await {
+            let admitted = match load_one(&path, runtime, opts).await {
                 Ok((plugin, report)) => {
-                    tracing::info!(plugin = %plugin.manifest.plugin.name, digest = %plugin.plugin.digest().short(),
+                    let name = plugin.manifest.plugin.name.to_string();
+                    (admit(
+                        &mut loaded.catalog,
+                        Arc::new(plugin),
+                        &BTreeSet::new(),
+                        &path,
+                    ))
+                    .map(|p| (p, name, report))
+                }
+                Err(e) => Err(e),
+            };
+            match admitted {
+                Ok((plugin, name, report)) => {
+                    tracing::info!(plugin = %name, digest = %plugin.plugin.digest().short(),
                         tools = plugin.plugin.tools().len(), cache = ?report.cache, "plugin loaded");
-                    loaded
-                        .reports
-                        .push((plugin.manifest.plugin.name.to_string(), report));
-                    loaded.catalog.insert(std::sync::Arc::new(plugin));
+                    loaded.reports.push((name, report));
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "plugin refused");
@@ -102,7 +115,6 @@ fn read(path: &Path) -> Result<Vec<u8>, CatalogError> {
 
 async fn load_one(
     path: &Path,
-    catalog: &Catalog,
     runtime: &Runtime,
     opts: &LoadOptions,
 ) -> Result<(LoadedPlugin, LoadReport), CatalogError> {
@@ -123,42 +135,59 @@ async fn load_one(
             actual,
         });
     }
-    check_collisions(&manifest, path, catalog)?;
     let mut loaded = check_plugin(manifest, &bytes, path, runtime, opts).await?;
     loaded.0.source = path.display().to_string();
     Ok(loaded)
 }
 
-/// A plugin whose name or tools another loaded plugin has is refused.
-pub(crate) fn check_collisions(
-    manifest: &Manifest,
+/// Serves `plugin` in `catalog`, all but its `withheld` subjects, unless
+/// a plugin of its name is served or another served plugin answers for
+/// something it claims: the incumbent keeps its names and this one is
+/// refused whole (`path` names it). Returns it, served.
+pub(crate) fn admit(
+    catalog: &mut Catalog,
+    plugin: Arc<LoadedPlugin>,
+    withheld: &BTreeSet<String>,
     path: &Path,
-    catalog: &Catalog,
-) -> Result<(), CatalogError> {
-    if catalog.has_plugin(manifest.plugin.name.as_str()) {
-        let plugin = manifest.plugin.name.to_string();
+) -> Result<Arc<LoadedPlugin>, CatalogError> {
+    let name = plugin.manifest.plugin.name.to_string();
+    if catalog.has_plugin(&name) {
         return Err(CatalogError::DuplicatePlugin {
             path: path.into(),
-            plugin,
+            plugin: name,
         });
     }
-    for tool in manifest.tools.keys() {
-        if let Some(other) = catalog.provider(tool) {
-            let (tool, other) = (tool.to_string(), other.to_owned());
-            return Err(CatalogError::ToolCollision {
+    let claims = Claims::of_loaded(&plugin).without(withheld);
+    if let Some(taken) = catalog.taken(&name, &claims) {
+        return Err(CatalogError::NameTaken {
+            path: path.into(),
+            taken: Box::new(taken),
+        });
+    }
+    catalog.insert(plugin.clone(), withheld);
+    Ok(plugin)
+}
+
+/// No resource or template of `plugin` is in a scheme the host answers
+/// itself (`toolhost:`).
+fn check_schemes(plugin: &Plugin, path: &Path) -> Result<(), CatalogError> {
+    let uris = (plugin.resources().iter())
+        .map(|r| (&r.name, &r.uri))
+        .chain((plugin.resource_templates().iter()).map(|t| (&t.name, &t.uri_template)));
+    for (name, uri) in uris {
+        let claim = Claim::of_uri(uri);
+        if let Some(scheme) = claim.scheme().filter(|s| RESERVED_SCHEMES.contains(s)) {
+            return Err(CatalogError::ReservedScheme {
                 path: path.into(),
-                tool,
-                other,
+                subject: format!("resource {name}"),
+                uri: uri.clone(),
+                scheme: scheme.to_owned(),
             });
         }
     }
     Ok(())
 }
 
-/// Every check of one plugin's component against its manifest: the budget
-/// within the ceiling, the component compiled and linked, and exactly the
-/// reviewed tools, permissions and resolver kinds described. `path` names
-/// the plugin in errors.
 /// The budget of a run tool's runs: the run defaults with its manifest
 /// entry's `run` table, within the host's run ceiling.
 pub fn run_budget(
@@ -171,6 +200,10 @@ pub fn run_budget(
     defaults.with_override(run, &ceiling)
 }
 
+/// Every check of one plugin's component against its manifest: the budget
+/// within the ceiling, the component compiled and linked, no resource in
+/// the host's own scheme, and exactly the reviewed tools, permissions and
+/// resolver kinds described. `path` names the plugin in errors.
 pub(crate) async fn check_plugin(
     manifest: Manifest,
     bytes: &[u8],
@@ -200,6 +233,7 @@ pub(crate) async fn check_plugin(
             path: path.into(),
             source,
         })?;
+    check_schemes(&plugin, path)?;
     check_reviewed(&manifest, plugin.tools()).map_err(|detail| CatalogError::Mismatch {
         path: path.into(),
         detail,

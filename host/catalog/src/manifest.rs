@@ -67,6 +67,12 @@ pub struct Manifest {
 pub struct PromptSection {
     /// The permission a caller needs to list and get the prompt.
     pub permission: Permission,
+    /// The plugin that serves this name (or, for a resource, its URI) now,
+    /// which this plugin takes it over from: a breaking transfer, shown in
+    /// the review and approved only explicitly. Without it, a name another
+    /// plugin serves is refused at intake.
+    #[serde(default)]
+    pub takes_from: Option<PluginName>,
 }
 
 /// `[sampling]`: what one call may ask of the client's model.
@@ -145,6 +151,12 @@ pub struct ToolSection {
     /// replica runs it in the exploration sandbox under this budget.
     #[serde(default)]
     pub run: Option<RunOverride>,
+    /// The plugin that serves a tool of this name now, which this plugin
+    /// takes it over from: a breaking transfer, shown in the review and
+    /// approved only explicitly. Without it, a tool name another plugin
+    /// serves is refused at intake.
+    #[serde(default)]
+    pub takes_from: Option<PluginName>,
 }
 
 impl Manifest {

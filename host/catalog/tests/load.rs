@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use toolhost_catalog::{Catalog, CatalogError, LoadOptions, pin};
-use toolhost_fixtures::{Fixture, HELLO, T_LIMITS_SPIN, T_TRAP_PANIC};
+use toolhost_fixtures::{ACME_GREETER, Fixture, HELLO, T_LIMITS_SPIN, T_TRAP_PANIC};
 use toolhost_runtime::{Runtime, RuntimeConfig};
 
 fn runtime() -> Runtime {
@@ -143,7 +143,7 @@ async fn a_duplicate_tool_name_is_refused_naming_the_tool_and_the_first_provider
     assert_eq!(loaded.errors.len(), 1);
     let err = loaded.errors[0].to_string();
     assert!(
-        matches!(loaded.errors[0], CatalogError::ToolCollision { .. }),
+        matches!(loaded.errors[0], CatalogError::NameTaken { .. }),
         "{err}"
     );
     assert!(
@@ -273,4 +273,23 @@ async fn an_unpinned_manifest_is_refused_with_the_way_to_pin_it() {
     let loaded = load(dir.path()).await;
     assert!(matches!(loaded.errors[..], [CatalogError::Unpinned { .. }]));
     assert!(loaded.errors[0].to_string().contains("toolhost plugin pin"));
+}
+
+#[tokio::test]
+async fn a_resource_in_the_hosts_own_scheme_refuses_the_plugin_naming_it() {
+    let dir = tempfile::tempdir().expect("temp");
+    pin_into(dir.path(), &HELLO);
+    pin_into(dir.path(), &ACME_GREETER);
+    let loaded = load(dir.path()).await;
+    assert_eq!(loaded.errors.len(), 1, "{:?}", messages(&loaded.errors));
+    let err = loaded.errors[0].to_string();
+    assert!(
+        matches!(&loaded.errors[0], CatalogError::ReservedScheme { scheme, .. } if scheme == "toolhost"),
+        "{err}"
+    );
+    assert!(
+        err.contains("resource artifacts") && err.contains("toolhost://artifacts/{artifact}"),
+        "{err}"
+    );
+    assert_eq!(names(&loaded.catalog), ["add", "greet", "word_stats"]);
 }

@@ -19,11 +19,13 @@ pub(crate) fn lay_out(diff: &Value) -> Value {
     }
     let breaking = changes.iter().filter(|c| is_breaking(c)).count();
     let widens = changes.iter().any(|c| c["effect"] == "widens");
+    let transfers = changes.iter().filter(|c| c["kind"] == "transfer").count();
     json!({
         "count": changes.len(),
         "bump": diff["bump"],
         "widens": widens,
         "breaking": breaking,
+        "transfers": transfers,
         "added": groups.remove("added").unwrap_or_default(),
         "removed": groups.remove("removed").unwrap_or_default(),
         "changed": groups.remove("changed").unwrap_or_default(),
@@ -31,11 +33,12 @@ pub(crate) fn lay_out(diff: &Value) -> Value {
 }
 
 /// The fields that name what a change is about, by preference.
-const NAMES: [&str; 8] = [
+const NAMES: [&str; 9] = [
     "tool",
     "name",
     "prompt",
     "resource",
+    "subject",
     "tag",
     "entity_kind",
     "interface",
@@ -43,8 +46,18 @@ const NAMES: [&str; 8] = [
 ];
 
 /// The fields shown apart from a change's detail line.
-const APART: [&str; 8] = [
-    "kind", "op", "effect", "bump", "class", "details", "before", "after",
+const APART: [&str; 11] = [
+    "kind",
+    "op",
+    "effect",
+    "bump",
+    "class",
+    "details",
+    "before",
+    "after",
+    "needs_review",
+    "flags",
+    "field",
 ];
 
 /// Whether a change may break callers: it bumps the catalog's major
@@ -73,7 +86,12 @@ fn entry(change: &Value) -> (&'static str, Value) {
         }
     };
     let name = NAMES.iter().find(|k| change[**k].is_string()).copied();
-    let detail = detail(change, name);
+    let text = (kind == "text").then(|| text(change));
+    let detail = if text.is_some() {
+        String::new()
+    } else {
+        detail(change, name)
+    };
     let pretty = |v: &Value| match v {
         Value::Null => Value::Null,
         v => Value::String(serde_json::to_string_pretty(v).unwrap_or_default()),
@@ -89,8 +107,38 @@ fn entry(change: &Value) -> (&'static str, Value) {
         "breaking": is_breaking(change),
         "before": pretty(&change["before"]),
         "after": pretty(&change["after"]),
+        "needs_review": change["needs_review"] == true,
+        "text": text,
     });
     (group, entry)
+}
+
+/// A model-facing string's change, for the side-by-side view: which
+/// string, its old and new text (the template escapes both), and the
+/// highlighter's flags with a reader's words for each.
+fn text(change: &Value) -> Value {
+    let flags: Vec<Value> = (change["flags"].as_array().into_iter().flatten())
+        .filter_map(Value::as_str)
+        .map(|f| json!({"flag": f, "words": flag_words(f)}))
+        .collect();
+    json!({
+        "field": change["field"],
+        "before": change["from"],
+        "after": change["to"],
+        "flags": flags,
+    })
+}
+
+/// What a highlighter flag means, for the reviewer.
+fn flag_words(flag: &str) -> &'static str {
+    match flag {
+        "instruction" => "reads like an instruction to the model",
+        "other_tool" => "names another tool",
+        "secret" => "speaks of a secret",
+        "file" => "names a file",
+        "url" => "carries a URL",
+        _ => "marked",
+    }
 }
 
 /// `from → to` when the change has them, then its other fields.

@@ -169,7 +169,8 @@ impl DecidePluginReview {
             "type": "object",
             "properties": {
                 "revision": {"type": "string", "description": "The revision's id (list_plugin_reviews)."},
-                "decision": {"type": "string", "enum": ["approve", "reject"]},
+                "decision": {"type": "string", "enum": ["approve", "approve_transfers", "reject"],
+                             "description": "approve_transfers approves a revision whose diff takes names from another plugin (each a `transfer` change): that plugin stops serving them. A plain approve of such a revision is refused."},
                 "reason": {"type": "string", "minLength": 1, "maxLength": MAX_REASON,
                            "description": "Why: recorded with the decision."}
             },
@@ -216,10 +217,11 @@ impl DecidePluginReview {
         let args: DecideArgs = parsed(args)?;
         let verdict = match args.decision.as_str() {
             "approve" => Verdict::Approve,
+            "approve_transfers" => Verdict::ApproveTransfers,
             "reject" => Verdict::Reject,
             other => {
                 return Err(invalid(format!(
-                    "decision {other:?} is not approve or reject"
+                    "decision {other:?} is not approve, approve_transfers or reject"
                 )));
             }
         };
@@ -234,7 +236,7 @@ impl DecidePluginReview {
         )
         .await
         .map_err(InvokeError::Catalog)?;
-        let word = if verdict == Verdict::Approve {
+        let word = if verdict.approves() {
             "approved: active on every replica within about a second"
         } else {
             "rejected"

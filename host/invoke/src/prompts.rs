@@ -95,35 +95,23 @@ impl Toolhost {
     /// The prompts `who` may use, by name.
     pub async fn prompts(&self, who: &Principal) -> Result<Vec<PromptRef>, InvokeError> {
         let grants = self.grants(who).await?;
-        let mut out: Vec<PromptRef> = self
-            .catalog()
-            .plugins_arc()
-            .flat_map(|plugin| {
-                let specs = plugin.plugin.prompts().to_vec();
-                specs.into_iter().map(move |spec| PromptRef {
-                    plugin: plugin.clone(),
-                    spec,
-                })
+        let out: Vec<PromptRef> = (self.catalog().prompts())
+            .filter(|(_, spec)| permits(who, &grants, spec, Use::List))
+            .map(|(plugin, spec)| PromptRef {
+                plugin: plugin.clone(),
+                spec: spec.clone(),
             })
-            .filter(|p| permits(who, &grants, &p.spec, Use::List))
             .collect();
-        out.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
         Ok(out)
     }
 
     /// The prompt `name`, if `who` may get it.
     fn prompt_for(&self, who: &Principal, grants: &Grants, name: &str) -> Option<PromptRef> {
-        self.catalog().plugins_arc().find_map(|plugin| {
-            let spec = plugin
-                .plugin
-                .prompts()
-                .iter()
-                .find(|p| p.name == name)?
-                .clone();
-            permits(who, grants, &spec, Use::Call).then(|| PromptRef {
-                plugin: plugin.clone(),
-                spec,
-            })
+        let catalog = self.catalog();
+        let (plugin, spec) = catalog.prompt(name)?;
+        permits(who, grants, spec, Use::Call).then(|| PromptRef {
+            plugin: plugin.clone(),
+            spec: spec.clone(),
         })
     }
 

@@ -134,17 +134,13 @@ impl Toolhost {
     /// The resources at fixed URIs `who` may read, by URI.
     pub async fn resources(&self, who: &Principal) -> Result<Vec<ResourceRef>, InvokeError> {
         let grants = self.grants(who).await?;
-        let mut out: Vec<ResourceRef> = (self.catalog().plugins_arc())
-            .flat_map(|plugin| {
-                let specs = plugin.plugin.resources().to_vec();
-                specs.into_iter().map(move |spec| ResourceRef {
-                    plugin: plugin.clone(),
-                    spec,
-                })
+        let out: Vec<ResourceRef> = (self.catalog().resources())
+            .filter(|(_, spec)| permits(who, &grants, &spec.permission, Use::List))
+            .map(|(plugin, spec)| ResourceRef {
+                plugin: plugin.clone(),
+                spec: spec.clone(),
             })
-            .filter(|r| permits(who, &grants, &r.spec.permission, Use::List))
             .collect();
-        out.sort_by(|a, b| a.spec.uri.cmp(&b.spec.uri));
         Ok(out)
     }
 
@@ -154,27 +150,32 @@ impl Toolhost {
         who: &Principal,
     ) -> Result<Vec<TemplateRef>, InvokeError> {
         let grants = self.grants(who).await?;
-        let mut out: Vec<TemplateRef> = (self.catalog().plugins_arc())
-            .flat_map(|plugin| {
-                let specs = plugin.plugin.resource_templates().to_vec();
-                specs.into_iter().map(move |spec| TemplateRef {
-                    plugin: plugin.clone(),
-                    spec,
-                })
+        let out: Vec<TemplateRef> = (self.catalog().resource_templates())
+            .filter(|(_, spec)| permits(who, &grants, &spec.permission, Use::List))
+            .map(|(plugin, spec)| TemplateRef {
+                plugin: plugin.clone(),
+                spec: spec.clone(),
             })
-            .filter(|t| permits(who, &grants, &t.spec.permission, Use::List))
             .collect();
-        out.sort_by(|a, b| a.spec.uri_template.cmp(&b.spec.uri_template));
         Ok(out)
     }
 
     /// The plugin and name of what serves `uri` for `who`: a resource at
     /// that URI, else a template it matches (the first, by template).
+    /// Never a plugin for a URI in the host's own scheme (`toolhost:`),
+    /// whatever the catalog holds.
     async fn serving(
         &self,
         who: &Principal,
         uri: &str,
     ) -> Result<Option<(Arc<LoadedPlugin>, String)>, InvokeError> {
+        let claim = toolhost_catalog::Claim::of_uri(uri);
+        if claim
+            .scheme()
+            .is_some_and(|s| toolhost_catalog::RESERVED_SCHEMES.contains(&s))
+        {
+            return Ok(None);
+        }
         if let Some(r) = self
             .resources(who)
             .await?

@@ -43,6 +43,25 @@ pub struct Capabilities {
     /// the permission a caller needs. Revisions stored before them have none.
     #[serde(default)]
     pub resources: BTreeMap<String, String>,
+    /// Every other string a client's model reads of the prompts and
+    /// resources, by subject (`"prompt NAME"`, `"resource NAME"`), then by
+    /// field (`"title"`, `"description"`, `"uri"`, `"mime type"`,
+    /// `"argument NAME description"`, …). Revisions stored before these
+    /// were kept have none (every text of their successor reads as new).
+    #[serde(default)]
+    pub texts: BTreeMap<String, BTreeMap<String, String>>,
+    /// The URI (or URI template) of each resource and template, by name:
+    /// what the revision claims to answer.
+    #[serde(default)]
+    pub uris: BTreeMap<String, String>,
+    /// The component's digest (`sha256:…`): a change of bytes alone is a
+    /// change a reviewer sees. `None` in revisions stored before it was kept.
+    #[serde(default)]
+    pub component: Option<String>,
+    /// Names another plugin serves that this revision takes over, declared
+    /// in its manifest (`takes_from`): `"tool greet"` → `"hello"`.
+    #[serde(default)]
+    pub takes: BTreeMap<String, String>,
 }
 
 /// One tool of a revision: what the component describes merged with what
@@ -69,6 +88,13 @@ pub struct ToolCapabilities {
     pub resolves: BTreeSet<String>,
     /// The manifest's declared rename: this tool replaces the named tool of the previous revision.
     pub replaces: Option<String>,
+    /// Every other string a client's model reads of the tool, by field:
+    /// `"title"`, the annotations (`"annotations readOnlyHint"`: `"true"`),
+    /// and each title, description, default, example and comment inside its
+    /// schemas (`"input /properties/name/description"`). Revisions stored
+    /// before these were kept have none.
+    #[serde(default)]
+    pub texts: BTreeMap<String, String>,
 }
 
 impl Capabilities {
@@ -87,6 +113,10 @@ impl Capabilities {
             entity_kinds: BTreeSet::new(),
             prompts: BTreeMap::new(),
             resources: BTreeMap::new(),
+            texts: BTreeMap::new(),
+            uris: BTreeMap::new(),
+            component: None,
+            takes: BTreeMap::new(),
         }
     }
 }

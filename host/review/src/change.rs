@@ -8,12 +8,16 @@
 use serde::{Deserialize, Serialize};
 use toolhost_types::Risk;
 
+use crate::Flag;
+
 /// The capability diff of a proposed revision against the active one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diff {
     /// Every change, in a fixed order: tools by name (each tool's changes in
-    /// [`What`]'s order), then backends, limits, risk rules, entity kinds,
-    /// imports (each by name), then the signer.
+    /// [`What`]'s order, its texts last), then backends, prompts, resources,
+    /// limits, risk rules, entity kinds, imports (each by name), the texts
+    /// of prompts and resources (by subject, then field), the names taken
+    /// from other plugins, the component's digest, then the signer.
     pub changes: Vec<Change>,
     /// The largest bump of the changes; [`Bump::None`] when nothing changed.
     /// A plugin's first revision bumps at least [`Bump::Minor`].
@@ -27,6 +31,25 @@ impl Diff {
     /// policy may auto-approve (and only from the same signer).
     pub fn widens(&self) -> bool {
         self.changes.iter().any(|c| c.effect == Effect::Widens)
+    }
+
+    /// Whether any change needs a reviewer's look ([`Change::needs_review`]).
+    pub fn needs_review(&self) -> bool {
+        self.changes.iter().any(|c| c.needs_review)
+    }
+
+    /// The names the revision takes over from other plugins:
+    /// `(subject, from_plugin)`, in the diff's order.
+    pub fn transfers(&self) -> Vec<(&str, &str)> {
+        (self.changes.iter())
+            .filter_map(|c| match &c.what {
+                What::Transfer {
+                    subject,
+                    from_plugin,
+                } => Some((subject.as_str(), from_plugin.as_str())),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The tools of the active revision that the proposed one drops: removed or renamed (with the new name).
@@ -89,6 +112,11 @@ pub struct Change {
     pub effect: Effect,
     /// The bump this change alone implies.
     pub bump: Bump,
+    /// Whether a reviewer must look at it before approving: every widening
+    /// change, every model-facing text, the component's bytes and every
+    /// transfer of a name.
+    #[serde(default)]
+    pub needs_review: bool,
 }
 
 /// Whether a change lets the plugin do more, less, or the same.
@@ -154,11 +182,6 @@ pub enum What {
         class: SchemaClass,
         /// One line per difference.
         details: Vec<String>,
-    },
-    /// The description changed (neutral, patch).
-    Description {
-        /// The tool.
-        tool: String,
     },
     /// The permission a caller needs changed: who can see the tool changes
     /// (widens, patch: always a reviewer's look).
@@ -339,6 +362,41 @@ pub enum What {
         /// After.
         to: String,
     },
+    /// A string a client's model reads appeared, went or changed: a
+    /// description, a title, an annotation, a word inside a schema, a
+    /// prompt's argument, a resource's URI or MIME type (neutral, patch;
+    /// always needs review: meaning can change with no capability changing).
+    Text {
+        /// Whose text: `"tool greet"`, `"prompt NAME"`, `"resource NAME"`.
+        subject: String,
+        /// Which of its texts: `"description"`, `"title"`,
+        /// `"annotations idempotentHint"`, `"input /properties/name/description"`, …
+        field: String,
+        /// Before; `None`: it had none.
+        from: Option<String>,
+        /// After; `None`: it has none.
+        to: Option<String>,
+        /// Why the new text reads like an instruction to the model, if it
+        /// does (a highlighter's hints, not a verdict).
+        flags: Vec<Flag>,
+    },
+    /// Other component bytes (neutral, patch; always needs review: the
+    /// same manifest over other code is a different plugin).
+    Component {
+        /// The active revision's digest; `None`: none known.
+        from: Option<String>,
+        /// The proposed revision's digest.
+        to: String,
+    },
+    /// The revision takes over a name another plugin serves: a tool, a
+    /// prompt, or a resource's URI (widens, major: a breaking transfer,
+    /// approved only explicitly).
+    Transfer {
+        /// What moves: `"tool greet"`, `"prompt NAME"`, `"resource NAME"`.
+        subject: String,
+        /// The plugin that serves it now.
+        from_plugin: String,
+    },
     /// Someone else signs (widens, patch: always red, even to or from unsigned).
     SignerChanged {
         /// Before; `None`: unsigned.
@@ -362,7 +420,8 @@ pub(crate) fn judge(what: What) -> Change {
         What::InputSchema { class, .. } | What::OutputSchema { class, .. } => {
             (Neutral, class_bump(*class))
         }
-        What::Description { .. } => (Neutral, patch),
+        What::Text { .. } | What::Component { .. } => (Neutral, patch),
+        What::Transfer { .. } => (Widens, Bump::Major),
         What::Permission { .. } => (Widens, patch),
         What::Mutating { to, .. } => (if *to { Widens } else { Narrows }, patch),
         What::ToolRisk { from, to, .. } => (risk_effect(Some(from), Some(to)), patch),
@@ -389,7 +448,25 @@ pub(crate) fn judge(what: What) -> Change {
         What::ResourcePermission { .. } => (Widens, patch),
         What::SignerChanged { .. } => (Widens, patch),
     };
-    Change { what, effect, bump }
+    Change::new(what, effect, bump)
+}
+
+impl Change {
+    /// A change judged `effect` and `bump`, marked for review when it
+    /// widens, or is a model-facing text, new bytes or a transfer.
+    pub(crate) fn new(what: What, effect: Effect, bump: Bump) -> Change {
+        let needs_review = effect == Effect::Widens
+            || matches!(
+                what,
+                What::Text { .. } | What::Component { .. } | What::Transfer { .. }
+            );
+        Change {
+            what,
+            effect,
+            bump,
+            needs_review,
+        }
+    }
 }
 
 fn class_bump(class: SchemaClass) -> Bump {

@@ -62,6 +62,11 @@ pub struct DecideArgs {
     /// Let the submitter approve their own revision.
     #[arg(long)]
     pub allow_self_approval: bool,
+    /// Approve the transfers of names the diff shows (`transfer` changes:
+    /// the plugin they come from stops serving them). Without it, approving
+    /// a revision that takes names is refused.
+    #[arg(long)]
+    pub transfer: bool,
     #[command(flatten)]
     pub store: StoreArg,
 }
@@ -189,7 +194,14 @@ pub async fn review(command: ReviewCommand) -> anyhow::Result<ExitCode> {
             println!("{}", serde_json::to_string_pretty(&shown)?);
             Ok(ExitCode::SUCCESS)
         }
-        ReviewCommand::Approve(args) => decide_review(args, Verdict::Approve).await,
+        ReviewCommand::Approve(args) => {
+            let verdict = if args.transfer {
+                Verdict::ApproveTransfers
+            } else {
+                Verdict::Approve
+            };
+            decide_review(args, verdict).await
+        }
         ReviewCommand::Reject(args) => decide_review(args, Verdict::Reject).await,
     }
 }
@@ -206,7 +218,7 @@ async fn decide_review(args: DecideArgs, verdict: Verdict) -> anyhow::Result<Exi
         }
     };
     write_decision(&store, &d).await?;
-    let word = if verdict == Verdict::Approve {
+    let word = if verdict.approves() {
         "approved and active"
     } else {
         "rejected"

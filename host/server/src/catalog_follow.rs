@@ -65,6 +65,7 @@ pub(crate) async fn follow_catalog(live: Arc<LiveCatalog>, host: Arc<Toolhost>, 
         }
         match live.build().await {
             Ok(built) => {
+                refusals_seen(&built.refused);
                 let catalog = Arc::new(built.catalog);
                 tracing::info!(version = %catalog.version(), generation = catalog.generation(),
                     tools = catalog.tools().count(), refused = built.refused.len(), "serving a new catalog");
@@ -75,6 +76,14 @@ pub(crate) async fn follow_catalog(live: Arc<LiveCatalog>, host: Arc<Toolhost>, 
             }
         }
     }
+}
+
+/// Makes a build's refusals loud: each was logged as an ERROR where it was
+/// refused (a revision no longer trusted, one that did not load, one
+/// claiming an incumbent's names); here they become the gauge
+/// `toolhost_catalog_refused_revisions` an operator alerts on.
+pub(crate) fn refusals_seen(refused: &[(String, String)]) {
+    metrics::gauge!("toolhost_catalog_refused_revisions").set(refused.len() as f64);
 }
 
 /// The next pushed change; never, without a listener.

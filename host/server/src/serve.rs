@@ -39,6 +39,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .build()
         .await
         .context("building the catalog from the store")?;
+    crate::catalog_follow::refusals_seen(&built.refused);
     let parts = Parts {
         config: &config,
         store: &store,

@@ -1,6 +1,7 @@
 //! The reference plugin's tools, one builder and one function each. The
-//! `hello-next` and `hello-rename` test fixtures (later revisions of
-//! `hello` for the catalog's tests) list them too, through `#[path]`.
+//! `hello-next`, `hello-rename` and `hello-injected` test fixtures (later
+//! revisions of `hello` for the catalog's tests) list them too, through
+//! `#[path]`.
 
 use std::collections::HashMap;
 
@@ -48,18 +49,18 @@ pub(crate) fn word_stats_tool(name: &str) -> Tool {
 /// Arguments of `greet`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct GreetArgs {
+pub(crate) struct GreetArgs {
     /// Who to greet.
-    name: String,
+    pub(crate) name: String,
     /// The language of the greeting (default English).
     #[serde(default)]
-    language: Language,
+    pub(crate) language: Language,
 }
 
 /// A language `greet` speaks.
 #[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-enum Language {
+pub(crate) enum Language {
     #[default]
     En,
     Fr,
@@ -68,12 +69,12 @@ enum Language {
 
 /// The answer of `greet`.
 #[derive(Debug, PartialEq, Serialize, JsonSchema)]
-struct Greeting {
+pub(crate) struct Greeting {
     /// The greeting, ready to show.
     message: String,
 }
 
-fn greet(_ctx: &Ctx, args: GreetArgs) -> Result<Output<Greeting>, ToolError> {
+pub(crate) fn greet(_ctx: &Ctx, args: GreetArgs) -> Result<Output<Greeting>, ToolError> {
     let name = args.name.trim();
     if name.is_empty() {
         return Err(ToolError::InvalidArguments("name must not be blank".into()));

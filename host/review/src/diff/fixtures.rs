@@ -27,6 +27,7 @@ pub(crate) fn a_tool() -> ToolCapabilities {
         mutating: false,
         resolves: set(["project"]),
         replaces: None,
+        texts: BTreeMap::new(),
     }
 }
 
@@ -44,11 +45,15 @@ pub(crate) fn hello() -> Capabilities {
         entity_kinds: set(["project"]),
         prompts: BTreeMap::from([(s("review_plan"), s("hello:read"))]),
         resources: BTreeMap::new(),
+        texts: BTreeMap::new(),
+        uris: BTreeMap::new(),
+        component: None,
+        takes: BTreeMap::new(),
     }
 }
 
 pub(crate) fn change(what: What, effect: Effect, bump: Bump) -> Change {
-    Change { what, effect, bump }
+    Change::new(what, effect, bump)
 }
 
 /// Adds tool `wave`, which names `replaced` as the tool it replaces.
@@ -58,13 +63,31 @@ pub(crate) fn add_wave_replacing(c: &mut Capabilities, replaced: &str) {
     c.tools.insert(s("wave"), t);
 }
 
-/// The one change of adding tool `wave`.
+/// The changes of adding tool `wave`: the tool, then its description.
 pub(crate) fn wave_added() -> Vec<Change> {
-    vec![change(
-        What::ToolAdded { tool: s("wave") },
-        Effect::Widens,
-        Bump::Minor,
-    )]
+    vec![
+        change(
+            What::ToolAdded { tool: s("wave") },
+            Effect::Widens,
+            Bump::Minor,
+        ),
+        text("tool wave", "description", None, Some("Greets someone.")),
+    ]
+}
+
+/// The change of one text of `subject` (no flags).
+pub(crate) fn text(subject: &str, field: &str, from: Option<&str>, to: Option<&str>) -> Change {
+    change(
+        What::Text {
+            subject: s(subject),
+            field: s(field),
+            from: from.map(s),
+            to: to.map(s),
+            flags: Vec::new(),
+        },
+        Effect::Neutral,
+        Bump::Patch,
+    )
 }
 
 /// The one change of moving tool greet's risk floor `from` → `to`.

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::capabilities::ToolCapabilities;
 use crate::change::What;
 use crate::schema;
+use crate::texts::changed_texts;
 
 type Tools = BTreeMap<String, ToolCapabilities>;
 
@@ -14,17 +15,21 @@ pub(super) fn tools(old: &Tools, new: &Tools, out: &mut Vec<What>) {
     let renames = renames(old, new);
     let retired: BTreeSet<&str> = renames.values().map(|(from, _)| *from).collect();
     let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    let others: BTreeSet<&str> = new.keys().map(String::as_str).collect();
     for name in names {
         match (old.get(name), new.get(name), renames.get(name.as_str())) {
-            (Some(a), Some(b), _) => tool(name, a, b, out),
+            (Some(a), Some(b), _) => tool(name, a, b, &others, out),
             (None, Some(b), Some((from, a))) => {
                 out.push(What::ToolRenamed {
                     from: (*from).to_owned(),
                     to: name.clone(),
                 });
-                tool(name, a, b, out);
+                tool(name, a, b, &others, out);
             }
-            (None, Some(_), None) => out.push(What::ToolAdded { tool: name.clone() }),
+            (None, Some(b), None) => {
+                out.push(What::ToolAdded { tool: name.clone() });
+                texts(name, None, b, &others, out);
+            }
             (Some(_), None, _) if retired.contains(name.as_str()) => {}
             (Some(_), None, _) => out.push(What::ToolRemoved { tool: name.clone() }),
             (None, None, _) => {} // every name comes from one of the two maps
@@ -51,7 +56,13 @@ fn renames<'a>(
 }
 
 /// One tool's changes, in [`What`]'s order.
-fn tool(name: &str, a: &ToolCapabilities, b: &ToolCapabilities, out: &mut Vec<What>) {
+fn tool(
+    name: &str,
+    a: &ToolCapabilities,
+    b: &ToolCapabilities,
+    others: &BTreeSet<&str>,
+    out: &mut Vec<What>,
+) {
     let tool = || name.to_owned();
     if let Some((class, details)) = schema::input(&a.input_schema, &b.input_schema) {
         out.push(What::InputSchema {
@@ -68,9 +79,6 @@ fn tool(name: &str, a: &ToolCapabilities, b: &ToolCapabilities, out: &mut Vec<Wh
             class,
             details,
         });
-    }
-    if a.description != b.description {
-        out.push(What::Description { tool: tool() });
     }
     if a.permission != b.permission {
         out.push(What::Permission {
@@ -112,6 +120,29 @@ fn tool(name: &str, a: &ToolCapabilities, b: &ToolCapabilities, out: &mut Vec<Wh
             kind: kind.clone(),
         });
     }
+    texts(name, Some(a), b, others, out);
+}
+
+/// The tool's model-facing strings, with its description, that differ
+/// from `a`'s (`None`: a new tool, every string is new).
+fn texts(
+    name: &str,
+    a: Option<&ToolCapabilities>,
+    b: &ToolCapabilities,
+    others: &BTreeSet<&str>,
+    out: &mut Vec<What>,
+) {
+    let with_description = |t: &ToolCapabilities| {
+        let mut texts = t.texts.clone();
+        texts.insert("description".into(), t.description.clone());
+        texts
+    };
+    let others: BTreeSet<&str> = others.iter().copied().filter(|t| *t != name).collect();
+    let (a, b) = (
+        a.map(with_description).unwrap_or_default(),
+        with_description(b),
+    );
+    changed_texts(&format!("tool {name}"), &a, &b, &others, out);
 }
 
 #[cfg(test)]
@@ -135,14 +166,10 @@ mod tests {
                 Bump::None,
             ),
             (
-                "one tool added shows exactly the added tool and nothing else",
+                "one tool added shows exactly the added tool and what the model reads of it",
                 keep,
                 |c| drop(c.tools.insert(s("wave"), a_tool())),
-                vec![change(
-                    What::ToolAdded { tool: s("wave") },
-                    Widens,
-                    Bump::Minor,
-                )],
+                wave_added(),
                 Bump::Minor,
             ),
             (
@@ -192,10 +219,11 @@ mod tests {
                         Neutral,
                         Bump::Major,
                     ),
-                    change(
-                        What::Description { tool: s("salute") },
-                        Neutral,
-                        Bump::Patch,
+                    text(
+                        "tool salute",
+                        "description",
+                        Some("Greets someone."),
+                        Some("Salutes someone."),
                     ),
                 ],
                 Bump::Major,
@@ -219,6 +247,7 @@ mod tests {
                         Bump::Major,
                     ),
                     change(What::ToolAdded { tool: s("salute") }, Widens, Bump::Minor),
+                    text("tool salute", "description", None, Some("Greets someone.")),
                 ],
                 Bump::Major,
             ),
@@ -302,13 +331,14 @@ mod tests {
                 Bump::Major,
             ),
             (
-                "a description change is neutral",
+                "a description change is neutral, shown old to new, and needs review",
                 keep,
                 |c| greet_mut(c).description = s("Says hello."),
-                vec![change(
-                    What::Description { tool: greet() },
-                    Neutral,
-                    Bump::Patch,
+                vec![text(
+                    "tool greet",
+                    "description",
+                    Some("Greets someone."),
+                    Some("Says hello."),
                 )],
                 Bump::Patch,
             ),
