@@ -45,6 +45,7 @@ pub struct ToolRef {
     plugin: Arc<LoadedPlugin>,
     index: usize,
     deprecation: Option<Arc<Deprecation>>,
+    definition: toolhost_types::Digest,
 }
 
 impl ToolRef {
@@ -63,6 +64,11 @@ impl ToolRef {
     /// Set when a newer revision retired the tool: it goes at `until`.
     pub fn deprecation(&self) -> Option<&Deprecation> {
         self.deprecation.as_deref()
+    }
+    /// The digest of its reviewed definition, taken when the catalog was
+    /// built ([`definition_digest`](crate::definition_digest)).
+    pub fn definition_digest(&self) -> &toolhost_types::Digest {
+        &self.definition
     }
 }
 
@@ -199,6 +205,7 @@ impl Catalog {
         for (index, spec) in p.tools().iter().enumerate() {
             if kept("tool", spec.name.as_str()) {
                 let r = ToolRef {
+                    definition: crate::definition::of(&plugin, spec, None),
                     plugin: plugin.clone(),
                     index,
                     deprecation: None,
@@ -247,6 +254,7 @@ impl Catalog {
                 continue;
             }
             let r = ToolRef {
+                definition: crate::definition::of(&plugin, spec, Some(d)),
                 plugin: plugin.clone(),
                 index,
                 deprecation: Some(Arc::new(d.clone())),

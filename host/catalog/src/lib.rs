@@ -27,6 +27,7 @@
 mod capabilities;
 pub mod claims;
 pub mod decide;
+mod definition;
 mod error;
 mod index;
 pub mod intake;
@@ -38,6 +39,7 @@ mod store;
 
 pub use capabilities::capabilities;
 pub use claims::{Claim, ClaimError, Claims, NameTaken, RESERVED_SCHEMES};
+pub use definition::definition_digest;
 pub use error::CatalogError;
 pub use index::{Catalog, Deprecation, INITIAL_VERSION, LoadedPlugin, ToolRef};
 pub use live::{Built, LiveCatalog};
