@@ -10,6 +10,12 @@
 //! - text: the byte `0x01`, the UTF-8 length as 8 bytes big-endian, the bytes;
 //! - integer: the byte `0x02`, the value as 8 bytes big-endian two's complement.
 //!
+//! The columns added after the chain began (`receipt_sha256`,
+//! `client_rounds`, `definition_digest`) are written only when set, in that
+//! order, the last two after a tag byte of their own (`0x02`, `0x03`): a
+//! row written before a column existed keeps its hash, and no set column
+//! can pass for another.
+//!
 //! Tagged and length-prefixed, so no two different rows share an encoding
 //! (`NULL` is not `""`, and no field can swallow the next). Values are
 //! hashed exactly as stored (times in unix milliseconds, durations in
@@ -82,6 +88,9 @@ pub struct ChainedRow<'a> {
     /// `client_rounds`, as stored: hashed only when set (after a tag of
     /// its own, so it can never pass for a receipt).
     pub client_rounds: Option<&'a str>,
+    /// `definition_digest`, as stored: hashed only when set, after a tag of
+    /// its own (migration 0021; older rows keep their hashes).
+    pub definition_digest: Option<&'a str>,
 }
 
 /// The hash of `row` chained after `prev_hash` (see the module docs).
@@ -110,12 +119,20 @@ pub fn row_hash(prev_hash: &str, row: &ChainedRow<'_>) -> Digest {
         out.push(ROUNDS_TAG);
         text(&mut out, Some(rounds));
     }
+    if let Some(definition) = row.definition_digest {
+        out.push(DEFINITION_TAG);
+        text(&mut out, Some(definition));
+    }
     Digest::of(&out)
 }
 
 /// Precedes `client_rounds` in a row's hash input: a set text starts with
 /// 0x01, so the rounds never read as a receipt, nor the receipt as rounds.
 const ROUNDS_TAG: u8 = 0x02;
+
+/// Precedes `definition_digest` in a row's hash input: neither a set text
+/// (0x01) nor the rounds' tag, so it never reads as a receipt or rounds.
+const DEFINITION_TAG: u8 = 0x03;
 
 fn text(out: &mut Vec<u8>, value: Option<&str>) {
     match value {
@@ -451,6 +468,7 @@ mod tests {
             gate_id: None,
             receipt_sha256: None,
             client_rounds: None,
+            definition_digest: None,
         }
     }
 
@@ -646,7 +664,7 @@ mod tests {
     #[test]
     fn every_field_and_the_previous_hash_change_the_hash() {
         let base = row("c");
-        let edits: [fn(&mut ChainedRow<'static>); 16] = [
+        let edits: [fn(&mut ChainedRow<'static>); 17] = [
             |r| r.call_id = "d",
             |r| r.at_ms = 1,
             |r| r.principal = "bob",
@@ -663,6 +681,7 @@ mod tests {
             |r| r.gate_id = Some("gate_1"),
             |r| r.receipt_sha256 = Some("cd"),
             |r| r.client_rounds = Some("[]"),
+            |r| r.definition_digest = Some("ef"),
         ];
         let original = row_hash(GENESIS, &base);
         for edit in edits {
@@ -671,6 +690,25 @@ mod tests {
             assert_ne!(row_hash(GENESIS, &edited), original, "{edited:?}");
         }
         assert_ne!(row_hash(&"1".repeat(64), &base), original);
+    }
+
+    #[test]
+    fn a_row_without_the_later_columns_hashes_as_it_did_before_they_existed() {
+        // Pinned from the encoding before `definition_digest` (migration
+        // 0021): rows written then must keep verifying.
+        assert_eq!(
+            row_hash(GENESIS, &row("c")).to_string(),
+            "3aba7c88447d9c678a339b52b6c7a989a5e58d9ae74e7e5e75b9761f1a10b201"
+        );
+        let later = ChainedRow {
+            receipt_sha256: Some("cd"),
+            client_rounds: Some("[]"),
+            ..row("c")
+        };
+        assert_eq!(
+            row_hash(GENESIS, &later).to_string(),
+            "32d4d6eb438b17193552a77e2ab1bd0a476e5540caededfec758469e6503ddc3"
+        );
     }
 
     /// Asserts that rows `a` and `b` hash apart.
@@ -691,6 +729,26 @@ mod tests {
                 ..rounds
             },
         );
+    }
+
+    #[test]
+    fn the_definition_never_passes_for_the_rounds_or_a_receipt() {
+        let definition = ChainedRow {
+            definition_digest: Some("x"),
+            ..row("c")
+        };
+        for other in [
+            ChainedRow {
+                receipt_sha256: Some("x"),
+                ..row("c")
+            },
+            ChainedRow {
+                client_rounds: Some("x"),
+                ..row("c")
+            },
+        ] {
+            hash_apart(&definition, &other);
+        }
     }
 
     #[test]

@@ -78,6 +78,10 @@ pub struct AuditEvent {
     pub catalog_version: Option<String>,
     /// The plugin component's digest, when the tool is known.
     pub plugin_digest: Option<Digest>,
+    /// The digest of the definition of the tool the call found, as
+    /// `tools/list` served it (`_meta["toolhost/definition"]`), when the
+    /// tool is known; a host tool's too (migration 0021).
+    pub definition_digest: Option<Digest>,
     /// SHA-256 of the canonical JSON of the arguments.
     pub argument_digest: Digest,
     /// How it ended.
@@ -115,6 +119,7 @@ impl AuditEvent {
             plugin: None,
             catalog_version: None,
             plugin_digest: None,
+            definition_digest: None,
             argument_digest,
             outcome: Outcome::Executed,
             error_code: None,

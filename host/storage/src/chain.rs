@@ -45,7 +45,7 @@ const SELECT_HEAD: &str = "SELECT row_hash, chain_seq FROM audit WHERE chain_seq
 /// The columns of an audit row, in `INSERT` order.
 const INSERT_COLUMNS: &str = "INSERT INTO audit (call_id, at, principal, tenant, client_id, tool, \
      plugin, catalog_version, plugin_digest, argument_digest, outcome, error_code, duration_us, \
-     gate_id, receipt_sha256, client_rounds, prev_hash, row_hash, chain_seq) ";
+     gate_id, receipt_sha256, client_rounds, definition_digest, prev_hash, row_hash, chain_seq) ";
 
 /// `SELECT` of every column of `audit`, then `$rest`: a string literal, so
 /// each query is one `&'static str`.
@@ -54,7 +54,8 @@ macro_rules! select_audit {
         concat!(
             "SELECT id, call_id, at, principal, tenant, client_id, tool, plugin, \
              catalog_version, plugin_digest, argument_digest, outcome, error_code, duration_us, \
-             gate_id, receipt_sha256, client_rounds, prev_hash, row_hash FROM audit ",
+             gate_id, receipt_sha256, client_rounds, definition_digest, prev_hash, row_hash \
+             FROM audit ",
             $rest
         )
     };
@@ -126,6 +127,7 @@ macro_rules! push_rows {
                 .push_bind(c.gate_id.as_deref())
                 .push_bind(c.receipt_sha256)
                 .push_bind(c.client_rounds.as_deref())
+                .push_bind(c.definition_digest.as_deref())
                 .push_bind(prev.as_str())
                 .push_bind(hash.as_str())
                 .push_bind(place);

@@ -106,6 +106,10 @@ pub(crate) const SQLITE: Files = &[
         "0020_upload_parts.sql",
         include_str!("../../../migrations/sqlite/0020_upload_parts.sql"),
     ),
+    (
+        "0021_audit_definition_digest.sql",
+        include_str!("../../../migrations/sqlite/0021_audit_definition_digest.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -189,6 +193,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0020_upload_parts.sql",
         include_str!("../../../migrations/postgres/0020_upload_parts.sql"),
+    ),
+    (
+        "0021_audit_definition_digest.sql",
+        include_str!("../../../migrations/postgres/0021_audit_definition_digest.sql"),
     ),
 ];
 
@@ -372,6 +380,61 @@ mod tests {
                 ("d".to_owned(), Some(4), Some(hash('c'))),
             ]
         );
+    }
+
+    /// Rows chained before 0021 keep their hashes after it (an unset
+    /// `definition_digest` is not hashed), and the chain goes on with a row
+    /// that names one.
+    #[tokio::test]
+    async fn rows_chained_before_0021_verify_after_it_and_the_chain_goes_on() {
+        use sqlx::Connection;
+        use toolhost_audit::chain::{ChainedRow, GENESIS, row_hash};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("old.db").display());
+        let mut conn = migrated_before(&url, "0021").await;
+        let args = toolhost_types::Digest::of(b"{}").to_string();
+        let mut prev = GENESIS.to_owned();
+        for (place, call) in [(1_i64, "a"), (2, "b")] {
+            let row = ChainedRow {
+                call_id: call,
+                principal: "p",
+                tenant: "t",
+                tool: "x",
+                argument_digest: &args,
+                outcome: "executed",
+                ..ChainedRow::default()
+            };
+            let hash = row_hash(&prev, &row).to_string();
+            sqlx::query(
+                "INSERT INTO audit (call_id, at, principal, tenant, tool, argument_digest, \
+                 outcome, duration_us, prev_hash, row_hash, chain_seq) \
+                 VALUES ($1, 0, 'p', 't', 'x', $2, 'executed', 0, $3, $4, $5)",
+            )
+            .bind(call)
+            .bind(&args)
+            .bind(&prev)
+            .bind(&hash)
+            .bind(place)
+            .execute(&mut conn)
+            .await
+            .expect("an old row");
+            prev = hash;
+        }
+        conn.close().await.expect("closed");
+
+        let store = crate::Store::connect(&url)
+            .await
+            .expect("migrates to the last");
+        let served = toolhost_audit::AuditEvent {
+            definition_digest: Some(toolhost_types::Digest::of(b"x, as reviewed")),
+            ..crate::test_event::test_event("c")
+        };
+        store.append(&served).await.expect("appended");
+        let summary = store.verify_chain().await.expect("read").expect("intact");
+        assert_eq!(summary.verified, 3);
+        let rows = store.recent(3).await.expect("read");
+        let named: Vec<_> = rows.iter().map(|r| r.event.definition_digest).collect();
+        assert_eq!(named, [served.definition_digest, None, None]);
     }
 
     /// 0020 keeps the uploads stored whole before it: each is finished, and

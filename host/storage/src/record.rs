@@ -44,6 +44,7 @@ pub(crate) struct Columns<'a> {
     pub gate_id: Option<Cow<'a, str>>,
     pub receipt_sha256: Option<&'a str>,
     pub client_rounds: Option<String>,
+    pub definition_digest: Option<String>,
 }
 
 impl<'a> Columns<'a> {
@@ -66,6 +67,7 @@ impl<'a> Columns<'a> {
             gate_id: e.gate_id.as_deref().map(kept_text),
             receipt_sha256: e.receipt_sha256.as_deref(),
             client_rounds: ClientRound::to_column(&e.client_rounds),
+            definition_digest: e.definition_digest.map(|d| d.to_string()),
         }
     }
 
@@ -88,6 +90,7 @@ impl<'a> Columns<'a> {
             gate_id: self.gate_id.as_deref(),
             receipt_sha256: self.receipt_sha256,
             client_rounds: self.client_rounds.as_deref(),
+            definition_digest: self.definition_digest.as_deref(),
         }
     }
 }
@@ -112,6 +115,7 @@ pub(crate) struct Stored {
     gate_id: Option<String>,
     receipt_sha256: Option<String>,
     client_rounds: Option<String>,
+    definition_digest: Option<String>,
     prev_hash: Option<String>,
     row_hash: Option<String>,
 }
@@ -143,6 +147,7 @@ impl Stored {
             gate_id: row.try_get("gate_id")?,
             receipt_sha256: row.try_get("receipt_sha256")?,
             client_rounds: row.try_get("client_rounds")?,
+            definition_digest: row.try_get("definition_digest")?,
             prev_hash: row.try_get("prev_hash")?,
             row_hash: row.try_get("row_hash")?,
         })
@@ -172,6 +177,7 @@ impl Stored {
                 gate_id: self.gate_id.as_deref(),
                 receipt_sha256: self.receipt_sha256.as_deref(),
                 client_rounds: self.client_rounds.as_deref(),
+                definition_digest: self.definition_digest.as_deref(),
             },
         }
     }
@@ -194,6 +200,10 @@ impl Stored {
             at: from_unix_millis(self.at).ok_or_else(|| corrupt("at", &self.at, "out of range"))?,
             plugin_digest: match &self.plugin_digest {
                 Some(text) => Some(digest("plugin_digest", text)?),
+                None => None,
+            },
+            definition_digest: match &self.definition_digest {
+                Some(text) => Some(digest("definition_digest", text)?),
                 None => None,
             },
             argument_digest: digest("argument_digest", &self.argument_digest)?,
@@ -274,6 +284,7 @@ mod tests {
             gate_id: None,
             receipt_sha256: None,
             client_rounds: None,
+            definition_digest: None,
             prev_hash: None,
             row_hash: None,
         }
@@ -318,6 +329,13 @@ mod tests {
                     ..stored()
                 },
                 "plugin_digest",
+            ),
+            (
+                Stored {
+                    definition_digest: Some("sha256:ab".into()),
+                    ..stored()
+                },
+                "definition_digest",
             ),
         ];
         for (row, want) in cases {

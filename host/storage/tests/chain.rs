@@ -26,6 +26,7 @@ on_both_engines!(
     a_second_row_on_the_same_predecessor_is_refused_by_the_database,
     search_applies_every_filter_and_returns_the_newest_first,
     a_calls_client_rounds_are_kept_in_its_chained_row,
+    the_definition_a_call_was_served_is_kept_in_its_chained_row,
     a_refused_append_releases_the_chain_for_other_writers,
     a_tenants_walk_checks_its_rows_and_their_links_and_nothing_of_the_others,
 );
@@ -164,6 +165,7 @@ async fn an_edited_and_rehashed_row_breaks_the_chain_at_the_next_row(db: &TestDb
         gate_id: None,
         receipt_sha256: None,
         client_rounds: None,
+        definition_digest: None,
     };
     db.raw(format!(
         "UPDATE audit SET outcome = 'error', row_hash = '{}' WHERE id = {edited}",
@@ -458,6 +460,50 @@ async fn a_calls_client_rounds_are_kept_in_its_chained_row(db: &TestDb) {
         "UPDATE audit SET client_rounds = '{{\"key\": 1}}' WHERE id = {plain}"
     ));
     assert!(refused.await.is_err(), "the rounds are a JSON array");
+}
+
+/// The digest of the definition a call was served is stored with its
+/// row, read back as written (by a search too), chained (an edit breaks
+/// the chain there) and never anything but a SHA-256 in lowercase hex;
+/// rows without one verify beside it.
+async fn the_definition_a_call_was_served_is_kept_in_its_chained_row(db: &TestDb) {
+    let store = db.store().await;
+    let served = AuditEvent {
+        definition_digest: Some(Digest::of(b"greet, as reviewed")),
+        ..event("served", 1_764_000_000_000)
+    };
+    store
+        .append(&event("before", 1_764_000_000_001))
+        .await
+        .expect("appended");
+    let id = store.append(&served).await.expect("appended");
+    store
+        .record(&event("after", 1_764_000_000_002))
+        .await
+        .expect("recorded");
+    let rows = store.recent(10).await.expect("read");
+    assert_eq!(rows[1].event, served, "field for field");
+    assert_eq!(rows[0].event.definition_digest, None);
+    assert_eq!(intact(&store).await.verified, 3);
+    let found = AuditQuery {
+        call_id: Some("served".into()),
+        ..AuditQuery::default()
+    };
+    let found = store.search(&found).await.expect("searching");
+    assert_eq!(found[0].event, served, "a search reads it too");
+
+    let upper = Digest::of(b"greet, as reviewed").to_string().to_uppercase();
+    let refused = db.raw(format!(
+        "UPDATE audit SET definition_digest = '{upper}' WHERE id = {id}"
+    ));
+    assert!(refused.await.is_err(), "lowercase hex only");
+    let other = Digest::of(b"greet, edited");
+    db.raw(format!(
+        "UPDATE audit SET definition_digest = '{other}' WHERE id = {id}"
+    ))
+    .await
+    .expect("editing the digest");
+    assert_eq!(broken(&store).await.id, id);
 }
 
 async fn a_tenants_walk_checks_its_rows_and_their_links_and_nothing_of_the_others(db: &TestDb) {
