@@ -134,6 +134,7 @@ fn row(r: &AuditRecord, names: &std::collections::BTreeMap<String, String>) -> V
         "plugin": e.plugin,
         "catalog_version": e.catalog_version,
         "plugin_digest": e.plugin_digest.map(|d| d.to_string()),
+        "definition_digest": e.definition_digest.map(|d| format!("sha256:{d}")),
         "argument_digest": e.argument_digest.to_string(),
         "outcome": e.outcome.as_str(),
         "error_code": e.error_code,

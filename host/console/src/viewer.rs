@@ -53,6 +53,7 @@ impl Viewer {
         let tools = host
             .list(&principal)
             .await?
+            .tools
             .iter()
             .map(|t| t.spec().name.to_string())
             .collect();

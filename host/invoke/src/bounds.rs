@@ -60,7 +60,7 @@ impl Schemas {
         bounds.limits.check(args)?;
         match tool {
             Tool::Plugin(t) => self.conforms(t, args),
-            Tool::Host(_) => Ok(()),
+            Tool::Host(..) => Ok(()),
         }
     }
 

@@ -61,6 +61,15 @@ impl CallRequest {
     }
 }
 
+/// What [`Toolhost::list`] shows one caller: tools of one catalog.
+#[derive(Clone)]
+pub struct Listing {
+    /// The version of the catalog they were listed from.
+    pub catalog_version: String,
+    /// The tools, in name order.
+    pub tools: Vec<Tool>,
+}
+
 /// The host's call path: the catalog, the policy's live state, the sandbox
 /// runtime and the audit sink.
 pub struct Toolhost {
@@ -71,7 +80,8 @@ pub struct Toolhost {
     policy: Arc<dyn PolicyStore>,
     pub(crate) runtime: Arc<Runtime>,
     pub(crate) audit: Arc<dyn AuditSink>,
-    host_tools: BTreeMap<String, Arc<dyn HostTool>>,
+    /// The host's own tools, by name: each a [`Tool::Host`].
+    host_tools: BTreeMap<String, Tool>,
     claims: Vec<Arc<dyn ClaimTools>>,
     pub(crate) backends: Backends,
     pub(crate) snapshots: SnapshotCache,
@@ -155,13 +165,15 @@ impl Toolhost {
     }
 
     /// Adds a tool the host provides itself. Its name must not collide with
-    /// a plugin's or another host tool's.
+    /// a plugin's or another host tool's. The digest of its definition is
+    /// taken now: its spec, reviewed with the host's release.
     pub fn with_host_tool(mut self, tool: Arc<dyn HostTool>) -> Result<Self, InvokeError> {
         let name = tool.spec().name.to_string();
         if self.catalog().lookup(&name).is_some() || self.host_tools.contains_key(&name) {
             return Err(InvokeError::DuplicateTool { tool: name });
         }
-        self.host_tools.insert(name, tool);
+        let definition = toolhost_catalog::definition_digest(tool.spec(), None, None);
+        self.host_tools.insert(name, Tool::Host(tool, definition));
         Ok(self)
     }
 
@@ -189,20 +201,24 @@ impl Toolhost {
     }
 
     /// The tools `who` may see, in name order: the same decision a call
-    /// gets, from the principal's roles as they are now.
-    pub async fn list(&self, who: &Principal) -> Result<Vec<Tool>, InvokeError> {
+    /// gets, from the principal's roles as they are now; all from one
+    /// catalog, whose version the listing names.
+    pub async fn list(&self, who: &Principal) -> Result<Listing, InvokeError> {
         let grants = self.grants(who).await?;
         let served = self.served();
         let plugins = served.catalog.tools().map(|t| served.tool(t));
         let mut tools: Vec<Tool> = plugins
-            .chain(self.host_tools.values().cloned().map(Tool::Host))
+            .chain(self.host_tools.values().cloned())
             .filter(|t| {
                 let spec = t.spec();
                 decide(who, &grants, &spec.permission, spec.risk, Use::List).permits()
             })
             .collect();
         tools.sort_by(|a, b| a.spec().name.cmp(&b.spec().name));
-        Ok(tools)
+        Ok(Listing {
+            catalog_version: served.catalog.version().to_owned(),
+            tools,
+        })
     }
 
     /// `who`'s roles in its tenant, read now (services have none: their
@@ -225,7 +241,7 @@ impl Toolhost {
 
     fn tool_in(&self, served: &Served, name: &str) -> Option<Tool> {
         match self.host_tools.get(name) {
-            Some(t) => Some(Tool::Host(t.clone())),
+            Some(t) => Some(t.clone()),
             None => served.catalog.lookup(name).map(|t| served.tool(t)),
         }
     }
@@ -362,7 +378,7 @@ impl Toolhost {
         let grants = self.admit(&served, who, &tool, &req.arguments).await?;
         let tool = match tool {
             Tool::Plugin(t) => t,
-            Tool::Host(t) => {
+            Tool::Host(t, _) => {
                 arguments_text(&req.arguments)?;
                 let call = self.host_call(who, &req.arguments, req.progress.as_ref(), cancel);
                 let (out, effects) = tokio::select! {
@@ -433,7 +449,7 @@ impl Toolhost {
             .tool_in(&served, tool)
             .ok_or_else(|| InvokeError::ToolNotFound { tool: tool.into() })?;
         let host_tool = match &found {
-            Tool::Host(t) if !t.spec().mutating && t.claimed().is_none() => t.clone(),
+            Tool::Host(t, _) if !t.spec().mutating && t.claimed().is_none() => t.clone(),
             _ => return Err(not_a_read()),
         };
         self.admit(&served, who, &found, args).await?;
@@ -522,7 +538,8 @@ type Written = (Arc<dyn HostTool>, Vec<Effect>);
 struct Served {
     catalog: Arc<Catalog>,
     schemas: crate::bounds::Schemas,
-    claimed: BTreeMap<String, Arc<dyn HostTool>>,
+    /// Each a [`Tool::Host`] with its catalog tool's definition digest.
+    claimed: BTreeMap<String, Tool>,
 }
 
 impl Served {
@@ -531,7 +548,8 @@ impl Served {
             .tools()
             .filter_map(|t| {
                 let tool = claims.iter().find_map(|c| c.claim(t))?;
-                Some((t.spec().name.to_string(), tool))
+                let served = Tool::Host(tool, *t.definition_digest());
+                Some((t.spec().name.to_string(), served))
             })
             .collect();
         Self {
@@ -545,7 +563,7 @@ impl Served {
     /// by its plugin.
     fn tool(&self, t: &ToolRef) -> Tool {
         match self.claimed.get(t.spec().name.as_str()) {
-            Some(host) => Tool::Host(host.clone()),
+            Some(host) => host.clone(),
             None => Tool::Plugin(t.clone()),
         }
     }
@@ -597,13 +615,14 @@ impl Audit {
     }
 
     fn tool_found(&mut self, tool: &Tool, catalog_version: &str) {
-        if let Tool::Host(t) = tool {
+        if let Tool::Host(t, _) = tool {
             self.host_tool = Some(t.clone());
         }
-        let own = matches!(tool, Tool::Host(t) if t.claimed().is_none());
+        let own = matches!(tool, Tool::Host(t, _) if t.claimed().is_none());
         if tool.gateable() || own {
             self.event.gate_id = self.presented_gate.take();
         }
+        self.event.definition_digest = Some(tool.definition_digest());
         match tool.catalog_tool() {
             Some(t) => {
                 let loaded = t.plugin();

@@ -31,7 +31,7 @@ mod results;
 mod snapshots;
 mod tool;
 
-pub use call::{CallRequest, Toolhost};
+pub use call::{CallRequest, Listing, Toolhost};
 pub use error::{InvokeError, Refusal, STORE_RETRY_AFTER_MS, STORE_UNAVAILABLE_MESSAGE};
 pub use gating::{Clock, DEFAULT_GATE_TTL, GATE_ID_ARG, GatePolicy, IDEMPOTENCY_KEY_ARG, millis};
 pub use plugin_call::Answer;

@@ -13,7 +13,7 @@ use toolhost_audit::Effect;
 use toolhost_catalog::{LoadedPlugin, ToolRef};
 use toolhost_runtime::{ProgressSink, ToolOutput, ToolSpec};
 use toolhost_secrets::Scanner;
-use toolhost_types::Principal;
+use toolhost_types::{Digest, Principal};
 
 use crate::InvokeError;
 
@@ -199,8 +199,10 @@ pub trait ClaimTools: Send + Sync + 'static {
 pub enum Tool {
     /// Provided by a sandboxed plugin.
     Plugin(ToolRef),
-    /// Provided by the host.
-    Host(Arc<dyn HostTool>),
+    /// Provided by the host, with the digest of its definition: a claimed
+    /// tool's is its catalog tool's, the host's own was taken when it was
+    /// installed ([`Toolhost::with_host_tool`](crate::Toolhost::with_host_tool)).
+    Host(Arc<dyn HostTool>, Digest),
 }
 
 impl Tool {
@@ -208,7 +210,17 @@ impl Tool {
     pub fn spec(&self) -> &ToolSpec {
         match self {
             Tool::Plugin(t) => t.spec(),
-            Tool::Host(t) => t.spec(),
+            Tool::Host(t, _) => t.spec(),
+        }
+    }
+
+    /// The digest of its reviewed definition, as `tools/list` names it and
+    /// its calls' audit rows record it: a catalog tool's was taken when its
+    /// catalog was built ([`ToolRef::definition_digest`]).
+    pub fn definition_digest(&self) -> Digest {
+        match self {
+            Tool::Plugin(t) => *t.definition_digest(),
+            Tool::Host(_, d) => *d,
         }
     }
 
@@ -223,7 +235,7 @@ impl Tool {
     pub fn catalog_tool(&self) -> Option<&ToolRef> {
         match self {
             Tool::Plugin(t) => Some(t),
-            Tool::Host(t) => t.claimed(),
+            Tool::Host(t, _) => t.claimed(),
         }
     }
 
@@ -238,7 +250,7 @@ impl Tool {
     pub fn is_task(&self) -> bool {
         match self {
             Tool::Plugin(_) => false,
-            Tool::Host(t) => t.is_task(),
+            Tool::Host(t, _) => t.is_task(),
         }
     }
 
@@ -252,7 +264,7 @@ impl Tool {
                 .tools
                 .get(&t.spec().name)
                 .is_some_and(|s| !s.resolves.is_empty()),
-            Tool::Host(_) => false,
+            Tool::Host(..) => false,
         }
     }
 }

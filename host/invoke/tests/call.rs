@@ -270,6 +270,7 @@ async fn a_call_without_the_permission_is_denied_audited_and_runs_no_plugin_code
         .list(&bob)
         .await
         .expect("lists")
+        .tools
         .iter()
         .map(|t| t.spec().name.to_string())
         .collect();
@@ -377,4 +378,49 @@ async fn a_read_is_decided_as_a_call_is_and_writes_no_audit_row() {
     .await
     .expect("called");
     assert_eq!(rows(), 1);
+}
+
+#[tokio::test]
+async fn a_calls_row_names_the_definition_digest_its_listing_named() {
+    let audit = Arc::new(Recorded::default());
+    let host = host(audit.clone(), "200ms")
+        .await
+        .with_host_tool(Arc::new(Listing::new("list_things", false, "hello:read")))
+        .expect("a host tool added");
+    let listed = host.list(&alice()).await.expect("lists");
+    assert_eq!(listed.catalog_version, "1.0.0");
+    let listed_digest = |name: &str| {
+        let t = listed.tools.iter().find(|t| t.spec().name.as_str() == name);
+        t.map(|t| t.definition_digest()).expect("listed")
+    };
+    let greet = host.catalog().lookup("greet").expect("served").clone();
+    assert_eq!(listed_digest("greet"), *greet.definition_digest());
+    assert_eq!(
+        listed_digest("list_things"),
+        toolhost_catalog::definition_digest(
+            host.tool("list_things").expect("served").spec(),
+            None,
+            None
+        ),
+        "a host tool's: its spec's"
+    );
+    let cancel = CancellationToken::new();
+    for (tool, args) in [
+        ("greet", json!({"name": "Ada"})),
+        ("list_things", json!({})),
+        ("nope", json!({})),
+    ] {
+        let _ = host.call(&alice(), req(tool, args), &cancel).await;
+    }
+    let events = audit.events.lock().expect("not poisoned");
+    let named: Vec<_> = events.iter().map(|e| e.definition_digest).collect();
+    assert_eq!(
+        named,
+        [
+            Some(listed_digest("greet")),
+            Some(listed_digest("list_things")),
+            None
+        ],
+        "the row of an unknown tool names none"
+    );
 }

@@ -17,13 +17,14 @@ fn object(v: &Value) -> JsonObject {
     v.as_object().cloned().unwrap_or_default()
 }
 
-/// A catalog tool as MCP lists it. A tool that resolves names may answer
-/// with a clarification, so its output schema admits one.
-pub(crate) fn tool(t: &HostTool) -> Tool {
+/// A catalog tool as MCP lists it, served from the catalog at
+/// `catalog_version`. A tool that resolves names may answer with a
+/// clarification, so its output schema admits one.
+pub(crate) fn tool(t: &HostTool, catalog_version: &str) -> Tool {
     let spec = t.spec();
     let t_resolves = t.resolves();
     let t_gateable = t.gateable();
-    let own_answer = matches!(t, HostTool::Host(_));
+    let own_answer = matches!(t, HostTool::Host(..));
     let a = &spec.annotations;
     let annotations = ToolAnnotations::from_raw(
         spec.title.clone(),
@@ -41,17 +42,10 @@ pub(crate) fn tool(t: &HostTool) -> Tool {
         Some(d) => deprecated(&spec.description, d),
         None => spec.description.clone(),
     };
-    let deprecation = t.deprecation().cloned();
+    let meta = meta(t, catalog_version);
     let mut t = Tool::new(spec.name.to_string(), description, Arc::new(object(&input)))
-        .with_annotations(annotations);
-    if let Some(d) = deprecation {
-        let mut meta = JsonObject::new();
-        meta.insert(
-            DEPRECATED_META.into(),
-            json!({"replacement": d.replacement, "until": d.until}),
-        );
-        t = t.with_meta(rmcp::model::MetaObject(meta));
-    }
+        .with_annotations(annotations)
+        .with_meta(rmcp::model::MetaObject(meta));
     if let Some(title) = &spec.title {
         t = t.with_title(title.clone());
     }
@@ -85,6 +79,30 @@ pub(crate) fn tool(t: &HostTool) -> Tool {
 /// The `_meta` key of a deprecated tool: `{"replacement": name or null,
 /// "until": catalog version}`.
 pub const DEPRECATED_META: &str = "toolhost/deprecated";
+
+/// The `_meta` key of every tool's definition digest, `sha256:` and 64 hex
+/// characters: what a client pins (`toolhost_catalog::definition_digest`
+/// says what it covers). The call's audit row names the same digest.
+pub const DEFINITION_META: &str = "toolhost/definition";
+
+/// The `_meta` key of the version of the catalog a tool was listed from
+/// (`MAJOR.MINOR.PATCH`), the one a call's audit row names.
+pub const CATALOG_VERSION_META: &str = "toolhost/catalogVersion";
+
+/// A tool's `_meta`: its definition digest, the catalog version it was
+/// listed from, and its deprecation if a newer revision retired it. Keys
+/// are under the `toolhost/` prefix, as MCP asks of an implementation's own.
+fn meta(t: &HostTool, catalog_version: &str) -> JsonObject {
+    let mut meta = JsonObject::new();
+    let digest = format!("sha256:{}", t.definition_digest());
+    meta.insert(DEFINITION_META.into(), json!(digest));
+    meta.insert(CATALOG_VERSION_META.into(), json!(catalog_version));
+    if let Some(d) = t.deprecation() {
+        let retired = json!({"replacement": d.replacement, "until": d.until});
+        meta.insert(DEPRECATED_META.into(), retired);
+    }
+    meta
+}
 
 /// A deprecated tool's description: what to use instead, and when it goes.
 fn deprecated(description: &str, d: &toolhost_catalog::Deprecation) -> String {

@@ -468,14 +468,17 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let who = self.caller(&ctx)?;
         let after = cursor::resume_after(request)?;
-        let visible = self
+        let listed = self
             .host
             .list(&who)
             .await
             .map_err(|e| convert::rpc_failure(&e, "listing tools"))?;
+        let (visible, version) = (&listed.tools, listed.catalog_version.as_str());
         let names = visible.iter().map(|t| t.spec().name.as_str());
         let (range, next) = cursor::page(names, after.as_deref(), cursor::PAGE_SIZE);
-        let tools: Vec<Tool> = visible[range].iter().map(convert::tool).collect();
+        let tools: Vec<Tool> = (visible[range].iter())
+            .map(|t| convert::tool(t, version))
+            .collect();
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;
         // The list depends on the caller's permissions, read live: never

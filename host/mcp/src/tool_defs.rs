@@ -47,7 +47,7 @@ impl ToolDefs {
         }
         // Made from the catalog served at the lookup: a catalog served
         // since is found by the next call, whose `served` is that one.
-        let tool = convert::tool(&host.tool(name)?);
+        let tool = convert::tool(&host.tool(name)?, served.version());
         let mut kept = self.kept.write().expect("never poisoned");
         match kept.as_mut() {
             Some(k) if made_from(k, &served) => {
@@ -106,7 +106,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let (host, runtime) = host(dir.path()).await;
         let defs = ToolDefs::default();
-        let made = |name: &str| host.tool(name).map(|t| convert::tool(&t));
+        let made = |name: &str| {
+            host.tool(name)
+                .map(|t| convert::tool(&t, host.catalog().version()))
+        };
         let first = defs.get(&host, "greet").expect("greet is served");
         assert_eq!(first, made("greet").expect("greet"));
         assert_eq!(defs.get(&host, "greet"), Some(first.clone()), "kept");

@@ -156,13 +156,15 @@ const UNAUDITED_SHOWN: u32 = 100;
 /// `records` (newest first, as the store returns them) as a table, oldest first.
 fn print_rows(records: &[AuditRecord]) {
     println!(
-        "{:<8} {:<24} {:<12} {:<24} {:<24} {:<20} {:<19} {:<20} DURATION",
-        "ID", "TIME", "TENANT", "PRINCIPAL", "CLIENT", "TOOL", "OUTCOME", "ERROR CODE"
+        "{:<8} {:<24} {:<12} {:<24} {:<24} {:<20} {:<19} {:<20} {:<12} DEFINITION",
+        "ID", "TIME", "TENANT", "PRINCIPAL", "CLIENT", "TOOL", "OUTCOME", "ERROR CODE", "DURATION"
     );
     for r in records.iter().rev() {
         let e = &r.event;
+        // The definition digest as tools/list names it, to compare with a pin.
+        let definition = e.definition_digest.map(|d| format!("sha256:{d}"));
         println!(
-            "{:<8} {:<24} {:<12} {:<24} {:<24} {:<20} {:<19} {:<20} {}",
+            "{:<8} {:<24} {:<12} {:<24} {:<24} {:<20} {:<19} {:<20} {:<12} {}",
             r.id,
             humantime::format_rfc3339_millis(e.at).to_string(),
             e.tenant,
@@ -172,6 +174,7 @@ fn print_rows(records: &[AuditRecord]) {
             e.outcome.as_str(),
             e.error_code.as_deref().unwrap_or("-"),
             millis(e.duration),
+            definition.as_deref().unwrap_or("-"),
         );
         // What the call asked its client, on a line of its own.
         if !e.client_rounds.is_empty() {
