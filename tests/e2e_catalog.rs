@@ -8,7 +8,7 @@
 
 mod support;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -521,6 +521,141 @@ fn a_rename_is_breaking_and_the_old_name_stays_deprecated_for_one_minor_cycle() 
     assert!(listed(&server).contains("text_stats"));
 }
 
+/// Each listed tool's `_meta`: `(definition digest, catalog version)`, by
+/// name. Every tool names a `sha256:` digest.
+fn pins(url: &str, token: &str) -> BTreeMap<String, (String, String)> {
+    let pin = |t: &Value| {
+        let meta = &t["_meta"];
+        let digest = meta["toolhost/definition"].as_str().expect("a digest");
+        assert!(digest.len() == 71 && digest.starts_with("sha256:"), "{t:#}");
+        let version = meta["toolhost/catalogVersion"].as_str().expect("a version");
+        (digest.to_owned(), version.to_owned())
+    };
+    let tools = tools_at(url, token);
+    tools
+        .iter()
+        .map(|t| (t["name"].as_str().expect("a name").to_owned(), pin(t)))
+        .collect()
+}
+
+/// The catalog version `approve`'s answer names.
+fn approved_version(out: &str) -> String {
+    let at = out.find("catalog ").expect("a catalog version") + "catalog ".len();
+    out[at..]
+        .split_whitespace()
+        .next()
+        .expect("a version")
+        .to_owned()
+}
+
+/// The definition digest each row of `tool`'s calls names (`audit
+/// search`'s last column), oldest first.
+fn served_definitions(url: &str, tool: &str) -> Vec<String> {
+    let rows = admin(url, &["audit", "search", "--tool", tool]);
+    (rows.lines().skip(1))
+        .map(|r| r.split_whitespace().last().expect("a row").to_owned())
+        .collect()
+}
+
+/// Asserts the tools in `names` kept their digests from `before` to `after`.
+fn kept(
+    before: &BTreeMap<String, (String, String)>,
+    after: &BTreeMap<String, (String, String)>,
+    names: &[&str],
+) {
+    for name in names {
+        assert_eq!(before[*name].0, after[*name].0, "{name} kept its digest");
+    }
+}
+
+#[test]
+fn tools_list_digests_change_exactly_when_a_reviewed_revision_changes_a_definition() {
+    let server = Server::start(&[HELLO]);
+    let url = server.database_url().to_owned();
+    let passwords = people(&url);
+    // bob sees hello's tools and the review's.
+    admin(&url, &["grant", "viewer", "bob", "--tenant", "demo"]);
+    let bob = user_token(&server, "bob", &passwords["bob"]);
+    let (work, key) = alice_trusted(&server, "hello", &url);
+    let first = pins(&server.url, &bob);
+    let versions: BTreeSet<&String> = first.values().map(|(_, v)| v).collect();
+    assert_eq!(versions.len(), 1, "one catalog per listing: {first:#?}");
+    assert_eq!(
+        pins(&server.url, &bob),
+        first,
+        "the same definitions, the same digests"
+    );
+    let greeted = call_at(&server.url, server.token(), "greet", json!({"name": "Ada"}));
+    assert_eq!(greeted["result"]["isError"], false, "{greeted}");
+
+    // hello 0.2.0: other bytes, one tool added, nothing else changed.
+    let next = work.join("next");
+    release(&next, &HELLO_NEXT, &key);
+    let version = approved_version(&approve(&url, &submit(&url, &next)));
+    until_served(&server, "shout", true);
+    let added = pins(&server.url, &bob);
+    kept(
+        &first,
+        &added,
+        &["greet", "add", "word_stats", "decide_plugin_review"],
+    );
+    assert!(added.values().all(|(_, v)| *v == version), "{added:#?}");
+
+    // hello 1.0.0, with the reviewer's floor on greet: greet is gated now,
+    // word_stats renamed (listed, deprecated), add and shout untouched.
+    let renamed = work.join("renamed");
+    let manifest = pin_into(&HELLO_RENAME, &renamed);
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    let floored = text.replacen("[tools.greet]\n", "[tools.greet]\nrisk = \"high\"\n", 1);
+    assert_ne!(floored, text, "{text}");
+    std::fs::write(&manifest, floored).expect("write");
+    sign(&manifest, &key);
+    let id = submit(&url, &renamed);
+    let args = json!({"revision": id, "decision": "approve", "reason": "read the diff"});
+    let decided = answer(&server.url, &bob, "decide_plugin_review", args).expect("approved");
+    until_served(&server, "text_stats", true);
+    let changed = pins(&server.url, &bob);
+    kept(&added, &changed, &["add", "shout", "decide_plugin_review"]);
+    for name in ["greet", "word_stats"] {
+        assert_ne!(
+            added[name].0, changed[name].0,
+            "{name}'s definition changed"
+        );
+    }
+    assert_eq!(json!(changed["word_stats"].1), decided["catalog_version"]);
+    let tools = tools_at(&server.url, &bob);
+    let greet = tools.iter().find(|t| t["name"] == "greet").expect("greet");
+    assert!(
+        !greet["inputSchema"]["properties"]["gate_id"].is_null(),
+        "what changed is served: {greet:#}"
+    );
+
+    // Each call's row names the digest it was served: greet before and
+    // after, the deprecated name, and the reviewer's own host tool.
+    call_at(&server.url, server.token(), "greet", json!({"name": "Ada"}));
+    let stats = call_at(
+        &server.url,
+        server.token(),
+        "word_stats",
+        json!({"text": "a b"}),
+    );
+    assert_eq!(stats["result"]["isError"], false, "{stats}");
+    assert_eq!(
+        served_definitions(&url, "greet"),
+        [first["greet"].0.clone(), changed["greet"].0.clone()]
+    );
+    assert_eq!(
+        served_definitions(&url, "word_stats"),
+        [changed["word_stats"].0.clone()]
+    );
+    assert_eq!(
+        served_definitions(&url, "decide_plugin_review").last(),
+        Some(&changed["decide_plugin_review"].0),
+        "a host tool's call names its digest too"
+    );
+    assert!(admin(&url, &["audit", "verify"]).starts_with("ok"));
+}
+
 #[test]
 fn two_hosts_on_one_postgres_follow_each_others_decisions_and_a_call_in_flight_keeps_its_revision()
 {
@@ -566,6 +701,8 @@ fn two_hosts_on_one_postgres_follow_each_others_decisions_and_a_call_in_flight_k
         "host B served the decision after {took:?}"
     );
     until_deprecated(&a.url, a.token(), "pause", Duration::from_secs(2));
+    // Both replicas name the same definitions with the same digests.
+    assert_eq!(pins(&a.url, a.token()), pins(&b.url, b.token()));
 
     let paused = call.join().expect("the call thread");
     assert_eq!(paused["result"]["isError"], false, "{paused}");
