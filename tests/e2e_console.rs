@@ -494,7 +494,16 @@ fn an_audit_search_finds_a_call_and_its_detail_and_the_chain_verifies() {
     browser.click(&format!("{} a", id(&format!("call-{call_id}"))));
     browser.wait_for_path(&format!("/admin/audit/calls/{call_id}"));
     let detail = browser.find_text("section[aria-labelledby=call]");
-    for seen in [&call_id, "run_by_tag", "approval_required", "demo", &client] {
+    // The tool definition it was served, as tools/list named it.
+    let served = "sha256:";
+    for seen in [
+        &call_id,
+        "run_by_tag",
+        "approval_required",
+        "demo",
+        &client,
+        served,
+    ] {
         assert!(
             detail.contains(seen),
             "{seen:?} not in the detail:\n{detail}"
