@@ -158,6 +158,7 @@ mod tests {
             risk: None,
             replaces: None,
             run: None,
+            takes_from: None,
         }
     }
 
