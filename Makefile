@@ -80,13 +80,16 @@ catalog: build plugins python-plugins ts-plugins
 ## run: build everything and serve the reference catalog on an embedded SQLite, with the
 ## testbench backend the testbench plugin talks to (Ctrl-C stops both). The catalog takes
 ## the path every plugin takes: a local signing key (made once) signs the reference
-## plugins, the store trusts it for them, they are submitted and the demo admin approves
-## them; the host serves what the store's catalog holds.
+## plugins, the store trusts it for them, they are submitted and the demo admin (an operator:
+## demo is the operator tenant) approves them; the host serves what the store's catalog holds.
 PORT ?= 8080
 BACKEND_PORT ?= 8081
 BACKEND_TOKEN := target/testbench.token
 SIGNER := target/signer
 DB ?= sqlite://target/toolhost.db?mode=rwc
+## The operator tenant: its people decide the catalog every tenant is served. The demo
+## tenant is, so `demo` approves the reference plugins and reviews in the console.
+OPERATOR_TENANT ?= demo
 ## publish: the reference catalog signed, trusted, submitted and approved into the store at $(DB)
 publish: catalog
 	@$(TOOLHOST) catalog check --plugins $(CATALOG) --cache-dir $(CACHE)
@@ -107,8 +110,9 @@ publish: catalog
 	@$(TOOLHOST) signer list --database-url "$(DB)" | grep '^local-ts ' >/dev/null || \
 	  $(TOOLHOST) signer trust local-ts --key $(SIGNER)/local-ts.pub --plugins hello-ts \
 	    --as demo --database-url "$(DB)"
-	@for id in $$($(TOOLHOST) plugin submit $(CATALOG) --as demo --database-url "$(DB)" | awk '$$NF == "(pending_review)" {print $$1}'); do \
-	  $(TOOLHOST) plugin review approve $$id --as demo --allow-self-approval \
+	@for id in $$($(TOOLHOST) plugin submit $(CATALOG) --as demo --operator-tenant $(OPERATOR_TENANT) \
+	    --database-url "$(DB)" | awk '$$NF == "(pending_review)" {print $$1}'); do \
+	  $(TOOLHOST) plugin review approve $$id --as demo --operator-tenant $(OPERATOR_TENANT) --allow-self-approval \
 	    --reason "make run: the reference plugins" --database-url "$(DB)"; \
 	done
 
@@ -117,7 +121,7 @@ run: publish
 	@target/debug/testbench-backend --listen 127.0.0.1:$(BACKEND_PORT) --seed contract \
 	  --token-file $(BACKEND_TOKEN) & backend=$$!; trap 'kill $$backend 2>/dev/null' EXIT; \
 	$(TOOLHOST) serve --cache-dir $(CACHE) --listen 127.0.0.1:$(PORT) \
-	  --database-url "$(DB)" --seed-demo --allow-self-approval \
+	  --database-url "$(DB)" --seed-demo --allow-self-approval --operator-tenant $(OPERATOR_TENANT) \
 	  --backend testbench=http://127.0.0.1:$(BACKEND_PORT) --backend-token-file testbench=$(BACKEND_TOKEN) \
 	  --exploration-backend testbench
 
@@ -138,6 +142,7 @@ cluster: e2e-haproxy
 	  port=$$(( $(PORT) + 10 + i )); echo "    server r$$i 127.0.0.1:$$port" >> target/cluster/haproxy.cfg; \
 	  $(TOOLHOST) serve --cache-dir $(CACHE) --listen 127.0.0.1:$$port --public-url http://127.0.0.1:$(PORT) \
 	    --trusted-proxy 127.0.0.1 --drain-delay 1500ms --database-url "$(CLUSTER_DB)" --seed-demo --allow-self-approval \
+	    --operator-tenant $(OPERATOR_TENANT) \
 	    --backend testbench=http://127.0.0.1:$(BACKEND_PORT) --backend-token-file testbench=$(BACKEND_TOKEN) \
 	    --exploration-backend testbench > target/cluster/r$$i.log 2>&1 & pids="$$pids $$!"; \
 	done; \

@@ -31,7 +31,7 @@ fn admin(url: &str, args: &[&str]) -> String {
 
 /// `toolhost ARGS… --database-url URL`, which must fail: its stderr.
 fn refused(url: &str, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+    let out = support::cli_command()
         .args(args)
         .args(["--database-url", url])
         .stdin(Stdio::null())

@@ -8,7 +8,7 @@ mod support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -26,7 +26,7 @@ fn admin(url: &str, args: &[&str]) -> String {
 
 /// `toolhost plugin submit SOURCE --as alice`, which must fail: its stderr.
 fn refused(url: &str, source: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+    let out = support::cli_command()
         .args([
             "plugin",
             "submit",

@@ -44,6 +44,12 @@ const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
 pub const DEMO_PASSWORD: &str = "e2e-demo-password";
 /// The environment variable client scripts read their bearer token from.
 pub const TOKEN_ENV: &str = "TOOLHOST_E2E_TOKEN";
+/// The operator tenant of every test server and of the CLI commands run
+/// on its store (`TOOLHOST_OPERATOR_TENANT`): `demo`, as `make run` has it,
+/// so its people decide the catalog; any other tenant's admin does not.
+pub const OPERATOR_TENANT: &str = "demo";
+/// The variable `serve` and the catalog's person commands read it from.
+const OPERATOR_TENANT_ENV: &str = "TOOLHOST_OPERATOR_TENANT";
 
 /// How long a change another process makes (the `toolhost` CLI, a second
 /// replica) may take to reach a serving host's views: the host re-reads
@@ -185,8 +191,9 @@ impl Tools {
 
 /// A running `toolhost serve` on 127.0.0.1, with its own plugin directory and
 /// SQLite file in a temp dir, the demo user seeded (an admin of tenant
-/// `demo`), and a service client allowed every fixture's tools, whose bearer
-/// token tests that are not about OAuth use. Killed when dropped.
+/// `demo`, the [`OPERATOR_TENANT`]), and a service client allowed every
+/// fixture's tools, whose bearer token tests that are not about OAuth use.
+/// Killed when dropped.
 pub struct Server {
     child: RefCell<Child>,
     /// `http://127.0.0.1:PORT/mcp`: this process's own address.
@@ -267,6 +274,7 @@ impl Server {
             .arg(&database_url)
             .args(flags)
             .env("TOOLHOST_DEMO_PASSWORD", DEMO_PASSWORD)
+            .env(OPERATOR_TENANT_ENV, OPERATOR_TENANT)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -390,9 +398,10 @@ impl Server {
         &self.bearer
     }
 
-    /// Runs `toolhost ARGS… --database-url <this server's store>`.
+    /// Runs `toolhost ARGS… --database-url <this server's store>`, with
+    /// the server's operator tenant.
     pub fn admin(&self, args: &[&str]) -> std::process::Output {
-        Command::new(TOOLHOST)
+        cli_command()
             .args(args)
             .args(["--database-url", &self.database_url])
             .stdin(Stdio::null())
@@ -722,9 +731,17 @@ pub fn pin_into(fixture: &Fixture, dir: &Path) -> PathBuf {
     dir.join(format!("{}.toml", plugin_name(fixture)))
 }
 
+/// `toolhost` as the operator runs it against a test server's store: with
+/// its operator tenant ([`OPERATOR_TENANT`]).
+pub fn cli_command() -> Command {
+    let mut cmd = Command::new(TOOLHOST);
+    cmd.env(OPERATOR_TENANT_ENV, OPERATOR_TENANT);
+    cmd
+}
+
 /// Runs `toolhost ARGS…`, which must succeed.
 pub fn toolhost(args: &[&str]) -> String {
-    let out = Command::new(TOOLHOST)
+    let out = cli_command()
         .args(args)
         .stdin(Stdio::null())
         .output()

@@ -184,7 +184,7 @@ impl Console {
         let Some(user) = self.auth.web_user(headers).await else {
             return Err(see_other(&sign_in_path(page.path())));
         };
-        let viewer = Viewer::read(user, &self.host, self.policy.as_ref())
+        let viewer = Viewer::read(user, &self.host)
             .await
             .map_err(|e| self.failure(None, &e))?;
         if !page.open_to(&viewer) {
@@ -513,7 +513,7 @@ fn encode(s: &str) -> String {
 
 async fn not_found(State(c): State<Console>, headers: HeaderMap) -> Response {
     match c.auth.web_user(&headers).await {
-        Some(user) => match Viewer::read(user, &c.host, c.policy.as_ref()).await {
+        Some(user) => match Viewer::read(user, &c.host).await {
             Ok(v) => {
                 let refusal = Refusal {
                     code: "NOT_FOUND",

@@ -5,13 +5,14 @@
 //! listed for them over MCP ([`Toolhost::list`]), so one set of roles
 //! decides both surfaces. The pages with no host tool behind them (the
 //! audit trail, people and clients) need a permission of their own, or an
-//! admin role, read from the same policy store.
+//! admin role, read through the same host (so with the same standing: a
+//! host-level permission only in the operator tenant).
 
 use std::collections::BTreeSet;
 
 use toolhost_auth::WebUser;
 use toolhost_invoke::{InvokeError, Toolhost};
-use toolhost_policy::{Grants, PolicyStore};
+use toolhost_policy::Grants;
 use toolhost_types::{Permission, Principal, PrincipalKind};
 
 /// The client id the console's calls carry (a web session is no OAuth
@@ -35,12 +36,8 @@ pub struct Viewer {
 
 impl Viewer {
     /// `user`'s standing now: the tools `host` lists for them and their
-    /// grants in `policy`.
-    pub async fn read(
-        user: WebUser,
-        host: &Toolhost,
-        policy: &dyn PolicyStore,
-    ) -> Result<Self, InvokeError> {
+    /// grants as `host` reads them.
+    pub async fn read(user: WebUser, host: &Toolhost) -> Result<Self, InvokeError> {
         let principal = Principal {
             subject: user.subject.clone(),
             kind: PrincipalKind::User,
@@ -57,10 +54,7 @@ impl Viewer {
             .iter()
             .map(|t| t.spec().name.to_string())
             .collect();
-        let grants = policy
-            .grants(&user.tenant, &user.subject)
-            .await
-            .map_err(InvokeError::Policy)?;
+        let grants = host.host().grants(&principal).await?;
         Ok(Self {
             user,
             principal,
@@ -74,7 +68,8 @@ impl Viewer {
         self.tools.contains(tool)
     }
 
-    /// Whether their roles grant `permission` (an admin role grants all).
+    /// Whether their roles grant `permission` (an admin role grants all of
+    /// their tenant's; a host-level one only in the operator tenant).
     pub fn granted(&self, permission: &str) -> bool {
         permission
             .parse::<Permission>()

@@ -3,7 +3,8 @@
 //! checkpoints (`list_checkpoints`, `decide_checkpoint`) and plugin reviews
 //! (`list_plugin_reviews`, `decide_plugin_review`, `rollback_plugin`), so a
 //! person decides from any MCP client, and the console is one more
-//! renderer of the same tools.
+//! renderer of the same tools. Plugin reviews are the host's operators'
+//! (`catalog:review`, a host-level permission).
 //!
 //! This room owns what each tool accepts, who may decide (a person, not a
 //! service; not the one who raised the gate or submitted the revision
@@ -19,6 +20,8 @@ mod arguments;
 mod checkpoints;
 mod error;
 mod reviews;
+#[cfg(test)]
+mod testing;
 
 pub use approvals::{
     DECIDE_PERMISSION, DecideApproval, ListPendingApprovals, READ_PERMISSION, ToolPermission,

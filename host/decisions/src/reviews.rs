@@ -20,8 +20,11 @@ use toolhost_types::Principal;
 
 use crate::arguments::{MAX_REASON, bounded, parsed, people_only};
 
-/// Listing and deciding reviews needs this permission (or an admin role),
-/// and a user principal: a service never reviews.
+/// Listing and deciding reviews needs this permission, and a user
+/// principal: a service never reviews. It is host-level
+/// (`toolhost_policy::host_level`): held only in the operator tenant,
+/// through a role or that tenant's admin role; another tenant's admin
+/// never holds it.
 pub const REVIEW_PERMISSION: &str = "catalog:review";
 
 /// The most revisions one listing returns.
@@ -354,14 +357,10 @@ impl RollbackPlugin {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
-    use toolhost_catalog::{
-        CatalogFuture, CatalogState, CatalogStoreError, NewRevision, SignerRecord, Submitted,
-    };
-    use toolhost_types::{Digest, PrincipalKind};
+    use toolhost_types::PrincipalKind;
 
     use super::*;
+    use crate::testing::{self, revision, store_of};
 
     #[test]
     fn a_plugin_directory_source_shows_its_file_name_not_the_hosts_path() {
@@ -376,113 +375,10 @@ mod tests {
         );
     }
 
-    /// The revisions of a catalog, in memory: what a decision reads.
-    struct Revisions(Mutex<Vec<Revision>>);
-
-    fn unused<'a, T: Send + 'a>() -> CatalogFuture<'a, T> {
-        Box::pin(async { Err(CatalogStoreError::Failed("not used here".into())) })
-    }
-
-    impl CatalogStore for Revisions {
-        fn catalog_state(&self) -> CatalogFuture<'_, CatalogState> {
-            let state = CatalogState {
-                generation: 7,
-                version: "1.2.0".into(),
-            };
-            Box::pin(async move { Ok(state) })
-        }
-        fn submit(&self, _: NewRevision) -> CatalogFuture<'_, Submitted> {
-            unused()
-        }
-        fn revision<'a>(&'a self, id: &'a str) -> CatalogFuture<'a, Option<Revision>> {
-            let found = self.all().into_iter().find(|r| r.id == id);
-            Box::pin(async move { Ok(found) })
-        }
-        fn revisions<'a>(
-            &'a self,
-            plugin: Option<&'a str>,
-            state: Option<RevisionState>,
-        ) -> CatalogFuture<'a, Vec<Revision>> {
-            let mut found: Vec<Revision> = self.all();
-            found.retain(|r| plugin.is_none_or(|p| r.plugin == p));
-            found.retain(|r| state.is_none_or(|s| r.state == s));
-            Box::pin(async move { Ok(found) })
-        }
-        fn served(&self) -> CatalogFuture<'_, Vec<Revision>> {
-            let active = self.revisions(None, Some(RevisionState::Active));
-            Box::pin(active)
-        }
-        fn blob<'a>(&'a self, _: &'a Digest) -> CatalogFuture<'a, Option<Vec<u8>>> {
-            unused()
-        }
-        fn trust_signer(&self, _: SignerRecord) -> CatalogFuture<'_, ()> {
-            unused()
-        }
-        fn revoke_signer<'a>(
-            &'a self,
-            _: &'a str,
-            _: &'a str,
-            _: &'a str,
-            _: i64,
-        ) -> CatalogFuture<'a, ()> {
-            unused()
-        }
-        fn signers(&self) -> CatalogFuture<'_, Vec<SignerRecord>> {
-            unused()
-        }
-    }
-
-    impl Revisions {
-        fn all(&self) -> Vec<Revision> {
-            self.0.lock().expect("not poisoned").clone()
-        }
-    }
-
-    /// Revision `id` of plugin `hello` at `version` in `state`, with one
-    /// tool `tool`; `activated_at_ms`: when it was last active.
-    fn revision(
-        id: &str,
-        version: &str,
-        state: RevisionState,
-        tool: &str,
-        activated: Option<i64>,
-    ) -> Revision {
-        let capabilities = json!({
-            "plugin": "hello", "version": version, "signer": null,
-            "tools": {tool: {
-                "permission": "hello:read", "description": "Greets.",
-                "input_schema": {"type": "object"}, "output_schema": null,
-                "risk": "low", "risk_floor": null, "mutating": false,
-                "resolves": [], "replaces": null
-            }},
-            "backends": {}, "limits": {}, "high_risk_tags": [], "imports": [], "entity_kinds": []
-        });
-        Revision {
-            id: id.into(),
-            plugin: "hello".into(),
-            version: version.into(),
-            component_digest: Digest::of(id.as_bytes()),
-            manifest: String::new(),
-            manifest_digest: Digest::of(version.as_bytes()),
-            envelope: None,
-            signer: None,
-            source: "test".into(),
-            capabilities: capabilities.to_string(),
-            state,
-            submitted_by: "carol".into(),
-            submitted_at_ms: 1,
-            reviewed_by: None,
-            reviewed_at_ms: None,
-            review_reason: None,
-            activated_at_ms: activated,
-            retired: None,
-        }
-    }
-
     /// Plugin `hello` with 2.0 active (tool `greet`) and 1.0 before it
     /// (tool `hello`), and a 0.9 approved but never active.
     fn store() -> Arc<dyn CatalogStore> {
-        Arc::new(Revisions(Mutex::new(vec![
+        store_of(vec![
             revision("rev-2", "2.0.0", RevisionState::Active, "greet", Some(300)),
             revision(
                 "rev-1",
@@ -492,19 +388,11 @@ mod tests {
                 Some(200),
             ),
             revision("rev-0", "0.9.0", RevisionState::Approved, "hello", None),
-        ])))
+        ])
     }
 
     fn person(kind: PrincipalKind) -> Principal {
-        Principal {
-            subject: "bob".into(),
-            kind,
-            name: "bob".into(),
-            tenant: "acme".into(),
-            client_id: "toolhost-console".into(),
-            scopes: Vec::new(),
-            session: "web".into(),
-        }
+        testing::person(kind, "acme")
     }
 
     async fn roll_back(
@@ -599,5 +487,22 @@ mod tests {
         assert!(tool.spec().mutating);
         assert_eq!(tool.spec().name.as_str(), "rollback_plugin");
         assert_eq!(tool.spec().permission.to_string(), REVIEW_PERMISSION);
+    }
+
+    #[test]
+    fn every_review_tool_needs_a_host_level_permission() {
+        let tools: [Box<dyn HostTool>; 3] = [
+            Box::new(ListPluginReviews::new(store())),
+            Box::new(DecidePluginReview::new(store(), false)),
+            Box::new(RollbackPlugin::new(store())),
+        ];
+        for tool in tools {
+            let permission = &tool.spec().permission;
+            assert!(
+                toolhost_policy::host_level(permission),
+                "{}: {permission}",
+                tool.spec().name
+            );
+        }
     }
 }

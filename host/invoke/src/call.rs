@@ -13,7 +13,7 @@ use toolhost_backend::Backends;
 use toolhost_catalog::Catalog;
 use toolhost_catalog::{LoadedPlugin, ToolRef};
 use toolhost_gates::{CheckpointStore, GateStore, IdempotencyKey};
-use toolhost_policy::{Decision, Grants, PolicyStore, Use, decide};
+use toolhost_policy::{Decision, Grants, Operators, PolicyStore, Use, decide};
 use toolhost_runtime::{
     BackendGrant, CallContext, ClientLink, LogSink, ProgressSink, Runtime, Snapshots, ToolOutput,
 };
@@ -78,6 +78,7 @@ pub struct Toolhost {
     pub(crate) resource_updates: tokio::sync::broadcast::Sender<crate::resources::ResourceUpdate>,
     pub(crate) update_relay: Option<Arc<dyn crate::resources::UpdateRelay>>,
     policy: Arc<dyn PolicyStore>,
+    operators: Operators,
     pub(crate) runtime: Arc<Runtime>,
     pub(crate) audit: Arc<dyn AuditSink>,
     /// The host's own tools, by name: each a [`Tool::Host`].
@@ -111,6 +112,7 @@ impl Toolhost {
             resource_updates: tokio::sync::broadcast::channel(crate::resources::UPDATES_BUFFER).0,
             update_relay: None,
             policy,
+            operators: Operators::none(),
             runtime,
             audit,
             host_tools: BTreeMap::new(),
@@ -125,6 +127,13 @@ impl Toolhost {
             scanner: Scanner::new(),
             in_flight: TaskTracker::new(),
         }
+    }
+
+    /// The host's operator tenant, whose principals alone hold host-level
+    /// permissions (the catalog's). Without it nobody holds them here.
+    pub fn with_operators(mut self, operators: Operators) -> Self {
+        self.operators = operators;
+        self
     }
 
     /// Where the generations of entity kinds are read, so a snapshot is
@@ -222,16 +231,18 @@ impl Toolhost {
     }
 
     /// `who`'s roles in its tenant, read now (services have none: their
-    /// token's scopes bound them).
+    /// token's scopes bound them), with its tenant's standing: whether it
+    /// is the operator tenant.
     pub(crate) async fn grants(&self, who: &Principal) -> Result<Grants, InvokeError> {
-        match who.kind {
+        let grants = match who.kind {
             PrincipalKind::User => self
                 .policy
                 .grants(&who.tenant, &who.subject)
                 .await
-                .map_err(InvokeError::Policy),
-            PrincipalKind::Service => Ok(Grants::none()),
-        }
+                .map_err(InvokeError::Policy)?,
+            PrincipalKind::Service => Grants::none(),
+        };
+        Ok(self.operators.standing(&who.tenant, grants))
     }
 
     /// The tool called `name`, whoever asks (schemas are the same for every caller).

@@ -4,6 +4,8 @@ use std::collections::BTreeSet;
 
 use toolhost_types::{Permission, Principal, PrincipalKind, Risk};
 
+use crate::operators::host_level;
+
 /// What the caller is doing with the tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Use {
@@ -36,11 +38,14 @@ impl Decision {
 }
 
 /// A principal's standing in its tenant, read live: whether one of its
-/// roles is an admin role, and the union of its roles' permissions.
+/// roles is an admin role, the union of its roles' permissions, and
+/// whether its tenant is the host's operator tenant (only there are
+/// host-level permissions held: see [`Operators`](crate::Operators)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Grants {
     admin: bool,
     permissions: BTreeSet<Permission>,
+    operator: bool,
 }
 
 impl Grants {
@@ -49,7 +54,14 @@ impl Grants {
         Grants {
             admin,
             permissions: permissions.into_iter().collect(),
+            operator: false,
         }
+    }
+
+    /// These grants, held in the operator tenant (`true`) or not.
+    pub(crate) fn operating(mut self, operator: bool) -> Self {
+        self.operator = operator;
+        self
     }
 
     /// No role at all.
@@ -57,14 +69,23 @@ impl Grants {
         Grants::default()
     }
 
-    /// True if an admin role is among them.
+    /// True if an admin role is among them (an admin of its tenant, which
+    /// makes nobody an operator of the host).
     pub fn is_admin(&self) -> bool {
         self.admin
     }
 
-    /// True if `required` is granted exactly, or by `resource:*`.
+    /// True if `required` is granted exactly, or by `resource:*`, or by an
+    /// admin role; a host-level permission only in the operator tenant.
     pub fn allows(&self, required: &Permission) -> bool {
-        self.admin || self.permissions.iter().any(|p| covers(p, required))
+        self.reaches(required)
+            && (self.admin || self.permissions.iter().any(|p| covers(p, required)))
+    }
+
+    /// False for a host-level permission outside the operator tenant,
+    /// whatever the roles or scopes say.
+    fn reaches(&self, required: &Permission) -> bool {
+        self.operator || !host_level(required)
     }
 }
 
@@ -87,10 +108,12 @@ fn scope_allows(scopes: &[String], required: &Permission) -> bool {
 /// Decides whether `who` may see (`Use::List`) or call (`Use::Call`) a tool
 /// needing `required`, whose invocation carries `risk`.
 ///
-/// People are judged by their live roles (an admin role allows everything);
-/// service principals only by their token's scopes. Missing permission
-/// hides on list and denies on call. Risk never hides: a permitted call at
-/// high risk is `Gated`.
+/// People are judged by their live roles (an admin role allows everything
+/// of its tenant's); service principals by their token's scopes, with
+/// `grants` saying only whether their tenant is the operator tenant. A
+/// host-level permission is held in the operator tenant only. Missing
+/// permission hides on list and denies on call. Risk never hides: a
+/// permitted call at high risk is `Gated`.
 pub fn decide(
     who: &Principal,
     grants: &Grants,
@@ -100,7 +123,7 @@ pub fn decide(
 ) -> Decision {
     let permitted = match who.kind {
         PrincipalKind::User => grants.allows(required),
-        PrincipalKind::Service => scope_allows(&who.scopes, required),
+        PrincipalKind::Service => grants.reaches(required) && scope_allows(&who.scopes, required),
     };
     match (permitted, use_) {
         (false, Use::List) => Decision::Hidden,
@@ -136,6 +159,9 @@ mod tests {
         let analyst = Grants::new(false, [perm("report:view"), perm("dataset:*")]);
         let admin = Grants::new(true, []);
         let service = principal(PrincipalKind::Service, &["mcp", "report:view"]);
+        let submitter = principal(PrincipalKind::Service, &["mcp", "catalog:submit"]);
+        let operator = Grants::new(true, []).operating(true);
+        let in_ops = Grants::none().operating(true);
         use Decision::*;
         use Use::*;
         let rows: &[(&Principal, &Grants, &str, Risk, Use, Decision)] = &[
@@ -175,6 +201,35 @@ mod tests {
             (&service, &admin, "report:view", Risk::Low, Call, Allowed),
             (&service, &admin, "report:edit", Risk::Low, List, Hidden),
             (&service, &admin, "report:edit", Risk::Low, Call, Denied),
+            // The catalog is the operators': another tenant's admin, or its
+            // service scoped for it, holds nothing of it.
+            (&user, &admin, "catalog:review", Risk::Low, List, Hidden),
+            (&user, &admin, "catalog:review", Risk::Low, Call, Denied),
+            (&user, &operator, "catalog:review", Risk::Low, Call, Allowed),
+            (
+                &submitter,
+                &Grants::none(),
+                "catalog:submit",
+                Risk::Low,
+                Call,
+                Denied,
+            ),
+            (
+                &submitter,
+                &in_ops,
+                "catalog:submit",
+                Risk::Low,
+                Call,
+                Allowed,
+            ),
+            (
+                &submitter,
+                &in_ops,
+                "catalog:review",
+                Risk::Low,
+                Call,
+                Denied,
+            ),
         ];
         for (who, grants, required, risk, use_, want) in rows {
             assert_eq!(

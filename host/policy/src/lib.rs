@@ -10,6 +10,10 @@
 //!   changes the next list and the next call, with the same token.
 //! - Service principals are bounded by their token's scopes alone; roles
 //!   are for people.
+//! - [`Operators`]: the catalog every tenant shares is governed from one
+//!   tenant the host names. A host-level permission ([`host_level`]:
+//!   `catalog:*`) is held there only; another tenant's admin role, its
+//!   `catalog:*` and its services' scopes never reach it.
 //!
 //! ```
 //! use toolhost_policy::{Decision, Grants, Use, decide};
@@ -22,7 +26,9 @@
 //! ```
 
 mod decide;
+mod operators;
 mod store;
 
 pub use decide::{Decision, Grants, Use, decide};
+pub use operators::{HOST_RESOURCE, Operators, host_level};
 pub use store::{FixedGrants, PolicyFuture, PolicyStore, PolicyStoreError, Role};

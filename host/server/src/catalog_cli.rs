@@ -4,6 +4,12 @@
 //! decision here is the same decision the MCP host tools make: worked out
 //! by `toolhost_catalog::decide`, written with its audit row in one
 //! transaction, served by every replica at its next poll.
+//!
+//! A command that acts as a person (`--as NAME`: submitting, deciding a
+//! review, rolling back) holds them to the rule the host holds its
+//! principals to: the person must be of the operator tenant
+//! (`--operator-tenant`, `TOOLHOST_OPERATOR_TENANT`, as `serve` takes it)
+//! and hold the permission there.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,7 +21,7 @@ use toolhost_auth::AuthStore;
 use toolhost_catalog::decide::{self, Decider, Verdict};
 use toolhost_catalog::intake::{self, IntakeOptions};
 use toolhost_catalog::{CatalogStore, Manifest, RevisionState};
-use toolhost_policy::PolicyStore;
+use toolhost_policy::{Operators, PolicyStore};
 use toolhost_runtime::{Runtime, RuntimeConfig};
 use toolhost_signing::{Envelope, Release, SigningKey};
 use toolhost_storage::Store;
@@ -26,8 +32,24 @@ use crate::catalog_sync::{
     SUBMIT_PERMISSION, now_ms, person_event, signature_path, submissions, sync, write_decision,
 };
 
-/// The permission a person needs to decide reviews (or an admin role).
+/// The permission a person needs to decide reviews: host-level, held in
+/// the operator tenant (through a role, or its admin role).
 pub const REVIEW_PERMISSION: (&str, &str) = ("catalog", "review");
+
+/// The operator tenant, for a command that acts as a person.
+#[derive(Debug, clap::Args)]
+pub struct OperatorArg {
+    /// The operator tenant (as `serve --operator-tenant`): the person
+    /// named by `--as` must be of it.
+    #[arg(long, env = "TOOLHOST_OPERATOR_TENANT")]
+    operator_tenant: Option<String>,
+}
+
+impl OperatorArg {
+    fn operators(&self) -> anyhow::Result<Operators> {
+        crate::config::operators(self.operator_tenant.clone())
+    }
+}
 
 /// `toolhost plugin review …`
 #[derive(Debug, Subcommand)]
@@ -53,7 +75,8 @@ pub enum ReviewCommand {
 pub struct DecideArgs {
     /// The revision's id.
     pub id: String,
-    /// The reviewer: a user holding `catalog:review` (or an admin role).
+    /// The reviewer: a user of the operator tenant holding
+    /// `catalog:review` (or its admin role).
     #[arg(long = "as")]
     pub reviewer: String,
     /// Why (required; recorded and audited).
@@ -68,6 +91,8 @@ pub struct DecideArgs {
     #[arg(long)]
     pub transfer: bool,
     #[command(flatten)]
+    pub operators: OperatorArg,
+    #[command(flatten)]
     pub store: StoreArg,
 }
 
@@ -77,7 +102,9 @@ pub struct SubmitArgs {
     /// A release directory (`<name>.toml`, its component, `<name>.sig.json`),
     /// or `oci://REGISTRY/REPO@sha256:…` / `:TAG`.
     pub source: String,
-    /// The submitter: a user holding `catalog:submit` (or an admin role).
+    /// The submitter (`submit`: a user of the operator tenant holding
+    /// `catalog:submit` or its admin role; `sync`: the operator's name for
+    /// the audit trail).
     #[arg(long = "as")]
     pub submitter: String,
     #[command(flatten)]
@@ -109,9 +136,10 @@ pub fn sign(manifest_path: &Path, key_path: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// `toolhost plugin submit DIR`: each revision stored pending review.
-pub async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
+pub async fn submit(args: SubmitArgs, operators: &OperatorArg) -> anyhow::Result<ExitCode> {
+    let operators = operators.operators()?;
     let store = open(&args.store).await?;
-    let who = person(&store, &args.submitter, SUBMIT_PERMISSION).await?;
+    let who = person(&store, &operators, &args.submitter, SUBMIT_PERMISSION).await?;
     let runtime = Runtime::new(RuntimeConfig::default())?;
     let mut failed = false;
     let subs = if crate::registry_cli::is_oci(&args.source) {
@@ -207,8 +235,9 @@ pub async fn review(command: ReviewCommand) -> anyhow::Result<ExitCode> {
 }
 
 async fn decide_review(args: DecideArgs, verdict: Verdict) -> anyhow::Result<ExitCode> {
+    let operators = args.operators.operators()?;
     let store = open(&args.store).await?;
-    let mut who = person(&store, &args.reviewer, REVIEW_PERMISSION).await?;
+    let mut who = person(&store, &operators, &args.reviewer, REVIEW_PERMISSION).await?;
     who.may_approve_own = args.allow_self_approval;
     let d = match decide::review(&store, &args.id, verdict, &who, &args.reason).await {
         Ok(d) => d,
@@ -231,11 +260,13 @@ async fn decide_review(args: DecideArgs, verdict: Verdict) -> anyhow::Result<Exi
 pub async fn rollback(
     plugin: &str,
     args: &StoreArg,
+    operators: &OperatorArg,
     by: &str,
     reason: &str,
 ) -> anyhow::Result<ExitCode> {
+    let operators = operators.operators()?;
     let store = open(args).await?;
-    let who = person(&store, by, REVIEW_PERMISSION).await?;
+    let who = person(&store, &operators, by, REVIEW_PERMISSION).await?;
     let d = match decide::rollback(&store, plugin, &who, reason).await {
         Ok(d) => d,
         Err(e) => {
@@ -257,19 +288,40 @@ pub async fn rollback(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--as NAME` as a person of the store holding `permission`.
-async fn person(store: &Store, name: &str, permission: (&str, &str)) -> anyhow::Result<Decider> {
+/// `--as NAME` as a person of the store holding `permission` in the
+/// operator tenant (the permissions these commands need are host-level:
+/// another tenant's admin role never holds them).
+async fn person(
+    store: &Store,
+    operators: &Operators,
+    name: &str,
+    permission: (&str, &str),
+) -> anyhow::Result<Decider> {
     let user = AuthStore::user_by_name(store, name)
         .await?
         .with_context(|| format!("no user {name:?}"))?;
     if user.disabled {
         bail!("user {name:?} is disabled");
     }
+    let Some(operator_tenant) = operators.name() else {
+        bail!(
+            "acting as {name:?} needs the operator tenant: pass --operator-tenant (or set \
+             TOOLHOST_OPERATOR_TENANT) as the server has it"
+        );
+    };
+    if !operators.include(&user.tenant) {
+        bail!(
+            "user {name:?} is of tenant {:?}, not the operator tenant {operator_tenant:?}: \
+             the catalog is decided by the host's operators",
+            user.tenant
+        );
+    }
     let grants = PolicyStore::grants(store, &user.tenant, &user.id).await?;
+    let grants = operators.standing(&user.tenant, grants);
     let needed = Permission::new(permission.0, permission.1).expect("a valid permission");
     if !grants.allows(&needed) {
         bail!(
-            "user {name:?} does not hold {needed} (nor an admin role) in tenant {:?}",
+            "user {name:?} does not hold {needed} (nor an admin role) in the operator tenant {:?}",
             user.tenant
         );
     }

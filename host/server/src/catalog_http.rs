@@ -1,8 +1,12 @@
 //! `POST /catalog/revisions`: an author submits a signed revision over HTTP
 //! with their bearer token, the same operation as `toolhost plugin submit`
-//! (one intake for every source). A person needs `catalog:submit` through
-//! their roles, a service the `catalog:submit` scope. The body is bounded
-//! before it is read, and the bearer check runs before that.
+//! (one intake for every source). The revision goes into the queue of the
+//! catalog every tenant shares, so `catalog:submit` is host-level: a
+//! person of the operator tenant needs it through their roles, a service
+//! of the operator tenant through its scope; a principal of any other
+//! tenant is refused whatever its roles or scopes (the same decision as a
+//! tool's, `toolhost_policy::decide`). The body is bounded before it is
+//! read, and the bearer check runs before that.
 //!
 //! ```text
 //! POST /catalog/revisions
@@ -28,10 +32,11 @@ use toolhost_catalog::decide::Decider;
 use toolhost_catalog::intake::{
     self, Intake, IntakeError, IntakeOptions, MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES, Submission,
 };
-use toolhost_policy::PolicyStore;
+use toolhost_invoke::{InvokeError, Toolhost};
+use toolhost_policy::{Use, decide};
 use toolhost_runtime::Runtime;
 use toolhost_storage::Store;
-use toolhost_types::{Permission, Principal, PrincipalKind};
+use toolhost_types::{Permission, Principal, Risk};
 
 use crate::catalog_sync::{SUBMIT_PERMISSION, now_ms, person_event};
 
@@ -51,6 +56,9 @@ pub struct CatalogHttp {
     pub runtime: Arc<Runtime>,
     /// Intake's options (dev mode included).
     pub opts: IntakeOptions,
+    /// The host, whose grants (with the operator tenant's standing) decide
+    /// who may submit.
+    pub host: Arc<Toolhost>,
 }
 
 /// The route, behind the bearer check.
@@ -91,7 +99,7 @@ async fn submit(
     Extension(who): Extension<Principal>,
     body: Result<Json<SubmitBody>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
-    if let Err(refused) = check_may_submit(&state.store, &who).await {
+    if let Err(refused) = check_may_submit(&state.host, &who).await {
         return refused;
     }
     let Json(body) = match body {
@@ -116,15 +124,15 @@ async fn submit(
 
 /// Nothing when `who` may submit; else the refusal (403, or 500 when the
 /// grants could not be read).
-async fn check_may_submit(store: &Store, who: &Principal) -> Result<(), Response> {
-    match may_submit(store, who).await {
+async fn check_may_submit(host: &Toolhost, who: &Principal) -> Result<(), Response> {
+    match may_submit(host, who).await {
         Ok(true) => Ok(()),
         Ok(false) => {
             let needed = format!("{}:{}", SUBMIT_PERMISSION.0, SUBMIT_PERMISSION.1);
             Err(refuse(
                 StatusCode::FORBIDDEN,
                 "PERMISSION_DENIED",
-                format!("submitting needs {needed}"),
+                format!("submitting needs {needed}, held in the operator tenant only"),
             ))
         }
         Err(e) => {
@@ -195,17 +203,11 @@ fn internal_error() -> Response {
     )
 }
 
-/// A person through their roles now, a service through its scopes.
-async fn may_submit(
-    store: &Store,
-    who: &Principal,
-) -> Result<bool, toolhost_policy::PolicyStoreError> {
+/// A person through their roles now, a service through its scopes, in
+/// the operator tenant only.
+async fn may_submit(host: &Toolhost, who: &Principal) -> Result<bool, InvokeError> {
     let needed =
         Permission::new(SUBMIT_PERMISSION.0, SUBMIT_PERMISSION.1).expect("a valid permission");
-    match who.kind {
-        PrincipalKind::User => Ok(PolicyStore::grants(store, &who.tenant, &who.subject)
-            .await?
-            .allows(&needed)),
-        PrincipalKind::Service => Ok(who.has_scope(&needed.to_string())),
-    }
+    let grants = host.host().grants(who).await?;
+    Ok(decide(who, &grants, &needed, Risk::Low, Use::Call).permits())
 }

@@ -64,6 +64,7 @@ pub(crate) fn host(parts: &Parts, catalog: Catalog) -> anyhow::Result<(Arc<Toolh
         parts.runtime.clone(),
         store.clone(),
     )
+    .with_operators(config.operators.clone())
     .with_request_limits(config.request_limits)
     .with_scanner(scanner.answers)
     .with_artifacts(store.clone(), config.results)
@@ -90,7 +91,8 @@ pub(crate) fn host(parts: &Parts, catalog: Catalog) -> anyhow::Result<(Arc<Toolh
     Ok((host, Features { runs, authoring }))
 }
 
-/// People's decisions: approvals, plugin reviews and checkpoints.
+/// People's decisions: approvals, plugin reviews (the operators') and
+/// checkpoints.
 fn decisions(
     config: &Config,
     store: &Arc<Store>,

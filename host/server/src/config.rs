@@ -13,6 +13,7 @@ use serde::Deserialize;
 use toolhost_backend::{BackendConfig, Secret};
 use toolhost_invoke::ResultPolicy;
 use toolhost_limits::{ByteSize, RequestLimits};
+use toolhost_policy::Operators;
 use toolhost_workspace::UploadQuota;
 
 /// The file, every key optional.
@@ -61,6 +62,7 @@ pub struct ConfigFile {
     #[serde(default, with = "humantime_serde")]
     gate_ttl: Option<Duration>,
     allow_self_approval: Option<bool>,
+    operator_tenant: Option<String>,
     #[serde(default, with = "humantime_serde")]
     rate_limit_window: Option<Duration>,
     rate_limit_per_principal: Option<u32>,
@@ -161,6 +163,14 @@ pub struct ServeArgs {
     /// must). For single-person demos.
     #[arg(long, env = "TOOLHOST_ALLOW_SELF_APPROVAL")]
     pub allow_self_approval: bool,
+    /// The operator tenant: its people (through its roles, its admin role
+    /// included) and its services (through their scopes) alone hold the
+    /// host-level permissions, `catalog:submit` and `catalog:review`:
+    /// submitting to, reviewing and rolling back the catalog every tenant
+    /// is served. No other tenant's admin role reaches them. Default:
+    /// none (nobody decides the catalog over MCP or in the console).
+    #[arg(long, env = "TOOLHOST_OPERATOR_TENANT")]
+    pub operator_tenant: Option<String>,
     /// Serve unsigned plugin revisions (a local author's loop): refused
     /// unless the host listens on loopback only; logged at every start,
     /// shown in `/readyz` and recorded in the audit trail.
@@ -393,6 +403,8 @@ pub struct Config {
     pub gate_ttl: Duration,
     /// Whether the person who raised a gate may decide it.
     pub allow_self_approval: bool,
+    /// The tenant whose principals alone decide the catalog.
+    pub operators: Operators,
     /// Requests per principal, client and tool class per window.
     pub rate_limits: crate::rate_limit::RateLimits,
     /// What one principal may hold in uploads no proposal names.
@@ -559,6 +571,7 @@ impl Config {
                 .unwrap_or(toolhost_invoke::DEFAULT_GATE_TTL),
             allow_self_approval: args.allow_self_approval
                 || file.allow_self_approval.unwrap_or(false),
+            operators: checked.operators,
             rate_limits: checked.rate_limits,
             upload_quota: checked.upload_quota,
             results: checked.results,
@@ -581,6 +594,7 @@ struct Checked {
     rate_limits: crate::rate_limit::RateLimits,
     upload_quota: UploadQuota,
     results: ResultPolicy,
+    operators: Operators,
 }
 
 impl Checked {
@@ -636,7 +650,20 @@ impl Checked {
                 args.inline_result_bytes.or(file.inline_result_bytes),
                 args.artifact_ttl.or(file.artifact_ttl),
             )?,
+            operators: operators(args.operator_tenant.clone().or(file.operator_tenant.take()))?,
         })
+    }
+}
+
+/// The host's operators: the tenant named (a tenant's id, as `tenant add`
+/// takes it), or nobody.
+pub(crate) fn operators(tenant: Option<String>) -> anyhow::Result<Operators> {
+    match tenant {
+        None => Ok(Operators::none()),
+        Some(t) => {
+            crate::rbac::valid_name("operator tenant", &t)?;
+            Ok(Operators::tenant(t))
+        }
     }
 }
 
@@ -948,6 +975,30 @@ mod tests {
         })
         .expect_err("zero");
         assert!(format!("{err:#}").contains("max_object_len"), "{err:#}");
+    }
+
+    #[test]
+    fn the_operator_tenant_is_nobody_unless_named_and_the_flag_wins_over_the_file() {
+        let c = Config::resolve(args("p")).expect("resolves");
+        assert_eq!(c.operators, Operators::none());
+        let dir = tempfile::tempdir().expect("temp");
+        let path = dir.path().join("toolhost.toml");
+        std::fs::write(&path, "operator_tenant = \"ops\"\n").expect("write");
+        let from = |flag: Option<&str>| {
+            Config::resolve(ServeArgs {
+                config: Some(path.clone()),
+                operator_tenant: flag.map(str::to_owned),
+                ..args("p")
+            })
+        };
+        let named = |c: Config| c.operators.name().map(str::to_owned);
+        assert_eq!(named(from(None).expect("resolves")).as_deref(), Some("ops"));
+        assert_eq!(
+            named(from(Some("root")).expect("resolves")).as_deref(),
+            Some("root")
+        );
+        let err = from(Some("ops team")).expect_err("not a tenant's name");
+        assert!(err.to_string().contains("operator tenant"), "{err}");
     }
 
     #[test]

@@ -243,7 +243,8 @@ async fn reload(project: &Project) -> anyhow::Result<()> {
 }
 
 /// `serve`'s configuration for the project: loopback, the dev mode, its
-/// own SQLite and cache, the demo login, the backends given.
+/// own SQLite and cache, the demo login (its tenant the operators'), the
+/// backends given.
 fn serve_config(project: &Project, args: &DevArgs) -> anyhow::Result<Config> {
     let mut argv: Vec<String> = vec![
         "serve".into(),
@@ -258,6 +259,10 @@ fn serve_config(project: &Project, args: &DevArgs) -> anyhow::Result<Config> {
         "--dev-allow-unsigned".into(),
         "--seed-demo".into(),
         "--allow-self-approval".into(),
+        // The author's own host: its demo tenant is the operator tenant, so
+        // the author reviews in the console as the host's operator.
+        "--operator-tenant".into(),
+        "demo".into(),
     ];
     for b in &args.backends {
         argv.extend(["--backend".into(), b.clone()]);

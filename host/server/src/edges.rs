@@ -150,6 +150,7 @@ async fn app(
         store: store.clone(),
         runtime: parts.runtime.clone(),
         opts: parts.intake.clone(),
+        host: host.clone(),
     };
     let app = app.merge(crate::catalog_http::routes(submissions, auth.clone()));
     let app = app.merge(crate::workspace_http::routes(
@@ -265,6 +266,12 @@ fn announce(
     println!("MCP endpoint: {}", auth.config().resource());
     println!("OAuth issuer: {}", auth.config().issuer);
     println!("Admin console: {}/admin", auth.config().issuer);
+    match config.operators.name() {
+        Some(t) => println!("Operator tenant: {t} (reviews the catalog for every tenant)"),
+        None => println!(
+            "Operator tenant: none (nobody reviews the catalog over MCP or in the console)"
+        ),
+    }
     match demo_password {
         Some((_, true)) => println!("Demo login: user demo, password from $TOOLHOST_DEMO_PASSWORD"),
         Some((p, false)) => println!("Demo login: user demo, password {p}"),

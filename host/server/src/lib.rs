@@ -186,7 +186,12 @@ enum PluginCommand {
         key: PathBuf,
     },
     /// Submit every revision in a release directory for review.
-    Submit(catalog_cli::SubmitArgs),
+    Submit {
+        #[command(flatten)]
+        args: catalog_cli::SubmitArgs,
+        #[command(flatten)]
+        operators: catalog_cli::OperatorArg,
+    },
     /// Push a release directory to an OCI registry; prints the pinned reference.
     Push {
         /// The release directory: `<name>.toml`, its component, `<name>.sig.json`.
@@ -214,12 +219,14 @@ enum PluginCommand {
     Rollback {
         /// The plugin's name.
         name: String,
-        /// A user holding `catalog:review`.
+        /// A user of the operator tenant holding `catalog:review`.
         #[arg(long = "as")]
         by: String,
         /// Why (required; audited).
         #[arg(long)]
         reason: String,
+        #[command(flatten)]
+        operators: catalog_cli::OperatorArg,
         #[command(flatten)]
         store: admin::StoreArg,
     },
@@ -323,7 +330,7 @@ async fn plugin(command: PluginCommand) -> anyhow::Result<ExitCode> {
             println!("{}", catalog_cli::sign(&manifest, &key)?.display());
             Ok(ExitCode::SUCCESS)
         }
-        PluginCommand::Submit(args) => catalog_cli::submit(args).await,
+        PluginCommand::Submit { args, operators } => catalog_cli::submit(args, &operators).await,
         PluginCommand::Push { dir, reference } => registry_cli::push(&dir, &reference).await,
         PluginCommand::Sync {
             args,
@@ -335,8 +342,9 @@ async fn plugin(command: PluginCommand) -> anyhow::Result<ExitCode> {
             name,
             by,
             reason,
+            operators,
             store,
-        } => catalog_cli::rollback(&name, &store, &by, &reason).await,
+        } => catalog_cli::rollback(&name, &store, &operators, &by, &reason).await,
     }
 }
 

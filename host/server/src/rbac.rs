@@ -306,7 +306,7 @@ fn or_dash(list: String) -> String {
 
 /// The rule `toolhost_auth::admin` applies to usernames and tenants (it
 /// keeps its check private), applied here to tenants and roles too.
-fn valid_name(what: &str, name: &str) -> anyhow::Result<()> {
+pub(crate) fn valid_name(what: &str, name: &str) -> anyhow::Result<()> {
     let ok = (1..=64).contains(&name.len())
         && name
             .bytes()
