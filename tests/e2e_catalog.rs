@@ -932,6 +932,119 @@ fn an_author_submits_over_http_with_a_bearer_token_and_each_refusal_stores_nothi
     );
 }
 
+/// The review tools, which the operators hold and nobody else.
+const REVIEW_TOOLS: [&str; 3] = [
+    "list_plugin_reviews",
+    "decide_plugin_review",
+    "rollback_plugin",
+];
+
+/// The revision ids in each state the catalog's governance moves:
+/// (pending, active, approved).
+fn catalog_states(url: &str) -> [Vec<String>; 3] {
+    ["pending_review", "active", "approved"].map(|s| revisions(url, s))
+}
+
+#[test]
+fn a_tenant_admin_neither_lists_nor_decides_nor_rolls_back_the_catalog_and_an_operator_does() {
+    let server = Server::start(&[]);
+    let url = server.database_url().to_owned();
+    let passwords = people(&url);
+    let bob = user_token(&server, "bob", &passwords["bob"]);
+    // ada administers acme, whose admin role was also given `catalog:*`
+    // by name: neither reaches the catalog, which demo's people decide.
+    let ada = user_token(&server, "ada", &support::console::acme_admin(&server));
+    admin(
+        &url,
+        &["role", "permit", "admin", "catalog:*", "--tenant", "acme"],
+    );
+    let (work, key) = alice_trusted(&server, "hello", &url);
+    let (first, next) = (work.join("hello-0.1.0"), work.join("hello-0.2.0"));
+    release(&first, &HELLO, &key);
+    release(&next, &HELLO_NEXT, &key);
+    approve(&url, &submit(&url, &first));
+    let pending = submit(&url, &next);
+    let before = catalog_states(&url);
+    assert_eq!(before[0], [pending.as_str()], "{before:?}");
+
+    // acme's admin: the review tools are not listed and every call is
+    // refused with a typed error; the catalog does not move.
+    let seen = listed_at(&server.url, &ada);
+    assert!(REVIEW_TOOLS.iter().all(|t| !seen.contains(*t)), "{seen:?}");
+    assert!(seen.contains("list_catalog_changes"), "{seen:?}");
+    let refusals = [
+        ("list_plugin_reviews", json!({})),
+        (
+            "decide_plugin_review",
+            json!({"revision": pending, "decision": "approve", "reason": "for everyone"}),
+        ),
+        (
+            "rollback_plugin",
+            json!({"plugin": "hello", "reason": "for everyone"}),
+        ),
+    ];
+    for (tool, args) in refusals {
+        let refused = answer(&server.url, &ada, tool, args);
+        assert_eq!(refused, Err("PERMISSION_DENIED".into()), "{tool}");
+    }
+    let err = refused(
+        &url,
+        &[
+            "plugin", "review", "approve", &pending, "--as", "ada", "--reason", "x",
+        ],
+    );
+    assert!(err.contains("not the operator tenant"), "{err}");
+    // An acme service scoped for the catalog submits nothing either.
+    let (_, acme_service) = server.service_client_in("acme", "mcp catalog:submit catalog:review");
+    let (status, body) = post_release(&server, &first, "hello.wasm", Some(&acme_service));
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (403, &json!("PERMISSION_DENIED")),
+        "{body}"
+    );
+    let seen = listed_at(&server.url, &acme_service);
+    assert!(REVIEW_TOOLS.iter().all(|t| !seen.contains(*t)), "{seen:?}");
+    assert_eq!(catalog_states(&url), before, "nothing changed");
+
+    // What acme sees instead: the revisions that affect it, with nobody's
+    // identifiers.
+    let reviewed = answer(&server.url, &bob, "list_plugin_reviews", json!({})).expect("listed");
+    let submitter = reviewed["reviews"][0]["submitted_by"]
+        .as_str()
+        .expect("an id");
+    let changes = answer(&server.url, &ada, "list_catalog_changes", json!({})).expect("listed");
+    let states: Vec<(&str, &str)> = changes["revisions"]
+        .as_array()
+        .expect("revisions")
+        .iter()
+        .filter_map(|r| Some((r["revision"].as_str()?, r["state"].as_str()?)))
+        .collect();
+    assert!(
+        states.contains(&(pending.as_str(), "pending_review")),
+        "{changes:#}"
+    );
+    assert!(
+        states.contains(&(before[1][0].as_str(), "active")),
+        "{changes:#}"
+    );
+    let text = changes.to_string();
+    for hidden in [submitter, "alice", "bob", "submitted_by", "reviewed_by"] {
+        assert!(
+            !text.contains(hidden),
+            "{hidden} shown to acme: {changes:#}"
+        );
+    }
+
+    // demo's reviewer, an operator, approves and rolls back for everyone.
+    let decide = json!({"revision": pending, "decision": "approve", "reason": "read the diff"});
+    answer(&server.url, &bob, "decide_plugin_review", decide).expect("approved");
+    assert_eq!(catalog_states(&url)[1], [pending.as_str()]);
+    let back = json!({"plugin": "hello", "reason": "0.2 breaks the nightly job"});
+    let rolled = answer(&server.url, &bob, "rollback_plugin", back).expect("rolled back");
+    assert_eq!(rolled["revision"], before[1][0].as_str(), "{rolled:#}");
+    assert_eq!(catalog_states(&url)[1], before[1], "0.1 is served again");
+}
+
 #[test]
 fn unsigned_plugins_are_served_only_in_the_loud_loopback_dev_mode() {
     // Without the flag an unsigned plugin directory serves nothing.

@@ -38,11 +38,12 @@ const HOSTILE: &str =
 /// The console's pages, in navigation order, each with its screenshot's
 /// name and its heading. (The flows below photograph reviews, runs, audit
 /// and people again with rows on them.)
-const PAGES: [(&str, &str, &str); 8] = [
+const PAGES: [(&str, &str, &str); 9] = [
     ("/admin", "inbox", "Inbox"),
     ("/admin/approvals", "approvals", "Approvals"),
     ("/admin/checkpoints", "checkpoints", "Checkpoints"),
     ("/admin/reviews", "reviews", "Plugin reviews"),
+    ("/admin/catalog", "catalog", "Catalog"),
     ("/admin/runs", "runs", "Runs"),
     ("/admin/authoring", "authoring", "Authoring"),
     ("/admin/people", "people", "People"),
@@ -395,6 +396,72 @@ fn a_reviewer_approves_a_revision_in_the_browser_and_mcp_lists_its_new_tool() {
         shouted["result"]["structuredContent"]["text"], "HI",
         "{shouted}"
     );
+}
+
+#[test]
+fn an_operator_sees_plugin_reviews_and_another_tenants_admin_only_its_catalog_read_only() {
+    let server = Server::start(&[HELLO]);
+    cli(&server, &["role", "add", "author", "--tenant", "demo"]);
+    let permit = [
+        "role",
+        "permit",
+        "author",
+        "catalog:submit",
+        "--tenant",
+        "demo",
+    ];
+    cli(&server, &permit);
+    add_user(&server, "alice", "demo");
+    cli(&server, &["grant", "author", "alice", "--tenant", "demo"]);
+    let revision = submitted_by_alice(&server, &HELLO_NEXT);
+    let ada = acme_admin(&server);
+    let (reviews, catalog) = (
+        "nav a[href=\"/admin/reviews\"]",
+        "nav a[href=\"/admin/catalog\"]",
+    );
+    let card = format!("article{}", id(&revision));
+
+    // demo's admin is an operator (demo is the operator tenant): the
+    // reviews page, the revision and who submitted it.
+    let mut browser = Browser::start();
+    browser.sign_in(&server, "demo", DEMO_PASSWORD);
+    assert_eq!(browser.count(reviews), 1, "{}", browser.text());
+    browser.goto(&server, "/admin/reviews");
+    let shown = browser.find_text(&card);
+    assert!(shown.contains("alice"), "{shown}");
+    no_console_errors(&browser, "the operator's reviews page");
+    browser.sign_out();
+
+    // acme's admin: no reviews page (403 at its address), and the catalog
+    // as it affects acme, read only, naming nobody.
+    browser.sign_in(&server, "ada", &ada);
+    assert_eq!(browser.count(reviews), 0, "{}", browser.text());
+    assert_eq!(browser.count(catalog), 1, "{}", browser.text());
+    assert_eq!(browser.fetch("/admin/reviews").status, 403);
+    browser.goto(&server, "/admin/catalog");
+    let shown = browser.find_text(&card);
+    assert!(shown.contains("hello 0.2.0"), "{shown}");
+    let text = browser.text();
+    assert!(text.contains("Served to your tenant"), "{text}");
+    assert!(!text.contains("alice"), "the submitter, to acme: {text}");
+    assert_eq!(browser.count("form.decide"), 0, "read only");
+    photograph(&browser, "catalog-tenant");
+    no_console_errors(&browser, "ada's catalog page");
+
+    // Her session's forms, sent anyway, are refused and change nothing.
+    let mut web = oauth::Browser::console(&server, "ada", &ada);
+    let csrf = encode(&csrf_of(&server, &mut web));
+    let approve = format!("csrf={csrf}&decision=approve&reason=for+everyone");
+    let decide = format!("/admin/reviews/{revision}");
+    assert_eq!(
+        web.send(&server, "POST", &decide, Some(&approve)).status,
+        403
+    );
+    let back = format!("csrf={csrf}&reason=for+everyone");
+    let rollback = "/admin/reviews/rollback/hello";
+    assert_eq!(web.send(&server, "POST", rollback, Some(&back)).status, 403);
+    let pending = cli(&server, &["plugin", "review", "list"]);
+    assert!(pending.contains(&revision), "still pending: {pending}");
 }
 
 #[test]

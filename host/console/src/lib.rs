@@ -1,6 +1,7 @@
 //! The admin console: server-rendered pages under `/admin` for the people
 //! who run the host: an inbox of what waits for them, approvals,
-//! checkpoints, plugin reviews and the catalog, runs, authoring sessions,
+//! checkpoints, plugin reviews and the catalog (the operators'), the
+//! catalog's changes as a tenant sees them, runs, authoring sessions,
 //! people and clients, and the audit trail.
 //!
 //! The console is a second renderer of the same rows, never a second
@@ -51,6 +52,7 @@ macro_rules! acting_on {
 mod approvals;
 mod audit;
 mod authoring;
+mod catalog;
 mod checkpoints;
 mod decision_page;
 mod diff;
@@ -159,6 +161,7 @@ impl Console {
                 post(checkpoints::decide),
             )
             .merge(reviews::routes())
+            .merge(catalog::routes())
             .merge(runs::routes())
             .merge(authoring::routes())
             .merge(people::routes())

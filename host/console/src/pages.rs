@@ -14,8 +14,10 @@ pub enum Page {
     Approvals,
     /// Human checkpoints of runs.
     Checkpoints,
-    /// Plugin revisions to review, and the catalog.
+    /// Plugin revisions to review, and the catalog: the operators'.
     Reviews,
+    /// The revisions that affect the viewer's tenant, read only.
+    Catalog,
     /// Exploration runs.
     Runs,
     /// Authoring sessions, read-only.
@@ -27,11 +29,12 @@ pub enum Page {
 }
 
 /// Every page, in navigation order.
-pub const ALL: [Page; 8] = [
+pub const ALL: [Page; 9] = [
     Page::Inbox,
     Page::Approvals,
     Page::Checkpoints,
     Page::Reviews,
+    Page::Catalog,
     Page::Runs,
     Page::Authoring,
     Page::People,
@@ -46,6 +49,7 @@ impl Page {
             Page::Approvals => "/admin/approvals",
             Page::Checkpoints => "/admin/checkpoints",
             Page::Reviews => "/admin/reviews",
+            Page::Catalog => "/admin/catalog",
             Page::Runs => "/admin/runs",
             Page::Authoring => "/admin/authoring",
             Page::People => "/admin/people",
@@ -60,6 +64,7 @@ impl Page {
             Page::Approvals => "Approvals",
             Page::Checkpoints => "Checkpoints",
             Page::Reviews => "Plugin reviews",
+            Page::Catalog => "Catalog",
             Page::Runs => "Runs",
             Page::Authoring => "Authoring",
             Page::People => "People",
@@ -68,13 +73,16 @@ impl Page {
     }
 
     /// Whether `viewer` may open it: the host tool behind it is listed for
-    /// them, or (no tool behind it) their roles grant it.
+    /// them, or (no tool behind it) their roles grant it. Plugin reviews
+    /// are the operators' (`catalog:review` is held in the operator tenant
+    /// only); the catalog's changes are any tenant's to read.
     pub fn open_to(self, viewer: &Viewer) -> bool {
         match self {
             Page::Inbox => true,
             Page::Approvals => viewer.may_use("list_pending_approvals"),
             Page::Checkpoints => viewer.may_use("list_checkpoints"),
             Page::Reviews => viewer.may_use("list_plugin_reviews"),
+            Page::Catalog => viewer.may_use("list_catalog_changes"),
             Page::Runs => viewer.may_use("list_explorations"),
             Page::Authoring => viewer.may_use("list_authoring_sessions"),
             Page::People => viewer.is_tenant_admin(),

@@ -18,7 +18,7 @@ pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; 
                        form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// The templates, by name.
-const TEMPLATES: [(&str, &str); 11] = [
+const TEMPLATES: [(&str, &str); 12] = [
     ("layout.html", include_str!("../templates/layout.html")),
     ("macros.html", include_str!("../templates/macros.html")),
     ("error.html", include_str!("../templates/error.html")),
@@ -32,6 +32,7 @@ const TEMPLATES: [(&str, &str); 11] = [
         include_str!("../templates/checkpoints.html"),
     ),
     ("reviews.html", include_str!("../templates/reviews.html")),
+    ("catalog.html", include_str!("../templates/catalog.html")),
     ("runs.html", include_str!("../templates/runs.html")),
     (
         "authoring.html",

@@ -4,7 +4,8 @@
 //! (`list_plugin_reviews`, `decide_plugin_review`, `rollback_plugin`), so a
 //! person decides from any MCP client, and the console is one more
 //! renderer of the same tools. Plugin reviews are the host's operators'
-//! (`catalog:review`, a host-level permission).
+//! (`catalog:review`, a host-level permission); a tenant sees what
+//! affects it, read only (`list_catalog_changes`).
 //!
 //! This room owns what each tool accepts, who may decide (a person, not a
 //! service; not the one who raised the gate or submitted the revision
@@ -17,6 +18,7 @@
 
 mod approvals;
 mod arguments;
+mod catalog_changes;
 mod checkpoints;
 mod error;
 mod reviews;
@@ -26,6 +28,7 @@ mod testing;
 pub use approvals::{
     DECIDE_PERMISSION, DecideApproval, ListPendingApprovals, READ_PERMISSION, ToolPermission,
 };
+pub use catalog_changes::{CHANGES_PERMISSION, ListCatalogChanges};
 pub use checkpoints::{
     CHECKPOINT_DECIDE_PERMISSION, CHECKPOINT_READ_PERMISSION, DecideCheckpoint, ListCheckpoints,
 };

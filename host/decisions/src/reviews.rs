@@ -110,13 +110,15 @@ impl ListPluginReviews {
 /// write with the call's row.
 type Decided = Result<(ToolOutput, Vec<Effect>), InvokeError>;
 
-#[derive(Deserialize)]
+/// Which revisions a listing names: those in a state, of a plugin (both
+/// optional).
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct ListArgs {
+pub(crate) struct RevisionFilter {
     #[serde(default)]
-    state: Option<String>,
+    pub(crate) state: Option<String>,
     #[serde(default)]
-    plugin: Option<String>,
+    pub(crate) plugin: Option<String>,
 }
 
 impl HostTool for ListPluginReviews {
@@ -132,7 +134,7 @@ impl HostTool for ListPluginReviews {
 impl ListPluginReviews {
     async fn run(&self, who: &Principal, args: &Value) -> Result<ToolOutput, InvokeError> {
         people_only(who, &self.spec)?;
-        let args: ListArgs = parsed(args)?;
+        let args: RevisionFilter = parsed(args)?;
         let state: RevisionState = args
             .state
             .as_deref()

@@ -10,8 +10,8 @@ use toolhost_backend::Backends;
 use toolhost_catalog::intake::IntakeOptions;
 use toolhost_catalog::{Catalog, LiveCatalog};
 use toolhost_decisions::{
-    DecideApproval, DecideCheckpoint, DecidePluginReview, ListCheckpoints, ListPendingApprovals,
-    ListPluginReviews, RollbackPlugin, ToolPermission,
+    DecideApproval, DecideCheckpoint, DecidePluginReview, ListCatalogChanges, ListCheckpoints,
+    ListPendingApprovals, ListPluginReviews, RollbackPlugin, ToolPermission,
 };
 use toolhost_invoke::{GatePolicy, HostTool, Toolhost};
 use toolhost_runs_service::{Runs, RunsConfig, Sessions};
@@ -91,8 +91,8 @@ pub(crate) fn host(parts: &Parts, catalog: Catalog) -> anyhow::Result<(Arc<Toolh
     Ok((host, Features { runs, authoring }))
 }
 
-/// People's decisions: approvals, plugin reviews (the operators') and
-/// checkpoints.
+/// People's decisions: approvals, plugin reviews (the operators') and what
+/// a tenant sees of the catalog, and checkpoints.
 fn decisions(
     config: &Config,
     store: &Arc<Store>,
@@ -114,6 +114,7 @@ fn decisions(
             config.allow_self_approval,
         )),
         Arc::new(RollbackPlugin::new(s.clone())),
+        Arc::new(ListCatalogChanges::new(s.clone())),
         Arc::new(ListCheckpoints::new(s.clone())),
         Arc::new(DecideCheckpoint::new(s.clone(), gates.clone())),
     ]
