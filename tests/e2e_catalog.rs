@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::bench::{call_at, request_at};
+use support::bench::{call_at, post_at, request_at};
 use support::oauth::user_token;
 use support::{PgSchema, Server, Tools, new_signer, pin_into, sign, toolhost, trust};
 use toolhost_fixtures::{
@@ -1384,4 +1384,194 @@ fn a_revision_rewriting_what_the_model_reads_shows_each_string_old_and_new_on_th
 
 fn s(v: &str) -> String {
     v.to_owned()
+}
+
+/// `body` with `name` replaced by `X`: two refusals compared by shape.
+fn shaped(body: &str, name: &str) -> String {
+    body.replace(name, "X")
+}
+
+/// The id of the active revision of `plugin`.
+fn active_revision(url: &str, plugin: &str) -> String {
+    let listed = admin(url, &["plugin", "review", "list", "--state", "active"]);
+    let line = listed
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some(plugin))
+        .unwrap_or_else(|| panic!("{plugin} is not active:\n{listed}"));
+    line.split_whitespace().next().expect("an id").to_owned()
+}
+
+#[test]
+fn a_revision_served_to_one_tenant_is_invisible_to_another_and_a_pinned_tenant_keeps_its_revision()
+{
+    let server = Server::start(&[HELLO]);
+    let url = server.database_url().to_owned();
+    let passwords = people(&url);
+    let bob = user_token(&server, "bob", &passwords["bob"]);
+    let ada_password = support::console::acme_admin(&server);
+    let ada = user_token(&server, "ada", &ada_password);
+    let demo = user_token(&server, "demo", support::DEMO_PASSWORD);
+    let within = Duration::from_secs(5);
+
+    // An acme-only plugin with tools, prompts and resources, approved over
+    // MCP by an operator for tenant acme alone.
+    let work = server.scratch("acme");
+    let key = new_signer("acme", &work.join("keys"));
+    trust("acme", &work.join("keys/acme.pub"), "acme-*", &url);
+    let dir = work.join("acme-conformance");
+    let renamed = ("name = \"conformance\"", "name = \"acme-conformance\"");
+    release_edited(&dir, &CONFORMANCE, &key, &[renamed]);
+    let id = submit(&url, &dir);
+    let decide = json!({"revision": id, "decision": "approve", "reason": "acme's own tests",
+        "tenants": ["acme"]});
+    let decided = answer(&server.url, &bob, "decide_plugin_review", decide).expect("approved");
+    assert_eq!(decided["audience"], json!(["acme"]), "{decided:#}");
+    until_listed(&server.url, &ada, "test_simple_text", true, within);
+
+    // demo lists none of it, and every use reads as a name nobody serves.
+    assert!(!listed_at(&server.url, &demo).contains("test_simple_text"));
+    let called = |token: &str, tool: &str| {
+        let args = json!({"name": tool, "arguments": {}});
+        post_at(&server.url, token, "tools/call", tool, args).body
+    };
+    let hidden = called(&demo, "test_simple_text");
+    assert!(hidden.contains("TOOL_NOT_FOUND"), "{hidden}");
+    assert_eq!(
+        shaped(&hidden, "test_simple_text"),
+        shaped(&called(&demo, "test_simple_texx"), "test_simple_texx")
+    );
+    let count = |token: &str, method: &str, field: &str| {
+        let listed = request_at(&server.url, token, method, "", json!({}));
+        listed["result"][field].as_array().map_or(0, Vec::len)
+    };
+    for (method, field) in [
+        ("prompts/list", "prompts"),
+        ("resources/list", "resources"),
+        ("resources/templates/list", "resourceTemplates"),
+    ] {
+        assert_eq!(count(&demo, method, field), 0, "{method}");
+        assert!(count(&ada, method, field) > 0, "{method}");
+    }
+    let get = |token: &str, name: &str| {
+        let params = json!({"name": name, "arguments": {}});
+        post_at(&server.url, token, "prompts/get", name, params).body
+    };
+    let hidden = get(&demo, "test_simple_prompt");
+    assert!(hidden.contains("PROMPT_NOT_FOUND"), "{hidden}");
+    assert_eq!(
+        shaped(&hidden, "test_simple_prompt"),
+        shaped(&get(&demo, "test_no_such_prompt"), "test_no_such_prompt")
+    );
+    assert!(get(&ada, "test_simple_prompt").contains("simple prompt for testing"));
+    let read = |token: &str, uri: &str| {
+        post_at(
+            &server.url,
+            token,
+            "resources/read",
+            uri,
+            json!({"uri": uri}),
+        )
+        .body
+    };
+    let hidden = read(&demo, "test://static-text");
+    assert_eq!(
+        shaped(&hidden, "static-text"),
+        shaped(&read(&demo, "test://no-such-text"), "no-such-text")
+    );
+    assert!(!read(&ada, "test://static-text").contains("not found"));
+
+    // The catalog as each tenant reads it (over MCP and in the console):
+    // acme's names the plugin, demo's never does.
+    let changes = |token: &str| {
+        let listed = answer(&server.url, token, "list_catalog_changes", json!({}));
+        listed.expect("listed").to_string()
+    };
+    let vic = user_token(&server, "vic", &passwords["vic"]);
+    assert!(!listed_at(&server.url, &vic).contains("test_simple_text"));
+    assert!(changes(&ada).contains("acme-conformance"));
+    assert!(!changes(&demo).contains("acme-conformance"));
+    for (user, password, sees) in [
+        ("ada", ada_password.as_str(), true),
+        ("demo", support::DEMO_PASSWORD, false),
+    ] {
+        let mut web = support::oauth::Browser::console(&server, user, password);
+        let page = web.send(&server, "GET", "/admin/catalog", None);
+        assert_eq!(page.status, 200, "{user}: {}", page.body);
+        assert_eq!(page.body.contains("acme-conformance"), sees, "{user}");
+    }
+
+    // Metrics: demo's call was counted as an unknown name; acme's names it.
+    let labelled = "tool=\"test_simple_text\"";
+    assert!(!server.metrics().contains(labelled));
+    let ok = called(&ada, "test_simple_text");
+    assert!(!ok.contains("TOOL_NOT_FOUND"), "{ok}");
+    assert!(server.metrics().contains(labelled));
+
+    // demo is pinned to hello 0.1; 0.2 (with `shout`) is approved for
+    // every tenant: acme moves on, demo keeps 0.1 until let go.
+    let first = active_revision(&url, "hello");
+    let pinned = admin(
+        &url,
+        &[
+            "plugin",
+            "pin-tenant",
+            "hello",
+            "--tenant",
+            "demo",
+            "--revision",
+            &first,
+            "--as",
+            "bob",
+            "--reason",
+            "demo's release week",
+        ],
+    );
+    assert!(pinned.contains("pinned"), "{pinned}");
+    let pins = admin(&url, &["plugin", "pins"]);
+    assert!(pins.contains("demo") && pins.contains(&first), "{pins}");
+    let (_, alice) = alice_trusted(&server, "hello", &url);
+    let next = work.join("hello-0.2.0");
+    release(&next, &HELLO_NEXT, &alice);
+    approve(&url, &submit(&url, &next));
+    until_listed(&server.url, &ada, "shout", true, within);
+    assert!(!listed_at(&server.url, &demo).contains("shout"));
+    let shout = called(&demo, "shout");
+    assert!(shout.contains("TOOL_NOT_FOUND"), "{shout}");
+    let greeted = call_at(&server.url, &demo, "greet", json!({"name": "Ada"}));
+    assert_eq!(greeted["result"]["isError"], false, "{greeted}");
+    // Pinning to a revision acme-only is refused for demo.
+    let err = refused(
+        &url,
+        &[
+            "plugin",
+            "pin-tenant",
+            "acme-conformance",
+            "--tenant",
+            "demo",
+            "--revision",
+            &id,
+            "--as",
+            "bob",
+            "--reason",
+            "x",
+        ],
+    );
+    assert!(err.contains("NOT_IN_AUDIENCE"), "{err}");
+    admin(
+        &url,
+        &[
+            "plugin",
+            "pin-tenant",
+            "hello",
+            "--tenant",
+            "demo",
+            "--follow",
+            "--as",
+            "bob",
+            "--reason",
+            "the week is over",
+        ],
+    );
+    until_listed(&server.url, &demo, "shout", true, within);
+    assert!(admin(&url, &["plugin", "pins"]).trim().is_empty());
 }

@@ -280,6 +280,34 @@ pub struct CatalogEffect {
     pub at_ms: i64,
     /// The revisions that change, in order.
     pub moves: Vec<RevisionMove>,
+    /// The tenants a revision it activates is served to, if it sets them.
+    pub audience: Option<AudienceChange>,
+    /// Tenants pinned to a revision, or unpinned.
+    pub pins: Vec<PinChange>,
+}
+
+/// The tenants a revision is served to, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AudienceChange {
+    /// The revision.
+    pub revision: String,
+    /// A JSON array of tenant ids; `None`: every tenant.
+    pub tenants: Option<String>,
+}
+
+/// A tenant held to a revision of a plugin, or let go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinChange {
+    /// The tenant.
+    pub tenant: String,
+    /// The plugin.
+    pub plugin: String,
+    /// The revision it is held to; `None`: the pin is removed (the tenant
+    /// follows the catalog again). Removing a pin that is not there fails
+    /// the decision.
+    pub revision: Option<String>,
+    /// Who decided.
+    pub by: String,
 }
 
 /// One revision's change of state.

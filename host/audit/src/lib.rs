@@ -24,8 +24,8 @@ mod people;
 pub use chain::{ChainBreak, ChainSummary};
 pub use digest::{argument_digest, canonical_json};
 pub use event::{
-    AuditError, AuditEvent, AuditSink, CatalogEffect, ClientRound, Effect, KeyRef, Outcome,
-    RevisionMove, SinkFuture,
+    AudienceChange, AuditError, AuditEvent, AuditSink, CatalogEffect, ClientRound, Effect, KeyRef,
+    Outcome, PinChange, RevisionMove, SinkFuture,
 };
 pub use kept::{MAX_KEPT_TEXT_BYTES, kept_text};
 pub use people::PeopleEffect;

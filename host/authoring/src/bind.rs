@@ -96,7 +96,7 @@ impl Work<'_> {
     ) -> Result<Domain, InvokeError> {
         let served = self
             .host
-            .catalog()
+            .catalog(&who.tenant)
             .plugins_arc()
             .find(|p| &p.manifest.plugin.name == plugin)
             .ok_or_else(|| WorkspaceError::SubjectInvalid {

@@ -8,8 +8,12 @@
 use std::time::SystemTime;
 
 use serde_json::json;
-use toolhost_audit::{AuditEvent, CatalogEffect, RevisionMove, argument_digest};
-use toolhost_review::{Capabilities, CatalogVersion, Diff, diff};
+use toolhost_audit::{
+    AudienceChange, AuditEvent, CatalogEffect, PinChange, RevisionMove, argument_digest,
+};
+use toolhost_review::{
+    Audience, AudienceError, Capabilities, CatalogVersion, Diff, diff, valid_tenant,
+};
 
 use crate::claims::{ClaimError, check_against_active};
 use crate::{CatalogStore, CatalogStoreError, Revision, RevisionState};
@@ -94,6 +98,35 @@ pub enum DecideError {
         /// Each transfer: `tool greet from hello`.
         transfers: Vec<String>,
     },
+    /// The audience or tenant named cannot be one.
+    #[error(transparent)]
+    Audience(#[from] AudienceError),
+    /// A pin names a revision that was never served (or was pulled).
+    #[error("revision {id} is {state}: a tenant is pinned only to a revision that was served")]
+    NotServable {
+        /// The revision.
+        id: String,
+        /// Its state now.
+        state: RevisionState,
+    },
+    /// A pin names a revision its tenant is not in the audience of.
+    #[error("revision {id} is served to {audience}, not to tenant {tenant:?}")]
+    NotInAudience {
+        /// The revision.
+        id: String,
+        /// The tenant.
+        tenant: String,
+        /// Who it is served to.
+        audience: Audience,
+    },
+    /// There is no pin to remove.
+    #[error("tenant {tenant:?} is not pinned to a revision of {plugin:?}")]
+    NotPinned {
+        /// The tenant.
+        tenant: String,
+        /// The plugin.
+        plugin: String,
+    },
     /// Nothing to roll back to.
     #[error("plugin {0:?} has no earlier approved revision to roll back to")]
     NothingToRollBack(String),
@@ -121,6 +154,10 @@ impl DecideError {
             DecideError::Claimed { source, .. } => source.code(),
             DecideError::TransfersNotApproved { .. } => "TRANSFER_NOT_APPROVED",
             DecideError::NothingToRollBack(_) => "NOT_FOUND",
+            DecideError::Audience(_) => "INVALID_ARGUMENTS",
+            DecideError::NotServable { .. } => "NOT_SERVABLE",
+            DecideError::NotInAudience { .. } => "NOT_IN_AUDIENCE",
+            DecideError::NotPinned { .. } => "NOT_FOUND",
             DecideError::Corrupt { .. } | DecideError::Store(_) => "INTERNAL",
         }
     }
@@ -166,11 +203,13 @@ pub async fn review_diff(store: &dyn CatalogStore, rev: &Revision) -> Result<Dif
     Ok(diff(current.as_ref(), &proposed))
 }
 
-/// Approves or rejects the pending revision `id`.
+/// Approves or rejects the pending revision `id`. An approval serves it
+/// to `audience` (every tenant, or the tenants it names).
 pub async fn review(
     store: &dyn CatalogStore,
     id: &str,
     verdict: Verdict,
+    audience: &Audience,
     who: &Decider,
     reason: &str,
 ) -> Result<Decision, DecideError> {
@@ -240,7 +279,7 @@ pub async fn review(
         &d,
     )
     .await?;
-    Ok(decision(
+    let mut decided = decision(
         who,
         "decide_plugin_review",
         &rev,
@@ -248,7 +287,99 @@ pub async fn review(
         served,
         moves,
         Some(d),
-    ))
+    );
+    decided.effect.audience = Some(AudienceChange {
+        revision: rev.id.clone(),
+        tenants: audience.stored(),
+    });
+    Ok(decided)
+}
+
+/// Holds `tenant` to revision `id` of its plugin (`Some`), or lets it
+/// follow the catalog again (`None`, for `plugin`): the tenant is served
+/// that revision, whatever becomes active for the others. Only a revision
+/// that was served (active now, or replaced) and whose audience includes
+/// the tenant may be pinned.
+pub async fn pin(
+    store: &dyn CatalogStore,
+    tenant: &str,
+    plugin: &str,
+    id: Option<&str>,
+    who: &Decider,
+    reason: &str,
+) -> Result<Decision, DecideError> {
+    if reason.trim().is_empty() {
+        return Err(DecideError::ReasonRequired);
+    }
+    valid_tenant(tenant)?;
+    let (rev, operation) = match id {
+        Some(id) => (pinnable(store, tenant, plugin, id).await?, "pin_plugin"),
+        None => {
+            let pins = store.pins().await?;
+            let pinned = (pins.into_iter())
+                .find(|p| p.tenant == tenant && p.plugin == plugin)
+                .ok_or_else(|| DecideError::NotPinned {
+                    tenant: tenant.to_owned(),
+                    plugin: plugin.to_owned(),
+                })?;
+            let rev = store
+                .revision(&pinned.revision)
+                .await?
+                .ok_or_else(|| DecideError::NotFound(pinned.revision.clone()))?;
+            (rev, "unpin_plugin")
+        }
+    };
+    let nothing = Diff {
+        changes: Vec::new(),
+        bump: toolhost_review::Bump::None,
+    };
+    let (generation, version) = next_version(store, &nothing).await?;
+    let served = Served {
+        generation,
+        version: version.to_string(),
+        changes: true,
+    };
+    let mut decided = decision(who, operation, &rev, reason, served, Vec::new(), None);
+    decided.effect.pins.push(PinChange {
+        tenant: tenant.to_owned(),
+        plugin: plugin.to_owned(),
+        revision: id.map(str::to_owned),
+        by: who.principal.clone(),
+    });
+    Ok(decided)
+}
+
+/// Revision `id` of `plugin`, if `tenant` may be pinned to it.
+async fn pinnable(
+    store: &dyn CatalogStore,
+    tenant: &str,
+    plugin: &str,
+    id: &str,
+) -> Result<Revision, DecideError> {
+    let rev = store
+        .revision(id)
+        .await?
+        .filter(|r| r.plugin == plugin)
+        .ok_or_else(|| DecideError::NotFound(format!("{id} of plugin {plugin}")))?;
+    let served_once = match rev.state {
+        RevisionState::Active => true,
+        RevisionState::Approved => rev.activated_at_ms.is_some(),
+        _ => false,
+    };
+    if !served_once {
+        return Err(DecideError::NotServable {
+            id: rev.id,
+            state: rev.state,
+        });
+    }
+    if !rev.audience.includes(tenant) {
+        return Err(DecideError::NotInAudience {
+            id: rev.id,
+            tenant: tenant.to_owned(),
+            audience: rev.audience,
+        });
+    }
+    Ok(rev)
 }
 
 /// Makes the most recently active earlier revision of `plugin` active again.
@@ -499,6 +630,8 @@ fn decision(
         version: served.version,
         at_ms,
         moves,
+        audience: None,
+        pins: Vec::new(),
     };
     Decision {
         event,

@@ -216,6 +216,7 @@ pub async fn check(
         review_reason: None,
         activated_at_ms: None,
         retired: None,
+        audience: crate::Audience::Everyone,
     };
     let revision = NewRevision::new(revision, sub.component);
     Ok(Checked {

@@ -36,6 +36,7 @@ mod load;
 mod manifest;
 mod pin;
 mod store;
+mod views;
 
 pub use capabilities::capabilities;
 pub use claims::{Claim, ClaimError, Claims, NameTaken, RESERVED_SCHEMES};
@@ -47,6 +48,7 @@ pub use load::{LoadOptions, Loaded, run_budget};
 pub use manifest::{BackendSection, Manifest, PluginSection, RiskSection, ToolSection};
 pub use pin::pin;
 pub use store::{
-    CatalogFuture, CatalogState, CatalogStore, CatalogStoreError, NewRevision, Revision,
-    RevisionState, SignerIdentity, SignerRecord, Submitted, revision_id,
+    Audience, CatalogFuture, CatalogState, CatalogStore, CatalogStoreError, NewRevision, Pin,
+    Revision, RevisionState, SignerIdentity, SignerRecord, Submitted, revision_id,
 };
+pub use views::Catalogs;

@@ -22,8 +22,8 @@ use crate::claims::Claims;
 use crate::intake::{IntakeOptions, trusted_signers, verify_signed};
 use crate::load::{admit, check_plugin};
 use crate::{
-    Catalog, CatalogError, CatalogStore, CatalogStoreError, Deprecation, LoadOptions, LoadedPlugin,
-    Manifest, Revision, RevisionState,
+    Audience, Catalog, CatalogError, CatalogStore, CatalogStoreError, Catalogs, Deprecation,
+    LoadOptions, LoadedPlugin, Manifest, Pin, Revision, RevisionState,
 };
 
 /// Most drafts kept compiled between two builds of the catalog: past it
@@ -45,10 +45,10 @@ pub struct LiveCatalog {
     loaded: Mutex<HashMap<String, Arc<LoadedPlugin>>>,
 }
 
-/// A built catalog, and the served revisions it had to leave out.
+/// Built catalogs, and the served revisions they had to leave out.
 pub struct Built {
-    /// What to serve.
-    pub catalog: Catalog,
+    /// What to serve, per tenant.
+    pub catalogs: Catalogs,
     /// `(revision, why)` for each revision the store serves that this
     /// build refused.
     pub refused: Vec<(String, String)>,
@@ -78,30 +78,31 @@ impl LiveCatalog {
         Ok(self.store.catalog_state().await?.generation)
     }
 
-    /// The catalog the store says is served now.
+    /// The catalogs the store says are served now: everyone's, and one
+    /// per tenant an audience names or a pin holds.
     pub async fn build(&self) -> Result<Built, CatalogStoreError> {
         let state = self.store.catalog_state().await?;
         let version: CatalogVersion = state
             .version
             .parse()
             .map_err(|e| CatalogStoreError::Failed(format!("catalog_state.version: {e}")))?;
-        let mut served = self.store.served().await?;
-        // Active revisions first, so a retired tool never shadows a live
-        // one; then in the order they became active, so an incumbent keeps
-        // its names against a newcomer whatever the names' order.
-        served.sort_by_key(|r| {
-            let active = r.state == RevisionState::Active;
-            (
-                !active,
-                r.activated_at_ms.unwrap_or(i64::MAX),
-                r.plugin.clone(),
-            )
-        });
+        let pins = self.store.pins().await?;
+        let mut wanted = self.store.served().await?;
+        let mut refused: Vec<(String, String)> = Vec::new();
+        for id in pins.iter().map(|p| &p.revision).collect::<BTreeSet<_>>() {
+            if wanted.iter().any(|r| &r.id == id) {
+                continue;
+            }
+            match self.store.revision(id).await? {
+                Some(rev) => wanted.push(rev),
+                None => refused.push((id.clone(), "pinned, but not in the store".into())),
+            }
+        }
         let signers = trusted_signers(&*self.store).await?;
-        let mut refused = Vec::new();
         let mut keep = HashMap::new();
         let mut admitted = Vec::new();
-        for rev in served {
+        for rev in wanted {
+            let pinned = pins.iter().any(|p| p.revision == rev.id);
             let retired = match retired_tools(&rev, version) {
                 Ok(r) => r,
                 Err(why) => {
@@ -109,7 +110,11 @@ impl LiveCatalog {
                     continue;
                 }
             };
-            if rev.state != RevisionState::Active && retired.is_empty() {
+            let servable = matches!(rev.state, RevisionState::Active | RevisionState::Approved);
+            if !servable || (rev.state != RevisionState::Active && retired.is_empty() && !pinned) {
+                if pinned {
+                    refused.push((rev.id.clone(), format!("pinned, but {}", rev.state)));
+                }
                 continue;
             }
             if let Err(why) = still_signed(&rev, &signers, self.allow_unsigned, &self.trust_root) {
@@ -120,7 +125,11 @@ impl LiveCatalog {
             match self.load(&rev).await {
                 Ok(loaded) => {
                     keep.insert(rev.id.clone(), loaded.clone());
-                    admitted.push((rev, loaded, retired));
+                    admitted.push(Candidate {
+                        rev,
+                        loaded,
+                        retired,
+                    });
                 }
                 Err(why) => {
                     tracing::error!(revision = %rev.id, plugin = %rev.plugin, %why, "a served revision did not load");
@@ -128,27 +137,28 @@ impl LiveCatalog {
                 }
             }
         }
-        let withheld = withheld(&admitted);
-        let none = BTreeSet::new();
-        let mut catalog = Catalog::at(&state.version, state.generation);
-        for (rev, loaded, retired) in admitted {
-            if rev.state != RevisionState::Active {
-                catalog.insert_retired(loaded, &retired);
-                continue;
-            }
-            let mine = withheld.get(&rev.plugin).unwrap_or(&none);
-            let label = format!("revision {}", rev.id);
-            if let Err(e) = admit(&mut catalog, loaded, mine, Path::new(&label)) {
-                tracing::error!(revision = %rev.id, plugin = %rev.plugin, error = %e,
-                    "an active revision claims what an incumbent serves: not serving it");
-                refused.push((rev.id.clone(), e.to_string()));
-            }
+        let everyone = view(&state, &admitted, None, &mut refused);
+        let mut tenants = BTreeMap::new();
+        for tenant in tenants_apart(&admitted, &pins) {
+            let theirs = View {
+                tenant: &tenant,
+                pins: (pins.iter().filter(|p| p.tenant == tenant))
+                    .map(|p| (p.plugin.as_str(), p.revision.as_str()))
+                    .collect(),
+            };
+            let catalog = view(&state, &admitted, Some(&theirs), &mut refused);
+            tenants.insert(tenant.clone(), Arc::new(catalog));
         }
+        refused.sort();
+        refused.dedup();
         *self
             .loaded
             .lock()
             .expect("the cache lock is never poisoned") = keep;
-        Ok(Built { catalog, refused })
+        Ok(Built {
+            catalogs: Catalogs::new(Arc::new(everyone), tenants),
+            refused,
+        })
     }
 
     /// The store the catalog is built from.
@@ -267,26 +277,93 @@ impl LiveCatalog {
     }
 }
 
-/// The subjects each plugin no longer serves because an active plugin
+/// A revision the store serves (or a pin holds), loaded.
+struct Candidate {
+    rev: Revision,
+    loaded: Arc<LoadedPlugin>,
+    /// The tools it still lists as deprecated, if it was replaced.
+    retired: BTreeMap<String, Deprecation>,
+}
+
+/// One tenant's view of the candidates: its pins, by plugin.
+struct View<'a> {
+    tenant: &'a str,
+    pins: BTreeMap<&'a str, &'a str>,
+}
+
+/// The tenants with a catalog of their own: those an active revision's
+/// audience names, and those a pin holds.
+fn tenants_apart(admitted: &[Candidate], pins: &[Pin]) -> BTreeSet<String> {
+    let named = (admitted.iter()).filter_map(|c| c.rev.audience.tenants());
+    let mut out: BTreeSet<String> = named.flatten().cloned().collect();
+    out.extend(pins.iter().map(|p| p.tenant.clone()));
+    out
+}
+
+/// The catalog of `tenant` (`None`: of every tenant without one of its
+/// own) from the candidates: each revision served to it, a pinned
+/// revision in place of its plugin's others. Served ones first, in the
+/// order they became active, so an incumbent keeps its names against a
+/// newcomer whatever the names' order; retired tools after, so they never
+/// shadow a live one. What it refuses is added to `refused`.
+fn view(
+    state: &crate::CatalogState,
+    admitted: &[Candidate],
+    tenant: Option<&View<'_>>,
+    refused: &mut Vec<(String, String)>,
+) -> Catalog {
+    let mut serve = Vec::new();
+    let mut retired = Vec::new();
+    for c in admitted {
+        let pinned = tenant.and_then(|t| t.pins.get(c.rev.plugin.as_str()));
+        let audience = match tenant {
+            Some(t) => c.rev.audience.includes(t.tenant),
+            None => c.rev.audience == Audience::Everyone,
+        };
+        match pinned {
+            Some(id) if *id == c.rev.id => serve.push(c),
+            Some(_) => {}
+            None if !audience => {}
+            None if c.rev.state == RevisionState::Active => serve.push(c),
+            None if !c.retired.is_empty() => retired.push(c),
+            None => {}
+        }
+    }
+    serve.sort_by_key(|c| {
+        let at = c.rev.activated_at_ms.unwrap_or(i64::MAX);
+        (at, c.rev.plugin.clone())
+    });
+    let withheld = withheld(&serve);
+    let none = BTreeSet::new();
+    let mut catalog = Catalog::at(&state.version, state.generation);
+    for c in serve {
+        let mine = withheld.get(&c.rev.plugin).unwrap_or(&none);
+        let label = format!("revision {}", c.rev.id);
+        if let Err(e) = admit(&mut catalog, c.loaded.clone(), mine, Path::new(&label)) {
+            tracing::error!(revision = %c.rev.id, plugin = %c.rev.plugin, error = %e,
+                tenant = tenant.map(|t| t.tenant), "a served revision claims what an incumbent serves: not serving it");
+            refused.push((c.rev.id.clone(), e.to_string()));
+        }
+    }
+    for c in retired {
+        catalog.insert_retired(c.loaded.clone(), &c.retired);
+    }
+    catalog
+}
+
+/// The subjects each plugin no longer serves because a served plugin
 /// took them over (`takes_from`), by plugin: every subject of the giver
 /// whose claim overlaps what the taker took.
-fn withheld(
-    admitted: &[(Revision, Arc<LoadedPlugin>, BTreeMap<String, Deprecation>)],
-) -> HashMap<String, BTreeSet<String>> {
-    let active = || {
-        admitted
-            .iter()
-            .filter(|(r, _, _)| r.state == RevisionState::Active)
-    };
+fn withheld(serve: &[&Candidate]) -> HashMap<String, BTreeSet<String>> {
     let mut out: HashMap<String, BTreeSet<String>> = HashMap::new();
-    for (_, taker, _) in active() {
-        let claims = Claims::of_loaded(taker);
-        for (subject, from) in takes(&taker.manifest) {
-            let Some((_, giver, _)) = active().find(|(r, _, _)| r.plugin == from) else {
+    for taker in serve {
+        let claims = Claims::of_loaded(&taker.loaded);
+        for (subject, from) in takes(&taker.loaded.manifest) {
+            let Some(giver) = serve.iter().find(|c| c.rev.plugin == from) else {
                 continue;
             };
             let took = claims.clone().only(&subject);
-            let given = Claims::of_loaded(giver);
+            let given = Claims::of_loaded(&giver.loaded);
             let gone = took.overlapped_in(&given);
             (out.entry(from).or_default()).extend(gone.into_iter().map(str::to_owned));
         }

@@ -8,13 +8,12 @@
 //! row, so a decision and its row are one transaction.
 
 use std::future::Future;
-use std::pin::Pin;
 
 use toolhost_types::Digest;
 
 /// A boxed future, so stores can be used as trait objects.
 pub type CatalogFuture<'a, T> =
-    Pin<Box<dyn Future<Output = Result<T, CatalogStoreError>> + Send + 'a>>;
+    std::pin::Pin<Box<dyn Future<Output = Result<T, CatalogStoreError>> + Send + 'a>>;
 
 /// Why the store did not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +37,7 @@ pub enum CatalogStoreError {
     Unavailable(#[from] toolhost_types::StoreUnavailable),
 }
 
-pub use toolhost_review::{NewRevision, Revision, RevisionState};
+pub use toolhost_review::{Audience, NewRevision, Pin, Revision, RevisionState};
 
 /// The catalog's generation (every change of what is served counts one)
 /// and semantic version.
@@ -116,6 +115,8 @@ pub trait CatalogStore: Send + Sync {
     /// What is served: every active revision, and every replaced one whose
     /// retired tools are still listed.
     fn served(&self) -> CatalogFuture<'_, Vec<Revision>>;
+    /// Every tenant's pins, by tenant and plugin.
+    fn pins(&self) -> CatalogFuture<'_, Vec<Pin>>;
     /// The component bytes of `digest`.
     fn blob<'a>(&'a self, digest: &'a Digest) -> CatalogFuture<'a, Option<Vec<u8>>>;
     /// Trusts a signer.

@@ -2,17 +2,19 @@
 //! names against a newcomer whatever their order (the newcomer is refused,
 //! loudly), and an approved transfer moves exactly the names taken.
 //! Intake and the decisions refuse such a newcomer first; these revisions
-//! are put in the store as if they got there anyway.
+//! are put in the store as if they got there anyway. Per tenant: a
+//! revision served to chosen tenants is in their catalogs alone, and a
+//! pinned tenant keeps its revision while the others move on.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use toolhost_catalog::intake::{IntakeOptions, Submission, check};
 use toolhost_catalog::{
-    CatalogFuture, CatalogState, CatalogStore, LiveCatalog, NewRevision, Revision, RevisionState,
-    SignerRecord, Submitted,
+    Audience, CatalogFuture, CatalogState, CatalogStore, LiveCatalog, NewRevision, Pin, Revision,
+    RevisionState, SignerRecord, Submitted,
 };
-use toolhost_fixtures::{CONFORMANCE_TASKS, Fixture, HELLO};
+use toolhost_fixtures::{CONFORMANCE_TASKS, Fixture, HELLO, T_LIMITS_SPIN};
 use toolhost_runtime::{Runtime, RuntimeConfig};
 use toolhost_types::Digest;
 
@@ -21,6 +23,7 @@ use toolhost_types::Digest;
 struct Memory {
     revisions: Mutex<Vec<Revision>>,
     blobs: Mutex<HashMap<Digest, Vec<u8>>>,
+    pins: Mutex<Vec<Pin>>,
 }
 
 fn ready<'a, T: Send + 'a>(value: T) -> CatalogFuture<'a, T> {
@@ -55,6 +58,9 @@ impl CatalogStore for Memory {
     }
     fn served(&self) -> CatalogFuture<'_, Vec<Revision>> {
         self.revisions(None, Some(RevisionState::Active))
+    }
+    fn pins(&self) -> CatalogFuture<'_, Vec<Pin>> {
+        ready(self.pins.lock().expect("lock").clone())
     }
     fn blob<'a>(&'a self, digest: &'a Digest) -> CatalogFuture<'a, Option<Vec<u8>>> {
         ready(self.blobs.lock().expect("lock").get(digest).cloned())
@@ -163,7 +169,7 @@ async fn the_plugin_active_first_keeps_its_names_whatever_their_order() {
         };
         let want: Vec<(&str, &str)> = ["add", "greet", "word_stats"].map(|t| (t, keeper)).into();
         assert_eq!(
-            served_by(&built.catalog),
+            served_by(built.catalogs.everyone()),
             pairs(&want),
             "hello first: {hello_first}"
         );
@@ -206,5 +212,86 @@ async fn an_approved_transfer_moves_the_names_taken_and_no_other() {
         ("slow_compute", "acme-greeter"),
         ("word_stats", "hello"),
     ];
-    assert_eq!(served_by(&built.catalog), pairs(&want));
+    assert_eq!(served_by(built.catalogs.everyone()), pairs(&want));
+}
+
+/// Sets what the store holds of revision `id`.
+fn change(store: &Memory, id: &str, edit: impl FnOnce(&mut Revision)) {
+    let mut all = store.revisions.lock().expect("lock");
+    edit(all.iter_mut().find(|r| r.id == id).expect("the revision"));
+}
+
+#[tokio::test]
+async fn a_revision_served_to_chosen_tenants_is_in_their_catalogs_alone() {
+    let runtime = Arc::new(Runtime::new(RuntimeConfig::default()).expect("runtime"));
+    let store = Arc::new(Memory::default());
+    active(&store, &store, &runtime, &HELLO, &[], 1).await;
+    let renamed = [("name = \"t-limits-spin\"", "name = \"acme-tasks\"")];
+    let acme = active(&store, &store, &runtime, &T_LIMITS_SPIN, &renamed, 2).await;
+    change(&store, &acme, |r| {
+        r.audience = Audience::of(["acme", "beta"]).expect("valid");
+    });
+    let live = LiveCatalog::new(store.clone(), runtime.clone(), &options());
+    let built = live.build().await.expect("built");
+    assert!(built.refused.is_empty(), "{:?}", built.refused);
+    let hello = [
+        ("add", "hello"),
+        ("greet", "hello"),
+        ("word_stats", "hello"),
+    ];
+    let c = &built.catalogs;
+    assert_eq!(served_by(c.everyone()), pairs(&hello));
+    assert_eq!(served_by(c.for_tenant("demo")), pairs(&hello));
+    let with_acme = [
+        ("add", "hello"),
+        ("greet", "hello"),
+        ("ping", "acme-tasks"),
+        ("spin", "acme-tasks"),
+        ("word_stats", "hello"),
+    ];
+    assert_eq!(served_by(c.for_tenant("acme")), pairs(&with_acme));
+    assert_eq!(served_by(c.for_tenant("beta")), pairs(&with_acme));
+    let apart: Vec<&str> = c.tenants().map(|(t, _)| t).collect();
+    assert_eq!(apart, ["acme", "beta"]);
+    let plugins = |tenant: &str| c.for_tenant(tenant).plugins().count();
+    assert_eq!((plugins("demo"), plugins("acme")), (1, 2));
+    assert_eq!(c.for_tenant("acme").version(), c.everyone().version());
+}
+
+#[tokio::test]
+async fn a_pinned_tenant_keeps_its_revision_while_the_others_move_on() {
+    let runtime = Arc::new(Runtime::new(RuntimeConfig::default()).expect("runtime"));
+    let store = Arc::new(Memory::default());
+    let old = active(&store, &store, &runtime, &HELLO, &[], 1).await;
+    change(&store, &old, |r| r.state = RevisionState::Approved);
+    let newer = [("version = \"0.1.0\"", "version = \"0.2.0\"")];
+    let new = active(&store, &store, &runtime, &HELLO, &newer, 2).await;
+    assert_ne!(old, new);
+    store.pins.lock().expect("lock").push(Pin {
+        tenant: "demo".into(),
+        plugin: "hello".into(),
+        revision: old.clone(),
+        pinned_by: "u-ops".into(),
+        pinned_at_ms: 3,
+    });
+    let live = LiveCatalog::new(store.clone(), runtime.clone(), &options());
+    let built = live.build().await.expect("built");
+    assert!(built.refused.is_empty(), "{:?}", built.refused);
+    let revision_of = |catalog: &toolhost_catalog::Catalog| {
+        let greet = catalog.lookup("greet").expect("greet is served");
+        greet.plugin().revision.clone().expect("from the store")
+    };
+    let c = &built.catalogs;
+    assert_eq!(revision_of(c.for_tenant("demo")), old);
+    assert_eq!(revision_of(c.for_tenant("acme")), new);
+    assert_eq!(revision_of(c.everyone()), new);
+
+    // A pin to a revision pulled since (its signer revoked) serves the
+    // tenant nothing of the plugin, loudly.
+    change(&store, &old, |r| r.state = RevisionState::Withdrawn);
+    let built = live.build().await.expect("built");
+    assert!(built.catalogs.for_tenant("demo").lookup("greet").is_none());
+    assert_eq!(revision_of(built.catalogs.everyone()), new);
+    assert_eq!(built.refused.len(), 1, "{:?}", built.refused);
+    assert_eq!(built.refused[0].0, old);
 }

@@ -32,7 +32,7 @@ fn grouped(revisions: Vec<Value>, catalog_version: &str) -> Value {
                 rev["changes"] = lay_out(&rev["diff"]);
                 pending.push(rev);
             }
-            Some("active") => served.push(rev),
+            _ if rev["served"] == true => served.push(rev),
             _ => earlier.push(rev),
         }
     }
@@ -53,7 +53,7 @@ async fn show(State(c): State<Console>, headers: HeaderMap) -> Response {
             return c.refused(&viewer, Page::Catalog, status, refusal);
         }
     };
-    let context = grouped(revisions, c.host.catalog().version());
+    let context = grouped(revisions, &c.host.catalog_version());
     c.page_ok(&viewer, Page::Catalog, "catalog.html", context)
         .await
 }
@@ -70,9 +70,11 @@ mod tests {
             json!({"revision": "rev-3", "plugin": HOSTILE, "version": "3.0.0",
                    "state": "pending_review", "submitted_at_ms": 1, "diff": diff}),
             json!({"revision": "rev-2", "plugin": "hello", "version": "2.0.0",
-                   "state": "active", "submitted_at_ms": 1, "activated_at_ms": 3, "diff": null}),
+                   "state": "active", "submitted_at_ms": 1, "activated_at_ms": 3,
+                   "served": true, "pinned": false, "diff": null}),
             json!({"revision": "rev-1", "plugin": "hello", "version": "1.0.0",
-                   "state": "withdrawn", "submitted_at_ms": 1, "diff": null}),
+                   "state": "withdrawn", "submitted_at_ms": 1, "served": false,
+                   "pinned": false, "diff": null}),
         ]
     }
 
@@ -97,6 +99,27 @@ mod tests {
         assert!(
             !html.contains("Submitted by"),
             "nobody's identifiers:\n{html}"
+        );
+    }
+
+    #[test]
+    fn a_pinned_revision_is_the_one_served_and_the_active_one_is_the_others() {
+        let revisions = vec![
+            json!({"revision": "rev-2", "plugin": "hello", "version": "2.0.0",
+                   "state": "active", "submitted_at_ms": 1, "activated_at_ms": 3,
+                   "served": false, "pinned": false, "diff": null}),
+            json!({"revision": "rev-1", "plugin": "hello", "version": "1.0.0",
+                   "state": "approved", "submitted_at_ms": 1, "activated_at_ms": 2,
+                   "served": true, "pinned": true, "diff": null}),
+        ];
+        let page = grouped(revisions, "1.4.1");
+        assert_eq!(page["served"][0]["revision"], "rev-1");
+        assert_eq!(page["earlier"][0]["revision"], "rev-2");
+        let html = render("catalog.html", page);
+        assert!(html.contains("pinned for your tenant"), "{html}");
+        assert!(
+            html.contains("for other tenants: yours is pinned"),
+            "{html}"
         );
     }
 

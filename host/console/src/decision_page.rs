@@ -104,6 +104,10 @@ pub(crate) struct DecideForm {
     decision: String,
     #[serde(default)]
     reason: String,
+    /// Plugin reviews only: the tenants an approval serves, separated by
+    /// commas or spaces (empty: every tenant).
+    #[serde(default)]
+    tenants: String,
 }
 
 /// Posts `form`'s decision of `id`, named `key` in the arguments of host
@@ -119,6 +123,13 @@ pub(crate) async fn decide<P: DecisionPage>(
     let viewer = acting_on!(c, headers, P::PAGE, &form.csrf);
     let mut args = json!({"decision": form.decision, "reason": form.reason});
     args[key] = json!(id);
+    let tenants: Vec<&str> = (form.tenants.split([',', ' ', '\n', '\t']))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    if !tenants.is_empty() {
+        args["tenants"] = json!(tenants);
+    }
     let again = async |status, refusal| again::<P>(&c, &viewer, status, refusal).await;
     let done = (P::PAGE, "decided", id.as_str());
     c.act_with_tool(&viewer, (tool, args), done, again).await

@@ -127,9 +127,11 @@ fn plugins(active: Vec<Value>, earlier: Vec<Value>) -> Vec<Value> {
 /// The served catalog's tools that a newer revision retired: listed and
 /// callable until the version each names.
 fn deprecated(c: &Console) -> Vec<Value> {
-    c.host
-        .catalog()
-        .tools()
+    let catalogs = c.host.catalogs();
+    let mut seen = std::collections::BTreeSet::new();
+    (catalogs.all())
+        .flat_map(|c| c.tools())
+        .filter(|t| seen.insert((t.spec().name.to_string(), t.plugin().revision.clone())))
         .filter_map(|t| {
             let d = t.deprecation()?;
             Some(json!({
@@ -162,7 +164,7 @@ async fn read(c: &Console, viewer: &Viewer) -> Result<Value, InvokeError> {
     }
     Ok(json!({
         "pending": pending,
-        "catalog_version": c.host.catalog().version(),
+        "catalog_version": c.host.catalog_version(),
         "plugins": plugins(active, earlier),
         "deprecated": deprecated(c),
         "sees_runs": runs.is_some(),

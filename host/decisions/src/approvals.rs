@@ -23,7 +23,7 @@ pub const READ_PERMISSION: &str = "approvals:read";
 /// Deciding gates needs this one (and a user principal).
 pub const DECIDE_PERMISSION: &str = "approvals:decide";
 /// Names the permission a tool needs (`None`: no such tool).
-pub type ToolPermission = Arc<dyn Fn(&str) -> Option<Permission> + Send + Sync>;
+pub type ToolPermission = Arc<dyn Fn(&str, &str) -> Option<Permission> + Send + Sync>;
 
 /// The most gates one listing returns.
 const MAX_LISTED: u32 = 100;
@@ -41,12 +41,12 @@ fn visible(
     who: &Principal,
     grants: &Grants,
     gates: Vec<Gate>,
-    tool_permission: &dyn Fn(&str) -> Option<Permission>,
+    tool_permission: &dyn Fn(&str, &str) -> Option<Permission>,
 ) -> Vec<Gate> {
     gates
         .into_iter()
         .filter(|g| {
-            tool_permission(&g.opened.tool)
+            tool_permission(&who.tenant, &g.opened.tool)
                 .is_some_and(|p| decide(who, grants, &p, g.opened.risk, Use::List).permits())
         })
         .collect()

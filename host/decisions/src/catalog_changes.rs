@@ -13,10 +13,15 @@
 //! its signer, or the diff's texts. Rejected revisions are left out: they
 //! were never served to anyone.
 //!
-//! Every revision of the catalog affects every tenant today: the catalog
-//! is one for the whole host. Should revisions be served to chosen tenants
-//! only, [`affects`] is where the others' are left out.
+//! A revision served to chosen tenants only ([`toolhost_catalog::Audience`])
+//! affects those tenants alone: the others are never shown it, nor a
+//! revision of its plugin waiting for review. A revision waiting for review
+//! is shown to a tenant once its plugin has been served to that tenant (an
+//! update of what its people use); a plugin never served to it appears once
+//! an operator approves it for the tenant, so a plugin meant for another
+//! tenant never shows its name here ([`affects`]).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -53,10 +58,43 @@ const SHOWN_OF_A_CHANGE: [&str; 10] = [
     "kind", "effect", "bump", "class", "tool", "name", "prompt", "resource", "from", "to",
 ];
 
-/// Whether `rev` is served, or may be served, to `tenant`'s principals.
-/// The catalog is one for every tenant: any revision in an affecting state.
-fn affects(rev: &Revision, _tenant: &str) -> bool {
-    AFFECTING.contains(&rev.state)
+/// Whether `rev` is served, or may be served, to `tenant`'s principals:
+/// in an affecting state, and served to the tenant (one waiting for review:
+/// of a plugin in `theirs`, those ever served to the tenant).
+fn affects(rev: &Revision, tenant: &str, theirs: &BTreeSet<String>) -> bool {
+    match rev.state {
+        RevisionState::PendingReview => theirs.contains(&rev.plugin),
+        s => {
+            let seen = rev.activated_at_ms.is_some() || theirs.contains(&rev.plugin);
+            AFFECTING.contains(&s) && rev.audience.includes(tenant) && seen
+        }
+    }
+}
+
+/// The plugins a revision of was ever served to `tenant` (active now,
+/// replaced, or withdrawn since).
+async fn served_to(
+    store: &dyn CatalogStore,
+    tenant: &str,
+) -> Result<BTreeSet<String>, InvokeError> {
+    let mut out = BTreeSet::new();
+    for state in [
+        RevisionState::Active,
+        RevisionState::Approved,
+        RevisionState::Withdrawn,
+    ] {
+        let revisions = (store.revisions(None, Some(state)).await)
+            .map_err(|e| InvokeError::Catalog(e.into()))?;
+        let ever_served =
+            |r: &&Revision| r.activated_at_ms.is_some() && r.audience.includes(tenant);
+        out.extend(
+            revisions
+                .iter()
+                .filter(ever_served)
+                .map(|r| r.plugin.clone()),
+        );
+    }
+    Ok(out)
 }
 
 /// A change of a diff as a tenant sees it: [`SHOWN_OF_A_CHANGE`], and
@@ -91,7 +129,16 @@ async fn summary(store: &dyn CatalogStore, rev: &Revision) -> Result<Value, Invo
 }
 
 /// What a tenant sees of `rev`.
-async fn view(store: &dyn CatalogStore, rev: &Revision) -> Result<Value, InvokeError> {
+async fn view(
+    store: &dyn CatalogStore,
+    rev: &Revision,
+    pinned: &BTreeMap<String, String>,
+) -> Result<Value, InvokeError> {
+    let pin = pinned.get(&rev.plugin);
+    let served = match pin {
+        Some(id) => id == &rev.id,
+        None => rev.state == RevisionState::Active,
+    };
     let diff = match rev.state {
         RevisionState::PendingReview => summary(store, rev).await?,
         _ => Value::Null,
@@ -104,6 +151,8 @@ async fn view(store: &dyn CatalogStore, rev: &Revision) -> Result<Value, InvokeE
         "submitted_at_ms": rev.submitted_at_ms,
         "decided_at_ms": rev.reviewed_at_ms,
         "activated_at_ms": rev.activated_at_ms,
+        "served": served,
+        "pinned": pin == Some(&rev.id),
         "diff": diff,
     }))
 }
@@ -166,12 +215,23 @@ impl ListCatalogChanges {
             .revisions(args.plugin.as_deref(), state)
             .await
             .map_err(|e| InvokeError::Catalog(e.into()))?;
+        let theirs = served_to(&*self.store, &who.tenant).await?;
+        let pins = self.store.pins().await;
+        let pinned: BTreeMap<String, String> = (pins
+            .map_err(|e| InvokeError::Catalog(e.into()))?)
+        .into_iter()
+        .filter(|p| p.tenant == who.tenant)
+        .map(|p| (p.plugin, p.revision))
+        .collect();
         let mut shown = Vec::new();
-        for rev in revisions.iter().filter(|r| affects(r, &who.tenant)) {
+        for rev in revisions
+            .iter()
+            .filter(|r| affects(r, &who.tenant, &theirs))
+        {
             if shown.len() == MAX_LISTED {
                 break;
             }
-            shown.push(view(&*self.store, rev).await?);
+            shown.push(view(&*self.store, rev, &pinned).await?);
         }
         let text = format!("{} revision(s) affect tenant {}", shown.len(), who.tenant);
         Ok(ToolOutput {
@@ -184,6 +244,7 @@ impl ListCatalogChanges {
 
 #[cfg(test)]
 mod tests {
+    use toolhost_catalog::Audience;
     use toolhost_types::PrincipalKind;
 
     use super::*;
@@ -254,6 +315,48 @@ mod tests {
             }
         }
         assert_eq!(out["tenant"], "acme");
+    }
+
+    /// Plugin `hello` served to tenant `beta` alone (2.0, and 3.0 waiting
+    /// for review): shown to beta, and to acme not at all.
+    #[tokio::test]
+    async fn a_plugin_served_to_another_tenant_alone_is_never_shown() {
+        let beta = Audience::of(["beta"]).expect("valid");
+        let store = store_of(vec![
+            revision(
+                "rev-3",
+                "3.0.0",
+                RevisionState::PendingReview,
+                "greet",
+                None,
+            ),
+            Revision {
+                audience: beta.clone(),
+                ..revision("rev-2", "2.0.0", RevisionState::Active, "greet", Some(300))
+            },
+            Revision {
+                audience: beta,
+                ..revision(
+                    "rev-1",
+                    "1.0.0",
+                    RevisionState::Withdrawn,
+                    "greet",
+                    Some(200),
+                )
+            },
+        ]);
+        let tool = ListCatalogChanges::new(store);
+        let ids = |out: ToolOutput| -> Vec<String> {
+            let revisions = out.structured["revisions"].as_array().cloned();
+            (revisions.unwrap_or_default().iter())
+                .filter_map(|r| r["revision"].as_str().map(str::to_owned))
+                .collect()
+        };
+        for (tenant, want) in [("beta", &["rev-3", "rev-2", "rev-1"][..]), ("acme", &[])] {
+            let who = person(PrincipalKind::User, tenant);
+            let out = tool.run(&who, &json!({})).await.expect("listed");
+            assert_eq!(ids(out), want, "{tenant}");
+        }
     }
 
     #[tokio::test]

@@ -21,6 +21,7 @@ mod arguments;
 mod catalog_changes;
 mod checkpoints;
 mod error;
+mod pins;
 mod reviews;
 #[cfg(test)]
 mod testing;
@@ -33,4 +34,5 @@ pub use checkpoints::{
     CHECKPOINT_DECIDE_PERMISSION, CHECKPOINT_READ_PERMISSION, DecideCheckpoint, ListCheckpoints,
 };
 pub use error::DecisionError;
+pub use pins::PinPlugin;
 pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION, RollbackPlugin};

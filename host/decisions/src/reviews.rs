@@ -11,10 +11,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toolhost_audit::Effect;
 use toolhost_catalog::decide::{self, Decider, Verdict};
-use toolhost_catalog::{CatalogStore, Revision, RevisionState};
+use toolhost_catalog::{Audience, CatalogStore, Revision, RevisionState};
 use toolhost_invoke::{
     HostCall, HostTool, HostToolFuture, InvokeError, host_spec as spec, invalid,
 };
+use toolhost_review::MAX_AUDIENCE;
 use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::Principal;
 
@@ -71,9 +72,16 @@ async fn view(store: &dyn CatalogStore, rev: &Revision) -> Result<Value, InvokeE
         "manifest_sha256": rev.manifest_digest.to_string(),
         "submitted_by": rev.submitted_by,
         "submitted_at_ms": rev.submitted_at_ms,
+        "audience": audience(&rev.audience),
         "widens": diff.widens(),
         "diff": diff,
     }))
+}
+
+/// Who a revision is served to, as the tools show it: `null` for every
+/// tenant, else the tenants' ids.
+pub(crate) fn audience(a: &Audience) -> Value {
+    a.tenants().map_or(Value::Null, |t| json!(t))
 }
 
 /// `list_plugin_reviews(state?, plugin?)`.
@@ -177,7 +185,10 @@ impl DecidePluginReview {
                 "decision": {"type": "string", "enum": ["approve", "approve_transfers", "reject"],
                              "description": "approve_transfers approves a revision whose diff takes names from another plugin (each a `transfer` change): that plugin stops serving them. A plain approve of such a revision is refused."},
                 "reason": {"type": "string", "minLength": 1, "maxLength": MAX_REASON,
-                           "description": "Why: recorded with the decision."}
+                           "description": "Why: recorded with the decision."},
+                "tenants": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": toolhost_review::MAX_TENANT_LEN},
+                            "minItems": 1, "maxItems": MAX_AUDIENCE,
+                            "description": "Approve for these tenants only (default: every tenant). The others are not served the revision and never see it."}
             },
             "required": ["revision", "decision", "reason"],
             "additionalProperties": false
@@ -204,6 +215,8 @@ struct DecideArgs {
     revision: String,
     decision: String,
     reason: String,
+    #[serde(default)]
+    tenants: Vec<String>,
 }
 
 impl HostTool for DecidePluginReview {
@@ -231,20 +244,23 @@ impl DecidePluginReview {
             }
         };
         bounded(&args.reason)?;
+        let served_to =
+            Audience::of(args.tenants.iter().cloned()).map_err(|e| invalid(e.to_string()))?;
         let decider = decider(who, self.may_approve_own);
         let d = decide::review(
             &*self.store,
             &args.revision,
             verdict,
+            &served_to,
             &decider,
             &args.reason,
         )
         .await
         .map_err(InvokeError::Catalog)?;
         let word = if verdict.approves() {
-            "approved: active on every replica within about a second"
+            format!("approved for {served_to}: active on every replica within about a second")
         } else {
-            "rejected"
+            "rejected".to_owned()
         };
         let text = format!(
             "Revision {} {word}; catalog {}.",
@@ -256,6 +272,7 @@ impl DecidePluginReview {
                 "revision": args.revision,
                 "decision": args.decision,
                 "catalog_version": d.effect.version,
+                "audience": verdict.approves().then(|| audience(&served_to)),
                 "diff": d.diff,
             }),
             text: Some(text),

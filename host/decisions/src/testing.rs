@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use toolhost_catalog::{
-    CatalogFuture, CatalogState, CatalogStore, CatalogStoreError, NewRevision, Revision,
-    RevisionState, SignerRecord, Submitted,
+    Audience, CatalogFuture, CatalogState, CatalogStore, CatalogStoreError, NewRevision, Pin,
+    Revision, RevisionState, SignerRecord, Submitted,
 };
 use toolhost_types::{Digest, Principal, PrincipalKind};
 
@@ -45,6 +45,9 @@ impl CatalogStore for Revisions {
     fn served(&self) -> CatalogFuture<'_, Vec<Revision>> {
         let active = self.revisions(None, Some(RevisionState::Active));
         Box::pin(active)
+    }
+    fn pins(&self) -> CatalogFuture<'_, Vec<Pin>> {
+        Box::pin(async { Ok(Vec::new()) })
     }
     fn blob<'a>(&'a self, _: &'a Digest) -> CatalogFuture<'a, Option<Vec<u8>>> {
         unused()
@@ -120,6 +123,7 @@ pub(crate) fn revision(
         review_reason: decided.then(|| "dave read it".into()),
         activated_at_ms: activated,
         retired: None,
+        audience: Audience::Everyone,
     }
 }
 

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolhost_audit::{AuditError, AuditEvent, AuditSink, Effect, Outcome, argument_digest};
 use toolhost_backend::Backends;
-use toolhost_catalog::Catalog;
+use toolhost_catalog::{Catalog, Catalogs};
 use toolhost_catalog::{LoadedPlugin, ToolRef};
 use toolhost_gates::{CheckpointStore, GateStore, IdempotencyKey};
 use toolhost_policy::{Decision, Grants, Operators, PolicyStore, Use, decide};
@@ -73,7 +73,7 @@ pub struct Listing {
 /// The host's call path: the catalog, the policy's live state, the sandbox
 /// runtime and the audit sink.
 pub struct Toolhost {
-    served: RwLock<Arc<Served>>,
+    served: RwLock<Arc<ServedViews>>,
     changes: watch::Sender<i64>,
     pub(crate) resource_updates: tokio::sync::broadcast::Sender<crate::resources::ResourceUpdate>,
     pub(crate) update_relay: Option<Arc<dyn crate::resources::UpdateRelay>>,
@@ -107,7 +107,7 @@ impl Toolhost {
         let (changes, _) = watch::channel(catalog.generation());
         Self {
             bounds: crate::bounds::Bounds::default(),
-            served: RwLock::new(Arc::new(Served::new(catalog, &[]))),
+            served: RwLock::new(Arc::new(ServedViews::new(Catalogs::single(catalog), &[]))),
             changes,
             resource_updates: tokio::sync::broadcast::channel(crate::resources::UPDATES_BUFFER).0,
             update_relay: None,
@@ -178,7 +178,8 @@ impl Toolhost {
     /// taken now: its spec, reviewed with the host's release.
     pub fn with_host_tool(mut self, tool: Arc<dyn HostTool>) -> Result<Self, InvokeError> {
         let name = tool.spec().name.to_string();
-        if self.catalog().lookup(&name).is_some() || self.host_tools.contains_key(&name) {
+        let in_catalog = (self.catalogs().all()).any(|c| c.lookup(&name).is_some());
+        if in_catalog || self.host_tools.contains_key(&name) {
             return Err(InvokeError::DuplicateTool { tool: name });
         }
         let definition = toolhost_catalog::definition_digest(tool.spec(), None, None);
@@ -190,8 +191,8 @@ impl Toolhost {
     /// [`ClaimTools`]): from now on, in every catalog served.
     pub fn with_claims(mut self, claims: Arc<dyn ClaimTools>) -> Self {
         self.claims.push(claims);
-        let catalog = self.catalog();
-        self.served = RwLock::new(Arc::new(Served::new(catalog, &self.claims)));
+        let catalogs = self.catalogs();
+        self.served = RwLock::new(Arc::new(ServedViews::new(catalogs, &self.claims)));
         self
     }
 
@@ -214,7 +215,7 @@ impl Toolhost {
     /// catalog, whose version the listing names.
     pub async fn list(&self, who: &Principal) -> Result<Listing, InvokeError> {
         let grants = self.grants(who).await?;
-        let served = self.served();
+        let served = self.served(&who.tenant);
         let plugins = served.catalog.tools().map(|t| served.tool(t));
         let mut tools: Vec<Tool> = plugins
             .chain(self.host_tools.values().cloned())
@@ -245,9 +246,32 @@ impl Toolhost {
         Ok(self.operators.standing(&who.tenant, grants))
     }
 
-    /// The tool called `name`, whoever asks (schemas are the same for every caller).
-    pub fn tool(&self, name: &str) -> Option<Tool> {
-        self.tool_in(&self.served(), name)
+    /// The tool called `name` in the catalog `tenant` is served (schemas
+    /// are the same for every caller of the tenant).
+    pub fn tool(&self, tenant: &str, name: &str) -> Option<Tool> {
+        self.tool_in(&self.served(tenant), name)
+    }
+
+    /// The tool called `name` in the catalog of every tenant without one
+    /// of its own: for what needs a definition before its caller is known
+    /// (a tool served to some tenants only is not found here).
+    pub fn tool_of_everyone(&self, name: &str) -> Option<Tool> {
+        self.tool_in(&self.views().everyone, name)
+    }
+
+    /// Whether any tenant's catalog, or the host, serves a tool called
+    /// `name` that changes something: for what classifies a request before
+    /// its caller is known.
+    pub fn mutating_anywhere(&self, name: &str) -> bool {
+        if let Some(t) = self.host_tools.get(name) {
+            return t.spec().mutating;
+        }
+        let views = self.views();
+        (views.all()).any(|s| {
+            s.catalog
+                .lookup(name)
+                .is_some_and(|t| s.tool(t).spec().mutating)
+        })
     }
 
     fn tool_in(&self, served: &Served, name: &str) -> Option<Tool> {
@@ -257,29 +281,49 @@ impl Toolhost {
         }
     }
 
-    /// The catalog served now. A call keeps the catalog it started with,
-    /// however often it is replaced meanwhile.
-    pub fn catalog(&self) -> Arc<Catalog> {
-        self.served().catalog.clone()
+    /// The catalog `tenant` is served now. A call keeps the catalog it
+    /// started with, however often it is replaced meanwhile.
+    pub fn catalog(&self, tenant: &str) -> Arc<Catalog> {
+        self.served(tenant).catalog.clone()
     }
 
-    fn served(&self) -> Arc<Served> {
+    /// Every tenant's catalog served now.
+    pub fn catalogs(&self) -> Catalogs {
+        self.views().catalogs.clone()
+    }
+
+    /// The version of the catalogs served now (every tenant's carries it).
+    pub fn catalog_version(&self) -> String {
+        self.views().catalogs.version().to_owned()
+    }
+
+    fn views(&self) -> Arc<ServedViews> {
         self.served
             .read()
             .expect("the served catalog's lock is never poisoned")
             .clone()
     }
 
-    /// Serves `catalog` from the next call on, and tells every
-    /// [`catalog_changes`](Self::catalog_changes) receiver. Host tools keep
-    /// their names: a plugin tool of the same name is shadowed.
+    fn served(&self, tenant: &str) -> Arc<Served> {
+        self.views().for_tenant(tenant).clone()
+    }
+
+    /// Serves `catalog` to every tenant: [`serve_catalogs`](Self::serve_catalogs).
     pub fn serve_catalog(&self, catalog: Arc<Catalog>) {
-        let generation = catalog.generation();
+        self.serve_catalogs(Catalogs::single(catalog));
+    }
+
+    /// Serves `catalogs` from the next call on, each tenant its own, and
+    /// tells every [`catalog_changes`](Self::catalog_changes) receiver.
+    /// Host tools keep their names: a plugin tool of the same name is
+    /// shadowed.
+    pub fn serve_catalogs(&self, catalogs: Catalogs) {
+        let generation = catalogs.generation();
         *self
             .served
             .write()
             .expect("the served catalog's lock is never poisoned") =
-            Arc::new(Served::new(catalog, &self.claims));
+            Arc::new(ServedViews::new(catalogs, &self.claims));
         self.changes.send_replace(generation);
     }
 
@@ -379,7 +423,7 @@ impl Toolhost {
         cancel: &CancellationToken,
         audit: &mut Audit,
     ) -> Result<Answer, InvokeError> {
-        let served = self.served();
+        let served = self.served(&who.tenant);
         let tool = self
             .tool_in(&served, &req.tool)
             .ok_or_else(|| InvokeError::ToolNotFound {
@@ -455,7 +499,7 @@ impl Toolhost {
         args: &Value,
     ) -> Result<ToolOutput, InvokeError> {
         let not_a_read = || InvokeError::NotARead { tool: tool.into() };
-        let served = self.served();
+        let served = self.served(&who.tenant);
         let found = self
             .tool_in(&served, tool)
             .ok_or_else(|| InvokeError::ToolNotFound { tool: tool.into() })?;
@@ -478,9 +522,14 @@ impl Toolhost {
     }
 
     /// Checks `args` against `tool`'s bounds and input schema, as a call of
-    /// it would be checked.
-    pub(crate) fn check_arguments(&self, tool: &Tool, args: &Value) -> Result<(), InvokeError> {
-        self.served().schemas.check(&self.bounds, tool, args)
+    /// it by a principal of `tenant` would be checked.
+    pub(crate) fn check_arguments(
+        &self,
+        tenant: &str,
+        tool: &Tool,
+        args: &Value,
+    ) -> Result<(), InvokeError> {
+        self.served(tenant).schemas.check(&self.bounds, tool, args)
     }
 
     /// The snapshots of every kind `tool` resolves, for this conversation
@@ -543,6 +592,35 @@ impl Toolhost {
 /// A host tool's answer once its row is written: the tool, and the
 /// effects written with the row.
 type Written = (Arc<dyn HostTool>, Vec<Effect>);
+
+/// Every tenant's catalog as served: each [`Served`] once.
+struct ServedViews {
+    catalogs: Catalogs,
+    everyone: Arc<Served>,
+    tenants: BTreeMap<String, Arc<Served>>,
+}
+
+impl ServedViews {
+    fn new(catalogs: Catalogs, claims: &[Arc<dyn ClaimTools>]) -> Self {
+        let everyone = Arc::new(Served::new(catalogs.everyone().clone(), claims));
+        let tenants = (catalogs.tenants())
+            .map(|(t, c)| (t.to_owned(), Arc::new(Served::new(c.clone(), claims))))
+            .collect();
+        Self {
+            catalogs,
+            everyone,
+            tenants,
+        }
+    }
+
+    fn for_tenant(&self, tenant: &str) -> &Arc<Served> {
+        self.tenants.get(tenant).unwrap_or(&self.everyone)
+    }
+
+    fn all(&self) -> impl Iterator<Item = &Arc<Served>> {
+        std::iter::once(&self.everyone).chain(self.tenants.values())
+    }
+}
 
 /// One catalog as served: the tools, their compiled input schemas, and the
 /// host tools that serve the tools features claimed.

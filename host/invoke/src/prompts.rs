@@ -58,7 +58,7 @@ impl Toolhost {
         let event = AuditEvent {
             client_id: Some(row.who.client_id.clone()),
             plugin: row.plugin.map(|p| p.plugin.name().to_string()),
-            catalog_version: Some(self.catalog().version().to_owned()),
+            catalog_version: Some(self.catalog(&row.who.tenant).version().to_owned()),
             plugin_digest: row.plugin.map(|p| *p.plugin.digest()),
             outcome: *did.as_ref().unwrap_or(&Outcome::Error),
             error_code: did.err().map(|e| e.code().to_owned()),
@@ -95,7 +95,7 @@ impl Toolhost {
     /// The prompts `who` may use, by name.
     pub async fn prompts(&self, who: &Principal) -> Result<Vec<PromptRef>, InvokeError> {
         let grants = self.grants(who).await?;
-        let out: Vec<PromptRef> = (self.catalog().prompts())
+        let out: Vec<PromptRef> = (self.catalog(&who.tenant).prompts())
             .filter(|(_, spec)| permits(who, &grants, spec, Use::List))
             .map(|(plugin, spec)| PromptRef {
                 plugin: plugin.clone(),
@@ -107,7 +107,7 @@ impl Toolhost {
 
     /// The prompt `name`, if `who` may get it.
     fn prompt_for(&self, who: &Principal, grants: &Grants, name: &str) -> Option<PromptRef> {
-        let catalog = self.catalog();
+        let catalog = self.catalog(&who.tenant);
         let (plugin, spec) = catalog.prompt(name)?;
         permits(who, grants, spec, Use::Call).then(|| PromptRef {
             plugin: plugin.clone(),

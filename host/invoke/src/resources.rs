@@ -134,7 +134,7 @@ impl Toolhost {
     /// The resources at fixed URIs `who` may read, by URI.
     pub async fn resources(&self, who: &Principal) -> Result<Vec<ResourceRef>, InvokeError> {
         let grants = self.grants(who).await?;
-        let out: Vec<ResourceRef> = (self.catalog().resources())
+        let out: Vec<ResourceRef> = (self.catalog(&who.tenant).resources())
             .filter(|(_, spec)| permits(who, &grants, &spec.permission, Use::List))
             .map(|(plugin, spec)| ResourceRef {
                 plugin: plugin.clone(),
@@ -150,7 +150,7 @@ impl Toolhost {
         who: &Principal,
     ) -> Result<Vec<TemplateRef>, InvokeError> {
         let grants = self.grants(who).await?;
-        let out: Vec<TemplateRef> = (self.catalog().resource_templates())
+        let out: Vec<TemplateRef> = (self.catalog(&who.tenant).resource_templates())
             .filter(|(_, spec)| permits(who, &grants, &spec.permission, Use::List))
             .map(|(plugin, spec)| TemplateRef {
                 plugin: plugin.clone(),

@@ -231,7 +231,9 @@ impl Toolhost {
             }
             return Err(not_found());
         }
-        let tool = self.tool(&artifact.tool).ok_or_else(not_found)?;
+        let tool = self
+            .tool(&who.tenant, &artifact.tool)
+            .ok_or_else(not_found)?;
         let spec = tool.spec();
         let grants = self.grants(who).await?;
         if decide(who, &grants, &spec.permission, spec.risk, Use::Call) == Decision::Denied {

@@ -57,14 +57,15 @@ impl<'a> Host<'a> {
         Self(host)
     }
 
-    /// The catalog served now.
-    pub fn catalog(self) -> Arc<toolhost_catalog::Catalog> {
-        self.0.catalog()
+    /// The catalog `tenant` is served now.
+    pub fn catalog(self, tenant: &str) -> Arc<toolhost_catalog::Catalog> {
+        self.0.catalog(tenant)
     }
 
-    /// The tool called `name`, as a call of it would find it.
-    pub fn tool(self, name: &str) -> Option<Tool> {
-        self.0.tool(name)
+    /// The tool called `name`, as a call of it by a principal of `tenant`
+    /// would find it.
+    pub fn tool(self, tenant: &str, name: &str) -> Option<Tool> {
+        self.0.tool(tenant, name)
     }
 
     /// `who`'s roles in its tenant, read now.
@@ -73,9 +74,14 @@ impl<'a> Host<'a> {
     }
 
     /// Checks `args` against `tool`'s bounds and input schema, as a call of
-    /// it would be checked.
-    pub fn check_arguments(self, tool: &Tool, args: &Value) -> Result<(), InvokeError> {
-        self.0.check_arguments(tool, args)
+    /// it by a principal of `tenant` would be checked.
+    pub fn check_arguments(
+        self,
+        tenant: &str,
+        tool: &Tool,
+        args: &Value,
+    ) -> Result<(), InvokeError> {
+        self.0.check_arguments(tenant, tool, args)
     }
 
     /// The sandbox runtime.

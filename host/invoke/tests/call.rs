@@ -393,12 +393,18 @@ async fn a_calls_row_names_the_definition_digest_its_listing_named() {
         let t = listed.tools.iter().find(|t| t.spec().name.as_str() == name);
         t.map(|t| t.definition_digest()).expect("listed")
     };
-    let greet = host.catalog().lookup("greet").expect("served").clone();
+    let greet = host
+        .catalog(&alice().tenant)
+        .lookup("greet")
+        .expect("served")
+        .clone();
     assert_eq!(listed_digest("greet"), *greet.definition_digest());
     assert_eq!(
         listed_digest("list_things"),
         toolhost_catalog::definition_digest(
-            host.tool("list_things").expect("served").spec(),
+            host.tool(&alice().tenant, "list_things")
+                .expect("served")
+                .spec(),
             None,
             None
         ),
@@ -422,5 +428,76 @@ async fn a_calls_row_names_the_definition_digest_its_listing_named() {
             None
         ],
         "the row of an unknown tool names none"
+    );
+}
+
+/// A catalog served to tenant `acme` alone: another tenant lists none of
+/// its tools (nor prompts or resources: e2e_catalog reads hello-py's), and a call of one is answered and
+/// audited exactly as a call of a name nobody serves.
+#[tokio::test]
+async fn a_catalog_served_to_one_tenant_is_an_unknown_name_to_another() {
+    let audit = Arc::new(Recorded::default());
+    let host = host(audit.clone(), "200ms").await;
+    let acme = host.catalog(&alice().tenant);
+    let nothing = Arc::new(Catalog::at(acme.version(), acme.generation()));
+    let tenants = std::collections::BTreeMap::from([("acme".to_owned(), acme.clone())]);
+    host.serve_catalogs(toolhost_catalog::Catalogs::new(nothing, tenants));
+    let demo = Principal {
+        tenant: "demo".into(),
+        ..alice()
+    };
+    let listed = |who: &Principal| {
+        let host = &host;
+        let who = who.clone();
+        async move {
+            let l = host.list(&who).await.expect("lists");
+            let names: Vec<String> = l.tools.iter().map(|t| t.spec().name.to_string()).collect();
+            let prompts = host.prompts(&who).await.expect("prompts").len();
+            let resources = host.resources(&who).await.expect("resources").len()
+                + host
+                    .resource_templates(&who)
+                    .await
+                    .expect("templates")
+                    .len();
+            (names, prompts + resources)
+        }
+    };
+    let (acme_tools, _) = listed(&alice()).await;
+    assert!(acme_tools.iter().any(|t| t == "greet"), "{acme_tools:?}");
+    assert_eq!(listed(&demo).await, (Vec::new(), 0));
+    assert!(host.tool("demo", "greet").is_none());
+    assert!(host.tool("acme", "greet").is_some());
+
+    let cancel = CancellationToken::new();
+    let hidden = host
+        .call(&demo, req("greet", json!({"name": "Ada"})), &cancel)
+        .await
+        .expect_err("not served to demo");
+    let unknown = host
+        .call(&demo, req("no_such_tool", json!({"name": "Ada"})), &cancel)
+        .await
+        .expect_err("served to nobody");
+    assert_eq!(hidden.code(), unknown.code());
+    assert_eq!(hidden.code(), "TOOL_NOT_FOUND");
+    host.call(&alice(), req("greet", json!({"name": "Ada"})), &cancel)
+        .await
+        .expect("served to acme");
+    let events = audit.events.lock().expect("lock");
+    let rows: Vec<_> = (events.iter())
+        .map(|e| {
+            (
+                e.tenant.as_str(),
+                e.plugin.as_deref(),
+                e.error_code.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("demo", None, Some("TOOL_NOT_FOUND")),
+            ("demo", None, Some("TOOL_NOT_FOUND")),
+            ("acme", Some("hello"), None),
+        ]
     );
 }

@@ -318,7 +318,11 @@ impl McpServer {
         );
         // A run started by a request that declared the Tasks extension is
         // answered as a task.
-        let as_task = tasks::wanted(&ctx) && self.host.tool(&tool).is_some_and(|t| t.is_task());
+        let as_task = tasks::wanted(&ctx)
+            && self
+                .host
+                .tool(&who.tenant, &tool)
+                .is_some_and(|t| t.is_task());
         let mut rounds = 0;
         loop {
             let pinned = ask::pinned(&arguments, &retry.chosen);

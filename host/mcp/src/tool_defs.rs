@@ -9,6 +9,11 @@
 //! hold is never kept, so what is kept is bounded by the tools served. The
 //! catalog itself is not held: one replaced is freed when the host lets it
 //! go, not when the next call asks for a definition.
+//!
+//! rmcp asks without saying who asks, so the definitions are those of the
+//! catalog every tenant without one of its own is served. A tool served to
+//! some tenants only has none here: its headers are not checked against
+//! its schema, and no header check tells another tenant that it exists.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, Weak};
@@ -36,7 +41,7 @@ struct Kept {
 impl ToolDefs {
     /// The definition of `name` as `host` serves it now, if it serves one.
     pub(crate) fn get(&self, host: &Toolhost, name: &str) -> Option<Tool> {
-        let served = host.catalog();
+        let served = host.catalogs().everyone().clone();
         {
             let kept = self.kept.read().expect("never poisoned");
             if let Some(k) = kept.as_ref().filter(|k| made_from(k, &served))
@@ -47,7 +52,7 @@ impl ToolDefs {
         }
         // Made from the catalog served at the lookup: a catalog served
         // since is found by the next call, whose `served` is that one.
-        let tool = convert::tool(&host.tool(name)?, served.version());
+        let tool = convert::tool(&host.tool_of_everyone(name)?, served.version());
         let mut kept = self.kept.write().expect("never poisoned");
         match kept.as_mut() {
             Some(k) if made_from(k, &served) => {
@@ -107,8 +112,8 @@ mod tests {
         let (host, runtime) = host(dir.path()).await;
         let defs = ToolDefs::default();
         let made = |name: &str| {
-            host.tool(name)
-                .map(|t| convert::tool(&t, host.catalog().version()))
+            host.tool_of_everyone(name)
+                .map(|t| convert::tool(&t, &host.catalog_version()))
         };
         let first = defs.get(&host, "greet").expect("greet is served");
         assert_eq!(first, made("greet").expect("greet"));

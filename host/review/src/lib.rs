@@ -59,6 +59,7 @@
 //! assert_eq!(CatalogVersion::INITIAL.bump(review.bump).to_string(), "1.1.0");
 //! ```
 
+mod audience;
 mod capabilities;
 mod change;
 mod diff;
@@ -68,6 +69,7 @@ mod schema;
 mod texts;
 mod version;
 
+pub use audience::{Audience, AudienceError, MAX_AUDIENCE, MAX_TENANT_LEN, Pin, valid_tenant};
 pub use capabilities::{Capabilities, ToolCapabilities};
 pub use change::{Bump, Change, Diff, Effect, Retired, SchemaClass, What};
 pub use diff::diff;

@@ -14,6 +14,8 @@ use std::str::FromStr;
 
 use toolhost_types::Digest;
 
+use crate::Audience;
+
 /// Where a revision is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RevisionState {
@@ -110,6 +112,8 @@ pub struct Revision {
     /// Tools still listed as deprecated after it was replaced (JSON of
     /// `[`[`crate::Retired`]`]`), and the catalog version that drops them.
     pub retired: Option<(String, String)>,
+    /// The tenants it is served to while active (or pinned).
+    pub audience: Audience,
 }
 
 /// A revision as submitted, before it is stored: its record, pending
@@ -133,6 +137,7 @@ impl NewRevision {
             review_reason: None,
             activated_at_ms: None,
             retired: None,
+            audience: Audience::Everyone,
             ..revision
         };
         Self {

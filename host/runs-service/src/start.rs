@@ -30,8 +30,8 @@ impl Runs {
         name: &str,
         args: &Value,
     ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
-        let tool = catalog_tool(host.tool(name), name)?;
-        host.check_arguments(&Tool::Plugin(tool.clone()), args)?;
+        let tool = catalog_tool(host.tool(&who.tenant, name), name)?;
+        host.check_arguments(&who.tenant, &Tool::Plugin(tool.clone()), args)?;
         permitted(who, &host.grants(who).await?, tool.spec())?;
         self.start_run(host, who, &tool, args).await
     }
@@ -47,7 +47,7 @@ impl Runs {
         tool: &ToolRef,
         args: &Value,
     ) -> Result<(ToolOutput, Vec<Effect>), InvokeError> {
-        let catalog_version = host.catalog().version().to_owned();
+        let catalog_version = host.catalog(&who.tenant).version().to_owned();
         let name = tool.spec().name.to_string();
         self.queue_run(
             host,

@@ -358,7 +358,7 @@ impl RunWorker {
     async fn plugin_for(&self, run: &Run) -> Result<Arc<LoadedPlugin>, String> {
         let wanted = &run.spec.revision;
         if run.spec.source == RunSource::Active {
-            let served = self.host.catalog();
+            let served = self.host.catalog(&run.tenant);
             let hit = served.plugins_arc().find(|p| {
                 p.manifest.plugin.name.as_str() == wanted.plugin
                     && p.plugin.digest().to_string() == wanted.component_sha256

@@ -20,7 +20,7 @@ use toolhost_audit::AuditSink;
 use toolhost_auth::AuthStore;
 use toolhost_catalog::decide::{self, Decider, Verdict};
 use toolhost_catalog::intake::{self, IntakeOptions};
-use toolhost_catalog::{CatalogStore, Manifest, RevisionState};
+use toolhost_catalog::{Audience, CatalogStore, Manifest, RevisionState};
 use toolhost_policy::{Operators, PolicyStore};
 use toolhost_runtime::{Runtime, RuntimeConfig};
 use toolhost_signing::{Envelope, Release, SigningKey};
@@ -90,6 +90,10 @@ pub struct DecideArgs {
     /// a revision that takes names is refused.
     #[arg(long)]
     pub transfer: bool,
+    /// Approve for this tenant only (repeat for more): the other tenants
+    /// are not served the revision and never see it. Default: every tenant.
+    #[arg(long = "tenant")]
+    pub tenants: Vec<String>,
     #[command(flatten)]
     pub operators: OperatorArg,
     #[command(flatten)]
@@ -239,7 +243,14 @@ async fn decide_review(args: DecideArgs, verdict: Verdict) -> anyhow::Result<Exi
     let store = open(&args.store).await?;
     let mut who = person(&store, &operators, &args.reviewer, REVIEW_PERMISSION).await?;
     who.may_approve_own = args.allow_self_approval;
-    let d = match decide::review(&store, &args.id, verdict, &who, &args.reason).await {
+    let audience = match Audience::of(args.tenants.iter().cloned()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("refused [INVALID_ARGUMENTS]: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let d = match decide::review(&store, &args.id, verdict, &audience, &who, &args.reason).await {
         Ok(d) => d,
         Err(e) => {
             eprintln!("refused [{}]: {e}", e.code());
@@ -248,9 +259,9 @@ async fn decide_review(args: DecideArgs, verdict: Verdict) -> anyhow::Result<Exi
     };
     write_decision(&store, &d).await?;
     let word = if verdict.approves() {
-        "approved and active"
+        format!("approved and active for {audience}")
     } else {
-        "rejected"
+        "rejected".to_owned()
     };
     println!("{} {word}; catalog {}", args.id, d.effect.version);
     Ok(ExitCode::SUCCESS)
@@ -285,6 +296,81 @@ pub async fn rollback(
             .unwrap_or("?"),
         d.effect.version
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `toolhost plugin pin-tenant` arguments.
+#[derive(Debug, clap::Args)]
+pub struct PinTenantArgs {
+    /// The plugin's name.
+    pub plugin: String,
+    /// The tenant held to the revision (or let go).
+    #[arg(long)]
+    pub tenant: String,
+    /// The revision the tenant is served: one that was served (active now,
+    /// or replaced) and whose audience includes the tenant.
+    #[arg(long, required_unless_present = "follow", conflicts_with = "follow")]
+    pub revision: Option<String>,
+    /// Remove the tenant's pin: it follows the catalog again.
+    #[arg(long)]
+    pub follow: bool,
+    /// A user of the operator tenant holding `catalog:review`.
+    #[arg(long = "as")]
+    pub by: String,
+    /// Why (required; audited).
+    #[arg(long)]
+    pub reason: String,
+    #[command(flatten)]
+    pub operators: OperatorArg,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+/// `toolhost plugin pin-tenant NAME --tenant T (--revision ID | --follow)`.
+pub async fn pin_tenant(args: PinTenantArgs) -> anyhow::Result<ExitCode> {
+    let operators = args.operators.operators()?;
+    let store = open(&args.store).await?;
+    let who = person(&store, &operators, &args.by, REVIEW_PERMISSION).await?;
+    let revision = args.revision.as_deref();
+    let d = match decide::pin(
+        &store,
+        &args.tenant,
+        &args.plugin,
+        revision,
+        &who,
+        &args.reason,
+    )
+    .await
+    {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("refused [{}]: {e}", e.code());
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    write_decision(&store, &d).await?;
+    match revision {
+        Some(r) => println!(
+            "tenant {} pinned to revision {r} of {}; catalog {}",
+            args.tenant, args.plugin, d.effect.version
+        ),
+        None => println!(
+            "tenant {} follows the catalog for {} again; catalog {}",
+            args.tenant, args.plugin, d.effect.version
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `toolhost plugin pins`: every tenant held to a revision.
+pub async fn pins(store: &StoreArg) -> anyhow::Result<ExitCode> {
+    let store = open(store).await?;
+    for p in store.pins().await? {
+        println!(
+            "{:<20} {:<20} {} pinned by {}",
+            p.tenant, p.plugin, p.revision, p.pinned_by
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -56,7 +56,7 @@ pub(crate) async fn follow_catalog(live: Arc<LiveCatalog>, host: Arc<Toolhost>, 
             tick = tokio::time::interval(CATALOG_POLL_LISTENING);
         }
         match live.generation().await {
-            Ok(g) if g == host.catalog().generation() => continue,
+            Ok(g) if g == host.catalogs().generation() => continue,
             Ok(_) => {}
             Err(e) => {
                 tracing::warn!(error = %e, "reading the catalog's generation failed");
@@ -66,10 +66,11 @@ pub(crate) async fn follow_catalog(live: Arc<LiveCatalog>, host: Arc<Toolhost>, 
         match live.build().await {
             Ok(built) => {
                 refusals_seen(&built.refused);
-                let catalog = Arc::new(built.catalog);
-                tracing::info!(version = %catalog.version(), generation = catalog.generation(),
-                    tools = catalog.tools().count(), refused = built.refused.len(), "serving a new catalog");
-                host.serve_catalog(catalog);
+                let catalogs = built.catalogs;
+                tracing::info!(version = %catalogs.version(), generation = catalogs.generation(),
+                    tools = catalogs.everyone().tools().count(), tenants_apart = catalogs.tenants().count(),
+                    refused = built.refused.len(), "serving a new catalog");
+                host.serve_catalogs(catalogs);
             }
             Err(e) => {
                 tracing::error!(error = %e, "building the new catalog failed; serving the old one")

@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use toolhost_audit::{AuditSink, Effect};
 use toolhost_catalog::decide::{self, Decider, Verdict};
 use toolhost_catalog::intake::{self, IntakeOptions, Submission};
-use toolhost_catalog::{Manifest, RevisionState};
+use toolhost_catalog::{Audience, Manifest, RevisionState};
 use toolhost_runtime::Runtime;
 use toolhost_signing::TrustRoot;
 use toolhost_storage::Store;
@@ -212,7 +212,15 @@ pub(crate) async fn sync(
         let what = match rev.state {
             RevisionState::PendingReview if activate => {
                 let reason = format!("synced from {}", dir.display());
-                let d = decide::review(store, &rev.id, Verdict::Approve, &who, &reason).await?;
+                let d = decide::review(
+                    store,
+                    &rev.id,
+                    Verdict::Approve,
+                    &Audience::Everyone,
+                    &who,
+                    &reason,
+                )
+                .await?;
                 write_decision(store, &d).await?;
                 "activated"
             }

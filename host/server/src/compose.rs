@@ -8,10 +8,10 @@ use std::sync::{Arc, OnceLock, Weak};
 use toolhost_authoring::{Authoring, DEFAULT_UPLOAD_TTL, WorkspaceConfig};
 use toolhost_backend::Backends;
 use toolhost_catalog::intake::IntakeOptions;
-use toolhost_catalog::{Catalog, LiveCatalog};
+use toolhost_catalog::{Catalogs, LiveCatalog};
 use toolhost_decisions::{
     DecideApproval, DecideCheckpoint, DecidePluginReview, ListCatalogChanges, ListCheckpoints,
-    ListPendingApprovals, ListPluginReviews, RollbackPlugin, ToolPermission,
+    ListPendingApprovals, ListPluginReviews, PinPlugin, RollbackPlugin, ToolPermission,
 };
 use toolhost_invoke::{GatePolicy, HostTool, Toolhost};
 use toolhost_runs_service::{Runs, RunsConfig, Sessions};
@@ -40,9 +40,9 @@ pub(crate) struct Features {
 }
 
 /// The host: the call path with every feature installed.
-pub(crate) fn host(parts: &Parts, catalog: Catalog) -> anyhow::Result<(Arc<Toolhost>, Features)> {
+pub(crate) fn host(parts: &Parts, catalogs: Catalogs) -> anyhow::Result<(Arc<Toolhost>, Features)> {
     let Parts { config, store, .. } = *parts;
-    let backends = backends(config, &catalog)?;
+    let backends = backends(config, &catalogs)?;
     let scanner = secret_scanner(config, &backends);
     crate::log_redact::set(scanner.credentials.clone());
     let gate_policy = GatePolicy {
@@ -59,7 +59,7 @@ pub(crate) fn host(parts: &Parts, catalog: Catalog) -> anyhow::Result<(Arc<Toolh
     });
     let authoring = Authoring::new(workspace(parts), runs.clone());
     let call_path = Toolhost::new(
-        Arc::new(catalog),
+        catalogs.everyone().clone(),
         store.clone(),
         parts.runtime.clone(),
         store.clone(),
@@ -86,6 +86,8 @@ pub(crate) fn host(parts: &Parts, catalog: Catalog) -> anyhow::Result<(Arc<Toolh
         authoring.host_tools(),
     ];
     let host = (features.into_iter().flatten()).try_fold(call_path, Toolhost::with_host_tool)?;
+    // Every tenant's catalog, now that the features claiming tools are in.
+    host.serve_catalogs(catalogs);
     let host = Arc::new(host);
     let _ = served.set(Arc::downgrade(&host));
     Ok((host, Features { runs, authoring }))
@@ -114,6 +116,7 @@ fn decisions(
             config.allow_self_approval,
         )),
         Arc::new(RollbackPlugin::new(s.clone())),
+        Arc::new(PinPlugin::new(s.clone())),
         Arc::new(ListCatalogChanges::new(s.clone())),
         Arc::new(ListCheckpoints::new(s.clone())),
         Arc::new(DecideCheckpoint::new(s.clone(), gates.clone())),
@@ -135,9 +138,9 @@ fn workspace(parts: &Parts) -> WorkspaceConfig {
 /// after its tools, so `served` is filled in once it exists.
 fn tool_permission(served: &Arc<OnceLock<Weak<Toolhost>>>) -> ToolPermission {
     let served = served.clone();
-    Arc::new(move |name: &str| {
+    Arc::new(move |tenant: &str, name: &str| {
         let host = served.get()?.upgrade()?;
-        host.catalog()
+        host.catalog(tenant)
             .lookup(name)
             .map(|t| t.spec().permission.clone())
     })
@@ -145,10 +148,14 @@ fn tool_permission(served: &Arc<OnceLock<Weak<Toolhost>>>) -> ToolPermission {
 
 /// The operator's backends; a plugin declaring one the configuration does
 /// not name is served, and its requests to it refused.
-fn backends(config: &Config, catalog: &Catalog) -> anyhow::Result<Backends> {
+fn backends(config: &Config, catalogs: &Catalogs) -> anyhow::Result<Backends> {
     use anyhow::Context;
     let backends = Backends::new(config.backends.clone()).context("configuring backends")?;
-    for plugin in catalog.plugins() {
+    let mut warned = std::collections::BTreeSet::new();
+    let plugins = catalogs.all().flat_map(|c| c.plugins());
+    for plugin in
+        plugins.filter(|p| warned.insert((p.manifest.plugin.name.to_string(), p.revision.clone())))
+    {
         for name in plugin.manifest.backends.keys() {
             if !backends.is_configured(name) {
                 tracing::warn!(plugin = %plugin.manifest.plugin.name, backend = %name,

@@ -259,7 +259,7 @@ fn announce(
     auth: &AuthServer,
     demo_password: Option<(String, bool)>,
 ) -> anyhow::Result<()> {
-    let catalog = host.catalog();
+    let catalog = host.catalogs().everyone().clone();
     tracing::info!(%addr, tools = catalog.tools().count(), catalog = %catalog.version(),
         issuer = %auth.config().issuer, "toolhost serving");
     println!("Listening on: {addr}");

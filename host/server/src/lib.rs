@@ -215,6 +215,14 @@ enum PluginCommand {
     /// Reviews: list, show (with the capability diff), approve, reject.
     #[command(subcommand)]
     Review(catalog_cli::ReviewCommand),
+    /// Serve one tenant a chosen revision of a plugin while the others
+    /// follow the catalog (`--follow` lets it follow again).
+    PinTenant(catalog_cli::PinTenantArgs),
+    /// Every tenant held to a revision of a plugin.
+    Pins {
+        #[command(flatten)]
+        store: admin::StoreArg,
+    },
     /// Make the previously active revision of a plugin active again.
     Rollback {
         /// The plugin's name.
@@ -338,6 +346,8 @@ async fn plugin(command: PluginCommand) -> anyhow::Result<ExitCode> {
             dev_allow_unsigned,
         } => catalog_cli::sync_command(args, activate, dev_allow_unsigned).await,
         PluginCommand::Review(command) => catalog_cli::review(command).await,
+        PluginCommand::PinTenant(args) => catalog_cli::pin_tenant(args).await,
+        PluginCommand::Pins { store } => catalog_cli::pins(&store).await,
         PluginCommand::Rollback {
             name,
             by,

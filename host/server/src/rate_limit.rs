@@ -288,7 +288,7 @@ impl RateLimiter {
     /// it as a write costs an honest client nothing and a body crafted to
     /// slip past this reading nothing either).
     fn class(&self, message: Option<&Peeked>) -> Class {
-        let mutating = |name: &String| self.host.tool(name).is_some_and(|t| t.spec().mutating);
+        let mutating = |name: &String| self.host.mutating_anywhere(name);
         match message {
             Some(m) if !m.tools.iter().any(mutating) => Class::Read,
             _ => Class::Write,

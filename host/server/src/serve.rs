@@ -47,7 +47,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         live: &live,
         intake: &intake,
     };
-    let (host, features) = crate::compose::host(&parts, built.catalog)?;
+    let (host, features) = crate::compose::host(&parts, built.catalogs)?;
     background.spawn(crate::catalog_follow::follow_catalog(
         live.clone(),
         host.clone(),

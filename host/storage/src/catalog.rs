@@ -4,8 +4,8 @@
 //! applied with their audit row (`src/effects.rs`).
 
 use toolhost_catalog::{
-    CatalogFuture, CatalogState, CatalogStore, CatalogStoreError, NewRevision, Revision,
-    RevisionState, SignerIdentity, SignerRecord, Submitted,
+    Audience, CatalogFuture, CatalogState, CatalogStore, CatalogStoreError, NewRevision, Pin,
+    Revision, RevisionState, SignerIdentity, SignerRecord, Submitted,
 };
 use toolhost_types::Digest;
 
@@ -22,7 +22,7 @@ macro_rules! select_revision {
         concat!(
             "SELECT id, plugin, version, component_sha256, manifest_sha256, manifest, envelope, \
              signer, source, capabilities, state, submitted_by, submitted_at, reviewed_by, \
-             reviewed_at, review_reason, activated_at, retired_tools, retired_until \
+             reviewed_at, review_reason, activated_at, retired_tools, retired_until, audience \
              FROM plugin_revisions ",
             $rest
         )
@@ -87,6 +87,9 @@ pub(crate) async fn store_revision(tx: &mut impl Tx, rev: &NewRevision) -> Resul
     Ok(())
 }
 
+const PINS: &str = "SELECT tenant, plugin, revision, pinned_by, pinned_at FROM catalog_pins \
+     ORDER BY tenant, plugin";
+
 const REVISION_EXISTS: &str = "SELECT id FROM plugin_revisions WHERE id = $1";
 const BLOB: &str = "SELECT body FROM plugin_blobs WHERE sha256 = $1";
 
@@ -114,6 +117,7 @@ fn digest(row: &impl Fields, id: &str, column: &'static str) -> Result<Digest, s
 fn revision(row: &impl Fields) -> Result<Revision, sqlx::Error> {
     let id = row.text("id")?;
     let state = row.text("state")?;
+    let audience = row.maybe_text("audience")?;
     let retired = match (
         row.maybe_text("retired_tools")?,
         row.maybe_text("retired_until")?,
@@ -141,7 +145,21 @@ fn revision(row: &impl Fields) -> Result<Revision, sqlx::Error> {
         review_reason: row.maybe_text("review_reason")?,
         activated_at_ms: row.maybe_int("activated_at")?,
         retired,
+        audience: Audience::from_stored(audience.as_deref()).map_err(|e| {
+            let text = audience.as_deref().unwrap_or_default();
+            corrupt("plugin_revisions", &id, "audience", text, &e.to_string())
+        })?,
         id,
+    })
+}
+
+fn pin(row: &impl Fields) -> Result<Pin, sqlx::Error> {
+    Ok(Pin {
+        tenant: row.text("tenant")?,
+        plugin: row.text("plugin")?,
+        revision: row.text("revision")?,
+        pinned_by: row.text("pinned_by")?,
+        pinned_at_ms: row.int("pinned_at")?,
     })
 }
 
@@ -258,6 +276,10 @@ impl CatalogStore for Store {
         Box::pin(async move {
             fetch_all!(&self.pools, revision, SERVED).map_err(failed("list served revisions"))
         })
+    }
+
+    fn pins(&self) -> CatalogFuture<'_, Vec<Pin>> {
+        Box::pin(async move { fetch_all!(&self.pools, pin, PINS).map_err(failed("list pins")) })
     }
 
     fn blob<'a>(&'a self, digest: &'a Digest) -> CatalogFuture<'a, Option<Vec<u8>>> {

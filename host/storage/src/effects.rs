@@ -37,6 +37,17 @@ const MOVE_REVISION: &str = "UPDATE plugin_revisions SET state = $1, \
 const REVIEW_REVISION: &str = "UPDATE plugin_revisions SET reviewed_by = $1, \
      reviewed_at = $2, review_reason = $3 WHERE id = $4";
 
+/// The tenants an activated revision is served to (`NULL`: every tenant).
+const SET_AUDIENCE: &str = "UPDATE plugin_revisions SET audience = $1 WHERE id = $2";
+
+/// Holds a tenant to a revision of a plugin (replacing its pin, if any).
+const PIN: &str = "INSERT INTO catalog_pins (tenant, plugin, revision, pinned_by, pinned_at) \
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (tenant, plugin) DO UPDATE SET \
+     revision = excluded.revision, pinned_by = excluded.pinned_by, pinned_at = excluded.pinned_at";
+
+/// Lets a tenant follow the catalog again.
+const UNPIN: &str = "DELETE FROM catalog_pins WHERE tenant = $1 AND plugin = $2";
+
 /// The catalog's next generation and new version, if it is still at the
 /// generation the decision was made against.
 const BUMP_CATALOG: &str = "UPDATE catalog_state SET generation = generation + 1, \
@@ -170,6 +181,37 @@ async fn store_artifact(
 async fn catalog(tx: &mut impl Tx, change: &CatalogEffect) -> Result<(), sqlx::Error> {
     for m in &change.moves {
         move_revision(tx, m, change.at_ms).await?;
+    }
+    if let Some(a) = &change.audience {
+        let set = statement(SET_AUDIENCE)
+            .bind(a.tenants.as_deref())
+            .bind(&a.revision)
+            .execute(tx)
+            .await?;
+        one_row(set)?;
+    }
+    for p in &change.pins {
+        let done = match &p.revision {
+            Some(revision) => {
+                statement(PIN)
+                    .bind(&p.tenant)
+                    .bind(&p.plugin)
+                    .bind(revision)
+                    .bind(&p.by)
+                    .bind(change.at_ms)
+                    .execute(tx)
+                    .await?
+            }
+            None => {
+                statement(UNPIN)
+                    .bind(&p.tenant)
+                    .bind(&p.plugin)
+                    .execute(tx)
+                    .await?
+            }
+        };
+        // Unpinned meanwhile by another decision.
+        one_row(done)?;
     }
     if !change.changes_served {
         return Ok(());

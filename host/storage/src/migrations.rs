@@ -110,6 +110,10 @@ pub(crate) const SQLITE: Files = &[
         "0021_audit_definition_digest.sql",
         include_str!("../../../migrations/sqlite/0021_audit_definition_digest.sql"),
     ),
+    (
+        "0022_catalog_audience_and_pins.sql",
+        include_str!("../../../migrations/sqlite/0022_catalog_audience_and_pins.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -197,6 +201,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0021_audit_definition_digest.sql",
         include_str!("../../../migrations/postgres/0021_audit_definition_digest.sql"),
+    ),
+    (
+        "0022_catalog_audience_and_pins.sql",
+        include_str!("../../../migrations/postgres/0022_catalog_audience_and_pins.sql"),
     ),
 ];
 

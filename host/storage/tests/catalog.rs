@@ -6,10 +6,10 @@
 mod common;
 
 use common::{TestDb, event};
-use toolhost_audit::{AuditSink, CatalogEffect, Effect, RevisionMove};
+use toolhost_audit::{AudienceChange, AuditSink, CatalogEffect, Effect, PinChange, RevisionMove};
 use toolhost_catalog::{
-    CatalogStore, CatalogStoreError, NewRevision, Revision, RevisionState, SignerIdentity,
-    SignerRecord, Submitted, revision_id,
+    Audience, CatalogStore, CatalogStoreError, NewRevision, Revision, RevisionState,
+    SignerIdentity, SignerRecord, Submitted, revision_id,
 };
 use toolhost_storage::Store;
 use toolhost_types::Digest;
@@ -21,6 +21,7 @@ on_both_engines!(
     a_decision_against_a_stale_generation_writes_nothing,
     of_two_decisions_on_one_revision_only_the_first_is_written,
     a_rejection_leaves_the_catalog_where_it_was,
+    an_approval_stores_its_audience_and_a_pin_holds_a_tenant_until_removed,
     the_schema_refuses_two_active_revisions_of_one_plugin,
     a_replaced_revision_with_retired_tools_is_still_served,
     signers_are_trusted_once_and_revoked_by_name,
@@ -50,6 +51,7 @@ fn new(plugin: &str, component: &[u8], manifest: &str) -> NewRevision {
         review_reason: None,
         activated_at_ms: None,
         retired: None,
+        audience: Audience::Everyone,
     };
     NewRevision::new(revision, component.to_vec())
 }
@@ -80,6 +82,8 @@ fn effect(generation: i64, version: &str, moves: Vec<RevisionMove>) -> Effect {
         version: version.into(),
         at_ms: NOW + 10,
         moves,
+        audience: None,
+        pins: Vec::new(),
     })
 }
 
@@ -176,6 +180,85 @@ async fn an_approval_activates_the_revision_and_moves_the_catalog_with_its_audit
     );
 }
 
+async fn an_approval_stores_its_audience_and_a_pin_holds_a_tenant_until_removed(db: &TestDb) {
+    let store = db.store().await;
+    let (one, two) = one_active_one_pending(&store).await;
+    assert_eq!(
+        store
+            .revision(&one)
+            .await
+            .expect("read")
+            .expect("one")
+            .audience,
+        Audience::Everyone
+    );
+    let mut down = step(&one, RevisionState::Active, RevisionState::Approved);
+    down.review = None;
+    let fx = CatalogEffect {
+        changes_served: true,
+        expected_generation: 1,
+        version: "1.2.0".into(),
+        at_ms: NOW + 20,
+        moves: vec![
+            down,
+            step(&two, RevisionState::PendingReview, RevisionState::Active),
+        ],
+        audience: Some(AudienceChange {
+            revision: two.clone(),
+            tenants: Audience::of(["acme"]).expect("valid").stored(),
+        }),
+        pins: vec![PinChange {
+            tenant: "demo".into(),
+            plugin: "hello".into(),
+            revision: Some(one.clone()),
+            by: "u-bob".into(),
+        }],
+    };
+    store
+        .record_with(&event("narrow", 2), &[Effect::Catalog(fx.clone())])
+        .await
+        .expect("written");
+    let stored = store.revision(&two).await.expect("read").expect("two");
+    assert_eq!(stored.audience, Audience::of(["acme"]).expect("valid"));
+    let pins = store.pins().await.expect("pins");
+    assert_eq!(pins.len(), 1);
+    let p = &pins[0];
+    let got = (
+        p.tenant.as_str(),
+        p.plugin.as_str(),
+        p.revision.as_str(),
+        p.pinned_by.as_str(),
+    );
+    assert_eq!(got, ("demo", "hello", one.as_str(), "u-bob"));
+    assert_eq!(p.pinned_at_ms, NOW + 20);
+
+    // A pin replaced, then removed; removing it again writes nothing.
+    let pin = |revision: Option<&str>, generation: i64, version: &str| CatalogEffect {
+        expected_generation: generation,
+        version: version.into(),
+        moves: Vec::new(),
+        audience: None,
+        pins: vec![PinChange {
+            tenant: "demo".into(),
+            plugin: "hello".into(),
+            revision: revision.map(str::to_owned),
+            by: "u-carol".into(),
+        }],
+        ..fx.clone()
+    };
+    let written = |fx: CatalogEffect, call: &str, seq| (event(call, seq), [Effect::Catalog(fx)]);
+    let (row, fxs) = written(pin(Some(&two), 2, "1.2.1"), "repin", 3);
+    store.record_with(&row, &fxs).await.expect("repinned");
+    let pins = store.pins().await.expect("pins");
+    assert_eq!((pins.len(), pins[0].revision.as_str()), (1, two.as_str()));
+    let (row, fxs) = written(pin(None, 3, "1.2.2"), "unpin", 4);
+    store.record_with(&row, &fxs).await.expect("unpinned");
+    assert!(store.pins().await.expect("pins").is_empty());
+    let (row, fxs) = written(pin(None, 4, "1.2.3"), "unpin-again", 5);
+    assert!(store.record_with(&row, &fxs).await.is_err());
+    assert_eq!(store.catalog_state().await.expect("state").generation, 4);
+}
+
 async fn a_decision_against_a_stale_generation_writes_nothing(db: &TestDb) {
     let store = db.store().await;
     let id = submitted(&store, new("hello", b"c", "m")).await;
@@ -201,6 +284,8 @@ async fn of_two_decisions_on_one_revision_only_the_first_is_written(db: &TestDb)
         version: "1.0.0".into(),
         at_ms: NOW,
         moves: vec![reject],
+        audience: None,
+        pins: Vec::new(),
     });
     let (first, second) = (event("approve", 1), event("reject", 2));
     let (a, b) = tokio::join!(
@@ -234,6 +319,8 @@ async fn a_rejection_leaves_the_catalog_where_it_was(db: &TestDb) {
             RevisionState::PendingReview,
             RevisionState::Rejected,
         )],
+        audience: None,
+        pins: Vec::new(),
     });
     store
         .record_with(&event("reject", 1), &[reject])

@@ -262,6 +262,7 @@ fn revision(submitted_by: &str) -> NewRevision {
         review_reason: None,
         activated_at_ms: None,
         retired: None,
+        audience: toolhost_catalog::Audience::Everyone,
     };
     NewRevision::new(revision, component)
 }
