@@ -19,7 +19,7 @@ use support::oauth::user_token;
 use support::{PgSchema, Server, Tools, new_signer, pin_into, sign, toolhost, trust};
 use toolhost_fixtures::{
     ACME_GREETER, CONFORMANCE, CONFORMANCE_TASKS, Fixture, HELLO, HELLO_INJECTED, HELLO_NEXT,
-    HELLO_RENAME,
+    HELLO_RENAME, T_LIMITS_SPIN,
 };
 
 /// `toolhost ARGS… --database-url URL`, which must succeed: its stdout.
@@ -300,9 +300,42 @@ fn an_author_signs_submits_and_a_second_person_approves_and_an_open_session_is_t
         ],
     );
     assert!(err.contains("SELF_APPROVAL"), "{err}");
+
+    // A plugin approved for another tenant alone tells this session
+    // nothing: had it been told, it would have listed the tools before
+    // `shout` was approved (its one wait ends at the first notification).
+    admin(&url, &["tenant", "add", "acme"]);
+    let acme_key = new_signer("acme", &work.join("acme-keys"));
+    trust("acme", &work.join("acme-keys/acme.pub"), "acme-*", &url);
+    let acme_dir = work.join("acme-spin");
+    let renamed = ("name = \"t-limits-spin\"", "name = \"acme-spin\"");
+    release_edited(&acme_dir, &T_LIMITS_SPIN, &acme_key, &[renamed]);
+    let acme_only = submit(&url, &acme_dir);
+    let approve_for = |tenant: &str| {
+        let args = [
+            "plugin",
+            "review",
+            "approve",
+            &acme_only,
+            "--tenant",
+            tenant,
+            "--as",
+            "bob",
+            "--reason",
+            "acme's own",
+        ];
+        args.map(str::to_owned)
+    };
+    let err = refused(&url, &approve_for("acmee").each_ref().map(String::as_str));
+    assert!(err.contains("no tenant named \"acmee\""), "{err}");
+    let out = admin(&url, &approve_for("acme").each_ref().map(String::as_str));
+    assert!(out.contains("approved and active for acme"), "{out}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!listed(&server).contains("spin"), "served to acme alone");
+
     let out = approve(&url, &id);
     assert!(
-        out.contains("approved and active") && out.contains("catalog 1.2.0"),
+        out.contains("approved and active") && out.contains("catalog 1.3.0"),
         "{out}"
     );
 
@@ -1422,6 +1455,14 @@ fn a_revision_served_to_one_tenant_is_invisible_to_another_and_a_pinned_tenant_k
     let renamed = ("name = \"conformance\"", "name = \"acme-conformance\"");
     release_edited(&dir, &CONFORMANCE, &key, &[renamed]);
     let id = submit(&url, &dir);
+    let typo = json!({"revision": id, "decision": "approve", "reason": "acme's own tests",
+        "tenants": ["acme", "acmee"]});
+    let err = answer(&server.url, &bob, "decide_plugin_review", typo);
+    assert_eq!(
+        err,
+        Err("INVALID_ARGUMENTS".into()),
+        "a tenant the host does not have"
+    );
     let decide = json!({"revision": id, "decision": "approve", "reason": "acme's own tests",
         "tenants": ["acme"]});
     let decided = answer(&server.url, &bob, "decide_plugin_review", decide).expect("approved");

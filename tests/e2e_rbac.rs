@@ -182,7 +182,9 @@ fn list_and_call_follow_one_table_for_every_principal_and_tool() {
         match tool {
             "greet" | "add" | "word_stats" => "hello:read",
             "now" | "ping" => "fixture:run",
-            "list_plugin_reviews" | "decide_plugin_review" | "rollback_plugin" => "catalog:review",
+            "list_plugin_reviews" | "decide_plugin_review" | "rollback_plugin" | "pin_plugin" => {
+                "catalog:review"
+            }
             _ => "conformance:run",
         }
     };

@@ -175,6 +175,14 @@ pub enum AuditError {
         /// The effect's place among the row's effects.
         effect: usize,
     },
+    /// A row with this call id is in the trail already; nothing was
+    /// written (a row whose id is derived from what it records, written
+    /// by another replica first).
+    #[error("audit write failed: a row for call {call_id:?} exists already")]
+    DuplicateCallId {
+        /// The call id.
+        call_id: String,
+    },
 }
 
 impl AuditError {
@@ -182,7 +190,9 @@ impl AuditError {
     pub fn unavailable(&self) -> Option<&toolhost_types::StoreUnavailable> {
         match self {
             AuditError::Unavailable(u) => Some(u),
-            AuditError::Failed(_) | AuditError::Lost { .. } => None,
+            AuditError::Failed(_)
+            | AuditError::Lost { .. }
+            | AuditError::DuplicateCallId { .. } => None,
         }
     }
 }

@@ -174,6 +174,40 @@ impl Catalog {
             .map(|h| (&h.plugin, &h.plugin.plugin.resource_templates()[h.index]))
     }
 
+    /// A digest of what a client is served from this catalog: each tool's
+    /// name, definition digest and deprecation, and each prompt, resource
+    /// and template by name or URI with the revision serving it. Equal for
+    /// two catalogs exactly when a client listing both would see the same
+    /// (its version aside): what tells a session whether its own catalog
+    /// changed, never that another tenant's did.
+    pub fn contents_digest(&self) -> toolhost_types::Digest {
+        let mut text = String::new();
+        for t in self.tools() {
+            let d = t.deprecation();
+            let gone = d.map(|d| (d.replacement.as_deref(), d.until.as_str()));
+            text.push_str(&format!(
+                "tool\0{}\0{}\0{gone:?}\n",
+                t.spec().name,
+                t.definition
+            ));
+        }
+        let served_by = |p: &LoadedPlugin| {
+            let revision = p.revision.as_deref().unwrap_or_default();
+            format!("{revision}\0{}", p.plugin.digest())
+        };
+        for (p, spec) in self.prompts() {
+            text.push_str(&format!("prompt\0{}\0{}\n", spec.name, served_by(p)));
+        }
+        for (p, spec) in self.resources() {
+            text.push_str(&format!("resource\0{}\0{}\n", spec.uri, served_by(p)));
+        }
+        for (p, spec) in self.resource_templates() {
+            let uri = &spec.uri_template;
+            text.push_str(&format!("template\0{uri}\0{}\n", served_by(p)));
+        }
+        toolhost_types::Digest::of(text.as_bytes())
+    }
+
     /// Whether a plugin of this name is loaded.
     pub(crate) fn has_plugin(&self, name: &str) -> bool {
         self.plugins

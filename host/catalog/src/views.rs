@@ -16,20 +16,36 @@ use crate::Catalog;
 pub struct Catalogs {
     everyone: Arc<Catalog>,
     tenants: BTreeMap<String, Arc<Catalog>>,
+    refused: Arc<[(String, String)]>,
 }
 
 impl Catalogs {
     /// `catalog`, for every tenant.
     pub fn single(catalog: Arc<Catalog>) -> Self {
-        Self {
-            everyone: catalog,
-            tenants: BTreeMap::new(),
-        }
+        Self::new(catalog, BTreeMap::new())
     }
 
     /// `everyone`'s catalog for tenants without one in `tenants`.
     pub fn new(everyone: Arc<Catalog>, tenants: BTreeMap<String, Arc<Catalog>>) -> Self {
-        Self { everyone, tenants }
+        Self {
+            everyone,
+            tenants,
+            refused: Arc::new([]),
+        }
+    }
+
+    /// The same catalogs, noting the served revisions their build left
+    /// out, each with why (for the operators' pages).
+    pub fn with_refused(self, refused: Vec<(String, String)>) -> Self {
+        Self {
+            refused: refused.into(),
+            ..self
+        }
+    }
+
+    /// `(revision, why)` of each served revision their build left out.
+    pub fn refused(&self) -> &[(String, String)] {
+        &self.refused
     }
 
     /// The catalog `tenant` is served.

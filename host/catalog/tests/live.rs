@@ -256,6 +256,11 @@ async fn a_revision_served_to_chosen_tenants_is_in_their_catalogs_alone() {
     let plugins = |tenant: &str| c.for_tenant(tenant).plugins().count();
     assert_eq!((plugins("demo"), plugins("acme")), (1, 2));
     assert_eq!(c.for_tenant("acme").version(), c.everyone().version());
+    // What tells a session its own catalog changed: demo's is everyone's.
+    let digest = |tenant: &str| c.for_tenant(tenant).contents_digest();
+    assert_eq!(digest("demo"), c.everyone().contents_digest());
+    assert_eq!(digest("acme"), digest("beta"));
+    assert_ne!(digest("acme"), digest("demo"));
 }
 
 #[tokio::test]

@@ -145,6 +145,14 @@ fn deprecated(c: &Console) -> Vec<Value> {
         .collect()
 }
 
+/// The served revisions the catalog served now had to leave out.
+fn refused(c: &Console) -> Vec<Value> {
+    let catalogs = c.host.catalogs();
+    (catalogs.refused().iter())
+        .map(|(revision, why)| json!({"revision": revision, "why": why}))
+        .collect()
+}
+
 /// What the page shows: pending revisions with their evidence, and the
 /// catalog.
 async fn read(c: &Console, viewer: &Viewer) -> Result<Value, InvokeError> {
@@ -167,6 +175,7 @@ async fn read(c: &Console, viewer: &Viewer) -> Result<Value, InvokeError> {
         "catalog_version": c.host.catalog_version(),
         "plugins": plugins(active, earlier),
         "deprecated": deprecated(c),
+        "refused": refused(c),
         "sees_runs": runs.is_some(),
         "may_decide": viewer.may_use("decide_plugin_review"),
         "may_roll_back": viewer.may_use("rollback_plugin"),
@@ -314,6 +323,7 @@ mod tests {
             "plugins": plugins(vec![], vec![earlier]),
             "deprecated": [{"tool": HOSTILE, "plugin": "hello", "revision": null,
                             "replacement": QUOTES, "until": "1.5.0"}],
+            "refused": [{"revision": "rev9", "why": format!("claims {HOSTILE} which hello serves")}],
             "sees_runs": true,
             "may_decide": may_decide,
             "may_roll_back": may_roll_back,
@@ -328,6 +338,30 @@ mod tests {
         assert!(html.contains("&lt;script&gt;alert(1)&lt;"));
         assert!(!html.contains(QUOTES));
         assert!(html.contains("a&quot;b&#x27;c"));
+    }
+
+    #[test]
+    fn a_refused_revision_is_listed_with_why_and_an_active_ones_audience_is_named() {
+        let mut page = context(true, true);
+        let active = json!({"revision": "rev2", "plugin": "hello", "version": "2.0",
+            "state": "active", "signer": "ops", "submitted_by": "u2", "submitted_at_ms": 3,
+            "audience": ["acme", "beta"]});
+        page["plugins"] = json!(plugins(vec![active], vec![]));
+        let html = rendered(page);
+        assert!(html.contains("<code>rev9</code>"), "{html}");
+        assert!(html.contains("claims &lt;script&gt;"), "{html}");
+        assert!(html.contains("acme, beta only"), "{html}");
+        let mut page = context(true, true);
+        page["refused"] = json!([]);
+        let html = rendered(page);
+        assert!(
+            html.contains("The catalog served now refused no revision."),
+            "{html}"
+        );
+        assert!(
+            html.contains("every tenant") || !html.contains("Served to"),
+            "{html}"
+        );
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod checkpoints;
 mod error;
 mod pins;
 mod reviews;
+mod tenants;
 #[cfg(test)]
 mod testing;
 
@@ -36,3 +37,4 @@ pub use checkpoints::{
 pub use error::DecisionError;
 pub use pins::PinPlugin;
 pub use reviews::{DecidePluginReview, ListPluginReviews, REVIEW_PERMISSION, RollbackPlugin};
+pub use tenants::{KnownTenants, TenantsFuture};

@@ -17,16 +17,18 @@ use toolhost_types::Principal;
 
 use crate::arguments::{MAX_REASON, bounded, parsed, people_only};
 use crate::reviews::REVIEW_PERMISSION;
+use crate::tenants::{KnownTenants, all_known};
 
 /// `pin_plugin(tenant, plugin, revision?, reason)`.
 pub struct PinPlugin {
     spec: ToolSpec,
     store: Arc<dyn CatalogStore>,
+    tenants: KnownTenants,
 }
 
 impl PinPlugin {
-    /// The tool over `store`.
-    pub fn new(store: Arc<dyn CatalogStore>) -> Self {
+    /// The tool over `store`, pinning only tenants `tenants` knows.
+    pub fn new(store: Arc<dyn CatalogStore>, tenants: KnownTenants) -> Self {
         let input = json!({
             "type": "object",
             "properties": {
@@ -50,7 +52,11 @@ impl PinPlugin {
             REVIEW_PERMISSION,
             true,
         );
-        Self { spec, store }
+        Self {
+            spec,
+            store,
+            tenants,
+        }
     }
 }
 
@@ -83,6 +89,7 @@ impl PinPlugin {
         people_only(who, &self.spec)?;
         let args: PinArgs = parsed(args)?;
         bounded(&args.reason)?;
+        all_known(&self.tenants, [args.tenant.as_str()]).await?;
         let decider = Decider {
             principal: who.subject.clone(),
             tenant: who.tenant.clone(),

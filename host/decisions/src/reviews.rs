@@ -20,6 +20,7 @@ use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::Principal;
 
 use crate::arguments::{MAX_REASON, bounded, parsed, people_only};
+use crate::tenants::{KnownTenants, all_known};
 
 /// Listing and deciding reviews needs this permission, and a user
 /// principal: a service never reviews. It is host-level
@@ -172,12 +173,14 @@ pub struct DecidePluginReview {
     spec: ToolSpec,
     store: Arc<dyn CatalogStore>,
     may_approve_own: bool,
+    tenants: KnownTenants,
 }
 
 impl DecidePluginReview {
     /// The tool over `store`; `may_approve_own`: whether a submitter may
-    /// approve their own revision (the policy's call, default no).
-    pub fn new(store: Arc<dyn CatalogStore>, may_approve_own: bool) -> Self {
+    /// approve their own revision (the policy's call, default no); an
+    /// approval for chosen tenants names only tenants `tenants` knows.
+    pub fn new(store: Arc<dyn CatalogStore>, may_approve_own: bool, tenants: KnownTenants) -> Self {
         let input = json!({
             "type": "object",
             "properties": {
@@ -205,6 +208,7 @@ impl DecidePluginReview {
             spec,
             store,
             may_approve_own,
+            tenants,
         }
     }
 }
@@ -246,6 +250,8 @@ impl DecidePluginReview {
         bounded(&args.reason)?;
         let served_to =
             Audience::of(args.tenants.iter().cloned()).map_err(|e| invalid(e.to_string()))?;
+        let named = served_to.tenants().into_iter().flatten();
+        all_known(&self.tenants, named.map(String::as_str)).await?;
         let decider = decider(who, self.may_approve_own);
         let d = decide::review(
             &*self.store,
@@ -512,7 +518,11 @@ mod tests {
     fn every_review_tool_needs_a_host_level_permission() {
         let tools: [Box<dyn HostTool>; 3] = [
             Box::new(ListPluginReviews::new(store())),
-            Box::new(DecidePluginReview::new(store(), false)),
+            Box::new(DecidePluginReview::new(
+                store(),
+                false,
+                crate::tenants::these(&[]),
+            )),
             Box::new(RollbackPlugin::new(store())),
         ];
         for tool in tools {

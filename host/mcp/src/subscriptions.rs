@@ -23,7 +23,7 @@ use rmcp::service::{Peer, RoleServer, SubscriptionContext};
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 use toolhost_invoke::{ResourceUpdate, Toolhost};
-use toolhost_types::Principal;
+use toolhost_types::{Digest, Principal};
 
 /// Most URIs one session or listen stream subscribes to.
 pub const MAX_SUBSCRIPTIONS: usize = 64;
@@ -118,6 +118,22 @@ async fn next_update(
     }
 }
 
+/// Whether the catalog `tenant` is served changed since `seen` (which it
+/// then holds): a change of another tenant's catalog alone is not told,
+/// so no session learns that a plugin it is not served moved. Unknown
+/// tenant (a session not yet initialized): every change is told.
+fn own_catalog_changed(host: &Toolhost, tenant: Option<&str>, seen: &mut Option<Digest>) -> bool {
+    let Some(tenant) = tenant else {
+        return true;
+    };
+    let now = host.catalog(tenant).contents_digest();
+    if seen.as_ref() == Some(&now) {
+        return false;
+    }
+    *seen = Some(now);
+    true
+}
+
 /// Sends a 2025-11-25 session what changed: the three lists when the served
 /// catalog changes (plugins bring tools, prompts and resources), and the
 /// resources it subscribed to when a call tells of an update, until the
@@ -130,11 +146,16 @@ pub(crate) async fn tell_session(
     let mut changes = host.catalog_changes();
     changes.mark_unchanged();
     let mut updates = host.resource_updates();
+    let tenant = || locked(&subs).who.as_ref().map(|w| w.tenant.clone());
+    let mut seen = tenant().map(|t| host.catalog(&t).contents_digest());
     loop {
         let told = tokio::select! {
             changed = changes.changed() => {
                 if changed.is_err() {
                     return;
+                }
+                if !own_catalog_changed(&host, tenant().as_deref(), &mut seen) {
+                    continue;
                 }
                 async {
                     peer.notify_tool_list_changed().await?;
@@ -195,6 +216,7 @@ pub(crate) async fn listen(host: &Toolhost, who: &Principal, context: Subscripti
     let mut changes = host.catalog_changes();
     changes.mark_unchanged();
     let mut updates = host.resource_updates();
+    let mut seen = Some(host.catalog(&who.tenant).contents_digest());
     let uris: BTreeSet<String> = context
         .accepted()
         .resource_subscriptions
@@ -209,6 +231,9 @@ pub(crate) async fn listen(host: &Toolhost, who: &Principal, context: Subscripti
             changed = changes.changed() => {
                 if changed.is_err() {
                     return;
+                }
+                if !own_catalog_changed(host, Some(&who.tenant), &mut seen) {
+                    continue;
                 }
                 if let Err(e) = sink.notify_tool_list_changed().await {
                     tracing::debug!(error = %e, "a subscription ended");

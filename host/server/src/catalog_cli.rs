@@ -250,6 +250,10 @@ async fn decide_review(args: DecideArgs, verdict: Verdict) -> anyhow::Result<Exi
             return Ok(ExitCode::FAILURE);
         }
     };
+    let named = audience.tenants().into_iter().flatten();
+    if let Some(code) = unknown_tenant(&store, named.map(String::as_str)).await? {
+        return Ok(code);
+    }
     let d = match decide::review(&store, &args.id, verdict, &audience, &who, &args.reason).await {
         Ok(d) => d,
         Err(e) => {
@@ -332,6 +336,9 @@ pub async fn pin_tenant(args: PinTenantArgs) -> anyhow::Result<ExitCode> {
     let store = open(&args.store).await?;
     let who = person(&store, &operators, &args.by, REVIEW_PERMISSION).await?;
     let revision = args.revision.as_deref();
+    if let Some(code) = unknown_tenant(&store, [args.tenant.as_str()]).await? {
+        return Ok(code);
+    }
     let d = match decide::pin(
         &store,
         &args.tenant,
@@ -360,6 +367,22 @@ pub async fn pin_tenant(args: PinTenantArgs) -> anyhow::Result<ExitCode> {
         ),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A failure, once it said which, if any of `named` is not a tenant of
+/// the store.
+async fn unknown_tenant<'a>(
+    store: &Store,
+    named: impl IntoIterator<Item = &'a str>,
+) -> anyhow::Result<Option<ExitCode>> {
+    let tenants = store.tenants().await?;
+    for t in named {
+        if !tenants.iter().any(|k| k == t) {
+            eprintln!("refused [INVALID_ARGUMENTS]: no tenant named {t:?}");
+            return Ok(Some(ExitCode::FAILURE));
+        }
+    }
+    Ok(None)
 }
 
 /// `toolhost plugin pins`: every tenant held to a revision.

@@ -65,11 +65,17 @@ pub(crate) async fn follow_catalog(live: Arc<LiveCatalog>, host: Arc<Toolhost>, 
         }
         match live.build().await {
             Ok(built) => {
-                refusals_seen(&built.refused);
-                let catalogs = built.catalogs;
+                let catalogs = built.catalogs.with_refused(built.refused);
+                crate::catalog_refusals::seen(
+                    &*store,
+                    catalogs.generation(),
+                    catalogs.version(),
+                    catalogs.refused(),
+                )
+                .await;
                 tracing::info!(version = %catalogs.version(), generation = catalogs.generation(),
                     tools = catalogs.everyone().tools().count(), tenants_apart = catalogs.tenants().count(),
-                    refused = built.refused.len(), "serving a new catalog");
+                    refused = catalogs.refused().len(), "serving a new catalog");
                 host.serve_catalogs(catalogs);
             }
             Err(e) => {
@@ -77,14 +83,6 @@ pub(crate) async fn follow_catalog(live: Arc<LiveCatalog>, host: Arc<Toolhost>, 
             }
         }
     }
-}
-
-/// Makes a build's refusals loud: each was logged as an ERROR where it was
-/// refused (a revision no longer trusted, one that did not load, one
-/// claiming an incumbent's names); here they become the gauge
-/// `toolhost_catalog_refused_revisions` an operator alerts on.
-pub(crate) fn refusals_seen(refused: &[(String, String)]) {
-    metrics::gauge!("toolhost_catalog_refused_revisions").set(refused.len() as f64);
 }
 
 /// The next pushed change; never, without a listener.

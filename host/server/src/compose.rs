@@ -10,8 +10,9 @@ use toolhost_backend::Backends;
 use toolhost_catalog::intake::IntakeOptions;
 use toolhost_catalog::{Catalogs, LiveCatalog};
 use toolhost_decisions::{
-    DecideApproval, DecideCheckpoint, DecidePluginReview, ListCatalogChanges, ListCheckpoints,
-    ListPendingApprovals, ListPluginReviews, PinPlugin, RollbackPlugin, ToolPermission,
+    DecideApproval, DecideCheckpoint, DecidePluginReview, KnownTenants, ListCatalogChanges,
+    ListCheckpoints, ListPendingApprovals, ListPluginReviews, PinPlugin, RollbackPlugin,
+    ToolPermission,
 };
 use toolhost_invoke::{GatePolicy, HostTool, Toolhost};
 use toolhost_runs_service::{Runs, RunsConfig, Sessions};
@@ -114,9 +115,10 @@ fn decisions(
         Arc::new(DecidePluginReview::new(
             s.clone(),
             config.allow_self_approval,
+            known_tenants(s),
         )),
         Arc::new(RollbackPlugin::new(s.clone())),
-        Arc::new(PinPlugin::new(s.clone())),
+        Arc::new(PinPlugin::new(s.clone(), known_tenants(s))),
         Arc::new(ListCatalogChanges::new(s.clone())),
         Arc::new(ListCheckpoints::new(s.clone())),
         Arc::new(DecideCheckpoint::new(s.clone(), gates.clone())),
@@ -131,6 +133,15 @@ fn workspace(parts: &Parts) -> WorkspaceConfig {
         upload_ttl: DEFAULT_UPLOAD_TTL,
         upload_quota: parts.config.upload_quota,
     }
+}
+
+/// The store's tenants, for the decisions that name some.
+fn known_tenants(store: &Arc<Store>) -> KnownTenants {
+    let store = store.clone();
+    Arc::new(move || {
+        let store = store.clone();
+        Box::pin(async move { store.tenants().await.map_err(|e| e.to_string()) })
+    })
 }
 
 /// The permission a tool of the served catalog needs, for the approvals

@@ -23,6 +23,7 @@ mod call_cli;
 mod catalog_cli;
 mod catalog_follow;
 mod catalog_http;
+mod catalog_refusals;
 mod catalog_sync;
 mod compose;
 mod config;

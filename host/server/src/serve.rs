@@ -39,7 +39,6 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .build()
         .await
         .context("building the catalog from the store")?;
-    crate::catalog_follow::refusals_seen(&built.refused);
     let parts = Parts {
         config: &config,
         store: &store,
@@ -47,7 +46,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         live: &live,
         intake: &intake,
     };
-    let (host, features) = crate::compose::host(&parts, built.catalogs)?;
+    let catalogs = built.catalogs.with_refused(built.refused);
+    let (generation, version) = (catalogs.generation(), catalogs.version().to_owned());
+    crate::catalog_refusals::seen(&*store, generation, &version, catalogs.refused()).await;
+    let (host, features) = crate::compose::host(&parts, catalogs)?;
     background.spawn(crate::catalog_follow::follow_catalog(
         live.clone(),
         host.clone(),

@@ -219,6 +219,9 @@ impl AuditSink for Store {
                 .map_err(|e| match e {
                     StorageError::Unavailable(down) => AuditError::Unavailable(down),
                     StorageError::EffectLost { effect } => AuditError::Lost { effect },
+                    StorageError::DuplicateCallId { call_id } => {
+                        AuditError::DuplicateCallId { call_id }
+                    }
                     other => AuditError::Failed(other.to_string()),
                 })?;
             // A change to people changes what the live views hold: the
