@@ -1424,6 +1424,14 @@ fn shaped(body: &str, name: &str) -> String {
     body.replace(name, "X")
 }
 
+/// What `ask` answers for `hidden`, which must read as its answer for
+/// `unknown`, a name nobody serves (each name replaced).
+fn as_if_unknown(ask: impl Fn(&str) -> String, hidden: &str, unknown: &str) -> String {
+    let body = ask(hidden);
+    assert_eq!(shaped(&body, hidden), shaped(&ask(unknown), unknown));
+    body
+}
+
 /// The id of the active revision of `plugin`.
 fn active_revision(url: &str, plugin: &str) -> String {
     let listed = admin(url, &["plugin", "review", "list", "--state", "active"]);
@@ -1475,12 +1483,9 @@ fn a_revision_served_to_one_tenant_is_invisible_to_another_and_a_pinned_tenant_k
         let args = json!({"name": tool, "arguments": {}});
         post_at(&server.url, token, "tools/call", tool, args).body
     };
-    let hidden = called(&demo, "test_simple_text");
+    let as_demo = |t: &str| called(&demo, t);
+    let hidden = as_if_unknown(as_demo, "test_simple_text", "test_simple_texx");
     assert!(hidden.contains("TOOL_NOT_FOUND"), "{hidden}");
-    assert_eq!(
-        shaped(&hidden, "test_simple_text"),
-        shaped(&called(&demo, "test_simple_texx"), "test_simple_texx")
-    );
     let count = |token: &str, method: &str, field: &str| {
         let listed = request_at(&server.url, token, method, "", json!({}));
         listed["result"][field].as_array().map_or(0, Vec::len)
@@ -1497,12 +1502,9 @@ fn a_revision_served_to_one_tenant_is_invisible_to_another_and_a_pinned_tenant_k
         let params = json!({"name": name, "arguments": {}});
         post_at(&server.url, token, "prompts/get", name, params).body
     };
-    let hidden = get(&demo, "test_simple_prompt");
+    let as_demo = |p: &str| get(&demo, p);
+    let hidden = as_if_unknown(as_demo, "test_simple_prompt", "test_no_such_prompt");
     assert!(hidden.contains("PROMPT_NOT_FOUND"), "{hidden}");
-    assert_eq!(
-        shaped(&hidden, "test_simple_prompt"),
-        shaped(&get(&demo, "test_no_such_prompt"), "test_no_such_prompt")
-    );
     assert!(get(&ada, "test_simple_prompt").contains("simple prompt for testing"));
     let read = |token: &str, uri: &str| {
         post_at(
@@ -1514,11 +1516,8 @@ fn a_revision_served_to_one_tenant_is_invisible_to_another_and_a_pinned_tenant_k
         )
         .body
     };
-    let hidden = read(&demo, "test://static-text");
-    assert_eq!(
-        shaped(&hidden, "static-text"),
-        shaped(&read(&demo, "test://no-such-text"), "no-such-text")
-    );
+    let as_demo = |uri: &str| read(&demo, uri);
+    as_if_unknown(as_demo, "test://static-text", "test://no-such-text");
     assert!(!read(&ada, "test://static-text").contains("not found"));
 
     // The catalog as each tenant reads it (over MCP and in the console):

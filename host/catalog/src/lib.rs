@@ -34,6 +34,7 @@ pub mod intake;
 mod live;
 mod load;
 mod manifest;
+mod memory;
 mod pin;
 mod store;
 mod views;
@@ -46,6 +47,7 @@ pub use index::{Catalog, Deprecation, INITIAL_VERSION, LoadedPlugin, ToolRef};
 pub use live::{Built, LiveCatalog};
 pub use load::{LoadOptions, Loaded, run_budget};
 pub use manifest::{BackendSection, Manifest, PluginSection, RiskSection, ToolSection};
+pub use memory::MemoryStore;
 pub use pin::pin;
 pub use store::{
     Audience, CatalogFuture, CatalogState, CatalogStore, CatalogStoreError, NewRevision, Pin,

@@ -6,80 +6,16 @@
 //! revision served to chosen tenants is in their catalogs alone, and a
 //! pinned tenant keeps its revision while the others move on.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use toolhost_catalog::intake::{IntakeOptions, Submission, check};
-use toolhost_catalog::{
-    Audience, CatalogFuture, CatalogState, CatalogStore, LiveCatalog, NewRevision, Pin, Revision,
-    RevisionState, SignerRecord, Submitted,
-};
+use toolhost_catalog::{Audience, LiveCatalog, MemoryStore, Pin, Revision, RevisionState};
 use toolhost_fixtures::{CONFORMANCE_TASKS, Fixture, HELLO, T_LIMITS_SPIN};
 use toolhost_runtime::{Runtime, RuntimeConfig};
-use toolhost_types::Digest;
 
-/// A store in memory: revisions and component bytes, no signers.
-#[derive(Default)]
-struct Memory {
-    revisions: Mutex<Vec<Revision>>,
-    blobs: Mutex<HashMap<Digest, Vec<u8>>>,
-    pins: Mutex<Vec<Pin>>,
-}
-
-fn ready<'a, T: Send + 'a>(value: T) -> CatalogFuture<'a, T> {
-    Box::pin(async move { Ok(value) })
-}
-
-impl CatalogStore for Memory {
-    fn catalog_state(&self) -> CatalogFuture<'_, CatalogState> {
-        ready(CatalogState {
-            generation: 1,
-            version: "1.1.0".into(),
-        })
-    }
-    fn submit(&self, _: NewRevision) -> CatalogFuture<'_, Submitted> {
-        unreachable!("the tests put revisions in place")
-    }
-    fn revision<'a>(&'a self, id: &'a str) -> CatalogFuture<'a, Option<Revision>> {
-        let all = self.revisions.lock().expect("lock");
-        ready(all.iter().find(|r| r.id == id).cloned())
-    }
-    fn revisions<'a>(
-        &'a self,
-        plugin: Option<&'a str>,
-        state: Option<RevisionState>,
-    ) -> CatalogFuture<'a, Vec<Revision>> {
-        let all = self.revisions.lock().expect("lock");
-        let picked = (all.iter())
-            .filter(|r| plugin.is_none_or(|p| r.plugin == p) && state.is_none_or(|s| r.state == s))
-            .cloned()
-            .collect();
-        ready(picked)
-    }
-    fn served(&self) -> CatalogFuture<'_, Vec<Revision>> {
-        self.revisions(None, Some(RevisionState::Active))
-    }
-    fn pins(&self) -> CatalogFuture<'_, Vec<Pin>> {
-        ready(self.pins.lock().expect("lock").clone())
-    }
-    fn blob<'a>(&'a self, digest: &'a Digest) -> CatalogFuture<'a, Option<Vec<u8>>> {
-        ready(self.blobs.lock().expect("lock").get(digest).cloned())
-    }
-    fn trust_signer(&self, _: SignerRecord) -> CatalogFuture<'_, ()> {
-        ready(())
-    }
-    fn revoke_signer<'a>(
-        &'a self,
-        _: &'a str,
-        _: &'a str,
-        _: &'a str,
-        _: i64,
-    ) -> CatalogFuture<'a, ()> {
-        ready(())
-    }
-    fn signers(&self) -> CatalogFuture<'_, Vec<SignerRecord>> {
-        ready(Vec::new())
-    }
+/// An empty store at the catalog's version 1.1.0.
+fn memory() -> MemoryStore {
+    MemoryStore::at(1, "1.1.0")
 }
 
 fn options() -> IntakeOptions {
@@ -93,8 +29,8 @@ fn options() -> IntakeOptions {
 /// intake checks it against `against` (the store itself, or an empty one:
 /// as if it got in anyway), put in `store` active since `at_ms`: its id.
 async fn active(
-    store: &Memory,
-    against: &Memory,
+    store: &MemoryStore,
+    against: &MemoryStore,
     runtime: &Runtime,
     fixture: &Fixture,
     edit: &[(&str, &str)],
@@ -120,14 +56,8 @@ async fn active(
         activated_at_ms: Some(at_ms),
         ..(*checked.revision).clone()
     };
-    let digest = rev.component_digest;
-    store
-        .blobs
-        .lock()
-        .expect("lock")
-        .insert(digest, checked.revision.component().to_vec());
     let id = rev.id.clone();
-    store.revisions.lock().expect("lock").push(rev);
+    store.put(rev, Some(checked.revision.component().to_vec()));
     id
 }
 
@@ -155,9 +85,9 @@ const RENAMED: (&str, &str) = ("name = \"hello\"", "name = \"acme-greeter\"");
 async fn the_plugin_active_first_keeps_its_names_whatever_their_order() {
     let runtime = Arc::new(Runtime::new(RuntimeConfig::default()).expect("runtime"));
     for hello_first in [true, false] {
-        let store = Arc::new(Memory::default());
+        let store = Arc::new(memory());
         let (hello_at, acme_at) = if hello_first { (1, 2) } else { (2, 1) };
-        let empty = Memory::default();
+        let empty = memory();
         let hello = active(&store, &empty, &runtime, &HELLO, &[], hello_at).await;
         let acme = active(&store, &empty, &runtime, &HELLO, &[RENAMED], acme_at).await;
         let live = LiveCatalog::new(store.clone(), runtime.clone(), &options());
@@ -191,7 +121,7 @@ async fn the_plugin_active_first_keeps_its_names_whatever_their_order() {
 #[tokio::test]
 async fn an_approved_transfer_moves_the_names_taken_and_no_other() {
     let runtime = Arc::new(Runtime::new(RuntimeConfig::default()).expect("runtime"));
-    let store = Arc::new(Memory::default());
+    let store = Arc::new(memory());
     active(&store, &store, &runtime, &HELLO, &[], 1).await;
     let taker = [
         ("name = \"conformance-tasks\"", "name = \"acme-greeter\""),
@@ -215,20 +145,14 @@ async fn an_approved_transfer_moves_the_names_taken_and_no_other() {
     assert_eq!(served_by(built.catalogs.everyone()), pairs(&want));
 }
 
-/// Sets what the store holds of revision `id`.
-fn change(store: &Memory, id: &str, edit: impl FnOnce(&mut Revision)) {
-    let mut all = store.revisions.lock().expect("lock");
-    edit(all.iter_mut().find(|r| r.id == id).expect("the revision"));
-}
-
 #[tokio::test]
 async fn a_revision_served_to_chosen_tenants_is_in_their_catalogs_alone() {
     let runtime = Arc::new(Runtime::new(RuntimeConfig::default()).expect("runtime"));
-    let store = Arc::new(Memory::default());
+    let store = Arc::new(memory());
     active(&store, &store, &runtime, &HELLO, &[], 1).await;
     let renamed = [("name = \"t-limits-spin\"", "name = \"acme-tasks\"")];
     let acme = active(&store, &store, &runtime, &T_LIMITS_SPIN, &renamed, 2).await;
-    change(&store, &acme, |r| {
+    store.change(&acme, |r| {
         r.audience = Audience::of(["acme", "beta"]).expect("valid");
     });
     let live = LiveCatalog::new(store.clone(), runtime.clone(), &options());
@@ -266,13 +190,13 @@ async fn a_revision_served_to_chosen_tenants_is_in_their_catalogs_alone() {
 #[tokio::test]
 async fn a_pinned_tenant_keeps_its_revision_while_the_others_move_on() {
     let runtime = Arc::new(Runtime::new(RuntimeConfig::default()).expect("runtime"));
-    let store = Arc::new(Memory::default());
+    let store = Arc::new(memory());
     let old = active(&store, &store, &runtime, &HELLO, &[], 1).await;
-    change(&store, &old, |r| r.state = RevisionState::Approved);
+    store.change(&old, |r| r.state = RevisionState::Approved);
     let newer = [("version = \"0.1.0\"", "version = \"0.2.0\"")];
     let new = active(&store, &store, &runtime, &HELLO, &newer, 2).await;
     assert_ne!(old, new);
-    store.pins.lock().expect("lock").push(Pin {
+    store.pin(Pin {
         tenant: "demo".into(),
         plugin: "hello".into(),
         revision: old.clone(),
@@ -293,7 +217,7 @@ async fn a_pinned_tenant_keeps_its_revision_while_the_others_move_on() {
 
     // A pin to a revision pulled since (its signer revoked) serves the
     // tenant nothing of the plugin, loudly.
-    change(&store, &old, |r| r.state = RevisionState::Withdrawn);
+    store.change(&old, |r| r.state = RevisionState::Withdrawn);
     let built = live.build().await.expect("built");
     assert!(built.catalogs.for_tenant("demo").lookup("greet").is_none());
     assert_eq!(revision_of(built.catalogs.everyone()), new);

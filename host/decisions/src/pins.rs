@@ -9,14 +9,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toolhost_audit::Effect;
 use toolhost_catalog::CatalogStore;
-use toolhost_catalog::decide::{self, Decider};
+use toolhost_catalog::decide;
 use toolhost_invoke::{HostCall, HostTool, HostToolFuture, InvokeError, host_spec as spec};
 use toolhost_review::MAX_TENANT_LEN;
 use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::Principal;
 
 use crate::arguments::{MAX_REASON, bounded, parsed, people_only};
-use crate::reviews::REVIEW_PERMISSION;
+use crate::reviews::{REVIEW_PERMISSION, decider};
 use crate::tenants::{KnownTenants, all_known};
 
 /// `pin_plugin(tenant, plugin, revision?, reason)`.
@@ -90,18 +90,12 @@ impl PinPlugin {
         let args: PinArgs = parsed(args)?;
         bounded(&args.reason)?;
         all_known(&self.tenants, [args.tenant.as_str()]).await?;
-        let decider = Decider {
-            principal: who.subject.clone(),
-            tenant: who.tenant.clone(),
-            client_id: Some(who.client_id.clone()),
-            may_approve_own: false,
-        };
         let d = decide::pin(
             &*self.store,
             &args.tenant,
             &args.plugin,
             args.revision.as_deref(),
-            &decider,
+            &decider(who, false),
             &args.reason,
         )
         .await
@@ -133,6 +127,7 @@ impl PinPlugin {
 
 #[cfg(test)]
 mod tests {
+    use toolhost_catalog::decide::Decider;
     use toolhost_catalog::{Audience, RevisionState};
 
     use super::*;

@@ -33,7 +33,7 @@ pub const REVIEW_PERMISSION: &str = "catalog:review";
 const MAX_LISTED: usize = 50;
 
 /// `who` as the catalog's decisions name them.
-fn decider(who: &Principal, may_approve_own: bool) -> Decider {
+pub(crate) fn decider(who: &Principal, may_approve_own: bool) -> Decider {
     Decider {
         principal: who.subject.clone(),
         tenant: who.tenant.clone(),

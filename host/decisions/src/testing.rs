@@ -1,83 +1,19 @@
 //! What the tests of the review tools share: revisions of plugin `hello`
 //! in a catalog store in memory, and the person asking.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::json;
-use toolhost_catalog::{
-    Audience, CatalogFuture, CatalogState, CatalogStore, CatalogStoreError, NewRevision, Pin,
-    Revision, RevisionState, SignerRecord, Submitted,
-};
+use toolhost_catalog::{Audience, CatalogStore, MemoryStore, Revision, RevisionState};
 use toolhost_types::{Digest, Principal, PrincipalKind};
 
-/// The revisions of a catalog, in memory: what a decision reads.
-struct Revisions(Mutex<Vec<Revision>>);
-
-fn unused<'a, T: Send + 'a>() -> CatalogFuture<'a, T> {
-    Box::pin(async { Err(CatalogStoreError::Failed("not used here".into())) })
-}
-
-impl CatalogStore for Revisions {
-    fn catalog_state(&self) -> CatalogFuture<'_, CatalogState> {
-        let state = CatalogState {
-            generation: 7,
-            version: "1.2.0".into(),
-        };
-        Box::pin(async move { Ok(state) })
-    }
-    fn submit(&self, _: NewRevision) -> CatalogFuture<'_, Submitted> {
-        unused()
-    }
-    fn revision<'a>(&'a self, id: &'a str) -> CatalogFuture<'a, Option<Revision>> {
-        let found = self.all().into_iter().find(|r| r.id == id);
-        Box::pin(async move { Ok(found) })
-    }
-    fn revisions<'a>(
-        &'a self,
-        plugin: Option<&'a str>,
-        state: Option<RevisionState>,
-    ) -> CatalogFuture<'a, Vec<Revision>> {
-        let mut found: Vec<Revision> = self.all();
-        found.retain(|r| plugin.is_none_or(|p| r.plugin == p));
-        found.retain(|r| state.is_none_or(|s| r.state == s));
-        Box::pin(async move { Ok(found) })
-    }
-    fn served(&self) -> CatalogFuture<'_, Vec<Revision>> {
-        let active = self.revisions(None, Some(RevisionState::Active));
-        Box::pin(active)
-    }
-    fn pins(&self) -> CatalogFuture<'_, Vec<Pin>> {
-        Box::pin(async { Ok(Vec::new()) })
-    }
-    fn blob<'a>(&'a self, _: &'a Digest) -> CatalogFuture<'a, Option<Vec<u8>>> {
-        unused()
-    }
-    fn trust_signer(&self, _: SignerRecord) -> CatalogFuture<'_, ()> {
-        unused()
-    }
-    fn revoke_signer<'a>(
-        &'a self,
-        _: &'a str,
-        _: &'a str,
-        _: &'a str,
-        _: i64,
-    ) -> CatalogFuture<'a, ()> {
-        unused()
-    }
-    fn signers(&self) -> CatalogFuture<'_, Vec<SignerRecord>> {
-        unused()
-    }
-}
-
-impl Revisions {
-    fn all(&self) -> Vec<Revision> {
-        self.0.lock().expect("not poisoned").clone()
-    }
-}
-
-/// A catalog store holding `revisions`.
+/// A catalog store holding `revisions`, at generation 7 and version 1.2.0.
 pub(crate) fn store_of(revisions: Vec<Revision>) -> Arc<dyn CatalogStore> {
-    Arc::new(Revisions(Mutex::new(revisions)))
+    let store = MemoryStore::at(7, "1.2.0");
+    for rev in revisions {
+        store.put(rev, None);
+    }
+    Arc::new(store)
 }
 
 /// Revision `id` of plugin `hello` at `version` in `state`, with one
