@@ -77,24 +77,15 @@ async fn served_to(
     store: &dyn CatalogStore,
     tenant: &str,
 ) -> Result<BTreeSet<String>, InvokeError> {
-    let mut out = BTreeSet::new();
-    for state in [
-        RevisionState::Active,
-        RevisionState::Approved,
-        RevisionState::Withdrawn,
-    ] {
-        let revisions = (store.revisions(None, Some(state)).await)
-            .map_err(|e| InvokeError::Catalog(e.into()))?;
-        let ever_served =
-            |r: &&Revision| r.activated_at_ms.is_some() && r.audience.includes(tenant);
-        out.extend(
-            revisions
-                .iter()
-                .filter(ever_served)
-                .map(|r| r.plugin.clone()),
-        );
-    }
-    Ok(out)
+    // Only a revision that was active has an activation time, whatever
+    // its state now: one read of every revision answers.
+    let all = (store.revisions(None, None).await).map_err(|e| InvokeError::Catalog(e.into()))?;
+    let ever_served = |r: &&Revision| r.activated_at_ms.is_some() && r.audience.includes(tenant);
+    Ok(all
+        .iter()
+        .filter(ever_served)
+        .map(|r| r.plugin.clone())
+        .collect())
 }
 
 /// A change of a diff as a tenant sees it: [`SHOWN_OF_A_CHANGE`], and
