@@ -149,8 +149,52 @@ cluster: e2e-haproxy
 	echo "$(REPLICAS) replicas behind HAProxy: MCP endpoint http://127.0.0.1:$(PORT)/mcp (logs in target/cluster/)"; \
 	TOOLHOST_LB_BIND=127.0.0.1:$(PORT) haproxy -db -f target/cluster/haproxy.cfg
 
-## test: lints, then every test of both workspaces
-test: lint e2e-tools python-plugins ts-plugins
+## dist: the release, $(DIST_ARCHIVE): the release build of `toolhost` (the build machine's
+## paths remapped: the binary names none of them), the WIT, the SDK packages (`make sdk`),
+## deploy/ (HAProxy, systemd, a container image recipe, Kubernetes manifests), the README,
+## and SHA256SUMS of them all; $(DIST_ARCHIVE).sha256 beside it. Reproducible: the files'
+## order, owners and times are fixed. A warm `make dist` rebuilds only what changed.
+DIST_VERSION := $(shell sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
+DIST_NAME := toolhost-$(DIST_VERSION)
+DIST := target/dist
+DIST_ARCHIVE := $(DIST)/$(DIST_NAME)-x86_64-linux.tar.gz
+DIST_BUILD := target/dist-build
+CARGO_HOME_DIR := $(or $(CARGO_HOME),$(HOME)/.cargo)
+DIST_RUSTFLAGS := --remap-path-prefix=$(CURDIR)=/toolhost --remap-path-prefix=$(CARGO_HOME_DIR)=/cargo \
+  --remap-path-prefix=$(HOME)=/home
+.PHONY: dist deploy-check deploy-tools
+
+dist: toolchain sdk
+	RUSTFLAGS="$(DIST_RUSTFLAGS)" CARGO_TARGET_DIR=$(DIST_BUILD) $(CARGO) build --release --locked -p toolhost --bin toolhost
+	@rm -rf $(DIST)/$(DIST_NAME) && mkdir -p $(DIST)/$(DIST_NAME)/bin; stage=$(DIST)/$(DIST_NAME); \
+	cp $(DIST_BUILD)/release/toolhost $$stage/bin/; \
+	cp -r wit deploy $$stage/; rm -f $$stage/deploy/kubernetes/requirements.txt; \
+	mkdir -p $$stage/sdk && cp -r target/sdk/. $$stage/sdk/; \
+	cp README.md $$stage/; \
+	(cd $$stage && find . -type f ! -name SHA256SUMS | LC_ALL=C sort | sed 's|^\./||' | xargs sha256sum > SHA256SUMS); \
+	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$$(git log -1 --format=%ct) \
+	  -C $(DIST) -cf - $(DIST_NAME) | gzip -n -9 > $(DIST_ARCHIVE).tmp; \
+	mv $(DIST_ARCHIVE).tmp $(DIST_ARCHIVE); \
+	(cd $(DIST) && sha256sum $(notdir $(DIST_ARCHIVE)) > $(notdir $(DIST_ARCHIVE)).sha256); \
+	echo "$(DIST_ARCHIVE): $$(du -h $(DIST_ARCHIVE) | cut -f1) ($$(du -h $$stage/bin/toolhost | cut -f1) binary)"
+
+## deploy-check: the Kubernetes manifests validated offline against the schemas of the
+## Kubernetes release kubernetes-validate carries (--strict: an unknown field fails)
+KUBEVAL := $(TOOLS)/kubernetes-validate
+deploy-tools:
+	@want="$$(sha256sum deploy/kubernetes/requirements.txt | cut -d' ' -f1) $$(python3 -c 'import sys; print(sys.version.split()[0])')"; \
+	if [ -x $(KUBEVAL)/bin/kubernetes-validate ] && [ "$$(cat $(KUBEVAL)/.installed 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "== deploy-tools: kubernetes-validate into $(KUBEVAL)"; \
+	rm -rf $(KUBEVAL); python3 -m venv $(KUBEVAL); \
+	$(KUBEVAL)/bin/pip install --quiet --disable-pip-version-check --require-hashes -r deploy/kubernetes/requirements.txt; \
+	echo "$$want" > $(KUBEVAL)/.installed
+
+deploy-check: deploy-tools
+	$(KUBEVAL)/bin/kubernetes-validate --strict --quiet $$(ls deploy/kubernetes/*.yaml | grep -v kustomization.yaml)
+
+## test: lints, then every test of both workspaces (e2e_release unpacks the archive `make dist`
+## builds, so it is built first)
+test: lint e2e-tools python-plugins ts-plugins dist deploy-tools
 	$(CARGO) test --workspace --locked
 
 ## lint: formatting and clippy, warnings are errors
@@ -228,7 +272,7 @@ NODE_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Ht
 NODE_DIR := $(TOOLS)/node
 E2E_PATH := $(CURDIR)/$(NODE_DIR)/bin:$(PATH)
 # The end-to-end tests, one per client.
-E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci e2e_runs e2e_workspace e2e_author_cli e2e_languages e2e_sso e2e_replicas e2e_console e2e_attacks e2e_faults e2e_edge
+E2E_TESTS := e2e_python e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci e2e_runs e2e_workspace e2e_author_cli e2e_languages e2e_sso e2e_replicas e2e_console e2e_attacks e2e_faults e2e_edge e2e_release
 
 .PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python e2e-registry e2e-haproxy e2e-chromium e2e-faketime
 

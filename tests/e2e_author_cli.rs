@@ -226,8 +226,11 @@ fn toolhost_new_writes_each_language_and_refuses_an_existing_project_or_a_bad_na
     let parent = tmp.path().to_string_lossy().into_owned();
     let expected: [(&str, &[&str]); 3] = [
         ("rust", &["Cargo.toml", "Cargo.lock", "src/lib.rs"]),
-        ("python", &["app.py", "test_app.py"]),
-        ("ts", &["app.ts", "app.test.ts"]),
+        ("python", &["app.py", "test_app.py", "requirements.txt"]),
+        (
+            "ts",
+            &["app.ts", "app.test.ts", "package.json", "bundle.config.js"],
+        ),
     ];
     for (lang, own) in expected {
         let name = format!("greeter-{lang}");
@@ -240,7 +243,7 @@ fn toolhost_new_writes_each_language_and_refuses_an_existing_project_or_a_bad_na
         );
         for file in own
             .iter()
-            .chain(&["toolhost.toml", "build.sh", "README.md"])
+            .chain(&["toolhost.toml", "build.sh", "README.md", "wit/world.wit"])
         {
             assert!(project.join(file).exists(), "{lang}: {file} is written");
         }
@@ -259,6 +262,20 @@ fn toolhost_new_writes_each_language_and_refuses_an_existing_project_or_a_bad_na
         run.stdout,
         run.stderr
     );
+    // An SDK path without the package is refused before anything is written.
+    let (code, _, err) = toolhost(&[
+        "new",
+        "no-sdk",
+        "--lang",
+        "python",
+        "--dir",
+        &parent,
+        "--sdk-path",
+        &parent,
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("no toolhost-sdk wheel there"), "{err}");
+    assert!(!tmp.path().join("no-sdk").exists(), "nothing is written");
     for bad in ["Bad Name", "9lives", ""] {
         let (code, _, err) = toolhost(&["new", bad, "--dir", &parent]);
         assert_eq!(code, Some(1), "{bad:?}: {err}");
@@ -336,6 +353,7 @@ fn dev_reloads(lang: &str, name: &str, edit: impl FnOnce(&Path)) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(["dev", &project.to_string_lossy(), "--listen", &listen])
         .env("CARGO_TARGET_DIR", support::repo().join("target/plugins"))
+        .env("PATH", tools.path())
         .env("TOOLHOST_DEMO_PASSWORD", DEMO_PASSWORD)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

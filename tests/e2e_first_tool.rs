@@ -7,10 +7,12 @@
 //!
 //! Nothing of the blocks is rewritten: a README step that stops working
 //! fails here. The one thing the test adds is the environment a reader of
-//! this repository has: `make test` built the binary and installed the
-//! Python and TypeScript toolchains, and the Rust build shares the plugin
+//! this repository has: `make test` built the binary and the SDK packages
+//! (`target/sdk`, beside `target/debug`: the SDK `toolhost new` takes),
+//! Node 22 is first on `PATH`, and the Rust build shares the plugin
 //! workspace's target directory (`CARGO_TARGET_DIR`, which the Rust
-//! project's `build.sh` honours), so only the new crate is compiled.
+//! project's `build.sh` honours), so only the new crate is compiled. The
+//! same path from a release, with the checkout hidden, is `e2e_release`.
 
 mod support;
 
@@ -48,9 +50,9 @@ fn follow(lang: &str) -> (tempfile::TempDir, PathBuf) {
         .parent()
         .expect("the binary's directory")
         .to_path_buf();
-    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    )))
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&Tools::require().path())),
+    )
     .expect("a PATH");
     let mut cmd = Command::new("sh");
     cmd.args(["-eu", "-c", &script])

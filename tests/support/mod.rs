@@ -174,18 +174,20 @@ impl Tools {
         cmd
     }
 
-    /// Node 22 first on PATH, colour off, from `tests/e2e`.
-    fn client_env(&self, cmd: &mut Command) {
+    /// `PATH` with Node 22 first: what an author's machine has.
+    pub fn path(&self) -> std::ffi::OsString {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut dirs = vec![self.node_bin.clone()];
         dirs.extend(std::env::split_paths(&path));
-        cmd.env(
-            "PATH",
-            std::env::join_paths(dirs).expect("PATH entries join"),
-        )
-        .env("NO_COLOR", "1")
-        .env("FORCE_COLOR", "0")
-        .current_dir(e2e_dir());
+        std::env::join_paths(dirs).expect("PATH entries join")
+    }
+
+    /// Node 22 first on PATH, colour off, from `tests/e2e`.
+    fn client_env(&self, cmd: &mut Command) {
+        cmd.env("PATH", self.path())
+            .env("NO_COLOR", "1")
+            .env("FORCE_COLOR", "0")
+            .current_dir(e2e_dir());
     }
 }
 

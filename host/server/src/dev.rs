@@ -5,6 +5,11 @@
 //! rebuilt and synced into the running host's store, which serves it
 //! without a restart (connected sessions are told `tools/list_changed`).
 //! A build that fails is printed and the last good build keeps serving.
+//! A backend the manifest declares and `--backend` does not name is
+//! answered by a sample backend from the fixture `backends/NAME.json`
+//! ([`sample_backend`]).
+
+mod sample_backend;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -31,7 +36,9 @@ pub(crate) struct DevArgs {
     /// builds).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: std::net::SocketAddr,
-    /// A backend the plugin may reach, `NAME=URL` (repeatable).
+    /// A backend the plugin may reach, `NAME=URL` (repeatable). A backend
+    /// the manifest declares that this does not name is answered from the
+    /// fixture file `backends/NAME.json` in the project, when there is one.
     #[arg(long = "backend", value_name = "NAME=URL")]
     backends: Vec<String>,
     /// The file holding a backend's bearer token, `NAME=PATH` (repeatable).
@@ -197,7 +204,8 @@ pub(crate) async fn dev(args: DevArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(project.catalog())?;
     eprintln!("toolhost dev: building {}", project.dir.display());
     project.build()?;
-    let serve = serve_config(&project, &args)?;
+    let samples = sample_backends(&project, &args).await?;
+    let serve = serve_config(&project, &args, &samples)?;
     let server = tokio::spawn(crate::serve::run(serve));
     let mut built = project.changed_at();
     loop {
@@ -242,10 +250,46 @@ async fn reload(project: &Project) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A sample backend for each backend the manifest declares and `--backend`
+/// does not name, from the project's `backends/NAME.json`: `NAME=URL` for
+/// `serve`. A declared backend with neither is said (its calls are refused
+/// as not configured).
+async fn sample_backends(project: &Project, args: &DevArgs) -> anyhow::Result<Vec<String>> {
+    let text = std::fs::read_to_string(&project.manifest)?;
+    let manifest = toolhost_catalog::Manifest::parse(&text, &project.manifest)?;
+    let given: Vec<&str> = args
+        .backends
+        .iter()
+        .filter_map(|b| b.split_once('=').map(|(name, _)| name))
+        .collect();
+    let mut samples = Vec::new();
+    for name in manifest.backends.keys() {
+        if given.contains(&name.as_str()) {
+            continue;
+        }
+        let fixture = project.dir.join("backends").join(format!("{name}.json"));
+        if !fixture.exists() {
+            eprintln!(
+                "toolhost dev: backend {name}: no --backend {name}=URL and no {}: its calls are refused",
+                fixture.display()
+            );
+            continue;
+        }
+        sample_backend::check(&fixture)?;
+        let url = sample_backend::serve(fixture.clone()).await?;
+        eprintln!(
+            "toolhost dev: backend {name}: the sample backend at {url} answers from {}",
+            fixture.display()
+        );
+        samples.push(format!("{name}={url}"));
+    }
+    Ok(samples)
+}
+
 /// `serve`'s configuration for the project: loopback, the dev mode, its
 /// own SQLite and cache, the demo login (its tenant the operators'), the
-/// backends given.
-fn serve_config(project: &Project, args: &DevArgs) -> anyhow::Result<Config> {
+/// backends given and the sample ones.
+fn serve_config(project: &Project, args: &DevArgs, samples: &[String]) -> anyhow::Result<Config> {
     let mut argv: Vec<String> = vec![
         "serve".into(),
         "--listen".into(),
@@ -264,7 +308,7 @@ fn serve_config(project: &Project, args: &DevArgs) -> anyhow::Result<Config> {
         "--operator-tenant".into(),
         "demo".into(),
     ];
-    for b in &args.backends {
+    for b in args.backends.iter().chain(samples) {
         argv.extend(["--backend".into(), b.clone()]);
     }
     for t in &args.backend_token_files {

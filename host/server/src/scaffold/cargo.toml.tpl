@@ -11,7 +11,7 @@ publish = false
 crate-type = ["cdylib"]
 
 [dependencies]
-toolhost-sdk = { path = "{{sdk}}" }
+toolhost-sdk = {{rust_sdk}}
 schemars = "1"
 serde = { version = "1", features = ["derive"] }
 

@@ -1,7 +1,7 @@
 # {{name}}
 
 {{description}} A toolhost tool plugin, written in Python with `toolhost_sdk`
-(`{{repo}}/plugins/python/README.md` has the whole SDK).
+(the toolhost book's Python author's guide has the whole SDK).
 
 ```sh
 ./build.sh                                                # its tests, then {{component}}

@@ -1,7 +1,7 @@
 # {{name}}
 
 {{description}} A toolhost tool plugin, written in TypeScript with `@toolhost/sdk`
-(`{{repo}}/plugins/ts/README.md` has the whole SDK).
+(the toolhost book's TypeScript author's guide has the whole SDK).
 
 ```sh
 ./build.sh                                                # its tests, then {{component}}
