@@ -13,46 +13,11 @@
 
 mod support;
 
-use std::path::PathBuf;
-
 use serde_json::{Value, json};
 use support::bench::{Backend, call_at, request_at};
-use support::oauth::{json as parse, user_token};
-use support::{DEMO_PASSWORD, Server, Tools};
-use toolhost_fixtures::Fixture;
-
-/// A language's reference plugin `plugins/LANG/DIR`, built as
-/// `target/plugins/LANG/STEM.wasm`.
-fn reference(lang: &str, dir: &str, stem: &str) -> Fixture {
-    let leak = |p: PathBuf| -> &'static str {
-        Box::leak(p.to_string_lossy().into_owned().into_boxed_str())
-    };
-    let repo = support::repo();
-    let component = repo.join(format!("target/plugins/{lang}/{stem}.wasm"));
-    assert!(
-        component.exists(),
-        "{} is not built: run `make {lang}-plugins` (make test does)",
-        component.display()
-    );
-    Fixture {
-        name: leak(PathBuf::from(stem)),
-        component: leak(component),
-        manifest: leak(repo.join(format!("plugins/{lang}/{dir}/toolhost.toml"))),
-    }
-}
-
-/// A server with `fixture` reaching the testbench backend, sharing the
-/// tests' compile cache; and the demo admin's token.
-fn serve(backend: &Backend, fixture: Fixture) -> (Server, String) {
-    let cache = support::repo().join("target/cwasm-e2e");
-    let cache = cache.to_string_lossy().into_owned();
-    let flags = backend.flags();
-    let mut flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    flags.extend(["--cache-dir", &cache]);
-    let server = Server::start_with(&[fixture], &flags);
-    let token = user_token(&server, "demo", DEMO_PASSWORD);
-    (server, token)
-}
+use support::languages::{reference, serve};
+use support::oauth::json as parse;
+use support::{Server, Tools};
 
 fn structured(a: &Value) -> Value {
     assert_eq!(a["result"]["isError"], json!(false), "{a}");

@@ -16,37 +16,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::bench::{Backend, call_at, request_at, serve_on};
 use support::oauth::user_token;
-use support::{PgSchema, Server, Tools, new_signer, pin_into, python3, sign, toolhost, trust};
+use support::workspace::{admin, ok, person, refused, role};
+use support::{PgSchema, Server, Tools, new_signer, pin_into, python3, sign, trust};
 use toolhost_fixtures::{HELLO, HELLO_NEXT};
-
-/// `toolhost ARGS… --database-url URL`, which must succeed: its stdout.
-fn admin(url: &str, args: &[&str]) -> String {
-    let mut all = args.to_vec();
-    all.extend(["--database-url", url]);
-    toolhost(&all)
-}
-
-/// A role `role` in `tenant` with `permissions`.
-fn role(url: &str, tenant: &str, role: &str, permissions: &[&str]) {
-    admin(url, &["role", "add", role, "--tenant", tenant]);
-    for p in permissions {
-        admin(url, &["role", "permit", role, p, "--tenant", tenant]);
-    }
-}
-
-/// Adds `user` to `tenant` with `roles`: their password.
-fn person(url: &str, tenant: &str, user: &str, roles: &[&str]) -> String {
-    let out = admin(url, &["user", "add", user, "--tenant", tenant]);
-    let password = out
-        .lines()
-        .find_map(|l| l.strip_prefix("password: "))
-        .expect("a generated password")
-        .to_owned();
-    for r in roles {
-        admin(url, &["grant", r, user, "--tenant", tenant]);
-    }
-    password
-}
 
 /// The people: `alice` authors (and may run what she authors), `bob`
 /// reviews and decides approvals, `vic` may only read hello and testbench,
@@ -86,26 +58,6 @@ fn people(server: &Server) -> BTreeMap<&'static str, String> {
         tokens.insert(user, user_token(server, user, &password));
     }
     tokens
-}
-
-/// A call's `structuredContent`, which must not be an error.
-fn ok(url: &str, token: &str, tool: &str, args: Value) -> Value {
-    let a = call_at(url, token, tool, args);
-    assert_eq!(a["result"]["isError"], json!(false), "{tool}: {a}");
-    a["result"]["structuredContent"].clone()
-}
-
-/// A call that must be refused with `code`: its error object.
-fn refused(url: &str, token: &str, tool: &str, args: Value, code: &str) -> Value {
-    let a = call_at(url, token, tool, args);
-    let error = a["result"]["structuredContent"]["error"].clone();
-    assert_eq!(
-        a["result"]["isError"],
-        json!(true),
-        "{tool} should be refused: {a}"
-    );
-    assert_eq!(error["code"], json!(code), "{tool}: {a}");
-    error
 }
 
 fn listed(url: &str, token: &str) -> Vec<String> {

@@ -14,10 +14,12 @@ pub mod bench;
 pub mod browser;
 pub mod cluster;
 pub mod console;
+pub mod languages;
 pub mod oauth;
 pub mod otlp;
 pub mod private_pg;
 pub mod registry;
+pub mod workspace;
 
 use std::cell::RefCell;
 use std::fs::{self, File};

@@ -3,8 +3,11 @@ greeting, typed arguments and an output schema) and `describe_project_py`,
 which resolves a project by name or id over the plugin's own `entities`
 export; the prompt `introduce_project_py` (its argument completed from the
 same entities) and the resource `greetings_py` (the greetings `greet_py`
-knows, as JSON). Read it as the example of how a plugin is written with
-`toolhost_sdk`; `test_app.py` is how its tools are tested without a build.
+knows, as JSON); and, in `scenarios.py`, the authoring kind `scenarios` (a
+project's API scenarios, authored in the host's workspace) with its
+promoting tool `add_scenarios_py`. Read it as the example of how a plugin
+is written with `toolhost_sdk`; `test_app.py` is how it is tested without
+a build.
 """
 
 import json
@@ -13,6 +16,8 @@ from typing import Literal
 
 from toolhost_sdk import Ctx, Entity, InvalidArguments, Message, NameOrId, Output, backend, entities, log, prompt, resolve, resource, tool
 from toolhost_sdk.exports import Authoring, Entities, Prompts, Resources, Tool  # noqa: F401 (the world's exports, for componentize-py)
+
+import scenarios  # noqa: F401 (registers the authoring kind `scenarios` and its tool `add_scenarios_py`)
 
 #: The backend the manifest declares (`[backends.testbench]`).
 TESTBENCH = "testbench"

@@ -27,10 +27,11 @@ test("greet without a name asks the person for one, when the client can be asked
   assert.deepEqual(callTool(plugin, "greet_ts", {}), { err: { tag: "invalid-arguments", val: "no name to greet: the person chose decline" } });
 });
 
-test("describe lists both tools read-only under hello:read", () => {
+test("describe lists the greeting and the description read-only under hello:read, the promoting tool mutating", () => {
   const specs = plugin.tool.describe();
-  assert.deepEqual(specs.map((t) => t.name), ["greet_ts", "describe_project_ts"]);
-  for (const t of specs) assert.deepEqual([t.permission, t.mutating], [{ resource: "hello", action: "read" }, false]);
+  assert.deepEqual(specs.map((t) => t.name), ["greet_ts", "describe_project_ts", "add_scenarios_ts"]);
+  for (const t of specs.slice(0, 2)) assert.deepEqual([t.permission, t.mutating], [{ resource: "hello", action: "read" }, false]);
+  assert.deepEqual([specs[2].permission, specs[2].mutating], [{ resource: "hello", action: "write" }, true]);
   const project = JSON.parse(specs[1].inputSchema).properties.project;
   assert.deepEqual(project.anyOf, [{ type: "string" }, { type: "integer" }]);
 });
@@ -79,10 +80,10 @@ test("introduce_project asks for an introduction in the language given", () => {
   }
 });
 
-test("greetings reads every greeting as JSON; nothing is authored", () => {
+test("greetings reads every greeting as JSON; there are no templates", () => {
   assert.deepEqual(plugin.resources.list().map((r) => [r.uri, r.name, r.mimeType]), [["hello://ts/greetings", "greetings_ts", "application/json"]]);
   const read = readResource(plugin, "hello://ts/greetings");
   assert.ok("ok" in read && read.ok[0].body.tag === "text", JSON.stringify(read));
   assert.equal(JSON.parse(read.ok[0].body.val as string).fr, "Bonjour, newcomer !");
-  assert.deepEqual([plugin.resources.templates(), app.authoring.kinds()], [[], []]);
+  assert.deepEqual(plugin.resources.templates(), []);
 });

@@ -3,8 +3,10 @@
 // and `describe_project`, which resolves a project by name or id over the
 // plugin's own entities, listed from the testbench backend; the prompt
 // `introduce_project_ts` (its argument completed from the same entities)
-// and the resource `greetings_ts`. Read it as the example of a plugin
-// written with @toolhost/sdk.
+// and the resource `greetings_ts`; and, in scenarios.ts, the authoring kind
+// `scenarios` (a project's API scenarios, authored in the host's
+// workspace) with its promoting tool `add_scenarios_ts`. Read it as the
+// example of a plugin written with @toolhost/sdk.
 
 import {
   backend,
@@ -22,6 +24,8 @@ import {
   s,
   withText,
 } from "@toolhost/sdk";
+
+import { addScenarios, scenarios } from "./scenarios.ts";
 
 /** The backend's name in toolhost.toml (`[backends.testbench]`). */
 const BACKEND = "testbench";
@@ -128,10 +132,11 @@ const greetings = defineResource({
 });
 
 const plugin = definePlugin({
-  tools: [greet, describeProject],
+  tools: [greet, describeProject, addScenarios],
   entities: projects,
   prompts: [introduceProject],
   resources: [greetings],
+  authoring: [scenarios],
 });
 
 // The five exports of the world `mcp-plugin`, by the names componentize looks for.

@@ -7,7 +7,9 @@ decorated functions, lists and fills in `@prompt`s, lists and reads
 `@resource`s and `@template`s, derives each tool's JSON Schemas (2020-12) from the
 functions' type hints, checks and converts arguments before a function
 runs, serializes answers, maps `ToolError`s onto the WIT error, lists
-entities for the host's resolver, and wraps the host's imports: `log`
+entities for the host's resolver, answers the host's authoring sessions
+from `@author` classes (a subject's current state, a proposal validated
+and diffed: `toolhost_sdk.authoring`), and wraps the host's imports: `log`
 lines, `progress` reports, `resolve` (names to ids), `backend` (HTTP to
 the backends the manifest declares), `checkpoint` (a person's judgement),
 `artifacts` (what an exploration run keeps), `client` (asking the MCP
@@ -53,7 +55,8 @@ backends, checkpoints and artifacts fail with a `ToolError`;
 `toolhost_sdk.testing.FakeHost` makes them answer.
 """
 
-from . import artifacts, backend, checkpoint, client, content, log, progress, prompts, resources
+from . import artifacts, authoring, backend, checkpoint, client, content, log, progress, prompts, resources
+from .authoring import AuthorDef, Change, Current, Problem, Problems
 from .ctx import Ctx
 from .entity import Entity, Parent
 from .errors import ClientError, Failed, InvalidArguments, NeedsClarification, NotFound, ToolError, UnknownTool
@@ -78,14 +81,21 @@ resource = PLUGIN.resource
 #: `@template(URI_TEMPLATE, permission=..., ...)`: registers a resource
 #: template with the default plugin (see `Plugin.template`).
 template = PLUGIN.template
+#: `@author(NAME, subject_kind=..., promoted_by=...)`: registers a class as
+#: the author of an authoring kind with the default plugin (see
+#: `Plugin.author` and `toolhost_sdk.authoring`).
+author = PLUGIN.author
 
 __all__ = [
     "PLUGIN",
+    "AuthorDef",
     "Candidate",
+    "Change",
     "Clarification",
     "ClientError",
     "Contents",
     "Ctx",
+    "Current",
     "Entity",
     "Failed",
     "InvalidArguments",
@@ -97,6 +107,8 @@ __all__ = [
     "Parent",
     "Plan",
     "Plugin",
+    "Problem",
+    "Problems",
     "PromptDef",
     "Resolved",
     "ResourceDef",
@@ -108,6 +120,8 @@ __all__ = [
     "ToolOutput",
     "UnknownTool",
     "artifacts",
+    "author",
+    "authoring",
     "backend",
     "checkpoint",
     "client",

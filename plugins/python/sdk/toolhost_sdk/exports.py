@@ -8,31 +8,32 @@ module makes them its own with one line:
 
     from toolhost_sdk.exports import Authoring, Entities, Prompts, Resources, Tool  # noqa: F401 (the world's exports)
 
-A plugin that registers no entity kind, prompt or resource lists none;
-`Authoring` authors nothing (this SDK has no authoring API yet: it lists
-no kinds and answers any other call `invalid-arguments`). The host loads
-each optional export when a component has it, so all five cost nothing.
+A plugin that registers no entity kind, prompt, resource or authoring
+kind (`@author`) lists none. The host loads each optional export when a
+component has it, so all five cost nothing.
 
 They serve the default plugin (`toolhost_sdk.PLUGIN`) and only translate:
 SDK records to the WIT records componentize-py generated (`wit_world`),
-`ToolError`s to the WIT `tool-error` variant raised as
+`ToolError`s to the WIT `tool-error` variant and a validation's
+`Problems` to the WIT list of `problem`, raised as
 `componentize_py_types.Err`. Any other exception is a plugin bug: its
 traceback is logged (cut to `TRACEBACK_CHARS`) and it propagates, which
 traps the call, as a panic does in a Rust plugin.
 
 Outside a component this module imports (so that a plugin's unit tests can
 import the plugin module) but its classes cannot run: test the plugin
-through `PLUGIN.call(...)` or the functions themselves.
+through `PLUGIN.call(...)`, `PLUGIN.validate(...)`… or the functions
+themselves.
 """
 
 from __future__ import annotations
 
-import json
 import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from . import _host, content, log
+from .authoring import Change, Problems, to_text
 from .ctx import Ctx
 from .errors import ToolError
 from .plugin import PLUGIN
@@ -168,25 +169,36 @@ class Resources:
 
 
 class Authoring:
-    """The `authoring` export, empty: no kinds; any other call is
-    `invalid-arguments` (one whole-proposal problem for `validate`), as the
-    Rust SDK's `Authoring::none` answers."""
+    """The `authoring` export: `kinds`, `current`, `validate`, `diff`, from
+    the kinds registered with `@author` (none: it authors nothing, and
+    any other call is `invalid-arguments` or one whole-proposal problem,
+    as the Rust SDK's `Authoring::none` answers)."""
 
     def kinds(self) -> list[Any]:
-        return []
+        return [
+            _aut.AuthoringKind(name=a.name, description=a.description, subject_kind=a.subject_kind, promoted_by=a.promoted_by)
+            for a in _guard(PLUGIN.authoring_kinds)
+        ]
 
     def current(self, ctx: Any, kind: str, subject: int) -> Any:
-        raise Err(_wit.ToolError_InvalidArguments(_no_kind(kind)))
+        state = _guard(lambda: PLUGIN.current(kind, subject, _ctx(ctx)))
+        return _aut.CurrentState(version=state.version, body=state.body)
 
     def validate(self, ctx: Any, kind: str, current: str, proposal: str) -> str:
-        raise Err([_aut.Problem(path="", message=_no_kind(kind))])
+        try:
+            return _guard(lambda: PLUGIN.validate(kind, current, proposal, _ctx(ctx)))
+        except Problems as e:
+            raise Err([_aut.Problem(path=p.path, message=p.message) for p in e.problems]) from None
 
     def diff(self, ctx: Any, kind: str, current: str, normalized: str) -> list[Any]:
-        raise Err(_wit.ToolError_InvalidArguments(_no_kind(kind)))
+        return [_change(c) for c in _guard(lambda: PLUGIN.diff(kind, current, normalized, _ctx(ctx)))]
 
 
-def _no_kind(kind: str) -> str:
-    return f"this plugin authors no kind {json.dumps(kind)} (it authors [])"
+def _change(c: Change) -> Any:
+    """An SDK change as the WIT `change` record, its sides as JSON text."""
+    before = None if c.op == "added" else to_text(c.before)
+    after = None if c.op == "removed" else to_text(c.after)
+    return _aut.Change(op=_aut.ChangeOp[c.op.upper()], item=c.item, before=before, after=after)
 
 
 def _body(c: content.Embedded) -> Any:
@@ -194,12 +206,15 @@ def _body(c: content.Embedded) -> Any:
 
 
 def _guard(run: Callable[[], R]) -> R:
-    """`run()`, with a `ToolError` raised as the WIT variant and any other
+    """`run()`, with a `ToolError` raised as the WIT variant, `Problems`
+    passed on (the caller raises them as the WIT list), and any other
     exception logged before it traps the call."""
     try:
         return run()
     except ToolError as e:
         raise Err(_error(e)) from None
+    except Problems:
+        raise
     except Exception:
         log.error("plugin bug, the call traps: %s", traceback.format_exc()[-TRACEBACK_CHARS:])
         raise

@@ -1,10 +1,11 @@
-"""The plugin: its tools, entity kinds, prompts, resources and resource
-templates, and the dispatch the world's exports answer with
-(`toolhost_sdk.exports` is the thin WIT glue over it).
+"""The plugin: its tools, entity kinds, prompts, resources, resource
+templates and authoring kinds, and the dispatch the world's exports answer
+with (`toolhost_sdk.exports` is the thin WIT glue over it).
 
 A plugin module registers with the decorators of the default plugin,
-`toolhost_sdk.tool`, `entities`, `prompt`, `resource` and `template`
-(a plugin that registers no prompt or resource lists none). Registration happens
+`toolhost_sdk.tool`, `entities`, `prompt`, `resource`, `template` and
+`author` (a plugin that registers no prompt, resource or authoring kind
+lists none). Registration happens
 when the module is imported, which componentize-py does once at build
 time and snapshots: every schema is computed then, and a tool that cannot
 be described (a missing permission, a hint with no schema, two tools of
@@ -17,9 +18,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .authoring import AuthorDef, Change, Current, Problem, Problems, to_text
 from .ctx import Ctx
 from .entity import Entity, check
-from .errors import InvalidArguments, NotFound, UnknownTool
+from .errors import InvalidArguments, NotFound, ToolError, UnknownTool
 from .prompts import Message, PromptDef
 from .resources import Contents, ResourceDef, TemplateDef
 from .tool import Plan, Risk, ToolDef, ToolOutput
@@ -30,8 +32,8 @@ SnapshotFn = Callable[[Ctx, str], list[Entity]]
 
 
 class Plugin:
-    """The tools, entity kinds, prompts, resources and templates of one
-    plugin, in registration order."""
+    """The tools, entity kinds, prompts, resources, templates and
+    authoring kinds of one plugin, in registration order."""
 
     def __init__(self) -> None:
         self.tools: dict[str, ToolDef] = {}
@@ -39,6 +41,7 @@ class Plugin:
         self.prompts: dict[str, PromptDef] = {}
         self.resources: dict[str, ResourceDef] = {}
         self.templates: dict[str, TemplateDef] = {}
+        self.authors: dict[str, AuthorDef] = {}
 
     def tool(
         self,
@@ -218,6 +221,41 @@ class Plugin:
 
         return register
 
+    def author(
+        self,
+        name: str,
+        *,
+        subject_kind: str,
+        promoted_by: str,
+        description: str | None = None,
+    ) -> Callable[[Any], Any]:
+        """Registers the decorated class (instantiated with no arguments)
+        or object as the author of the kind `name` (see
+        `toolhost_sdk.authoring`).
+
+        - `name`: 1–64 of `[a-z0-9_]`, unique in the plugin (`test_plan`);
+          a session's subject names it, `PLUGIN/NAME:OBJECT`.
+        - `subject_kind`: the entity kind (one `@entities` lists) whose
+          things a session authors the object of (`project`).
+        - `promoted_by`: the plugin's tool whose call, with the normalized
+          proposal as its arguments, promotes a proposal.
+        - `description`: what it is and what a proposal looks like, for the
+          model and the person (default: the class's docstring).
+
+        The author has `current(ctx, subject)`, `validate(ctx, current,
+        proposal)` and `diff(ctx, current, normalized)`. The class is
+        answered unchanged, so tests may build their own."""
+
+        def register(author: Any) -> Any:
+            instance = author() if isinstance(author, type) else author
+            a = AuthorDef(instance, name, subject_kind=subject_kind, promoted_by=promoted_by, description=description)
+            if a.name in self.authors:
+                raise ValueError(f"the authoring kind {a.name!r} is registered twice")
+            self.authors[a.name] = a
+            return author
+
+        return register
+
     def _unique(self, name: str) -> None:
         if name in self.resources or name in self.templates:
             raise ValueError(f"two resources or templates are named {name!r}")
@@ -246,7 +284,6 @@ class Plugin:
             raise InvalidArguments(f"this plugin lists no entities of kind {json.dumps(kind)} (it lists {json.dumps(list(self.kinds))})")
         return check(kind, fn(ctx or Ctx(), kind))
 
-
     def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, ctx: Ctx | None = None) -> tuple[Message, ...]:
         """The prompt `name` filled in with `arguments` (strings by name):
         what the host would get. `UnknownTool` for a prompt the plugin does
@@ -268,12 +305,62 @@ class Plugin:
                 return t.read(ctx, uri)
         raise NotFound(f"no resource at {uri}")
 
+    def authoring_kinds(self) -> list[AuthorDef]:
+        """The authoring kinds, each checked against the rest of the plugin
+        as the host checks them at load: `ValueError` for a promoting tool
+        the plugin does not describe or a subject kind its entities do not
+        list (a plugin's unit tests calling this catch it before a build)."""
+        for a in self.authors.values():
+            if a.promoted_by not in self.tools:
+                raise ValueError(f"{a.where}: promoted by {a.promoted_by!r}, which is not one of this plugin's tools")
+            if a.subject_kind not in self.kinds:
+                raise ValueError(f"{a.where}: subject kind {a.subject_kind!r} is not an entity kind this plugin lists")
+        return list(self.authors.values())
+
+    def current(self, kind: str, subject: int, ctx: Ctx | None = None) -> Current[str]:
+        """`current` of the kind's author, its body as JSON text: what the
+        host would get. `InvalidArguments` for a kind not authored."""
+        return self._author(kind, InvalidArguments).run_current(ctx or Ctx(), subject)
+
+    def validate(self, kind: str, current: Any, proposal: Any, ctx: Ctx | None = None) -> str:
+        """`validate` of the kind's author (`current` and `proposal` as JSON
+        text or values): the normalized proposal as JSON text, what the host
+        would get, or `Problems`. A normalized proposal that the promoting
+        tool does not take as its arguments is a plugin bug: `TypeError`."""
+        a = self._author(kind, Problems)
+        normalized = a.run_validate(ctx or Ctx(), _json_text(current), _json_text(proposal))
+        try:
+            self.find(a.promoted_by).parse(normalized)
+        except ToolError as e:
+            raise TypeError(f"{a.where}: validate answered what {a.promoted_by!r} does not take: {e.message}") from None
+        return to_text(normalized)
+
+    def diff(self, kind: str, current: Any, normalized: Any, ctx: Ctx | None = None) -> list[Change]:
+        """`diff` of the kind's author (JSON text or values): its changes.
+        `InvalidArguments` for a kind not authored, or a side that does not
+        parse as the author's types."""
+        return self._author(kind, InvalidArguments).run_diff(ctx or Ctx(), _json_text(current), _json_text(normalized))
+
+    def _author(self, kind: str, error: type[Exception]) -> AuthorDef:
+        """The author of `kind`, or `error` (`InvalidArguments`, or
+        `Problems` of the whole proposal) naming the kinds authored."""
+        a = self.authors.get(kind)
+        if a is not None:
+            return a
+        message = f"this plugin authors no kind {json.dumps(kind)} (it authors {json.dumps(list(self.authors))})"
+        raise Problems([Problem.whole(message)]) if error is Problems else InvalidArguments(message)
+
 
 def _text(arguments: str | dict[str, Any]) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
-#: The plugin a module's `@tool`, `@entities`, `@prompt`, `@resource` and
-#: `@template` register with, and the
-#: one `toolhost_sdk.exports` serves.
+def _json_text(value: Any) -> str:
+    """JSON text as it is; anything else (JSON values, dataclasses) as text."""
+    return value if isinstance(value, str) else to_text(value)
+
+
+#: The plugin a module's `@tool`, `@entities`, `@prompt`, `@resource`,
+#: `@template` and `@author` register with, and the one
+#: `toolhost_sdk.exports` serves.
 PLUGIN = Plugin()

@@ -1,4 +1,5 @@
-"""A host for native unit tests of tool functions.
+"""A host for native unit tests of tool functions, and authoring sessions
+run natively.
 
 Outside a component the SDK's imports have no host: log lines, progress
 and resource updates go to stderr, the client answers nothing, and
@@ -23,22 +24,37 @@ runs it on a built component.
 The fake client answers each request from `answers`, by key, in one
 round: a key without an answer is `ClientError` `failed` (the real host
 would end the call and run it again once the client answered).
+
+`AuthoringSession` runs an authoring kind's whole session natively, as
+the host runs one (current, propose, promote), with the host's grants:
+
+    with FakeHost(backend={"GET /api/projects/1/tests": TESTS}):
+        session = AuthoringSession("scenarios", 1)
+        proposed = session.propose({"scenarios": [{"name": "Checkout"}]})
+        assert [(c.op, c.item) for c in proposed.changes] == [("added", "Checkout")]
+        out = session.promote(proposed)
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from . import _host
 from ._records import Answer, ArtifactInfo, Candidate, CheckpointInfo, Clarification, Elicitation, Form, Input
 from ._records import Query, Resolved, Root, Sampled, Support
+from .authoring import Change
+from .ctx import Ctx
 from .entity import Entity
-from .errors import ClientError, NeedsClarification
+from .errors import ClientError, Failed, NeedsClarification
+from .plugin import PLUGIN, Plugin
+from .tool import ToolOutput
 
-__all__ = ["FakeHost"]
+__all__ = ["AuthoringSession", "FakeHost", "Proposed"]
 
 Route = Any  # a JSON value (answered 200), `(status, JSON value)`, an `Answer`, or fn(method, path, body) -> one of those
 Rows = Iterable[Entity | tuple[int, str]]
@@ -172,6 +188,109 @@ class FakeHost(_host.Host):
             raise _host.Refused(f"{uri!r} is not a resource this plugin exports")
         if uri not in self.updated:
             self.updated.append(uri)
+
+
+@dataclass(frozen=True)
+class Proposed:
+    """A proposal the kind accepted: `normalized`, the arguments its
+    promoting tool will get (JSON values), and the `changes` a person
+    would review."""
+
+    normalized: dict[str, Any]
+    changes: list[Change]
+
+
+class AuthoringSession:
+    """An authoring session on `subject` (an entity id of the kind's
+    subject kind), run natively as the host runs one, against whatever host
+    is installed (a `FakeHost`, usually) with the host's grants:
+
+    - opening reads `current` once (GET and HEAD backend requests only;
+      others are `refused`, as on the host) and keeps its `version` and
+      `body` (JSON values, as the host keeps them);
+    - `propose(proposal)` reads `current` again (`Failed` if the version
+      moved: the host's `SUBJECT_CHANGED`), then validates and diffs with
+      no backend, resolver, checkpoint or artifact (a backend request is
+      `not-declared`): a `Proposed`, or the kind's `Problems`; a
+      normalized proposal the promoting tool would not take is `TypeError`;
+    - `promote(proposed)` checks the version again and calls the promoting
+      tool with the normalized arguments, as the host's promotion does:
+      the tool's `ToolOutput`, or its `ToolError`.
+
+    Everything crosses as JSON text, as between the host and a component.
+    """
+
+    def __init__(self, kind: str, subject: int, *, ctx: Ctx | None = None, plugin: Plugin = PLUGIN) -> None:
+        self.kind, self.subject, self.ctx, self.plugin = kind, subject, ctx or Ctx(), plugin
+        self.author = next((a for a in plugin.authoring_kinds() if a.name == kind), None)
+        if self.author is None:
+            raise ValueError(f"this plugin authors no kind {kind!r} (it authors {list(plugin.authors)})")
+        self.version, self.body = self._now()
+
+    def _now(self) -> tuple[str, Any]:
+        """The subject's version and body now, read as `current` is."""
+        with _granted(("GET", "HEAD")):
+            state = self.plugin.current(self.kind, self.subject, self.ctx)
+        return state.version, json.loads(state.body)
+
+    def _unmoved(self) -> None:
+        version, _ = self._now()
+        if version != self.version:
+            raise Failed(f"SUBJECT_CHANGED: the session is bound to version {self.version!r}, the subject is at {version!r}")
+
+    def propose(self, proposal: Any) -> Proposed:
+        """`proposal` (JSON values or text) validated and diffed."""
+        self._unmoved()
+        current = json.dumps(self.body)
+        with _granted(()):
+            normalized = self.plugin.validate(self.kind, current, proposal, self.ctx)
+            changes = self.plugin.diff(self.kind, current, normalized, self.ctx)
+        return Proposed(json.loads(normalized), changes)
+
+    def promote(self, proposed: Proposed) -> ToolOutput:
+        """A call of the promoting tool with `proposed.normalized`."""
+        self._unmoved()
+        return self.plugin.call(self.author.promoted_by, proposed.normalized, self.ctx)
+
+
+class _Granting:
+    """The installed host with only `methods` of backend requests allowed,
+    as the host grants `current` (GET and HEAD) and `validate` and `diff`
+    (nothing, and no resolver, checkpoint or artifact either)."""
+
+    def __init__(self, inner: _host.Host, methods: tuple[str, ...]) -> None:
+        self.inner, self.methods = inner, methods
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def send(self, backend, method, path, headers, body) -> Answer:
+        if not self.methods:
+            raise _host.TransportError("not-declared", backend)
+        if method not in self.methods:
+            raise _host.TransportError("refused", f"{method} while reading a current state (only GET and HEAD)")
+        return self.inner.send(backend, method, path, headers, body)
+
+    def resolve(self, query: Query) -> Resolved:
+        if not self.methods:
+            raise Failed("validate and diff have no resolver")
+        return self.inner.resolve(query)
+
+    def open_checkpoint(self, subject: str, title: str, evidence: str) -> CheckpointInfo:
+        raise _host.Refused("authoring opens no checkpoint")
+
+    def put_artifact(self, name: str, mime_type: str, body: bytes) -> ArtifactInfo:
+        raise _host.Refused("authoring keeps no artifact")
+
+
+@contextmanager
+def _granted(methods: tuple[str, ...]) -> Iterator[None]:
+    """The installed host, granting only `methods`, for a block."""
+    previous = _host.install(_Granting(_host.current(), methods))  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        _host.install(previous)
 
 
 def _entity(row: Entity | tuple[int, str], tenant: str) -> Entity:

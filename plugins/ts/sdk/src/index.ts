@@ -11,7 +11,9 @@
 // here: `log`, `progress`, `resolve` (names to ids), `backend` (HTTP to
 // the manifest's backends), `checkpoint`, `client` (asking the MCP client:
 // a form, its model, its roots) and `resources.updated` (telling
-// subscribers a resource changed). The SDK enforces nothing:
+// subscribers a resource changed). `defineAuthoring` answers the host's
+// authoring sessions (a subject's current state, a proposal validated and
+// diffed; see authoring.ts). The SDK enforces nothing:
 // budgets, permissions, approvals, tenancy and the resolver's decisions
 // are the host's.
 //
@@ -56,6 +58,20 @@ export {
 } from "./tool.ts";
 export { defineEntities, noEntities, type Entities, type Entity, type Parent } from "./entities.ts";
 export { definePlugin, type Plugin, type PluginDefinition } from "./plugin.ts";
+export {
+  defineAuthoring,
+  change,
+  pointer,
+  escapePointer,
+  wholeProposal,
+  Problems,
+  type Authoring,
+  type AuthoringDefinition,
+  type Change,
+  type ChangeOp,
+  type Current,
+  type Problem,
+} from "./authoring.ts";
 export {
   definePrompt,
   message,

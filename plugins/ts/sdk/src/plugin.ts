@@ -1,12 +1,12 @@
 // `definePlugin`: the WIT exports of the world `mcp-plugin` (`tool`,
 // `entities`, `prompts`, `resources`, `authoring`), answered from a list of
-// tools, an entities export, prompts and resources (templates among them).
-// The plugin's entry module re-exports them under those names, which is
-// how jco componentize finds an export; it must export all five (a plugin
-// without entities, prompts or resources lists none, and `authoring`
-// authors nothing: this SDK has no authoring API yet):
+// tools, an entities export, prompts, resources (templates among them) and
+// authoring kinds. The plugin's entry module re-exports them under those
+// names, which is how jco componentize finds an export; it must export all
+// five (a plugin without entities, prompts, resources or authoring kinds
+// lists none):
 //
-//     const plugin = definePlugin({ tools: [greet], entities: projects, prompts: [review], resources: [runbook] });
+//     const plugin = definePlugin({ tools: [greet, applyPlan], entities: projects, prompts: [review], resources: [runbook], authoring: [testPlans] });
 //     export const tool = plugin.tool;
 //     export const entities = plugin.entities;
 //     export const prompts = plugin.prompts;
@@ -14,10 +14,12 @@
 //     export const authoring = plugin.authoring;
 //
 // Every export runs in a fresh instance. A ToolError crosses as the WIT
-// `tool-error`; anything else thrown is a bug and traps the instance (the
-// host answers TRAPPED and discards it), after the SDK logs its message at
-// `error`, since a trap itself says only "unreachable".
+// `tool-error`, and `Problems` thrown by an authoring kind's `validate` as
+// its list of problems; anything else thrown is a bug and traps the
+// instance (the host answers TRAPPED and discards it), after the SDK logs
+// its message at `error`, since a trap itself says only "unreachable".
 
+import { Problems, type Authoring, type WitAuthoringKind, type WitChange } from "./authoring.ts";
 import { invalidArguments, isToolError, ToolError } from "./errors.ts";
 import { noEntities, snapshotOf, type Entities } from "./entities.ts";
 import * as host from "./host.ts";
@@ -55,10 +57,10 @@ export interface Plugin {
     read(ctx: Ctx, uri: string): ResourceContents[];
   };
   authoring: {
-    kinds(): never[];
-    current(ctx: Ctx, kind: string, subject: number): never;
-    validate(ctx: Ctx, kind: string, current: string, proposal: string): never;
-    diff(ctx: Ctx, kind: string, current: string, normalized: string): never;
+    kinds(): WitAuthoringKind[];
+    current(ctx: Ctx, kind: string, subject: number): { version: string; body: string };
+    validate(ctx: Ctx, kind: string, current: string, proposal: string): string;
+    diff(ctx: Ctx, kind: string, current: string, normalized: string): WitChange[];
   };
 }
 
@@ -72,13 +74,25 @@ export interface PluginDefinition {
   prompts?: Prompt[];
   /** `defineResource`s and `defineTemplate`s, unique names, resources at unique URIs (default: none). */
   resources?: Array<Resource | Template>;
+  /** `defineAuthoring`s, unique names, each promoted by one of `tools` and
+   * naming a kind `entities` lists as its subject (default: none). */
+  authoring?: Authoring[];
 }
 
-/** The exports for the tools, entities, prompts and resources given. */
+/** The exports for the tools, entities, prompts, resources and authoring
+ * kinds given; a name given twice, or a kind whose promoting tool or
+ * subject kind the plugin lacks, throws here (the build fails). */
 export function definePlugin(p: PluginDefinition): Plugin {
   const entities = p.entities ?? noEntities;
   const prompts = p.prompts ?? [];
   const readables = p.resources ?? [];
+  const kinds = p.authoring ?? [];
+  unique("authoring kinds are named", kinds.map((k) => k.name));
+  for (const k of kinds) {
+    const { promotedBy, subjectKind } = k.spec();
+    if (!p.tools.some((t) => t.name === promotedBy)) throw new Error(`authoring kind "${k.name}": promoted by "${promotedBy}", which is not one of the plugin's tools`);
+    if (!entities.kinds.includes(subjectKind)) throw new Error(`authoring kind "${k.name}": subject kind "${subjectKind}" is not an entity kind the plugin lists`);
+  }
   unique("prompts are named", prompts.map((x) => x.name));
   unique("resources or templates are named", readables.map((x) => x.name));
   unique("resources are at", readables.flatMap((x) => (x.kind === "resource" ? [x.uri] : [])));
@@ -87,6 +101,13 @@ export function definePlugin(p: PluginDefinition): Plugin {
     if (t === undefined) throw new ToolError("unknown-tool", name);
     return t;
   };
+  /** The kind named `kind` with its promoting tool, or `fail` naming the kinds authored. */
+  const authorOf = (kind: string, fail: (message: string) => Error): [Authoring, Tool] => {
+    const k = kinds.find((k) => k.name === kind);
+    if (k === undefined) throw fail(`this plugin authors no kind "${kind}" (it authors ${JSON.stringify(kinds.map((k) => k.name))})`);
+    return [k, find(k.spec().promotedBy)];
+  };
+  const wholeProblem = (message: string) => new Problems([{ path: "", message }]);
   return {
     tool: {
       describe: () => guard("describe", () => describe(p.tools)),
@@ -121,22 +142,20 @@ export function definePlugin(p: PluginDefinition): Plugin {
       read: (ctx, uri) => guard("resources.read", () => readFrom(readables, ctx, uri)),
     },
     authoring: {
-      kinds: () => [],
-      current: (_ctx, kind) => {
-        throw invalidArguments(noKind(kind));
-      },
-      validate: (_ctx, kind) => {
-        throw Object.assign(new Error(noKind(kind)), { payload: [{ path: "", message: noKind(kind) }] });
-      },
-      diff: (_ctx, kind) => {
-        throw invalidArguments(noKind(kind));
-      },
+      kinds: () => guard("authoring.kinds", () => kinds.map((k) => k.spec())),
+      current: (ctx, kind, subject) => guard("authoring.current", () => authorOf(kind, invalidArguments)[0].current(ctx, subject)),
+      validate: (ctx, kind, current, proposal) =>
+        guard("authoring.validate", () => {
+          const [k, promote] = authorOf(kind, wholeProblem);
+          return k.validate(ctx, current, proposal, promote);
+        }),
+      diff: (ctx, kind, current, normalized) =>
+        guard("authoring.diff", () => {
+          const [k, promote] = authorOf(kind, invalidArguments);
+          return k.diff(ctx, current, normalized, promote);
+        }),
     },
   };
-}
-
-function noKind(kind: string): string {
-  return `this plugin authors no kind "${kind}" (it authors [])`;
 }
 
 /** Refuses the plugin (at module init: the build fails) over a name given twice. */
@@ -153,12 +172,12 @@ function describe(tools: Tool[]): WitToolSpec[] {
   return tools.map((t) => t.spec());
 }
 
-/** Runs an export: tool errors pass as they are, anything else is logged and rethrown. */
+/** Runs an export: tool errors and problems pass as they are, anything else is logged and rethrown. */
 function guard<T>(what: string, run: () => T): T {
   try {
     return run();
   } catch (e) {
-    if (!isToolError(e)) host.log("error", `${what}: uncaught ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
+    if (!isToolError(e) && !(e instanceof Problems)) host.log("error", `${what}: uncaught ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
     throw e;
   }
 }

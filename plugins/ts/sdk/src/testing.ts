@@ -5,7 +5,11 @@
 // do outside wasm: the resolver and checkpoints throw, backends are
 // unavailable, the client declares nothing (every ask is `unsupported`),
 // and log lines and resource updates are only recorded.
+//
+// `authoringSession` runs an authoring kind's whole session as the host
+// runs one (current, propose, promote), with the host's grants.
 
+import type { Change, Problem } from "./authoring.ts";
 import type { Entity } from "./entities.ts";
 import type { Plugin } from "./plugin.ts";
 import type { PromptMessage } from "./prompts.ts";
@@ -176,4 +180,137 @@ export function getPrompt(
 /** Reads `uri` of `plugin` as the host does: the contents, or the WIT error. */
 export function readResource(plugin: Pick<Plugin, "resources">, uri: string, ctx: Ctx = testCtx()): ExportResult<ResourceContents[]> {
   return caught(() => plugin.resources.read(ctx, uri));
+}
+
+/** What the host would make of a validation: the normalized proposal (the
+ * promoting tool's arguments) parsed, or the problems. */
+export type Validated = { ok: Record<string, unknown> } | { problems: Problem[] };
+
+/** A subject's current state as the host would keep it: the body parsed. */
+export interface CurrentOf {
+  version: string;
+  body: unknown;
+}
+
+/** `current` of `kind` for `subject`, as the host asks it: the state, or the WIT error. */
+export function currentOf(plugin: Pick<Plugin, "authoring">, kind: string, subject: number, ctx: Ctx = testCtx()): ExportResult<CurrentOf> {
+  return caught(() => {
+    const c = plugin.authoring.current(ctx, kind, subject);
+    return { version: c.version, body: JSON.parse(c.body) };
+  });
+}
+
+/** `validate` of `kind` (the current state and the proposal as JSON values), as the host asks it. */
+export function validateProposal(
+  plugin: Pick<Plugin, "authoring">,
+  kind: string,
+  current: unknown,
+  proposal: unknown,
+  ctx: Ctx = testCtx(),
+): Validated {
+  try {
+    return { ok: JSON.parse(plugin.authoring.validate(ctx, kind, JSON.stringify(current), JSON.stringify(proposal))) };
+  } catch (e) {
+    const payload = (e as { payload?: unknown } | null)?.payload;
+    if (!Array.isArray(payload)) throw e;
+    return { problems: payload as Problem[] };
+  }
+}
+
+/** `diff` of `kind` (JSON values), as the host asks it: the changes, their sides parsed, or the WIT error. */
+export function diffProposal(
+  plugin: Pick<Plugin, "authoring">,
+  kind: string,
+  current: unknown,
+  normalized: unknown,
+  ctx: Ctx = testCtx(),
+): ExportResult<Change[]> {
+  return caught(() =>
+    plugin.authoring.diff(ctx, kind, JSON.stringify(current), JSON.stringify(normalized)).map((c) => {
+      const out: Change = { op: c.op, item: c.item };
+      if (c.before !== undefined) out.before = JSON.parse(c.before);
+      if (c.after !== undefined) out.after = JSON.parse(c.after);
+      return out;
+    }),
+  );
+}
+
+/** What a session's `propose` answers: the normalized proposal and the
+ * changes a person would review, the problems, or the host's refusal. */
+export type Proposed =
+  | { ok: { normalized: Record<string, unknown>; changes: Change[] } }
+  | { problems: Problem[] }
+  | { err: { tag: string; val: string } };
+
+/** An authoring session on one subject, as the host runs one. */
+export interface AuthoringSession {
+  /** The subject's version and state when the session opened. */
+  readonly version: string;
+  readonly body: unknown;
+  /** Re-reads the subject (refused if it moved), then validates and diffs. */
+  propose(proposal: unknown): Proposed;
+  /** Re-reads the subject (refused if it moved), then calls the promoting tool with the normalized proposal. */
+  promote(proposed: { normalized: Record<string, unknown> }): CallResult;
+}
+
+/**
+ * Opens a session on `subject` (an entity id of the kind's subject kind),
+ * run natively as the host runs one, against `fakeHost` with the host's
+ * grants: `current` may send GET and HEAD backend requests only (others
+ * are `refused`); `validate` and `diff` none at all (`not-declared`) and
+ * no resolver. A subject whose version moved since the session opened is
+ * refused `SUBJECT_CHANGED`, as on the host. Opening throws what
+ * `current` threw.
+ */
+export function authoringSession(
+  plugin: Pick<Plugin, "authoring" | "tool">,
+  kind: string,
+  subject: number,
+  ctx: Ctx = testCtx(),
+): AuthoringSession {
+  const spec = plugin.authoring.kinds().find((k) => k.name === kind);
+  if (spec === undefined) throw new Error(`this plugin authors no kind "${kind}"`);
+  const now = () => granted(["get", "head"], () => plugin.authoring.current(ctx, kind, subject));
+  const opened = now();
+  const moved = (): CallResult | undefined => {
+    const version = now().version;
+    if (version === opened.version) return undefined;
+    return { err: { tag: "failed", val: `SUBJECT_CHANGED: the session is bound to version "${opened.version}", the subject is at "${version}"` } };
+  };
+  const body = JSON.parse(opened.body);
+  return {
+    version: opened.version,
+    body,
+    propose: (proposal) => {
+      const refused = moved();
+      if (refused !== undefined) return refused as Proposed;
+      return granted([], () => {
+        const v = validateProposal(plugin, kind, body, proposal, ctx);
+        if ("problems" in v) return v;
+        const changes = diffProposal(plugin, kind, body, v.ok, ctx);
+        return "err" in changes ? changes : { ok: { normalized: v.ok, changes: changes.ok } };
+      });
+    },
+    promote: (proposed) => moved() ?? callTool(plugin, spec.promotedBy, proposed.normalized, ctx),
+  };
+}
+
+/** `run()` with `fakeHost` granting only `methods` of backend requests (as
+ * the stub sees them: `get`, `head`; none: no backend and no resolver
+ * either), as the host grants authoring. */
+function granted<T>(methods: string[], run: () => T): T {
+  const [backend, resolver] = [fakeHost.backend, fakeHost.resolver];
+  fakeHost.backend = (r) => {
+    if (methods.length === 0) return { error: { tag: "not-declared", val: r.backend } };
+    if (!methods.includes(r.method)) return { error: { tag: "refused", val: `${r.method.toUpperCase()} while reading a current state (only GET and HEAD)` } };
+    return backend(r);
+  };
+  if (methods.length === 0) {
+    fakeHost.resolver = (q) => ({ clarification: { reason: "not-found", askUser: "validate and diff have no resolver", field: q.field } });
+  }
+  try {
+    return run();
+  } finally {
+    [fakeHost.backend, fakeHost.resolver] = [backend, resolver];
+  }
 }

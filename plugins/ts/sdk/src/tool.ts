@@ -131,6 +131,10 @@ export interface Tool {
   spec(): WitToolSpec;
   plan(ctx: Ctx, args: string): WitPlan;
   call(ctx: Ctx, args: string): WitOutput;
+  /** Parsed arguments checked against the input schema (defaults filled),
+   * or `invalid-arguments` naming the field: how an authoring kind's
+   * normalized proposal is held to its promoting tool's arguments. */
+  checkArguments(value: unknown): unknown;
 }
 
 /** The WIT `tool-spec`, as componentize lowers it. */
@@ -182,6 +186,7 @@ export function defineTool<I extends Schema<unknown>, O>(def: ToolDefinition<I, 
       return { targets, risk: RISKS.includes(p.risk as Risk) ? (p.risk as Risk) : risk, summary: p.summary };
     },
     call: (ctx, args) => outputOf(def.run(parse(args), ctx)),
+    checkArguments: (value) => def.input.check(value, ""),
   };
 }
 
