@@ -147,22 +147,22 @@ fn pick<T: PartialOrd + Default + Copy>(
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetOverride {
-    /// e.g. `"250ms"`, `"30s"`.
+    /// The call's time, e.g. `"250ms"`, `"30s"` (default 10 s, ceiling 120 s).
     #[serde(default, with = "humantime_serde")]
     pub timeout: Option<Duration>,
-    /// e.g. `"32 MiB"`.
+    /// Linear memory, e.g. `"32 MiB"` (default 64 MiB, ceiling 256 MiB).
     pub memory: Option<ByteSize>,
-    /// Core instances.
+    /// Core instances the component creates (default 32, ceiling 64).
     pub instances: Option<u32>,
-    /// Tables.
+    /// Tables the component creates (default 8, ceiling 32).
     pub tables: Option<u32>,
-    /// Elements per table.
+    /// Elements in any one table (default 20 000, ceiling 200 000).
     pub table_elements: Option<u32>,
-    /// e.g. `"1 MiB"`.
+    /// The answer's bytes, e.g. `"1 MiB"` (default 8 MiB, ceiling 32 MiB).
     pub output: Option<ByteSize>,
-    /// e.g. `"16 KiB"`.
+    /// Log lines' bytes, e.g. `"16 KiB"` (default 64 KiB, ceiling 1 MiB).
     pub log: Option<ByteSize>,
-    /// Host imports per call.
+    /// Host imports per call (default 1000, ceiling 100 000).
     pub host_calls: Option<u32>,
 }
 

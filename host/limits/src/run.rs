@@ -128,18 +128,18 @@ fn pick<T: PartialOrd + Default + Copy + std::fmt::Display>(
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunOverride {
-    /// e.g. `"10m"`.
+    /// The run's time, e.g. `"10m"` (default 10 min, ceiling 1 h).
     #[serde(default, with = "humantime_serde")]
     pub timeout: Option<Duration>,
-    /// e.g. `"128 MiB"`.
+    /// Linear memory, e.g. `"128 MiB"` (default 128 MiB, ceiling 512 MiB).
     pub memory: Option<ByteSize>,
-    /// The run's answer, e.g. `"1 MiB"`.
+    /// The run's answer, e.g. `"1 MiB"` (default 8 MiB, ceiling 32 MiB).
     pub output: Option<ByteSize>,
-    /// Host imports over the whole run.
+    /// Host imports over the whole run (default 10 000, ceiling 100 000).
     pub host_calls: Option<u32>,
-    /// Artifacts it may keep.
+    /// Artifacts it may keep (default 16, ceiling 256).
     pub artifacts: Option<u32>,
-    /// Their total bytes, e.g. `"16 MiB"`.
+    /// Their total bytes, e.g. `"16 MiB"` (default 16 MiB, ceiling 256 MiB).
     pub artifact_bytes: Option<ByteSize>,
 }
 

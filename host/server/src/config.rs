@@ -29,12 +29,24 @@ pub struct ConfigFile {
     cache_dir: Option<PathBuf>,
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Option<Vec<String>>,
+    /// Sandboxes running at once, host-wide (default 128): calls past it
+    /// wait for a slot.
     slots: Option<u32>,
+    /// Components compiled at once, off the request threads (default 1);
+    /// a component in the compile cache is mapped, not compiled.
     compile_workers: Option<usize>,
+    /// Compiles one tenant's drafts may have waiting or running at once
+    /// (default 2); past it a draft's compile is `RATE_LIMITED`.
     compile_share: Option<usize>,
+    /// Largest request body accepted on `/mcp`, in bytes (default 4 MiB);
+    /// a larger one is 413 `LIMIT_EXCEEDED`.
     max_request_bytes: Option<usize>,
+    /// `[limits]`: bounds on a call's arguments, checked before any plugin
+    /// code runs.
     #[serde(default)]
     limits: RequestLimits,
+    /// How long a stopping host waits for calls in flight to finish
+    /// (default 30s).
     #[serde(default, with = "humantime_serde")]
     shutdown_grace: Option<Duration>,
     #[serde(default, with = "humantime_serde")]
@@ -53,10 +65,20 @@ pub struct ConfigFile {
     access_token_ttl: Option<Duration>,
     #[serde(default, with = "humantime_serde")]
     code_ttl: Option<Duration>,
+    /// Dynamic client registrations per source (an IPv4 address or an IPv6
+    /// /64) per minute, all replicas together (default 10).
     registrations_per_minute: Option<u32>,
+    /// Login attempts per source per minute, all replicas together
+    /// (default 20).
     logins_per_minute: Option<u32>,
+    /// Sign-in forms a source may open per minute, all replicas together
+    /// (default 60); each keeps a row until it is used or expires.
     authorizations_per_minute: Option<u32>,
+    /// Sign-in forms stored at once (default 20000); past it, new sign-ins
+    /// get a 429 page.
     max_pending_authorizations: Option<u64>,
+    /// `[backends.NAME]`: the backends plugins may reach, by the name their
+    /// manifests use.
     #[serde(default)]
     backends: BTreeMap<String, BackendFile>,
     #[serde(default, with = "humantime_serde")]
@@ -93,11 +115,19 @@ pub struct ConfigFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct BackendFile {
+    /// The base URL (`http` or `https`); a plugin names only the backend
+    /// and a path under it, and cannot climb out of it.
     url: String,
+    /// A file holding the credential sent with every request (never shown
+    /// to the plugin; an echo of it in an answer is redacted).
     token_file: Option<PathBuf>,
+    /// The header carrying the credential (default `authorization`, sent
+    /// as `Bearer <token>`; any other header gets the raw token).
     credential_header: Option<String>,
+    /// The deadline for one exchange, body included (default 10s).
     #[serde(default, with = "humantime_serde")]
     timeout: Option<Duration>,
+    /// The largest response body accepted (default 4 MiB).
     max_response: Option<bytesize::ByteSize>,
     /// Exploration runs may reach it (a sandbox or test instance).
     #[serde(default)]

@@ -48,6 +48,8 @@ mod scaffold;
 mod workspace_http;
 pub use rate_limit::{RateLimiter, RateLimits};
 mod rbac;
+#[cfg(test)]
+mod reference;
 mod registry_cli;
 mod replica;
 mod request_states;

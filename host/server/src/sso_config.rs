@@ -35,14 +35,28 @@ use toolhost_storage::Store;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SsoFile {
+    /// The login page's button: "Sign in with LABEL" (default: the name).
     label: Option<String>,
+    /// The issuer, exactly as the provider's discovery document names it.
     issuer: String,
+    /// This host's client id at the provider.
     client_id: String,
+    /// A file holding the client's secret at the provider.
     client_secret_file: PathBuf,
+    /// The scopes asked for (default `openid email profile`); `openid` is
+    /// always among them.
     scopes: Option<Vec<String>>,
+    /// The ID-token claim naming the local user (default `email`; also
+    /// `preferred_username`, `sub`…).
     claim: Option<String>,
+    /// The claim listing the person's groups (default `groups`).
     groups_claim: Option<String>,
+    /// `[sso.NAME.provision]`: people with no account get one (absent:
+    /// they are refused).
     provision: Option<ProvisionFile>,
+    /// `[sso.NAME.roles]`: provider group = a local role or a list of
+    /// them, given while one of its groups is present and taken away when
+    /// none is, at every sign-in.
     #[serde(default)]
     roles: BTreeMap<String, Roles>,
 }
@@ -51,7 +65,9 @@ pub(crate) struct SsoFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ProvisionFile {
+    /// The tenant their account is made in.
     tenant: String,
+    /// A role given to the account (it must exist).
     role: Option<String>,
 }
 
