@@ -117,7 +117,7 @@ publish: catalog
 	done
 
 run: publish
-	@echo "Connect an MCP client over Streamable HTTP to the endpoint below (README: Connecting)."
+	@echo "Connect an MCP client over Streamable HTTP to the endpoint below (docs/clients/connecting.md)."
 	@target/debug/testbench-backend --listen 127.0.0.1:$(BACKEND_PORT) --seed contract \
 	  --token-file $(BACKEND_TOKEN) & backend=$$!; trap 'kill $$backend 2>/dev/null' EXIT; \
 	$(TOOLHOST) serve --cache-dir $(CACHE) --listen 127.0.0.1:$(PORT) \
@@ -192,9 +192,9 @@ deploy-tools:
 deploy-check: deploy-tools
 	$(KUBEVAL)/bin/kubernetes-validate --strict --quiet $$(ls deploy/kubernetes/*.yaml | grep -v kustomization.yaml)
 
-## test: lints, then every test of both workspaces (e2e_release unpacks the archive `make dist`
-## builds, so it is built first)
-test: lint e2e-tools python-plugins ts-plugins dist deploy-tools
+## test: lints, the book, then every test of both workspaces (e2e_release unpacks the archive
+## `make dist` builds, so it is built first)
+test: lint docs e2e-tools python-plugins ts-plugins dist deploy-tools
 	$(CARGO) test --workspace --locked
 
 ## lint: formatting and clippy, warnings are errors
@@ -337,6 +337,35 @@ e2e-faketime:
 	echo "== e2e-tools: apt-get install faketime (a host's wall clock made to jump, in tests/e2e_faults.rs)"; \
 	apt-get update -qq; \
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null
+
+## docs: the book (docs/, mdBook) built into $(BOOK) (open $(BOOK)/index.html), warning-free
+## (a warning of mdBook's fails it), then every relative link and anchor of the built pages,
+## and every relative link of the README, checked (tests/book_links.py; no network). mdBook is installed once, pinned, into
+## $(MDBOOK_DIR), and skipped while its stamp matches. The reference pages under
+## docs/reference/ are generated from the code by `cargo test -p toolhost-server reference`
+## (TOOLHOST_BLESS=1 rewrites them), so the book itself needs no build of the host.
+MDBOOK_VERSION := 0.5.4
+# `search` is the book's search box; mdBook's other default features (`serve`, `watch`) are for
+# writing locally and pull in a web server and a file watcher.
+MDBOOK_FEATURES := search
+MDBOOK_DIR := $(TOOLS)/mdbook
+BOOK := target/book
+
+.PHONY: docs docs-tools
+
+docs-tools:
+	@want="mdbook $(MDBOOK_VERSION) --features $(MDBOOK_FEATURES)"; \
+	if [ -x $(MDBOOK_DIR)/bin/mdbook ] && [ "$$(cat $(MDBOOK_DIR)/.installed 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "== docs: cargo install mdbook $(MDBOOK_VERSION) into $(MDBOOK_DIR)"; \
+	$(CARGO) install mdbook --locked --version $(MDBOOK_VERSION) --no-default-features \
+	  --features $(MDBOOK_FEATURES) --root $(MDBOOK_DIR) --force --quiet; \
+	echo "$$want" > $(MDBOOK_DIR)/.installed
+
+docs: docs-tools
+	@mkdir -p target; \
+	if ! $(MDBOOK_DIR)/bin/mdbook build docs 2> target/book.log; then cat target/book.log >&2; exit 1; fi; \
+	if grep -E 'WARN|ERROR' target/book.log >&2; then echo "docs: mdBook warned (target/book.log)" >&2; exit 1; fi
+	@python3 tests/book_links.py $(BOOK) README.md
 
 ## e2e: the end-to-end tests alone: each MCP client, and the conformance suite, against `toolhost serve`
 e2e: e2e-tools toolchain
