@@ -1,11 +1,11 @@
-//! The README's "Write your first tool", followed as written: for each
-//! language, its `first-tool` block runs in an empty directory with the
-//! built `toolhost` first on `PATH` (as the README asks), and the call at
-//! its end answers the README's `first-tool: answer` block. The project it
-//! leaves is then served like any plugin and called from the Python MCP
-//! SDK in both eras (`tests/e2e/python_client.py`).
+//! The book's "Your first tool" (`docs/authors/first-tool.md`), followed as
+//! written: for each language, its `first-tool` block runs in an empty
+//! directory with the built `toolhost` first on `PATH` (as the page asks),
+//! and the call at its end answers the page's `first-tool: answer` block.
+//! The project it leaves is then served like any plugin and called from the
+//! Python MCP SDK in both eras (`tests/e2e/python_client.py`).
 //!
-//! Nothing of the blocks is rewritten: a README step that stops working
+//! Nothing of the blocks is rewritten: a step of the page that stops working
 //! fails here. The one thing the test adds is the environment a reader of
 //! this repository has: `make test` built the binary and the SDK packages
 //! (`target/sdk`, beside `target/debug`: the SDK `toolhost new` takes),
@@ -24,14 +24,17 @@ use support::oauth::user_token;
 use support::{DEMO_PASSWORD, Server, Tools};
 use toolhost_fixtures::Fixture;
 
-/// The fenced block right after `<!-- first-tool: NAME -->` in the README.
-fn readme_block(name: &str) -> String {
-    let readme = std::fs::read_to_string(support::repo().join("README.md")).expect("README.md");
+/// The page of the book whose blocks this test follows.
+const PAGE: &str = "docs/authors/first-tool.md";
+
+/// The fenced block right after `<!-- first-tool: NAME -->` on the page.
+fn page_block(name: &str) -> String {
+    let page = std::fs::read_to_string(support::repo().join(PAGE)).expect(PAGE);
     let marker = format!("<!-- first-tool: {name} -->\n");
-    let at = readme
+    let at = page
         .find(&marker)
-        .unwrap_or_else(|| panic!("README.md has no {marker:?}"));
-    let rest = &readme[at + marker.len()..];
+        .unwrap_or_else(|| panic!("{PAGE} has no {marker:?}"));
+    let rest = &page[at + marker.len()..];
     let body = rest
         .strip_prefix("```sh\n")
         .or_else(|| rest.strip_prefix("```json\n"))
@@ -41,10 +44,10 @@ fn readme_block(name: &str) -> String {
 }
 
 /// Runs `lang`'s block in a fresh directory; checks it ends with the
-/// README's answer; returns the directory and the project it wrote.
+/// page's answer; returns the directory and the project it wrote.
 fn follow(lang: &str) -> (tempfile::TempDir, PathBuf) {
-    let script = readme_block(lang);
-    let answer = readme_block("answer");
+    let script = page_block(lang);
+    let answer = page_block("answer");
     let tmp = tempfile::tempdir().expect("a temp dir");
     let bin = Path::new(env!("CARGO_BIN_EXE_toolhost"))
         .parent()
@@ -63,14 +66,14 @@ fn follow(lang: &str) -> (tempfile::TempDir, PathBuf) {
     let run = support::run(&mut cmd, Duration::from_secs(600));
     assert!(
         run.ok(),
-        "the README's {lang} block: {}\n{script}\n{}\n{}",
+        "{PAGE}'s {lang} block: {}\n{script}\n{}\n{}",
         run.verdict(),
         run.stdout,
         run.stderr
     );
     assert!(
         run.stdout.trim_end().ends_with(answer.trim_end()),
-        "the README's {lang} block answers what the README shows:\n{}\n{}",
+        "{PAGE}'s {lang} block answers what the page shows:\n{}\n{}",
         run.stdout,
         run.stderr
     );
@@ -78,7 +81,7 @@ fn follow(lang: &str) -> (tempfile::TempDir, PathBuf) {
     (tmp, project)
 }
 
-/// The project the README's block built, served and called from the
+/// The project the page's block built, served and called from the
 /// Python SDK (which calls `greet` with Ada and checks the structured
 /// answer, in both eras).
 fn served(project: &Path) {
@@ -105,19 +108,19 @@ fn served(project: &Path) {
 }
 
 #[test]
-fn the_readme_first_tool_in_rust_builds_answers_and_is_served() {
+fn the_books_first_tool_in_rust_builds_answers_and_is_served() {
     let (_tmp, project) = follow("rust");
     served(&project);
 }
 
 #[test]
-fn the_readme_first_tool_in_python_builds_answers_and_is_served() {
+fn the_books_first_tool_in_python_builds_answers_and_is_served() {
     let (_tmp, project) = follow("python");
     served(&project);
 }
 
 #[test]
-fn the_readme_first_tool_in_typescript_builds_answers_and_is_served() {
+fn the_books_first_tool_in_typescript_builds_answers_and_is_served() {
     let (_tmp, project) = follow("ts");
     served(&project);
 }

@@ -336,8 +336,9 @@ impl Runtime {
     /// epoch ticker.
     pub fn new(config: RuntimeConfig) -> Result<Self, LoadError> {
         let reset = crate::reset::choose(&config.swap.read());
-        // The slower reset is worth an operator's notice (README, "The
-        // sandbox": how to keep the fast one); the usual one is not.
+        // The slower reset is worth an operator's notice (the book's "The
+        // sandbox", docs/concepts/sandbox.md: how to keep the fast one); the
+        // usual one is not.
         match reset {
             MemoryReset::DirtyPages { why } => tracing::info!(
                 "sandbox memory between callers: the pages a call wrote are reset \
