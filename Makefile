@@ -152,6 +152,7 @@ cluster: e2e-haproxy
 ## dist: the release, $(DIST_ARCHIVE): the release build of `toolhost` (the build machine's
 ## paths remapped: the binary names none of them), the WIT, the SDK packages (`make sdk`),
 ## deploy/ (HAProxy, systemd, a container image recipe, Kubernetes manifests), the README,
+## the book (docs/: its Markdown, which the README links to, and docs/html, built by `make docs`),
 ## and SHA256SUMS of them all; $(DIST_ARCHIVE).sha256 beside it. Reproducible: the files'
 ## order, owners and times are fixed. A warm `make dist` rebuilds only what changed.
 DIST_VERSION := $(shell sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
@@ -162,15 +163,22 @@ DIST_BUILD := target/dist-build
 CARGO_HOME_DIR := $(or $(CARGO_HOME),$(HOME)/.cargo)
 DIST_RUSTFLAGS := --remap-path-prefix=$(CURDIR)=/toolhost --remap-path-prefix=$(CARGO_HOME_DIR)=/cargo \
   --remap-path-prefix=$(HOME)=/home
+# The C that crates compile (SQLite, wasmtime's helpers) records paths too: in __FILE__.
+DIST_CFLAGS := -ffile-prefix-map=$(CURDIR)=/toolhost -ffile-prefix-map=$(CARGO_HOME_DIR)=/cargo \
+  -ffile-prefix-map=$(HOME)=/home
+# The release profile without its line tables, whose paths and 250 MB an installed binary
+# does not need (symbols stay: a panic's backtrace names its functions).
+DIST_ENV := RUSTFLAGS="$(DIST_RUSTFLAGS)" CFLAGS="$(DIST_CFLAGS)" CXXFLAGS="$(DIST_CFLAGS)" \
+  CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=debuginfo CARGO_TARGET_DIR=$(DIST_BUILD)
 .PHONY: dist deploy-check deploy-tools
 
-dist: toolchain sdk
-	RUSTFLAGS="$(DIST_RUSTFLAGS)" CARGO_TARGET_DIR=$(DIST_BUILD) $(CARGO) build --release --locked -p toolhost --bin toolhost
+dist: toolchain sdk docs
+	$(DIST_ENV) $(CARGO) build --release --locked -p toolhost --bin toolhost
 	@rm -rf $(DIST)/$(DIST_NAME) && mkdir -p $(DIST)/$(DIST_NAME)/bin; stage=$(DIST)/$(DIST_NAME); \
 	cp $(DIST_BUILD)/release/toolhost $$stage/bin/; \
 	cp -r wit deploy $$stage/; rm -f $$stage/deploy/kubernetes/requirements.txt; \
 	mkdir -p $$stage/sdk && cp -r target/sdk/. $$stage/sdk/; \
-	cp README.md $$stage/; \
+	cp README.md $$stage/; cp -r docs $$stage/docs; cp -r $(BOOK) $$stage/docs/html; \
 	(cd $$stage && find . -type f ! -name SHA256SUMS | LC_ALL=C sort | sed 's|^\./||' | xargs sha256sum > SHA256SUMS); \
 	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$$(git log -1 --format=%ct) \
 	  -C $(DIST) -cf - $(DIST_NAME) | gzip -n -9 > $(DIST_ARCHIVE).tmp; \

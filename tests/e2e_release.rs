@@ -415,16 +415,16 @@ fn the_archive_checks_out_names_no_build_path_and_its_deployment_files_validate(
         );
     }
 
-    // No path of the build machine: the checkout, cargo's home, the home.
+    // No path of the build machine: the checkout (and its target
+    // directory), cargo's home (the crates' sources), rustup's (the
+    // toolchain). The home alone is no evidence: `/root/` is one of the
+    // paths the description highlighter flags.
     let binary = std::fs::read(release.bin()).expect("the binary");
     let repo = support::repo().canonicalize().expect("the checkout");
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
     let cargo_home = std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo"));
-    for path in [
-        repo.to_string_lossy().into_owned(),
-        cargo_home,
-        format!("{home}/"),
-    ] {
+    let rustup_home = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup"));
+    for path in [repo.to_string_lossy().into_owned(), cargo_home, rustup_home] {
         let found = binary
             .windows(path.len())
             .position(|w| w == path.as_bytes());
@@ -503,4 +503,57 @@ fn the_release_binary_runs_where_the_checkout_cannot_be_read() {
         Duration::from_secs(30),
     );
     assert!(out.starts_with("hidden\ntoolhost "), "{out}");
+}
+
+/// The fenced `sh` block right after `<!-- quickstart: NAME -->` in the
+/// release's README.
+fn quickstart(release: &Release, name: &str) -> String {
+    let readme = std::fs::read_to_string(release.root.join("README.md")).expect("README.md");
+    let marker = format!("<!-- quickstart: {name} -->\n```sh\n");
+    let at = readme
+        .find(&marker)
+        .unwrap_or_else(|| panic!("the README has no {marker:?}"));
+    let body = &readme[at + marker.len()..];
+    body[..body.find("\n```").expect("the block ends") + 1].to_owned()
+}
+
+/// The README's quick starts, as written, from the release: the operator's
+/// unpacks the archive, checks it and serves; the author's makes, builds
+/// and calls a Python tool.
+#[test]
+fn the_readmes_quick_starts_run_as_written_from_the_release() {
+    let release = Release::unpack();
+    let operator = release.work.join("operator");
+    std::fs::create_dir_all(&operator).expect("mkdir");
+    let archive = archive();
+    std::fs::copy(
+        &archive,
+        operator.join(archive.file_name().expect("a name")),
+    )
+    .expect("copy");
+    let block = quickstart(&release, "release");
+    let port = free_port();
+    let (host, url) = Served::start(
+        &release,
+        &format!("cd operator\nexport TOOLHOST_LISTEN=127.0.0.1:{port}\n{block}"),
+        "quickstart.log",
+    );
+    assert_eq!(
+        url,
+        format!("http://127.0.0.1:{port}/mcp"),
+        "{}",
+        host.log()
+    );
+    let (status, _) = support::exchange(&url, "GET", "/readyz", &[], "");
+    assert_eq!(status, 200, "{}", host.log());
+
+    let out = release.run(
+        "the author's quick start",
+        &quickstart(&release, "author"),
+        Duration::from_secs(900),
+    );
+    assert!(
+        out.contains(r#""Hello, Ada!""#),
+        "the call answers as the README says: {out}"
+    );
 }
