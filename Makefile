@@ -38,12 +38,15 @@ PY_OUT := $(PLUGIN_TARGET)/python
 
 .PHONY: python-plugins python-toolchain
 
+# The SDK's build backend (setuptools, for make sdk) is pinned apart, in $(PY_SDK)/build-requirements.txt:
+# requirements.txt is also what `toolhost new` gives a Python project.
 python-toolchain:
-	@want="$$(sha256sum $(PY_DIR)/requirements.txt | cut -d' ' -f1) $$(python3 -c 'import sys; print(sys.version.split()[0])')"; \
+	@want="$$(cat $(PY_DIR)/requirements.txt $(PY_SDK)/build-requirements.txt | sha256sum | cut -d' ' -f1) $$(python3 -c 'import sys; print(sys.version.split()[0])')"; \
 	if [ -x $(PY_VENV)/bin/componentize-py ] && [ "$$(cat $(PY_VENV)/.installed 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
-	echo "== python-plugins: venv $(PY_VENV) with $(PY_DIR)/requirements.txt (componentize-py)"; \
+	echo "== python-plugins: venv $(PY_VENV) with $(PY_DIR)/requirements.txt (componentize-py) and $(PY_SDK)/build-requirements.txt (setuptools)"; \
 	rm -rf $(PY_VENV); python3 -m venv $(PY_VENV); echo '*' > $(PY_VENV)/.gitignore; \
-	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes -r $(PY_DIR)/requirements.txt; \
+	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes \
+	  -r $(PY_DIR)/requirements.txt -r $(PY_SDK)/build-requirements.txt; \
 	echo "$$want" > $(PY_VENV)/.installed
 
 python-plugins: python-toolchain
