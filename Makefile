@@ -38,12 +38,15 @@ PY_OUT := $(PLUGIN_TARGET)/python
 
 .PHONY: python-plugins python-toolchain
 
+# The SDK's build backend (setuptools, for make sdk) is pinned apart, in $(PY_SDK)/build-requirements.txt:
+# requirements.txt is also what `toolhost new` gives a Python project.
 python-toolchain:
-	@want="$$(sha256sum $(PY_DIR)/requirements.txt | cut -d' ' -f1) $$(python3 -c 'import sys; print(sys.version.split()[0])')"; \
+	@want="$$(cat $(PY_DIR)/requirements.txt $(PY_SDK)/build-requirements.txt | sha256sum | cut -d' ' -f1) $$(python3 -c 'import sys; print(sys.version.split()[0])')"; \
 	if [ -x $(PY_VENV)/bin/componentize-py ] && [ "$$(cat $(PY_VENV)/.installed 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
-	echo "== python-plugins: venv $(PY_VENV) with $(PY_DIR)/requirements.txt (componentize-py)"; \
+	echo "== python-plugins: venv $(PY_VENV) with $(PY_DIR)/requirements.txt (componentize-py) and $(PY_SDK)/build-requirements.txt (setuptools)"; \
 	rm -rf $(PY_VENV); python3 -m venv $(PY_VENV); echo '*' > $(PY_VENV)/.gitignore; \
-	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes -r $(PY_DIR)/requirements.txt; \
+	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes \
+	  -r $(PY_DIR)/requirements.txt -r $(PY_SDK)/build-requirements.txt; \
 	echo "$$want" > $(PY_VENV)/.installed
 
 python-plugins: python-toolchain
@@ -201,8 +204,8 @@ deploy-check: deploy-tools
 	$(KUBEVAL)/bin/kubernetes-validate --strict --quiet $$(ls deploy/kubernetes/*.yaml | grep -v kustomization.yaml)
 
 ## test: lints, the book, then every test of both workspaces (e2e_release unpacks the archive
-## `make dist` builds, so it is built first)
-test: lint docs e2e-tools python-plugins ts-plugins dist deploy-tools
+## `make dist` builds, and sdk_packages installs target/sdk's packages, so both are built first)
+test: lint docs e2e-tools python-plugins ts-plugins sdk dist deploy-tools
 	$(CARGO) test --workspace --locked
 
 ## lint: formatting and clippy, warnings are errors
@@ -220,7 +223,7 @@ fmt:
 ## bench: the sandbox in-process, the reference greet in Rust, Python and TypeScript
 ## in-process, tools/call over HTTP, then the real binary's cold start and memory with
 ## twenty plugins over a million calls (release builds); results go in BENCHMARKS.md
-bench: plugins python-plugins ts-plugins
+bench: plugins python-plugins ts-plugins sdk
 	$(CARGO) bench -p toolhost-runtime --bench sandbox --locked
 	$(CARGO) bench -p toolhost-runtime --bench languages --locked
 	$(CARGO) bench -p toolhost-server --bench http --locked
@@ -380,12 +383,13 @@ e2e: e2e-tools toolchain
 	$(CARGO) test --locked $(addprefix --test ,$(E2E_TESTS))
 
 ## ts-plugins: the TypeScript plugins (every plugins/ts/*/ with an app.ts; the SDK is
-## plugins/ts/sdk). npm ci from the committed lock under Node 22; the WIT's types generated
-## (jco guest-types) and the SDK and plugins type-checked; the SDK's and each plugin's unit tests
-## under Node (host imports faked); then jco componentize (QuickJS, see plugins/ts/README.md)
-## builds the plugin into $(TS_OUT)/<plugin name, - as _>.wasm. Idempotent: npm ci runs only when
-## the lock or a package.json changes, and a plugin is rebuilt (and tested) only when its sources,
-## the SDK, the lock or the WIT change (a stamp of their hashes beside the component).
+## plugins/ts/sdk). npm ci from the committed lock under Node 22; the SDK built (ts-sdk: plugins
+## import it as a consumer does, from its dist/); the plugins type-checked; the SDK's unit tests
+## (on its sources) and each plugin's under Node (host imports faked); then jco componentize
+## (QuickJS, see plugins/ts/README.md) builds the plugin into $(TS_OUT)/<plugin name, - as _>.wasm.
+## Idempotent: npm ci runs only when the lock or a package.json changes, and a plugin is rebuilt
+## (and tested) only when its sources, the SDK, the lock or the WIT change (a stamp of their
+## hashes beside the component).
 TS_DIR := plugins/ts
 TS_SDK := $(TS_DIR)/sdk
 TS_OUT := $(PLUGIN_TARGET)/ts
@@ -397,7 +401,7 @@ TS_BIN := $(TS_DIR)/node_modules/.bin
 TS_COMPONENTIZE := --wit $(CURDIR)/wit --world-name mcp-plugin --backend qjs --backend-qjs-disable-async \
   --bundle-config $(CURDIR)/$(TS_DIR)/bundle.config.js
 
-.PHONY: ts-plugins ts-npm
+.PHONY: ts-plugins ts-npm ts-sdk
 
 ts-npm: e2e-node
 	@want="$$(cat $(TS_DIR)/package-lock.json $$(find $(TS_DIR) -name package.json -not -path '*/node_modules/*' | sort) | sha256sum | cut -d' ' -f1) node-$(NODE_VERSION)"; \
@@ -406,10 +410,24 @@ ts-npm: e2e-node
 	cd $(TS_DIR) && PATH="$(E2E_PATH)" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error; \
 	echo "$$want" > node_modules/.installed
 
-ts-plugins: ts-npm
+## ts-sdk: the TypeScript SDK's package contents: the WIT's types (jco guest-types) into
+## $(TS_SDK)/types/, then tsc from $(TS_SDK)/src/ into $(TS_SDK)/dist/ (JavaScript and .d.ts: Node
+## strips no types under node_modules). Only when the sources, the WIT or the toolchain changed.
+ts-sdk: ts-npm
+	@want=$$( { find $(TS_SDK)/src wit -type f | sort | xargs sha256sum; \
+	  sha256sum $(TS_SDK)/tsconfig.json $(TS_DIR)/tsconfig.json; cat $(TS_DIR)/node_modules/.installed; } | sha256sum | cut -d' ' -f1); \
+	if [ -f $(TS_SDK)/dist/index.js ] && [ "$$(cat $(SDK_STAMPS)/ts-dist 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "== ts-sdk: the WIT's types, then tsc: $(TS_SDK)/src to $(TS_SDK)/dist"; export PATH="$(E2E_PATH)"; \
+	rm -rf $(TS_SDK)/types $(TS_SDK)/dist; \
+	$(TS_BIN)/jco guest-types wit --world-name mcp-plugin -o $(TS_SDK)/types >/dev/null; \
+	$(TS_BIN)/tsc -p $(TS_SDK)/tsconfig.json; \
+	mkdir -p $(SDK_STAMPS); echo "$$want" > $(SDK_STAMPS)/ts-dist
+
+ts-plugins: ts-sdk
 	@mkdir -p $(TS_OUT); export PATH="$(E2E_PATH)"; \
 	shared="$$(find $(TS_SDK)/src $(TS_SDK)/test wit -type f | sort | xargs sha256sum; \
-	  sha256sum $(TS_DIR)/tsconfig.json $(TS_DIR)/bundle.config.js; cat $(TS_DIR)/node_modules/.installed)"; \
+	  sha256sum $(TS_SDK)/package.json $(TS_SDK)/tsconfig.json $(TS_DIR)/tsconfig.json $(TS_DIR)/bundle.config.js; \
+	  cat $(TS_DIR)/node_modules/.installed)"; \
 	checked=; \
 	for dir in $(TS_DIR)/*/; do \
 	  dir=$${dir%/}; if [ ! -f $$dir/app.ts ]; then continue; fi; \
@@ -417,16 +435,70 @@ ts-plugins: ts-npm
 	  want=$$( { echo "$$shared"; find $$dir -type f -not -path '*/node_modules/*' | sort | xargs sha256sum; } | sha256sum | cut -d' ' -f1); \
 	  if [ -f $$out ] && [ "$$(cat $$out.stamp 2>/dev/null)" = "$$want" ]; then continue; fi; \
 	  if [ -z "$$checked" ]; then \
-	    echo "== ts-plugins: the WIT's types, the type check, the SDK's unit tests"; \
-	    rm -rf $(TS_SDK)/types; $(TS_BIN)/jco guest-types wit --world-name mcp-plugin -o $(TS_SDK)/types >/dev/null; \
+	    echo "== ts-plugins: the plugins' type check, the SDK's unit tests"; \
 	    $(TS_BIN)/tsc -p $(TS_DIR)/tsconfig.json; \
-	    (cd $(TS_SDK) && node --import @toolhost/sdk/register --test --test-reporter=dot 'test/*.test.ts'); checked=1; \
+	    (cd $(TS_SDK) && node --import ./src/register.ts --test --test-reporter=dot 'test/*.test.ts'); checked=1; \
 	  fi; \
 	  echo "== ts-plugins: $$dir: unit tests, then jco componentize into $$out"; \
 	  (cd $$dir && node --import @toolhost/sdk/register --test --test-reporter=dot '*.test.ts'); \
 	  $(TS_BIN)/jco componentize $(CURDIR)/$$dir/app.ts $(TS_COMPONENTIZE) -o $(CURDIR)/$$out.tmp >/dev/null; \
 	  mv $$out.tmp $$out; echo "$$want" > $$out.stamp; \
 	done
+
+## sdk: the SDK packages, laid out as the release archive's sdk/ directory:
+## $(SDK_OUT)/python/<the wheel>, $(SDK_OUT)/ts/<the npm tarball>, $(SDK_OUT)/rust/<the .crate> and
+## the crate unpacked beside it (a path dependency's target). Each is built by its language's
+## standard tool (pip wheel with setuptools, npm pack, cargo package with its verify build) and
+## only when its inputs changed (a stamp of their hashes in $(SDK_STAMPS)).
+SDK_VERSION := 0.2.0
+SDK_OUT := target/sdk
+SDK_STAMPS := target/sdk-stamps
+# Wheels are zip files, which store each file's time: the zip format's earliest (1980-01-01)
+# makes two builds of the same sources the same bytes.
+SDK_EPOCH := 315532800
+
+.PHONY: sdk sdk-python sdk-ts sdk-rust
+sdk: sdk-python sdk-ts sdk-rust
+
+# Built from a copy of the sources: setuptools leaves build/ and *.egg-info where it builds.
+sdk-python: python-toolchain
+	@whl=$(SDK_OUT)/python/toolhost_sdk-$(SDK_VERSION)-py3-none-any.whl; \
+	want=$$( { find $(PY_SDK) -type f -not -path '*/__pycache__/*' | sort | xargs sha256sum; cat $(PY_VENV)/.installed; } \
+	  | sha256sum | cut -d' ' -f1); \
+	if [ -f $$whl ] && [ "$$(cat $(SDK_STAMPS)/python 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "== sdk: $$whl (pip wheel, setuptools)"; \
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	cp -r $(PY_SDK) $$tmp/src; find $$tmp/src -name __pycache__ -prune -exec rm -rf {} +; \
+	SOURCE_DATE_EPOCH=$(SDK_EPOCH) $(PY_VENV)/bin/pip wheel --quiet --disable-pip-version-check \
+	  --no-deps --no-build-isolation --no-index -w $$tmp/out $$tmp/src; \
+	rm -rf $(SDK_OUT)/python; mkdir -p $(SDK_OUT)/python $(SDK_STAMPS); mv $$tmp/out/*.whl $(SDK_OUT)/python/; \
+	if [ ! -f $$whl ]; then echo "pip built $$(ls $(SDK_OUT)/python), not $$whl" >&2; exit 1; fi; \
+	echo "$$want" > $(SDK_STAMPS)/python
+
+sdk-ts: ts-sdk
+	@tgz=$(SDK_OUT)/ts/toolhost-sdk-$(SDK_VERSION).tgz; \
+	want=$$( { find $(TS_SDK)/dist $(TS_SDK)/types -type f | sort | xargs sha256sum; \
+	  sha256sum $(TS_SDK)/package.json $(TS_SDK)/README.md; } | sha256sum | cut -d' ' -f1); \
+	if [ -f $$tgz ] && [ "$$(cat $(SDK_STAMPS)/ts 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "== sdk: $$tgz (npm pack)"; \
+	rm -rf $(SDK_OUT)/ts; mkdir -p $(SDK_OUT)/ts $(SDK_STAMPS); \
+	(cd $(TS_SDK) && PATH="$(E2E_PATH)" npm pack --ignore-scripts --silent --pack-destination $(CURDIR)/$(SDK_OUT)/ts >/dev/null); \
+	if [ ! -f $$tgz ]; then echo "npm pack made $$(ls $(SDK_OUT)/ts), not $$tgz" >&2; exit 1; fi; \
+	echo "$$want" > $(SDK_STAMPS)/ts
+
+# --allow-dirty: a working tree with changes packs what it holds (the stamp says which sources).
+sdk-rust: toolchain
+	@crate=$(SDK_OUT)/rust/toolhost-sdk-$(SDK_VERSION).crate; \
+	want=$$( { find plugins/sdk -type f | sort | xargs sha256sum; sha256sum plugins/Cargo.toml plugins/Cargo.lock; } \
+	  | sha256sum | cut -d' ' -f1); \
+	if [ -f $$crate ] && [ -d $${crate%.crate} ] && [ "$$(cat $(SDK_STAMPS)/rust 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "== sdk: $$crate (cargo package, with its verify build) and $${crate%.crate}/"; \
+	CARGO_TARGET_DIR=$(PLUGIN_TARGET) $(CARGO) package --manifest-path plugins/Cargo.toml -p toolhost-sdk \
+	  --locked --allow-dirty --quiet; \
+	rm -rf $(SDK_OUT)/rust; mkdir -p $(SDK_OUT)/rust $(SDK_STAMPS); \
+	cp $(PLUGIN_TARGET)/package/toolhost-sdk-$(SDK_VERSION).crate $(SDK_OUT)/rust/; \
+	tar -xzf $$crate -C $(SDK_OUT)/rust; \
+	echo "$$want" > $(SDK_STAMPS)/rust
 
 clean:
 	$(CARGO) clean

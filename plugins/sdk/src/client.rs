@@ -141,8 +141,11 @@ pub fn ask(requests: Vec<Input>) -> Result<Vec<Response>, ClientError> {
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        drop(requests);
-        Err(ClientError::Unsupported("outside wasm".into()))
+        let keys: Vec<String> = requests.into_iter().map(|i| i.0.key).collect();
+        Err(ClientError::Unsupported(format!(
+            "outside wasm (asked: {})",
+            keys.join(", ")
+        )))
     }
 }
 

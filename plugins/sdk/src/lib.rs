@@ -1,7 +1,8 @@
 //! The guest SDK: a toolhost tool plugin in about thirty lines of Rust.
 //!
-//! This crate owns the plugin side of the `toolhost:plugin` WIT world
-//! `authoring-plugin` (`wit/` at the repository root): it answers the host's
+//! This crate owns the plugin side of the WIT world `mcp-plugin` of the
+//! contract `toolhost:plugin@0.2.0` (the crate carries its own copy of the
+//! contract in `wit/`; its version is the contract's): it answers the host's
 //! `describe`, `plan` and `call` from a list of [`Tool`]s, derives each
 //! tool's JSON Schemas from its Rust argument and output types, parses
 //! arguments, serializes outputs, maps [`ToolError`] onto the WIT error,
@@ -178,7 +179,9 @@ pub mod __private;
 pub mod bindings {
     wit_bindgen::generate!({
         world: "mcp-plugin",
-        path: "../../wit",
+        // The crate's own copy of the contract (the repository's `wit/`,
+        // byte for byte: tests/wit_copies.rs), so the packaged crate builds.
+        path: "wit",
         pub_export_macro: true,
         export_macro_name: "__export_bindings",
         default_bindings_module: "toolhost_sdk::bindings",

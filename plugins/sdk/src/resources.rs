@@ -3,6 +3,7 @@
 //! export:
 //!
 //! ```
+//! use toolhost_sdk::Contents;
 //! use toolhost_sdk::prelude::*;
 //!
 //! fn resources() -> Resources {

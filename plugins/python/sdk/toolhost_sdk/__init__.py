@@ -1,22 +1,23 @@
 """The guest SDK for Python: a toolhost tool plugin in about thirty lines.
 
-This package owns the plugin side of the `toolhost:plugin` WIT world
-`mcp-plugin` (`wit/` at the repository root), for components built by
-componentize-py: it answers the host's `describe`, `plan` and `call` from
-decorated functions, lists and fills in `@prompt`s, lists and reads
-`@resource`s and `@template`s, derives each tool's JSON Schemas (2020-12) from the
-functions' type hints, checks and converts arguments before a function
-runs, serializes answers, maps `ToolError`s onto the WIT error, lists
-entities for the host's resolver, answers the host's authoring sessions
-from `@author` classes (a subject's current state, a proposal validated
-and diffed: `toolhost_sdk.authoring`), and wraps the host's imports: `log`
-lines, `progress` reports, `resolve` (names to ids), `backend` (HTTP to
-the backends the manifest declares), `checkpoint` (a person's judgement),
+This package owns the plugin side of the WIT world `mcp-plugin` of the
+contract `toolhost:plugin@0.2.0` (the package's version is the
+contract's), for components built by componentize-py: it answers the
+host's `describe`, `plan` and `call` from decorated functions, lists and
+fills in `@prompt`s, lists and reads `@resource`s and `@template`s,
+derives each tool's JSON Schemas (2020-12) from the functions' type hints,
+checks and converts arguments before a function runs, serializes answers,
+maps `ToolError`s onto the WIT error, lists entities for the host's
+resolver, answers the host's authoring sessions from `@author` classes (a
+subject's current state, a proposal validated and diffed:
+`toolhost_sdk.authoring`), and wraps the host's imports: `log` lines,
+`progress` reports, `resolve` (names to ids), `backend` (HTTP to the
+backends the manifest declares), `checkpoint` (a person's judgement),
 `artifacts` (what an exploration run keeps), `client` (asking the MCP
 client: a form, its model, its roots) and `resources.updated` (telling
-subscribers a resource changed). It is pure Python with no
-dependency, and enforces nothing: budgets, permissions, approvals, tenancy
-and the resolver's decisions are the host's.
+subscribers a resource changed). It is pure Python with no dependency, and
+enforces nothing: budgets, permissions, approvals, tenancy and the
+resolver's decisions are the host's.
 
     from dataclasses import dataclass
 

@@ -10,6 +10,13 @@
 // casts below are where the generated types disagree with the engine.
 // An import whose WIT result is `err` throws an `Error` whose `payload`
 // is the error value.
+//
+// The `toolhost:plugin/*` modules' types are what `jco guest-types`
+// generates from the WIT into types/ (at build time, shipped in the
+// package): the reference below stays in dist/host.d.ts, so a plugin's type
+// check that imports the SDK sees them too.
+
+/// <reference path="../types/mcp-plugin.d.ts" preserve="true" />
 
 import { log as witLog } from "toolhost:plugin/log@0.2.0";
 import { report as witReport } from "toolhost:plugin/progress@0.2.0";

@@ -1,7 +1,8 @@
 // @toolhost/sdk: a toolhost tool plugin in TypeScript.
 //
-// The guest side of the WIT world `mcp-plugin` (wit/ at the repository
-// root): `definePlugin` answers the host's `describe`, `plan` and `call`
+// The guest side of the WIT world `mcp-plugin` of the contract
+// `toolhost:plugin@0.2.0` (the package's version is the contract's):
+// `definePlugin` answers the host's `describe`, `plan` and `call`
 // from `defineTool`s, lists `defineEntities` for the host's resolver, and
 // lists and fills in `definePrompt`s and lists and reads
 // `defineResource`s and `defineTemplate`s;

@@ -5,7 +5,10 @@
 
 import { registerHooks } from "node:module";
 
-const stub = new URL("./testing/host-stub.ts", import.meta.url).href;
+// The stub beside this module: host-stub.ts when this runs from the sources
+// (the SDK's own tests), host-stub.js from the package's dist/.
+const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
+const stub = new URL(`./testing/host-stub.${extension}`, import.meta.url).href;
 
 registerHooks({
   resolve(specifier, context, next) {
