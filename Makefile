@@ -191,7 +191,7 @@ dist: toolchain sdk docs
 
 ## deploy-check: the Kubernetes manifests validated offline against the schemas of the
 ## Kubernetes release kubernetes-validate carries (--strict: an unknown field fails)
-KUBEVAL := $(TOOLS)/kubernetes-validate
+KUBEVAL = $(TOOLS)/kubernetes-validate
 deploy-tools:
 	@want="$$(sha256sum deploy/kubernetes/requirements.txt | cut -d' ' -f1) $$(python3 -c 'import sys; print(sys.version.split()[0])')"; \
 	if [ -x $(KUBEVAL)/bin/kubernetes-validate ] && [ "$$(cat $(KUBEVAL)/.installed 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
