@@ -222,13 +222,15 @@ fmt:
 
 ## bench: the sandbox in-process, the reference greet in Rust, Python and TypeScript
 ## in-process, tools/call over HTTP, then the real binary's cold start and memory with
-## twenty plugins over a million calls (release builds); results go in BENCHMARKS.md
+## twenty plugins over a million calls (release builds), then audit appends on one PostgreSQL
+## from one writer process and from three; results go in BENCHMARKS.md
 bench: plugins python-plugins ts-plugins sdk
 	$(CARGO) bench -p toolhost-runtime --bench sandbox --locked
 	$(CARGO) bench -p toolhost-runtime --bench languages --locked
 	$(CARGO) bench -p toolhost-server --bench http --locked
 	$(CARGO) bench -p toolhost --bench footprint --locked
 	$(CARGO) bench -p toolhost --bench soak --locked
+	$(CARGO) bench -p toolhost-storage --bench audit_writers --locked
 
 ## soak: ten minutes (TOOLHOST_SOAK_SECONDS) at 32 clients mixing calls, clarifications,
 ## gates and runs; RSS, open files, threads, store connections and latency per 30 s
@@ -237,9 +239,11 @@ soak: plugins
 
 ## bench-quick: the ceiling (a bare rmcp server) and the host as shipped over HTTP, fewer calls
 ## (seconds once built); ends with `full stack / ceiling at 32 clients: R`, the median of five
-## rounds measuring both back to back, then `edge guards / without them at 32 clients: E`
+## rounds measuring both back to back, then `edge guards / without them at 32 clients: E`;
+## then audit appends from one and three writer processes on one PostgreSQL (3 s each)
 bench-quick: plugins
 	$(CARGO) bench -p toolhost-server --bench http --locked -- --quick
+	$(CARGO) bench -p toolhost-storage --bench audit_writers --locked -- --quick
 
 ## fuzz: coverage-guided fuzzing of the edge parsers with AFL++ (cargo-afl, stable Rust):
 ## each target of fuzz/targets for FUZZ_SECONDS (600) from its corpus in fuzz/corpus/<target>;

@@ -157,8 +157,12 @@ fn deleting_a_row_makes_verify_fail_at_the_next_row_on_postgres() {
         );
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     };
+    // The rows of the server's chain (each writer appends to its own; the
+    // publishing commands' rows are in theirs), in place order.
     let ids = psql(&format!(
-        "SELECT string_agg(id::text, ' ' ORDER BY id) FROM {name}.audit"
+        "SELECT string_agg(id::text, ' ' ORDER BY chain_seq) FROM {name}.audit \
+         WHERE chain_id = (SELECT chain_id FROM {name}.audit GROUP BY chain_id \
+         ORDER BY count(*) DESC LIMIT 1)"
     ));
     let ids: Vec<&str> = ids.split(' ').collect();
     psql(&format!("DELETE FROM {name}.audit WHERE id = {}", ids[2]));

@@ -25,11 +25,13 @@ fn python(server: &Server, script: &str) -> String {
 
 /// Rows per table of the server's store. `rate_counters` is left out: it
 /// counts requests at the HTTP edge per time window (a window that starts,
-/// or a purge, moves its row count whatever the call does).
+/// or a purge, moves its row count whatever the call does). So is
+/// `audit_anchors`: the host anchors its audit chains about once a second,
+/// whenever they moved, not with the call.
 fn rows(server: &Server) -> BTreeMap<String, u64> {
     let script = "import sqlite3, sys\n\
         c = sqlite3.connect(sys.argv[1])\n\
-        names = [r[0] for r in c.execute(\"SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'rate_counters'\")]\n\
+        names = [r[0] for r in c.execute(\"SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('rate_counters', 'audit_anchors')\")]\n\
         for n in names: print(n, c.execute(f'SELECT COUNT(*) FROM \"{n}\"').fetchone()[0])";
     python(server, script)
         .lines()

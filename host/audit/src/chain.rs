@@ -47,6 +47,25 @@ use toolhost_types::Digest;
 /// The `prev_hash` of the first chained row: 64 zeros.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
+/// The chain every row was appended to before each writer had its own
+/// (migration 0023): its rows are walked in id order from [`GENESIS`].
+pub const LEGACY_CHAIN: &str = "";
+
+/// The first bytes of a writer chain's genesis hash.
+const CHAIN_GENESIS_TAG: &[u8] = b"toolhost-audit-chain-genesis-v1\n";
+
+/// The `prev_hash` of the first row of `chain`: [`GENESIS`] for the
+/// [`LEGACY_CHAIN`], else the SHA-256 of a tag and the chain's id, so a
+/// row cannot be moved to the start of another writer's chain.
+pub fn chain_genesis(chain: &str) -> String {
+    if chain == LEGACY_CHAIN {
+        return GENESIS.to_owned();
+    }
+    let mut input = CHAIN_GENESIS_TAG.to_vec();
+    text(&mut input, Some(chain));
+    Digest::of(&input).to_string()
+}
+
 /// The first bytes of every encoding. A later change of the encoding gets a
 /// new tag, so old and new rows can never be confused.
 pub const ENCODING_TAG: &[u8] = b"toolhost-audit-chain-v1\n";
@@ -134,7 +153,7 @@ const ROUNDS_TAG: u8 = 0x02;
 /// (0x01) nor the rounds' tag, so it never reads as a receipt or rounds.
 const DEFINITION_TAG: u8 = 0x03;
 
-fn text(out: &mut Vec<u8>, value: Option<&str>) {
+pub(crate) fn text(out: &mut Vec<u8>, value: Option<&str>) {
     match value {
         None => out.push(0x00),
         Some(s) => {
@@ -145,7 +164,7 @@ fn text(out: &mut Vec<u8>, value: Option<&str>) {
     }
 }
 
-fn int(out: &mut Vec<u8>, value: i64) {
+pub(crate) fn int(out: &mut Vec<u8>, value: i64) {
     out.push(0x02);
     out.extend_from_slice(&value.to_be_bytes());
 }
@@ -164,15 +183,39 @@ pub struct Link<'a> {
 }
 
 /// Where a walk stopped: the first row that does not fit the chain.
+/// Problems of the anchor chain or of a chain as a whole name no row: their
+/// `id` is 0 and their `call_id` empty.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("audit chain broken at row {id} (call {call_id}): {problem}")]
+#[error("{}", self.describe())]
 pub struct ChainBreak {
-    /// The row's id.
+    /// The row's id (0 when the problem is not a row's).
     pub id: i64,
-    /// The row's call id.
+    /// The row's call id (empty when the problem is not a row's).
     pub call_id: String,
     /// What is wrong with it.
     pub problem: Problem,
+}
+
+impl ChainBreak {
+    fn describe(&self) -> String {
+        if self.id == 0 && self.call_id.is_empty() {
+            format!("audit trail broken: {}", self.problem)
+        } else {
+            format!(
+                "audit chain broken at row {} (call {}): {}",
+                self.id, self.call_id, self.problem
+            )
+        }
+    }
+
+    /// A break that names no row.
+    pub fn of_trail(problem: Problem) -> Self {
+        ChainBreak {
+            id: 0,
+            call_id: String::new(),
+            problem,
+        }
+    }
 }
 
 /// What is wrong with the row a walk stopped at.
@@ -215,6 +258,38 @@ pub enum Problem {
     /// (A tenant's walk.) It has a `row_hash` but no place in the chain:
     /// it was inserted, or its place erased, behind the host's back.
     Unplaced,
+    /// Its writer chain was never opened (no `audit_chains` row names it):
+    /// the row, or its chain's opening, was written behind the host's back.
+    UnopenedChain {
+        /// The chain's id.
+        chain: String,
+    },
+    /// Anchor `anchor` recorded another hash for the row at this place: the
+    /// row and every later one of its chain were rewritten.
+    Unanchored {
+        /// The anchor's sequence number.
+        anchor: i64,
+    },
+    /// An anchor recorded place `place` of `chain`, which its rows no longer
+    /// reach: its newest rows (or all of them) were removed.
+    Truncated {
+        /// The chain's id.
+        chain: String,
+        /// The place the anchor recorded.
+        place: i64,
+    },
+    /// The anchor's values do not hash to its stored hash: it was edited.
+    AnchorEdited {
+        /// The anchor's sequence number.
+        anchor: i64,
+    },
+    /// The anchor does not link to the anchor before it (or the first one
+    /// to the genesis), or no anchor holds the number before it: an anchor
+    /// was removed, or edited and re-hashed.
+    AnchorUnlinked {
+        /// The anchor's sequence number.
+        anchor: i64,
+    },
 }
 
 impl fmt::Display for Problem {
@@ -254,6 +329,29 @@ impl fmt::Display for Problem {
                 f,
                 "it has a row_hash but no place in the chain: it was inserted outside the host"
             ),
+            Problem::UnopenedChain { chain } => write!(
+                f,
+                "its chain {chain} was never opened by a writer: it was inserted outside the host"
+            ),
+            Problem::Unanchored { anchor } => write!(
+                f,
+                "anchor {anchor} recorded another hash for this place of its chain: this row and \
+                 the later ones were rewritten"
+            ),
+            Problem::Truncated { chain, place } => write!(
+                f,
+                "an anchor recorded place {place} of chain {chain}, which its rows no longer \
+                 reach: its newest rows were removed"
+            ),
+            Problem::AnchorEdited { anchor } => write!(
+                f,
+                "anchor {anchor}'s values do not hash to its anchor_hash: it was edited"
+            ),
+            Problem::AnchorUnlinked { anchor } => write!(
+                f,
+                "anchor {anchor} does not follow the anchor before it: an anchor was removed, \
+                 or edited and re-hashed"
+            ),
         }
     }
 }
@@ -269,6 +367,14 @@ pub struct ChainSummary {
     /// The newest chained row's id and `row_hash`, if any: keep it elsewhere
     /// to detect a later rewrite or truncation.
     pub head: Option<(i64, String)>,
+    /// Writer chains walked (the legacy chain not counted).
+    pub chains: u64,
+    /// Anchors checked.
+    pub anchors: u64,
+    /// The newest anchor's number and hash: it commits to every writer
+    /// chain's anchored head, so kept elsewhere it catches a rewrite or a
+    /// truncation of any of them.
+    pub anchor_head: Option<(i64, String)>,
 }
 
 /// A walk over the rows in id order: feed each to [`ChainCheck::check`],
@@ -277,12 +383,58 @@ pub struct ChainSummary {
 pub struct ChainCheck {
     summary: ChainSummary,
     chain_start: Option<i64>,
+    /// The first row's `prev_hash`; [`GENESIS`] when empty.
+    genesis: String,
 }
 
 impl ChainCheck {
-    /// A walk that has seen no row yet.
+    /// A walk of the [`LEGACY_CHAIN`] that has seen no row yet.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A walk of writer chain `chain`, from its genesis
+    /// ([`chain_genesis`]), fed rows in place order through
+    /// [`ChainCheck::check_placed`].
+    pub fn for_chain(chain: &str) -> Self {
+        ChainCheck {
+            genesis: chain_genesis(chain),
+            ..Self::default()
+        }
+    }
+
+    /// Checks the next row of a writer chain: it holds the next place
+    /// (`place`, 1 for the first) and is chained and hashed as
+    /// [`ChainCheck::check`] requires. Returns its hash.
+    pub fn check_placed(&mut self, link: &Link<'_>, place: i64) -> Result<String, ChainBreak> {
+        let expected = self.summary.verified as i64 + 1;
+        if place != expected {
+            return Err(ChainBreak {
+                id: link.id,
+                call_id: link.row.call_id.to_owned(),
+                problem: Problem::Gap { place: expected },
+            });
+        }
+        if link.row_hash.is_none() {
+            return Err(ChainBreak {
+                id: link.id,
+                call_id: link.row.call_id.to_owned(),
+                problem: Problem::Unhashed {
+                    chain_start: self.chain_start.unwrap_or(link.id),
+                },
+            });
+        }
+        self.check(link)?;
+        Ok(self.head_hash().to_owned())
+    }
+
+    /// The hash of the last row checked (the genesis before any).
+    pub fn head_hash(&self) -> &str {
+        match &self.summary.head {
+            Some((_, hash)) => hash,
+            None if self.genesis.is_empty() => GENESIS,
+            None => &self.genesis,
+        }
     }
 
     /// Checks the next row. Rows without a hash are accepted only before
@@ -305,12 +457,8 @@ impl ChainCheck {
                 })),
             };
         };
-        let expected = self
-            .summary
-            .head
-            .as_ref()
-            .map_or(GENESIS, |(_, h)| h.as_str());
-        let computed = linked_and_hashed(link, expected, stored).map_err(broken)?;
+        let expected = self.head_hash().to_owned();
+        let computed = linked_and_hashed(link, &expected, stored).map_err(broken)?;
         self.chain_start.get_or_insert(link.id);
         self.summary.verified += 1;
         self.summary.head = Some((link.id, computed));
@@ -330,6 +478,8 @@ impl ChainCheck {
 pub struct OwnLink<'a> {
     /// The row.
     pub link: Link<'a>,
+    /// The chain it was appended to ([`LEGACY_CHAIN`] or a writer's).
+    pub chain: &'a str,
     /// Its place in the chain (`chain_seq`); `None` on rows from before it.
     pub place: Option<i64>,
     /// The `row_hash` of the row at `place - 1`; `None` if no row is there.
@@ -402,11 +552,11 @@ impl TenantCheck {
             return Err(broken(Problem::Unplaced));
         };
         let expected = match (place, own.before) {
-            (1, _) => GENESIS,
-            (_, Some(before)) => before,
+            (1, _) => chain_genesis(own.chain),
+            (_, Some(before)) => before.to_owned(),
             (_, None) => return Err(broken(Problem::Gap { place: place - 1 })),
         };
-        let computed = linked_and_hashed(link, expected, stored).map_err(broken)?;
+        let computed = linked_and_hashed(link, &expected, stored).map_err(broken)?;
         match own.after {
             Next::Head => {}
             Next::Missing => return Err(broken(Problem::Gap { place: place + 1 })),
@@ -542,6 +692,7 @@ mod tests {
                 None => Next::Missing,
             };
             check.check(&OwnLink {
+                chain: LEGACY_CHAIN,
                 link: *link,
                 place: Some(*place),
                 before: at(place - 1).and_then(|l| l.row_hash),
@@ -653,6 +804,7 @@ mod tests {
         let mut check = TenantCheck::new();
         let l = links(&rows, &hashes)[0];
         let unplaced = check.check(&OwnLink {
+            chain: LEGACY_CHAIN,
             link: l,
             place: None,
             before: None,
@@ -831,5 +983,38 @@ mod tests {
 
         let broken = walk(chained.into_iter().chain([legacy(20)])).expect_err("unhashed");
         assert_eq!(broken.problem, Problem::Unhashed { chain_start: 11 });
+    }
+
+    #[test]
+    fn a_writer_chain_starts_from_its_own_genesis_and_takes_every_place_in_order() {
+        assert_eq!(chain_genesis(LEGACY_CHAIN), GENESIS);
+        assert_ne!(chain_genesis("a"), chain_genesis("b"));
+        let rows = [row("a"), row("b"), row("c")];
+        let mut prev = chain_genesis("w1");
+        let hashes: Vec<(String, String)> = rows
+            .iter()
+            .map(|r| {
+                let hash = row_hash(&prev, r).to_string();
+                (std::mem::replace(&mut prev, hash.clone()), hash)
+            })
+            .collect();
+        let links = links(&rows, &hashes);
+        let mut check = ChainCheck::for_chain("w1");
+        for (place, link) in (1..).zip(&links) {
+            check.check_placed(link, place).expect("intact");
+        }
+        assert_eq!(check.head_hash(), hashes[2].1);
+
+        // The same rows read as another writer's chain: not from its genesis.
+        let broken = ChainCheck::for_chain("w2")
+            .check_placed(&links[0], 1)
+            .expect_err("another chain's genesis");
+        assert!(matches!(broken.problem, Problem::Unlinked { .. }));
+
+        // A place skipped: the gap is named at the row after it.
+        let mut check = ChainCheck::for_chain("w1");
+        check.check_placed(&links[0], 1).expect("first");
+        let gap = check.check_placed(&links[2], 3).expect_err("a gap");
+        assert_eq!((gap.id, gap.problem), (3, Problem::Gap { place: 2 }));
     }
 }

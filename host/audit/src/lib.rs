@@ -15,6 +15,7 @@
 //! assert_eq!(argument_digest(&json!({"a": 1, "b": [2, 3]})), argument_digest(&json!({"b": [2, 3], "a": 1})));
 //! ```
 
+pub mod anchor;
 pub mod chain;
 mod digest;
 mod event;

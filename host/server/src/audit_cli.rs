@@ -118,6 +118,10 @@ async fn verify(store: &StoreArg) -> anyhow::Result<ExitCode> {
         }
     };
     println!("ok: {} rows verified", summary.verified);
+    println!(
+        "{} writer chains and the legacy chain walked, {} anchors checked",
+        summary.chains, summary.anchors
+    );
     if summary.unchained > 0 {
         println!(
             "{} older rows predate the hash chain (migration 0006) and cannot be verified",
@@ -125,8 +129,12 @@ async fn verify(store: &StoreArg) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some((id, hash)) = summary.head {
-        // Kept elsewhere, the head also catches a rewrite or a truncation.
         println!("head: row {id} {hash}");
+    }
+    if let Some((seq, hash)) = summary.anchor_head {
+        // Kept elsewhere, the anchor head also catches a rewrite or a
+        // truncation of any chain up to that anchor.
+        println!("anchor head: {seq} {hash}");
     }
     // A call that has not settled within the lease never will.
     let lease = i64::try_from(toolhost_invoke::IDEMPOTENCY_LEASE.as_millis()).unwrap_or(i64::MAX);

@@ -1,51 +1,53 @@
-//! The audit trail's hash chain in SQL: appending rows with their hashes,
-//! and walking every row to check them. What a hash covers and what a walk
-//! accepts is decided in `toolhost_audit::chain`; this module only moves
-//! rows.
+//! The audit trail's hash chains in SQL: appending rows to the writer's
+//! own chain, and (`walk`) walking every chain to check them. What a hash
+//! covers and what a walk accepts is decided in `toolhost_audit::chain` and
+//! `toolhost_audit::anchor`; this module only moves rows.
 //!
-//! Appends are serialized so the chain never forks: each takes the
-//! database's write lock *before* reading the head (the newest `row_hash`),
-//! then inserts its rows and commits, all in one transaction. On SQLite that
-//! lock is the database's own (`BEGIN IMMEDIATE`; a deferred transaction
-//! would read the head under a snapshot another writer can outdate). On
-//! PostgreSQL it is a transaction-scoped advisory lock, [`APPEND_LOCK`],
-//! released by the commit; every host sharing the database takes the same
-//! one. Each chained row also carries its place in the chain, `chain_seq`
-//! (migration 0019): a trigger refuses a row that does not follow the head,
-//! and a unique index turns any append that slips past the lock into a
-//! failed insert rather than a fork.
+//! Each writer (a store's audit writer task; on PostgreSQL several per
+//! store, so several batches are in flight) opens a chain of its own on its
+//! first append ([`WriterChain::open`]: a random id, recorded in
+//! `audit_chains`) and is the only one to append to it. So it knows its
+//! chain's head without reading it, and no lock is shared with any other
+//! writer: a batch without effects is one `INSERT` of every row, committed
+//! on its own (one round trip); a batch with effects is that `INSERT` and
+//! the effects in one transaction. The unique index on
+//! `(chain_id, chain_seq)` refuses a second row at a place. After a failure
+//! whose outcome is unknown (a connection lost during the commit) the
+//! writer reads its head back before its next append.
+//!
+//! About once a second each store records its chains' moved heads in the
+//! anchor chain (`anchors`), the one serialized write: on PostgreSQL under
+//! the advisory lock [`ANCHOR_LOCK`], on SQLite under the database's own
+//! write lock.
 
-use toolhost_audit::chain::{
-    ChainCheck, GENESIS, Next, OwnLink, TenantCheck, TenantSummary, row_hash,
-};
-use toolhost_audit::{AuditEvent, ChainBreak, ChainSummary, Effect};
+mod anchors;
+mod walk;
+
+use toolhost_audit::chain::{chain_genesis, row_hash};
+use toolhost_audit::{AuditEvent, Effect};
 
 use crate::StorageError;
 use sqlx::{Connection, SqliteConnection};
 
-use crate::connect::{Pools, on_pool};
+use crate::connect::Pools;
 use crate::effects::EffectError;
-use crate::record::{Columns, Stored};
+use crate::record::Columns;
 
-/// The key of the PostgreSQL advisory lock appends take: the bytes of
-/// `"thaudit1"`, a number no other lock in the host uses. Advisory locks
-/// are per database, so hosts whose audit tables live in different schemas
-/// of one database share it (they wait microseconds for each other).
-pub const APPEND_LOCK: i64 = i64::from_be_bytes(*b"thaudit1");
+pub(crate) use anchors::Anchorer;
+pub(crate) use walk::{verify, verify_tenant};
 
-/// Rows read per query by a walk: bounds its memory, whatever the table's size.
-const WALK_PAGE: i64 = 1000;
-
-/// The chain's head: the hash and place of its last row. Rows without a
-/// place (written before the chain, or by hand without a hash) are skipped
-/// here and refused by a walk.
-const SELECT_HEAD: &str = "SELECT row_hash, chain_seq FROM audit WHERE chain_seq IS NOT NULL \
-     ORDER BY chain_seq DESC LIMIT 1";
+/// The key of the PostgreSQL advisory lock an anchor append takes: the
+/// bytes of `"thaudit1"`, a number no other lock in the host uses.
+/// Advisory locks are per database, so hosts whose audit tables live in
+/// different schemas of one database share it (they wait microseconds for
+/// each other, about once a second).
+pub const ANCHOR_LOCK: i64 = i64::from_be_bytes(*b"thaudit1");
 
 /// The columns of an audit row, in `INSERT` order.
 const INSERT_COLUMNS: &str = "INSERT INTO audit (call_id, at, principal, tenant, client_id, tool, \
      plugin, catalog_version, plugin_digest, argument_digest, outcome, error_code, duration_us, \
-     gate_id, receipt_sha256, client_rounds, definition_digest, prev_hash, row_hash, chain_seq) ";
+     gate_id, receipt_sha256, client_rounds, definition_digest, prev_hash, row_hash, chain_seq, \
+     chain_id) ";
 
 /// `SELECT` of every column of `audit`, then `$rest`: a string literal, so
 /// each query is one `&'static str`.
@@ -54,61 +56,27 @@ macro_rules! select_audit {
         concat!(
             "SELECT id, call_id, at, principal, tenant, client_id, tool, plugin, \
              catalog_version, plugin_digest, argument_digest, outcome, error_code, duration_us, \
-             gate_id, receipt_sha256, client_rounds, definition_digest, prev_hash, row_hash \
-             FROM audit ",
+             gate_id, receipt_sha256, client_rounds, definition_digest, prev_hash, row_hash, \
+             chain_seq, chain_id FROM audit ",
             $rest
         )
     };
 }
 pub(crate) use select_audit;
 
-/// One page of a walk: the rows after id `$1`, at most `$2` of them.
-const SELECT_PAGE: &str = select_audit!("WHERE id > $1 ORDER BY id LIMIT $2");
+/// A chain's head: the newest row's place, 0 before any.
+const SELECT_HEAD: &str = "SELECT row_hash, chain_seq FROM audit WHERE chain_id = $1 \
+     AND chain_seq IS NOT NULL ORDER BY chain_seq DESC LIMIT 1";
 
-/// One page of a tenant's walk: the tenant `$1`'s rows after id `$2`, at
-/// most `$3`, each with what the walk may see of its neighbours in the
-/// chain (the row before: its `row_hash`; the row after: its `prev_hash`)
-/// and the chain's last place, to tell its head from a gap after it. The
-/// neighbours are found by `chain_seq`, which is indexed.
-const SELECT_TENANT_PAGE: &str = "SELECT a.*, prev_row.row_hash AS before_hash, \
-     next_row.id AS after_id, next_row.prev_hash AS after_prev, \
-     (SELECT max(chain_seq) FROM audit) AS last_place \
-     FROM audit a \
-     LEFT JOIN audit prev_row ON prev_row.chain_seq = a.chain_seq - 1 \
-     LEFT JOIN audit next_row ON next_row.chain_seq = a.chain_seq + 1 \
-     WHERE a.tenant = $1 AND a.id > $2 ORDER BY a.id LIMIT $3";
-
-/// A tenant's row as [`SELECT_TENANT_PAGE`] reads it.
-struct Neighboured {
-    stored: Stored,
-    place: Option<i64>,
-    before: Option<String>,
-    after_id: Option<i64>,
-    after_prev: Option<String>,
-    last_place: Option<i64>,
-}
-
-impl Neighboured {
-    fn own_link(&self) -> OwnLink<'_> {
-        let after = match (self.after_id, self.place, self.last_place) {
-            (Some(_), _, _) => Next::Links(self.after_prev.as_deref()),
-            (None, Some(place), Some(last)) if place < last => Next::Missing,
-            (None, _, _) => Next::Head,
-        };
-        OwnLink {
-            link: self.stored.link(),
-            place: self.place,
-            before: self.before.as_deref(),
-            after,
-        }
-    }
-}
+/// Records a newly opened chain.
+const INSERT_CHAIN: &str =
+    "INSERT INTO audit_chains (chain_id, writer, opened_at) VALUES ($1, $2, $3)";
 
 /// The `VALUES` of a multi-row `INSERT` (`$insert`, after
 /// [`INSERT_COLUMNS`]): each of `$columns` with its `(prev_hash, row_hash)`
-/// from `$links`, at the places after `$place`.
+/// from `$links`, at the places after `$place` of chain `$chain`.
 macro_rules! push_rows {
-    ($insert:expr, $columns:expr, $links:expr, $place:expr) => {
+    ($insert:expr, $columns:expr, $links:expr, $place:expr, $chain:expr) => {
         let rows = $columns.iter().zip($links).zip($place + 1..);
         $insert.push_values(rows, |mut row, ((c, (prev, hash)), place)| {
             row.push_bind(c.call_id)
@@ -130,148 +98,198 @@ macro_rules! push_rows {
                 .push_bind(c.definition_digest.as_deref())
                 .push_bind(prev.as_str())
                 .push_bind(hash.as_str())
-                .push_bind(place);
+                .push_bind(place)
+                .push_bind($chain);
         });
     };
 }
 
-/// Where the chain ends: the hash and the place of its last row.
-#[derive(Debug)]
+/// Where a chain ends: the hash and the place of its last row.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Head {
     pub(crate) hash: String,
     pub(crate) place: i64,
 }
 
 impl Head {
-    /// The head once `links` are appended after the row at `place` whose
-    /// hash is `hash`.
-    fn after(hash: &str, place: i64, links: &[(String, String)]) -> Head {
+    /// The head of an empty chain `chain`: its genesis, at place 0.
+    fn genesis(chain: &str) -> Head {
+        Head {
+            hash: chain_genesis(chain),
+            place: 0,
+        }
+    }
+
+    /// The head once `links` are appended after this one.
+    fn after(&self, links: &[(String, String)]) -> Head {
         Head {
             hash: links
                 .last()
-                .map_or(hash, |(_, last)| last.as_str())
+                .map_or(self.hash.as_str(), |(_, last)| last.as_str())
                 .to_owned(),
-            place: place + links.len() as i64,
+            place: self.place + links.len() as i64,
         }
     }
 }
 
-/// The transaction of an append on `$source` (a pool, or a connection of
-/// its own): begin with `$begin`, take `$lock` if any, read the head, one
-/// multi-row `INSERT`, the effects, commit. A macro so each engine and each
-/// kind of source compiles the same statements.
-macro_rules! append_in {
-    ($source:expr, $begin:expr, $lock:expr, $columns:expr, $effects:expr) => {
+/// A chain one writer owns: its id and its head as the writer's last
+/// append left it.
+#[derive(Debug, Clone)]
+pub(crate) struct WriterChain {
+    pub(crate) id: String,
+    pub(crate) head: Head,
+}
+
+/// A fresh chain id: 16 random bytes in hex.
+fn new_chain_id() -> Result<String, StorageError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| StorageError::Query {
+        operation: "draw a chain id",
+        message: e.to_string(),
+    })?;
+    Ok(hex::encode(bytes))
+}
+
+/// Who opens a chain, as `audit_chains.writer` records it.
+fn writer_label() -> String {
+    format!("pid {}", std::process::id())
+}
+
+/// Runs `$body` with `$exec` bound to the writer's connection: a pool's
+/// (either engine) or the pipelined writer's own SQLite connection.
+macro_rules! on_source {
+    ($source:expr, $exec:ident => $body:expr) => {
+        match $source {
+            Source::Pools(Pools::Sqlite($exec)) => $body,
+            Source::Pools(Pools::Postgres($exec)) => $body,
+            Source::Sqlite($exec) => {
+                let $exec = &mut **$exec;
+                $body
+            }
+        }
+    };
+}
+
+/// Where a writer appends.
+pub(crate) enum Source<'a> {
+    /// Through the store's pool.
+    Pools(&'a Pools),
+    /// On a SQLite connection of the writer's own (the pipelined writer's,
+    /// whose commits do not wait for the disk: `src/group.rs` syncs them).
+    Sqlite(&'a mut SqliteConnection),
+}
+
+/// The transaction of an append with effects on `$exec` (a pool, or a
+/// connection of its own): begin with `$begin`, the rows' `INSERT`, the
+/// effects, commit; rolled back at once on any failure, so the chain's
+/// rows and the effects' locks are released now rather than when the
+/// dropped transaction's rollback is flushed.
+macro_rules! in_transaction {
+    ($exec:expr, $begin:expr, $insert:expr, $effects:expr) => {
         async {
-            let mut tx = $source.begin_with($begin).await?;
-            let written: Result<(Vec<i64>, Head), EffectError> = async {
-                if let Some(lock) = $lock {
-                    sqlx::query(lock)
-                        .bind(APPEND_LOCK)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                let head: Option<(String, i64)> =
-                    sqlx::query_as(SELECT_HEAD).fetch_optional(&mut *tx).await?;
-                let (head, place) = head
-                    .as_ref()
-                    .map_or((GENESIS, 0), |(hash, place)| (hash.as_str(), *place));
-                let links = hashes(head, $columns);
-                let mut insert = sqlx::QueryBuilder::new(INSERT_COLUMNS);
-                push_rows!(insert, $columns, &links, place);
-                insert.push(" RETURNING id");
-                let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
+            let mut tx = $exec.begin_with($begin).await?;
+            let written: Result<(), EffectError> = async {
+                $insert.build().execute(&mut *tx).await?;
                 crate::effects::apply(&mut *tx, $effects).await?;
-                Ok((ids, Head::after(head, place, &links)))
+                Ok(())
             }
             .await;
             match written {
-                Ok(written) => {
-                    tx.commit().await?;
-                    Ok::<_, EffectError>(written)
-                }
-                // Whatever failed (a duplicate call id, a refused effect),
-                // release the chain's lock now rather than when the dropped
-                // transaction's rollback is flushed, and answer with the
-                // failure itself, not the rollback's.
+                Ok(()) => tx.commit().await.map_err(EffectError::Sql),
                 Err(e) => {
                     let _ = tx.rollback().await;
                     Err(e)
                 }
             }
         }
+        .await
     };
 }
 
-/// Appends `events`, in order, each chained to the one before, and applies
-/// their effects: one transaction (lock, read the head, one multi-row
-/// `INSERT`, the effects), so all of them or none, and one commit, synced
-/// as the pool's connections sync. Returns their row ids. A call id already
-/// recorded fails the whole batch, with [`StorageError::DuplicateCallId`]
-/// when the batch is that one event.
-pub(crate) async fn append(
-    pools: &Pools,
-    events: &[(&AuditEvent, &[Effect])],
-) -> Result<Vec<i64>, StorageError> {
-    let columns: Vec<Columns<'_>> = events.iter().map(|(e, _)| Columns::of(e)).collect();
-    let effects: Vec<&Effect> = events.iter().flat_map(|(_, fx)| fx.iter()).collect();
-    let appended = match pools {
-        Pools::Sqlite(pool) => {
-            append_in!(pool, "BEGIN IMMEDIATE", None::<&str>, &columns, &effects).await
-        }
-        Pools::Postgres(pool) => {
-            let lock = Some("SELECT pg_advisory_xact_lock($1)");
-            append_in!(pool, "BEGIN", lock, &columns, &effects).await
-        }
-    };
-    appended
-        .map(|(ids, _)| ids)
-        .map_err(|e| append_error(e, events))
-}
-
-/// [`append`] on a SQLite connection of the caller's (the pipelined audit
-/// writer's, whose commits do not wait for the disk: `src/group.rs` syncs
-/// them). Returns the chain's new head.
-pub(crate) async fn append_on(
-    conn: &mut SqliteConnection,
-    events: &[(&AuditEvent, &[Effect])],
-) -> Result<Head, StorageError> {
-    let columns: Vec<Columns<'_>> = events.iter().map(|(e, _)| Columns::of(e)).collect();
-    let effects: Vec<&Effect> = events.iter().flat_map(|(_, fx)| fx.iter()).collect();
-    let appended = append_in!(conn, "BEGIN IMMEDIATE", None::<&str>, &columns, &effects).await;
-    appended
-        .map(|(_, head)| head)
-        .map_err(|e| append_error(e, events))
-}
-
-/// [`append_on`] after a head the caller already knows (the one its last
-/// append returned), for rows without effects: `BEGIN IMMEDIATE`, the
-/// `INSERT` and `COMMIT` reach SQLite as one list of statements, one trip
-/// to sqlx's worker thread, where [`append_on`] takes four (begin, read the
-/// head, insert, commit). If `head` is no longer the chain's (another
-/// writer appended since), the head trigger refuses the rows; whatever
-/// fails, the transaction is rolled back and the error returned, and the
-/// caller appends with [`append_on`], which reads the head.
-pub(crate) async fn append_after(
-    conn: &mut SqliteConnection,
-    head: &Head,
-    events: &[&AuditEvent],
-) -> Result<Head, sqlx::Error> {
-    let columns: Vec<Columns<'_>> = events.iter().map(|e| Columns::of(e)).collect();
-    let links = hashes(&head.hash, &columns);
-    let mut statements = sqlx::QueryBuilder::new("BEGIN IMMEDIATE; ");
-    statements.push(INSERT_COLUMNS);
-    push_rows!(statements, &columns, &links, head.place);
-    statements.push("; COMMIT");
-    match statements.build().execute(&mut *conn).await {
-        Ok(_) => Ok(Head::after(&head.hash, head.place, &links)),
-        Err(e) => {
-            // No transaction is open if `BEGIN` itself failed; then this
-            // fails too, and that is fine.
-            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-            Err(e)
-        }
+impl WriterChain {
+    /// Opens a new chain on `source`: records it in `audit_chains`, empty.
+    pub(crate) async fn open(source: &mut Source<'_>) -> Result<WriterChain, StorageError> {
+        let id = new_chain_id()?;
+        let now = crate::record::unix_millis(std::time::SystemTime::now());
+        on_source!(source, exec => sqlx::query(INSERT_CHAIN)
+            .bind(&id)
+            .bind(writer_label())
+            .bind(now)
+            .execute(exec)
+            .await
+            .map(drop))
+        .map_err(StorageError::query("open an audit chain"))?;
+        Ok(WriterChain {
+            head: Head::genesis(&id),
+            id,
+        })
     }
+
+    /// Reads this chain's head back from the database: after a failure
+    /// whose outcome is unknown, the only way to know it.
+    pub(crate) async fn reread(&mut self, source: &mut Source<'_>) -> Result<(), StorageError> {
+        let head: Option<(String, i64)> = on_source!(source, exec => sqlx::query_as(SELECT_HEAD)
+            .bind(&self.id)
+            .fetch_optional(exec)
+            .await)
+        .map_err(StorageError::query("read an audit chain's head"))?;
+        self.head = match head {
+            Some((hash, place)) => Head { hash, place },
+            None => Head::genesis(&self.id),
+        };
+        Ok(())
+    }
+
+    /// Appends `events`, in order, each chained to the one before, after
+    /// this chain's head, and applies their effects: without effects one
+    /// `INSERT` committed on its own; with effects that `INSERT` and the
+    /// effects in one transaction. So all of them or none. On success the
+    /// head moves past them; on failure it stays, and the caller rereads
+    /// it unless the failure is one the database reported for the rows
+    /// (then nothing was written). A call id already recorded fails the
+    /// whole batch, with [`StorageError::DuplicateCallId`] when the batch
+    /// is that one event.
+    pub(crate) async fn append(
+        &mut self,
+        source: &mut Source<'_>,
+        events: &[(&AuditEvent, &[Effect])],
+    ) -> Result<(), StorageError> {
+        let columns: Vec<Columns<'_>> = events.iter().map(|(e, _)| Columns::of(e)).collect();
+        let effects: Vec<&Effect> = events.iter().flat_map(|(_, fx)| fx.iter()).collect();
+        let links = hashes(&self.head.hash, &columns);
+        let (place, chain) = (self.head.place, self.id.as_str());
+        let written: Result<(), EffectError> = if effects.is_empty() {
+            on_source!(source, exec => {
+                let mut insert = sqlx::QueryBuilder::new(INSERT_COLUMNS);
+                push_rows!(insert, &columns, &links, place, chain);
+                insert.build().execute(exec).await.map(drop)
+            })
+            .map_err(EffectError::Sql)
+        } else {
+            let begin = match source {
+                Source::Pools(Pools::Postgres(_)) => "BEGIN",
+                _ => "BEGIN IMMEDIATE",
+            };
+            on_source!(source, exec => {
+                let mut insert = sqlx::QueryBuilder::new(INSERT_COLUMNS);
+                push_rows!(insert, &columns, &links, place, chain);
+                in_transaction!(exec, begin, insert, &effects)
+            })
+        };
+        written.map_err(|e| append_error(e, events))?;
+        self.head = self.head.after(&links);
+        Ok(())
+    }
+}
+
+/// Whether `e`, an append's failure, was the database refusing the rows
+/// or an effect (then nothing was written and the chain's head stands),
+/// rather than a failure whose outcome is unknown.
+pub(crate) fn refused(e: &StorageError) -> bool {
+    matches!(
+        e,
+        StorageError::DuplicateCallId { .. } | StorageError::EffectLost { .. }
+    )
 }
 
 /// The store's error for a failed append of `events`.
@@ -303,8 +321,8 @@ fn hashes(head: &str, columns: &[Columns<'_>]) -> Vec<(String, String)> {
 }
 
 /// Whether a unique violation is the call id's (and not, say, the
-/// `prev_hash` index's). PostgreSQL names the constraint; SQLite names the
-/// column in its message.
+/// chain's place index's). PostgreSQL names the constraint; SQLite names
+/// the column in its message.
 fn names_call_id(db: &dyn sqlx::error::DatabaseError) -> bool {
     db.constraint().map_or_else(
         || db.message().contains("call_id"),
@@ -312,143 +330,77 @@ fn names_call_id(db: &dyn sqlx::error::DatabaseError) -> bool {
     )
 }
 
-/// Walks every row in id order, a page at a time, checking each against
-/// the chain. The outer error is the store's (the rows could not be read);
-/// the inner one is the chain's (the first row that does not fit). Rows
-/// appended during the walk are checked if the walk reaches them.
-pub(crate) async fn verify(
-    pools: &Pools,
-) -> Result<Result<ChainSummary, ChainBreak>, StorageError> {
-    let mut check = ChainCheck::new();
-    let mut after = i64::MIN;
-    loop {
-        let page: Vec<Stored> = on_pool!(pools, pool => {
-            sqlx::query(SELECT_PAGE)
-                .bind(after)
-                .bind(WALK_PAGE)
-                .fetch_all(pool)
-                .await
-                .and_then(|rows| rows.iter().map(Stored::read).collect())
-        })
-        .map_err(StorageError::query("read audit rows for the chain walk"))?;
-        for stored in &page {
-            if let Err(broken) = check.check(&stored.link()) {
-                return Ok(Err(broken));
-            }
-        }
-        match page.last() {
-            Some(last) if page.len() as i64 == WALK_PAGE => after = last.link().id,
-            _ => return Ok(Ok(check.summary())),
-        }
-    }
-}
-
-/// Walks `tenant`'s rows in id order, a page at a time, checking each
-/// and its links to its neighbours ([`TenantCheck`]): only the tenant's
-/// rows are read whole, and nothing host-wide is reported. Outer error:
-/// the store's; inner: the first of the tenant's rows that does not fit.
-pub(crate) async fn verify_tenant(
-    pools: &Pools,
-    tenant: &str,
-) -> Result<Result<TenantSummary, ChainBreak>, StorageError> {
-    let mut check = TenantCheck::new();
-    let mut after = i64::MIN;
-    loop {
-        let page: Vec<Neighboured> = on_pool!(pools, pool => {
-            sqlx::query(SELECT_TENANT_PAGE)
-                .bind(tenant)
-                .bind(after)
-                .bind(WALK_PAGE)
-                .fetch_all(pool)
-                .await
-                .and_then(|rows| {
-                    rows.iter()
-                        .map(|r| {
-                            use sqlx::Row;
-                            Ok(Neighboured {
-                                stored: Stored::read(r)?,
-                                place: r.try_get("chain_seq")?,
-                                before: r.try_get("before_hash")?,
-                                after_id: r.try_get("after_id")?,
-                                after_prev: r.try_get("after_prev")?,
-                                last_place: r.try_get("last_place")?,
-                            })
-                        })
-                        .collect()
-                })
-        })
-        .map_err(StorageError::query(
-            "read a tenant's audit rows for its chain walk",
-        ))?;
-        for row in &page {
-            if let Err(broken) = check.check(&row.own_link()) {
-                return Ok(Err(broken));
-            }
-        }
-        match page.last() {
-            Some(last) if page.len() as i64 == WALK_PAGE => after = last.stored.link().id,
-            _ => return Ok(Ok(check.summary())),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_event::test_event;
 
-    /// The rows' call ids and places, in id order, read on `conn`.
-    async fn placed(conn: &mut SqliteConnection) -> Vec<(String, i64)> {
-        sqlx::query_as("SELECT call_id, chain_seq FROM audit ORDER BY id")
-            .fetch_all(conn)
+    /// The rows' call ids, chains and places, in id order.
+    async fn placed(pools: &Pools) -> Vec<(String, String, i64)> {
+        let Pools::Sqlite(pool) = pools else {
+            unreachable!("SQLite")
+        };
+        sqlx::query_as("SELECT call_id, chain_id, chain_seq FROM audit ORDER BY id")
+            .fetch_all(pool)
             .await
             .expect("rows")
     }
 
     #[tokio::test]
-    async fn an_append_after_a_known_head_commits_in_one_list_and_a_moved_head_changes_nothing() {
+    async fn two_writers_append_to_chains_of_their_own_that_interleave_and_verify() {
         let dir = tempfile::tempdir().expect("temp dir");
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("a.db").display());
         let store = crate::Store::connect(&url).await.expect("a store");
-        let mut conn = SqliteConnection::connect(&url).await.expect("open");
-        let first = append_on(&mut conn, &[(&test_event("a"), &[])])
+        let pools = store.pools.clone();
+        let mut source = Source::Pools(&pools);
+        let mut one = WriterChain::open(&mut source).await.expect("opened");
+        let mut two = WriterChain::open(&mut source).await.expect("opened");
+        assert_ne!(one.id, two.id);
+        let (a, b, c) = (test_event("a"), test_event("b"), test_event("c"));
+        one.append(&mut source, &[(&a, &[]), (&b, &[])])
             .await
             .expect("appended");
-        assert_eq!(first.place, 1);
-
-        let (b, c) = (test_event("b"), test_event("c"));
-        let after = append_after(&mut conn, &first, &[&b, &c])
+        two.append(&mut source, &[(&c, &[])])
             .await
-            .expect("appended after the known head");
-        assert_eq!(after.place, 3);
-        // Committed: the store's own connections see the rows, chained.
+            .expect("appended");
+        one.append(&mut source, &[(&test_event("d"), &[])])
+            .await
+            .expect("appended");
+        assert_eq!((one.head.place, two.head.place), (3, 1));
+        let rows = placed(&pools).await;
+        let expected = [
+            ("a", &one.id, 1),
+            ("b", &one.id, 2),
+            ("c", &two.id, 1),
+            ("d", &one.id, 3),
+        ]
+        .map(|(call, chain, place)| (call.to_owned(), chain.clone(), place));
+        assert_eq!(rows, expected);
         let summary = store.verify_chain().await.expect("read").expect("intact");
-        assert_eq!(summary.verified, 3);
-        assert_eq!(summary.head.expect("a head").1, after.hash);
+        assert_eq!((summary.verified, summary.chains), (4, 2));
 
-        // Another writer appends: the head this one knows is stale.
-        store
-            .append(&test_event("elsewhere"))
+        // A refused row leaves the head where it was; the chain goes on.
+        let refused = one
+            .append(&mut source, &[(&test_event("a"), &[])])
             .await
-            .expect("appended");
-        let refused = append_after(&mut conn, &after, &[&test_event("d")])
+            .expect_err("a duplicate call id");
+        assert!(super::refused(&refused), "{refused}");
+        assert_eq!(one.head.place, 3);
+
+        // A writer whose head is stale (a commit it could not confirm) is
+        // refused by the place index, and reading the head back heals it.
+        let mut stale = one.clone();
+        stale.head = Head::genesis(&one.id);
+        stale
+            .append(&mut source, &[(&test_event("e"), &[])])
             .await
-            .expect_err("after a head that moved");
-        assert!(
-            refused.to_string().contains("audit_chain_head"),
-            "{refused}"
-        );
-        // Nothing was written, and no transaction was left open: the usual
-        // append, which begins one, reads the head and goes on.
-        let last = append_on(&mut conn, &[(&test_event("d"), &[])])
+            .expect_err("a place already taken");
+        stale.reread(&mut source).await.expect("read back");
+        assert_eq!(stale.head, one.head);
+        stale
+            .append(&mut source, &[(&test_event("e"), &[])])
             .await
-            .expect("appended after reading the head");
-        assert_eq!(last.place, 5);
-        assert_eq!(
-            placed(&mut conn).await,
-            [("a", 1), ("b", 2), ("c", 3), ("elsewhere", 4), ("d", 5)]
-                .map(|(call, place)| (call.to_owned(), place))
-        );
+            .expect("appended after the head read back");
         let summary = store.verify_chain().await.expect("read").expect("intact");
         assert_eq!(summary.verified, 5);
     }

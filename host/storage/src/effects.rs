@@ -267,6 +267,10 @@ async fn run(tx: &mut impl Tx, change: &RunEffect) -> Result<(), sqlx::Error> {
     use crate::runs::{json, timeout_ms};
     let changed = match change {
         RunEffect::Queue(new) => {
+            // Two queues of one tenant at once would each count the runs
+            // without the other's: one at a time per tenant.
+            tx.lock_key(&format!("toolhost-runs-queue:{}", new.tenant))
+                .await?;
             statement(QUEUE)
                 .bind(new.id.as_str())
                 .bind(&new.tenant)

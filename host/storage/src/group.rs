@@ -22,13 +22,14 @@
 //! disk (a sync of the file covers every frame written to it so far, and
 //! SQLite recovers a log's frames in order, so a crash keeps a prefix that
 //! holds every answered row). Other writers keep the pool's FULL commits.
-//! The writer remembers the chain's head its last commit left, so a batch
-//! of rows without effects is begun, inserted and committed in one trip to
-//! sqlx's worker thread rather than four; if another writer moved the head
-//! meanwhile, the database refuses that batch and the writer appends it
-//! the usual way, reading the head first.
-//! PostgreSQL commits through the pool as before: the server already
-//! groups the flushes of concurrent commits.
+//! Each writer appends to a chain of its own (`src/chain.rs`), whose head
+//! it knows, so a batch of rows without effects is one `INSERT`, one trip
+//! to sqlx's worker thread.
+//! On PostgreSQL (and an in-memory SQLite database) batches commit through
+//! the pool, [`POSTGRES_WRITERS`] writers at once, each with its own chain
+//! and no lock shared with any other writer of the cluster: several
+//! batches are in flight, and the server's group commit combines their
+//! flushes with each other's and other replicas'.
 
 use std::path::PathBuf;
 
@@ -37,8 +38,10 @@ use sqlx::{ConnectOptions, SqliteConnection};
 use tokio::sync::{mpsc, oneshot};
 use toolhost_audit::{AuditEvent, Effect};
 
+use std::sync::Arc;
+
 use crate::StorageError;
-use crate::chain::Head;
+use crate::chain::{Anchorer, Source, WriterChain, refused};
 use crate::connect::Pools;
 
 /// Most rows per transaction: bounds how long one commit holds the writer
@@ -48,6 +51,10 @@ pub const MAX_BATCH: usize = 256;
 /// Rows waiting for the writer beyond those being committed: callers wait
 /// (back-pressure) rather than queue without bound.
 const QUEUE: usize = 4096;
+
+/// Writers committing through a PostgreSQL pool at once, each on a chain
+/// of its own: batches in flight per store.
+pub const POSTGRES_WRITERS: usize = 4;
 
 /// A row and the caller waiting for its commit.
 struct Pending {
@@ -71,24 +78,44 @@ pub(crate) struct Pipelined {
 #[derive(Clone)]
 pub(crate) struct GroupCommit {
     tx: mpsc::Sender<Pending>,
+    anchors: Arc<Anchorer>,
 }
 
 impl GroupCommit {
-    /// Starts the writer over `pools`, pipelined as `pipelined` says if set.
+    /// Starts the writers over `pools`, pipelined as `pipelined` says if
+    /// set, and the anchoring of their chains.
     pub(crate) fn start(pools: Pools, pipelined: Option<Pipelined>) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
+        let anchors = Anchorer::start(pools.clone());
         match pipelined {
             Some(p) => {
                 let (synced_tx, synced_rx) = mpsc::unbounded_channel();
                 drop(pools);
-                tokio::spawn(write_pipelined(p.connect, rx, synced_tx));
+                tokio::spawn(write_pipelined(p.connect, rx, synced_tx, anchors.clone()));
                 tokio::spawn(sync_batches(p.wal, synced_rx));
             }
             None => {
-                tokio::spawn(write_batches(pools, rx));
+                let writers = match pools {
+                    Pools::Postgres(_) => POSTGRES_WRITERS,
+                    Pools::Sqlite(_) => 1,
+                };
+                let (idle_tx, idle_rx) = mpsc::channel(writers);
+                for _ in 0..writers {
+                    tokio::spawn(write_batches(
+                        pools.clone(),
+                        idle_tx.clone(),
+                        anchors.clone(),
+                    ));
+                }
+                tokio::spawn(dispatch(rx, idle_rx));
             }
         }
-        Self { tx }
+        Self { tx, anchors }
+    }
+
+    /// Anchors the writers' moved heads now (the store closing).
+    pub(crate) async fn anchor(&self) -> Result<(), StorageError> {
+        self.anchors.anchor().await
     }
 
     /// Queues `event` with the `effects` its transaction applies, and
@@ -129,93 +156,190 @@ fn rows(batch: &[Pending]) -> Vec<(&AuditEvent, &[Effect])> {
     batch.iter().map(|p| (&p.event, &p.effects[..])).collect()
 }
 
-async fn write_batches(pools: Pools, mut rx: mpsc::Receiver<Pending>) {
-    while let Some(mut batch) = next_batch(&mut rx).await {
-        match crate::chain::append(&pools, &rows(&batch)).await {
-            Ok(_) => {
-                for p in batch {
-                    let _ = p.done.send(Ok(()));
-                }
+/// An idle writer, waiting for its next batch.
+type Idle = oneshot::Sender<Vec<Pending>>;
+
+/// Hands each batch to the writer that became idle last: at low load one
+/// writer (and one chain) takes every batch; under load every writer has
+/// one in flight, and rows queue into bigger batches while all are busy.
+/// Ends when every handle is dropped (the writers then end too).
+async fn dispatch(mut rx: mpsc::Receiver<Pending>, mut idle_rx: mpsc::Receiver<Idle>) {
+    let mut idle: Vec<Idle> = Vec::new();
+    loop {
+        if idle.is_empty() {
+            match idle_rx.recv().await {
+                Some(writer) => idle.push(writer),
+                None => return,
             }
-            Err(e) if batch.len() == 1 => {
-                let _ = batch.remove(0).done.send(Err(e));
-            }
-            // No row of the batch can be written one by one either.
-            Err(StorageError::Unavailable(down)) => {
-                for p in batch {
-                    let _ = p.done.send(Err(StorageError::Unavailable(down.clone())));
-                }
-            }
-            Err(_) => {
-                for p in batch {
-                    let one = crate::chain::append(&pools, &[(&p.event, &p.effects[..])])
-                        .await
-                        .map(drop);
-                    let _ = p.done.send(one);
-                }
+        }
+        let Some(batch) = next_batch(&mut rx).await else {
+            return;
+        };
+        while let Ok(writer) = idle_rx.try_recv() {
+            idle.push(writer);
+        }
+        let mut pending = Some(batch);
+        while let Some(batch) = pending.take() {
+            match idle.pop() {
+                // A writer whose task ended (it panicked) hands the batch back.
+                Some(writer) => pending = writer.send(batch).err(),
+                // Every idle writer gone: fail rather than lose the callers.
+                None => fail_all(batch, &StorageError::Closed),
             }
         }
     }
 }
 
-/// The pipelined writer: commits each batch on its own connection, then
-/// hands its callers to the syncer. A failed connection is dropped and
-/// opened again for the next batch; a batch that cannot get one fails.
+/// One of the pool's writers: commits each batch it is handed to its own
+/// chain, opened on its first batch.
+async fn write_batches(pools: Pools, idle: mpsc::Sender<Idle>, anchors: Arc<Anchorer>) {
+    let mut chain: Option<WriterChain> = None;
+    loop {
+        let (ready, handed) = oneshot::channel();
+        if idle.send(ready).await.is_err() {
+            return;
+        }
+        let Ok(batch) = handed.await else {
+            return;
+        };
+        let mut source = Source::Pools(&pools);
+        let mut c = match chain.take() {
+            Some(c) => c,
+            None => match WriterChain::open(&mut source).await {
+                Ok(c) => c,
+                Err(e) => {
+                    fail_all(batch, &e);
+                    continue;
+                }
+            },
+        };
+        let before = c.head.clone();
+        let committed = append_batch(&mut source, &mut c, batch).await;
+        if c.head != before {
+            anchors.moved(&c.id, &c.head);
+        }
+        for done in committed {
+            let _ = done.send(Ok(()));
+        }
+        chain = Some(c);
+    }
+}
+
+/// Answers every caller of `batch` with `e`.
+fn fail_all(batch: Vec<Pending>, e: &StorageError) {
+    for p in batch {
+        let _ = p.done.send(Err(copy_error(e)));
+    }
+}
+
+/// `e` again, for another caller.
+fn copy_error(e: &StorageError) -> StorageError {
+    match e {
+        StorageError::Unavailable(down) => StorageError::Unavailable(down.clone()),
+        other => StorageError::Query {
+            operation: "append audit rows",
+            message: other.to_string(),
+        },
+    }
+}
+
+/// Appends `batch` to `chain` on `source`: the whole batch at once, or, if
+/// that fails for one of its rows, each row on its own, so only the faulty
+/// row's caller sees an error. Callers whose rows failed are answered
+/// here; those whose rows committed are returned, to be answered when the
+/// commit is durable. After a failure whose outcome is unknown the chain's
+/// head is read back, so the next append follows what was written.
+async fn append_batch(
+    source: &mut Source<'_>,
+    chain: &mut WriterChain,
+    mut batch: Vec<Pending>,
+) -> Vec<Done> {
+    let appended = chain.append(source, &rows(&batch)).await;
+    let mut committed = Vec::with_capacity(batch.len());
+    match appended {
+        Ok(()) => committed.extend(batch.into_iter().map(|p| p.done)),
+        Err(e) if batch.len() == 1 => {
+            reread_unless_refused(source, chain, &e).await;
+            let _ = batch.remove(0).done.send(Err(e));
+        }
+        // No row of the batch can be written one by one either.
+        Err(e @ StorageError::Unavailable(_)) => {
+            reread_unless_refused(source, chain, &e).await;
+            fail_all(batch, &e);
+        }
+        Err(e) => {
+            reread_unless_refused(source, chain, &e).await;
+            for p in batch {
+                match chain.append(source, &[(&p.event, &p.effects[..])]).await {
+                    Ok(()) => committed.push(p.done),
+                    Err(e) => {
+                        reread_unless_refused(source, chain, &e).await;
+                        let _ = p.done.send(Err(e));
+                    }
+                }
+            }
+        }
+    }
+    committed
+}
+
+/// After a failed append: unless the database refused the rows (then
+/// nothing was written), read the chain's head back. If even that fails,
+/// the next append fails on the place index and the writer reads again.
+async fn reread_unless_refused(source: &mut Source<'_>, chain: &mut WriterChain, e: &StorageError) {
+    if !refused(e)
+        && let Err(again) = chain.reread(source).await
+    {
+        tracing::warn!(chain = %chain.id, error = %again, "reading an audit chain's head failed");
+    }
+}
+
+/// The pipelined writer: commits each batch to its chain on its own
+/// connection, then hands its callers to the syncer. A failed connection
+/// is dropped and opened again for the next batch (the chain's head read
+/// back on it); a batch that cannot get one fails.
 async fn write_pipelined(
     connect: SqliteConnectOptions,
     mut rx: mpsc::Receiver<Pending>,
     synced: mpsc::UnboundedSender<Vec<Done>>,
+    anchors: Arc<Anchorer>,
 ) {
     let mut conn: Option<SqliteConnection> = None;
-    // The chain's head as this writer's last commit left it: the next batch
-    // is appended after it in one trip to SQLite, unless it moved.
-    let mut head: Option<Head> = None;
+    let mut chain: Option<WriterChain> = None;
     while let Some(batch) = next_batch(&mut rx).await {
         let mut c = match conn.take() {
             Some(c) => c,
             None => match connect.connect().await {
                 Ok(c) => c,
                 Err(e) => {
-                    let message = e.to_string();
-                    for p in batch {
-                        let _ = p.done.send(Err(StorageError::Query {
-                            operation: "open the audit writer's connection",
-                            message: message.clone(),
-                        }));
-                    }
+                    let failed = StorageError::Query {
+                        operation: "open the audit writer's connection",
+                        message: e.to_string(),
+                    };
+                    fail_all(batch, &failed);
                     continue;
                 }
             },
         };
-        let appended = append_pipelined(&mut c, head.take(), &batch).await;
-        let mut committed = Vec::with_capacity(batch.len());
-        let mut healthy = true;
-        match appended {
-            Ok(after) => {
-                head = Some(after);
-                committed.extend(batch.into_iter().map(|p| p.done));
-            }
-            Err(e) if batch.len() == 1 => {
-                healthy = !is_connection_error(&e);
-                let p = batch.into_iter().next().expect("one");
-                let _ = p.done.send(Err(e));
-            }
-            Err(_) => {
-                for p in batch {
-                    let one = [(&p.event, &p.effects[..])];
-                    match crate::chain::append_on(&mut c, &one).await {
-                        Ok(after) => {
-                            head = Some(after);
-                            committed.push(p.done);
-                        }
-                        Err(e) => {
-                            healthy &= !is_connection_error(&e);
-                            let _ = p.done.send(Err(e));
-                        }
-                    }
+        let mut source = Source::Sqlite(&mut c);
+        let mut writer = match chain.take() {
+            Some(w) => w,
+            None => match WriterChain::open(&mut source).await {
+                Ok(w) => w,
+                Err(e) => {
+                    fail_all(batch, &e);
+                    continue;
                 }
-            }
+            },
+        };
+        let before = writer.head.clone();
+        let committed = append_batch(&mut source, &mut writer, batch).await;
+        let moved = writer.head != before;
+        let healthy = moved || is_healthy(&mut c).await;
+        if moved {
+            anchors.moved(&writer.id, &writer.head);
         }
+        chain = Some(writer);
         if healthy {
             conn = Some(c);
         }
@@ -225,30 +349,10 @@ async fn write_pipelined(
     }
 }
 
-/// Appends `batch` on the writer's connection: after `head` in one trip
-/// when the writer knows it and no row has effects, else (and when that
-/// fails: the head moved, or a row was refused) the usual way, which reads
-/// the head. Returns the new head.
-async fn append_pipelined(
-    conn: &mut SqliteConnection,
-    head: Option<Head>,
-    batch: &[Pending],
-) -> Result<Head, StorageError> {
-    if let Some(head) = head
-        && batch.iter().all(|p| p.effects.is_empty())
-    {
-        let events: Vec<&AuditEvent> = batch.iter().map(|p| &p.event).collect();
-        if let Ok(after) = crate::chain::append_after(conn, &head, &events).await {
-            return Ok(after);
-        }
-    }
-    crate::chain::append_on(conn, &rows(batch)).await
-}
-
-/// Whether an append failed for want of its connection (then it is opened
-/// again), not for what it wrote.
-fn is_connection_error(e: &StorageError) -> bool {
-    !matches!(e, StorageError::DuplicateCallId { .. })
+/// Whether the writer's connection still answers, after a batch of which
+/// nothing committed.
+async fn is_healthy(conn: &mut SqliteConnection) -> bool {
+    sqlx::query("SELECT 1").execute(conn).await.is_ok()
 }
 
 /// The syncer: syncs the write-ahead log once for every batch committed

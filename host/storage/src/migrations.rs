@@ -114,6 +114,10 @@ pub(crate) const SQLITE: Files = &[
         "0022_catalog_audience_and_pins.sql",
         include_str!("../../../migrations/sqlite/0022_catalog_audience_and_pins.sql"),
     ),
+    (
+        "0023_audit_writer_chains.sql",
+        include_str!("../../../migrations/sqlite/0023_audit_writer_chains.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -205,6 +209,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0022_catalog_audience_and_pins.sql",
         include_str!("../../../migrations/postgres/0022_catalog_audience_and_pins.sql"),
+    ),
+    (
+        "0023_audit_writer_chains.sql",
+        include_str!("../../../migrations/postgres/0023_audit_writer_chains.sql"),
     ),
 ];
 
@@ -331,8 +339,9 @@ mod tests {
         conn
     }
 
-    /// 0019 numbers the rows chained before it in id order, skips the rows
-    /// from before the chain, and the host appends after them.
+    /// 0019 numbers the rows chained before it in id order and skips the
+    /// rows from before the chain; they stay in the legacy chain, and the
+    /// host appends to a chain of its own (0023).
     #[tokio::test]
     async fn rows_chained_before_0019_get_their_places_and_the_chain_goes_on() {
         use sqlx::Connection;
@@ -373,19 +382,26 @@ mod tests {
             .await
             .expect("appended after the old head");
         let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("open");
-        let places: Vec<(String, Option<i64>, Option<String>)> =
-            sqlx::query_as("SELECT call_id, chain_seq, prev_hash FROM audit ORDER BY id")
+        let places: Vec<(String, Option<i64>, Option<String>, String)> =
+            sqlx::query_as("SELECT call_id, chain_seq, prev_hash, chain_id FROM audit ORDER BY id")
                 .fetch_all(&mut conn)
                 .await
                 .expect("rows");
+        let legacy = String::new();
+        let writer = places[4].3.clone();
+        assert_ne!(
+            writer, legacy,
+            "since 0023 the host appends to a chain of its own"
+        );
+        let genesis = toolhost_audit::chain::chain_genesis(&writer);
         assert_eq!(
             places,
             [
-                ("legacy".to_owned(), None, None),
-                ("a".to_owned(), Some(1), Some(hash('0'))),
-                ("b".to_owned(), Some(2), Some(hash('a'))),
-                ("c".to_owned(), Some(3), Some(hash('b'))),
-                ("d".to_owned(), Some(4), Some(hash('c'))),
+                ("legacy".to_owned(), None, None, legacy.clone()),
+                ("a".to_owned(), Some(1), Some(hash('0')), legacy.clone()),
+                ("b".to_owned(), Some(2), Some(hash('a')), legacy.clone()),
+                ("c".to_owned(), Some(3), Some(hash('b')), legacy.clone()),
+                ("d".to_owned(), Some(1), Some(genesis), writer),
             ]
         );
     }

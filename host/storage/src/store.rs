@@ -19,6 +19,9 @@ use toolhost_audit::chain::TenantSummary;
 // placeholders, and every type used (TEXT, 64-bit integers) maps the same.
 const COUNT_AUDIT: &str = "SELECT COUNT(*) FROM audit";
 
+/// The row id of call `$1`.
+const SELECT_ID: &str = "SELECT id FROM audit WHERE call_id = $1";
+
 /// The host's database: a pool over SQLite or PostgreSQL, migrated at
 /// connect. Cheap to clone (clones share the pool).
 #[derive(Clone)]
@@ -91,12 +94,24 @@ impl Store {
         }
     }
 
-    /// Records one event, chained to the newest row, and returns its row
-    /// id. One transaction: it writes the whole row or nothing. A call id
-    /// already recorded fails with [`StorageError::DuplicateCallId`].
+    /// Records one event through the audit writers (as
+    /// [`AuditSink::record`] does), chained to the newest row of a writer's
+    /// chain, and returns its row id. It writes the whole row or nothing. A
+    /// call id already recorded fails with [`StorageError::DuplicateCallId`].
     pub async fn append(&self, event: &AuditEvent) -> Result<i64, StorageError> {
-        let ids = chain::append(&self.pools, &[(event, &[])]).await?;
-        Ok(*ids.first().expect("one row inserted, one id returned"))
+        self.audit.record(event, &[]).await?;
+        on_pool!(&self.pools, pool => sqlx::query_scalar(SELECT_ID)
+            .bind(&event.call_id)
+            .fetch_one(pool)
+            .await)
+        .map_err(StorageError::query("read an appended audit row's id"))
+    }
+
+    /// Anchors the audit writers' chains now, as they are anchored about
+    /// once a second ([`crate::chain`]): after it returns, a walk holds
+    /// every row committed before it to its anchor.
+    pub async fn anchor_audit(&self) -> Result<(), StorageError> {
+        self.audit.anchor().await
     }
 
     /// The `limit` most recently recorded rows, newest first (by row id,
@@ -147,17 +162,20 @@ impl Store {
         rows.into_iter().map(Stored::into_record).collect()
     }
 
-    /// Walks every audit row in id order and recomputes the hash chain.
-    /// `Ok(Ok(summary))`: intact (rows from before the chain counted
-    /// apart); `Ok(Err(break))`: the first row that does not fit, and why;
-    /// `Err`: the rows could not be read. Reads a page at a time, so it runs
-    /// beside a serving host on a table of any size.
+    /// Walks the whole audit trail and recomputes its hashes: the anchor
+    /// chain, the legacy chain (rows from before migration 0023) in id
+    /// order, then every writer's chain in place order, each anchored place
+    /// against its anchor. `Ok(Ok(summary))`: intact (rows from before the
+    /// chain counted apart); `Ok(Err(break))`: the first row (or anchor)
+    /// that does not fit, and why; `Err`: the rows could not be read. Reads
+    /// a page at a time, so it runs beside a serving host on a table of any
+    /// size.
     pub async fn verify_chain(&self) -> Result<Result<ChainSummary, ChainBreak>, StorageError> {
         chain::verify(&self.pools).await
     }
 
     /// Walks `tenant`'s audit rows in id order: each row's hash, and its
-    /// links to the rows beside it in the one chain, whoever's they are
+    /// links to the rows beside it in its chain, whoever's they are
     /// (their hashes only). What a tenant may verify of the chain without
     /// seeing another tenant's rows or anything host-wide; the whole walk
     /// is [`verify_chain`](Self::verify_chain). `Ok(Err(break))`: the
@@ -201,6 +219,9 @@ impl Store {
     /// Closes every connection, waiting for operations in flight. Later
     /// operations fail. Call it at shutdown so SQLite checkpoints its WAL.
     pub async fn close(&self) {
+        if let Err(e) = self.audit.anchor().await {
+            tracing::warn!(error = %e, "anchoring the audit chains at close failed");
+        }
         on_pool!(&self.counters, pool => pool.close().await);
         on_pool!(&self.pools, pool => pool.close().await)
     }

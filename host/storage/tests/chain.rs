@@ -9,7 +9,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use common::{TestDb, event};
 use serde_json::json;
-use toolhost_audit::chain::{ChainedRow, GENESIS, Problem, row_hash};
+use toolhost_audit::chain::{ChainedRow, GENESIS, Problem, chain_genesis, row_hash};
 use toolhost_audit::{AuditEvent, AuditSink, ChainSummary, ClientRound, Outcome, argument_digest};
 use toolhost_storage::{AuditQuery, Store};
 use toolhost_types::Digest;
@@ -23,7 +23,11 @@ on_both_engines!(
     rows_from_before_the_chain_are_counted_as_unverifiable,
     a_row_inserted_without_a_hash_after_the_chain_began_breaks_it,
     two_stores_appending_at_once_never_fork_the_chain,
-    a_second_row_on_the_same_predecessor_is_refused_by_the_database,
+    a_second_row_at_a_place_is_refused_and_a_skipped_place_is_found,
+    rows_reordered_in_a_chain_are_found,
+    a_chain_cut_short_or_removed_after_its_anchor_is_found,
+    an_edited_or_removed_anchor_is_found,
+    a_row_of_a_chain_no_writer_opened_is_found,
     search_applies_every_filter_and_returns_the_newest_first,
     a_calls_client_rounds_are_kept_in_its_chained_row,
     the_definition_a_call_was_served_is_kept_in_its_chained_row,
@@ -191,18 +195,29 @@ async fn a_deleted_row_breaks_the_chain_at_the_next_row(db: &TestDb) {
         .expect("deleting a row");
     let broken = broken(&store).await;
     assert_eq!(broken.id, ids[3]);
+    assert_eq!(broken.problem, Problem::Gap { place: 3 }, "{broken}");
+
+    // Removed and the later rows renumbered: the link still fails.
+    db.raw(format!(
+        "UPDATE audit SET chain_seq = chain_seq - 1 WHERE id IN ({}, {})",
+        ids[3], ids[4]
+    ))
+    .await
+    .expect("closing the gap");
+    let broken = self::broken(&store).await;
+    assert_eq!(broken.id, ids[3]);
     assert!(
         matches!(broken.problem, Problem::Unlinked { .. }),
         "{broken}"
     );
 
-    // Removing the first row is caught by the genesis link.
+    // Removing the first row is caught at the row that takes its place.
     db.raw(format!("DELETE FROM audit WHERE id = {}", ids[0]))
         .await
         .expect("deleting the first row");
     let broken = self::broken(&store).await;
     assert_eq!(broken.id, ids[1]);
-    assert!(broken.to_string().contains("genesis"), "{broken}");
+    assert_eq!(broken.problem, Problem::Gap { place: 1 }, "{broken}");
 }
 
 /// A row as a build before migration 0006 wrote it: no hashes, no new columns.
@@ -224,7 +239,7 @@ async fn rows_from_before_the_chain_are_counted_as_unverifiable(db: &TestDb) {
         ChainSummary {
             verified: 0,
             unchained: 2,
-            head: None
+            ..ChainSummary::default()
         }
     );
     let ids = append_n(&store, 3).await;
@@ -232,7 +247,8 @@ async fn rows_from_before_the_chain_are_counted_as_unverifiable(db: &TestDb) {
     assert_eq!((summary.verified, summary.unchained), (3, 2));
     assert_eq!(summary.head.map(|(id, _)| id), ids.last().copied());
 
-    // The first chained row starts from the genesis, not from the old rows.
+    // The first chained row starts from its chain's genesis, not from the
+    // old rows.
     db.raw(format!(
         "UPDATE audit SET prev_hash = '{}' WHERE id = {}",
         "2".repeat(64),
@@ -242,7 +258,13 @@ async fn rows_from_before_the_chain_are_counted_as_unverifiable(db: &TestDb) {
     .expect("editing the first link");
     let broken = broken(&store).await;
     assert_eq!(broken.id, ids[0]);
-    assert!(broken.to_string().contains(GENESIS), "{broken}");
+    let chain: String = db
+        .scalar(format!("SELECT chain_id FROM audit WHERE id = {}", ids[0]))
+        .await;
+    match broken.problem {
+        Problem::Unlinked { expected, .. } => assert_eq!(expected, chain_genesis(&chain)),
+        other => panic!("{other:?}"),
+    }
 }
 
 async fn a_row_inserted_without_a_hash_after_the_chain_began_breaks_it(db: &TestDb) {
@@ -302,41 +324,171 @@ async fn a_refused_append_releases_the_chain_for_other_writers(db: &TestDb) {
     assert_eq!(intact(&a).await.verified, 2);
 }
 
-async fn a_second_row_on_the_same_predecessor_is_refused_by_the_database(db: &TestDb) {
+/// The chain id and place of row `id`.
+async fn place_of(db: &TestDb, id: i64) -> (String, i64) {
+    let chain: String = db
+        .scalar(format!("SELECT chain_id FROM audit WHERE id = {id}"))
+        .await;
+    let place: i64 = db
+        .scalar(format!("SELECT chain_seq FROM audit WHERE id = {id}"))
+        .await;
+    (chain, place)
+}
+
+/// A chained row of `chain` at `place`, written by hand.
+fn forged_row(call_id: &str, chain: &str, place: i64, prev: &str) -> String {
+    format!(
+        "INSERT INTO audit (call_id, at, principal, tenant, tool, argument_digest, outcome, \
+         duration_us, prev_hash, row_hash, chain_seq, chain_id) VALUES ('{call_id}', 0, 'p', \
+         't', 'x', '{zero}', 'executed', 0, '{prev}', '{one}', {place}, '{chain}')",
+        zero = GENESIS,
+        one = "1".repeat(64)
+    )
+}
+
+async fn a_second_row_at_a_place_is_refused_and_a_skipped_place_is_found(db: &TestDb) {
+    let store = db.store().await;
+    let ids = append_n(&store, 1).await;
+    let (chain, place) = place_of(db, ids[0]).await;
+    assert_eq!(place, 1);
+    let (_, head) = intact(&store).await.head.expect("one chained row");
+    let refused = db
+        .raw(forged_row("fork", &chain, 1, &head))
+        .await
+        .expect_err("a second row at a place");
+    assert!(
+        refused.to_string().contains("audit_chain_place") || refused.to_string().contains("UNIQUE"),
+        "{refused}"
+    );
+    // A place skipped is not refused by the database (the writer owns its
+    // head and never skips one), but the walk finds it.
+    db.raw(forged_row("skip", &chain, 3, &head))
+        .await
+        .expect("a row past a gap");
+    let broken = broken(&store).await;
+    assert_eq!(broken.call_id, "skip");
+    assert_eq!(broken.problem, Problem::Gap { place: 2 });
+}
+
+async fn rows_reordered_in_a_chain_are_found(db: &TestDb) {
+    let store = db.store().await;
+    let ids = append_n(&store, 4).await;
+    // Rows 2 and 3 trade places (through a free place: the index is unique).
+    db.raw(format!(
+        "UPDATE audit SET chain_seq = -1 WHERE id = {}",
+        ids[1]
+    ))
+    .await
+    .expect("moving");
+    db.raw(format!(
+        "UPDATE audit SET chain_seq = 2 WHERE id = {}",
+        ids[2]
+    ))
+    .await
+    .expect("moving");
+    db.raw(format!(
+        "UPDATE audit SET chain_seq = 3 WHERE id = {}",
+        ids[1]
+    ))
+    .await
+    .expect("moving");
+    let broken = broken(&store).await;
+    assert_eq!(broken.id, ids[2]);
+    assert!(
+        matches!(broken.problem, Problem::Unlinked { .. }),
+        "{broken}"
+    );
+}
+
+async fn a_chain_cut_short_or_removed_after_its_anchor_is_found(db: &TestDb) {
+    let store = db.store().await;
+    let ids = append_n(&store, 5).await;
+    store.anchor_audit().await.expect("anchored");
+    let summary = intact(&store).await;
+    assert_eq!(
+        (summary.verified, summary.chains, summary.anchors),
+        (5, 1, 1)
+    );
+    let (chain, _) = place_of(db, ids[0]).await;
+
+    // The newest rows removed: the anchor still names the last place.
+    db.raw(format!("DELETE FROM audit WHERE id >= {}", ids[3]))
+        .await
+        .expect("truncating");
+    let broken = broken(&store).await;
+    assert_eq!(
+        broken.problem,
+        Problem::Truncated {
+            chain: chain.clone(),
+            place: 5
+        }
+    );
+    assert_eq!(broken.id, ids[2]);
+
+    // Every row of the chain removed, and its opening: the anchor names it.
+    db.raw("DELETE FROM audit".to_owned())
+        .await
+        .expect("all rows");
+    db.raw("DELETE FROM audit_chains".to_owned())
+        .await
+        .expect("the opening");
+    let broken = self::broken(&store).await;
+    assert_eq!(broken.problem, Problem::Truncated { chain, place: 5 });
+    assert!(
+        broken.to_string().starts_with("audit trail broken: "),
+        "{broken}"
+    );
+}
+
+async fn an_edited_or_removed_anchor_is_found(db: &TestDb) {
+    let store = db.store().await;
+    append_n(&store, 2).await;
+    store.anchor_audit().await.expect("anchored");
+    store.append(&event("later", 5)).await.expect("appended");
+    store.anchor_audit().await.expect("anchored");
+    store.append(&event("latest", 6)).await.expect("appended");
+    store.anchor_audit().await.expect("anchored");
+    let summary = intact(&store).await;
+    assert_eq!(summary.anchors, 3);
+    assert_eq!(summary.anchor_head.as_ref().map(|(seq, _)| *seq), Some(3));
+
+    // An anchor moved back a place, as if the chain had been shorter.
+    db.raw("UPDATE audit_anchors SET chain_seq = 1 WHERE seq = 1".to_owned())
+        .await
+        .expect("editing an anchor");
+    assert_eq!(
+        broken(&store).await.problem,
+        Problem::AnchorEdited { anchor: 1 }
+    );
+    db.raw("UPDATE audit_anchors SET chain_seq = 2 WHERE seq = 1".to_owned())
+        .await
+        .expect("restoring it");
+    intact(&store).await;
+
+    db.raw("DELETE FROM audit_anchors WHERE seq = 2".to_owned())
+        .await
+        .expect("removing an anchor");
+    assert_eq!(
+        broken(&store).await.problem,
+        Problem::AnchorUnlinked { anchor: 3 }
+    );
+}
+
+async fn a_row_of_a_chain_no_writer_opened_is_found(db: &TestDb) {
     let store = db.store().await;
     append_n(&store, 1).await;
-    let refused = db
-        .raw(format!(
-            "INSERT INTO audit (call_id, at, principal, tenant, tool, argument_digest, outcome, \
-             duration_us, prev_hash, row_hash) VALUES ('fork', 0, 'p', 't', 'x', '{zero}', \
-             'executed', 0, '{zero}', '{one}')",
-            zero = GENESIS,
-            one = "1".repeat(64)
-        ))
+    let genesis = chain_genesis("smuggled-chain");
+    db.raw(forged_row("smuggled", "smuggled-chain", 1, &genesis))
         .await
-        .expect_err("a fork of the genesis");
-    assert!(refused.to_string().contains("prev_hash"), "{refused}");
-
-    // Nor may a row follow the head's hash from a place already taken, or
-    // one that skips a place: the trigger (migration 0019) refuses both.
-    let (_, head) = intact(&store).await.head.expect("one chained row");
-    for place in [1, 3] {
-        let refused = db
-            .raw(format!(
-                "INSERT INTO audit (call_id, at, principal, tenant, tool, argument_digest, \
-                 outcome, duration_us, prev_hash, row_hash, chain_seq) VALUES ('fork-{place}', \
-                 0, 'p', 't', 'x', '{zero}', 'executed', 0, '{head}', '{one}', {place})",
-                zero = GENESIS,
-                one = "1".repeat(64)
-            ))
-            .await
-            .expect_err("not the place after the head");
-        assert!(
-            refused.to_string().contains("audit_chain_head"),
-            "{refused}"
-        );
-    }
-    assert_eq!(intact(&store).await.verified, 1);
+        .expect("a raw insert");
+    let broken = broken(&store).await;
+    assert_eq!(broken.call_id, "smuggled");
+    assert_eq!(
+        broken.problem,
+        Problem::UnopenedChain {
+            chain: "smuggled-chain".into()
+        }
+    );
 }
 
 async fn search_applies_every_filter_and_returns_the_newest_first(db: &TestDb) {
@@ -555,4 +707,86 @@ async fn a_tenants_walk_checks_its_rows_and_their_links_and_nothing_of_the_other
     let broken = walk("acme").await.expect_err("a gap");
     assert_eq!(broken.call_id, "a2");
     assert_eq!(broken.problem, Problem::Gap { place: 3 }, "{broken}");
+}
+
+/// Two replicas' stores on one PostgreSQL append side by side: while the
+/// first holds its audit transaction open (its row inserted, its effect
+/// waiting on a row another session locked), the second's batch commits.
+/// Before writer chains both took one advisory lock, held to the commit,
+/// and the second waited for the first.
+#[tokio::test]
+async fn a_second_writer_commits_while_the_first_holds_its_transaction_open() {
+    use sqlx::Connection;
+    use toolhost_audit::{Effect, KeyRef};
+    let db = TestDb::postgres().await;
+    let first = common::store_with_tenants(&db, &["acme"], 0).await;
+    let second = db.store().await;
+    db.raw(
+        "INSERT INTO idempotency_keys (tenant, principal, tool, key, request_digest, state, \
+         created_at) VALUES ('acme', 'alice', 'greet', 'k1', 'd', 'running', 0)"
+            .to_owned(),
+    )
+    .await
+    .expect("a running key");
+    let mut holder = sqlx::PgConnection::connect(db.url())
+        .await
+        .expect("connects");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(
+        "BEGIN; SELECT 1 FROM idempotency_keys WHERE key = 'k1' FOR UPDATE".to_owned(),
+    ))
+    .execute(&mut holder)
+    .await
+    .expect("the key's row locked");
+
+    let release = Effect::ReleaseKey {
+        key: KeyRef {
+            tenant: "acme".into(),
+            principal: "alice".into(),
+            tool: "greet".into(),
+            key: "k1".into(),
+        },
+    };
+    let held = tokio::spawn(async move {
+        first
+            .record_with(&event("held", 1), &[release])
+            .await
+            .map_err(|e| e.to_string())
+    });
+    // The first writer's transaction is open: its row is inserted, and its
+    // effect waits for the lock.
+    let waiting = async {
+        loop {
+            let n: i64 = db
+                .scalar(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
+                     AND query LIKE 'DELETE FROM idempotency_keys%'"
+                        .to_owned(),
+                )
+                .await;
+            if n > 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), waiting)
+        .await
+        .expect("the first writer waits inside its transaction");
+
+    tokio::time::timeout(Duration::from_secs(10), second.record(&event("beside", 2)))
+        .await
+        .expect("the second writer was not kept waiting by the first")
+        .expect("recorded");
+    assert!(
+        !held.is_finished(),
+        "the first writer still holds its transaction"
+    );
+
+    sqlx::raw_sql(sqlx::AssertSqlSafe("ROLLBACK".to_owned()))
+        .execute(&mut holder)
+        .await
+        .expect("released");
+    held.await.expect("task").expect("the first writer commits");
+    let summary = intact(&second).await;
+    assert_eq!((summary.verified, summary.chains), (2, 2));
 }

@@ -23,6 +23,7 @@ use toolhost_types::Digest;
 on_both_engines!(
     a_queued_run_is_stored_with_its_row_and_read_only_by_its_tenant,
     a_full_queue_refuses_the_run_and_its_row,
+    queues_racing_on_two_hosts_never_pass_the_tenants_limit,
     the_oldest_queued_run_is_claimed_first,
     a_tenant_holding_workers_waits_while_another_tenants_run_starts,
     eight_concurrent_claimers_take_twenty_runs_once_each,
@@ -191,6 +192,33 @@ async fn queued_of(store: &Store, principal: &str, at: i64) -> RunId {
         .await
         .expect("queued");
     run.id
+}
+
+/// Twelve queues at once from two hosts' stores (each with its own audit
+/// writers, on PostgreSQL in transactions side by side): the tenant's
+/// limit holds exactly.
+async fn queues_racing_on_two_hosts_never_pass_the_tenants_limit(db: &TestDb) {
+    let (a, b) = (db.store().await, db.store().await);
+    let limits = QueueLimits {
+        per_tenant: 3,
+        per_principal: 100,
+    };
+    let mut racing = tokio::task::JoinSet::new();
+    for i in 0..12i64 {
+        let store = if i % 2 == 0 { a.clone() } else { b.clone() };
+        let run = NewRun {
+            limits,
+            ..new_run(&format!("p{i}"), i)
+        };
+        racing.spawn(async move { queue(&store, &format!("race-{i}"), &run).await.is_ok() });
+    }
+    let mut queued = 0;
+    while let Some(done) = racing.join_next().await {
+        queued += usize::from(done.expect("a task"));
+    }
+    assert_eq!(queued, 3, "exactly the tenant's limit queued");
+    let verified = a.verify_chain().await.expect("walk");
+    assert!(verified.is_ok(), "{verified:?}");
 }
 
 async fn a_full_queue_refuses_the_run_and_its_row(db: &TestDb) {

@@ -147,6 +147,11 @@ pub(crate) trait Tx: Send {
         &mut self,
         statement: &Statement<'_>,
     ) -> impl Future<Output = Result<bool, sqlx::Error>> + Send;
+
+    /// Serializes this transaction with every other that locks `key`, to
+    /// its end: PostgreSQL's transaction-scoped advisory lock on the key's
+    /// hash. Nothing on SQLite, whose one writer at a time already is.
+    fn lock_key(&mut self, key: &str) -> impl Future<Output = Result<(), sqlx::Error>> + Send;
 }
 
 // The two engines differ only in their query result's type (which has no
@@ -161,6 +166,10 @@ impl Tx for SqliteConnection {
         let query = statement.query::<Sqlite>();
         Ok(query.fetch_optional(self).await?.is_some())
     }
+
+    async fn lock_key(&mut self, _key: &str) -> Result<(), sqlx::Error> {
+        Ok(())
+    }
 }
 
 impl Tx for PgConnection {
@@ -172,5 +181,13 @@ impl Tx for PgConnection {
     async fn exists(&mut self, statement: &Statement<'_>) -> Result<bool, sqlx::Error> {
         let query = statement.query::<Postgres>();
         Ok(query.fetch_optional(self).await?.is_some())
+    }
+
+    async fn lock_key(&mut self, key: &str) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+            .bind(key)
+            .execute(self)
+            .await
+            .map(drop)
     }
 }

@@ -101,8 +101,8 @@ pub(super) const EXHAUSTED: &str = concat!(
 
 /// [`toolhost_runs::RunEffect::Queue`]: inserts the run only while its
 /// tenant has fewer than `$10` and its principal fewer than `$11`
-/// unsettled runs. Audit rows are appended one transaction at a time (the
-/// chain's lock, `src/chain.rs`), so two queues never both see room for one.
+/// unsettled runs. The effect takes its tenant's lock first
+/// (`Tx::lock_key`), so two queues never both see room for one.
 pub(crate) const QUEUE: &str = "INSERT INTO runs (id, tenant, principal, principal_kind, \
      client_id, spec, timeout_ms, state, attempt, max_attempts, audited_attempts, created_at) \
      SELECT $1, $2, $3, $4, $5, $6, $7, 'queued', 0, $8, 0, $9 \

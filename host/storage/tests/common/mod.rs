@@ -116,6 +116,37 @@ impl TestDb {
     }
 
     /// Runs `sql` on a connection of its own, bypassing the store.
+    /// The first column of the first row `sql` returns, as text or integer.
+    pub async fn scalar<T>(&self, sql: String) -> T
+    where
+        T: for<'r> sqlx::Decode<'r, sqlx::Sqlite>
+            + sqlx::Type<sqlx::Sqlite>
+            + for<'r> sqlx::Decode<'r, sqlx::Postgres>
+            + sqlx::Type<sqlx::Postgres>
+            + Send
+            + Unpin,
+    {
+        use sqlx::Row as _;
+        let query = sqlx::raw_sql(AssertSqlSafe(sql));
+        match self {
+            TestDb::Sqlite { url, .. } => {
+                let mut c = SqliteConnection::connect(url).await.expect("connects");
+                query
+                    .fetch_one(&mut c)
+                    .await
+                    .and_then(|r| r.try_get::<T, _>(0))
+            }
+            TestDb::Postgres { url, .. } => {
+                let mut c = PgConnection::connect(url).await.expect("connects");
+                query
+                    .fetch_one(&mut c)
+                    .await
+                    .and_then(|r| r.try_get::<T, _>(0))
+            }
+        }
+        .expect("one value")
+    }
+
     pub async fn raw(&self, sql: String) -> Result<(), sqlx::Error> {
         let sql = sqlx::raw_sql(AssertSqlSafe(sql));
         match self {
