@@ -23,8 +23,16 @@ use toolhost_storage::Store;
 
 const DEFAULT_PG_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
-/// Concurrent callers per writer process: a replica under load.
+/// Concurrent callers per writer process, unless
+/// `TOOLHOST_AUDIT_BENCH_CALLERS` says otherwise.
 const CALLERS: usize = 16;
+
+fn callers_per_process() -> usize {
+    std::env::var("TOOLHOST_AUDIT_BENCH_CALLERS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(CALLERS)
+}
 
 /// The child's role, and where it writes.
 const WRITER_ENV: &str = "TOOLHOST_AUDIT_BENCH_WRITER";
@@ -39,7 +47,10 @@ fn main() {
         return;
     }
     let admin = std::env::var("TOOLHOST_TEST_PG_URL").unwrap_or(DEFAULT_PG_URL.into());
-    println!("audit appends on one PostgreSQL, {CALLERS} callers per writer process, {seconds} s");
+    println!(
+        "audit appends on one PostgreSQL, {} callers per writer process, {seconds} s",
+        callers_per_process()
+    );
     let mut results = Vec::new();
     for processes in [1usize, 3] {
         let schema = runtime.block_on(Schema::create(&admin));
@@ -51,13 +62,17 @@ fn main() {
                 .close()
                 .await;
         });
+        let before = cpu_ticks();
         let total = run_writers(&schema.url, processes);
+        let busy = busy_share(before, cpu_ticks());
         runtime.block_on(schema.drop());
         println!(
-            "  {processes} writer process(es): {:>7.0} rows/s, p50 {:>6.2} ms, p99 {:>6.2} ms",
+            "  {processes} writer process(es): {:>7.0} rows/s, p50 {:>6.2} ms, p99 {:>6.2} ms, \
+             machine CPU {:>3.0}% busy",
             total.rows as f64 / seconds as f64,
             total.p50_ms,
-            total.p99_ms
+            total.p99_ms,
+            busy * 100.0
         );
         results.push(total);
     }
@@ -67,6 +82,30 @@ fn main() {
         three.rows as f64 / one.rows as f64,
         three.p50_ms / one.p50_ms
     );
+}
+
+/// The machine's CPU time so far, from `/proc/stat`: (idle, total) ticks.
+fn cpu_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    // idle and iowait are the CPU's idle time.
+    let idle = ticks.get(3).copied().unwrap_or(0) + ticks.get(4).copied().unwrap_or(0);
+    (idle, ticks.iter().sum())
+}
+
+/// The share of CPU time busy between two readings: writers, PostgreSQL
+/// and everything else on the machine. Near 100% the run is bound by the
+/// CPU, not by the database's flushes.
+fn busy_share((idle0, total0): (u64, u64), (idle1, total1): (u64, u64)) -> f64 {
+    let total = total1.saturating_sub(total0).max(1) as f64;
+    1.0 - idle1.saturating_sub(idle0) as f64 / total
 }
 
 /// What one writer process (or all of them) did.
@@ -131,7 +170,7 @@ async fn write_for(url: &str, length: Duration) -> Report {
     let deadline = Instant::now() + length;
     let tag = std::process::id();
     let mut callers = tokio::task::JoinSet::new();
-    for caller in 0..CALLERS {
+    for caller in 0..callers_per_process() {
         let store = store.clone();
         callers.spawn(async move {
             let mut latencies = Vec::new();
