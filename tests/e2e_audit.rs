@@ -48,6 +48,41 @@ fn verified(server: &Server) -> u64 {
         .unwrap_or_else(|| panic!("audit verify printed {out:?}"))
 }
 
+/// The writer chains and anchors `audit verify` reports.
+fn chains_and_anchors(server: &Server) -> (u64, u64) {
+    let (code, out, err) = audit(server, &["verify"]);
+    assert_eq!(code, Some(0), "audit verify: {out}{err}");
+    out.lines()
+        .find_map(|l| {
+            let (chains, rest) = l.split_once(" writer chains and the legacy chain walked, ")?;
+            let anchors = rest.strip_suffix(" anchors checked")?;
+            Some((chains.parse().ok()?, anchors.parse().ok()?))
+        })
+        .unwrap_or_else(|| panic!("audit verify printed {out:?}"))
+}
+
+/// The commands that published the plugin each appended to a chain of
+/// their own and exited at once; each anchored its chain before it did, so
+/// a walk holds their rows to an anchor (the server's own chain is
+/// anchored within a second of its rows).
+#[test]
+fn every_command_anchors_the_chain_it_wrote_before_it_exits() {
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (chains, anchors) = chains_and_anchors(&server);
+        assert!(chains >= 1, "the publishing commands wrote rows");
+        if anchors >= chains {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{chains} chains but {anchors} anchors"
+        );
+        thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// The rows `audit search ARGS…` prints (without its header).
 fn search(server: &Server, args: &[&str]) -> Vec<String> {
     let mut all = vec!["search"];

@@ -133,11 +133,30 @@ pub enum ClientCommand {
     },
 }
 
-/// Opens (and migrates) the store `store` names.
+/// Opens (and migrates) the store `store` names. The command's process
+/// closes it before it exits ([`close_opened`]).
 pub(crate) async fn open(store: &StoreArg) -> anyhow::Result<Store> {
-    Store::connect(&store.database_url)
+    let opened = Store::connect(&store.database_url)
         .await
-        .context("opening the store")
+        .context("opening the store")?;
+    OPENED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(opened.clone());
+    Ok(opened)
+}
+
+/// The stores a command opened with [`open`].
+static OPENED: std::sync::Mutex<Vec<Store>> = std::sync::Mutex::new(Vec::new());
+
+/// Closes every store a command opened: the audit rows it wrote are
+/// anchored before the process exits (a command lives for less than the
+/// second between a store's anchoring rounds), and SQLite checkpoints.
+pub(crate) async fn close_opened() {
+    let opened = std::mem::take(&mut *OPENED.lock().unwrap_or_else(|e| e.into_inner()));
+    for store in opened {
+        store.close().await;
+    }
 }
 
 /// Runs a `user` command.

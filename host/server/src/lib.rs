@@ -268,9 +268,13 @@ pub fn main() -> ExitCode {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build();
-    let result = rt
-        .context("starting the async runtime")
-        .and_then(|rt| rt.block_on(run(cli.command)));
+    let result = rt.context("starting the async runtime").and_then(|rt| {
+        rt.block_on(async {
+            let ran = run(cli.command).await;
+            admin::close_opened().await;
+            ran
+        })
+    });
     let code = match result {
         Ok(code) => code,
         Err(e) => {
