@@ -160,6 +160,9 @@ impl Served {
     fn start(release: &Release, script: &str, log: &str) -> (Served, String) {
         let log = release.tmp.path().join(log);
         let mut cmd = release.hidden(script);
+        // A group of its own: a script that runs the server as a child
+        // (the README's block does not exec it) is stopped with it.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd.stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).expect("a log"));
         let mut child = cmd.spawn().expect("the server starts");
@@ -186,7 +189,10 @@ impl Served {
 }
 
 impl Drop for Served {
+    /// Kills the script's whole process group, the server included.
     fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
