@@ -193,6 +193,11 @@ dist: toolchain sdk docs
 ## Kubernetes release kubernetes-validate carries (--strict: an unknown field fails)
 KUBEVAL = $(TOOLS)/kubernetes-validate
 deploy-tools:
+	@if ! command -v systemd-analyze >/dev/null; then \
+	  echo "== deploy-tools: apt-get install systemd (systemd-analyze verifies deploy/systemd)"; \
+	  apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd >/dev/null; \
+	fi
 	@want="$$(sha256sum deploy/kubernetes/requirements.txt | cut -d' ' -f1) $$(python3 -c 'import sys; print(sys.version.split()[0])')"; \
 	if [ -x $(KUBEVAL)/bin/kubernetes-validate ] && [ "$$(cat $(KUBEVAL)/.installed 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
 	echo "== deploy-tools: kubernetes-validate into $(KUBEVAL)"; \

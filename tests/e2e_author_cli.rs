@@ -396,23 +396,7 @@ fn dev_reloads(lang: &str, name: &str, edit: impl FnOnce(&Path)) {
         &db,
     ]);
     assert_eq!(code, Some(0), "{err}");
-    let field = |name: &str| {
-        out.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .map(|v| v.trim().to_owned())
-            .unwrap_or_else(|| panic!("no {name}: {out}"))
-    };
-    let form = format!(
-        "grant_type=client_credentials&client_id={}&client_secret={}",
-        field("client_id:"),
-        field("client_secret:")
-    );
-    let (status, body) = support::post_form(&url, "/oauth/token", &form);
-    assert_eq!(status, 200, "{body}");
-    let token = json_of(&body)["access_token"]
-        .as_str()
-        .expect("a token")
-        .to_owned();
+    let token = support::service_client_token(&url, &out);
     let ready = tmp.path().join("ready");
     let session = tools
         .python("python_list_changed.py", &[&url, &ready.to_string_lossy()])

@@ -215,21 +215,7 @@ fn service_token(release: &Release, url: &str, database_url: &str, scope: &str) 
         ),
         Duration::from_secs(60),
     );
-    let field = |name: &str| {
-        out.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .map(|v| v.trim().to_owned())
-            .unwrap_or_else(|| panic!("no {name}: {out}"))
-    };
-    let form = format!(
-        "grant_type=client_credentials&client_id={}&client_secret={}",
-        field("client_id:"),
-        field("client_secret:")
-    );
-    let (status, body) = support::post_form(url, "/oauth/token", &form);
-    assert_eq!(status, 200, "{body}");
-    let body: serde_json::Value = serde_json::from_str(&body).expect("JSON");
-    body["access_token"].as_str().expect("a token").to_owned()
+    support::service_client_token(url, &out)
 }
 
 /// The Python MCP SDK lists the tools at `url` and calls `greet` with Ada

@@ -849,6 +849,28 @@ pub fn post_form(url: &str, path: &str, form: &str) -> (u16, String) {
     exchange(url, "POST", path, &form_type, form)
 }
 
+/// The access token the host at `url` grants the service client whose
+/// `toolhost client add-service` printed `added` (its `client_id:` and
+/// `client_secret:` lines), by the client credentials grant.
+pub fn service_client_token(url: &str, added: &str) -> String {
+    let field = |name: &str| {
+        added
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_else(|| panic!("no {name}: {added}"))
+    };
+    let form = format!(
+        "grant_type=client_credentials&client_id={}&client_secret={}",
+        field("client_id:"),
+        field("client_secret:")
+    );
+    let (status, body) = post_form(url, "/oauth/token", &form);
+    assert_eq!(status, 200, "{body}");
+    let body: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    body["access_token"].as_str().expect("a token").to_owned()
+}
+
 pub fn exchange(
     url: &str,
     method: &str,

@@ -203,26 +203,44 @@ async fn write_batches(pools: Pools, idle: mpsc::Sender<Idle>, anchors: Arc<Anch
             return;
         };
         let mut source = Source::Pools(&pools);
-        let mut c = match chain.take() {
-            Some(c) => c,
-            None => match WriterChain::open(&mut source).await {
-                Ok(c) => c,
-                Err(e) => {
-                    fail_all(batch, &e);
-                    continue;
-                }
-            },
+        let Some((committed, _)) = commit_to_chain(&mut source, &mut chain, batch, &anchors).await
+        else {
+            continue;
         };
-        let before = c.head.clone();
-        let committed = append_batch(&mut source, &mut c, batch).await;
-        if c.head != before {
-            anchors.moved(&c.id, &c.head);
-        }
         for done in committed {
             let _ = done.send(Ok(()));
         }
-        chain = Some(c);
     }
+}
+
+/// Appends `batch` to the writer's chain on `source`, opening the chain on
+/// its first batch, and notes a moved head for anchoring. The callers whose
+/// rows committed, and whether the head moved; `None` (every caller
+/// answered) when the chain could not be opened.
+async fn commit_to_chain(
+    source: &mut Source<'_>,
+    chain: &mut Option<WriterChain>,
+    batch: Vec<Pending>,
+    anchors: &Anchorer,
+) -> Option<(Vec<Done>, bool)> {
+    let mut writer = match chain.take() {
+        Some(w) => w,
+        None => match WriterChain::open(source).await {
+            Ok(w) => w,
+            Err(e) => {
+                fail_all(batch, &e);
+                return None;
+            }
+        },
+    };
+    let before = writer.head.clone();
+    let committed = append_batch(source, &mut writer, batch).await;
+    let moved = writer.head != before;
+    if moved {
+        anchors.moved(&writer.id, &writer.head);
+    }
+    *chain = Some(writer);
+    Some((committed, moved))
 }
 
 /// Answers every caller of `batch` with `e`.
@@ -322,24 +340,12 @@ async fn write_pipelined(
             },
         };
         let mut source = Source::Sqlite(&mut c);
-        let mut writer = match chain.take() {
-            Some(w) => w,
-            None => match WriterChain::open(&mut source).await {
-                Ok(w) => w,
-                Err(e) => {
-                    fail_all(batch, &e);
-                    continue;
-                }
-            },
+        let Some((committed, moved)) =
+            commit_to_chain(&mut source, &mut chain, batch, &anchors).await
+        else {
+            continue;
         };
-        let before = writer.head.clone();
-        let committed = append_batch(&mut source, &mut writer, batch).await;
-        let moved = writer.head != before;
         let healthy = moved || is_healthy(&mut c).await;
-        if moved {
-            anchors.moved(&writer.id, &writer.head);
-        }
-        chain = Some(writer);
         if healthy {
             conn = Some(c);
         }
