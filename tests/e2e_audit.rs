@@ -83,6 +83,147 @@ fn every_command_anchors_the_chain_it_wrote_before_it_exits() {
     }
 }
 
+/// A third party's check of an export, with nothing of toolhost's: in
+/// every chain hashed as JCS, each row's `row_hash` is the SHA-256 of its
+/// object's RFC 8785 text and the next row links to it; each JCS anchor
+/// likewise. For these objects (ASCII keys, strings, integers a double
+/// holds) Python's sorted, compact `json.dumps` writes RFC 8785's text.
+/// Prints the rows and anchors it checked.
+const THIRD_PARTY_CHECK: &str = r#"
+import hashlib, json, sys
+def digest(o):
+    text = json.dumps(o, sort_keys=True, separators=(',', ':'), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+rows = anchors = 0
+last_anchor = None
+head = None
+for text in open(sys.argv[1], encoding='utf-8'):
+    line = json.loads(text)
+    kind = line['type']
+    if kind == 'anchor' and line['anchor']['encoding'] == 'toolhost-audit-anchor-v2':
+        anchor = line['anchor']
+        assert digest(anchor) == line['anchor_hash'], line
+        assert last_anchor is None or anchor['prev_hash'] == last_anchor, line
+        last_anchor = line['anchor_hash']
+        anchors += 1
+    elif kind == 'chain':
+        head = line['start_hash'] if line['encoding'] == 2 else None
+        if head is not None and line['start_place'] == 0:
+            genesis = {'encoding': 'toolhost-audit-chain-genesis-v2', 'chain': line['chain']}
+            assert head == digest(genesis), line
+    elif kind == 'row' and head is not None:
+        assert line['row']['prev_hash'] == head, line
+        assert digest(line['row']) == line['row_hash'], line
+        head = line['row_hash']
+        rows += 1
+print(rows, anchors)
+"#;
+
+/// `audit export ARGS…` of `server` into `file`, once it holds at least
+/// `rows` rows (the server anchors its chain within a second of a
+/// call); the export's last line.
+fn export_with(server: &Server, file: &std::path::Path, args: &[&str], rows: u64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut all = vec!["export", "--output", file.to_str().expect("a UTF-8 path")];
+        all.extend_from_slice(args);
+        let (code, out, err) = audit(server, &all);
+        assert_eq!(code, Some(0), "audit export: {out}{err}");
+        let text = std::fs::read_to_string(file).expect("the export");
+        let end: Value = serde_json::from_str(text.lines().last().expect("lines")).expect("JSON");
+        assert_eq!(end["type"], "end", "{text}");
+        if end["rows"].as_u64() >= Some(rows) {
+            return end;
+        }
+        assert!(Instant::now() < deadline, "only {end} exported");
+        thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn an_export_checks_offline_with_toolhost_and_with_any_rfc_8785_implementation() {
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    some_calls(&server);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let first = dir.path().join("trail-1.jsonl");
+    let end = export_with(&server, &first, &[], 5 + PUBLISHED);
+    let first_path = first.to_str().expect("UTF-8");
+
+    // Anyone's check: every JCS row and anchor re-derived in Python.
+    let checked = python3(THIRD_PARTY_CHECK, &[first_path]);
+    let (rows, anchors) = checked.trim().split_once(' ').expect("two numbers");
+    assert!(
+        rows.parse::<u64>().expect("rows") >= 5 + PUBLISHED,
+        "{checked}"
+    );
+    assert!(anchors.parse::<u64>().expect("anchors") >= 1, "{checked}");
+    // And toolhost's, offline.
+    let (code, out, err) = audit(&server, &["verify", "--file", first_path]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.starts_with(&format!("ok: {first_path}: ")), "{out}");
+
+    // A row edited in the file: named by its line.
+    let text = std::fs::read_to_string(&first).expect("read");
+    let (at, edited) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains(r#""outcome":"executed""#) && l.contains(r#""tool":"greet""#))
+        .map(|(i, l)| {
+            (
+                i + 1,
+                l.replace(r#""outcome":"executed""#, r#""outcome":"denied""#),
+            )
+        })
+        .expect("a greeting's row");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[at - 1] = &edited;
+    let tampered = dir.path().join("tampered.jsonl");
+    std::fs::write(&tampered, lines.join("\n") + "\n").expect("write");
+    let (code, out, err) = audit(
+        &server,
+        &["verify", "--file", tampered.to_str().expect("UTF-8")],
+    );
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(err.contains(&format!("export line {at}: ")), "{err}");
+    assert!(err.contains("was edited"), "{err}");
+
+    // The next segment resumes where the first ended and joins it.
+    greet(&server, "after the first export");
+    let second = dir.path().join("trail-2.jsonl");
+    let from = end["next_from_anchor"].to_string();
+    export_with(&server, &second, &["--from-anchor", &from], 1);
+    let second_path = second.to_str().expect("UTF-8");
+    let (code, out, err) = audit(
+        &server,
+        &["verify", "--file", first_path, "--file", second_path],
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+    // Read alone after a segment it does not follow, it is refused.
+    let (code, _, err) = audit(
+        &server,
+        &["verify", "--file", second_path, "--file", second_path],
+    );
+    assert_eq!(code, Some(1));
+    assert!(err.contains("the segment before ended"), "{err}");
+
+    // A tenant's export: its rows, checked offline, and nobody else's.
+    let tenant = sqlite(
+        &server,
+        "SELECT tenant FROM audit WHERE tool = 'greet' LIMIT 1",
+    );
+    let own = dir.path().join("tenant.jsonl");
+    export_with(&server, &own, &["--tenant", &tenant], 5);
+    let (code, out, err) = audit(&server, &["verify", "--file", own.to_str().expect("UTF-8")]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    for line in std::fs::read_to_string(&own).expect("read").lines() {
+        let line: Value = serde_json::from_str(line).expect("JSON");
+        assert_ne!(line["type"], "anchor");
+        if line["type"] == "row" {
+            assert_eq!(line["row"]["tenant"], json!(tenant), "{line}");
+        }
+    }
+}
+
 /// The rows `audit search ARGS…` prints (without its header).
 fn search(server: &Server, args: &[&str]) -> Vec<String> {
     let mut all = vec!["search"];

@@ -8,8 +8,10 @@
 //! Anchors are numbered from 1 and hash-chained like rows:
 //!
 //! `anchor_hash = SHA-256(ANCHOR_TAG, prev_hash, seq, at, chain, place, head_hash)`,
-//! each field encoded as in a row's hash (tagged, length-prefixed). The
-//! first anchor's `prev_hash` is [`GENESIS`].
+//! each field encoded as in a row's hash (tagged, length-prefixed), or,
+//! for anchors written since migration 0024, the SHA-256 of the same
+//! values' RFC 8785 object ([`crate::encoding`]). The first anchor's
+//! `prev_hash` is [`GENESIS`].
 //!
 //! So a walk finds a writer chain cut short (its rows end before a place an
 //! anchor recorded), rewritten from some row on (the row at an anchored
@@ -19,18 +21,20 @@
 //! anchor; rows appended after it are covered by the next one.
 //!
 //! ```
-//! use toolhost_audit::anchor::{AnchorCheck, AnchorRow, StoredAnchor, anchor_hash};
-//! use toolhost_audit::chain::GENESIS;
+//! use toolhost_audit::anchor::{AnchorCheck, AnchorRow, StoredAnchor};
+//! use toolhost_audit::{Encoding, chain::GENESIS};
 //! let row = AnchorRow { seq: 1, at_ms: 1, chain: "c", place: 3, head_hash: "ab" };
-//! let hash = anchor_hash(GENESIS, &row).to_string();
+//! let hash = Encoding::Jcs.anchor_hash(GENESIS, &row).to_string();
 //! let mut check = AnchorCheck::new();
-//! check.check(&StoredAnchor { row, prev_hash: GENESIS, anchor_hash: &hash }).expect("intact");
+//! let anchor = StoredAnchor { row, prev_hash: GENESIS, anchor_hash: &hash, encoding: Encoding::Jcs };
+//! check.check(&anchor).expect("intact");
 //! assert_eq!(check.count(), 1);
 //! ```
 
 use toolhost_types::Digest;
 
 use crate::chain::{ChainBreak, GENESIS, Problem, int, text};
+use crate::encoding::Encoding;
 
 /// The first bytes of every anchor's hash input.
 pub const ANCHOR_TAG: &[u8] = b"toolhost-audit-anchor-v1\n";
@@ -72,6 +76,8 @@ pub struct StoredAnchor<'a> {
     pub prev_hash: &'a str,
     /// The stored `anchor_hash`.
     pub anchor_hash: &'a str,
+    /// How it is hashed.
+    pub encoding: Encoding,
 }
 
 /// A walk over the anchors in number order. Pure; the store reads them.
@@ -87,6 +93,16 @@ impl AnchorCheck {
         Self::default()
     }
 
+    /// A walk that starts after anchor `seq`, whose hash is `hash`
+    /// (checked elsewhere: an export resumed from there). At 0, `hash` is
+    /// [`GENESIS`].
+    pub fn after(seq: i64, hash: &str) -> Self {
+        AnchorCheck {
+            count: 0,
+            head: (seq > 0).then(|| (seq, hash.to_owned())),
+        }
+    }
+
     /// Checks the next anchor: numbered one after the last, linked to its
     /// hash (the first to [`GENESIS`]), and hashing to its stored hash.
     pub fn check(&mut self, anchor: &StoredAnchor<'_>) -> Result<(), ChainBreak> {
@@ -100,7 +116,9 @@ impl AnchorCheck {
                 anchor: seq,
             }));
         }
-        let computed = anchor_hash(anchor.prev_hash, &anchor.row).to_string();
+        let computed = (anchor.encoding)
+            .anchor_hash(anchor.prev_hash, &anchor.row)
+            .to_string();
         if computed != anchor.anchor_hash {
             return Err(ChainBreak::of_trail(Problem::AnchorEdited { anchor: seq }));
         }
@@ -151,6 +169,7 @@ mod tests {
                 row: *row,
                 prev_hash: prev,
                 anchor_hash: hash,
+                encoding: Encoding::Tagged,
             })?;
         }
         Ok(check)

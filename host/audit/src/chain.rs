@@ -44,6 +44,8 @@ use std::fmt;
 
 use toolhost_types::Digest;
 
+use crate::encoding::Encoding;
+
 /// The `prev_hash` of the first chained row: 64 zeros.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -290,6 +292,21 @@ pub enum Problem {
         /// The anchor's sequence number.
         anchor: i64,
     },
+    /// Chain `chain` was opened with an encoding no host knows: its
+    /// opening was edited (or written by a later build).
+    ChainEncoding {
+        /// The chain's id.
+        chain: String,
+        /// The stored encoding number.
+        encoding: i64,
+    },
+    /// An anchor names an encoding no host knows (as [`Problem::ChainEncoding`]).
+    AnchorEncoding {
+        /// The anchor's sequence number.
+        anchor: i64,
+        /// The stored encoding number.
+        encoding: i64,
+    },
 }
 
 impl fmt::Display for Problem {
@@ -352,6 +369,16 @@ impl fmt::Display for Problem {
                 "anchor {anchor} does not follow the anchor before it: an anchor was removed, \
                  or edited and re-hashed"
             ),
+            Problem::ChainEncoding { chain, encoding } => write!(
+                f,
+                "chain {chain} names encoding {encoding}, which this build does not know: its \
+                 opening was edited, or a later build wrote it"
+            ),
+            Problem::AnchorEncoding { anchor, encoding } => write!(
+                f,
+                "anchor {anchor} names encoding {encoding}, which this build does not know: it \
+                 was edited, or a later build wrote it"
+            ),
         }
     }
 }
@@ -385,6 +412,11 @@ pub struct ChainCheck {
     chain_start: Option<i64>,
     /// The first row's `prev_hash`; [`GENESIS`] when empty.
     genesis: String,
+    /// How the chain's rows are hashed.
+    encoding: Encoding,
+    /// The place of the row [`Self::genesis`] is the hash of (0: none, the
+    /// chain's own genesis).
+    first_place: i64,
 }
 
 impl ChainCheck {
@@ -393,12 +425,26 @@ impl ChainCheck {
         Self::default()
     }
 
-    /// A walk of writer chain `chain`, from its genesis
-    /// ([`chain_genesis`]), fed rows in place order through
-    /// [`ChainCheck::check_placed`].
-    pub fn for_chain(chain: &str) -> Self {
+    /// A walk of writer chain `chain`, whose rows are hashed in
+    /// `encoding`, from its genesis ([`Encoding::genesis`]), fed rows in
+    /// place order through [`ChainCheck::check_placed`].
+    pub fn for_chain(chain: &str, encoding: Encoding) -> Self {
         ChainCheck {
-            genesis: chain_genesis(chain),
+            genesis: encoding.genesis(chain),
+            encoding,
+            ..Self::default()
+        }
+    }
+
+    /// A walk of a writer chain hashed in `encoding` that starts after
+    /// place `place`, whose row hashes to `hash` (a part of a chain whose
+    /// earlier rows were checked elsewhere: an export resumed from there).
+    /// At place 0, `hash` must be the chain's genesis.
+    pub fn resumed(encoding: Encoding, place: i64, hash: &str) -> Self {
+        ChainCheck {
+            genesis: hash.to_owned(),
+            encoding,
+            first_place: place,
             ..Self::default()
         }
     }
@@ -407,7 +453,7 @@ impl ChainCheck {
     /// (`place`, 1 for the first) and is chained and hashed as
     /// [`ChainCheck::check`] requires. Returns its hash.
     pub fn check_placed(&mut self, link: &Link<'_>, place: i64) -> Result<String, ChainBreak> {
-        let expected = self.summary.verified as i64 + 1;
+        let expected = self.first_place + self.summary.verified as i64 + 1;
         if place != expected {
             return Err(ChainBreak {
                 id: link.id,
@@ -458,7 +504,7 @@ impl ChainCheck {
             };
         };
         let expected = self.head_hash().to_owned();
-        let computed = linked_and_hashed(link, &expected, stored).map_err(broken)?;
+        let computed = linked_and_hashed(link, &expected, stored, self.encoding).map_err(broken)?;
         self.chain_start.get_or_insert(link.id);
         self.summary.verified += 1;
         self.summary.head = Some((link.id, computed));
@@ -480,6 +526,8 @@ pub struct OwnLink<'a> {
     pub link: Link<'a>,
     /// The chain it was appended to ([`LEGACY_CHAIN`] or a writer's).
     pub chain: &'a str,
+    /// How that chain's rows are hashed.
+    pub encoding: Encoding,
     /// Its place in the chain (`chain_seq`); `None` on rows from before it.
     pub place: Option<i64>,
     /// The `row_hash` of the row at `place - 1`; `None` if no row is there.
@@ -552,11 +600,11 @@ impl TenantCheck {
             return Err(broken(Problem::Unplaced));
         };
         let expected = match (place, own.before) {
-            (1, _) => chain_genesis(own.chain),
+            (1, _) => own.encoding.genesis(own.chain),
             (_, Some(before)) => before.to_owned(),
             (_, None) => return Err(broken(Problem::Gap { place: place - 1 })),
         };
-        let computed = linked_and_hashed(link, &expected, stored).map_err(broken)?;
+        let computed = linked_and_hashed(link, &expected, stored, own.encoding).map_err(broken)?;
         match own.after {
             Next::Head => {}
             Next::Missing => return Err(broken(Problem::Gap { place: place + 1 })),
@@ -577,16 +625,21 @@ impl TenantCheck {
     }
 }
 
-/// `link`'s row follows `expected` and hashes to `stored`: the row's hash
-/// as computed, or what is wrong.
-fn linked_and_hashed(link: &Link<'_>, expected: &str, stored: &str) -> Result<String, Problem> {
+/// `link`'s row follows `expected` and hashes to `stored` in `encoding`:
+/// the row's hash as computed, or what is wrong.
+fn linked_and_hashed(
+    link: &Link<'_>,
+    expected: &str,
+    stored: &str,
+    encoding: Encoding,
+) -> Result<String, Problem> {
     if link.prev_hash != Some(expected) {
         return Err(Problem::Unlinked {
             stored: link.prev_hash.map(str::to_owned),
             expected: expected.to_owned(),
         });
     }
-    let computed = row_hash(expected, &link.row).to_string();
+    let computed = encoding.row_hash(expected, &link.row).to_string();
     if computed != stored {
         return Err(Problem::Edited {
             stored: stored.to_owned(),
@@ -693,6 +746,7 @@ mod tests {
             };
             check.check(&OwnLink {
                 chain: LEGACY_CHAIN,
+                encoding: Encoding::Tagged,
                 link: *link,
                 place: Some(*place),
                 before: at(place - 1).and_then(|l| l.row_hash),
@@ -805,6 +859,7 @@ mod tests {
         let l = links(&rows, &hashes)[0];
         let unplaced = check.check(&OwnLink {
             chain: LEGACY_CHAIN,
+            encoding: Encoding::Tagged,
             link: l,
             place: None,
             before: None,
@@ -989,32 +1044,42 @@ mod tests {
     fn a_writer_chain_starts_from_its_own_genesis_and_takes_every_place_in_order() {
         assert_eq!(chain_genesis(LEGACY_CHAIN), GENESIS);
         assert_ne!(chain_genesis("a"), chain_genesis("b"));
-        let rows = [row("a"), row("b"), row("c")];
-        let mut prev = chain_genesis("w1");
-        let hashes: Vec<(String, String)> = rows
-            .iter()
-            .map(|r| {
-                let hash = row_hash(&prev, r).to_string();
-                (std::mem::replace(&mut prev, hash.clone()), hash)
-            })
-            .collect();
-        let links = links(&rows, &hashes);
-        let mut check = ChainCheck::for_chain("w1");
-        for (place, link) in (1..).zip(&links) {
-            check.check_placed(link, place).expect("intact");
+        for encoding in [Encoding::Tagged, Encoding::Jcs] {
+            let rows = [row("a"), row("b"), row("c")];
+            let mut prev = encoding.genesis("w1");
+            let hashes: Vec<(String, String)> = rows
+                .iter()
+                .map(|r| {
+                    let hash = encoding.row_hash(&prev, r).to_string();
+                    (std::mem::replace(&mut prev, hash.clone()), hash)
+                })
+                .collect();
+            let links = links(&rows, &hashes);
+            let mut check = ChainCheck::for_chain("w1", encoding);
+            for (place, link) in (1..).zip(&links) {
+                check.check_placed(link, place).expect("intact");
+            }
+            assert_eq!(check.head_hash(), hashes[2].1);
+
+            // The same rows read as another writer's chain: not from its genesis.
+            let broken = ChainCheck::for_chain("w2", encoding)
+                .check_placed(&links[0], 1)
+                .expect_err("another chain's genesis");
+            assert!(matches!(broken.problem, Problem::Unlinked { .. }));
+
+            // Read in the other encoding: every hash differs.
+            let other = match encoding {
+                Encoding::Tagged => Encoding::Jcs,
+                Encoding::Jcs => Encoding::Tagged,
+            };
+            let mut check = ChainCheck::for_chain("w1", other);
+            assert!(check.check_placed(&links[0], 1).is_err(), "{encoding:?}");
+
+            // A place skipped: the gap is named at the row after it.
+            let mut check = ChainCheck::for_chain("w1", encoding);
+            check.check_placed(&links[0], 1).expect("first");
+            let gap = check.check_placed(&links[2], 3).expect_err("a gap");
+            assert_eq!((gap.id, gap.problem), (3, Problem::Gap { place: 2 }));
         }
-        assert_eq!(check.head_hash(), hashes[2].1);
-
-        // The same rows read as another writer's chain: not from its genesis.
-        let broken = ChainCheck::for_chain("w2")
-            .check_placed(&links[0], 1)
-            .expect_err("another chain's genesis");
-        assert!(matches!(broken.problem, Problem::Unlinked { .. }));
-
-        // A place skipped: the gap is named at the row after it.
-        let mut check = ChainCheck::for_chain("w1");
-        check.check_placed(&links[0], 1).expect("first");
-        let gap = check.check_placed(&links[2], 3).expect_err("a gap");
-        assert_eq!((gap.id, gap.problem), (3, Problem::Gap { place: 2 }));
     }
 }

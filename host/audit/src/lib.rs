@@ -18,12 +18,15 @@
 pub mod anchor;
 pub mod chain;
 mod digest;
+pub mod encoding;
 mod event;
+pub mod export;
 mod kept;
 mod people;
 
 pub use chain::{ChainBreak, ChainSummary};
 pub use digest::{argument_digest, canonical_json};
+pub use encoding::Encoding;
 pub use event::{
     AudienceChange, AuditError, AuditEvent, AuditSink, CatalogEffect, ClientRound, Effect, KeyRef,
     Outcome, PinChange, RevisionMove, SinkFuture,

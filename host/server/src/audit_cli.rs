@@ -2,31 +2,64 @@
 //! server's store (the same `--database-url`). Read-only: a running host
 //! keeps appending while these run.
 //!
-//! - `verify` walks every row in id order and recomputes the hash chain:
-//!   `ok: N rows verified` and exit 0, or `audit chain broken at row <id>
-//!   (call <call_id>): <what>` on stderr and exit 1. Rows written before the
-//!   chain existed (migration 0006) are counted and said to be unverifiable.
-//!   It then notes each gate consumed (over 15 minutes ago) by a call that
-//!   has no row: a call the host stopped during (exit status unchanged).
+//! - `verify` walks the anchors, the legacy chain and every writer chain
+//!   and recomputes their hashes: `ok: N rows verified` and exit 0, or
+//!   `audit chain broken at row <id> (call <call_id>): <what>` (or `audit
+//!   trail broken: <what>` for an anchor or a chain as a whole) on stderr
+//!   and exit 1. Rows written before the chain existed (migration 0006)
+//!   are counted and said to be unverifiable. It then notes each gate
+//!   consumed (over 15 minutes ago) by a call that has no row: a call the
+//!   host stopped during (exit status unchanged). `verify --file EXPORT…`
+//!   checks exports instead, offline.
+//! - `export` writes a segment of the trail as JSON lines
+//!   (`toolhost_audit::export`), resumable from an anchor.
 //! - `tail` prints the newest rows; `search` the newest rows matching its
 //!   filters. Both print them oldest first, like `tail(1)`.
 
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, anyhow};
 use clap::Subcommand;
 use toolhost_audit::Outcome;
-use toolhost_storage::{AuditQuery, AuditRecord};
+use toolhost_audit::export::{ExportCheck, ExportLine, ExportSummary};
+use toolhost_storage::{AuditQuery, AuditRecord, ExportRequest};
 
 use crate::admin::{StoreArg, open};
 
 /// `toolhost audit …`
 #[derive(Debug, Subcommand)]
 pub enum AuditCommand {
-    /// Recompute the hash chain over every row. Exits 1 at the first row
-    /// that was edited, or whose predecessor was removed.
+    /// Recompute the hash chain over every row, every writer chain and the
+    /// anchors. Exits 1 at the first row that was edited, removed or
+    /// reordered, or anchor that was edited. With `--file`, checks exports
+    /// instead, offline, without the store.
     Verify {
+        /// An export (`toolhost audit export`) to check instead of the
+        /// store; given more than once, segments checked in order, each
+        /// joined to the one before.
+        #[arg(long = "file", value_name = "EXPORT")]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Write the audit trail as JSON lines: every chain with the anchors,
+    /// or one tenant's rows (`--tenant`), after an anchor up to the newest.
+    /// Its last line names the anchor the next export resumes from.
+    Export {
+        /// Only this tenant's rows, each with its neighbours' hashes (what
+        /// its admin may see), and no anchors.
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Start after this anchor: 0 for the whole trail, or the
+        /// `next_from_anchor` of the export before.
+        #[arg(long, default_value_t = 0)]
+        from_anchor: i64,
+        /// Write here instead of standard output (replaced if it exists).
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
         #[command(flatten)]
         store: StoreArg,
     },
@@ -73,7 +106,20 @@ pub enum AuditCommand {
 /// Runs an `audit` command.
 pub async fn audit(command: AuditCommand) -> anyhow::Result<ExitCode> {
     match command {
-        AuditCommand::Verify { store } => verify(&store).await,
+        AuditCommand::Verify { files, store } if files.is_empty() => verify(&store).await,
+        AuditCommand::Verify { files, .. } => Ok(verify_files(&files)),
+        AuditCommand::Export {
+            tenant,
+            from_anchor,
+            output,
+            store,
+        } => {
+            let request = ExportRequest {
+                tenant,
+                from_anchor,
+            };
+            export(&store, &request, output.as_deref()).await
+        }
         AuditCommand::Tail { limit, store } => {
             print_rows(&open(&store).await?.recent(limit).await?);
             Ok(ExitCode::SUCCESS)
@@ -156,6 +202,77 @@ async fn verify(store: &StoreArg) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the segment `request` names to `output` (standard output if none).
+async fn export(
+    store: &StoreArg,
+    request: &ExportRequest,
+    output: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let store = open(store).await?;
+    let sink: Box<dyn Write> = match output {
+        Some(path) => Box::new(
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+        ),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut sink = BufWriter::new(sink);
+    let mut write = |line: &ExportLine| -> std::io::Result<()> {
+        serde_json::to_writer(&mut sink, line)?;
+        sink.write_all(b"\n")
+    };
+    store
+        .export_audit(request, &mut write)
+        .await
+        .context("exporting the audit trail")?;
+    sink.flush().context("writing the export")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Checks `files`, exports, in order, each joined to the one before:
+/// `ok: …` and exit 0, or the first line that does not fit and exit 1.
+fn verify_files(files: &[PathBuf]) -> ExitCode {
+    let mut previous: Option<ExportSummary> = None;
+    for file in files {
+        match verify_file(file, previous.take()) {
+            Ok(summary) => {
+                println!(
+                    "ok: {}: {} rows and {} anchors verified, up to anchor {}",
+                    file.display(),
+                    summary.rows,
+                    summary.anchors,
+                    summary.anchor_head.0
+                );
+                if !summary.anchor_head.1.is_empty() {
+                    println!(
+                        "anchor head: {} {}",
+                        summary.anchor_head.0, summary.anchor_head.1
+                    );
+                }
+                previous = Some(summary);
+            }
+            Err(problem) => {
+                eprintln!("{}: {problem}", file.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// One export checked, after `previous` if any.
+fn verify_file(path: &Path, previous: Option<ExportSummary>) -> anyhow::Result<ExportSummary> {
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut check = match previous {
+        Some(previous) => ExportCheck::after(previous),
+        None => ExportCheck::new(),
+    };
+    for line in BufReader::new(file).lines() {
+        let line = line.with_context(|| format!("reading {}", path.display()))?;
+        check.line(&line)?;
+    }
+    Ok(check.finish()?)
 }
 
 /// At most this many unaudited gates are listed by `verify`.

@@ -21,10 +21,10 @@
 //! write lock.
 
 mod anchors;
+mod export;
 mod walk;
 
-use toolhost_audit::chain::{chain_genesis, row_hash};
-use toolhost_audit::{AuditEvent, Effect};
+use toolhost_audit::{AuditEvent, Effect, Encoding};
 
 use crate::StorageError;
 use sqlx::{Connection, SqliteConnection};
@@ -34,6 +34,8 @@ use crate::effects::EffectError;
 use crate::record::Columns;
 
 pub(crate) use anchors::Anchorer;
+pub(crate) use export::export;
+pub use export::{ExportError, ExportRequest};
 pub(crate) use walk::{verify, verify_tenant};
 
 /// The key of the PostgreSQL advisory lock an anchor append takes: the
@@ -70,7 +72,7 @@ const SELECT_HEAD: &str = "SELECT row_hash, chain_seq FROM audit WHERE chain_id 
 
 /// Records a newly opened chain.
 const INSERT_CHAIN: &str =
-    "INSERT INTO audit_chains (chain_id, writer, opened_at) VALUES ($1, $2, $3)";
+    "INSERT INTO audit_chains (chain_id, writer, opened_at, encoding) VALUES ($1, $2, $3, $4)";
 
 /// The `VALUES` of a multi-row `INSERT` (`$insert`, after
 /// [`INSERT_COLUMNS`]): each of `$columns` with its `(prev_hash, row_hash)`
@@ -112,10 +114,11 @@ pub(crate) struct Head {
 }
 
 impl Head {
-    /// The head of an empty chain `chain`: its genesis, at place 0.
-    fn genesis(chain: &str) -> Head {
+    /// The head of an empty chain `chain` hashed in `encoding`: its
+    /// genesis, at place 0.
+    fn genesis(chain: &str, encoding: Encoding) -> Head {
         Head {
-            hash: chain_genesis(chain),
+            hash: encoding.genesis(chain),
             place: 0,
         }
     }
@@ -132,11 +135,12 @@ impl Head {
     }
 }
 
-/// A chain one writer owns: its id and its head as the writer's last
-/// append left it.
+/// A chain one writer owns: its id, how its rows are hashed, and its head
+/// as the writer's last append left it.
 #[derive(Debug, Clone)]
 pub(crate) struct WriterChain {
     pub(crate) id: String,
+    pub(crate) encoding: Encoding,
     pub(crate) head: Head,
 }
 
@@ -207,20 +211,24 @@ macro_rules! in_transaction {
 }
 
 impl WriterChain {
-    /// Opens a new chain on `source`: records it in `audit_chains`, empty.
+    /// Opens a new chain on `source`, hashed in [`Encoding::CURRENT`]:
+    /// records it in `audit_chains`, empty.
     pub(crate) async fn open(source: &mut Source<'_>) -> Result<WriterChain, StorageError> {
         let id = new_chain_id()?;
+        let encoding = Encoding::CURRENT;
         let now = crate::record::unix_millis(std::time::SystemTime::now());
         on_source!(source, exec => sqlx::query(INSERT_CHAIN)
             .bind(&id)
             .bind(writer_label())
             .bind(now)
+            .bind(encoding.number())
             .execute(exec)
             .await
             .map(drop))
         .map_err(StorageError::query("open an audit chain"))?;
         Ok(WriterChain {
-            head: Head::genesis(&id),
+            head: Head::genesis(&id, encoding),
+            encoding,
             id,
         })
     }
@@ -235,7 +243,7 @@ impl WriterChain {
         .map_err(StorageError::query("read an audit chain's head"))?;
         self.head = match head {
             Some((hash, place)) => Head { hash, place },
-            None => Head::genesis(&self.id),
+            None => Head::genesis(&self.id, self.encoding),
         };
         Ok(())
     }
@@ -256,7 +264,7 @@ impl WriterChain {
     ) -> Result<(), StorageError> {
         let columns: Vec<Columns<'_>> = events.iter().map(|(e, _)| Columns::of(e)).collect();
         let effects: Vec<&Effect> = events.iter().flat_map(|(_, fx)| fx.iter()).collect();
-        let links = hashes(&self.head.hash, &columns);
+        let links = hashes(self.encoding, &self.head.hash, &columns);
         let (place, chain) = (self.head.place, self.id.as_str());
         let written: Result<(), EffectError> = if effects.is_empty() {
             on_source!(source, exec => {
@@ -308,13 +316,13 @@ fn append_error(e: EffectError, events: &[(&AuditEvent, &[Effect])]) -> StorageE
     }
 }
 
-/// `(prev_hash, row_hash)` of each row, chained from `head`.
-fn hashes(head: &str, columns: &[Columns<'_>]) -> Vec<(String, String)> {
+/// `(prev_hash, row_hash)` of each row, chained from `head` in `encoding`.
+fn hashes(encoding: Encoding, head: &str, columns: &[Columns<'_>]) -> Vec<(String, String)> {
     let mut prev = head.to_owned();
     columns
         .iter()
         .map(|c| {
-            let hash = row_hash(&prev, &c.chained()).to_string();
+            let hash = encoding.row_hash(&prev, &c.chained()).to_string();
             (std::mem::replace(&mut prev, hash.clone()), hash)
         })
         .collect()
@@ -390,7 +398,7 @@ mod tests {
         // A writer whose head is stale (a commit it could not confirm) is
         // refused by the place index, and reading the head back heals it.
         let mut stale = one.clone();
-        stale.head = Head::genesis(&one.id);
+        stale.head = Head::genesis(&one.id, one.encoding);
         stale
             .append(&mut source, &[(&test_event("e"), &[])])
             .await

@@ -100,7 +100,7 @@ mod test_event;
 mod workspace;
 
 pub use catalog::{CATALOG_CHANNEL, CatalogListener};
-pub use chain::ANCHOR_LOCK;
+pub use chain::{ANCHOR_LOCK, ExportError, ExportRequest};
 pub use connect::{
     DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, SQLITE_BUSY_TIMEOUT, StoreOptions,
 };

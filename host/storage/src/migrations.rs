@@ -118,6 +118,10 @@ pub(crate) const SQLITE: Files = &[
         "0023_audit_writer_chains.sql",
         include_str!("../../../migrations/sqlite/0023_audit_writer_chains.sql"),
     ),
+    (
+        "0024_audit_jcs_encoding.sql",
+        include_str!("../../../migrations/sqlite/0024_audit_jcs_encoding.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -213,6 +217,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0023_audit_writer_chains.sql",
         include_str!("../../../migrations/postgres/0023_audit_writer_chains.sql"),
+    ),
+    (
+        "0024_audit_jcs_encoding.sql",
+        include_str!("../../../migrations/postgres/0024_audit_jcs_encoding.sql"),
     ),
 ];
 
@@ -393,7 +401,7 @@ mod tests {
             writer, legacy,
             "since 0023 the host appends to a chain of its own"
         );
-        let genesis = toolhost_audit::chain::chain_genesis(&writer);
+        let genesis = toolhost_audit::Encoding::CURRENT.genesis(&writer);
         assert_eq!(
             places,
             [
@@ -459,6 +467,98 @@ mod tests {
         let rows = store.recent(3).await.expect("read");
         let named: Vec<_> = rows.iter().map(|r| r.event.definition_digest).collect();
         assert_eq!(named, [served.definition_digest, None, None]);
+    }
+
+    /// A writer chain and an anchor hashed in the tagged encoding before
+    /// 0024 verify after it, as encoding 1; a host of this build opens a
+    /// chain and writes anchors in the JCS encoding beside them.
+    #[tokio::test]
+    async fn chains_and_anchors_hashed_before_0024_verify_after_it_beside_jcs_ones() {
+        use sqlx::Connection;
+        use toolhost_audit::Encoding;
+        use toolhost_audit::anchor::AnchorRow;
+        use toolhost_audit::chain::{ChainedRow, GENESIS};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("old.db").display());
+        let mut conn = migrated_before(&url, "0024").await;
+        let args = toolhost_types::Digest::of(b"{}").to_string();
+        let old = Encoding::Tagged;
+        let mut prev = old.genesis("old-writer");
+        sqlx::query("INSERT INTO audit_chains (chain_id, writer, opened_at) VALUES ('old-writer', 'pid 1', 0)")
+            .execute(&mut conn)
+            .await
+            .expect("an old chain");
+        for (place, call) in [(1_i64, "a"), (2, "b")] {
+            let row = ChainedRow {
+                call_id: call,
+                principal: "p",
+                tenant: "t",
+                tool: "x",
+                argument_digest: &args,
+                outcome: "executed",
+                ..ChainedRow::default()
+            };
+            let hash = old.row_hash(&prev, &row).to_string();
+            sqlx::query(
+                "INSERT INTO audit (call_id, at, principal, tenant, tool, argument_digest, \
+                 outcome, duration_us, prev_hash, row_hash, chain_seq, chain_id) \
+                 VALUES ($1, 0, 'p', 't', 'x', $2, 'executed', 0, $3, $4, $5, 'old-writer')",
+            )
+            .bind(call)
+            .bind(&args)
+            .bind(&prev)
+            .bind(&hash)
+            .bind(place)
+            .execute(&mut conn)
+            .await
+            .expect("an old row");
+            prev = hash;
+        }
+        let anchor = AnchorRow {
+            seq: 1,
+            at_ms: 5,
+            chain: "old-writer",
+            place: 2,
+            head_hash: &prev,
+        };
+        sqlx::query(
+            "INSERT INTO audit_anchors (seq, at, chain_id, chain_seq, head_hash, prev_hash, \
+             anchor_hash) VALUES (1, 5, 'old-writer', 2, $1, $2, $3)",
+        )
+        .bind(&prev)
+        .bind(GENESIS)
+        .bind(old.anchor_hash(GENESIS, &anchor).to_string())
+        .execute(&mut conn)
+        .await
+        .expect("an old anchor");
+        conn.close().await.expect("closed");
+
+        let store = crate::Store::connect(&url)
+            .await
+            .expect("migrates to the last");
+        store
+            .append(&crate::test_event::test_event("c"))
+            .await
+            .expect("appended");
+        store.anchor_audit().await.expect("anchored");
+        let summary = store.verify_chain().await.expect("read").expect("intact");
+        assert_eq!(
+            (summary.verified, summary.chains, summary.anchors),
+            (3, 2, 2)
+        );
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("open");
+        let encodings: Vec<i64> =
+            sqlx::query_scalar("SELECT encoding FROM audit_chains ORDER BY opened_at")
+                .fetch_all(&mut conn)
+                .await
+                .expect("chains");
+        assert_eq!(encodings, [1, 2]);
+        let anchors: Vec<i64> =
+            sqlx::query_scalar("SELECT encoding FROM audit_anchors ORDER BY seq")
+                .fetch_all(&mut conn)
+                .await
+                .expect("anchors");
+        assert_eq!(anchors, [1, 2]);
     }
 
     /// 0020 keeps the uploads stored whole before it: each is finished, and

@@ -187,6 +187,19 @@ impl Store {
         chain::verify_tenant(&self.pools, tenant).await
     }
 
+    /// Writes a segment of the audit trail to `out` as export lines
+    /// (`toolhost_audit::export`): every chain with the anchors, or one
+    /// tenant's rows with their neighbours' hashes, after anchor
+    /// `request.from_anchor` up to the newest anchor. A page at a time:
+    /// memory is bounded whatever the trail's size.
+    pub async fn export_audit(
+        &self,
+        request: &crate::ExportRequest,
+        out: &mut dyn FnMut(&toolhost_audit::export::ExportLine) -> std::io::Result<()>,
+    ) -> Result<(), crate::ExportError> {
+        chain::export(&self.pools, request, out).await
+    }
+
     /// How many audit rows there are.
     pub async fn count(&self) -> Result<u64, StorageError> {
         let n: i64 = on_pool!(&self.pools, pool => {

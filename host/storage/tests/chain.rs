@@ -9,9 +9,11 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use common::{TestDb, event};
 use serde_json::json;
-use toolhost_audit::chain::{ChainedRow, GENESIS, Problem, chain_genesis, row_hash};
+use toolhost_audit::Encoding;
+use toolhost_audit::chain::{ChainedRow, GENESIS, Problem, chain_genesis};
+use toolhost_audit::export::{ExportBreak, ExportCheck, ExportProblem, ExportSummary};
 use toolhost_audit::{AuditEvent, AuditSink, ChainSummary, ClientRound, Outcome, argument_digest};
-use toolhost_storage::{AuditQuery, Store};
+use toolhost_storage::{AuditQuery, ExportRequest, Store};
 use toolhost_types::Digest;
 
 on_both_engines!(
@@ -33,6 +35,10 @@ on_both_engines!(
     the_definition_a_call_was_served_is_kept_in_its_chained_row,
     a_refused_append_releases_the_chain_for_other_writers,
     a_tenants_walk_checks_its_rows_and_their_links_and_nothing_of_the_others,
+    new_chains_and_anchors_are_hashed_as_rfc_8785_text,
+    an_export_checks_offline_and_the_next_segment_joins_it,
+    an_export_shows_rows_or_anchors_edited_removed_or_reordered,
+    a_tenants_export_holds_its_rows_and_only_the_hashes_of_others,
 );
 
 /// Appends `n` events `call-0`… and returns their row ids.
@@ -173,7 +179,7 @@ async fn an_edited_and_rehashed_row_breaks_the_chain_at_the_next_row(db: &TestDb
     };
     db.raw(format!(
         "UPDATE audit SET outcome = 'error', row_hash = '{}' WHERE id = {edited}",
-        row_hash(&first_hash, &forged)
+        Encoding::CURRENT.row_hash(&first_hash, &forged)
     ))
     .await
     .expect("editing a row and its hash");
@@ -262,7 +268,9 @@ async fn rows_from_before_the_chain_are_counted_as_unverifiable(db: &TestDb) {
         .scalar(format!("SELECT chain_id FROM audit WHERE id = {}", ids[0]))
         .await;
     match broken.problem {
-        Problem::Unlinked { expected, .. } => assert_eq!(expected, chain_genesis(&chain)),
+        Problem::Unlinked { expected, .. } => {
+            assert_eq!(expected, Encoding::CURRENT.genesis(&chain))
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -707,6 +715,250 @@ async fn a_tenants_walk_checks_its_rows_and_their_links_and_nothing_of_the_other
     let broken = walk("acme").await.expect_err("a gap");
     assert_eq!(broken.call_id, "a2");
     assert_eq!(broken.problem, Problem::Gap { place: 3 }, "{broken}");
+}
+
+async fn new_chains_and_anchors_are_hashed_as_rfc_8785_text(db: &TestDb) {
+    let store = db.store().await;
+    let ids = append_n(&store, 2).await;
+    store.anchor_audit().await.expect("anchored");
+    let (chain, _) = place_of(db, ids[0]).await;
+    let encoding: i64 = db
+        .scalar(format!(
+            "SELECT encoding FROM audit_chains WHERE chain_id = '{chain}'"
+        ))
+        .await;
+    assert_eq!(Encoding::from_number(encoding), Some(Encoding::Jcs));
+    let anchor: i64 = db
+        .scalar("SELECT encoding FROM audit_anchors".to_owned())
+        .await;
+    assert_eq!(Encoding::from_number(anchor), Some(Encoding::Jcs));
+
+    // The chain's number edited back to the tagged encoding: every hash
+    // is recomputed the other way, and the first row no longer fits.
+    db.raw(format!(
+        "UPDATE audit_chains SET encoding = 1 WHERE chain_id = '{chain}'"
+    ))
+    .await
+    .expect("editing the encoding");
+    assert_eq!(broken(&store).await.id, ids[0]);
+    db.raw(format!(
+        "UPDATE audit_chains SET encoding = 7 WHERE chain_id = '{chain}'"
+    ))
+    .await
+    .expect("editing the encoding");
+    assert_eq!(
+        broken(&store).await.problem,
+        Problem::ChainEncoding { chain, encoding: 7 }
+    );
+}
+
+/// The lines of `store`'s export of `request`.
+async fn exported(store: &Store, tenant: Option<&str>, from_anchor: i64) -> Vec<String> {
+    let mut lines = Vec::new();
+    let request = ExportRequest {
+        tenant: tenant.map(str::to_owned),
+        from_anchor,
+    };
+    store
+        .export_audit(&request, &mut |line| {
+            lines.push(serde_json::to_string(line).expect("a line serializes"));
+            Ok(())
+        })
+        .await
+        .expect("exported");
+    lines
+}
+
+/// `lines` checked as one export, after `previous` if any.
+fn checked(
+    lines: &[String],
+    previous: Option<ExportSummary>,
+) -> Result<ExportSummary, ExportBreak> {
+    let mut check = match previous {
+        Some(previous) => ExportCheck::after(previous),
+        None => ExportCheck::new(),
+    };
+    for line in lines {
+        check.line(line)?;
+    }
+    check.finish()
+}
+
+/// The problem `lines` are refused with.
+fn refused(lines: &[String]) -> ExportProblem {
+    checked(lines, None).expect_err("a refused export").problem
+}
+
+async fn an_export_checks_offline_and_the_next_segment_joins_it(db: &TestDb) {
+    let store = db.store().await;
+    append_n(&store, 3).await;
+    store.anchor_audit().await.expect("anchored");
+    // A row after the last anchor: the next segment's.
+    store
+        .append(&event("unanchored", 9))
+        .await
+        .expect("appended");
+    let first = exported(&store, None, 0).await;
+    let summary = checked(&first, None).expect("the first segment checks");
+    assert_eq!((summary.rows, summary.anchors), (3, 1));
+    let end: serde_json::Value = serde_json::from_str(first.last().expect("lines")).expect("JSON");
+    assert_eq!(end["type"], "end");
+    assert_eq!(end["next_from_anchor"], 1);
+    assert!(!first.iter().any(|l| l.contains("unanchored")));
+
+    store.append(&event("later", 10)).await.expect("appended");
+    store.anchor_audit().await.expect("anchored");
+    let second = exported(&store, None, 1).await;
+    let joined = checked(&second, Some(summary.clone())).expect("the second joins the first");
+    assert_eq!((joined.rows, joined.anchors), (2, 1));
+    assert_eq!(
+        Some(joined.anchor_head.clone()),
+        intact(&store).await.anchor_head,
+        "the export ends at the trail's anchor head"
+    );
+    // The second segment read after anything but the first does not join.
+    let mut other = summary;
+    other.anchor_head.1 = "0".repeat(64);
+    let unjoined = checked(&second, Some(other)).expect_err("not joined");
+    assert!(
+        matches!(unjoined.problem, ExportProblem::Unjoined(_)),
+        "{unjoined}"
+    );
+    // The whole trail again, in one segment.
+    assert_eq!(
+        checked(&exported(&store, None, 0).await, None)
+            .expect("all")
+            .rows,
+        5
+    );
+    // An anchor that does not exist is refused before anything is written.
+    let mut lines = 0;
+    let request = ExportRequest {
+        tenant: None,
+        from_anchor: 9,
+    };
+    let missing = store
+        .export_audit(&request, &mut |_| {
+            lines += 1;
+            Ok(())
+        })
+        .await
+        .expect_err("no anchor 9");
+    assert!(missing.to_string().contains("no anchor 9"), "{missing}");
+    assert_eq!(lines, 0);
+}
+
+/// `lines` with line `i`'s JSON changed by `edit`.
+fn edited(lines: &[String], i: usize, edit: impl FnOnce(&mut serde_json::Value)) -> Vec<String> {
+    let mut lines = lines.to_vec();
+    let mut value: serde_json::Value = serde_json::from_str(&lines[i]).expect("JSON");
+    edit(&mut value);
+    lines[i] = value.to_string();
+    lines
+}
+
+async fn an_export_shows_rows_or_anchors_edited_removed_or_reordered(db: &TestDb) {
+    let store = db.store().await;
+    append_n(&store, 4).await;
+    store.anchor_audit().await.expect("anchored");
+    let lines = exported(&store, None, 0).await;
+    checked(&lines, None).expect("intact");
+    let kind =
+        |l: &String| serde_json::from_str::<serde_json::Value>(l).expect("JSON")["type"].clone();
+    let rows: Vec<usize> = (0..lines.len())
+        .filter(|i| kind(&lines[*i]) == "row")
+        .collect();
+    let anchor = (0..lines.len())
+        .find(|i| kind(&lines[*i]) == "anchor")
+        .expect("an anchor");
+    let writer_rows: Vec<usize> = rows
+        .iter()
+        .copied()
+        .filter(|i| !lines[*i].contains(r#""chain":"""#))
+        .collect();
+    assert_eq!(writer_rows.len(), 4);
+
+    // A row's value edited in the file.
+    let changed = edited(&lines, writer_rows[1], |v| {
+        v["row"]["outcome"] = "denied".into()
+    });
+    assert!(
+        matches!(refused(&changed), ExportProblem::Broken(b) if matches!(b.problem, Problem::Edited { .. }))
+    );
+    // A key added to a row's object: not the object its hash is taken of.
+    let added = edited(&lines, writer_rows[1], |v| v["row"]["note"] = "x".into());
+    assert!(matches!(refused(&added), ExportProblem::Malformed(_)));
+    // A row removed, and two rows swapped.
+    let mut removed = lines.clone();
+    removed.remove(writer_rows[1]);
+    assert!(
+        matches!(refused(&removed), ExportProblem::Broken(b) if b.problem == Problem::Gap { place: 2 })
+    );
+    let mut swapped = lines.clone();
+    swapped.swap(writer_rows[1], writer_rows[2]);
+    assert!(matches!(refused(&swapped), ExportProblem::Broken(_)));
+    // The chain's newest row dropped: its anchor still names it.
+    let mut cut = lines.clone();
+    cut.remove(writer_rows[3]);
+    let cut = edited(&cut, cut.len() - 1, |v| v["rows"] = 3.into());
+    assert!(
+        matches!(refused(&cut), ExportProblem::Broken(b) if matches!(b.problem, Problem::Truncated { .. }))
+    );
+    // An anchor edited.
+    let moved = edited(&lines, anchor, |v| v["anchor"]["place"] = 3.into());
+    assert!(
+        matches!(refused(&moved), ExportProblem::Broken(b) if b.problem == Problem::AnchorEdited { anchor: 1 })
+    );
+    // Not an export line at all.
+    let mut junk = lines.clone();
+    junk[1] = "{".into();
+    let broken = checked(&junk, None).expect_err("junk");
+    assert_eq!(broken.line, 2);
+
+    // A row edited in the store: its export does not check.
+    db.raw("UPDATE audit SET tool = 'other' WHERE call_id = 'call-2'".to_owned())
+        .await
+        .expect("editing a row behind the store's back");
+    let after_edit = exported(&store, None, 0).await;
+    assert!(matches!(refused(&after_edit), ExportProblem::Broken(b) if b.call_id == "call-2"));
+}
+
+async fn a_tenants_export_holds_its_rows_and_only_the_hashes_of_others(db: &TestDb) {
+    let store = db.store().await;
+    for (call, tenant) in [
+        ("a0", "acme"),
+        ("g0", "globex"),
+        ("a1", "acme"),
+        ("g1", "globex"),
+    ] {
+        let e = AuditEvent {
+            tenant: tenant.into(),
+            principal: format!("{tenant}-person"),
+            ..event(call, 1_000)
+        };
+        store.append(&e).await.expect("appending");
+    }
+    store.anchor_audit().await.expect("anchored");
+    let acme = exported(&store, Some("acme"), 0).await;
+    let summary = checked(&acme, None).expect("acme's export checks");
+    assert_eq!((summary.rows, summary.anchors), (2, 0));
+    let text = acme.join("\n");
+    assert!(!text.contains("globex"), "{text}");
+    assert!(!text.contains(r#""type":"anchor""#));
+
+    // acme's row edited in the file, or a neighbour's hash changed.
+    let row = acme
+        .iter()
+        .position(|l| l.contains(r#""call_id":"a1""#))
+        .expect("a1");
+    let changed = edited(&acme, row, |v| v["row"]["outcome"] = "denied".into());
+    assert!(matches!(refused(&changed), ExportProblem::Broken(_)));
+    let relinked = edited(&acme, row, |v| {
+        v["neighbours"]["before_hash"] = "0".repeat(64).into()
+    });
+    assert!(
+        matches!(refused(&relinked), ExportProblem::Broken(b) if matches!(b.problem, Problem::Unlinked { .. }))
+    );
 }
 
 /// Two replicas' stores on one PostgreSQL append side by side: while the

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use toolhost_audit::anchor::{AnchorRow, anchor_hash};
+use toolhost_audit::Encoding;
+use toolhost_audit::anchor::AnchorRow;
 use toolhost_audit::chain::GENESIS;
 
 use super::{ANCHOR_LOCK, Head};
@@ -28,8 +29,8 @@ const SELECT_ANCHOR_HEAD: &str =
     "SELECT seq, anchor_hash FROM audit_anchors ORDER BY seq DESC LIMIT 1";
 
 const INSERT_ANCHOR: &str = "INSERT INTO audit_anchors \
-     (seq, at, chain_id, chain_seq, head_hash, prev_hash, anchor_hash) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+     (seq, at, chain_id, chain_seq, head_hash, prev_hash, anchor_hash, encoding) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 
 /// The heads a store's writers left, and which of them are anchored.
 pub(crate) struct Anchorer {
@@ -136,7 +137,7 @@ macro_rules! anchor_in {
                     place: head.place,
                     head_hash: &head.hash,
                 };
-                let hash = anchor_hash(&prev, &row).to_string();
+                let hash = Encoding::CURRENT.anchor_hash(&prev, &row).to_string();
                 sqlx::query(INSERT_ANCHOR)
                     .bind(seq)
                     .bind(at_ms)
@@ -145,6 +146,7 @@ macro_rules! anchor_in {
                     .bind(head.hash.as_str())
                     .bind(prev.as_str())
                     .bind(hash.as_str())
+                    .bind(Encoding::CURRENT.number())
                     .execute(&mut *tx)
                     .await?;
                 prev = hash;

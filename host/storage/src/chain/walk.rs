@@ -7,7 +7,7 @@
 use sqlx::Row;
 use toolhost_audit::anchor::{AnchorCheck, AnchorRow, StoredAnchor};
 use toolhost_audit::chain::{ChainCheck, Next, OwnLink, Problem, TenantCheck, TenantSummary};
-use toolhost_audit::{ChainBreak, ChainSummary};
+use toolhost_audit::{ChainBreak, ChainSummary, Encoding};
 
 use super::select_audit;
 use crate::StorageError;
@@ -47,8 +47,8 @@ const SELECT_CHAIN_IDS: &str = "SELECT chain_id FROM (\
      UNION SELECT chain_id FROM audit_anchors) AS chains \
      WHERE chain_id > $1 ORDER BY chain_id LIMIT $2";
 
-/// Whether chain `$1` was opened by a writer.
-const SELECT_OPENED: &str = "SELECT count(*) FROM audit_chains WHERE chain_id = $1";
+/// How chain `$1` is hashed, if a writer opened it.
+const SELECT_OPENED: &str = "SELECT encoding FROM audit_chains WHERE chain_id = $1";
 
 /// The anchors of chain `$1` at places in (`$2`, `$3`].
 const SELECT_ANCHORED: &str = "SELECT seq, chain_seq, head_hash FROM audit_anchors \
@@ -60,31 +60,43 @@ const SELECT_LAST_ANCHORED: &str = "SELECT seq, chain_seq FROM audit_anchors \
 
 /// One page of anchors after number `$1`, at most `$2`.
 const SELECT_ANCHOR_PAGE: &str = "SELECT seq, at, chain_id, chain_seq, head_hash, prev_hash, \
-     anchor_hash FROM audit_anchors WHERE seq > $1 ORDER BY seq LIMIT $2";
+     anchor_hash, encoding FROM audit_anchors WHERE seq > $1 ORDER BY seq LIMIT $2";
+
+/// The columns and joins of a tenant's row with its neighbours, then `$rest`.
+macro_rules! concat_tenant {
+    ($rest:literal) => {
+        concat!(
+            "SELECT a.*, prev_row.row_hash AS before_hash, \
+     next_row.id AS after_id, next_row.prev_hash AS after_prev, \
+     (SELECT max(l.chain_seq) FROM audit l WHERE l.chain_id = a.chain_id) AS last_place, \
+     (SELECT c.encoding FROM audit_chains c WHERE c.chain_id = a.chain_id) AS chain_encoding \
+     FROM audit a \
+     LEFT JOIN audit prev_row ON prev_row.chain_id = a.chain_id \
+         AND prev_row.chain_seq = a.chain_seq - 1 \
+     LEFT JOIN audit next_row ON next_row.chain_id = a.chain_id \
+         AND next_row.chain_seq = a.chain_seq + 1 ",
+            $rest
+        )
+    };
+}
+pub(super) use concat_tenant;
 
 /// One page of a tenant's walk: the tenant `$1`'s rows after id `$2`, at
 /// most `$3`, each with what the walk may see of its neighbours in its
 /// chain (the row before: its `row_hash`; the row after: its `prev_hash`)
 /// and its chain's last place, to tell its head from a gap after it. The
 /// neighbours are found by `(chain_id, chain_seq)`, which is indexed.
-const SELECT_TENANT_PAGE: &str = "SELECT a.*, prev_row.row_hash AS before_hash, \
-     next_row.id AS after_id, next_row.prev_hash AS after_prev, \
-     (SELECT max(l.chain_seq) FROM audit l WHERE l.chain_id = a.chain_id) AS last_place \
-     FROM audit a \
-     LEFT JOIN audit prev_row ON prev_row.chain_id = a.chain_id \
-         AND prev_row.chain_seq = a.chain_seq - 1 \
-     LEFT JOIN audit next_row ON next_row.chain_id = a.chain_id \
-         AND next_row.chain_seq = a.chain_seq + 1 \
-     WHERE a.tenant = $1 AND a.id > $2 ORDER BY a.id LIMIT $3";
+const SELECT_TENANT_PAGE: &str =
+    concat_tenant!("WHERE a.tenant = $1 AND a.id > $2 ORDER BY a.id LIMIT $3");
 
 /// A row with its chain and place.
-struct Placed {
-    stored: Stored,
-    chain: String,
-    place: Option<i64>,
+pub(super) struct Placed {
+    pub(super) stored: Stored,
+    pub(super) chain: String,
+    pub(super) place: Option<i64>,
 }
 
-fn placed<'r, R>(row: &'r R) -> Result<Placed, sqlx::Error>
+pub(super) fn placed<'r, R>(row: &'r R) -> Result<Placed, sqlx::Error>
 where
     R: Row,
     &'static str: sqlx::ColumnIndex<R>,
@@ -194,7 +206,7 @@ async fn walk_anchors(pools: &Pools) -> Walked<AnchorCheck> {
     let mut check = AnchorCheck::new();
     let mut after = 0i64;
     loop {
-        type Anchor = (i64, i64, String, i64, String, String, String);
+        type Anchor = (i64, i64, String, i64, String, String, String, i64);
         let page: Vec<Anchor> = on_pool!(pools, pool => {
             sqlx::query_as(SELECT_ANCHOR_PAGE)
                 .bind(after)
@@ -203,7 +215,14 @@ async fn walk_anchors(pools: &Pools) -> Walked<AnchorCheck> {
                 .await
         })
         .map_err(StorageError::query("read audit anchors"))?;
-        for (seq, at_ms, chain, place, head_hash, prev_hash, anchor_hash) in &page {
+        for (seq, at_ms, chain, place, head_hash, prev_hash, anchor_hash, encoding) in &page {
+            let Some(encoding) = Encoding::from_number(*encoding) else {
+                let problem = Problem::AnchorEncoding {
+                    anchor: *seq,
+                    encoding: *encoding,
+                };
+                return Ok(Err(ChainBreak::of_trail(problem)));
+            };
             let stored = StoredAnchor {
                 row: AnchorRow {
                     seq: *seq,
@@ -214,6 +233,7 @@ async fn walk_anchors(pools: &Pools) -> Walked<AnchorCheck> {
                 },
                 prev_hash,
                 anchor_hash,
+                encoding,
             };
             if let Err(broken) = check.check(&stored) {
                 return Ok(Err(broken));
@@ -265,11 +285,23 @@ struct ChainWalked {
 /// recorded; no anchor beyond its last row; and the chain opened by a
 /// writer.
 async fn walk_chain(pools: &Pools, chain: &str) -> Walked<ChainWalked> {
-    let opened: i64 = on_pool!(pools, pool => {
-        sqlx::query_scalar(SELECT_OPENED).bind(chain).fetch_one(pool).await
+    let opened: Option<i64> = on_pool!(pools, pool => {
+        sqlx::query_scalar(SELECT_OPENED).bind(chain).fetch_optional(pool).await
     })
     .map_err(StorageError::query("read an audit chain's opening"))?;
-    let mut check = ChainCheck::for_chain(chain);
+    let encoding = match opened.map(Encoding::from_number) {
+        Some(Some(encoding)) => encoding,
+        Some(None) => {
+            let problem = Problem::ChainEncoding {
+                chain: chain.to_owned(),
+                encoding: opened.unwrap_or_default(),
+            };
+            return Ok(Err(ChainBreak::of_trail(problem)));
+        }
+        // Not opened: its first row, if any, is named below.
+        None => Encoding::default(),
+    };
+    let mut check = ChainCheck::for_chain(chain, encoding);
     let mut last: Option<(i64, String, i64)> = None; // id, call id, place
     let mut head = None;
     let mut after = 0i64;
@@ -284,7 +316,7 @@ async fn walk_chain(pools: &Pools, chain: &str) -> Walked<ChainWalked> {
                 .and_then(|rows| rows.iter().map(placed).collect())
         })
         .map_err(StorageError::query("read an audit chain's rows"))?;
-        if opened == 0
+        if opened.is_none()
             && let Some(first) = page.first()
         {
             let problem = Problem::UnopenedChain {
@@ -364,25 +396,54 @@ async fn walk_chain(pools: &Pools, chain: &str) -> Walked<ChainWalked> {
 }
 
 /// A tenant's row as [`SELECT_TENANT_PAGE`] reads it.
-struct Neighboured {
-    row: Placed,
-    before: Option<String>,
+pub(super) struct Neighboured {
+    pub(super) row: Placed,
+    pub(super) before: Option<String>,
     after_id: Option<i64>,
     after_prev: Option<String>,
     last_place: Option<i64>,
+    /// Its chain's encoding (`None`: the legacy chain, or one never opened).
+    chain_encoding: Option<i64>,
 }
 
 impl Neighboured {
-    fn own_link(&self) -> OwnLink<'_> {
-        let place = self.row.place;
-        let after = match (self.after_id, place, self.last_place) {
+    /// Reads a row selected by [`concat_tenant`], on either engine.
+    pub(super) fn read<'r, R>(r: &'r R) -> Result<Neighboured, sqlx::Error>
+    where
+        R: Row,
+        &'static str: sqlx::ColumnIndex<R>,
+        i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+        String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    {
+        Ok(Neighboured {
+            row: placed(r)?,
+            before: r.try_get("before_hash")?,
+            after_id: r.try_get("after_id")?,
+            after_prev: r.try_get("after_prev")?,
+            last_place: r.try_get("last_place")?,
+            chain_encoding: r.try_get("chain_encoding")?,
+        })
+    }
+
+    /// The row after it in its chain, as a tenant may see it.
+    pub(super) fn next(&self) -> Next<'_> {
+        match (self.after_id, self.row.place, self.last_place) {
             (Some(_), _, _) => Next::Links(self.after_prev.as_deref()),
             (None, Some(place), Some(last)) if place < last => Next::Missing,
             (None, _, _) => Next::Head,
-        };
+        }
+    }
+
+    fn own_link(&self) -> OwnLink<'_> {
+        let place = self.row.place;
+        let after = self.next();
+        let encoding = (self.chain_encoding)
+            .and_then(Encoding::from_number)
+            .unwrap_or_default();
         OwnLink {
             link: self.row.stored.link(),
             chain: &self.row.chain,
+            encoding,
             place,
             before: self.before.as_deref(),
             after,
@@ -406,19 +467,7 @@ pub(crate) async fn verify_tenant(pools: &Pools, tenant: &str) -> Walked<TenantS
                 .bind(WALK_PAGE)
                 .fetch_all(pool)
                 .await
-                .and_then(|rows| {
-                    rows.iter()
-                        .map(|r| {
-                            Ok(Neighboured {
-                                row: placed(r)?,
-                                before: r.try_get("before_hash")?,
-                                after_id: r.try_get("after_id")?,
-                                after_prev: r.try_get("after_prev")?,
-                                last_place: r.try_get("last_place")?,
-                            })
-                        })
-                        .collect()
-                })
+                .and_then(|rows| rows.iter().map(Neighboured::read).collect())
         })
         .map_err(StorageError::query(
             "read a tenant's audit rows for its chain walk",
