@@ -11,7 +11,7 @@ CATALOG := target/catalog
 CACHE := target/cwasm
 TOOLHOST := target/debug/toolhost
 
-.PHONY: run publish test lint fmt build plugins catalog bench bench-quick soak toolchain clean cluster
+.PHONY: run publish test lint fmt build plugins catalog bench bench-quick bench-baseline soak toolchain clean cluster
 
 ## toolchain: what the build needs beyond the machine's Rust (idempotent, quick when done)
 toolchain:
@@ -227,13 +227,16 @@ fmt:
 
 ## bench: the sandbox in-process, the reference greet in Rust, Python and TypeScript
 ## in-process, tools/call over HTTP, then the real binary's cold start and memory with
-## twenty plugins over a million calls (release builds), then audit appends on one PostgreSQL
-## from one writer process and from three; results go in BENCHMARKS.md
-bench: plugins python-plugins ts-plugins sdk
+## twenty plugins over a million calls (release builds), the real binary in its own process
+## (server CPU per call beside the ceiling's and the baseline build's, latency at half
+## capacity), then audit appends on one PostgreSQL from one writer process and from three;
+## results go in BENCHMARKS.md
+bench: plugins python-plugins ts-plugins sdk bench-baseline
 	$(CARGO) bench -p toolhost-runtime --bench sandbox --locked
 	$(CARGO) bench -p toolhost-runtime --bench languages --locked
 	$(CARGO) bench -p toolhost-server --bench http --locked
 	$(CARGO) bench -p toolhost --bench footprint --locked
+	TOOLHOST_BENCH_BASELINE=$(abspath $(BENCH_BASELINE)) $(CARGO) bench -p toolhost --bench served --locked
 	$(CARGO) bench -p toolhost --bench soak --locked
 	$(CARGO) bench -p toolhost-storage --bench audit_writers --locked
 
@@ -245,10 +248,34 @@ soak: plugins
 ## bench-quick: the ceiling (a bare rmcp server) and the host as shipped over HTTP, fewer calls
 ## (seconds once built); ends with `full stack / ceiling at 32 clients: R`, the median of five
 ## rounds measuring both back to back, then `edge guards / without them at 32 clients: E`;
-## then audit appends from one and three writer processes on one PostgreSQL (3 s each)
+## then audit appends from one and three writer processes on one PostgreSQL (3 s each); then
+## the served bench's short run (about two minutes), beside the baseline build if
+## `make bench-baseline` built it already
 bench-quick: plugins
 	$(CARGO) bench -p toolhost-server --bench http --locked -- --quick
 	$(CARGO) bench -p toolhost-storage --bench audit_writers --locked -- --quick
+	$(BENCH_BASELINE_IF_BUILT) $(CARGO) bench -p toolhost --bench served --locked -- --quick
+
+## bench-baseline: the release `toolhost` of BENCH_BASELINE_REV, which the served bench
+## measures beside this tree's (`server CPU per call, current / baseline`), built once into
+## target/bench-baseline (its own target dir) from a `git worktree` of that revision and
+## kept as toolhost-<rev>; the worktree is removed once it is built
+BENCH_BASELINE_REV := 2373392
+BENCH_BASELINE_DIR := target/bench-baseline
+BENCH_BASELINE := $(BENCH_BASELINE_DIR)/toolhost-$(BENCH_BASELINE_REV)
+BENCH_BASELINE_IF_BUILT = $(if $(wildcard $(BENCH_BASELINE)),TOOLHOST_BENCH_BASELINE=$(abspath $(BENCH_BASELINE)))
+
+bench-baseline: $(BENCH_BASELINE)
+
+$(BENCH_BASELINE):
+	rm -rf $(BENCH_BASELINE_DIR)/src
+	git worktree prune
+	git worktree add --detach $(BENCH_BASELINE_DIR)/src $(BENCH_BASELINE_REV)
+	cd $(BENCH_BASELINE_DIR)/src && $(CARGO) fetch --locked && \
+	  CARGO_TARGET_DIR=$(abspath $(BENCH_BASELINE_DIR)/target) \
+	  $(CARGO) build --release --locked --offline -p toolhost
+	cp $(BENCH_BASELINE_DIR)/target/release/toolhost $@
+	git worktree remove --force $(BENCH_BASELINE_DIR)/src
 
 ## fuzz: coverage-guided fuzzing of the edge parsers with AFL++ (cargo-afl, stable Rust):
 ## each target of fuzz/targets for FUZZ_SECONDS (600) from its corpus in fuzz/corpus/<target>;

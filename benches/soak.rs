@@ -26,23 +26,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use support::bench::{Backend, UNLIMITED, call_at};
-use support::oauth::{approver, user_token};
-use support::{DEMO_PASSWORD, Server, exchange};
-use toolhost_fixtures::{HELLO, TESTBENCH};
+use support::mix::{Callers, Kind, mixed_server, request};
+use support::{Server, exchange};
 
 const CLIENTS: usize = 32;
 const WINDOW: Duration = Duration::from_secs(30);
-
-/// What one request of the load was.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
-    Call,
-    Clarification,
-    Gate,
-    Run,
-}
 
 /// One request: when it ended (since the start), what it was, how long
 /// it took, and whether it got the answer it should.
@@ -69,7 +58,8 @@ fn main() {
         .unwrap_or(600);
     let length = Duration::from_secs(seconds);
     let backend = Backend::start();
-    let server = soaked_server(&backend);
+    // Every rate limit off: the load must never be refused.
+    let server = mixed_server(&backend, &UNLIMITED);
     let (done, samples) = soak(&server, length);
     report(&done, &samples, length);
     let out = server.admin(&["audit", "verify"]);
@@ -80,41 +70,17 @@ fn main() {
     assert!(out.status.success(), "the chain verifies");
 }
 
-/// The host as soaked: testbench as the exploration backend, two run
-/// workers, no queue or rate bound in the way.
-fn soaked_server(backend: &Backend) -> Server {
-    let mut flags: Vec<String> = backend.flags().to_vec();
-    flags.extend(
-        [
-            "--exploration-backend",
-            "testbench",
-            "--run-workers",
-            "2",
-            "--runs-per-principal",
-            "100000",
-            "--runs-per-tenant",
-            "100000",
-        ]
-        .map(str::to_owned),
-    );
-    flags.extend(UNLIMITED.map(str::to_owned));
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    Server::start_with(&[TESTBENCH, HELLO], &flags)
-}
-
 /// `CLIENTS` clients calling `server` for `length` while its process is
 /// sampled every `WINDOW`: every request done, and every sample.
 fn soak(server: &Server, length: Duration) -> (Vec<Done>, Vec<Sample>) {
-    let demo = user_token(server, "demo", DEMO_PASSWORD);
-    let ann = approver(server);
-    let greeter = server.token().to_owned();
+    let callers = Callers::sign_in(server);
     let started = Instant::now();
     let stop = AtomicBool::new(false);
     let done: Mutex<Vec<Done>> = Mutex::new(Vec::new());
     let samples: Mutex<Vec<Sample>> = Mutex::new(Vec::new());
     thread::scope(|s| {
         for c in 0..CLIENTS {
-            let (url, demo, ann, greeter) = (&server.url, &demo, &ann, &greeter);
+            let (url, callers) = (&server.url, &callers);
             let (stop, done) = (&stop, &done);
             s.spawn(move || {
                 let mut mine = Vec::new();
@@ -122,14 +88,12 @@ fn soak(server: &Server, length: Duration) -> (Vec<Done>, Vec<Sample>) {
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
-                    let kind = match (c, n % 50, (c + n) % 20) {
-                        (0 | 1, 0, _) => Kind::Run,
-                        (_, _, 0) => Kind::Gate,
-                        (_, _, 1) => Kind::Clarification,
-                        _ => Kind::Call,
-                    };
+                    let kind = Kind::of(c, n);
                     let t = Instant::now();
-                    let ok = request(url, kind, demo, ann, greeter, c, n);
+                    let mut caller =
+                        |token: &str, tool: &str, arguments| call_at(url, token, tool, arguments);
+                    let name = format!("soak {c} {n}");
+                    let ok = request(&mut caller, kind, callers, &name).is_ok();
                     mine.push(Done {
                         at: started.elapsed(),
                         kind,
@@ -164,70 +128,6 @@ fn soak(server: &Server, length: Duration) -> (Vec<Done>, Vec<Sample>) {
     let done = done.into_inner().expect("results");
     let samples = samples.into_inner().expect("samples");
     (done, samples)
-}
-
-/// One request of `kind`: whether it got the answer it should.
-fn request(
-    url: &str,
-    kind: Kind,
-    demo: &str,
-    ann: &str,
-    greeter: &str,
-    c: usize,
-    n: usize,
-) -> bool {
-    let production = json!({"tags": ["smoke"], "environment": "prod", "project": "payments"});
-    match kind {
-        Kind::Call => {
-            let v = call_at(
-                url,
-                greeter,
-                "greet",
-                json!({"name": format!("soak {c} {n}")}),
-            );
-            v["result"]["isError"] == json!(false)
-        }
-        Kind::Clarification => {
-            let v = call_at(
-                url,
-                demo,
-                "run_by_tag",
-                json!({"tags": ["smoke"], "project": "payments"}),
-            );
-            v["result"]["structuredContent"]["ask_user"].is_string()
-        }
-        // Clients asking the same thing share one pending gate: each
-        // confirms and retries it, and one of them runs it.
-        Kind::Gate => {
-            let opened = call_at(url, demo, "run_by_tag", production.clone());
-            let Some(gate) =
-                opened["result"]["structuredContent"]["approval_required"]["gate_id"].as_str()
-            else {
-                return false;
-            };
-            let decide = json!({"gate_id": gate, "decision": "confirm", "reason": "soak"});
-            let decided = call_at(url, ann, "decide_approval", decide);
-            let said = &decided["result"]["structuredContent"];
-            if said["state"] != json!("confirmed") && said["error"]["code"] != json!("GATE_DECIDED")
-            {
-                return false;
-            }
-            let mut retry = production;
-            retry["gate_id"] = json!(gate);
-            let v = call_at(url, demo, "run_by_tag", retry);
-            let said = &v["result"]["structuredContent"];
-            said["queued"].is_array() || said["error"]["code"] == json!("GATE_CONSUMED")
-        }
-        Kind::Run => {
-            let v = call_at(
-                url,
-                demo,
-                "start_exploration",
-                json!({"tool": "explore_environments", "arguments": {"project": "payments"}}),
-            );
-            v["result"]["structuredContent"]["run_id"].is_string()
-        }
-    }
 }
 
 /// The server process (`pid`, its metrics at `metrics`) now.
@@ -311,7 +211,7 @@ fn report(done: &[Done], samples: &[Sample], length: Duration) {
         by_kind(Kind::Gate),
         by_kind(Kind::Run),
     );
-    for kind in [Kind::Call, Kind::Clarification, Kind::Gate, Kind::Run] {
+    for kind in Kind::ALL {
         let took = sorted_took(done, |d| d.kind == kind);
         println!(
             "{kind:?}: p50 {:.2} ms, p99 {:.2} ms",

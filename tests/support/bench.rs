@@ -130,23 +130,51 @@ pub fn try_post_at(
     token: &str,
     method: &str,
     name: &str,
-    mut params: Value,
+    params: Value,
 ) -> Result<Answer, String> {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
-    let authorization = format!("Bearer {token}");
-    let headers = [
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", method),
-        ("Mcp-Name", name),
-        ("Authorization", authorization.as_str()),
-    ];
-    try_exchange(url, "POST", "/mcp", &headers, &body)
+    let request = Stateless::new(token, method, name, params);
+    try_exchange(url, "POST", "/mcp", &request.headers(), &request.body)
+}
+
+/// A stateless 2026-07-28 request to `/mcp`: its body and headers (but
+/// `Host` and `Content-Length`, which the connection adds).
+pub struct Stateless<'a> {
+    /// The JSON-RPC request, `params._meta` naming the protocol version.
+    pub body: String,
+    method: &'a str,
+    name: &'a str,
+    authorization: String,
+}
+
+impl<'a> Stateless<'a> {
+    /// `method` (its `Mcp-Name` header `name`) with `params` and `token`.
+    pub fn new(token: &str, method: &'a str, name: &'a str, mut params: Value) -> Self {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let body =
+            json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+        let authorization = format!("Bearer {token}");
+        Stateless {
+            body,
+            method,
+            name,
+            authorization,
+        }
+    }
+
+    /// The request's headers.
+    pub fn headers(&self) -> [(&str, &str); 6] {
+        [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", self.method),
+            ("Mcp-Name", self.name),
+            ("Authorization", self.authorization.as_str()),
+        ]
+    }
 }
 
 /// The structured answer of a call that must not be an error.

@@ -14,7 +14,9 @@ pub mod bench;
 pub mod browser;
 pub mod cluster;
 pub mod console;
+pub mod keep_alive;
 pub mod languages;
+pub mod mix;
 pub mod oauth;
 pub mod otlp;
 pub mod private_pg;
@@ -208,6 +210,8 @@ pub struct Server {
     /// `http://127.0.0.1:PORT/metrics`: the server's metrics listener.
     metrics_url: Option<String>,
     database_url: String,
+    /// The `toolhost` executable serving, and run by [`Server::admin`].
+    exe: PathBuf,
     token: String,
     bearer: String,
     dir: TempDir,
@@ -238,6 +242,29 @@ impl Server {
         database_url: Option<&str>,
         env: &[(&str, &str)],
     ) -> Server {
+        Server::start_exe(Path::new(TOOLHOST), plugins, flags, database_url, env)
+    }
+
+    /// [`Server::start_env`] served by the `toolhost` at `exe` (a build of
+    /// an older commit, say), which also pins the plugins and runs
+    /// [`Server::admin`]. Another build than this one must be given
+    /// `--dev-allow-unsigned`: the plugins are signed with this build's
+    /// CLI. On an in-memory store (`sqlite::memory:`), which no other
+    /// process can reach, the harness's token is the demo user's (signed
+    /// in through the server's pages) rather than a service client's.
+    pub fn start_exe(
+        exe: &Path,
+        plugins: &[Fixture],
+        flags: &[&str],
+        database_url: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Server {
+        let unsigned = flags.contains(&"--dev-allow-unsigned");
+        assert!(
+            unsigned || exe == Path::new(TOOLHOST),
+            "{} serves signed plugins only with this build's CLI: pass --dev-allow-unsigned",
+            exe.display()
+        );
         let dir = tempfile::Builder::new()
             .prefix("toolhost-e2e-")
             .tempdir()
@@ -245,14 +272,14 @@ impl Server {
         let plugin_dir = dir.path().join("plugins");
         fs::create_dir_all(&plugin_dir).expect("create the plugin dir");
         for plugin in plugins {
-            pin(plugin, &plugin_dir);
+            pin_with(exe, plugin, &plugin_dir);
         }
         let database = dir.path().join("toolhost.db");
         let database_url = database_url.map_or_else(
             || format!("sqlite://{}?mode=rwc", database.display()),
             str::to_owned,
         );
-        if !plugins.is_empty() && !flags.contains(&"--dev-allow-unsigned") {
+        if !plugins.is_empty() && !unsigned {
             sign_and_trust(plugins, &plugin_dir, dir.path(), &database_url);
         }
         let log = dir.path().join("server.log");
@@ -268,7 +295,7 @@ impl Server {
         } else {
             &["--metrics-listen", "127.0.0.1:0"]
         };
-        let mut child = Command::new(TOOLHOST)
+        let mut child = Command::new(exe)
             .arg("serve")
             .args(listen)
             .args(metrics)
@@ -284,7 +311,7 @@ impl Server {
             .stdout(Stdio::piped())
             .stderr(File::create(&log).expect("create the server log"))
             .spawn()
-            .unwrap_or_else(|e| panic!("spawn {TOOLHOST} serve: {e}"));
+            .unwrap_or_else(|e| panic!("spawn {} serve: {e}", exe.display()));
 
         // stdout is read to its end on a thread, so the server never blocks on it.
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -348,12 +375,17 @@ impl Server {
             public,
             metrics_url,
             database_url,
+            exe: exe.to_owned(),
             token: String::new(),
             bearer: String::new(),
             dir,
         };
         // The scopes of a service allowed every fixture's tools.
-        server.token = server.service_token("mcp hello:read conformance:run fixture:run");
+        server.token = if server.database_url.contains(":memory:") {
+            oauth::user_token(&server, "demo", DEMO_PASSWORD)
+        } else {
+            server.service_token("mcp hello:read conformance:run fixture:run")
+        };
         server.bearer = format!("Bearer {}", server.token);
         server
     }
@@ -405,12 +437,13 @@ impl Server {
     /// Runs `toolhost ARGS… --database-url <this server's store>`, with
     /// the server's operator tenant.
     pub fn admin(&self, args: &[&str]) -> std::process::Output {
-        cli_command()
-            .args(args)
+        let mut cmd = Command::new(&self.exe);
+        cmd.env(OPERATOR_TENANT_ENV, OPERATOR_TENANT);
+        cmd.args(args)
             .args(["--database-url", &self.database_url])
             .stdin(Stdio::null())
             .output()
-            .unwrap_or_else(|e| panic!("run {TOOLHOST} {args:?}: {e}"))
+            .unwrap_or_else(|e| panic!("run {} {args:?}: {e}", self.exe.display()))
     }
 
     /// `toolhost audit verify` on this server's store, which must pass:
@@ -762,7 +795,12 @@ pub fn toolhost(args: &[&str]) -> String {
 
 /// `toolhost plugin pin MANIFEST --component WASM --out DIR`.
 fn pin(plugin: &Fixture, dir: &Path) {
-    let out = Command::new(TOOLHOST)
+    pin_with(Path::new(TOOLHOST), plugin, dir);
+}
+
+/// [`pin`] by the `toolhost` at `exe`.
+fn pin_with(exe: &Path, plugin: &Fixture, dir: &Path) {
+    let out = Command::new(exe)
         .args([
             "plugin",
             "pin",
@@ -773,7 +811,7 @@ fn pin(plugin: &Fixture, dir: &Path) {
         ])
         .arg(dir)
         .output()
-        .unwrap_or_else(|e| panic!("run {TOOLHOST} plugin pin: {e}"));
+        .unwrap_or_else(|e| panic!("run {} plugin pin: {e}", exe.display()));
     assert!(
         out.status.success(),
         "toolhost plugin pin {} failed ({}):\n{}{}",

@@ -46,14 +46,7 @@ use axum::serve::ListenerExt;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use metrics_exporter_prometheus::PrometheusBuilder;
-use rmcp::handler::server::ServerHandler;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
-use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
 use toolhost_audit::{AuditEvent, AuditSink, Effect, SinkFuture};
@@ -64,6 +57,9 @@ use toolhost_runtime::{Runtime, RuntimeConfig, ToolOutput, ToolSpec};
 use toolhost_server::http::{Guard, Ops, router};
 use toolhost_server::{RateLimiter, RateLimits, edge};
 use toolhost_storage::Store;
+
+mod ceiling;
+use ceiling::{CEILING_TOOL, start_ceiling};
 
 /// Calls per (tool, concurrency) measurement, after a warm-up.
 #[derive(Clone, Copy)]
@@ -83,81 +79,6 @@ const QUICK: Plan = Plan {
 /// In-process measurements (bearer check, secret scan).
 const CALLS: usize = FULL.calls;
 const WARMUP: usize = FULL.warmup;
-
-/// The ceiling: rmcp serving `greet` natively, and nothing else.
-#[derive(Clone)]
-struct Bare {
-    greet: Tool,
-}
-
-impl Bare {
-    fn new() -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {"name": {"type": "string"}},
-            "required": ["name"],
-        });
-        let Value::Object(schema) = schema else {
-            unreachable!("an object")
-        };
-        Self {
-            greet: Tool::new("greet_native", "Greets someone by name.", schema),
-        }
-    }
-}
-
-impl ServerHandler for Bare {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![self.greet.clone()]))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let name = request
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("name"))
-            .and_then(Value::as_str)
-            .ok_or_else(|| ErrorData::invalid_params("name is required", None))?
-            .trim();
-        let message = format!("Hello, {name}!");
-        let mut result = CallToolResult::structured(json!({"message": message}));
-        result.content = vec![ContentBlock::text(message)];
-        Ok(CallToolResponse::Complete(result))
-    }
-}
-
-/// The bare rmcp server on a free port, as the host's own is served (the
-/// same config, `/mcp`, TCP_NODELAY).
-async fn start_ceiling() -> String {
-    let bare = Bare::new();
-    let mcp = StreamableHttpService::new(
-        move || Ok(bare.clone()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default().with_json_response(true),
-    );
-    let app = axum::Router::new().nest_service("/mcp", mcp);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
-    addr.to_string()
-}
 
 /// `greet`, natively: the same arguments, the same answer, no sandbox.
 struct NativeGreet(ToolSpec);
@@ -530,7 +451,7 @@ async fn paired(plan: Plan, ceiling: &str, host: &str) -> (Run, Run, Vec<f64>) {
     paired_with(
         plan,
         PAIRED_ROUNDS,
-        (ceiling, "greet_native"),
+        (ceiling, CEILING_TOOL),
         (host, "greet"),
     )
     .await
@@ -588,7 +509,7 @@ fn main() {
             profile_one(plan, &only, &ceiling_addr).await;
             return;
         }
-        let at_1 = run(plan, &ceiling_addr, "greet_native", 1).await;
+        let at_1 = run(plan, &ceiling_addr, CEILING_TOOL, 1).await;
         ceiling_row(1, &at_1);
         if quick {
             quick_comparisons(plan, &ceiling_addr, &at_1).await;
@@ -680,7 +601,7 @@ async fn edge_guards(plan: Plan) {
 /// The full run: the ceiling at 32 clients (`at_1` at 1), each profile of
 /// the host against it, then the in-process measurements.
 async fn every_profile(plan: Plan, ceiling_addr: &str, at_1: Run) {
-    let at_32 = run(plan, ceiling_addr, "greet_native", 32).await;
+    let at_32 = run(plan, ceiling_addr, CEILING_TOOL, 32).await;
     ceiling_row(32, &at_32);
     let ceiling = [at_1, at_32];
     let profiles = [
@@ -797,7 +718,7 @@ async fn profile_one(plan: Plan, only: &str, ceiling: &str) {
     // The host's `start` arguments (durable audit, rate limited, edge
     // guards), if not the ceiling.
     let (host, tool) = match only {
-        "ceiling" => (None, "greet_native"),
+        "ceiling" => (None, CEILING_TOOL),
         "native" => (Some((false, false, true)), "greet_native"),
         "wasm" => (Some((false, false, true)), "greet"),
         "shipped" => (Some((true, true, true)), "greet"),

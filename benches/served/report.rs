@@ -1,0 +1,204 @@
+//! What the bench prints: each part's table and its named lines as it
+//! ends, then every headline again as one Markdown table for
+//! `BENCHMARKS.md`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::at_load::AtLoad;
+use crate::closed_loop::{Window, quantile};
+use crate::one_client::OneClient;
+use crate::rounds::Rounds;
+use crate::support::mix::Kind;
+
+/// The targets of parts 1 and 2, in the order `main` gives them.
+const CEILING: usize = 0;
+const SHIPPED: usize = 1;
+const BASELINE: usize = 2;
+const NAMES: [&str; 3] = [
+    "ceiling: bare rmcp, native greet",
+    "toolhost as shipped (this build)",
+    "toolhost baseline",
+];
+
+/// The headlines so far, as Markdown table rows.
+pub struct Report {
+    rows: Vec<String>,
+    heading: String,
+}
+
+impl Report {
+    pub fn new(quick: bool, baseline: Option<&Path>) -> Report {
+        let mode = if quick { "--quick" } else { "full" };
+        let baseline = baseline.map_or("none".into(), |b| b.display().to_string());
+        let heading = format!("served bench ({mode}), baseline: {baseline}");
+        println!("# {heading}\n");
+        Report {
+            rows: Vec::new(),
+            heading,
+        }
+    }
+
+    /// Parts 1 and 2 at `clients` clients.
+    pub fn cpu_per_call(&mut self, clients: usize, rounds: &Rounds) {
+        let at = if clients == 1 {
+            "1 client"
+        } else {
+            "32 clients"
+        };
+        println!(
+            "| server, own process | clients | calls/s | p50 ms | p99 ms | server CPU µs/call |"
+        );
+        println!("|---|---|---|---|---|---|");
+        for (name, w) in NAMES.iter().zip(&rounds.pooled) {
+            println!(
+                "| {name} | {clients} | {:.0} | {} | {} | {:.0} |",
+                w.per_sec(),
+                ms(w.quantile(0.5)),
+                ms(w.quantile(0.99)),
+                w.cpu_per_request_us()
+            );
+        }
+        println!();
+        for (t, what) in [
+            (SHIPPED, "shipped"),
+            (CEILING, "ceiling"),
+            (BASELINE, "baseline"),
+        ] {
+            if let Some(w) = rounds.pooled.get(t) {
+                let line = format!("server CPU per {what} greet call, {at}");
+                self.line(&line, format!("{:.0} µs", w.cpu_per_request_us()));
+            }
+        }
+        let (r, all) = rounds.cpu_ratio(CEILING, SHIPPED);
+        let line = format!("R on server CPU at {at} = ceiling CPU per call / shipped CPU per call");
+        self.line(&line, with_rounds(r, &all));
+        if rounds.pooled.len() > BASELINE {
+            let (r, all) = rounds.cpu_ratio(SHIPPED, BASELINE);
+            let line = if clients == 1 {
+                "server CPU per call at 1 client, current / baseline"
+            } else {
+                "server CPU per call, current / baseline"
+            };
+            self.line(line, with_rounds(r, &all));
+        }
+        println!();
+    }
+
+    /// Part 4: one client's p50 on each store, beside the fsync `floor`.
+    pub fn one_client(&mut self, one: &OneClient, floor: Duration) {
+        let p50 = |w: &Window| w.quantile(0.5);
+        let stores = [
+            ("SQLite file, synced (as shipped)", Some(&one.shipped)),
+            ("sqlite::memory:", Some(&one.memory)),
+            ("SQLite file in tmpfs", one.tmpfs.as_ref()),
+        ];
+        println!("| one client, store | calls/s | p50 ms | p99 ms | server CPU µs/call |");
+        println!("|---|---|---|---|---|");
+        for (store, w) in stores {
+            let Some(w) = w else { continue };
+            println!(
+                "| {store} | {:.0} | {} | {} | {:.0} |",
+                w.per_sec(),
+                ms(p50(w)),
+                ms(w.quantile(0.99)),
+                w.cpu_per_request_us()
+            );
+        }
+        println!();
+        let fsync = "fsync floor (4 KiB inside a pre-allocated, synced file, fdatasync; median)";
+        self.line(fsync, format!("{} ms", ms(floor)));
+        let above = |w: &Window| {
+            let d = p50(&one.shipped).as_secs_f64() - p50(w).as_secs_f64();
+            format!(
+                "{:.3} ms = {:.2} × the fsync floor",
+                d * 1e3,
+                d / floor.as_secs_f64()
+            )
+        };
+        let memory = "one client: shipped p50 − in-memory p50 (sqlite::memory:)";
+        self.line(memory, above(&one.memory));
+        if let Some(tmpfs) = &one.tmpfs {
+            self.line("one client: shipped p50 − tmpfs-file p50", above(tmpfs));
+        }
+        println!();
+    }
+
+    /// Part 3: the capacity, then the open loop per kind.
+    pub fn at_load(&mut self, load: &AtLoad, floor: Duration) {
+        let c = &load.capacity;
+        let capacity = "capacity: the soak's mix, closed loop, 32 clients";
+        self.line(capacity, format!("{:.0} requests/s", c.per_sec()));
+        println!(
+            "  (p50 {} ms, p99 {} ms, server CPU {:.0} µs per request)",
+            ms(c.quantile(0.5)),
+            ms(c.quantile(0.99)),
+            c.cpu_per_request_us()
+        );
+        let s = &load.schedule;
+        println!(
+            "open loop at {:.0} requests/s (half the capacity) for {:.0} s: {} requests, {:.0}/s kept, \
+             {} taken more than 1 ms late (every sender busy)",
+            load.rate,
+            s.elapsed.as_secs_f64(),
+            s.done.len(),
+            s.done.len() as f64 / s.elapsed.as_secs_f64(),
+            s.late
+        );
+        println!("\n| kind (open loop, half capacity) | requests | p50 ms | p99 ms | p99 / p50 |");
+        println!("|---|---|---|---|---|");
+        for kind in Kind::ALL {
+            let took = s.latencies(kind);
+            if took.is_empty() {
+                continue;
+            }
+            let (p50, p99) = (quantile(&took, 0.5), quantile(&took, 0.99));
+            let ratio = p99.as_secs_f64() / p50.as_secs_f64();
+            println!(
+                "| {kind:?} | {} | {} | {} | {ratio:.1} |",
+                took.len(),
+                ms(p50),
+                ms(p99)
+            );
+            let line = format!("open loop at half capacity, {kind:?}: p50, p99 (p99 / p50)");
+            self.row(
+                &line,
+                format!("{} ms, {} ms ({ratio:.1})", ms(p50), ms(p99)),
+            );
+        }
+        let calls = s.latencies(Kind::Call);
+        let p99 = quantile(&calls, 0.99).as_secs_f64() / floor.as_secs_f64();
+        println!();
+        self.line("plain-call p99 / fsync floor", format!("{p99:.1}"));
+    }
+
+    /// Every headline, as one Markdown table.
+    pub fn summary(&self) {
+        println!("\n## Summary for BENCHMARKS.md ({})\n", self.heading);
+        println!("| measure | value |");
+        println!("|---|---|");
+        for row in &self.rows {
+            println!("{row}");
+        }
+    }
+
+    /// Prints `name: value` and keeps it for the summary.
+    fn line(&mut self, name: &str, value: String) {
+        println!("{name}: {value}");
+        self.row(name, value);
+    }
+
+    fn row(&mut self, name: &str, value: String) {
+        self.rows.push(format!("| {name} | {value} |"));
+    }
+}
+
+/// `median (rounds a, b, c)`.
+fn with_rounds(median: f64, all: &[f64]) -> String {
+    let all: Vec<String> = all.iter().map(|r| format!("{r:.2}")).collect();
+    format!("{median:.2} (rounds {})", all.join(", "))
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1e3)
+}
