@@ -358,6 +358,7 @@ impl AuthStore for Store {
     ) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let rotated = on_pool!(&self.pools, pool => async {
+                let _turn = crate::connect::transaction_turn(&self.pools).await;
                 let mut tx = pool.begin().await?;
                 let used = sqlx::query(sql::USE_REFRESH)
                     .bind(now)

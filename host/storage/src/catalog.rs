@@ -238,6 +238,7 @@ impl CatalogStore for Store {
                 return Ok(Submitted::Existing(Box::new(existing)));
             }
             on_pool!(&self.pools, pool => async {
+                let _turn = crate::connect::transaction_turn(&self.pools).await;
                 let mut tx = pool.begin().await?;
                 store_revision(&mut *tx, &rev).await?;
                 tx.commit().await

@@ -1,6 +1,7 @@
 //! Choosing the engine from a URL and opening its pool, with the settings an
 //! audit trail needs.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
@@ -87,14 +88,19 @@ macro_rules! on_pool {
 }
 pub(crate) use on_pool;
 
-/// Runs `$sql` with `$bind`s on either engine; the number of rows it changed.
+/// Runs `$sql` with `$bind`s on either engine; the number of rows it
+/// changed. On SQLite it waits for the process's write turn first
+/// ([`write_turn`]).
 macro_rules! execute {
     ($pools:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
-        $crate::connect::on_pool!($pools, pool => sqlx::query($sql)
-            $(.bind($bind))*
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))
+        $crate::connect::on_pool!($pools, pool => {
+            let _turn = $crate::connect::turn_for($pools, $sql).await;
+            sqlx::query($sql)
+                $(.bind($bind))*
+                .execute(pool)
+                .await
+                .map(|done| done.rows_affected())
+        })
     };
 }
 pub(crate) use execute;
@@ -103,11 +109,14 @@ pub(crate) use execute;
 /// (a closure over the engine's row type, compiled once per engine).
 macro_rules! fetch_optional {
     ($pools:expr, $read:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
-        $crate::connect::on_pool!($pools, pool => sqlx::query($sql)
-            $(.bind($bind))*
-            .fetch_optional(pool)
-            .await
-            .and_then(|row| row.as_ref().map($read).transpose()))
+        $crate::connect::on_pool!($pools, pool => {
+            let _turn = $crate::connect::turn_for($pools, $sql).await;
+            sqlx::query($sql)
+                $(.bind($bind))*
+                .fetch_optional(pool)
+                .await
+                .and_then(|row| row.as_ref().map($read).transpose())
+        })
     };
 }
 pub(crate) use fetch_optional;
@@ -115,14 +124,85 @@ pub(crate) use fetch_optional;
 /// Runs `$sql` with `$bind`s; every row it returns, read by `$read`.
 macro_rules! fetch_all {
     ($pools:expr, $read:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
-        $crate::connect::on_pool!($pools, pool => sqlx::query($sql)
-            $(.bind($bind))*
-            .fetch_all(pool)
-            .await
-            .and_then(|rows| rows.iter().map($read).collect::<Result<Vec<_>, sqlx::Error>>()))
+        $crate::connect::on_pool!($pools, pool => {
+            let _turn = $crate::connect::turn_for($pools, $sql).await;
+            sqlx::query($sql)
+                $(.bind($bind))*
+                .fetch_all(pool)
+                .await
+                .and_then(|rows| rows.iter().map($read).collect::<Result<Vec<_>, sqlx::Error>>())
+        })
     };
 }
 pub(crate) use fetch_all;
+
+/// The process's turns to write each SQLite database file: one async
+/// lock per file, FIFO-fair, taken by every writer of this process (the
+/// pools' statements and transactions, the pipelined audit writer, the
+/// anchorer) before it asks SQLite for the write lock. SQLite has one
+/// writer at a time per file; a writer that finds the lock taken waits in
+/// SQLite's busy handler, which sleeps 1, 2, 5 … up to 100 ms between
+/// tries whatever the holder does, so under steady writes one unlucky
+/// writer waited hundreds of milliseconds and every call queued behind it
+/// (BENCHMARKS part 20). Waiting here instead, a writer goes the moment the
+/// one before it is done. Only another process (a `toolhost` command)
+/// still meets the busy handler. (An in-memory database has a turn of its
+/// own, and one connection, so it never waits for anyone else's.)
+static WRITE_TURNS: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, Arc<tokio::sync::Mutex<()>>>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// The turn lock of the SQLite file `options` opens.
+pub(crate) fn turn_lock(options: &SqliteConnectOptions) -> Option<Arc<tokio::sync::Mutex<()>>> {
+    let file = options.get_filename();
+    // Keyed by the name as the store's URL gives it: every pool of a
+    // store opens the file by the same name.
+    let mut turns = WRITE_TURNS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(lock) = turns.get(file) {
+        return Some(lock.clone());
+    }
+    Some(turns.entry(file.to_owned()).or_default().clone())
+}
+
+/// Waits for the process's turn to write `pool`'s file; held until the
+/// returned guard drops (after the commit).
+pub(crate) async fn write_turn(pool: &SqlitePool) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+    match turn_lock(pool.connect_options().as_ref()) {
+        Some(lock) => Some(lock.lock_owned().await),
+        None => None,
+    }
+}
+
+/// The write turn of `pools`' file for a transaction that writes: SQLite
+/// only (PostgreSQL's writers lock rows, not the database).
+pub(crate) async fn transaction_turn(pools: &Pools) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+    match pools {
+        Pools::Sqlite(pool) => write_turn(pool).await,
+        Pools::Postgres(_) => None,
+    }
+}
+
+/// The write turn for `sql` on `pools`: SQLite only, and only for a
+/// statement that writes.
+pub(crate) async fn turn_for(pools: &Pools, sql: &str) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+    match pools {
+        Pools::Sqlite(pool) if writes(sql) => write_turn(pool).await,
+        _ => None,
+    }
+}
+
+/// Whether `sql` writes: it starts with `INSERT`, `UPDATE`, `DELETE` or
+/// `REPLACE` (a `WITH` whose statement writes is not used here).
+fn writes(sql: &str) -> bool {
+    let head = sql
+        .trim_start()
+        .get(..7)
+        .unwrap_or_default()
+        .to_ascii_uppercase();
+    ["INSERT", "UPDATE", "DELETE", "REPLACE"]
+        .iter()
+        .any(|w| head.starts_with(w))
+}
 
 /// The engine `url` selects by its scheme.
 pub(crate) fn engine_of(url: &str) -> Result<Engine, StorageError> {
@@ -265,6 +345,42 @@ fn is_in_memory(url: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_writing_statements_take_a_turn() {
+        for sql in [
+            "INSERT INTO a VALUES (1)",
+            "  update a SET b = 1",
+            "DELETE FROM a",
+            "REPLACE INTO a VALUES (1)",
+        ] {
+            assert!(writes(sql), "{sql}");
+        }
+        for sql in ["SELECT 1", "PRAGMA synchronous", "", "UPD"] {
+            assert!(!writes(sql), "{sql}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_pools_of_one_file_share_a_turn_and_a_memory_database_takes_none() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display());
+        let main = sqlite_options(&url, SqliteSynchronous::Full).expect("options");
+        let counters = sqlite_options(&url, SqliteSynchronous::Normal).expect("options");
+        let (a, b) = (
+            turn_lock(&main).expect("a file"),
+            turn_lock(&counters).expect("a file"),
+        );
+        assert!(Arc::ptr_eq(&a, &b));
+        let other = format!("sqlite://{}?mode=rwc", dir.path().join("u.db").display());
+        let other = turn_lock(&sqlite_options(&other, SqliteSynchronous::Full).expect("options"));
+        assert!(!Arc::ptr_eq(&a, &other.expect("a file")));
+        // A turn is held until its guard drops; the next writer waits for it.
+        let held = a.clone().lock_owned().await;
+        assert!(b.try_lock().is_err());
+        drop(held);
+        assert!(b.try_lock().is_ok());
+    }
+
     use super::*;
     use sqlx::ConnectOptions;
 

@@ -90,6 +90,7 @@ impl Store {
     async fn open_once(&self, new: &NewGate, targets: &str) -> Result<Option<Gate>, sqlx::Error> {
         let risk = new.risk.to_string();
         on_pool!(&self.pools, pool => async {
+            let _turn = crate::connect::transaction_turn(&self.pools).await;
             let mut tx = pool.begin().await?;
             sqlx::query(sql::SUPERSEDE_EXPIRED)
                 .bind(new.id.as_str())

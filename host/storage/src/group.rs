@@ -324,6 +324,9 @@ async fn write_pipelined(
 ) {
     let mut conn: Option<SqliteConnection> = None;
     let mut chain: Option<WriterChain> = None;
+    // Its commits take the process's write turn like every other writer
+    // (`crate::connect::turn_lock`): it never sleeps in SQLite's busy handler.
+    let turns = crate::connect::turn_lock(&connect);
     while let Some(batch) = next_batch(&mut rx).await {
         let mut c = match conn.take() {
             Some(c) => c,
@@ -340,9 +343,13 @@ async fn write_pipelined(
             },
         };
         let mut source = Source::Sqlite(&mut c);
-        let Some((committed, moved)) =
-            commit_to_chain(&mut source, &mut chain, batch, &anchors).await
-        else {
+        let turn = match &turns {
+            Some(lock) => Some(lock.lock().await),
+            None => None,
+        };
+        let appended = commit_to_chain(&mut source, &mut chain, batch, &anchors).await;
+        drop(turn);
+        let Some((committed, moved)) = appended else {
             continue;
         };
         let healthy = moved || is_healthy(&mut c).await;

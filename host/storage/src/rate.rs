@@ -68,6 +68,7 @@ impl Store {
                 row.push_bind(*bucket).push_bind(*start).push_bind(*end).push_bind(*n);
             });
             upsert.push(ADD_TAIL);
+            let _turn = crate::connect::turn_for(&self.counters, ADD_HEAD).await;
             upsert.build_query_as().fetch_all(pool).await
         })
         .map_err(StorageError::query("count rate-limit hits"))?;
@@ -90,6 +91,7 @@ impl Store {
     /// again from its own count, which errs on the side of letting through.
     pub async fn purge_hits(&self, now: i64) -> Result<u64, StorageError> {
         on_pool!(&self.counters, pool => {
+            let _turn = crate::connect::turn_for(&self.counters, PURGE).await;
             sqlx::query(PURGE).bind(now).execute(pool).await.map(|d| d.rows_affected())
         })
         .map_err(StorageError::query("purge rate-limit counters"))

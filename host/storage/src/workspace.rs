@@ -215,6 +215,7 @@ impl WorkspaceStore for Store {
             let p = part;
             let size = signed(p.bytes.len() as u64);
             on_pool!(&self.pools, pool => async {
+                let _turn = crate::connect::transaction_turn(&self.pools).await;
                 let mut tx = pool.begin().await?;
                 let grown = sqlx::query(sql::GROW_UPLOAD)
                     .bind(p.handle.as_str())

@@ -159,7 +159,10 @@ macro_rules! anchor_in {
 
 async fn append_anchors(pools: &Pools, moved: &[(String, Head)]) -> Result<(), sqlx::Error> {
     match pools {
-        Pools::Sqlite(pool) => anchor_in!(pool, "BEGIN IMMEDIATE", None::<&str>, moved),
+        Pools::Sqlite(pool) => {
+            let _turn = crate::connect::write_turn(pool).await;
+            anchor_in!(pool, "BEGIN IMMEDIATE", None::<&str>, moved)
+        }
         Pools::Postgres(pool) => {
             let lock = Some("SELECT pg_advisory_xact_lock($1)");
             anchor_in!(pool, "BEGIN", lock, moved)
