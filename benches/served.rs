@@ -28,6 +28,10 @@
 //!    in the host's database directory. These three carry the demo
 //!    user's token: nothing else can sign in to an in-memory store.
 //!
+//! 5. **Where the server's CPU goes**: what an idle server spends per
+//!    second (its background work), and `perf`'s samples of the shipped
+//!    server at 32 clients, charged to their owners (`served/owners.rs`).
+//!
 //! `-- --quick` runs shorter windows and fewer rounds. Answers are
 //! checked: a wrong one panics; timings never do. Ends with a Markdown
 //! block for `BENCHMARKS.md`.
@@ -47,6 +51,8 @@ mod fsync_floor;
 mod one_client;
 #[path = "served/open_loop.rs"]
 mod open_loop;
+#[path = "served/owners.rs"]
+mod owners;
 #[path = "served/process.rs"]
 mod process;
 #[path = "served/report.rs"]
@@ -76,6 +82,8 @@ struct Plan {
     capacity: Span,
     /// Part 3's open loop.
     open: Duration,
+    /// How long the idle server's CPU is read.
+    idle: Duration,
 }
 
 const QUICK: Plan = Plan {
@@ -89,6 +97,7 @@ const QUICK: Plan = Plan {
         window: Duration::from_secs(5),
     },
     open: Duration::from_secs(15),
+    idle: Duration::from_secs(3),
 };
 
 const FULL: Plan = Plan {
@@ -102,6 +111,7 @@ const FULL: Plan = Plan {
         window: Duration::from_secs(10),
     },
     open: Duration::from_secs(60),
+    idle: Duration::from_secs(10),
 };
 
 fn main() {
@@ -117,6 +127,8 @@ fn main() {
     let ceiling = Ceiling::start();
     let shipped = process::host(Path::new(TOOLHOST), None);
     let old = baseline.as_deref().map(|exe| process::host(exe, None));
+    std::thread::sleep(Duration::from_secs(1));
+    report.idle(owners::idle_cpu_per_second(shipped.pid(), plan.idle));
     let mut targets = vec![ceiling.target(), Target::host(&shipped, shipped.token())];
     targets.extend(old.iter().map(|s| Target::host(s, s.token())));
     let targets: Vec<&Target> = targets.iter().collect();
@@ -126,8 +138,11 @@ fn main() {
     }
     drop(old);
     drop(ceiling);
+    let dir = shipped.database_path().parent().expect("a dir").to_owned();
+    let shipped_target = Target::host(&shipped, shipped.token());
+    report.owners(&owners::measure(&shipped_target, 32, plan.span, &dir));
 
-    let floor = fsync_floor::fsync_floor(shipped.database_path().parent().expect("a dir"));
+    let floor = fsync_floor::fsync_floor(&dir);
     let one = one_client::measure(&shipped, plan.span, plan.rounds);
     drop(shipped);
     report.one_client(&one, floor);

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::at_load::AtLoad;
 use crate::closed_loop::{Window, quantile};
 use crate::one_client::OneClient;
+use crate::owners::Owners;
 use crate::rounds::Rounds;
 use crate::support::mix::Kind;
 
@@ -170,6 +171,48 @@ impl Report {
         let p99 = quantile(&calls, 0.99).as_secs_f64() / floor.as_secs_f64();
         println!();
         self.line("plain-call p99 / fsync floor", format!("{p99:.1}"));
+    }
+
+    /// Part 5: what the idle server spends per second.
+    pub fn idle(&mut self, per_second: Duration) {
+        self.line(
+            "idle server CPU, ms per second",
+            format!("{:.2}", per_second.as_secs_f64() * 1e3),
+        );
+        println!();
+    }
+
+    /// Part 5: the shipped server's CPU by owner at 32 clients.
+    pub fn owners(&mut self, owners: &Result<Owners, String>) {
+        let owners = match owners {
+            Ok(o) => o,
+            Err(why) => {
+                self.line("server CPU by owner", format!("not measured: {why}"));
+                return;
+            }
+        };
+        let per_call = owners.window.cpu_per_request_us();
+        println!("| owner (perf, 32 clients) | share of server CPU | µs per call |");
+        println!("|---|---|---|");
+        for (owner, share) in &owners.shares {
+            println!(
+                "| {owner} | {:.1}% | {:.0} |",
+                share * 100.0,
+                share * per_call
+            );
+        }
+        println!();
+        let top: Vec<String> = owners
+            .shares
+            .iter()
+            .take(4)
+            .map(|(o, s)| format!("{o} {:.0}", s * per_call))
+            .collect();
+        self.line(
+            "server CPU by owner, µs per call (largest four)",
+            format!("{} of {per_call:.0}", top.join(", ")),
+        );
+        println!();
     }
 
     /// Every headline, as one Markdown table.
