@@ -160,7 +160,7 @@ fn writer_label() -> String {
 }
 
 /// Runs `$body` with `$exec` bound to the writer's connection: a pool's
-/// (either engine) or the pipelined writer's own SQLite connection.
+/// (either engine) or the SQLite file writer's own connection.
 macro_rules! on_source {
     ($source:expr, $exec:ident => $body:expr) => {
         match $source {
@@ -178,8 +178,8 @@ macro_rules! on_source {
 pub(crate) enum Source<'a> {
     /// Through the store's pool.
     Pools(&'a Pools),
-    /// On a SQLite connection of the writer's own (the pipelined writer's,
-    /// whose commits do not wait for the disk: `src/group.rs` syncs them).
+    /// On a SQLite connection of the writer's own (`src/group.rs`), whose
+    /// commits sync the log.
     Sqlite(&'a mut SqliteConnection),
 }
 
@@ -256,12 +256,32 @@ impl WriterChain {
     /// it unless the failure is one the database reported for the rows
     /// (then nothing was written). A call id already recorded fails the
     /// whole batch, with [`StorageError::DuplicateCallId`] when the batch
-    /// is that one event.
+    /// is that one event. A place already taken (this writer's head was
+    /// stale: a commit whose outcome it could not learn, and a reread that
+    /// failed too, say while the database restarted) wrote nothing: the
+    /// head is read back and the rows appended after it, once.
     pub(crate) async fn append(
         &mut self,
         source: &mut Source<'_>,
         events: &[(&AuditEvent, &[Effect])],
     ) -> Result<(), StorageError> {
+        match self.append_at_head(source, events).await {
+            Err(Failed::PlaceTaken(_)) => {
+                self.reread(source).await?;
+                self.append_at_head(source, events)
+                    .await
+                    .map_err(Failed::into_error)
+            }
+            done => done.map_err(Failed::into_error),
+        }
+    }
+
+    /// [`Self::append`] after the head this writer knows.
+    async fn append_at_head(
+        &mut self,
+        source: &mut Source<'_>,
+        events: &[(&AuditEvent, &[Effect])],
+    ) -> Result<(), Failed> {
         let columns: Vec<Columns<'_>> = events.iter().map(|(e, _)| Columns::of(e)).collect();
         let effects: Vec<&Effect> = events.iter().flat_map(|(_, fx)| fx.iter()).collect();
         let links = hashes(self.encoding, &self.head.hash, &columns);
@@ -300,20 +320,50 @@ pub(crate) fn refused(e: &StorageError) -> bool {
     )
 }
 
+/// Why an append at the known head failed.
+enum Failed {
+    /// The database already holds a row at the place the first row was
+    /// to take: the head was stale, nothing was written.
+    PlaceTaken(StorageError),
+    /// Anything else.
+    Other(StorageError),
+}
+
+impl Failed {
+    fn into_error(self) -> StorageError {
+        match self {
+            Failed::PlaceTaken(e) | Failed::Other(e) => e,
+        }
+    }
+}
+
 /// The store's error for a failed append of `events`.
-fn append_error(e: EffectError, events: &[(&AuditEvent, &[Effect])]) -> StorageError {
+fn append_error(e: EffectError, events: &[(&AuditEvent, &[Effect])]) -> Failed {
     let e = match e {
-        EffectError::Lost(effect) => return StorageError::EffectLost { effect },
+        EffectError::Lost(effect) => return Failed::Other(StorageError::EffectLost { effect }),
         EffectError::Sql(e) => e,
     };
     match (e.as_database_error(), events) {
         (Some(db), [(one, _)]) if db.is_unique_violation() && names_call_id(db) => {
-            StorageError::DuplicateCallId {
+            Failed::Other(StorageError::DuplicateCallId {
                 call_id: one.call_id.clone(),
-            }
+            })
         }
-        _ => StorageError::query("append audit rows")(e),
+        (Some(db), _) if db.is_unique_violation() && names_place(db) => {
+            Failed::PlaceTaken(StorageError::query("append audit rows")(e))
+        }
+        _ => Failed::Other(StorageError::query("append audit rows")(e)),
     }
+}
+
+/// Whether a unique violation is the chain's place index's
+/// (`audit_chain_place`: PostgreSQL names the constraint, SQLite the
+/// columns).
+fn names_place(db: &dyn sqlx::error::DatabaseError) -> bool {
+    db.constraint().map_or_else(
+        || db.message().contains("chain_seq"),
+        |c| c == "audit_chain_place",
+    )
 }
 
 /// `(prev_hash, row_hash)` of each row, chained from `head` in `encoding`.
@@ -395,21 +445,27 @@ mod tests {
         assert!(super::refused(&refused), "{refused}");
         assert_eq!(one.head.place, 3);
 
-        // A writer whose head is stale (a commit it could not confirm) is
-        // refused by the place index, and reading the head back heals it.
+        // A writer whose head is stale (a commit it could not confirm, and
+        // a reread that failed too) is refused by the place index, reads
+        // its head back and appends after it: its caller sees no error.
         let mut stale = one.clone();
         stale.head = Head::genesis(&one.id, one.encoding);
         stale
             .append(&mut source, &[(&test_event("e"), &[])])
             .await
-            .expect_err("a place already taken");
-        stale.reread(&mut source).await.expect("read back");
-        assert_eq!(stale.head, one.head);
-        stale
-            .append(&mut source, &[(&test_event("e"), &[])])
-            .await
             .expect("appended after the head read back");
+        assert_eq!(stale.head.place, one.head.place + 1);
         let summary = store.verify_chain().await.expect("read").expect("intact");
         assert_eq!(summary.verified, 5);
+        // A duplicate call id at a stale head is still refused as one.
+        stale.head = Head::genesis(&one.id, one.encoding);
+        let refused = stale
+            .append(&mut source, &[(&test_event("e"), &[])])
+            .await
+            .expect_err("a duplicate call id");
+        assert!(
+            matches!(refused, StorageError::DuplicateCallId { .. }),
+            "{refused}"
+        );
     }
 }
