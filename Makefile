@@ -229,7 +229,7 @@ fmt:
 ## in-process, tools/call over HTTP, then the real binary's cold start and memory with
 ## twenty plugins over a million calls (release builds), the real binary in its own process
 ## (server CPU per call beside the ceiling's and the baseline build's, latency at half
-## capacity), then audit appends on one PostgreSQL from one writer process and from three;
+## capacity, the idle server's CPU and, with `perf`, its CPU by owner), then audit appends on one PostgreSQL from one writer process and from three;
 ## results go in BENCHMARKS.md
 bench: plugins python-plugins ts-plugins sdk bench-baseline
 	$(CARGO) bench -p toolhost-runtime --bench sandbox --locked

@@ -22,8 +22,8 @@
 //! 4. **One client**: the host's p50 on its SQLite file against the same
 //!    binary on `sqlite::memory:` (the binary has no in-memory audit sink
 //!    of its own; on an in-memory database the audit rows are written
-//!    through the store's one connection instead of the pipelined,
-//!    synced writer) and on a SQLite file in tmpfs (the shipped path,
+//!    through the store's one connection instead of the writer's own)
+//!    and on a SQLite file in tmpfs (the shipped path,
 //!    whose syncs cost nothing), beside the disk's fsync floor measured
 //!    in the host's database directory. These three carry the demo
 //!    user's token: nothing else can sign in to an in-memory store.
@@ -32,7 +32,7 @@
 //!    second (its background work), and `perf`'s samples of the shipped
 //!    server at 32 clients, charged to their owners (`served/owners.rs`).
 //!
-//! `-- --quick` runs shorter windows and fewer rounds. Answers are
+//! `-- --owners` runs part 5 alone. `-- --quick` runs shorter windows and fewer rounds. Answers are
 //! checked: a wrong one panics; timings never do. Ends with a Markdown
 //! block for `BENCHMARKS.md`.
 
@@ -124,11 +124,17 @@ fn main() {
     let baseline = baseline();
     let mut report = Report::new(quick, baseline.as_deref());
 
+    if std::env::args().any(|a| a == "--owners") {
+        // Part 5 alone, for profiling a change quickly.
+        let shipped = process::host(Path::new(TOOLHOST), None);
+        idle(&mut report, &shipped, &plan);
+        by_owner(&mut report, &shipped, &plan);
+        return;
+    }
     let ceiling = Ceiling::start();
     let shipped = process::host(Path::new(TOOLHOST), None);
     let old = baseline.as_deref().map(|exe| process::host(exe, None));
-    std::thread::sleep(Duration::from_secs(1));
-    report.idle(owners::idle_cpu_per_second(shipped.pid(), plan.idle));
+    idle(&mut report, &shipped, &plan);
     let mut targets = vec![ceiling.target(), Target::host(&shipped, shipped.token())];
     targets.extend(old.iter().map(|s| Target::host(s, s.token())));
     let targets: Vec<&Target> = targets.iter().collect();
@@ -138,11 +144,9 @@ fn main() {
     }
     drop(old);
     drop(ceiling);
-    let dir = shipped.database_path().parent().expect("a dir").to_owned();
-    let shipped_target = Target::host(&shipped, shipped.token());
-    report.owners(&owners::measure(&shipped_target, 32, plan.span, &dir));
+    by_owner(&mut report, &shipped, &plan);
 
-    let floor = fsync_floor::fsync_floor(&dir);
+    let floor = fsync_floor::fsync_floor(shipped.database_path().parent().expect("a dir"));
     let one = one_client::measure(&shipped, plan.span, plan.rounds);
     drop(shipped);
     report.one_client(&one, floor);
@@ -150,6 +154,25 @@ fn main() {
     let load = at_load::measure(plan.capacity, plan.open);
     report.at_load(&load, floor);
     report.summary();
+}
+
+/// Part 5: what the just started `shipped` spends idle, a second after
+/// it started.
+fn idle(report: &mut Report, shipped: &support::Server, plan: &Plan) {
+    std::thread::sleep(Duration::from_secs(1));
+    report.idle(owners::idle_cpu_per_second(shipped.pid(), plan.idle));
+}
+
+/// Part 5: `shipped`'s CPU by owner at 32 clients (the samples kept
+/// under `target/`).
+fn by_owner(report: &mut Report, shipped: &support::Server, plan: &Plan) {
+    let target = Target::host(shipped, shipped.token());
+    report.owners(&owners::measure(
+        &target,
+        32,
+        plan.span,
+        Path::new("target"),
+    ));
 }
 
 /// The baseline build `TOOLHOST_BENCH_BASELINE` names, if set; it must exist.

@@ -86,6 +86,10 @@ fn owner(dso: &str, symbol: &str, kernel: bool) -> &'static str {
     if dso.starts_with("[JIT]") || dso.starts_with("[unknown]") || dso.starts_with("memfd:") {
         return "sandbox: the component's own code";
     }
+    // mimalloc's functions (the binary's allocator).
+    if symbol.starts_with("mi_") || symbol.starts_with("_mi_") {
+        return "memory: allocation, copies";
+    }
     if dso.starts_with("libc") {
         let memory = [
             "malloc", "free", "realloc", "memcpy", "memmove", "memset", "_int_",
@@ -112,6 +116,8 @@ fn owner(dso: &str, symbol: &str, kernel: bool) -> &'static str {
 /// Each owner's share of the server's sampled CPU (0–1), largest first.
 pub struct Owners {
     pub shares: Vec<(&'static str, f64)>,
+    /// The functions with the largest shares: (share, object, function).
+    pub top: Vec<(f64, String, String)>,
     /// The window the samples were taken in.
     pub window: Window,
 }
@@ -119,9 +125,9 @@ pub struct Owners {
 /// Samples `target`'s process with `perf` while `clients` call `greet`
 /// over `span`; `Err` says why no breakdown was made.
 pub fn measure(target: &Target, clients: usize, span: Span, dir: &Path) -> Result<Owners, String> {
-    let data = dir.join("served-owners.perf.data");
+    let data = dir.join(DATA);
     let seconds = (span.warmup + span.window).as_secs_f64();
-    let mut record = Command::new("perf")
+    let record = Command::new("perf")
         .args(["record", "-q", "-F", "1999", "-p"])
         .arg(target.pid.to_string())
         .arg("-o")
@@ -135,15 +141,7 @@ pub fn measure(target: &Target, clients: usize, span: Span, dir: &Path) -> Resul
     // perf needs a moment to attach; the warm-up covers it.
     thread::sleep(Duration::from_millis(100));
     let window = greet(target, clients, span);
-    let recorded = record
-        .wait_with_output()
-        .map_err(|e| format!("perf record: {e}"))?;
-    if !recorded.status.success() {
-        return Err(format!(
-            "perf record failed: {}",
-            String::from_utf8_lossy(&recorded.stderr).trim()
-        ));
-    }
+    succeeded("perf record", record.wait_with_output())?;
     let report = Command::new("perf")
         .args([
             "report",
@@ -155,26 +153,65 @@ pub fn measure(target: &Target, clients: usize, span: Span, dir: &Path) -> Resul
         ])
         .args(["--sort", "dso,sym", "-i"])
         .arg(&data)
-        .output()
-        .map_err(|e| format!("perf report: {e}"))?;
-    let _ = std::fs::remove_file(&data);
-    if !report.status.success() {
-        return Err(format!(
-            "perf report failed: {}",
-            String::from_utf8_lossy(&report.stderr).trim()
-        ));
-    }
-    let shares = shares(&String::from_utf8_lossy(&report.stdout));
-    if shares.is_empty() {
+        .output();
+    let report = succeeded("perf report", report)?;
+    let samples = samples(&String::from_utf8_lossy(&report.stdout));
+    if samples.is_empty() {
         return Err("perf took no samples".into());
     }
-    Ok(Owners { shares, window })
+    let mut by_owner: BTreeMap<&'static str, f64> = BTreeMap::new();
+    for s in &samples {
+        *by_owner
+            .entry(owner(&s.dso, &s.symbol, s.kernel))
+            .or_default() += s.share;
+    }
+    let mut shares: Vec<_> = by_owner.into_iter().collect();
+    shares.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let top = samples
+        .into_iter()
+        .take(TOP)
+        .map(|s| (s.share, s.dso, s.symbol))
+        .collect();
+    Ok(Owners {
+        shares,
+        top,
+        window,
+    })
 }
 
-/// Sums `perf report --sort dso,sym` lines (`  12.34%  toolhost  [.]
-/// sqlite3VdbeExec`) by owner.
-fn shares(report: &str) -> Vec<(&'static str, f64)> {
-    let mut by_owner: BTreeMap<&'static str, f64> = BTreeMap::new();
+/// `output` of the command `what`, if it ran and succeeded; else why not.
+fn succeeded(
+    what: &str,
+    output: std::io::Result<std::process::Output>,
+) -> Result<std::process::Output, String> {
+    let output = output.map_err(|e| format!("{what}: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{what} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    Ok(output)
+}
+
+/// The samples, kept for `perf report -i target/served-owners.perf.data`.
+const DATA: &str = "served-owners.perf.data";
+
+/// How many of the largest functions the report names.
+const TOP: usize = 25;
+
+/// One line of `perf report --sort dso,sym`.
+struct Sampled {
+    share: f64,
+    dso: String,
+    symbol: String,
+    kernel: bool,
+}
+
+/// The lines of `perf report --sort dso,sym` (`  12.34%  toolhost  [.]
+/// sqlite3VdbeExec`), largest first.
+fn samples(report: &str) -> Vec<Sampled> {
+    let mut samples = Vec::new();
     for line in report.lines() {
         let Some((percent, rest)) = line.trim().split_once('%') else {
             continue;
@@ -184,15 +221,19 @@ fn shares(report: &str) -> Vec<(&'static str, f64)> {
         };
         let rest = rest.trim();
         let (dso, symbol, kernel) = match (rest.find("[.]"), rest.find("[k]")) {
-            (Some(at), _) => (rest[..at].trim(), rest[at + 3..].trim(), false),
-            (None, Some(at)) => (rest[..at].trim(), rest[at + 3..].trim(), true),
+            (Some(at), _) => (&rest[..at], &rest[at + 3..], false),
+            (None, Some(at)) => (&rest[..at], &rest[at + 3..], true),
             (None, None) => continue,
         };
-        *by_owner.entry(owner(dso, symbol, kernel)).or_default() += percent / 100.0;
+        samples.push(Sampled {
+            share: percent / 100.0,
+            dso: dso.trim().to_owned(),
+            symbol: symbol.trim().to_owned(),
+            kernel,
+        });
     }
-    let mut shares: Vec<_> = by_owner.into_iter().collect();
-    shares.sort_by(|a, b| b.1.total_cmp(&a.1));
-    shares
+    samples.sort_by(|a, b| b.share.total_cmp(&a.share));
+    samples
 }
 
 /// The CPU the idle server at `pid` spends per second, over `over`.

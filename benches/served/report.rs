@@ -202,6 +202,17 @@ impl Report {
             );
         }
         println!();
+        println!("| function (perf, 32 clients) | object | share | µs per call |");
+        println!("|---|---|---|---|");
+        for (share, dso, symbol) in &owners.top {
+            let symbol: String = symbol.chars().take(100).collect();
+            println!(
+                "| `{symbol}` | {dso} | {:.1}% | {:.0} |",
+                share * 100.0,
+                share * per_call
+            );
+        }
+        println!();
         let top: Vec<String> = owners
             .shares
             .iter()

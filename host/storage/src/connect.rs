@@ -9,7 +9,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
-use crate::group::Pipelined;
+use crate::group::OwnConnection;
 use crate::{Engine, StorageError};
 
 /// Default pool size. Every audit write is one short statement, so a few
@@ -138,7 +138,7 @@ pub(crate) use fetch_all;
 
 /// The process's turns to write each SQLite database file: one async
 /// lock per file, FIFO-fair, taken by every writer of this process (the
-/// pools' statements and transactions, the pipelined audit writer, the
+/// pools' statements and transactions, the audit writer, the
 /// anchorer) before it asks SQLite for the write lock. SQLite has one
 /// writer at a time per file; a writer that finds the lock taken waits in
 /// SQLite's busy handler, which sleeps 1, 2, 5 … up to 100 ms between
@@ -279,21 +279,15 @@ async fn open_postgres(url: &str, opts: &StoreOptions) -> Result<PgPool, sqlx::E
         .await
 }
 
-/// The pipelined audit writer's connection and log (`src/group.rs`), for
-/// a SQLite file: its commits do not wait for the disk (`synchronous =
-/// NORMAL`); the writer's syncer syncs the log before any caller is
-/// answered. `None` for PostgreSQL and an in-memory database.
-pub(crate) fn audit_pipeline(url: &str) -> Result<Option<Pipelined>, sqlx::Error> {
+/// The audit writer's own connection (`src/group.rs`), for a SQLite file:
+/// its commits sync the write-ahead log (`synchronous = FULL`), as the
+/// pool's do. `None` for PostgreSQL and an in-memory database.
+pub(crate) fn audit_writer(url: &str) -> Result<Option<OwnConnection>, sqlx::Error> {
     if !url.starts_with("sqlite:") || is_in_memory(url) {
         return Ok(None);
     }
-    let connect = sqlite_options(url, SqliteSynchronous::Normal)?;
-    let mut wal = connect.get_filename().as_os_str().to_owned();
-    wal.push("-wal");
-    Ok(Some(Pipelined {
-        connect,
-        wal: wal.into(),
-    }))
+    let connect = sqlite_options(url, SqliteSynchronous::Full)?;
+    Ok(Some(OwnConnection { connect }))
 }
 
 /// Most connections of the counters' pool: a report is one short statement.
@@ -411,20 +405,22 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_audit_writer_of_a_sqlite_file_commits_unsynced_and_syncs_its_log() {
+    async fn the_audit_writer_of_a_sqlite_file_syncs_each_commit() {
         let dir = tempfile::tempdir().expect("temp");
         let file = dir.path().join("s.db");
         let url = format!("sqlite://{}?mode=rwc", file.display());
-        let pipeline = audit_pipeline(&url).expect("parses").expect("a file");
-        assert_eq!(pipeline.wal, dir.path().join("s.db-wal"));
-        let mut conn = pipeline.connect.connect().await.expect("connects");
+        let own = audit_writer(&url).expect("parses").expect("a file");
+        let mut conn = own.connect.connect().await.expect("connects");
         let level: i64 = sqlx::query_scalar("PRAGMA synchronous")
             .fetch_one(&mut conn)
             .await
             .expect("pragma");
-        assert_eq!(level, 1, "NORMAL: the syncer syncs the log");
+        assert_eq!(
+            level, 2,
+            "FULL: no caller answered before the log is synced"
+        );
         for url in ["sqlite::memory:", "postgres://u@h/db"] {
-            assert!(audit_pipeline(url).expect("parses").is_none(), "{url}");
+            assert!(audit_writer(url).expect("parses").is_none(), "{url}");
         }
     }
 

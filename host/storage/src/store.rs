@@ -75,8 +75,8 @@ impl Store {
         let counters = connect::open_counters(&pools, url, opts)
             .await
             .map_err(unconnected)?;
-        let pipeline = connect::audit_pipeline(url).map_err(unconnected)?;
-        let audit = GroupCommit::start(pools.clone(), pipeline);
+        let own = connect::audit_writer(url).map_err(unconnected)?;
+        let audit = GroupCommit::start(pools.clone(), own);
         let live = crate::live::LiveViews::start(&pools).await;
         Ok(Store {
             pools,
