@@ -23,8 +23,8 @@
 //!    binary on `sqlite::memory:` (the binary has no in-memory audit sink
 //!    of its own; on an in-memory database the audit rows are written
 //!    through the store's one connection instead of the writer's own)
-//!    and on a SQLite file in tmpfs (the shipped path,
-//!    whose syncs cost nothing), beside the disk's fsync floor measured
+//!    and on a SQLite file in tmpfs (the shipped path, whose syncs cost
+//!    nothing), beside the disk's fsync floor measured
 //!    in the host's database directory. These three carry the demo
 //!    user's token: nothing else can sign in to an in-memory store.
 //!
@@ -32,9 +32,9 @@
 //!    second (its background work), and `perf`'s samples of the shipped
 //!    server at 32 clients, charged to their owners (`served/owners.rs`).
 //!
-//! `-- --owners` runs part 5 alone. `-- --quick` runs shorter windows and fewer rounds. Answers are
-//! checked: a wrong one panics; timings never do. Ends with a Markdown
-//! block for `BENCHMARKS.md`.
+//! `-- --owners` runs part 5 alone. `-- --quick` runs shorter windows
+//! and fewer rounds. Answers are checked: a wrong one panics; timings
+//! never do. Ends with a Markdown block for `BENCHMARKS.md`.
 
 #[path = "../host/server/benches/ceiling/mod.rs"]
 mod ceiling;

@@ -9,7 +9,6 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
-use crate::group::OwnConnection;
 use crate::{Engine, StorageError};
 
 /// Default pool size. Every audit write is one short statement, so a few
@@ -282,12 +281,11 @@ async fn open_postgres(url: &str, opts: &StoreOptions) -> Result<PgPool, sqlx::E
 /// The audit writer's own connection (`src/group.rs`), for a SQLite file:
 /// its commits sync the write-ahead log (`synchronous = FULL`), as the
 /// pool's do. `None` for PostgreSQL and an in-memory database.
-pub(crate) fn audit_writer(url: &str) -> Result<Option<OwnConnection>, sqlx::Error> {
+pub(crate) fn audit_writer(url: &str) -> Result<Option<SqliteConnectOptions>, sqlx::Error> {
     if !url.starts_with("sqlite:") || is_in_memory(url) {
         return Ok(None);
     }
-    let connect = sqlite_options(url, SqliteSynchronous::Full)?;
-    Ok(Some(OwnConnection { connect }))
+    sqlite_options(url, SqliteSynchronous::Full).map(Some)
 }
 
 /// Most connections of the counters' pool: a report is one short statement.
@@ -410,7 +408,7 @@ mod tests {
         let file = dir.path().join("s.db");
         let url = format!("sqlite://{}?mode=rwc", file.display());
         let own = audit_writer(&url).expect("parses").expect("a file");
-        let mut conn = own.connect.connect().await.expect("connects");
+        let mut conn = own.connect().await.expect("connects");
         let level: i64 = sqlx::query_scalar("PRAGMA synchronous")
             .fetch_one(&mut conn)
             .await

@@ -61,12 +61,6 @@ struct Pending {
 
 type Done = oneshot::Sender<Result<(), StorageError>>;
 
-/// The SQLite file's audit writer: its own connection's options, with
-/// `synchronous = FULL`.
-pub(crate) struct OwnConnection {
-    pub(crate) connect: SqliteConnectOptions,
-}
-
 /// The handle callers use; the writer ends when every handle is dropped.
 #[derive(Clone)]
 pub(crate) struct GroupCommit {
@@ -75,15 +69,16 @@ pub(crate) struct GroupCommit {
 }
 
 impl GroupCommit {
-    /// Starts the writers over `pools` (on a connection of their own when
-    /// `own` is set), and the anchoring of their chains.
-    pub(crate) fn start(pools: Pools, own: Option<OwnConnection>) -> Self {
+    /// Starts the writers over `pools` (on a connection of their own with
+    /// the options `own`, for a SQLite file), and the anchoring of their
+    /// chains.
+    pub(crate) fn start(pools: Pools, own: Option<SqliteConnectOptions>) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
         let anchors = Anchorer::start(pools.clone());
         match own {
             Some(own) => {
                 drop(pools);
-                tokio::spawn(write_on_own_connection(own.connect, rx, anchors.clone()));
+                tokio::spawn(write_on_own_connection(own, rx, anchors.clone()));
             }
             None => {
                 let writers = match pools {
