@@ -530,7 +530,7 @@ fn a_run_is_cancelled_from_the_runs_page_and_ends_cancelled_with_a_receipt() {
     let notice = browser.find_text(".notice");
     assert!(
         [
-            format!("Run {run_id} is being cancelled: it stops at its next epoch tick."),
+            format!("Run {run_id} is being cancelled: its worker stops it within a second."),
             format!("Run {run_id} is cancelled."),
         ]
         .contains(&notice),

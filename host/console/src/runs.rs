@@ -183,7 +183,7 @@ fn notice(run: &Value) -> Option<String> {
     let id = run["run_id"].as_str()?;
     match run["state"].as_str()? {
         "cancelling" => Some(format!(
-            "Run {id} is being cancelled: it stops at its next epoch tick."
+            "Run {id} is being cancelled: its worker stops it within a second."
         )),
         "cancelled" => Some(format!("Run {id} is cancelled.")),
         "queued" | "running" => None,

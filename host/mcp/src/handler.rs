@@ -243,10 +243,6 @@ fn conversation(ctx: &RequestContext<RoleServer>) -> Option<Conversation> {
     Some(Conversation::Session(id.clone()))
 }
 
-/// How often `tasks/cancel` sends its cancel when a worker's claim moved
-/// the run on meanwhile: once more finds it running.
-const CANCEL_TRIES: u32 = 2;
-
 /// A legacy session the edge in front of `/mcp` checked belongs to the
 /// request's principal (put into the request's extensions by that edge).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -706,10 +702,8 @@ impl ServerHandler for McpServer {
     }
 
     /// `tasks/cancel`: `cancel_exploration` on the call path (audited, the
-    /// caller's own runs only). Idempotent on a task that is over. A cancel
-    /// that met a worker claiming the queued run (`RUN_CHANGED`: the run
-    /// moved on between its read and the write) is sent once more, and
-    /// then finds the run running and asks it to stop.
+    /// caller's own runs only), which lands whatever state the run is in.
+    /// Idempotent on a task that is over.
     async fn cancel_task(
         &self,
         request: CancelTaskParams,
@@ -717,15 +711,10 @@ impl ServerHandler for McpServer {
     ) -> Result<(), ErrorData> {
         let who = self.caller(&ctx)?;
         let id = request.task_id;
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            let req = CallRequest::new("cancel_exploration", serde_json::json!({"run_id": id}));
-            match self.host.call(&who, req, &ctx.ct).await {
-                Ok(_) => return Ok(()),
-                Err(e) if e.code() == "RUN_CHANGED" && tries < CANCEL_TRIES => continue,
-                Err(e) => return Err(tasks::error(&id, &e)),
-            }
+        let req = CallRequest::new("cancel_exploration", serde_json::json!({"run_id": id}));
+        match self.host.call(&who, req, &ctx.ct).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(tasks::error(&id, &e)),
         }
     }
 

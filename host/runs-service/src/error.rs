@@ -1,5 +1,6 @@
-//! Why the runs service refused: its own errors, carried by the call path
-//! as one [`Refusal`].
+//! Why the runs service refused (its own errors, carried by the call path
+//! as one [`Refusal`]), and why a run ended without its guest's answer
+//! ([`RunEnd`], the codes of run outcomes).
 
 use toolhost_runs::RunStoreError;
 
@@ -60,5 +61,48 @@ impl From<RunError> for InvokeError {
             _ => Refusal::new(e.code(), e.to_string()),
         };
         refusal.into()
+    }
+}
+
+/// Why a run ended without its guest's answer, when the host decided it:
+/// the code its outcome and receipt record (and its audit row's). A guest
+/// that failed on its own carries the sandbox's code instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The run was cancelled: before it started (by the cancel itself, or
+    /// by the worker that claimed it after the cancel was stored) or while
+    /// it ran (its guest stopped at its next epoch tick).
+    Cancelled,
+    /// Every one of the run's attempts lost its worker (each lease
+    /// expired).
+    Lost,
+    /// One attempt's worker stopped renewing its lease, and the run was
+    /// taken over (the audit row of that attempt only; the run goes on).
+    AttemptLost,
+    /// The revision the run pinned can no longer be loaded.
+    RevisionUnavailable,
+    /// The run's time budget ran out before an attempt started.
+    TimedOut,
+    /// The guest asked its client for input; a run cannot.
+    InputRequired,
+    /// The guest asked a person to clarify; a run cannot.
+    NeedsClarification,
+    /// The guest's answer held a credential or a host path: withheld.
+    SecretExposure,
+}
+
+impl RunEnd {
+    /// The stable code a client sees in the run's outcome.
+    pub fn code(self) -> &'static str {
+        match self {
+            RunEnd::Cancelled => "CANCELLED",
+            RunEnd::Lost => "RUN_LOST",
+            RunEnd::AttemptLost => "RUN_ATTEMPT_LOST",
+            RunEnd::RevisionUnavailable => "REVISION_UNAVAILABLE",
+            RunEnd::TimedOut => "TIMEOUT",
+            RunEnd::InputRequired => "INPUT_REQUIRED",
+            RunEnd::NeedsClarification => "NEEDS_CLARIFICATION",
+            RunEnd::SecretExposure => "SECRET_EXPOSURE",
+        }
     }
 }

@@ -23,6 +23,7 @@ mod follow;
 mod settle;
 mod start;
 mod started;
+mod stops;
 mod tools;
 mod view;
 mod worker;
@@ -37,7 +38,7 @@ use toolhost_invoke::{AnswerFuture, BoxFuture, HostCall, HostTool, HostToolFutur
 use toolhost_runs::{QueueLimits, RunStore};
 use toolhost_runtime::Payer;
 
-pub use error::RunError;
+pub use error::{RunEnd, RunError};
 pub use start::{permitted, plugin_tool, queued_run, run_lost};
 pub use started::started;
 use tools::StartTool;
@@ -66,17 +67,27 @@ pub struct RunsConfig {
 /// claim on run tools and its workers.
 pub struct Runs {
     config: RunsConfig,
+    /// This replica's running runs' signals, for cancels.
+    stops: Arc<stops::RunStops>,
 }
 
 impl Runs {
     /// The service over `config`.
     pub fn new(config: RunsConfig) -> Arc<Self> {
-        Arc::new(Self { config })
+        let stops = Arc::default();
+        Arc::new(Self { config, stops })
     }
 
     /// How runs are kept and bounded.
     pub fn config(&self) -> &RunsConfig {
         &self.config
+    }
+
+    /// A cancel of run `id` was stored (heard from another replica through
+    /// the store): if a worker here runs it, it stops it now rather than at
+    /// its next heartbeat.
+    pub fn cancel_heard(&self, id: &toolhost_runs::RunId) {
+        self.stops.signal(id);
     }
 
     /// The exploration host tools: starting, reading, cancelling and

@@ -15,6 +15,8 @@ use toolhost_types::{Digest, Principal};
 
 use toolhost_secrets::Scanner;
 
+use crate::RunEnd;
+
 /// Why a re-run after a lost worker is safe: the receipt says so.
 const RERUN_NOTE: &str = "an earlier attempt's worker stopped renewing its lease and the run was \
      taken over and run again from the start; runs are side-effect free (exploration backends \
@@ -33,6 +35,11 @@ pub(crate) struct Ending {
     pub(crate) result: Result<ToolOutput, ErrorRecord>,
     pub(crate) log: RunLog,
     pub(crate) took: Duration,
+    /// When the guest stopped (none: no guest ran).
+    pub(crate) guest_stopped_at_ms: Option<i64>,
+    /// When the cancel this attempt heard was asked for (none: it heard
+    /// none; the claimed run may still name one asked for earlier).
+    pub(crate) cancel_heard: Option<i64>,
 }
 
 impl Ending {
@@ -46,6 +53,8 @@ impl Ending {
             }),
             log: RunLog::default(),
             took: Duration::ZERO,
+            guest_stopped_at_ms: None,
+            cancel_heard: None,
         }
     }
 }
@@ -78,7 +87,8 @@ fn receipt(scanner: &Scanner, info: &HostInfo, run: &Run, ending: &Ending, now: 
         created_at_ms: run.created_at_ms,
         started_at_ms: run.started_at_ms,
         finished_at_ms: now,
-        cancel_requested_at_ms: run.cancel_requested_at_ms,
+        cancel_requested_at_ms: run.cancel_requested_at_ms.or(ending.cancel_heard),
+        guest_stopped_at_ms: ending.guest_stopped_at_ms,
         attempts: attempts(info, run, ending),
         state: ending.state.as_str().into(),
         error: ending.result.as_ref().err().cloned(),
@@ -101,7 +111,10 @@ fn attempts(info: &HostInfo, run: &Run, ending: &Ending) -> Vec<AttemptRecord> {
         })
         .collect();
     if run.attempt > 0 {
-        let lost = ending.result.as_ref().is_err_and(|e| e.code == "RUN_LOST");
+        let lost = ending
+            .result
+            .as_ref()
+            .is_err_and(|e| e.code == RunEnd::Lost.code());
         attempts.push(AttemptRecord {
             number: run.attempt,
             worker: (!lost).then(|| info.worker.clone()),
@@ -232,11 +245,11 @@ pub(crate) fn cancelled_before_start(
     };
     let ending = Ending::error(
         RunState::Cancelled,
-        "CANCELLED",
+        RunEnd::Cancelled.code(),
         format!("cancelled by {} before it started", who.subject),
     );
     let mut run = run.clone();
-    run.cancel_requested_at_ms = Some(now);
+    run.cancel_requested_at_ms.get_or_insert(now);
     let (text, digest) = receipt(scanner, &info, &run, &ending, now).seal();
     FinishRun {
         id: run.id.clone(),

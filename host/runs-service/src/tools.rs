@@ -32,6 +32,11 @@ const MAX_LISTED: u32 = 100;
 /// The longest `get_exploration_result` waits for a run to end.
 const MAX_WAIT_SECONDS: u64 = 30;
 
+/// The longest a cancel waits for its run to settle before answering that
+/// it is still stopping (a worker that heard no signal hears the cancel at
+/// its next heartbeat, within a second).
+const CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 fn run_id_arg(args: &Value) -> Result<&str, InvokeError> {
     args.get("run_id")
         .and_then(Value::as_str)
@@ -235,7 +240,7 @@ impl Which {
             Which::Cancel => host_spec(
                 "cancel_exploration",
                 "Cancel an exploration run",
-                "Stops an exploration run you started: a queued one at once, a running one at its next epoch tick. Cancelling a run that is over changes nothing.",
+                "Stops an exploration run you started, whatever state it is in: a queued one at once, a running one at its guest's next epoch tick once its worker hears the cancel (at once; within a second at worst). Answers how the run ended: cancelled, or the outcome it had already reached. Cancelling a run that is over changes nothing.",
                 json!({
                     "type": "object",
                     "properties": {"run_id": {"type": "string"}},
@@ -275,8 +280,13 @@ impl HostTool for RunsTool {
         }
     }
 
-    fn lost<'a>(&'a self, _: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
-        Box::pin(std::future::ready(Err(run_lost(effect))))
+    fn lost<'a>(&'a self, c: HostCall<'a>, effect: &'a Effect) -> AnswerFuture<'a> {
+        match (self.which, effect) {
+            (Which::Cancel, Effect::Run(RunEffect::Finish(_))) => {
+                Box::pin(cancel_lost(&self.runs, c))
+            }
+            _ => Box::pin(std::future::ready(Err(run_lost(effect)))),
+        }
     }
 }
 
@@ -299,38 +309,84 @@ async fn get_result(runs: &Runs, c: HostCall<'_>) -> Started {
     Ok((crate::run_output(&run), Vec::new()))
 }
 
-/// `cancel_exploration(run_id)`: stops a run. A queued run is cancelled at
-/// once (its receipt is written with this call's row); a running one stops
-/// at its guest's next epoch tick, on whichever replica runs it. A run
-/// that is over is answered as it is.
+/// `cancel_exploration(run_id)`: stops a run, whatever state it is in when
+/// the cancel arrives; idempotent.
+///
+/// The request is stored first, in one statement that any claim or finish
+/// races safely, so it always lands: a worker that claims the run after it
+/// settles the run `cancelled` before its guest starts, and one already
+/// running it hears it at once (signalled here, or through the store on
+/// another replica) and stops its guest at the next epoch tick. A run
+/// still queued is then settled `cancelled` with this call's row (its
+/// receipt with it); when a worker claimed it meanwhile, that write loses
+/// and [`cancel_lost`] answers instead. The answer waits a moment for the
+/// run to settle and says how it ended: `cancelled`, or the outcome it had
+/// already reached.
 async fn cancel(runs: &Runs, c: HostCall<'_>) -> Started {
     let (host, who, args) = (c.host, c.who, c.args);
     let id = run_id_arg(args)?;
     let run = runs.visible_run(host, who, id).await?;
+    if run.state.is_terminal() {
+        return Ok((ended(&run), Vec::new()));
+    }
     let now = host.now_ms();
-    let store = &runs.config.store;
-    let run = match run.state {
-        RunState::Queued => {
-            let finish = settle::cancelled_before_start(host.scanner(), &run, who, now);
-            let mut settled = run.clone();
-            settled.state = RunState::Cancelled;
-            settled.finished_at_ms = Some(now);
-            settled.outcome = Some(finish.outcome.clone());
-            settled.receipt = Some(finish.receipt.clone());
-            settled.receipt_sha256 = Some(finish.receipt_sha256.clone());
-            let text = format!("Run {id} was cancelled before it started.");
-            let effect = Effect::Run(RunEffect::Finish(Box::new(finish)));
-            return Ok((answer(&settled, text), vec![effect]));
+    let run = (runs.config.store)
+        .request_cancel(&run.tenant, &run.id, now)
+        .await
+        .map_err(RunError::Store)?
+        .unwrap_or(run);
+    if run.state == RunState::Queued {
+        let finish = settle::cancelled_before_start(host.scanner(), &run, who, now);
+        let mut settled = run.clone();
+        settled.state = RunState::Cancelled;
+        settled.finished_at_ms = Some(now);
+        settled.outcome = Some(finish.outcome.clone());
+        settled.receipt = Some(finish.receipt.clone());
+        settled.receipt_sha256 = Some(finish.receipt_sha256.clone());
+        let text = format!("Run {id} was cancelled before it started.");
+        let effect = Effect::Run(RunEffect::Finish(Box::new(finish)));
+        return Ok((answer(&settled, text), vec![effect]));
+    }
+    runs.stops.signal(&run.id);
+    let run = settling(runs, &c, run).await?;
+    Ok((ended(&run), Vec::new()))
+}
+
+/// The answer of a cancel whose settling of a queued run lost to a worker
+/// that claimed it: the request was stored before, so that worker settles
+/// it `cancelled` (or, had it already answered, with its outcome).
+async fn cancel_lost(runs: &Runs, c: HostCall<'_>) -> Result<ToolOutput, InvokeError> {
+    let id = run_id_arg(c.args)?;
+    let run = runs.visible_run(c.host, c.who, id).await?;
+    runs.stops.signal(&run.id);
+    let run = settling(runs, &c, run).await?;
+    Ok(ended(&run))
+}
+
+/// `run`, read again until it is over or [`CANCEL_WAIT`] passes.
+async fn settling(
+    runs: &Runs,
+    c: &HostCall<'_>,
+    run: toolhost_runs::Run,
+) -> Result<toolhost_runs::Run, InvokeError> {
+    let until = tokio::time::Instant::now() + CANCEL_WAIT;
+    (runs.await_run(c.host, c.who, run, until, |_| {}, c.cancel)).await
+}
+
+/// What a cancel answers about `run`: how it ended, or that it is still
+/// stopping.
+fn ended(run: &toolhost_runs::Run) -> ToolOutput {
+    let id = &run.id;
+    let text = match run.state {
+        RunState::Cancelled => format!("Run {id} was cancelled."),
+        s if s.is_terminal() => {
+            format!("Run {id} had already ended: {s}; the cancel changed nothing.")
         }
-        s if s.is_terminal() => run,
-        _ => store
-            .request_cancel(&run.tenant, &run.id, now)
-            .await
-            .map_err(RunError::Store)?
-            .unwrap_or(run),
+        s => format!(
+            "Run {id} is {s}: its cancel is stored, and its worker stops it within a second."
+        ),
     };
-    let text = format!("Run {id} is {}.", run.state);
-    Ok((answer(&run, text), Vec::new()))
+    answer(run, text)
 }
 
 /// `list_explorations(limit?)`: the caller's runs, newest first (a tenant

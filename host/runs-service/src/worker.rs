@@ -5,9 +5,11 @@
 //! died; load the revision the run pinned; list the entities it resolves
 //! and run the tool in a sandbox that reaches only exploration backends,
 //! reads only, and may keep artifacts; meanwhile renew the lease every
-//! second (a lost lease stops the guest and writes nothing; a cancel
-//! request stops it at its next epoch tick); settle the run with its
-//! receipt and the attempt's audit row.
+//! second (a lost lease stops the guest and writes nothing; a stored cancel
+//! request stops it at its next epoch tick, read at once when a cancel on
+//! this replica, or one heard from another, signals the run, and at the
+//! next heartbeat otherwise); settle the run with its receipt and the
+//! attempt's audit row.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,7 +18,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use toolhost_audit::Effect;
 use toolhost_catalog::LoadedPlugin;
-use toolhost_runs::{Claim, ErrorRecord, Progress, Run, RunEffect, RunSource, RunState};
+use toolhost_runs::{Beat, Claim, ErrorRecord, Progress, Run, RunEffect, RunSource, RunState};
 use toolhost_runtime::{
     CallContext, CallError, Exploration, Payer, ProgressSink, Reply, RunLog, Snapshots,
 };
@@ -24,11 +26,14 @@ use toolhost_runtime::{
 use toolhost_audit::AuditSink;
 use toolhost_invoke::Toolhost;
 
+use crate::RunEnd;
 use crate::settle::{Ending, HostInfo, attempt_event, settle};
+use crate::stops::StopSignal;
 use crate::{DraftRef, Runs, Sessions};
 
 /// The longest between two heartbeats of a running run: how stale its
-/// stored progress may be, and how late a cancel request is heard.
+/// stored progress may be, and how late a cancel request that sent no
+/// signal (a lost notification, the operator's CLI on SQLite) is heard.
 const BEAT: Duration = Duration::from_secs(1);
 
 /// How a worker runs.
@@ -57,7 +62,8 @@ pub struct RunWorker {
 
 /// Why an attempt stopped before its guest answered.
 enum Interrupt {
-    Cancelled,
+    /// A cancel asked for at this time (Unix milliseconds).
+    Cancelled(i64),
     LeaseLost,
 }
 
@@ -143,7 +149,7 @@ impl RunWorker {
         for claim in exhausted {
             let ending = Ending::error(
                 RunState::Failed,
-                "RUN_LOST",
+                RunEnd::Lost.code(),
                 format!(
                     "every one of the run's {} attempts lost its worker",
                     claim.run.attempt
@@ -160,7 +166,10 @@ impl RunWorker {
         if !self.audit_lost_attempts(&run, &lease_token).await {
             return;
         }
-        let ending = match self.execute(&run, &lease_token).await {
+        // Held before the first heartbeat reads the row: a cancel stored
+        // after that read signals this hold.
+        let signal = self.runs.stops.hold(&run.id);
+        let ending = match self.execute(&run, &lease_token, &signal).await {
             Some(e) => e,
             None => {
                 tracing::warn!(run = %run.id, "run worker: the lease was taken over; this attempt writes nothing");
@@ -194,7 +203,7 @@ impl RunWorker {
     /// False: the lease is already gone.
     async fn audit_lost_attempts(&self, run: &Run, token: &str) -> bool {
         for n in run.audited_attempts + 1..run.attempt {
-            let event = attempt_event(run, Duration::ZERO, Some("RUN_ATTEMPT_LOST".into()));
+            let event = attempt_event(run, Duration::ZERO, Some(RunEnd::AttemptLost.code().into()));
             let effect = Effect::Run(RunEffect::AttemptLost {
                 id: run.id.clone(),
                 lease_token: token.to_owned(),
@@ -209,11 +218,11 @@ impl RunWorker {
     }
 
     /// Runs the attempt; `None` when the lease was lost meanwhile.
-    async fn execute(&self, run: &Run, token: &str) -> Option<Ending> {
+    async fn execute(&self, run: &Run, token: &str, signal: &StopSignal) -> Option<Ending> {
         if run.state == RunState::Cancelling || run.cancel_requested_at_ms.is_some() {
             return Some(Ending::error(
                 RunState::Cancelled,
-                "CANCELLED",
+                RunEnd::Cancelled.code(),
                 "cancelled before this attempt started".into(),
             ));
         }
@@ -226,33 +235,46 @@ impl RunWorker {
         if remaining.is_zero() {
             return Some(Ending::error(
                 RunState::TimedOut,
-                "TIMEOUT",
+                RunEnd::TimedOut.code(),
                 format!("the run's {:?} ran out", run.spec.budget.call.timeout),
             ));
         }
         let plugin = match self.plugin_for(run).await {
             Ok(p) => p,
             Err(why) => {
-                return Some(Ending::error(RunState::Failed, "REVISION_UNAVAILABLE", why));
+                return Some(Ending::error(
+                    RunState::Failed,
+                    RunEnd::RevisionUnavailable.code(),
+                    why,
+                ));
             }
         };
         let log = Arc::new(Mutex::new(RunLog::default()));
         let progress: Arc<Mutex<Option<Progress>>> = Arc::default();
         let started = Instant::now();
         let attempt = self.guest(run, &plugin, remaining, log.clone(), progress.clone());
-        let watch = self.watch(run, token, progress);
+        let watch = self.watch(run, token, progress, signal);
+        // Dropping the guest's call stops it at its next epoch tick.
         let result = tokio::select! {
             r = attempt => Ok(r),
             i = watch => Err(i),
         };
+        let guest_stopped_at_ms = Some(self.host.host().now_ms());
         let log = std::mem::take(&mut *log.lock().unwrap_or_else(|p| p.into_inner()));
         let took = started.elapsed();
+        let mut cancel_heard = None;
         let (state, result) = match result {
             Err(Interrupt::LeaseLost) => return None,
-            Err(Interrupt::Cancelled) => (
-                RunState::Cancelled,
-                Err(error("CANCELLED", "cancelled while it ran".into())),
-            ),
+            Err(Interrupt::Cancelled(at)) => {
+                cancel_heard = Some(at);
+                (
+                    RunState::Cancelled,
+                    Err(error(
+                        RunEnd::Cancelled.code(),
+                        "cancelled while it ran".into(),
+                    )),
+                )
+            }
             Ok(reply) => settled(self.host.host().scanner(), reply),
         };
         Some(Ending {
@@ -260,6 +282,8 @@ impl RunWorker {
             result,
             log,
             took,
+            guest_stopped_at_ms,
+            cancel_heard,
         })
     }
 
@@ -323,19 +347,27 @@ impl RunWorker {
             .await
     }
 
-    /// Renews the lease every second (at most a third of it), storing the
-    /// latest progress and learning of a cancel request; ends only when the
-    /// lease is lost or a cancel is asked for.
+    /// Renews the lease at once, then every second (at most a third of
+    /// it) and whenever the run is signalled, storing the latest progress
+    /// and learning of a cancel request; ends only when the lease is lost
+    /// or a cancel is asked for.
     async fn watch(
         &self,
         run: &Run,
         token: &str,
         progress: Arc<Mutex<Option<Progress>>>,
+        signal: &StopSignal,
     ) -> Interrupt {
         let runs = self.runs.config();
         let every = (self.config.lease / 3).min(BEAT);
+        let mut first = true;
         loop {
-            tokio::time::sleep(every).await;
+            if !std::mem::take(&mut first) {
+                tokio::select! {
+                    () = tokio::time::sleep(every) => {}
+                    () = signal.signalled() => {}
+                }
+            }
             let until = self.host.host().now_ms() + millis(self.config.lease);
             let latest = progress.lock().unwrap_or_else(|p| p.into_inner()).clone();
             match runs
@@ -343,7 +375,9 @@ impl RunWorker {
                 .heartbeat(&run.id, token, until, latest.as_ref())
                 .await
             {
-                Ok(Some(beat)) if beat.cancel_requested => return Interrupt::Cancelled,
+                Ok(Some(Beat {
+                    cancel_requested_at_ms: Some(at),
+                })) => return Interrupt::Cancelled(at),
                 Ok(Some(_)) => {}
                 Ok(None) => return Interrupt::LeaseLost,
                 // The store is away: keep going until the lease would be
@@ -425,7 +459,7 @@ fn settled(
             Some(f) => (
                 RunState::Failed,
                 Err(error(
-                    "SECRET_EXPOSURE",
+                    RunEnd::SecretExposure.code(),
                     format!("the answer held a {}: withheld", f.kind),
                 )),
             ),
@@ -434,14 +468,14 @@ fn settled(
         Ok(Reply::NeedsInput(_)) => (
             RunState::Failed,
             Err(error(
-                "INPUT_REQUIRED",
+                RunEnd::InputRequired.code(),
                 "a run cannot ask its client".into(),
             )),
         ),
         Ok(Reply::Clarify(c)) => (
             RunState::Failed,
             Err(error(
-                "NEEDS_CLARIFICATION",
+                RunEnd::NeedsClarification.code(),
                 format!("a run cannot ask a person: {}", c.ask_user),
             )),
         ),

@@ -43,10 +43,18 @@ pub struct Receipt {
     pub created_at_ms: i64,
     /// When the first attempt started (none: it never started).
     pub started_at_ms: Option<i64>,
-    /// When it ended.
+    /// When it ended (settled, just after its guest stopped).
     pub finished_at_ms: i64,
-    /// When a cancel was asked for.
+    /// When a cancel was first asked for, if one was and the run heard it
+    /// (a run that answered before its worker heard the cancel keeps its
+    /// outcome, and this stays empty).
     pub cancel_requested_at_ms: Option<i64>,
+    /// When the last attempt's guest stopped: it answered, failed, ran out
+    /// of time, or was interrupted by a cancel (none: no guest ran, as for
+    /// a run cancelled before it started). Left out when none, so a
+    /// receipt written before the field existed stays canonical.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest_stopped_at_ms: Option<i64>,
     /// Every attempt, in order.
     pub attempts: Vec<AttemptRecord>,
     /// How it ended: `succeeded`, `failed`, `cancelled` or `timed_out`.
@@ -224,6 +232,7 @@ mod tests {
             started_at_ms: Some(2),
             finished_at_ms: 3,
             cancel_requested_at_ms: None,
+            guest_stopped_at_ms: Some(3),
             attempts: vec![AttemptRecord {
                 number: 1,
                 worker: Some("w1".into()),
@@ -258,6 +267,16 @@ mod tests {
         let spaced = text.replacen(',', ", ", 1);
         let e = Receipt::verify(&spaced, &Digest::of(spaced.as_bytes()).to_string());
         assert_eq!(e, Err(ReceiptError::NotCanonical));
+    }
+
+    #[test]
+    fn a_receipt_without_a_guest_stop_time_is_canonical_as_it_was_written() {
+        let mut old = sample();
+        old.guest_stopped_at_ms = None;
+        let (text, digest) = old.seal();
+        assert!(!text.contains("guest_stopped_at_ms"), "{text}");
+        let back = Receipt::verify(&text, &digest.to_string()).expect("verifies");
+        assert_eq!(back.guest_stopped_at_ms, None);
     }
 
     #[test]

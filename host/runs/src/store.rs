@@ -47,8 +47,9 @@ pub struct Claim {
 /// What a heartbeat learned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Beat {
-    /// Someone asked for the run to stop.
-    pub cancel_requested: bool,
+    /// When someone asked for the run to stop (Unix milliseconds; the
+    /// first request's time), if anyone did.
+    pub cancel_requested_at_ms: Option<i64>,
 }
 
 /// A run's end, written with the audit row of its last attempt.

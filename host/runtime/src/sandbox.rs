@@ -679,7 +679,8 @@ impl Runtime {
 impl Runtime {
     /// A fresh store for one call: its own host state, the budget's limiter,
     /// and a deadline checked on every epoch tick (yielding to the
-    /// scheduler in between, so a spinning guest never pins a thread).
+    /// scheduler in between, behind its other ready tasks and its I/O, so
+    /// a spinning guest never pins a thread).
     pub(crate) fn new_store(
         &self,
         plugin: &str,
@@ -698,7 +699,16 @@ impl Runtime {
             if Instant::now() >= deadline + store.data().client.waited {
                 Err(Breach::Timeout.into())
             } else {
-                Ok(UpdateDeadline::Yield(1))
+                // Tokio's yield puts the guest behind every other ready
+                // task and lets the worker poll the I/O driver first; a
+                // plain wake would run it again at once, and a worker busy
+                // with spinning guests would read its sockets only every
+                // 61st task (a cancel's notice, a heartbeat's answer, a
+                // request all waiting hundreds of milliseconds).
+                Ok(UpdateDeadline::YieldCustom(
+                    1,
+                    Box::pin(tokio::task::yield_now()),
+                ))
             }
         });
         store

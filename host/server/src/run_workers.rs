@@ -1,5 +1,6 @@
 //! This process's exploration run workers, and on PostgreSQL the listener
-//! that wakes them when any replica queues a run.
+//! that wakes them when any replica queues a run and signals the run a
+//! cancel stored on any replica is for.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,7 +8,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolhost_invoke::Toolhost;
 use toolhost_runs_service::{RunWorker, Sessions, WorkerConfig};
-use toolhost_storage::Store;
+use toolhost_storage::{RunNotice, Store};
 
 use crate::compose::Features;
 use crate::config::Config;
@@ -18,7 +19,8 @@ use crate::config::Config;
 const POLL: Duration = Duration::from_secs(2);
 
 /// Starts this process's run workers (none when `run_workers` is 0), and
-/// on PostgreSQL a listener that wakes them when any replica queues a run.
+/// on PostgreSQL a listener that wakes them when any replica queues a run
+/// and signals the run of any cancel stored.
 pub(crate) fn spawn_workers(
     config: &Config,
     host: &Arc<Toolhost>,
@@ -46,7 +48,8 @@ pub(crate) fn spawn_workers(
         },
     );
     tokio::spawn(worker.run(stop.clone()));
-    let (store, wake) = (store.clone(), features.runs.config().wake.clone());
+    let (store, runs) = (store.clone(), features.runs.clone());
+    let wake = runs.config().wake.clone();
     tokio::spawn(async move {
         let mut listener = match store.listen_runs().await {
             Ok(Some(l)) => l,
@@ -58,7 +61,8 @@ pub(crate) fn spawn_workers(
         };
         loop {
             tokio::select! {
-                heard = listener.queued() => match heard {
+                heard = listener.next() => match heard {
+                    Ok(RunNotice::CancelRequested(id)) => runs.cancel_heard(&id),
                     Ok(_) => wake.notify_waiters(),
                     Err(e) => {
                         tracing::warn!(error = %e, "run notifications failed; polling");

@@ -28,8 +28,10 @@ pub enum RunsCommand {
     /// One run, as JSON.
     Show(ShowArgs),
     /// Asks a run to stop: a running run stops at its guest's next epoch
-    /// tick, on whichever replica runs it; a queued one is settled
-    /// `cancelled` by the next worker that picks it up.
+    /// tick once its worker hears the cancel (at once on PostgreSQL, told
+    /// by NOTIFY; at its next heartbeat, within a second, on SQLite); a
+    /// queued one is settled `cancelled` by the next worker that picks it
+    /// up.
     Cancel {
         /// The run's id.
         id: String,

@@ -389,7 +389,7 @@ impl Store {
     /// which cannot push them (hosts poll it).
     pub async fn listen_catalog(&self) -> Result<Option<CatalogListener>, crate::StorageError> {
         let listener = (self.pools)
-            .listen(CATALOG_CHANNEL, "listen for catalog changes")
+            .listen(&[CATALOG_CHANNEL], "listen for catalog changes")
             .await?;
         Ok(listener.map(CatalogListener))
     }

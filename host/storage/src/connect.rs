@@ -54,11 +54,11 @@ pub(crate) enum Pools {
 }
 
 impl Pools {
-    /// A connection of its own `LISTEN`ing on `channel` (PostgreSQL); `None`
+    /// A connection of its own `LISTEN`ing on `channels` (PostgreSQL); `None`
     /// on SQLite, which has no channels. `operation` names a failure.
     pub(crate) async fn listen(
         &self,
-        channel: &str,
+        channels: &[&str],
         operation: &'static str,
     ) -> Result<Option<sqlx::postgres::PgListener>, StorageError> {
         let Pools::Postgres(pool) = self else {
@@ -68,7 +68,7 @@ impl Pools {
             .await
             .map_err(StorageError::query(operation))?;
         listener
-            .listen(channel)
+            .listen_all(channels.iter().copied())
             .await
             .map_err(StorageError::query(operation))?;
         Ok(Some(listener))

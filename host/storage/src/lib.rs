@@ -26,8 +26,8 @@
 //! - [`toolhost_runs::RunStore`]: the exploration runs' durable queue,
 //!   claimed under fenced leases by workers on any replica
 //!   (`src/runs.rs`); runs are queued and settled as audit effects
-//!   (`src/effects.rs`), and [`Store::listen_runs`] wakes workers on
-//!   PostgreSQL.
+//!   (`src/effects.rs`), and [`Store::listen_runs`] wakes workers and
+//!   tells them of stored cancels on PostgreSQL.
 //! - [`Store::add_hits`]: the rate limits' fixed-window counters, to which
 //!   each host adds what it counted in memory, atomically, so every host on
 //!   the store learns the total (`src/rate.rs`).
@@ -111,5 +111,5 @@ pub use rate::Hits;
 pub use record::AuditRecord;
 pub use request_state::{KEY_PERIOD as REQUEST_STATE_KEY_PERIOD, RequestStateKeys};
 pub use resource_updates::{RESOURCES_CHANNEL, ResourceListener};
-pub use runs::{RUNS_CHANNEL, RunListener};
+pub use runs::{RUN_CANCELS_CHANNEL, RUNS_CHANNEL, RunListener, RunNotice};
 pub use store::{AuditQuery, PoolStats, Store};

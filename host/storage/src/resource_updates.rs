@@ -48,7 +48,7 @@ impl Store {
     /// `None` on SQLite.
     pub async fn listen_resource_updates(&self) -> Result<Option<ResourceListener>, StorageError> {
         let listener = (self.pools)
-            .listen(RESOURCES_CHANNEL, "listen for resource updates")
+            .listen(&[RESOURCES_CHANNEL], "listen for resource updates")
             .await?;
         Ok(listener.map(ResourceListener))
     }

@@ -16,8 +16,9 @@
 //!   row) is fenced by the lease token the claim minted: once another
 //!   worker took the run over, the old token matches no row.
 //!
-//! On PostgreSQL a trigger NOTIFYs [`RUNS_CHANNEL`] when a run is queued
-//! ([`Store::listen_runs`]); workers poll as well.
+//! On PostgreSQL a trigger NOTIFYs [`RUNS_CHANNEL`] when a run is queued,
+//! and a stored cancel of a running run NOTIFYs [`RUN_CANCELS_CHANNEL`]
+//! ([`Store::listen_runs`] hears both); workers poll and beat as well.
 
 mod rows;
 pub(crate) mod sql;
@@ -157,7 +158,12 @@ impl RunStore for Store {
             )
             .map_err(failed("request a run's cancel"))?;
             match moved {
-                Some(run) => Ok(Some(run)),
+                Some(run) => {
+                    if run.state == toolhost_runs::RunState::Cancelling {
+                        self.notify_cancel(&run.id).await;
+                    }
+                    Ok(Some(run))
+                }
                 // Queued, settled, or not this tenant's: as it stands.
                 None => fetch_optional!(&self.pools, rows::run, sql::BY_ID, tenant, id)
                     .map_err(failed("read run")),
@@ -177,22 +183,41 @@ impl RunStore for Store {
 /// when a run is queued; the payload is the run's id.
 pub const RUNS_CHANNEL: &str = "toolhost_runs";
 
-/// Runs queued anywhere, pushed by the database as they commit
-/// (PostgreSQL's `LISTEN`). A lost connection is re-established by the
-/// driver; notifications sent meanwhile are lost, so workers poll as well.
+/// The channel [`RunStore::request_cancel`] notifies once a running run's
+/// cancel is stored; the payload is the run's id.
+pub const RUN_CANCELS_CHANNEL: &str = "toolhost_run_cancels";
+
+/// What a [`RunListener`] heard. The id is a hint to act on, never the
+/// act: any worker may claim a queued run first, and a worker stops a run
+/// only once its heartbeat reads the stored cancel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunNotice {
+    /// A run was queued.
+    Queued(RunId),
+    /// A running run's cancel was stored.
+    CancelRequested(RunId),
+    /// A payload that is not a run id, sent by something other than the
+    /// host: a reason to look at the queue, nothing more.
+    Other,
+}
+
+/// Runs queued and cancels stored anywhere, pushed by the database as they
+/// commit (PostgreSQL's `LISTEN`). A lost connection is re-established by
+/// the driver; notifications sent meanwhile are lost, so workers poll and
+/// beat as well.
 pub struct RunListener(sqlx::postgres::PgListener);
 
 impl RunListener {
-    /// Waits for the next queued run, and returns its id (`None`: a payload
-    /// that is not a run id, sent by something other than the trigger).
-    /// Any worker may claim it first: the id is a hint to claim, not a
-    /// claim.
-    pub async fn queued(&mut self) -> Result<Option<RunId>, StorageError> {
-        self.0
-            .recv()
-            .await
-            .map(|n| RunId::parse(n.payload()))
-            .map_err(StorageError::query("wait for a queued run"))
+    /// Waits for the next notice.
+    pub async fn next(&mut self) -> Result<RunNotice, StorageError> {
+        let heard = (self.0.recv().await).map_err(StorageError::query("wait for a run notice"))?;
+        let Some(id) = RunId::parse(heard.payload()) else {
+            return Ok(RunNotice::Other);
+        };
+        Ok(match heard.channel() {
+            RUN_CANCELS_CHANNEL => RunNotice::CancelRequested(id),
+            _ => RunNotice::Queued(id),
+        })
     }
 }
 
@@ -210,12 +235,31 @@ impl Store {
         Ok(count.map_or(0, |n| u64::try_from(n).unwrap_or(0)))
     }
 
-    /// A listener for queued runs on PostgreSQL; `None` on SQLite, which
-    /// cannot push them (workers poll it, and a host wakes its own).
+    /// A listener for queued runs and stored cancels on PostgreSQL; `None`
+    /// on SQLite, which cannot push them (workers poll it and beat, and a
+    /// host wakes and signals its own).
     pub async fn listen_runs(&self) -> Result<Option<RunListener>, StorageError> {
+        let channels = [RUNS_CHANNEL, RUN_CANCELS_CHANNEL];
         let listener = (self.pools)
-            .listen(RUNS_CHANNEL, "listen for queued runs")
+            .listen(&channels, "listen for queued runs and cancels")
             .await?;
         Ok(listener.map(RunListener))
+    }
+
+    /// Tells every replica (PostgreSQL) that run `id`'s cancel is stored,
+    /// so the one running it stops it now. Best effort: a lost notice
+    /// leaves the cancel to the run's next heartbeat.
+    async fn notify_cancel(&self, id: &RunId) {
+        let Pools::Postgres(pool) = &self.pools else {
+            return;
+        };
+        let sent = sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(RUN_CANCELS_CHANNEL)
+            .bind(id.as_str())
+            .execute(pool)
+            .await;
+        if let Err(e) = sent {
+            tracing::warn!(run = %id, error = %e, "telling the replicas of a run's cancel failed; its heartbeat hears it");
+        }
     }
 }

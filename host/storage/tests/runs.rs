@@ -33,7 +33,7 @@ on_both_engines!(
     a_run_out_of_attempts_is_listed_as_exhausted_and_settled_by_its_last_lease,
     an_artifact_kept_by_a_run_names_it,
     receipt_rows_chain_with_plain_rows_and_an_edited_receipt_breaks_the_chain,
-    queued_runs_are_pushed_to_listeners_on_postgres_only,
+    queued_runs_and_stored_cancels_are_pushed_to_listeners_on_postgres_only,
 );
 
 const NOW: i64 = 1_764_000_000_000;
@@ -383,7 +383,7 @@ async fn eight_concurrent_claimers_take_twenty_runs_once_each(db: &TestDb) {
         assert_eq!(
             beat.expect("beat"),
             Some(Beat {
-                cancel_requested: false
+                cancel_requested_at_ms: None
             })
         );
     }
@@ -409,7 +409,7 @@ async fn an_expired_lease_is_taken_over_and_the_old_token_writes_nothing(db: &Te
     assert_eq!(
         beat,
         Some(Beat {
-            cancel_requested: false
+            cancel_requested_at_ms: None
         })
     );
     let nan = Progress {
@@ -606,8 +606,9 @@ async fn a_cancel_request_reaches_the_running_worker_and_is_noted_on_a_queued_ru
     assert_eq!(
         beat.expect("beat"),
         Some(Beat {
-            cancel_requested: true
-        })
+            cancel_requested_at_ms: Some(NOW + 10)
+        }),
+        "the beat names the first request's time"
     );
 
     // A worker that dies while cancelling leaves it cancelling to the next.
@@ -786,7 +787,8 @@ async fn receipt_rows_chain_with_plain_rows_and_an_edited_receipt_breaks_the_cha
     assert!(refused.await.is_err(), "a digest is 64 hex characters");
 }
 
-async fn queued_runs_are_pushed_to_listeners_on_postgres_only(db: &TestDb) {
+async fn queued_runs_and_stored_cancels_are_pushed_to_listeners_on_postgres_only(db: &TestDb) {
+    use toolhost_storage::RunNotice;
     let store = db.store().await;
     let listener = store.listen_runs().await.expect("listen");
     let Some(mut listener) = listener else {
@@ -794,16 +796,26 @@ async fn queued_runs_are_pushed_to_listeners_on_postgres_only(db: &TestDb) {
         return;
     };
     let id = queued(&store, "call-q", 0).await;
-    // The channel is the database's: runs other tests queue (in their own
-    // schemas) are heard too.
-    let heard = async {
-        loop {
-            let woken = listener.queued().await.expect("a notification");
-            if woken.as_ref() == Some(&id) {
-                return woken;
-            }
+    // The channels are the database's: runs other tests queue or cancel
+    // (in their own schemas) are heard too.
+    let mut heard = async |wanted: RunNotice| loop {
+        let notice = listener.next().await.expect("a notification");
+        if notice == wanted {
+            return notice;
         }
     };
-    let woken = tokio::time::timeout(std::time::Duration::from_secs(10), heard).await;
-    assert_eq!(woken.expect("notified in time"), Some(id));
+    let within = std::time::Duration::from_secs(10);
+    let queued = RunNotice::Queued(id.clone());
+    let woken = tokio::time::timeout(within, heard(queued.clone())).await;
+    assert_eq!(woken.expect("notified in time"), queued);
+
+    let claim = store.claim("w1", LEASE, NOW).await.expect("claim");
+    assert_eq!(claim.expect("claimed").run.id, id);
+    store
+        .request_cancel("acme", &id, NOW + 10)
+        .await
+        .expect("cancel");
+    let cancel = RunNotice::CancelRequested(id.clone());
+    let told = tokio::time::timeout(within, heard(cancel.clone())).await;
+    assert_eq!(told.expect("told in time"), cancel);
 }

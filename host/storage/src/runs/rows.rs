@@ -85,7 +85,7 @@ pub(super) fn counts(row: &impl Fields) -> Result<(i64, i64), sqlx::Error> {
 /// What a renewed lease's row says.
 pub(super) fn beat(row: &impl Fields) -> Result<Beat, sqlx::Error> {
     Ok(Beat {
-        cancel_requested: row.maybe_int("cancel_requested_at")?.is_some(),
+        cancel_requested_at_ms: row.maybe_int("cancel_requested_at")?,
     })
 }
 
