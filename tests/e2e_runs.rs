@@ -259,12 +259,7 @@ fn a_run_from_the_python_sdk_reports_progress_and_leaves_a_verified_receipt_and_
         "the snapshot names no principal"
     );
 
-    let out = server.admin(&["audit", "verify"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    server.verified_rows();
 }
 
 #[test]
@@ -460,12 +455,7 @@ fn a_host_killed_mid_run_is_taken_over_after_its_lease_and_the_run_completes_onc
         !listed.contains(" running "),
         "nothing is left running: {listed}"
     );
-    let out = second.admin(&["audit", "verify"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    second.verified_rows();
 }
 
 #[test]
@@ -744,12 +734,7 @@ fn every_run_cancelled_while_workers_claim_ends_cancelled_on_sqlite() {
     let token = server.service_token(FIXTURE_SCOPES);
     let latest = cancel_every_run_at_once(&[&server.url], &token, CANCEL_ROUNDS, 8);
     eprintln!("the latest guest stopped {latest} ms after its cancel");
-    let out = server.admin(&["audit", "verify"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    server.verified_rows();
 }
 
 #[test]
@@ -763,10 +748,5 @@ fn every_run_cancelled_while_two_replicas_claim_ends_cancelled_on_postgresql() {
     let urls = [cluster.url.as_str(), a.url.as_str(), b.url.as_str()];
     let latest = cancel_every_run_at_once(&urls, &token, CANCEL_ROUNDS, 8);
     eprintln!("the latest guest stopped {latest} ms after its cancel");
-    let out = a.admin(&["audit", "verify"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    a.verified_rows();
 }
