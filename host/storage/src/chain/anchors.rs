@@ -17,7 +17,7 @@ use toolhost_audit::chain::GENESIS;
 
 use super::{ANCHOR_LOCK, Head};
 use crate::StorageError;
-use crate::connect::Pools;
+use crate::connect::{Pools, on_pool};
 
 /// How often a store anchors its chains' moved heads. Rows newer than a
 /// chain's last anchor are covered by its next one; a walk cannot tell
@@ -31,6 +31,70 @@ const SELECT_ANCHOR_HEAD: &str =
 const INSERT_ANCHOR: &str = "INSERT INTO audit_anchors \
      (seq, at, chain_id, chain_seq, head_hash, prev_hash, anchor_hash, encoding) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+
+/// The anchors numbered in (`$1`, `$2`], `$3` at most, in number order.
+const SELECT_ANCHOR_PAGE: &str = "SELECT seq, at, chain_id, chain_seq, head_hash, prev_hash, \
+     anchor_hash, encoding FROM audit_anchors WHERE seq > $1 AND seq <= $2 \
+     ORDER BY seq LIMIT $3";
+
+/// An anchor as stored, read back for a walk or an export.
+pub(super) struct ReadAnchor {
+    pub(super) seq: i64,
+    pub(super) at_ms: i64,
+    pub(super) chain: String,
+    pub(super) place: i64,
+    pub(super) head_hash: String,
+    pub(super) prev_hash: String,
+    pub(super) anchor_hash: String,
+    /// The number of the form it was hashed in (perhaps one this build
+    /// does not know).
+    pub(super) encoding: i64,
+}
+
+impl ReadAnchor {
+    /// Its hashed values.
+    pub(super) fn row(&self) -> AnchorRow<'_> {
+        AnchorRow {
+            seq: self.seq,
+            at_ms: self.at_ms,
+            chain: &self.chain,
+            place: self.place,
+            head_hash: &self.head_hash,
+        }
+    }
+}
+
+/// The anchors numbered in (`after`, `to`], `limit` at most, in number
+/// order: one page of a walk or an export.
+pub(super) async fn anchor_page(
+    pools: &Pools,
+    after: i64,
+    to: i64,
+    limit: i64,
+) -> Result<Vec<ReadAnchor>, StorageError> {
+    type Columns = (i64, i64, String, i64, String, String, String, i64);
+    let page: Vec<Columns> = on_pool!(pools, pool => {
+        sqlx::query_as(SELECT_ANCHOR_PAGE)
+            .bind(after)
+            .bind(to)
+            .bind(limit)
+            .fetch_all(pool)
+            .await
+    })
+    .map_err(StorageError::query("read audit anchors"))?;
+    let read =
+        |(seq, at_ms, chain, place, head_hash, prev_hash, anchor_hash, encoding)| ReadAnchor {
+            seq,
+            at_ms,
+            chain,
+            place,
+            head_hash,
+            prev_hash,
+            anchor_hash,
+            encoding,
+        };
+    Ok(page.into_iter().map(read).collect())
+}
 
 /// The heads a store's writers left, and which of them are anchored.
 pub(crate) struct Anchorer {

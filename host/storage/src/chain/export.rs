@@ -4,13 +4,13 @@
 //! to the place its last anchor in that range records.
 
 use toolhost_audit::Encoding;
-use toolhost_audit::anchor::AnchorRow;
 use toolhost_audit::chain::{GENESIS, LEGACY_CHAIN, Next};
 use toolhost_audit::export::{
     EXPORT_FORMAT, End, ExportLine, ExportedAnchor, ExportedChain, ExportedRow, Header, Neighbours,
     NextRow, Scope,
 };
 
+use super::anchors::anchor_page;
 use super::select_audit;
 use super::walk::{Neighboured, Placed, concat_tenant, placed};
 use crate::StorageError;
@@ -24,11 +24,6 @@ const SELECT_LAST_ANCHOR: &str = "SELECT coalesce(max(seq), 0) FROM audit_anchor
 
 /// Anchor `$1`'s hash.
 const SELECT_ANCHOR_HASH: &str = "SELECT anchor_hash FROM audit_anchors WHERE seq = $1";
-
-/// One page of anchors in (`$1`, `$3`] after `$2`.
-const SELECT_ANCHORS: &str = "SELECT seq, at, chain_id, chain_seq, head_hash, prev_hash, \
-     anchor_hash, encoding FROM audit_anchors WHERE seq > $1 AND seq <= $2 \
-     ORDER BY seq LIMIT $3";
 
 /// The chains anchored in (`$1`, `$2`], each with its furthest anchored
 /// place there, after chain `$3`, a page at a time.
@@ -167,35 +162,19 @@ async fn anchors(
     let mut after = from;
     let mut written = 0;
     loop {
-        type Anchor = (i64, i64, String, i64, String, String, String, i64);
-        let page: Vec<Anchor> = on_pool!(pools, pool => {
-            sqlx::query_as(SELECT_ANCHORS)
-                .bind(after)
-                .bind(to)
-                .bind(EXPORT_PAGE)
-                .fetch_all(pool)
-                .await
-        })
-        .map_err(StorageError::query("read audit anchors"))?;
-        for (seq, at_ms, chain, place, head_hash, prev_hash, anchor_hash, encoding) in &page {
+        let page = anchor_page(pools, after, to, EXPORT_PAGE).await?;
+        for anchor in &page {
             // An encoding this build does not know is exported as the
             // tagged one: the check then names the anchor.
-            let encoding = Encoding::from_number(*encoding).unwrap_or_default();
-            let row = AnchorRow {
-                seq: *seq,
-                at_ms: *at_ms,
-                chain,
-                place: *place,
-                head_hash,
-            };
+            let encoding = Encoding::from_number(anchor.encoding).unwrap_or_default();
             out(&ExportLine::Anchor(ExportedAnchor {
-                anchor_hash: anchor_hash.clone(),
-                anchor: encoding.anchor_object(prev_hash, &row),
+                anchor_hash: anchor.anchor_hash.clone(),
+                anchor: encoding.anchor_object(&anchor.prev_hash, &anchor.row()),
             }))?;
             written += 1;
         }
         match page.last() {
-            Some(last) if page.len() as i64 == EXPORT_PAGE => after = last.0,
+            Some(last) if page.len() as i64 == EXPORT_PAGE => after = last.seq,
             _ => return Ok(written),
         }
     }

@@ -5,10 +5,11 @@
 //! first: they are what the chains are held to.
 
 use sqlx::Row;
-use toolhost_audit::anchor::{AnchorCheck, AnchorRow, StoredAnchor};
+use toolhost_audit::anchor::{AnchorCheck, StoredAnchor};
 use toolhost_audit::chain::{ChainCheck, Next, OwnLink, Problem, TenantCheck, TenantSummary};
 use toolhost_audit::{ChainBreak, ChainSummary, Encoding};
 
+use super::anchors::anchor_page;
 use super::select_audit;
 use crate::StorageError;
 use crate::connect::{Pools, on_pool};
@@ -57,10 +58,6 @@ const SELECT_ANCHORED: &str = "SELECT seq, chain_seq, head_hash FROM audit_ancho
 /// The furthest place of chain `$1` any anchor recorded, and that anchor.
 const SELECT_LAST_ANCHORED: &str = "SELECT seq, chain_seq FROM audit_anchors \
      WHERE chain_id = $1 ORDER BY chain_seq DESC, seq LIMIT 1";
-
-/// One page of anchors after number `$1`, at most `$2`.
-const SELECT_ANCHOR_PAGE: &str = "SELECT seq, at, chain_id, chain_seq, head_hash, prev_hash, \
-     anchor_hash, encoding FROM audit_anchors WHERE seq > $1 ORDER BY seq LIMIT $2";
 
 /// The columns and joins of a tenant's row with its neighbours, then `$rest`.
 macro_rules! concat_tenant {
@@ -206,33 +203,19 @@ async fn walk_anchors(pools: &Pools) -> Walked<AnchorCheck> {
     let mut check = AnchorCheck::new();
     let mut after = 0i64;
     loop {
-        type Anchor = (i64, i64, String, i64, String, String, String, i64);
-        let page: Vec<Anchor> = on_pool!(pools, pool => {
-            sqlx::query_as(SELECT_ANCHOR_PAGE)
-                .bind(after)
-                .bind(WALK_PAGE)
-                .fetch_all(pool)
-                .await
-        })
-        .map_err(StorageError::query("read audit anchors"))?;
-        for (seq, at_ms, chain, place, head_hash, prev_hash, anchor_hash, encoding) in &page {
-            let Some(encoding) = Encoding::from_number(*encoding) else {
+        let page = anchor_page(pools, after, i64::MAX, WALK_PAGE).await?;
+        for anchor in &page {
+            let Some(encoding) = Encoding::from_number(anchor.encoding) else {
                 let problem = Problem::AnchorEncoding {
-                    anchor: *seq,
-                    encoding: *encoding,
+                    anchor: anchor.seq,
+                    encoding: anchor.encoding,
                 };
                 return Ok(Err(ChainBreak::of_trail(problem)));
             };
             let stored = StoredAnchor {
-                row: AnchorRow {
-                    seq: *seq,
-                    at_ms: *at_ms,
-                    chain,
-                    place: *place,
-                    head_hash,
-                },
-                prev_hash,
-                anchor_hash,
+                row: anchor.row(),
+                prev_hash: &anchor.prev_hash,
+                anchor_hash: &anchor.anchor_hash,
                 encoding,
             };
             if let Err(broken) = check.check(&stored) {
@@ -240,7 +223,7 @@ async fn walk_anchors(pools: &Pools) -> Walked<AnchorCheck> {
             }
         }
         match page.last() {
-            Some(last) if page.len() as i64 == WALK_PAGE => after = last.0,
+            Some(last) if page.len() as i64 == WALK_PAGE => after = last.seq,
             _ => return Ok(Ok(check)),
         }
     }
