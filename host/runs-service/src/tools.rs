@@ -347,9 +347,7 @@ async fn cancel(runs: &Runs, c: HostCall<'_>) -> Started {
         let effect = Effect::Run(RunEffect::Finish(Box::new(finish)));
         return Ok((answer(&settled, text), vec![effect]));
     }
-    runs.stops.signal(&run.id);
-    let run = settling(runs, &c, run).await?;
-    Ok((ended(&run), Vec::new()))
+    Ok((stopping(runs, &c, run).await?, Vec::new()))
 }
 
 /// The answer of a cancel whose settling of a queued run lost to a worker
@@ -358,19 +356,21 @@ async fn cancel(runs: &Runs, c: HostCall<'_>) -> Started {
 async fn cancel_lost(runs: &Runs, c: HostCall<'_>) -> Result<ToolOutput, InvokeError> {
     let id = run_id_arg(c.args)?;
     let run = runs.visible_run(c.host, c.who, id).await?;
-    runs.stops.signal(&run.id);
-    let run = settling(runs, &c, run).await?;
-    Ok(ended(&run))
+    stopping(runs, &c, run).await
 }
 
-/// `run`, read again until it is over or [`CANCEL_WAIT`] passes.
-async fn settling(
+/// The answer of a cancel stored for `run`, which is not queued: its
+/// worker here is signalled, and `run` read again until it is over or
+/// [`CANCEL_WAIT`] passes.
+async fn stopping(
     runs: &Runs,
     c: &HostCall<'_>,
     run: toolhost_runs::Run,
-) -> Result<toolhost_runs::Run, InvokeError> {
+) -> Result<ToolOutput, InvokeError> {
+    runs.stops.signal(&run.id);
     let until = tokio::time::Instant::now() + CANCEL_WAIT;
-    (runs.await_run(c.host, c.who, run, until, |_| {}, c.cancel)).await
+    let run = (runs.await_run(c.host, c.who, run, until, |_| {}, c.cancel)).await?;
+    Ok(ended(&run))
 }
 
 /// What a cancel answers about `run`: how it ended, or that it is still
