@@ -98,8 +98,11 @@ fn stats(mut samples: Vec<Duration>, wall: Duration) -> Stats {
     }
 }
 
-/// This process's resident set and its peak, in MiB, from `/proc`.
-fn rss_mib() -> (f64, f64) {
+/// This process's resident set, its peak, and the anonymous part of it (the
+/// private pages; the rest is mapped files, chiefly the compiled components
+/// and each slot's read-only view of its heap image, shared in the page
+/// cache however many slots map it), in MiB, from `/proc`.
+fn rss_mib() -> (f64, f64, f64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
         status
@@ -108,7 +111,7 @@ fn rss_mib() -> (f64, f64) {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
             .map_or(f64::NAN, |kb| kb / 1024.0)
     };
-    (field("VmRSS:"), field("VmHWM:"))
+    (field("VmRSS:"), field("VmHWM:"), field("RssAnon:"))
 }
 
 async fn greet(runtime: &Runtime, plugin: &Plugin, subject: &Subject) -> Duration {
@@ -253,9 +256,9 @@ async fn bench() {
         .expect("the warming child runs");
     assert!(warmed.success(), "the warming child: {warmed}");
     let runtime = Arc::new(runtime_over(cache.path()));
-    let (before, _) = rss_mib();
+    let (before, _, _) = rss_mib();
     let loaded = load_all(&runtime).await;
-    let (all_loaded, _) = rss_mib();
+    let (all_loaded, _, loaded_anon) = rss_mib();
 
     let mut rows = Vec::new();
     for (i, (subject, plugin)) in loaded.iter().enumerate() {
@@ -264,7 +267,7 @@ async fn bench() {
         let many = concurrent(&runtime, plugin, subject, PER_TASK[i]).await;
         rows.push((subject.language, setup, one, many));
     }
-    let (after, peak) = rss_mib();
+    let (after, peak, after_anon) = rss_mib();
 
     println!(
         "| `greet`, fresh instance per call | set-up p50 ms | c=1 p50 ms | c=1 p99 ms | c=1 calls/s | × Rust p50 | c=32 p50 ms | c=32 p99 ms | c=32 calls/s | × Rust p50 |"
@@ -288,6 +291,7 @@ async fn bench() {
     println!();
     println!(
         "Resident memory: {before:.1} MiB before the loads, {all_loaded:.1} MiB with all three \
-         loaded, {after:.1} MiB after the runs (peak {peak:.1} MiB)."
+         loaded ({loaded_anon:.1} MiB anonymous), {after:.1} MiB after the runs ({after_anon:.1} MiB \
+         anonymous; peak {peak:.1} MiB)."
     );
 }

@@ -5,8 +5,6 @@ use std::time::Duration;
 
 use toolhost_limits::CallBudget;
 
-use crate::reset::SwapProbe;
-
 /// Runtime-wide settings: the pool, the ceilings, the cache.
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
@@ -31,9 +29,6 @@ pub struct RuntimeConfig {
     /// covers what a guest touches on every call (its stack, data and
     /// first heap pages).
     pub keep_resident: usize,
-    /// Where the runtime learns whether swap can reach its memory, which
-    /// decides how a slot is reset between callers (`reset.rs`).
-    pub swap: SwapProbe,
     /// Components compiled at once, host-wide (`compile_queue.rs`): each
     /// compile already spreads over the cores, so one keeps the others'
     /// calls served.
@@ -57,7 +52,10 @@ impl RuntimeConfig {
     /// TypeScript: 256 KiB without the scan 11 µs / 1.40 ms / 179 µs; with
     /// it 10 µs / 1.26 ms / 98 µs; 1 MiB with it 9 µs / 1.26 ms / 83 µs;
     /// 4 and 16 MiB no faster. Without the scan, larger sizes cost
-    /// zeroing (2 MiB → 38 µs set-up for Rust, measured before).
+    /// zeroing (2 MiB → 38 µs set-up for Rust, measured before). With the
+    /// scan, the patched wasmtime keeps each slot's heap image resident on
+    /// top of this (vendor/README.md), which is what an interpreter needs
+    /// (BENCHMARKS.md part 24).
     pub const DEFAULT_KEEP_RESIDENT: usize = 1 << 20;
     /// Default compile workers: one.
     pub const DEFAULT_COMPILE_WORKERS: usize = 1;
@@ -73,7 +71,6 @@ impl Default for RuntimeConfig {
             epoch_tick: Self::DEFAULT_EPOCH_TICK,
             cache_dir: None,
             keep_resident: Self::DEFAULT_KEEP_RESIDENT,
-            swap: SwapProbe::System,
             compile_workers: Self::DEFAULT_COMPILE_WORKERS,
             compile_share: Self::DEFAULT_COMPILE_SHARE,
         }

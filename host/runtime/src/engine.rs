@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::config::RuntimeConfig;
-use crate::reset::MemoryReset;
 
 /// Guard pages after each linear memory. Memories are bounds-checked
 /// explicitly (the reservation is far below 4 GiB), so the guard only has to
@@ -21,8 +20,8 @@ const MEMORY_GUARD: u64 = 64 << 10;
 /// resident memory.
 const MEMORIES_PER_COMPONENT: u32 = 4;
 
-/// Builds the engine for `cfg`, its slots reset between callers by `reset`.
-pub(crate) fn build(cfg: &RuntimeConfig, reset: MemoryReset) -> wasmtime::Result<Engine> {
+/// Builds the engine for `cfg`.
+pub(crate) fn build(cfg: &RuntimeConfig) -> wasmtime::Result<Engine> {
     let ceiling = &cfg.ceiling;
     let memory_max = usize::try_from(ceiling.memory.as_u64()).unwrap_or(usize::MAX);
     let mut pool = PoolingAllocationConfig::new();
@@ -43,15 +42,13 @@ pub(crate) fn build(cfg: &RuntimeConfig, reset: MemoryReset) -> wasmtime::Result
         .linear_memory_keep_resident(cfg.keep_resident)
         .table_keep_resident(64 << 10)
         .async_stack_keep_resident(64 << 10);
-    // Reset only the pages a call dirtied (Linux 6.7+; elsewhere the
-    // kept-resident prefix is reset whole). It halves a QuickJS call and
-    // trims Rust's and Python's (BENCHMARKS.md part 8), but misses written
-    // pages that were swapped out: off wherever swap can happen (reset.rs).
-    pool.pagemap_scan(if reset.uses_pagemap_scan() {
-        wasmtime::Enabled::Auto
-    } else {
-        wasmtime::Enabled::No
-    });
+    // Between callers, reset only the pages a call wrote, present or
+    // swapped out (`PAGEMAP_SCAN`, Linux 6.7+; elsewhere wasmtime resets
+    // the kept-resident prefix whole and decommits the rest). The scan is
+    // our patched wasmtime's (vendor/README.md): it resumes past 32 dirty
+    // regions, and a slot keeps its instance's heap image resident on top
+    // of `keep_resident` (BENCHMARKS.md part 24).
+    pool.pagemap_scan(wasmtime::Enabled::Auto);
 
     let mut config = Config::new();
     config

@@ -42,7 +42,6 @@ mod error;
 mod host;
 mod limiter;
 mod prompts;
-mod reset;
 mod resources;
 mod sandbox;
 mod spec;
@@ -77,7 +76,6 @@ pub use prompts::{
     MAX_PROMPT_ARGUMENTS, MAX_PROMPT_MESSAGES, MAX_PROMPTS, Prompt, PromptArgument, PromptMessage,
     PromptReply, PromptRole, PromptSpec,
 };
-pub use reset::{MemoryReset, SwapFiles, SwapProbe};
 pub use resources::{
     MAX_READ_CONTENTS, MAX_RESOURCES, MAX_URI_LEN, ResourceContents, ResourceSpec, TemplateSpec,
 };

@@ -32,7 +32,6 @@ use crate::host::log::LogSink;
 use crate::host::notify::UpdateSink;
 use crate::host::progress::ProgressSink;
 use crate::host::resolver::Snapshots;
-use crate::reset::MemoryReset;
 use crate::spec::{self, Plan, ToolOutput, ToolSpec};
 use crate::state::HostState;
 
@@ -47,6 +46,16 @@ const MAX_TOOLS_PER_PLUGIN: usize = 256;
 const MAX_KINDS_PER_PLUGIN: usize = 64;
 const MAX_KIND_LEN: usize = 64;
 
+/// Epoch ticks a guest runs before it yields its worker thread to the
+/// other ready tasks: its turn. The deadline is checked at every tick
+/// either way. A turn of one tick put a call that crossed a tick behind
+/// every other running call, so at 32 concurrent Python calls a tenth of
+/// them waited 30 ms or more for CPU they had already been given; five
+/// ticks (5 ms at the default tick) let a short call run to its end while
+/// a long one still leaves the worker every few milliseconds (BENCHMARKS.md
+/// part 24).
+const TICKS_PER_TURN: u32 = 5;
+
 /// The sandbox runtime: one engine, one linker, the compiled-component
 /// cache and a bounded pool of sandboxes. Cheap to share behind an `Arc`.
 pub struct Runtime {
@@ -55,7 +64,6 @@ pub struct Runtime {
     cache: Arc<ComponentCache>,
     compiles: CompileQueue,
     slots: Arc<Semaphore>,
-    reset: MemoryReset,
     _ticker: EpochTicker,
 }
 
@@ -335,22 +343,7 @@ impl Runtime {
     /// Builds the engine, the linker with every host import, and starts the
     /// epoch ticker.
     pub fn new(config: RuntimeConfig) -> Result<Self, LoadError> {
-        let reset = crate::reset::choose(&config.swap.read());
-        // The slower reset is worth an operator's notice (the book's "The
-        // sandbox", docs/concepts/sandbox.md: how to keep the fast one); the
-        // usual one is not.
-        match reset {
-            MemoryReset::DirtyPages { why } => tracing::info!(
-                "sandbox memory between callers: the pages a call wrote are reset \
-                 (PAGEMAP_SCAN where the kernel has it), because {why}"
-            ),
-            MemoryReset::WholePrefix { why } => tracing::warn!(
-                "sandbox memory between callers: the kept-resident prefix is reset whole \
-                 and the rest decommitted, slower than resetting written pages only, \
-                 because {why}"
-            ),
-        }
-        let engine = engine::build(&config, reset).map_err(|e| engine_error(&e))?;
+        let engine = engine::build(&config).map_err(|e| engine_error(&e))?;
         let mut linker = Linker::new(&engine);
         host::add_to_linker(&mut linker).map_err(|e| engine_error(&e))?;
         let cache = Arc::new(ComponentCache::new(&engine, config.cache_dir.clone())?);
@@ -363,15 +356,8 @@ impl Runtime {
             cache,
             compiles,
             slots,
-            reset,
             _ticker,
         })
-    }
-
-    /// How this runtime's pool resets a slot's memory between callers, and
-    /// why (chosen at start-up from whether swap can reach it).
-    pub fn memory_reset(&self) -> MemoryReset {
-        self.reset
     }
 
     /// Compiles (or maps from the cache) a component, links it against the
@@ -694,22 +680,27 @@ impl Runtime {
         store.limiter(|s| &mut s.limiter);
         let deadline = Instant::now() + budget.timeout;
         store.set_epoch_deadline(1);
+        let mut ticks_this_turn = 0;
         store.epoch_deadline_callback(move |store| {
             // Time spent waiting for a live client is not the call's.
             if Instant::now() >= deadline + store.data().client.waited {
-                Err(Breach::Timeout.into())
-            } else {
-                // Tokio's yield puts the guest behind every other ready
-                // task and lets the worker poll the I/O driver first; a
-                // plain wake would run it again at once, and a worker busy
-                // with spinning guests would read its sockets only every
-                // 61st task (a cancel's notice, a heartbeat's answer, a
-                // request all waiting hundreds of milliseconds).
-                Ok(UpdateDeadline::YieldCustom(
-                    1,
-                    Box::pin(tokio::task::yield_now()),
-                ))
+                return Err(Breach::Timeout.into());
             }
+            ticks_this_turn += 1;
+            if ticks_this_turn < TICKS_PER_TURN {
+                return Ok(UpdateDeadline::Continue(1));
+            }
+            ticks_this_turn = 0;
+            // Tokio's yield puts the guest behind every other ready task
+            // and lets the worker poll the I/O driver first; a plain wake
+            // would run it again at once, and a worker busy with spinning
+            // guests would read its sockets only every 61st task (a
+            // cancel's notice, a heartbeat's answer, a request all waiting
+            // hundreds of milliseconds).
+            Ok(UpdateDeadline::YieldCustom(
+                1,
+                Box::pin(tokio::task::yield_now()),
+            ))
         });
         store
     }

@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use crate::reset::{SwapFiles, SwapProbe};
 use toolhost_limits::{ByteSize, CallBudget};
 use wasmtime::component::Component;
 
@@ -315,40 +314,27 @@ async fn instance_runs(rt: &Runtime, component: &Component, times: usize) -> Res
     Ok(())
 }
 
-/// A runtime with one slot whose swap files read `swaps` and `swap_max`.
-fn one_slot(swaps: &str, swap_max: Option<&str>) -> Runtime {
+/// A runtime with one slot: every instance takes the slot the last one left.
+fn one_slot() -> Runtime {
     Runtime::new(RuntimeConfig {
         slots: 1,
-        swap: SwapProbe::Files(SwapFiles {
-            proc_swaps: Some(swaps.to_owned()),
-            swap_max: swap_max.map(str::to_owned),
-        }),
         ..RuntimeConfig::default()
     })
     .expect("runtime builds")
 }
 
 #[tokio::test]
-async fn with_swap_on_the_scan_is_off_and_the_next_caller_in_the_slot_reads_zeros() {
-    let header = "Filename\tType\tSize\tUsed\tPriority\n";
-    let swap_on = format!("{header}/swapfile file 2097148 0 -2\n");
-    for (rt, scan) in [
-        (one_slot(&swap_on, Some("max\n")), false),
-        (one_slot(&swap_on, None), false),
-        (one_slot(&swap_on, Some("0\n")), true),
-        (one_slot(header, None), true),
-    ] {
-        assert_eq!(rt.memory_reset().uses_pagemap_scan(), scan);
-        let bytes = wat::parse_str(writes_every_page()).expect("valid WAT");
-        let component = Component::new(&rt.engine, &bytes).expect("compiles");
-        // The check sees what a run left: a second run in the same instance traps.
-        let again = instance_runs(&rt, &component, 2).await;
-        assert!(again.is_err_and(|e| e.contains("unreachable")));
-        // One slot, the same component: each new instance takes the slot the
-        // last one left, reset, and finds every page zero.
-        for caller in 0..3 {
-            let fresh = instance_runs(&rt, &component, 1).await;
-            assert_eq!(fresh, Ok(()), "caller {caller}, scan {scan}");
-        }
+async fn the_next_caller_in_the_slot_reads_zeros() {
+    let rt = one_slot();
+    let bytes = wat::parse_str(writes_every_page()).expect("valid WAT");
+    let component = Component::new(&rt.engine, &bytes).expect("compiles");
+    // The check sees what a run left: a second run in the same instance traps.
+    let again = instance_runs(&rt, &component, 2).await;
+    assert!(again.is_err_and(|e| e.contains("unreachable")));
+    // One slot, the same component: each new instance takes the slot the
+    // last one left, reset, and finds every page zero.
+    for caller in 0..3 {
+        let fresh = instance_runs(&rt, &component, 1).await;
+        assert_eq!(fresh, Ok(()), "caller {caller}");
     }
 }
