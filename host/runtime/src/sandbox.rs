@@ -48,11 +48,11 @@ const MAX_KIND_LEN: usize = 64;
 
 /// Epoch ticks a guest runs before it yields its worker thread to the
 /// other ready tasks: its turn. The deadline is checked at every tick
-/// either way. A turn of one tick put a call that crossed a tick behind
-/// every other running call, so at 32 concurrent Python calls a tenth of
-/// them waited 30 ms or more for CPU they had already been given; five
-/// ticks (5 ms at the default tick) let a short call run to its end while
-/// a long one still leaves the worker every few milliseconds (BENCHMARKS.md
+/// either way. A turn of one tick put every call that crossed a tick
+/// behind all the other running calls: at 32 concurrent Python calls of
+/// about 0.6 ms of CPU each, the p99 was 100–160 ms. Five ticks (5 ms at
+/// the default tick) let a short call run to its end (p99 1.6 ms) while a
+/// long one still leaves the worker every few milliseconds (BENCHMARKS.md
 /// part 24).
 const TICKS_PER_TURN: u32 = 5;
 
