@@ -32,9 +32,14 @@
 //! served without those guards: `edge guards / without them at 32
 //! clients: E`.
 //!
+//! The full run also serves the Python reference plugin (`hello-py`,
+//! built by `make python-plugins`) in the host as shipped, and reports its
+//! `greet_py` beside Rust's `greet`.
+//!
 //! To profile: `TOOLHOST_BENCH_CALLS=N` sets the calls per measurement,
-//! and `TOOLHOST_BENCH_ONLY=ceiling|native|wasm|shipped|unguarded` (the
-//! last: shipped without the edge guards; with
+//! and `TOOLHOST_BENCH_ONLY=ceiling|native|wasm|shipped|python|unguarded`
+//! (`python`: `greet_py` as shipped; `unguarded`: shipped without the edge
+//! guards; with
 //! `TOOLHOST_BENCH_CLIENTS`, 32 unless set) runs one server's one
 //! measurement and nothing else, so `perf record -p` sees only it.
 
@@ -117,9 +122,20 @@ impl AuditSink for Discard {
 /// store `/mcp`'s layers consult, and every answer's headers; without it,
 /// the router alone with plain `axum::serve`, those layers passing through.
 async fn start(durable_audit: bool, rate_limited: bool, edge: bool) -> (String, tempfile::TempDir) {
+    start_with(durable_audit, rate_limited, edge, false).await
+}
+
+/// `start`, with the Python reference plugin (`greet_py`) served beside
+/// `hello` if `python`.
+async fn start_with(
+    durable_audit: bool,
+    rate_limited: bool,
+    edge: bool,
+    python: bool,
+) -> (String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let runtime = bench_runtime();
-    let (catalog, native) = hello_and_native_greet(dir.path(), &runtime).await;
+    let (catalog, native) = hello_and_native_greet(dir.path(), &runtime, python).await;
     let url = format!(
         "sqlite://{}?mode=rwc",
         dir.path().join("bench.db").display()
@@ -162,6 +178,11 @@ async fn start(durable_audit: bool, rate_limited: bool, edge: bool) -> (String, 
     (format!("{addr}"), dir)
 }
 
+/// Compiled components, shared by every server of the run: the Python
+/// plugin is compiled once, as a host with `--cache-dir` maps it.
+static COMPILED: std::sync::LazyLock<tempfile::TempDir> =
+    std::sync::LazyLock::new(|| tempfile::tempdir().expect("a cache dir"));
+
 /// The runtime: fewer sandboxes where the pool's address space must be
 /// small (under valgrind: `TOOLHOST_BENCH_SLOTS=8`).
 fn bench_runtime() -> Arc<Runtime> {
@@ -171,20 +192,33 @@ fn bench_runtime() -> Arc<Runtime> {
         .unwrap_or(RuntimeConfig::DEFAULT_SLOTS);
     let config = RuntimeConfig {
         slots,
+        cache_dir: Some(COMPILED.path().to_path_buf()),
         ..RuntimeConfig::default()
     };
     Arc::new(Runtime::new(config).expect("runtime"))
 }
 
-/// `hello` pinned into `dir` and loaded, and its `greet` as the native
-/// `greet_native`.
+/// `hello` (and `hello-py` if `python`) pinned into `dir` and loaded, and
+/// `greet` as the native `greet_native`.
 async fn hello_and_native_greet(
     dir: &std::path::Path,
     runtime: &Runtime,
+    python: bool,
 ) -> (Catalog, NativeGreet) {
     let plugins = dir.join("plugins");
     let f = toolhost_fixtures::HELLO;
     toolhost_catalog::pin(f.manifest.as_ref(), f.component.as_ref(), &plugins).expect("pins hello");
+    if python {
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let component = repo.join("target/plugins/python/hello_py.wasm");
+        assert!(
+            component.is_file(),
+            "{} is not built: run `make python-plugins` (make bench does)",
+            component.display()
+        );
+        let manifest = repo.join("plugins/python/hello/toolhost.toml");
+        toolhost_catalog::pin(&manifest, &component, &plugins).expect("pins hello-py");
+    }
     let loaded = Catalog::load_dir(&plugins, runtime, &LoadOptions::default()).await;
     assert!(loaded.errors.is_empty(), "hello loads");
     let mut spec = loaded
@@ -610,8 +644,13 @@ async fn every_profile(plan: Plan, ceiling_addr: &str, at_1: Run) {
         (false, false, "in memory"),
     ];
     for (durable, limited, profile) in profiles {
-        let (addr, _dir) = start(durable, limited, true).await;
-        table(plan, &addr, profile, &ceiling).await;
+        // The Python plugin is measured as shipped only.
+        let python = durable && limited;
+        let (addr, _dir) = start_with(durable, limited, true, python).await;
+        let rust = table(plan, &addr, profile, &ceiling).await;
+        if python {
+            python_rows(plan, &addr, profile, &ceiling, &rust).await;
+        }
     }
     bearer_check().await;
     secret_scan();
@@ -722,14 +761,17 @@ async fn profile_one(plan: Plan, only: &str, ceiling: &str) {
         "native" => (Some((false, false, true)), "greet_native"),
         "wasm" => (Some((false, false, true)), "greet"),
         "shipped" => (Some((true, true, true)), "greet"),
+        "python" => (Some((true, true, true)), "greet_py"),
         "unguarded" => (Some((true, true, false)), "greet"),
         other => {
-            panic!("TOOLHOST_BENCH_ONLY={other}: one of ceiling, native, wasm, shipped, unguarded")
+            panic!(
+                "TOOLHOST_BENCH_ONLY={other}: one of ceiling, native, wasm, shipped, python, unguarded"
+            )
         }
     };
     let (addr, _dir) = match host {
         Some((durable, limited, edge)) => {
-            let (addr, dir) = start(durable, limited, edge).await;
+            let (addr, dir) = start_with(durable, limited, edge, only == "python").await;
             (addr, Some(dir))
         }
         None => (ceiling.to_owned(), None),
@@ -747,7 +789,10 @@ async fn profile_one(plan: Plan, only: &str, ceiling: &str) {
     );
 }
 
-async fn table(plan: Plan, addr: &str, profile: &str, ceiling: &[Run; 2]) {
+/// The native and the sandboxed `greet` at 1 and 32 clients; answers the
+/// sandboxed runs.
+async fn table(plan: Plan, addr: &str, profile: &str, ceiling: &[Run; 2]) -> [Run; 2] {
+    let mut sandboxed = Vec::new();
     for (i, c) in [1, 32].into_iter().enumerate() {
         let native = run(plan, addr, "greet_native", c).await;
         let wasm = run(plan, addr, "greet", c).await;
@@ -767,6 +812,27 @@ async fn table(plan: Plan, addr: &str, profile: &str, ceiling: &[Run; 2]) {
             ms(w.p50),
             ms(w.p99),
             w.per_sec / top
+        );
+        sandboxed.push(wasm);
+    }
+    sandboxed
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("two concurrencies"))
+}
+
+/// The Python reference plugin's `greet_py` at 1 and 32 clients, beside
+/// Rust's `greet` (`rust`, the same server's): its last column is Python's
+/// calls per second over Rust's.
+async fn python_rows(plan: Plan, addr: &str, profile: &str, ceiling: &[Run; 2], rust: &[Run; 2]) {
+    for (i, c) in [1, 32].into_iter().enumerate() {
+        let py = run(plan, addr, "greet_py", c).await;
+        println!(
+            "| {profile} | {c} | wasm, Python | {:.0} | {} | {} | {:.2} | {:.2} of Rust's |",
+            py.per_sec,
+            ms(py.p50),
+            ms(py.p99),
+            py.per_sec / ceiling[i].per_sec,
+            py.per_sec / rust[i].per_sec
         );
     }
 }
