@@ -130,7 +130,9 @@ run: publish
 
 ## cluster: REPLICAS (3) replicas of the reference catalog on PostgreSQL (database
 ## toolhost_cluster on 127.0.0.1:5432, made if missing) behind HAProxy with deploy/haproxy.cfg on
-## 127.0.0.1:$(PORT); Ctrl-C stops them all. Each replica's log is in target/cluster/.
+## 127.0.0.1:$(PORT); Ctrl-C stops them all. Each replica's log is in target/cluster/. The replicas
+## run the release build `make dist` made ($(DIST_BUILD)/release/toolhost) when there is one, else
+## the debug build, said loudly; self-approval is off, as in production.
 REPLICAS ?= 3
 PG_URL ?= postgres://postgres@127.0.0.1:5432
 CLUSTER_DB := $(PG_URL)/toolhost_cluster
@@ -139,17 +141,21 @@ cluster: e2e-haproxy
 	  psql "$(PG_URL)/postgres" -qc "CREATE DATABASE toolhost_cluster"
 	@$(MAKE) --no-print-directory publish DB="$(CLUSTER_DB)"
 	@mkdir -p target/cluster; cp deploy/haproxy.cfg target/cluster/haproxy.cfg; pids=; \
+	serve=$(DIST_BUILD)/release/toolhost; \
+	if [ ! -x $$serve ]; then serve=$(TOOLHOST); \
+	  echo "!! make cluster: no release build ($(DIST_BUILD)/release/toolhost; make dist makes it):"; \
+	  echo "!! the replicas run the DEBUG build $(TOOLHOST), several times slower: measure nothing with it"; fi; \
 	trap 'kill $$pids 2>/dev/null; wait' EXIT INT TERM; \
 	target/debug/testbench-backend --listen 127.0.0.1:$(BACKEND_PORT) --seed contract --token-file $(BACKEND_TOKEN) & pids="$$pids $$!"; \
 	for i in $$(seq 1 $(REPLICAS)); do \
 	  port=$$(( $(PORT) + 10 + i )); echo "    server r$$i 127.0.0.1:$$port" >> target/cluster/haproxy.cfg; \
-	  $(TOOLHOST) serve --cache-dir $(CACHE) --listen 127.0.0.1:$$port --public-url http://127.0.0.1:$(PORT) \
-	    --trusted-proxy 127.0.0.1 --drain-delay 1500ms --database-url "$(CLUSTER_DB)" --seed-demo --allow-self-approval \
+	  $$serve serve --cache-dir $(CACHE) --listen 127.0.0.1:$$port --public-url http://127.0.0.1:$(PORT) \
+	    --trusted-proxy 127.0.0.1 --drain-delay 1500ms --database-url "$(CLUSTER_DB)" --seed-demo \
 	    --operator-tenant $(OPERATOR_TENANT) \
 	    --backend testbench=http://127.0.0.1:$(BACKEND_PORT) --backend-token-file testbench=$(BACKEND_TOKEN) \
 	    --exploration-backend testbench > target/cluster/r$$i.log 2>&1 & pids="$$pids $$!"; \
 	done; \
-	echo "$(REPLICAS) replicas behind HAProxy: MCP endpoint http://127.0.0.1:$(PORT)/mcp (logs in target/cluster/)"; \
+	echo "$(REPLICAS) replicas ($$serve) behind HAProxy: MCP endpoint http://127.0.0.1:$(PORT)/mcp (logs in target/cluster/)"; \
 	TOOLHOST_LB_BIND=127.0.0.1:$(PORT) haproxy -db -f target/cluster/haproxy.cfg
 
 ## dist: the release, $(DIST_ARCHIVE): the release build of `toolhost` (the build machine's

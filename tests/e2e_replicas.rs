@@ -18,7 +18,12 @@
 //! * a replica's per-address limits (registrations, sign-ins) count the
 //!   client behind the balancer (`X-Forwarded-For`), not the balancer;
 //! * a resource update told by a call on one replica reaches the
-//!   subscribers on another (a session and a listen stream).
+//!   subscribers on another (a session and a listen stream);
+//! * a stream dropped mid-call is resumed through the balancer on the
+//!   first reconnect, 20 times out of 20 (the balancer routes by the
+//!   origin its event ids name), and once no replica is left the balancer
+//!   answers in the protocol's shape: a retryable JSON-RPC error with
+//!   `Retry-After`, never HTML.
 
 mod support;
 
@@ -275,6 +280,64 @@ fn a_resource_update_told_on_one_replica_reaches_subscribers_on_another() {
         script,
         Duration::from_secs(120),
     );
+}
+
+/// Twenty stateless calls hang up after their first event and resume
+/// through HAProxy with `Last-Event-ID`: each reconnect reaches the
+/// replica keeping the stream and gets the rest of it, the result
+/// included (tests/e2e/python_resume.py); a replay of another tenant's or
+/// an unknown id is refused, typed. Then every replica dies, and the
+/// balancer's answer is a retryable JSON-RPC error with `Retry-After`.
+#[test]
+fn a_stream_dropped_mid_call_resumes_through_the_balancer_on_the_first_reconnect() {
+    let tools = Tools::require();
+    let schema = PgSchema::create("replicas_resume");
+    let cluster = Cluster::start(REPLICAS, &[CONFORMANCE], &[], &schema);
+    let first = &cluster.replicas[0];
+    let other = first.service_client_in("acme", "mcp conformance:run").1;
+    let mut cmd = tools.python("python_resume.py", &[&cluster.url, "20"]);
+    cmd.env("TOOLHOST_E2E_OTHER_TOKEN", other);
+    let out = first.run_client("resume through the balancer", cmd, Duration::from_secs(300));
+    assert!(out.contains("20 of 20"), "{out}");
+
+    for replica in &cluster.replicas {
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &replica.pid().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(killed.success());
+        assert!(replica.wait_exit(Duration::from_secs(10)).is_some());
+    }
+    let auth = format!("Bearer {}", first.token());
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).to_string();
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+    ];
+    let answer = support::exchange_full(&cluster.url, "POST", "/mcp", &headers, &body);
+    assert_eq!(answer.status, 503, "{}", answer.body);
+    assert_eq!(
+        answer.header("retry-after"),
+        Some("1"),
+        "{:?}",
+        answer.headers
+    );
+    assert_eq!(
+        answer.header("content-type"),
+        Some("application/json"),
+        "{:?}",
+        answer.headers
+    );
+    let error: Value = parse(&answer.body);
+    assert_eq!(error["error"]["code"], json!(-32050), "{error}");
+    assert_eq!(
+        error["error"]["data"]["code"],
+        json!("STORE_UNAVAILABLE"),
+        "{error}"
+    );
+    assert_eq!(error["error"]["data"]["retryable"], json!(true), "{error}");
 }
 
 #[test]

@@ -458,6 +458,101 @@ fn a_host_killed_mid_run_is_taken_over_after_its_lease_and_the_run_completes_onc
     second.verified_rows();
 }
 
+/// SIGTERM to `server`; waits for it to exit (cleanly) within `within`.
+fn stop_gracefully(server: &Server, within: Duration) {
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let status = server.wait_exit(within);
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "the host did not stop cleanly within {within:?}: {status:?}\n{}",
+        server.log()
+    );
+}
+
+/// A rolling restart of both replicas while four long runs are in flight:
+/// each replica, told to stop, claims nothing more, gives its runs a
+/// second of grace and hands them over; the other replica claims them at
+/// once (NOTIFY), far sooner than the 60 s lease would allow a takeover,
+/// and every run succeeds once, no attempt lost and none spent on a stop.
+#[test]
+fn a_rolling_restart_hands_every_run_over_and_spends_no_attempt() {
+    const RUNS: usize = 4;
+    let pg = PgSchema::create("handover");
+    let backend = Backend::start();
+    let flags = [
+        EXPLORATION[0],
+        EXPLORATION[1],
+        "--run-workers",
+        "4",
+        "--run-lease",
+        "60s",
+        "--shutdown-grace",
+        "1s",
+    ];
+    let (a, token) = serve_on(&backend, &[], &flags, Some(&pg.url));
+    let (b, _) = serve_on(&backend, &[], &flags, Some(&pg.url));
+    let ids: Vec<String> = (0..RUNS)
+        .map(|_| {
+            let arguments = json!({"project": "payments", "pace_ms": 2500});
+            start(&a, &token, "explore_environments", arguments)
+        })
+        .collect();
+    for id in &ids {
+        running(&a, &token, id);
+    }
+    let restarting = Instant::now();
+    stop_gracefully(&a, Duration::from_secs(20));
+    let (a2, token) = serve_on(&backend, &[], &flags, Some(&pg.url));
+    stop_gracefully(&b, Duration::from_secs(20));
+    let (_b2, _) = serve_on(&backend, &[], &flags, Some(&pg.url));
+    for id in &ids {
+        let run = finished(&a2, &token, id, Duration::from_secs(120));
+        assert_eq!(run["state"], json!("succeeded"), "{run}");
+        let r = receipt(&a2, id);
+        let ended: Vec<&str> = r["attempts"]
+            .as_array()
+            .expect("attempts")
+            .iter()
+            .map(|a| a["ended"].as_str().expect("ended"))
+            .collect();
+        assert_eq!(ended.last(), Some(&"finished"), "{r}");
+        assert!(!ended.contains(&"lost"), "no attempt was lost: {r}");
+    }
+    assert!(
+        restarting.elapsed() < Duration::from_secs(55),
+        "handed over, not left to the 60 s lease: {:?}",
+        restarting.elapsed()
+    );
+    let handed = pg.count_where("audit", "error_code = 'RUN_HANDED_OVER'");
+    assert!(handed >= 1, "at least the first stop handed runs over");
+    assert_eq!(
+        pg.count_where("audit", "error_code = 'RUN_ATTEMPT_LOST'"),
+        0
+    );
+    // Each handover allowed one more attempt: none was spent on a stop.
+    let spent = pg.column(
+        "runs",
+        "CAST(max_attempts - attempt AS TEXT)",
+        "state = 'succeeded'",
+    );
+    assert_eq!(spent.len(), RUNS);
+    for left in spent {
+        let left: i64 = left.parse().expect("a number");
+        assert_eq!(
+            left,
+            3 - 1,
+            "attempts left (of MAX_ATTEMPTS, 3) as after one"
+        );
+    }
+    let handovers = pg.column("runs", "CAST(handed_over AS TEXT)", "handed_over <> 0");
+    assert!(!handovers.is_empty(), "the runs record their handovers");
+    a2.verified_rows();
+}
+
 #[test]
 fn two_hosts_on_one_postgresql_run_a_hundred_queued_runs_each_exactly_once() {
     const RUNS: usize = 100;

@@ -1,23 +1,26 @@
 """A client that loses its response stream mid-call gets the rest with
 `Last-Event-ID`, in both eras, over plain HTTP (httpx2, the MCP SDK's HTTP client).
 
-    .venv/bin/python tests/e2e/python_resume.py http://127.0.0.1:PORT/mcp
+    .venv/bin/python tests/e2e/python_resume.py http://127.0.0.1:PORT/mcp [ROUNDS]
 
 Calls the conformance plugin's `test_reconnection` (about 1.5 s of work,
 reporting progress), reads the response stream only up to its first event
-id, and hangs up. Then it polls `GET /mcp` with `Last-Event-ID` (the last id
-it has seen each time) until the call's result arrives: the call ran on
-without its client, and each replay is the rest of that stream only.
+id, and hangs up. Then it reconnects once, `GET /mcp` with `Last-Event-ID`:
+the call ran on without its client, and that one replay is the rest of the
+stream, live, up to and with the call's result. The stateless era does
+this ROUNDS times (default 1): through a balancer, every reconnect must
+reach the replica that keeps the stream (the origin its event ids and its
+`X-Toolhost-Events` header name).
 
 * 2026-07-28: a stateless POST (`_meta` with the protocol version), resumed
   without a session;
 * 2025-11-25: a session (`initialize`, `Mcp-Session-Id`), resumed in it.
 
-Also checks that an unknown event id replays nothing, and that a stream
-replays to nobody but its own: not to another tenant's principal
-(`TOOLHOST_E2E_OTHER_TOKEN`) holding its event id, nor to another session
-of the same principal. Prints one line per era; exits 1 with the reason on
-the first failure.
+Also checks that an unknown event id is refused (404, JSON-RPC error
+`STREAM_NOT_FOUND`), and that a stream replays to nobody but its own: not
+to another tenant's principal (`TOOLHOST_E2E_OTHER_TOKEN`) holding its
+event id, nor to another session of the same principal (refused alike).
+Prints one line per era; exits 1 with the reason on the first failure.
 """
 
 from __future__ import annotations
@@ -66,25 +69,28 @@ def result_of(data: str):
     return message.get("result") if message.get("id") == 1 else None
 
 
-def resume(client: httpx.Client, url: str, headers: dict, last: str) -> tuple[dict, int]:
-    """Polls GET with Last-Event-ID until the call's result: it and the polls made."""
-    for poll in range(1, 40):
-        with client.stream("GET", url, headers={**headers, "Accept": "text/event-stream", "Last-Event-ID": last}) as r:
-            check(r.status_code == 200, f"GET with Last-Event-ID answered HTTP {r.status_code}")
-            for event_id, data in events(r):
-                last = event_id or last
-                result = result_of(data)
-                if result is not None:
-                    return result, poll
-        time.sleep(0.25)
-    raise Failure("the call's result never came back on a resumed stream")
-
-
-def replays_nothing(client: httpx.Client, url: str, headers: dict, last: str, who: str) -> None:
-    """A GET with Last-Event-ID `last` as `headers` gets an empty stream."""
+def resume(client: httpx.Client, url: str, headers: dict, last: str) -> dict:
+    """One GET with Last-Event-ID: the rest of the stream, the result last."""
     with client.stream("GET", url, headers={**headers, "Accept": "text/event-stream", "Last-Event-ID": last}) as r:
-        check(r.status_code in (200, 404), f"{who}: a foreign replay answered HTTP {r.status_code}")
-        check(list(events(r)) == [], f"{who}: replayed another's stream")
+        check(r.status_code == 200, f"GET with Last-Event-ID answered HTTP {r.status_code}: {r.read()!r}")
+        seen = []
+        for event_id, data in events(r):
+            seen.append(event_id)
+            result = result_of(data)
+            if result is not None:
+                check(last not in seen, "the replay repeated the event it resumed after")
+                return result
+    raise Failure(f"the first reconnect ended without the call's result (events {seen})")
+
+
+def refused(client: httpx.Client, url: str, headers: dict, last: str, who: str) -> None:
+    """A GET with Last-Event-ID `last` as `headers` is refused: 404, STREAM_NOT_FOUND."""
+    with client.stream("GET", url, headers={**headers, "Accept": "text/event-stream", "Last-Event-ID": last}) as r:
+        body = r.read()
+        check(r.status_code == 404, f"{who}: a replay it may not have answered HTTP {r.status_code}: {body!r}")
+        error = json.loads(body).get("error", {})
+        check(error.get("code") == -31003, f"{who}: {error}")
+        check(error.get("data", {}).get("code") == "STREAM_NOT_FOUND", f"{who}: {error}")
 
 
 def other_auth() -> dict:
@@ -97,30 +103,31 @@ def call_and_hang_up(client: httpx.Client, url: str, headers: dict, params: dict
     with client.stream("POST", url, headers=post, json=body) as r:
         check(r.status_code == 200, f"tools/call answered HTTP {r.status_code}")
         check("text/event-stream" in r.headers.get("content-type", ""), f"not a stream: {r.headers}")
+        origin = r.headers.get("x-toolhost-events", "")
+        check(len(origin) == 16, f"no X-Toolhost-Events origin: {r.headers}")
         for event_id, data in events(r, stop_after_first_id=True):
             check(result_of(data) is None, "the result came before the first event id")
+            check(event_id.startswith(origin + "."), f"event id {event_id} is not of origin {origin}")
             return event_id
     raise Failure("the stream had no event id")
 
 
-def stateless(client: httpx.Client, url: str, auth: dict) -> None:
+def stateless(client: httpx.Client, url: str, auth: dict, rounds: int) -> None:
     headers = {**auth, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": TOOL}
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "progressToken": "resume-1",
-    }
-    first = call_and_hang_up(client, url, headers, {"name": TOOL, "arguments": {}, "_meta": meta})
-    replays_nothing(client, url, {**other_auth(), "MCP-Protocol-Version": "2026-07-28"}, first, "another tenant")
-    result, polls = resume(client, url, {**auth, "MCP-Protocol-Version": "2026-07-28"}, first)
-    check(result["content"][0]["text"] == ANSWER, f"2026-07-28: resumed result {result}")
-    with client.stream(
-        "GET",
-        url,
-        headers={**auth, "MCP-Protocol-Version": "2026-07-28", "Accept": "text/event-stream", "Last-Event-ID": "0" * 32},
-    ) as r:
-        check(list(events(r)) == [], "an unknown event id replays nothing")
-    print(f"ok  2026-07-28: hung up after event {first[:8]}…, the result came back after {polls} poll(s)")
+    plain = {**auth, "MCP-Protocol-Version": "2026-07-28"}
+    for n in range(rounds):
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "progressToken": f"resume-{n}",
+        }
+        first = call_and_hang_up(client, url, headers, {"name": TOOL, "arguments": {}, "_meta": meta})
+        if n == 0:
+            refused(client, url, {**other_auth(), "MCP-Protocol-Version": "2026-07-28"}, first, "another tenant")
+        result = resume(client, url, plain, first)
+        check(result["content"][0]["text"] == ANSWER, f"2026-07-28: resumed result {result}")
+    refused(client, url, plain, "0" * 32, "an unknown event id")
+    print(f"ok  2026-07-28: hung up after the first event and got the rest on the first reconnect, {rounds} of {rounds}")
 
 
 def session(client: httpx.Client, url: str, auth: dict) -> None:
@@ -148,23 +155,23 @@ def session(client: httpx.Client, url: str, auth: dict) -> None:
 
     headers, second = open_session(), open_session()
     first = call_and_hang_up(client, url, headers, {"name": TOOL, "arguments": {}, "_meta": {"progressToken": "resume-2"}})
-    replays_nothing(client, url, second, first, "another session of the same principal")
-    result, polls = resume(client, url, headers, first)
+    refused(client, url, second, first, "another session of the same principal")
+    result = resume(client, url, headers, first)
     check(result["content"][0]["text"] == ANSWER, f"2025-11-25: resumed result {result}")
-    print(f"ok  2025-11-25: hung up after event {first[:8]}…, the result came back after {polls} poll(s)")
+    print("ok  2025-11-25: hung up after the first event and got the rest on the first reconnect")
 
 
-def main(url: str) -> None:
+def main(url: str, rounds: int) -> None:
     auth = {"Authorization": f"Bearer {os.environ['TOOLHOST_E2E_TOKEN']}"}
     with httpx.Client(timeout=30) as client:
-        stateless(client, url, auth)
+        stateless(client, url, auth, rounds)
         session(client, url, auth)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python_resume.py http://127.0.0.1:PORT/mcp")
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: python_resume.py http://127.0.0.1:PORT/mcp [ROUNDS]")
     try:
-        main(sys.argv[1])
+        main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) == 3 else 1)
     except Failure as failure:
         sys.exit(f"FAIL {failure}")

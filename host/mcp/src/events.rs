@@ -6,9 +6,18 @@
 //! that wants it stopped sends `notifications/cancelled`.
 //!
 //! Kept in this replica's memory, bounded: events live [`EVENT_TTL`] and
-//! the oldest are dropped past [`MAX_EVENT_BYTES`] in all. Ids are 128
-//! random bits: replaying a stream needs one of its event ids, which only
-//! its own client was sent.
+//! the oldest are dropped past [`MAX_EVENT_BYTES`] in all. An id is this
+//! replica's [origin](MemoryEvents::origin) and 128 random bits: replaying
+//! a stream needs one of its event ids, which only its own client was
+//! sent, and a balancer routes the replay to the replica that keeps the
+//! stream by the origin (`deploy/haproxy.cfg` learns each origin's replica
+//! from the `X-Toolhost-Events` header of the answers that carry them).
+//!
+//! A replay is the rest of the stream, live: it sends the events kept
+//! after the named one, then each new one as the call makes it, and ends
+//! with the stream's answer (a JSON-RPC response or error), so a client
+//! that reconnects once mid-call gets everything on that reconnect. A
+//! stream that stays silent for [`EVENT_TTL`] ends the replay too.
 //!
 //! A stream belongs to whoever its events were answered to: the edge in
 //! front of `/mcp` [`claim`](MemoryEvents::claim)s a stream for the
@@ -22,7 +31,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures_util::stream;
+use futures_util::{StreamExt, stream};
+use rmcp::model::JsonRpcMessage;
 use rmcp::transport::common::server_side_http::ServerSseMessage;
 use rmcp::transport::streamable_http_server::session::{
     EventId, EventStore, EventStoreError, EventStream,
@@ -48,12 +58,14 @@ struct Kept {
     event: ServerSseMessage,
 }
 
-/// A stream's owner and its session (once claimed), and the places of its
-/// kept events.
+/// A stream's owner and its session (once claimed), the places of its
+/// kept events, and whether its answer (the last event it will have) is
+/// among them.
 #[derive(Default)]
 struct Stream {
     owner: Option<(Owner, Arc<str>)>,
     places: BTreeSet<u64>,
+    answered: bool,
 }
 
 #[derive(Default)]
@@ -112,6 +124,9 @@ pub struct MemoryEvents {
     events: Mutex<Events>,
     ttl: Duration,
     max_bytes: usize,
+    origin: String,
+    /// Moved on each event kept: what a live replay waits on.
+    kept: tokio::sync::watch::Sender<u64>,
 }
 
 impl Default for MemoryEvents {
@@ -120,14 +135,44 @@ impl Default for MemoryEvents {
     }
 }
 
+/// Whether `event` is a stream's answer: after it, the stream has nothing.
+fn is_answer(event: &ServerSseMessage) -> bool {
+    event
+        .message
+        .as_deref()
+        .is_some_and(|m| matches!(m, JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_)))
+}
+
+/// `bytes` as lower-case hex.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 impl MemoryEvents {
-    /// A store keeping events `ttl`, at most `max_bytes` of them.
+    /// A store keeping events `ttl`, at most `max_bytes` of them, its ids
+    /// under an origin of 64 random bits.
     pub fn new(ttl: Duration, max_bytes: usize) -> Self {
+        let mut raw = [0u8; 8];
+        getrandom::fill(&mut raw).expect("the OS random source is available");
         Self {
             events: Mutex::default(),
             ttl,
             max_bytes,
+            origin: hex(&raw),
+            kept: tokio::sync::watch::Sender::new(0),
         }
+    }
+
+    /// What every event id this store makes starts with (then a `.`): 16
+    /// hex digits naming this store among the replicas.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The origin `event_id` names, if it is shaped as this host's ids are.
+    pub fn origin_of(event_id: &str) -> Option<&str> {
+        let (origin, _) = event_id.split_once('.')?;
+        (origin.len() == 16 && origin.bytes().all(|b| b.is_ascii_hexdigit())).then_some(origin)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Events> {
@@ -165,7 +210,7 @@ impl MemoryEvents {
     fn keep(&self, stream_id: &str, event: &ServerSseMessage) -> EventId {
         let mut raw = [0u8; 16];
         getrandom::fill(&mut raw).expect("the OS random source is available");
-        let id: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+        let id = format!("{}.{}", self.origin, hex(&raw));
         let bytes = event
             .message
             .as_ref()
@@ -180,6 +225,7 @@ impl MemoryEvents {
         events.next += 1;
         let stream = events.streams.entry(stream_id.to_owned()).or_default();
         stream.places.insert(place);
+        stream.answered |= is_answer(event);
         let owner = stream
             .owner
             .as_ref()
@@ -201,6 +247,8 @@ impl MemoryEvents {
         );
         events.bytes += bytes;
         self.evict(&mut events, now, Some(&owner));
+        drop(events);
+        self.kept.send_modify(|n| *n = n.wrapping_add(1));
         id
     }
 
@@ -248,37 +296,108 @@ impl MemoryEvents {
         Some((owner.to_string(), session.to_string()))
     }
 
-    /// The events of `last`'s stream after it, oldest first; none when
-    /// `last` is unknown or expired.
-    fn after(&self, last: &str) -> Vec<ServerSseMessage> {
+    /// Where a replay after `last` starts: its stream and its place; `None`
+    /// when `last` is unknown or expired.
+    fn start_of_replay(&self, last: &str) -> Option<(String, u64)> {
         let mut events = self.lock();
         self.evict(&mut events, Instant::now(), None);
-        let Some((stream, place)) = events.by_id.get(last).cloned() else {
-            return Vec::new();
+        events.by_id.get(last).cloned()
+    }
+
+    /// The events of `stream` after `place`, oldest first, the place of the
+    /// last of them (`place` when none), and whether the stream has no more
+    /// to come: answered, or gone (expired, evicted).
+    fn rest(&self, stream: &str, place: u64) -> (Vec<ServerSseMessage>, u64, bool) {
+        let mut events = self.lock();
+        self.evict(&mut events, Instant::now(), None);
+        let Some(kept) = events.streams.get(stream) else {
+            return (Vec::new(), place, true);
         };
-        (events.order.range(place + 1..))
-            .map(|(_, k)| k)
-            .filter(|k| k.stream == stream)
+        let places: Vec<u64> = kept.places.range(place + 1..).copied().collect();
+        let answered = kept.answered;
+        let rest: Vec<ServerSseMessage> = (places.iter())
+            .filter_map(|p| events.order.get(p))
             .map(|k| k.event.clone())
-            .collect()
+            .collect();
+        (rest, places.last().copied().unwrap_or(place), answered)
+    }
+
+    /// The events of `last`'s stream after it, oldest first; none when
+    /// `last` is unknown or expired. Only what is kept now.
+    #[cfg(test)]
+    fn after(&self, last: &str) -> Vec<ServerSseMessage> {
+        self.start_of_replay(last)
+            .map(|(stream, place)| self.rest(&stream, place).0)
+            .unwrap_or_default()
+    }
+
+    /// The rest of `last`'s stream, live: the events kept after it, then
+    /// each new one, until the stream's answer, or until it stays silent
+    /// for the store's TTL; empty when `last` is unknown or expired.
+    fn replay(self: &Arc<Self>, last: &str) -> EventStream {
+        let Some((stream_id, place)) = self.start_of_replay(last) else {
+            return Box::pin(stream::empty());
+        };
+        let tail = Tail {
+            events: self.clone(),
+            kept: self.kept.subscribe(),
+            stream: stream_id,
+            place,
+            done: false,
+        };
+        let batches = stream::unfold(tail, |mut tail| async move {
+            while !tail.done {
+                tail.kept.borrow_and_update();
+                let (batch, place, ended) = tail.events.rest(&tail.stream, tail.place);
+                tail.place = place;
+                tail.done = ended;
+                if !batch.is_empty() {
+                    return Some((stream::iter(batch), tail));
+                }
+                if ended {
+                    break;
+                }
+                let ttl = tail.events.ttl;
+                match tokio::time::timeout(ttl, tail.kept.changed()).await {
+                    Ok(Ok(())) => {}
+                    _ => tail.done = true,
+                }
+            }
+            None
+        });
+        Box::pin(batches.flatten())
     }
 }
 
+/// A live replay's place in its stream.
+struct Tail {
+    events: Arc<MemoryEvents>,
+    kept: tokio::sync::watch::Receiver<u64>,
+    stream: String,
+    place: u64,
+    done: bool,
+}
+
+/// The event store rmcp is given: [`MemoryEvents`] shared, so a live
+/// replay can hold it past the call that started it.
+#[derive(Clone)]
+pub struct SharedEvents(pub Arc<MemoryEvents>);
+
 #[async_trait::async_trait]
-impl EventStore for MemoryEvents {
+impl EventStore for SharedEvents {
     async fn store_event(
         &self,
         stream_id: &str,
         event: &ServerSseMessage,
     ) -> Result<EventId, EventStoreError> {
-        Ok(self.keep(stream_id, event))
+        Ok(self.0.keep(stream_id, event))
     }
 
     async fn replay_events_after(
         &self,
         last_event_id: &str,
     ) -> Result<EventStream, EventStoreError> {
-        Ok(Box::pin(stream::iter(self.after(last_event_id))))
+        Ok(self.0.replay(last_event_id))
     }
 }
 
@@ -312,7 +431,77 @@ mod tests {
         assert!(store.after(&b1).is_empty());
         assert!(store.after("not-an-id").is_empty());
         assert_ne!(a1, a2, "ids are unique");
-        assert_eq!(a1.len(), 32, "128 random bits");
+        let (origin, random) = a1.split_once('.').expect("origin.random");
+        assert_eq!(origin, store.origin());
+        assert_eq!(MemoryEvents::origin_of(&a1), Some(origin));
+        assert_eq!(random.len(), 32, "128 random bits");
+        assert_ne!(
+            MemoryEvents::default().origin(),
+            origin,
+            "each store its own"
+        );
+    }
+
+    async fn next_within(
+        replay: &mut EventStream,
+        wait: Duration,
+    ) -> Option<Option<ServerSseMessage>> {
+        tokio::time::timeout(wait, replay.next()).await.ok()
+    }
+
+    #[tokio::test]
+    async fn a_replay_goes_on_live_until_the_stream_s_answer() {
+        let store = Arc::new(MemoryEvents::default());
+        let first = store.keep("a", &ServerSseMessage::retry(Duration::from_secs(3)));
+        let progress = ServerSseMessage::from_message(ServerJsonRpcMessage::notification(
+            rmcp::model::ServerNotification::ProgressNotification(rmcp::model::Notification::new(
+                rmcp::model::ProgressNotificationParam::new(
+                    rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(1)),
+                    0.5,
+                ),
+            )),
+        ));
+        let p1 = store.keep("a", &progress);
+        let mut replay = store.replay(&first);
+        let got = next_within(&mut replay, Duration::from_secs(5)).await;
+        assert_eq!(got.flatten().and_then(|e| e.event_id), Some(p1));
+        assert!(
+            next_within(&mut replay, Duration::from_millis(100))
+                .await
+                .is_none(),
+            "nothing yet: the replay waits"
+        );
+        store.keep("b", &message(9));
+        let answer = store.keep("a", &message(1));
+        let got = next_within(&mut replay, Duration::from_secs(5)).await;
+        assert_eq!(
+            got.flatten().and_then(|e| e.event_id),
+            Some(answer.clone()),
+            "the answer kept later reaches the replay, another stream's event does not"
+        );
+        let end = next_within(&mut replay, Duration::from_secs(5)).await;
+        assert!(matches!(end, Some(None)), "the replay ends with the answer");
+        let mut after_answer = store.replay(&answer);
+        let end = next_within(&mut after_answer, Duration::from_secs(5)).await;
+        assert!(
+            matches!(end, Some(None)),
+            "a replay after the answer ends at once"
+        );
+        let mut unknown = store.replay("0000000000000000.00");
+        let end = next_within(&mut unknown, Duration::from_secs(5)).await;
+        assert!(matches!(end, Some(None)), "an unknown id replays nothing");
+    }
+
+    #[tokio::test]
+    async fn a_silent_stream_ends_its_replay_after_the_ttl() {
+        let store = Arc::new(MemoryEvents::new(
+            Duration::from_millis(200),
+            MAX_EVENT_BYTES,
+        ));
+        let first = store.keep("a", &ServerSseMessage::retry(Duration::from_secs(3)));
+        let mut replay = store.replay(&first);
+        let end = next_within(&mut replay, Duration::from_secs(5)).await;
+        assert!(matches!(end, Some(None)), "ended, not hung");
     }
 
     #[test]

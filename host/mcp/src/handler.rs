@@ -265,7 +265,9 @@ pub fn service_for(
     config: StreamableHttpServerConfig,
 ) -> StreamableHttpService<McpServer, LocalSessionManager> {
     let events = Arc::new(MemoryEvents::default());
-    let sessions = Arc::new(LocalSessionManager::default().with_event_store(events));
+    let sessions = Arc::new(
+        LocalSessionManager::default().with_event_store(Arc::new(crate::SharedEvents(events))),
+    );
     service_with(server, config, sessions)
 }
 

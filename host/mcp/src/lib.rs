@@ -30,7 +30,7 @@ mod tasks;
 mod tool_defs;
 
 pub use ask::{Keyring, RequestStates, StatesError, StatesFuture};
-pub use events::{EVENT_TTL, MAX_EVENT_BYTES, MemoryEvents};
+pub use events::{EVENT_TTL, MAX_EVENT_BYTES, MemoryEvents, SharedEvents};
 pub use handler::{McpServer, OwnedSession, service, service_for, service_with};
 pub use subscriptions::MAX_SUBSCRIPTIONS;
 

@@ -79,6 +79,11 @@ pub enum RunEnd {
     /// One attempt's worker stopped renewing its lease, and the run was
     /// taken over (the audit row of that attempt only; the run goes on).
     AttemptLost,
+    /// One attempt's worker was asked to stop and the guest had not
+    /// answered within its grace: the run was queued again for another
+    /// worker, without spending an attempt (the audit row of that attempt
+    /// only; the run goes on).
+    HandedOver,
     /// The revision the run pinned can no longer be loaded.
     RevisionUnavailable,
     /// The run's time budget ran out before an attempt started.
@@ -98,6 +103,7 @@ impl RunEnd {
             RunEnd::Cancelled => "CANCELLED",
             RunEnd::Lost => "RUN_LOST",
             RunEnd::AttemptLost => "RUN_ATTEMPT_LOST",
+            RunEnd::HandedOver => "RUN_HANDED_OVER",
             RunEnd::RevisionUnavailable => "REVISION_UNAVAILABLE",
             RunEnd::TimedOut => "TIMEOUT",
             RunEnd::InputRequired => "INPUT_REQUIRED",

@@ -18,9 +18,10 @@ use toolhost_secrets::Scanner;
 use crate::RunEnd;
 
 /// Why a re-run after a lost worker is safe: the receipt says so.
-const RERUN_NOTE: &str = "an earlier attempt's worker stopped renewing its lease and the run was \
-     taken over and run again from the start; runs are side-effect free (exploration backends \
-     only, reads only), so a re-run changes nothing; only the last attempt's requests are listed";
+const RERUN_NOTE: &str = "an earlier attempt's worker stopped renewing its lease, or was asked \
+     to stop and handed the run over, and the run was run again from the start; runs are \
+     side-effect free (exploration backends only, reads only), so a re-run changes nothing; only \
+     the last attempt's requests are listed";
 
 /// Which host ran an attempt.
 #[derive(Debug, Clone)]
@@ -100,14 +101,20 @@ fn receipt(scanner: &Scanner, info: &HostInfo, run: &Run, ending: &Ending, now: 
     }
 }
 
-/// Every attempt of `run`: the earlier ones lost their worker; the last
-/// one finished on this worker (unless it was lost too).
+/// Every attempt of `run`: the earlier ones were handed over by a graceful
+/// stop or lost their worker; the last one finished on this worker (unless
+/// it was lost too).
 fn attempts(info: &HostInfo, run: &Run, ending: &Ending) -> Vec<AttemptRecord> {
     let mut attempts: Vec<AttemptRecord> = (1..run.attempt)
         .map(|n| AttemptRecord {
             number: n,
             worker: None,
-            ended: "lost".into(),
+            ended: if run.was_handed_over(n) {
+                "handed_over"
+            } else {
+                "lost"
+            }
+            .into(),
         })
         .collect();
     if run.attempt > 0 {

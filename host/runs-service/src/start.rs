@@ -251,7 +251,9 @@ pub fn run_lost(effect: &Effect) -> InvokeError {
         RunEffect::Finish(f) => RunError::Changed {
             id: f.id.to_string(),
         },
-        RunEffect::AttemptLost { id, .. } => RunError::Changed { id: id.to_string() },
+        RunEffect::AttemptLost { id, .. } | RunEffect::HandOver { id, .. } => {
+            RunError::Changed { id: id.to_string() }
+        }
     }
     .into()
 }
@@ -311,5 +313,6 @@ fn queued(new: &NewRun) -> Run {
         outcome: None,
         receipt: None,
         receipt_sha256: None,
+        handed_over: 0,
     }
 }

@@ -10,12 +10,21 @@
 //! this replica, or one heard from another, signals the run, and at the
 //! next heartbeat otherwise); settle the run with its receipt and the
 //! attempt's audit row.
+//!
+//! A graceful stop ([`RunWorker::run`]'s `stop`) claims nothing more and
+//! gives the runs held their grace to settle; a run whose guest has not
+//! answered by then is handed over: its guest is stopped, and the
+//! attempt's row is written with the run queued again and its lease
+//! released ([`RunEffect::HandOver`]), so another replica's worker claims
+//! it at once (PostgreSQL NOTIFYs the queue) without spending one of its
+//! attempts. A cancel stored meanwhile settles the run `cancelled` instead.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use toolhost_audit::Effect;
 use toolhost_catalog::LoadedPlugin;
 use toolhost_runs::{Beat, Claim, ErrorRecord, Progress, Run, RunEffect, RunSource, RunState};
@@ -49,6 +58,9 @@ pub struct WorkerConfig {
     pub poll: Duration,
     /// SHA-256 of the sandbox engine's configuration (for receipts).
     pub engine_sha256: String,
+    /// How long a graceful stop lets the runs held settle before it hands
+    /// them over.
+    pub grace: Duration,
 }
 
 /// Executes queued runs until stopped.
@@ -58,6 +70,9 @@ pub struct RunWorker {
     audit: Arc<dyn AuditSink>,
     sessions: Option<Arc<dyn Sessions>>,
     config: WorkerConfig,
+    /// Cancelled when the grace of a graceful stop is over: each attempt
+    /// still running stops its guest and hands its run over.
+    hand_over: CancellationToken,
 }
 
 /// Why an attempt stopped before its guest answered.
@@ -65,6 +80,19 @@ enum Interrupt {
     /// A cancel asked for at this time (Unix milliseconds).
     Cancelled(i64),
     LeaseLost,
+    /// The worker is stopping and the grace is over.
+    HandOver,
+}
+
+/// How an attempt ended.
+enum Attempted {
+    /// Settle the run so.
+    Settled(Ending),
+    /// Another worker holds the run now: write nothing.
+    LeaseLost,
+    /// Hand the run over (or, if a cancel is stored, settle it as this
+    /// ending, which says it was cancelled).
+    HandOver(Ending),
 }
 
 impl RunWorker {
@@ -84,14 +112,19 @@ impl RunWorker {
             audit,
             sessions,
             config,
+            hand_over: CancellationToken::new(),
         }
     }
 
-    /// Claims and executes runs until `stop`; then waits for the runs it
-    /// holds to settle (or, stopped hard, leaves them to be taken over).
+    /// Claims and executes runs until `stop`; then claims nothing more,
+    /// waits up to the grace for the runs it holds to settle, hands over
+    /// those still running, and returns once each is written. (A process
+    /// killed meanwhile leaves its runs to be taken over when their leases
+    /// expire.)
     pub async fn run(self, stop: CancellationToken) {
         let runs = self.runs.config().clone();
         let slots = Arc::new(Semaphore::new(self.config.slots.max(1)));
+        let held = TaskTracker::new();
         let this = Arc::new(self);
         let mut last_reap = Instant::now() - this.config.lease;
         loop {
@@ -108,7 +141,7 @@ impl RunWorker {
             match runs.store.claim(&this.config.id, lease_ms, now).await {
                 Ok(Some(claim)) => {
                     let worker = this.clone();
-                    tokio::spawn(async move {
+                    held.spawn(async move {
                         worker.attempt(claim).await;
                         drop(permit);
                     });
@@ -124,8 +157,24 @@ impl RunWorker {
                 () = stop.cancelled() => break,
             }
         }
-        // Runs still in flight are left to their leases: another worker
-        // takes each over once it expires.
+        held.close();
+        if held.is_empty() {
+            return;
+        }
+        let grace = this.config.grace;
+        tracing::info!(
+            runs = held.len(),
+            ?grace,
+            "run worker stopping: letting the runs held settle"
+        );
+        if tokio::time::timeout(grace, held.wait()).await.is_err() {
+            tracing::info!(
+                runs = held.len(),
+                "run worker stopping: handing the runs still running over"
+            );
+            this.hand_over.cancel();
+            held.wait().await;
+        }
     }
 
     fn info(&self) -> HostInfo {
@@ -169,14 +218,57 @@ impl RunWorker {
         // Held before the first heartbeat reads the row: a cancel stored
         // after that read signals this hold.
         let signal = self.runs.stops.hold(&run.id);
-        let ending = match self.execute(&run, &lease_token, &signal).await {
-            Some(e) => e,
-            None => {
+        match self.execute(&run, &lease_token, &signal).await {
+            Attempted::Settled(ending) => self.write(&run, Some(&lease_token), &ending).await,
+            Attempted::LeaseLost => {
                 tracing::warn!(run = %run.id, "run worker: the lease was taken over; this attempt writes nothing");
+            }
+            Attempted::HandOver(cancelled) => {
+                self.hand_over(&run, &lease_token, cancelled).await;
+            }
+        }
+    }
+
+    /// Queues `run` again for another worker, with this attempt's row,
+    /// unless a cancel is stored: then it is settled as `cancelled` says.
+    /// A lease lost meanwhile writes nothing; a run past its 62nd attempt
+    /// is left to its lease.
+    async fn hand_over(&self, run: &Run, token: &str, mut cancelled: Ending) {
+        let runs = self.runs.config();
+        let until = self.host.host().now_ms() + millis(self.config.lease);
+        match runs.store.heartbeat(&run.id, token, until, None).await {
+            Ok(Some(Beat {
+                cancel_requested_at_ms: Some(at),
+            })) => {
+                cancelled.cancel_heard = Some(at);
+                self.write(run, Some(token), &cancelled).await;
                 return;
             }
-        };
-        self.write(&run, Some(&lease_token), &ending).await;
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                tracing::warn!(run = %run.id, "run worker: the lease was taken over; the handover writes nothing");
+                return;
+            }
+            // The handover's own write decides, under the same lease.
+            Err(e) => {
+                tracing::warn!(run = %run.id, error = %e, "run worker: heartbeat before a handover")
+            }
+        }
+        let code = RunEnd::HandedOver.code().to_owned();
+        let event = attempt_event(run, cancelled.took, Some(code));
+        let effect = Effect::Run(RunEffect::HandOver {
+            id: run.id.clone(),
+            lease_token: token.to_owned(),
+            attempt: run.attempt,
+        });
+        match self.audit.record_with(&event, &[effect]).await {
+            Ok(()) => {
+                tracing::info!(run = %run.id, attempt = run.attempt, "run handed over: queued again for another worker")
+            }
+            Err(e) => {
+                tracing::warn!(run = %run.id, error = %e, "run worker: handing the run over failed; it is taken over when its lease expires")
+            }
+        }
     }
 
     async fn write(&self, run: &Run, lease_token: Option<&str>, ending: &Ending) {
@@ -217,10 +309,10 @@ impl RunWorker {
         true
     }
 
-    /// Runs the attempt; `None` when the lease was lost meanwhile.
-    async fn execute(&self, run: &Run, token: &str, signal: &StopSignal) -> Option<Ending> {
+    /// Runs the attempt.
+    async fn execute(&self, run: &Run, token: &str, signal: &StopSignal) -> Attempted {
         if run.state == RunState::Cancelling || run.cancel_requested_at_ms.is_some() {
-            return Some(Ending::error(
+            return Attempted::Settled(Ending::error(
                 RunState::Cancelled,
                 RunEnd::Cancelled.code(),
                 "cancelled before this attempt started".into(),
@@ -233,7 +325,7 @@ impl RunWorker {
                 Duration::from_millis(u64::try_from(d - now).unwrap_or(0))
             });
         if remaining.is_zero() {
-            return Some(Ending::error(
+            return Attempted::Settled(Ending::error(
                 RunState::TimedOut,
                 RunEnd::TimedOut.code(),
                 format!("the run's {:?} ran out", run.spec.budget.call.timeout),
@@ -242,7 +334,7 @@ impl RunWorker {
         let plugin = match self.plugin_for(run).await {
             Ok(p) => p,
             Err(why) => {
-                return Some(Ending::error(
+                return Attempted::Settled(Ending::error(
                     RunState::Failed,
                     RunEnd::RevisionUnavailable.code(),
                     why,
@@ -258,33 +350,38 @@ impl RunWorker {
         let result = tokio::select! {
             r = attempt => Ok(r),
             i = watch => Err(i),
+            () = self.hand_over.cancelled() => Err(Interrupt::HandOver),
         };
         let guest_stopped_at_ms = Some(self.host.host().now_ms());
         let log = std::mem::take(&mut *log.lock().unwrap_or_else(|p| p.into_inner()));
         let took = started.elapsed();
-        let mut cancel_heard = None;
-        let (state, result) = match result {
-            Err(Interrupt::LeaseLost) => return None,
-            Err(Interrupt::Cancelled(at)) => {
-                cancel_heard = Some(at);
-                (
-                    RunState::Cancelled,
-                    Err(error(
-                        RunEnd::Cancelled.code(),
-                        "cancelled while it ran".into(),
-                    )),
-                )
-            }
-            Ok(reply) => settled(self.host.host().scanner(), reply),
-        };
-        Some(Ending {
-            state,
-            result,
+        let cancelled = |log, cancel_heard| Ending {
+            state: RunState::Cancelled,
+            result: Err(error(
+                RunEnd::Cancelled.code(),
+                "cancelled while it ran".into(),
+            )),
             log,
             took,
             guest_stopped_at_ms,
             cancel_heard,
-        })
+        };
+        match result {
+            Err(Interrupt::LeaseLost) => Attempted::LeaseLost,
+            Err(Interrupt::Cancelled(at)) => Attempted::Settled(cancelled(log, Some(at))),
+            Err(Interrupt::HandOver) => Attempted::HandOver(cancelled(log, None)),
+            Ok(reply) => {
+                let (state, result) = settled(self.host.host().scanner(), reply);
+                Attempted::Settled(Ending {
+                    state,
+                    result,
+                    log,
+                    took,
+                    guest_stopped_at_ms,
+                    cancel_heard: None,
+                })
+            }
+        }
     }
 
     /// The tool's call in the exploration sandbox, with the entities it

@@ -91,8 +91,9 @@ pub struct AttemptRecord {
     pub number: u32,
     /// The worker that ran it, when known.
     pub worker: Option<String>,
-    /// How it ended: `finished`, or `lost` (its worker stopped renewing
-    /// the lease; the run was taken over).
+    /// How it ended: `finished`; `lost` (its worker stopped renewing the
+    /// lease; the run was taken over); or `handed_over` (its worker was
+    /// asked to stop and queued the run again for another).
     pub ended: String,
 }
 

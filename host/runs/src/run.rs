@@ -184,9 +184,17 @@ pub struct Run {
     pub receipt: Option<String>,
     /// Its SHA-256.
     pub receipt_sha256: Option<String>,
+    /// The attempts a worker's graceful stop handed over: bit `n - 1` for
+    /// attempt `n` (each raised `max_attempts` by one).
+    pub handed_over: u64,
 }
 
 impl Run {
+    /// Whether attempt `n` was handed over by a graceful stop (not lost).
+    pub fn was_handed_over(&self, n: u32) -> bool {
+        (1..=64).contains(&n) && self.handed_over & (1 << (n - 1)) != 0
+    }
+
     /// Whether `principal` of `tenant` may see this run: only the one who
     /// started it (tenant admins are the caller's to allow).
     pub fn owned_by(&self, tenant: &str, principal: &str) -> bool {

@@ -95,6 +95,20 @@ pub enum RunEffect {
         /// The lost attempt's number.
         attempt: u32,
     },
+    /// The audit row of an attempt its worker stopped for a graceful stop
+    /// before the guest answered: the run is queued again, its lease
+    /// released, the attempt marked handed over and one more attempt
+    /// allowed (a handover spends none of [`MAX_ATTEMPTS`]). Fenced by the
+    /// lease token of a run still `running` (a cancelling one is settled
+    /// instead); attempts past the 62nd are left to their lease.
+    HandOver {
+        /// The run.
+        id: RunId,
+        /// The lease the attempt ran under.
+        lease_token: String,
+        /// The attempt's number.
+        attempt: u32,
+    },
 }
 
 /// The durable queue. Tenant is part of every caller-facing read: another

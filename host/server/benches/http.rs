@@ -155,7 +155,10 @@ async fn start_with(
             .await
             .expect("a service client");
     let events = Arc::new(toolhost_mcp::MemoryEvents::default());
-    let sessions = Arc::new(LocalSessionManager::default().with_event_store(events.clone()));
+    let sessions = Arc::new(
+        LocalSessionManager::default()
+            .with_event_store(Arc::new(toolhost_mcp::SharedEvents(events.clone()))),
+    );
     let server = toolhost_mcp::McpServer::new(host.clone());
     let mcp = StreamableHttpServerConfig::default().with_json_response(true);
     let app = router(

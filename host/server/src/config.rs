@@ -45,7 +45,8 @@ pub struct ConfigFile {
     /// code runs.
     #[serde(default)]
     limits: RequestLimits,
-    /// How long a stopping host waits for calls in flight to finish
+    /// How long a stopping host waits for calls in flight to finish, and
+    /// for the runs its workers hold to settle before it hands them over
     /// (default 30s).
     #[serde(default, with = "humantime_serde")]
     shutdown_grace: Option<Duration>,
@@ -211,6 +212,11 @@ pub struct ServeArgs {
     /// (default 0s; a balancer's check interval and fall count).
     #[arg(long, env = "TOOLHOST_DRAIN_DELAY", value_parser = humantime::parse_duration)]
     pub drain_delay: Option<Duration>,
+    /// After the drain delay, how long calls in flight get to finish; and
+    /// from SIGTERM, how long the runs this host's workers hold get to
+    /// settle before each is handed over to another worker (default 30s).
+    #[arg(long, env = "TOOLHOST_SHUTDOWN_GRACE", value_parser = humantime::parse_duration)]
+    pub shutdown_grace: Option<Duration>,
     /// How long a client has to send a whole request head; a connection
     /// that takes longer (or idles that long between requests) is closed
     /// (default 10s).
@@ -561,7 +567,9 @@ impl Config {
                 .max_request_bytes
                 .unwrap_or(crate::guard::DEFAULT_MAX_REQUEST_BYTES),
             request_limits: checked.request_limits,
-            shutdown_grace: file.shutdown_grace.unwrap_or(DEFAULT_SHUTDOWN_GRACE),
+            shutdown_grace: (args.shutdown_grace)
+                .or(file.shutdown_grace)
+                .unwrap_or(DEFAULT_SHUTDOWN_GRACE),
             drain_delay: args.drain_delay.or(file.drain_delay).unwrap_or_default(),
             connection_limits: checked.connection_limits,
             connection_caps: checked.connection_caps,

@@ -35,13 +35,15 @@ const FLUSH: Duration = Duration::from_millis(100);
 /// rate-limit windows purged.
 const MAINTENANCE: Duration = Duration::from_secs(60);
 
-/// Serves `host` over HTTP until SIGINT or SIGTERM, then drains it.
+/// Serves `host` over HTTP until `stopping` (SIGINT or SIGTERM), then
+/// drains it.
 pub(crate) async fn serve(
     parts: &Parts<'_>,
     host: Arc<Toolhost>,
     features: &Features,
     metrics: PrometheusHandle,
     background: &mut Background,
+    stopping: CancellationToken,
 ) -> anyhow::Result<()> {
     let (config, store) = (parts.config, parts.store);
     let listener = tokio::net::TcpListener::bind(config.listen)
@@ -62,8 +64,6 @@ pub(crate) async fn serve(
     };
     let app = app(parts, &host, features, &auth, &edge, metrics, background).await?;
     announce(config, addr, &host, &auth, demo_password)?;
-    let stopping = CancellationToken::new();
-    tokio::spawn(stop_on_signal(stopping.clone()));
     let closing = CancellationToken::new();
     let connections = crate::connections::Connections::new(
         config.connection_caps,
@@ -205,8 +205,10 @@ impl Mcp {
             .map_err(|e| anyhow::anyhow!("loading the request-state keys: {e}"))?
             .with_runs(features.runs.clone());
         let events = Arc::new(toolhost_mcp::MemoryEvents::default());
-        let session_manager =
-            Arc::new(LocalSessionManager::default().with_event_store(events.clone()));
+        let session_manager = Arc::new(
+            LocalSessionManager::default()
+                .with_event_store(Arc::new(toolhost_mcp::SharedEvents(events.clone()))),
+        );
         let owners = crate::mcp_sessions::SessionOwners::new(
             config.session_caps,
             Some(session_manager.clone()),

@@ -60,20 +60,31 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Arc::downgrade(&host),
         crate::replica::replica_id(),
     ));
+    // SIGINT or SIGTERM: the edges drain, and the run workers claim no
+    // more and hand over what they hold, at once and together.
+    let stopping = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(crate::edges::stop_on_signal(stopping.clone()));
     let worker_id = crate::replica::worker_id(config.listen, config.worker_only);
-    crate::run_workers::spawn_workers(
+    let workers = crate::run_workers::spawn_workers(
         &config,
         &host,
         &store,
         &features,
         worker_id,
         engine_sha256,
-        background.stopping(),
+        (stopping.clone(), background.stopping()),
     );
     if config.worker_only {
-        work_until_stopped(&config).await?;
+        work_until_stopped(&config, stopping).await?;
     } else {
-        crate::edges::serve(&parts, host, &features, metrics, &mut background).await?;
+        let stopping = stopping.clone();
+        crate::edges::serve(&parts, host, &features, metrics, &mut background, stopping).await?;
+    }
+    // The store stays open until every run held is settled or handed over.
+    if let Some(workers) = workers
+        && let Err(e) = workers.await
+    {
+        tracing::warn!(error = %e, "the run workers ended abnormally");
     }
     background.stop();
     store.close().await;
@@ -81,15 +92,18 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `toolhost worker`: only run workers, until SIGINT or SIGTERM.
-async fn work_until_stopped(config: &Config) -> anyhow::Result<()> {
+/// `toolhost worker`: only run workers, until `stopping` (SIGINT or
+/// SIGTERM).
+async fn work_until_stopped(
+    config: &Config,
+    stopping: tokio_util::sync::CancellationToken,
+) -> anyhow::Result<()> {
     println!(
         "toolhost worker: executing exploration runs, {} at once (Ctrl-C stops)",
         config.run_workers
     );
     std::io::stdout().flush()?;
-    let stopping = tokio_util::sync::CancellationToken::new();
-    crate::edges::stop_on_signal(stopping).await;
+    stopping.cancelled().await;
     Ok(())
 }
 

@@ -263,7 +263,7 @@ async fn move_revision(
 /// One [`RunEffect`]. A change that finds the run not as expected (a full
 /// queue, a lease taken over, a state moved on) changes no row, and fails.
 async fn run(tx: &mut impl Tx, change: &RunEffect) -> Result<(), sqlx::Error> {
-    use crate::runs::sql::{ATTEMPT_LOST, FINISH, QUEUE};
+    use crate::runs::sql::{ATTEMPT_LOST, FINISH, HAND_OVER, QUEUE};
     use crate::runs::{json, timeout_ms};
     let changed = match change {
         RunEffect::Queue(new) => {
@@ -305,6 +305,18 @@ async fn run(tx: &mut impl Tx, change: &RunEffect) -> Result<(), sqlx::Error> {
             attempt,
         } => {
             statement(ATTEMPT_LOST)
+                .bind(id.as_str())
+                .bind(lease_token)
+                .bind(i64::from(*attempt))
+                .execute(tx)
+                .await?
+        }
+        RunEffect::HandOver {
+            id,
+            lease_token,
+            attempt,
+        } => {
+            statement(HAND_OVER)
                 .bind(id.as_str())
                 .bind(lease_token)
                 .bind(i64::from(*attempt))

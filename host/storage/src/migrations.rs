@@ -122,6 +122,10 @@ pub(crate) const SQLITE: Files = &[
         "0024_audit_jcs_encoding.sql",
         include_str!("../../../migrations/sqlite/0024_audit_jcs_encoding.sql"),
     ),
+    (
+        "0025_run_handovers.sql",
+        include_str!("../../../migrations/sqlite/0025_run_handovers.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -221,6 +225,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0024_audit_jcs_encoding.sql",
         include_str!("../../../migrations/postgres/0024_audit_jcs_encoding.sql"),
+    ),
+    (
+        "0025_run_handovers.sql",
+        include_str!("../../../migrations/postgres/0025_run_handovers.sql"),
     ),
 ];
 

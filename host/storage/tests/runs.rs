@@ -34,6 +34,7 @@ on_both_engines!(
     an_artifact_kept_by_a_run_names_it,
     receipt_rows_chain_with_plain_rows_and_an_edited_receipt_breaks_the_chain,
     queued_runs_and_stored_cancels_are_pushed_to_listeners_on_postgres_only,
+    a_handed_over_run_is_queued_again_spending_no_attempt_and_wakes_listeners,
 );
 
 const NOW: i64 = 1_764_000_000_000;
@@ -818,4 +819,89 @@ async fn queued_runs_and_stored_cancels_are_pushed_to_listeners_on_postgres_only
     let cancel = RunNotice::CancelRequested(id.clone());
     let told = tokio::time::timeout(within, heard(cancel.clone())).await;
     assert_eq!(told.expect("told in time"), cancel);
+}
+
+fn hand_over(id: &RunId, lease: &str, attempt: u32) -> Effect {
+    Effect::Run(RunEffect::HandOver {
+        id: id.clone(),
+        lease_token: lease.to_owned(),
+        attempt,
+    })
+}
+
+async fn a_handed_over_run_is_queued_again_spending_no_attempt_and_wakes_listeners(db: &TestDb) {
+    let store = db.store().await;
+    let mut listener = store.listen_runs().await.expect("listen");
+    let id = queued(&store, "call-q", 0).await;
+    let first = store.claim("w1", LEASE, NOW).await.expect("claim");
+    let first = first.expect("claimed");
+    // Another lease's token, or the wrong attempt, hands nothing over.
+    let wrong = settle(&store, "call-x", hand_over(&id, "not-the-lease", 1)).await;
+    assert!(wrong.is_err(), "a stranger's token");
+    let wrong = settle(&store, "call-y", hand_over(&id, &first.lease_token, 2)).await;
+    assert!(wrong.is_err(), "not the attempt that runs");
+    assert_eq!(store.count().await.expect("count"), 1, "no row for either");
+
+    settle(&store, "call-h", hand_over(&id, &first.lease_token, 1))
+        .await
+        .expect("handed over");
+    let run = run_of(&store, &id).await;
+    assert_eq!(run.state, RunState::Queued);
+    assert_eq!(
+        (run.attempt, run.audited_attempts),
+        (1, 1),
+        "its row is written"
+    );
+    assert_eq!(
+        run.max_attempts,
+        toolhost_runs::MAX_ATTEMPTS + 1,
+        "none spent"
+    );
+    assert!(run.was_handed_over(1) && !run.was_handed_over(2));
+    assert_eq!((run.lease_owner, run.lease_until_ms), (None, None));
+    if let Some(listener) = listener.as_mut() {
+        let within = std::time::Duration::from_secs(10);
+        let wanted = toolhost_storage::RunNotice::Queued(id.clone());
+        let heard = tokio::time::timeout(within, async {
+            loop {
+                let notice = listener.next().await.expect("a notification");
+                if notice == wanted {
+                    return notice;
+                }
+            }
+        });
+        heard.await.expect("queued again: the workers are told");
+    }
+    // The old lease writes nothing more; the next claim is attempt 2, at
+    // once (it is queued: no lease to wait out).
+    assert!(
+        store
+            .heartbeat(&id, &first.lease_token, NOW + 10, None)
+            .await
+            .expect("beat")
+            .is_none()
+    );
+    let second = store.claim("w2", LEASE, NOW + 10).await.expect("claim");
+    let second = second.expect("claimed again");
+    assert_eq!(
+        (second.run.attempt, second.run.state),
+        (2, RunState::Running)
+    );
+    assert_eq!(
+        second.run.started_at_ms, first.run.started_at_ms,
+        "started once"
+    );
+    assert_eq!(
+        second.run.deadline_at_ms, first.run.deadline_at_ms,
+        "same budget"
+    );
+
+    // A run being cancelled is settled, never handed over.
+    store
+        .request_cancel("acme", &id, NOW + 20)
+        .await
+        .expect("cancel");
+    let cancelling = settle(&store, "call-c", hand_over(&id, &second.lease_token, 2)).await;
+    assert!(cancelling.is_err(), "cancelling: not handed over");
+    assert_eq!(run_of(&store, &id).await.state, RunState::Cancelling);
 }

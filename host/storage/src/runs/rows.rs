@@ -64,6 +64,10 @@ pub(super) fn run(row: &impl Fields) -> Result<Run, sqlx::Error> {
         outcome: maybe_parsed(&id, "outcome", row.maybe_text("outcome")?)?,
         receipt: row.maybe_text("receipt")?,
         receipt_sha256: row.maybe_text("receipt_sha256")?,
+        handed_over: {
+            let mask = row.int("handed_over")?;
+            u64::try_from(mask).map_err(|_| bad("handed_over", &mask.to_string(), "not a mask"))?
+        },
     })
 }
 

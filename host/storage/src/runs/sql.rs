@@ -14,7 +14,7 @@ macro_rules! run_columns {
         "id, tenant, principal, principal_kind, client_id, spec, state, attempt, max_attempts, \
          audited_attempts, created_at, started_at, finished_at, deadline_at, \
          cancel_requested_at, lease_owner, lease_token, lease_until, progress, outcome, \
-         receipt, receipt_sha256"
+         receipt, receipt_sha256, handed_over"
     };
 }
 
@@ -123,3 +123,14 @@ pub(crate) const FINISH: &str = "UPDATE runs SET state = $2, finished_at = $3, o
 /// once per lost attempt.
 pub(crate) const ATTEMPT_LOST: &str = "UPDATE runs SET audited_attempts = $3 \
      WHERE id = $1 AND lease_token = $2 AND audited_attempts < $3";
+
+/// [`toolhost_runs::RunEffect::HandOver`]: fenced by the lease `$2` of a
+/// run still `running` (a cancelling one is settled instead). Attempt `$3`
+/// is marked handed over (bit `$3 - 1`), its row counted as written, and
+/// the run queued again with one more attempt allowed.
+pub(crate) const HAND_OVER: &str = "UPDATE runs SET state = 'queued', \
+     handed_over = handed_over | (CAST(1 AS BIGINT) << CAST($3 - 1 AS INTEGER)), \
+     audited_attempts = $3, max_attempts = max_attempts + 1, \
+     lease_owner = NULL, lease_token = NULL, lease_until = NULL \
+     WHERE id = $1 AND lease_token = $2 AND state = 'running' AND attempt = $3 \
+     AND $3 BETWEEN 1 AND 62";
