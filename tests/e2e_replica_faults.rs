@@ -14,6 +14,10 @@
 //!   its token's grant cannot be read, 503 with `Retry-After`), and
 //!   nothing else; `/readyz` goes red and back to green; the same replica
 //!   serves again; no queued run lacks its row or is lost.
+//! * A replica killed with a run-backed call in flight, in each era of the
+//!   Python SDK: the call fails rather than hangs, and the client follows
+//!   the run its first progress message named to its end through the
+//!   balancer (tests/e2e/python_replica_death.py).
 
 mod support;
 
@@ -516,4 +520,34 @@ fn postgresql_killed_under_load_answers_store_unavailable_then_serves_again() {
         "every run a client was told of exists"
     );
     each_ran_once(&runs);
+}
+
+/// The Python SDK client (2025-11-25, then 2026-07-28) calls a run tool
+/// through the balancer and, as the first progress names the run, kills
+/// the replica holding its stream; it gets the run's outcome from the
+/// replicas left (see tests/e2e/python_replica_death.py).
+#[test]
+fn a_replica_killed_with_a_call_in_flight_leaves_its_client_the_run_to_follow() {
+    let tools = support::Tools::require();
+    let schema = PgSchema::create("replicas_death");
+    let backend = Backend::start();
+    let flags = backend.flags();
+    let mut flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    flags.extend_from_slice(&["--exploration-backend", "testbench", "--run-lease", "2s"]);
+    let cluster = Cluster::start(3, &[TESTBENCH], &flags, &schema);
+    let demo = user_token(&cluster.replicas[0], "demo", DEMO_PASSWORD);
+    let mut args = vec![cluster.url.clone()];
+    for replica in &cluster.replicas {
+        args.push(format!("{}={}", replica.url, replica.pid()));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let script = tools.python("python_replica_death.py", &args);
+    let survivor = &cluster.replicas[2];
+    let out = survivor.run_client_as(
+        "replica death under a call",
+        script,
+        Duration::from_secs(300),
+        &demo,
+    );
+    assert_eq!(out.matches("ok  ").count(), 2, "{out}");
 }

@@ -1,11 +1,18 @@
 //! A caller that started a run and asked for progress waits for it on
 //! the same request: the run's stored progress is relayed as it changes,
 //! from whichever replica runs it, and the call answers when the run ends.
+//!
+//! Before it waits, the call names its run in a first progress message,
+//! so a client whose request is lost with its replica (the stream cannot
+//! be resumed elsewhere) follows the run with `get_exploration_result` on
+//! any replica. Progress only ever increases, as MCP requires: a run taken
+//! over starts its progress again, and nothing is relayed until it passes
+//! what the caller was told.
 
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
-use toolhost_runs::{Run, RunId};
+use toolhost_runs::{Progress, Run, RunId};
 use toolhost_runtime::{ProgressReport, ProgressSink, ToolOutput};
 use toolhost_types::Principal;
 
@@ -20,6 +27,14 @@ const POLL: Duration = Duration::from_millis(250);
 /// is answered with the run as it is (it may still be queued).
 const WAIT_GRACE: Duration = Duration::from_secs(30);
 
+/// The first progress message of a call that waits for run `id`.
+fn started_message(id: &RunId) -> String {
+    format!(
+        "{id} started; this call answers when it ends. Had this answer been lost, follow it with \
+         get_exploration_result {{\"run_id\": \"{id}\"}}"
+    )
+}
+
 impl Runs {
     /// Waits for run `id` to end, relaying its progress to `sink`; answers
     /// with the run. The run goes on if the caller stops waiting.
@@ -33,17 +48,26 @@ impl Runs {
     ) -> Result<ToolOutput, InvokeError> {
         let first = self.visible_run(host, who, id.as_str()).await?;
         let until = tokio::time::Instant::now() + first.spec.budget.call.timeout + WAIT_GRACE;
-        let mut told = None;
+        sink.report(ProgressReport {
+            progress: 0.0,
+            total: None,
+            message: Some(started_message(id)),
+        });
+        let mut told = Progress {
+            progress: 0.0,
+            total: None,
+            message: None,
+        };
         let relay = |run: &Run| {
-            if run.progress.is_some() && run.progress != told {
-                if let Some(p) = &run.progress {
-                    sink.report(ProgressReport {
-                        progress: p.progress,
-                        total: p.total,
-                        message: p.message.clone(),
-                    });
-                }
-                told = run.progress.clone();
+            if let Some(p) = &run.progress
+                && p.progress > told.progress
+            {
+                sink.report(ProgressReport {
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message.clone(),
+                });
+                told = p.clone();
             }
         };
         let run = (self.await_run(host, who, first, until, relay, cancel)).await?;
