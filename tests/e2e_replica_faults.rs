@@ -7,13 +7,15 @@
 //!   (a run the dead replica held is taken over after its lease), the
 //!   audit chain verifies, and the clients' failures stop within a few
 //!   seconds.
-//! * PostgreSQL itself killed under load (a server of the test's own,
-//!   stopped in `immediate` mode: transactions in flight are cut off and
-//!   the restart recovers from the WAL):
-//!   while it is down a request is answered `STORE_UNAVAILABLE` (or, when
-//!   its token's grant cannot be read, 503 with `Retry-After`), and
-//!   nothing else; `/readyz` goes red and back to green; the same replica
-//!   serves again; no queued run lacks its row or is lost.
+//! * PostgreSQL itself killed under load through the balancer (three
+//!   replicas on a server of the test's own, stopped in `immediate` mode:
+//!   transactions in flight are cut off and the restart recovers from the
+//!   WAL): while it is down a request is answered `STORE_UNAVAILABLE` by a
+//!   replica, 503 `temporarily_unavailable` when its token's grant cannot
+//!   be read, or the balancer's 503 `STORE_UNAVAILABLE` once every
+//!   `/readyz` is red, each with `Retry-After` and never HTML, each within
+//!   `--database-timeout` + 1 s; every replica is ready within 2 s of the
+//!   store's return; no queued run lacks its row or is lost.
 //! * A replica killed with a run-backed call in flight, in each era of the
 //!   Python SDK: the call fails rather than hangs, and the client follows
 //!   the run its first progress message named to its end through the
@@ -75,9 +77,11 @@ enum Answered {
     /// The run was queued: its id.
     Queued(String),
     /// The store was unreachable, and the answer said so, retryable: a
-    /// call's `STORE_UNAVAILABLE`, or the bearer check's 503
-    /// `temporarily_unavailable` with `Retry-After` (no grant could be read).
-    Unavailable,
+    /// call's `STORE_UNAVAILABLE`, the bearer check's 503
+    /// `temporarily_unavailable` with `Retry-After` (no grant could be
+    /// read), or the balancer's 503 JSON-RPC `STORE_UNAVAILABLE` with
+    /// `Retry-After` (no replica ready): which of the three.
+    Unavailable(&'static str),
     /// Anything else: a dropped connection, the balancer's 502, a JSON-RPC
     /// error, an unexpected code.
     Failed(String),
@@ -88,17 +92,19 @@ impl Answered {
     fn failure(&self) -> Option<&str> {
         match self {
             Answered::Failed(why) => Some(why),
-            Answered::Unavailable => Some("unavailable"),
+            Answered::Unavailable(_) => Some("unavailable"),
             _ => None,
         }
     }
 }
 
-/// One request of the load: when it was answered, and how.
+/// One request of the load: when it was answered, how, and how long it
+/// took.
 #[derive(Debug)]
 struct Sent {
     at: Duration,
     answered: Answered,
+    took: Duration,
 }
 
 /// `ask` sent to `url` as a stateless (2026-07-28) call.
@@ -115,12 +121,14 @@ fn send(url: &str, token: &str, ask: &Ask) -> Answered {
     let params = json!({"name": tool, "arguments": arguments});
     let answer = match try_post_at(url, token, "tools/call", tool, params) {
         Ok(a) if a.status == 200 => a,
-        Ok(a)
-            if a.status == 503
-                && a.header("retry-after").is_some()
-                && a.body.contains("temporarily_unavailable") =>
-        {
-            return Answered::Unavailable;
+        Ok(a) if a.status == 503 && a.header("retry-after").is_some() => {
+            if a.body.contains("temporarily_unavailable") {
+                return Answered::Unavailable("the bearer check");
+            }
+            if balancer_unavailable(&a.body) {
+                return Answered::Unavailable("the balancer");
+            }
+            return Answered::Failed(format!("HTTP 503: {}", a.body));
         }
         Ok(a) => return Answered::Failed(format!("HTTP {}: {}", a.status, a.body)),
         Err(e) => return Answered::Failed(e),
@@ -147,9 +155,22 @@ fn send(url: &str, token: &str, ask: &Ask) -> Answered {
     let error = &result["structuredContent"]["error"];
     match error["code"].as_str() {
         Some("GATE_CONSUMED") if matches!(ask, Ask::UseGate(_)) => Answered::GateRefused,
-        Some("STORE_UNAVAILABLE") if error["retryable"] == json!(true) => Answered::Unavailable,
+        Some("STORE_UNAVAILABLE") if error["retryable"] == json!(true) => {
+            Answered::Unavailable("the call")
+        }
         _ => Answered::Failed(format!("{v}")),
     }
+}
+
+/// Whether `body` is the balancer's answer when no replica is ready: a
+/// JSON-RPC `STORE_UNAVAILABLE`, retryable (`deploy/haproxy.cfg`).
+fn balancer_unavailable(body: &str) -> bool {
+    let Ok(v) = serde_json::from_str::<Value>(body.trim()) else {
+        return false;
+    };
+    v["error"]["code"] == json!(-32050)
+        && v["error"]["data"]["code"] == json!("STORE_UNAVAILABLE")
+        && v["error"]["data"]["retryable"] == json!(true)
 }
 
 /// `clients` threads sending to `url` until `stop` is set; client `c`'s
@@ -170,10 +191,12 @@ fn load(
                     let mut sent = Vec::new();
                     let mut n = 0;
                     while !stop.load(Ordering::Relaxed) {
+                        let asked = Instant::now();
                         let answered = send(url, token, &mix(c, n));
                         sent.push(Sent {
                             at: start.elapsed(),
                             answered,
+                            took: asked.elapsed(),
                         });
                         n += 1;
                     }
@@ -391,7 +414,9 @@ fn postgresql_killed_under_load_answers_store_unavailable_then_serves_again() {
     let pg = PrivatePg::start();
     let schema = pg.schema("restart");
     let backend = Backend::start();
-    let mut flags = vec![
+    let flags = backend.flags();
+    let mut flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    flags.extend_from_slice(&[
         "--exploration-backend",
         "testbench",
         "--database-timeout",
@@ -402,20 +427,21 @@ fn postgresql_killed_under_load_answers_store_unavailable_then_serves_again() {
         "1000",
         "--runs-per-tenant",
         "1000",
-    ];
+    ]);
     flags.extend_from_slice(&UNLIMITED);
-    let (server, token) = serve_on(&backend, &[HELLO], &flags, Some(&schema.url));
-    let ready = || exchange_full(&server.url, "GET", "/readyz", &[], "").status;
-    assert_eq!(ready(), 200);
+    let cluster = Cluster::start(3, &[TESTBENCH, HELLO], &flags, &schema);
+    let server = &cluster.replicas[0];
+    let token = user_token(server, "demo", DEMO_PASSWORD);
+    let ready = |replica: &Server| exchange_full(&replica.url, "GET", "/readyz", &[], "").status;
+    assert!(cluster.replicas.iter().all(|r| ready(r) == 200));
 
-    // Eight clients on the replica itself (a balancer would answer its own
-    // 503 while every replica's /readyz is red); two of them queue a run
-    // every hundredth request (the list that checks them shows 100).
+    // Eight clients through the balancer; two of them queue a run every
+    // hundredth request (the list that checks them shows 100).
     let stop = AtomicBool::new(false);
-    let (sent, down, up) = thread::scope(|s| {
+    let (sent, down, up, back) = thread::scope(|s| {
         let started = Instant::now();
         let load = s.spawn(|| {
-            load(&server.url, &token, 8, &stop, |c, n| {
+            load(&cluster.url, &token, 8, &stop, |c, n| {
                 if c % 4 == 0 && n % 100 == 0 {
                     Ask::QueueRun
                 } else {
@@ -428,22 +454,42 @@ fn postgresql_killed_under_load_answers_store_unavailable_then_serves_again() {
         let down = started.elapsed();
         pg.kill();
         let deadline = Instant::now() + Duration::from_secs(10);
-        while ready() != 503 {
+        while cluster.replicas.iter().any(|r| ready(r) != 503) {
             assert!(Instant::now() < deadline, "/readyz never went red");
             thread::sleep(Duration::from_millis(100));
         }
+        // Long enough for the balancer to take every replica out.
         thread::sleep(Duration::from_secs(3));
         pg.start_again();
         let up = started.elapsed();
         let deadline = Instant::now() + Duration::from_secs(20);
-        while ready() != 200 {
+        while cluster.replicas.iter().any(|r| ready(r) != 200) {
             assert!(Instant::now() < deadline, "/readyz never went green again");
-            thread::sleep(Duration::from_millis(100));
+            thread::sleep(Duration::from_millis(50));
         }
+        let back = started.elapsed() - up;
         thread::sleep(Duration::from_secs(3));
         stop.store(true, Ordering::Relaxed);
-        (load.join().expect("the load"), down, up)
+        (load.join().expect("the load"), down, up, back)
     });
+    assert!(
+        back <= Duration::from_secs(2),
+        "every replica ready {back:?} after the store's return"
+    );
+    // Nobody waits past the database timeout (1 s) and a second.
+    let slowest = sent.iter().map(|s| s.took).max().unwrap_or_default();
+    let slow: Vec<&Sent> = sent
+        .iter()
+        .filter(|s| s.took > Duration::from_secs(2))
+        .collect();
+    assert!(
+        slow.is_empty(),
+        "{} requests waited past --database-timeout + 1 s: {:?}\n{}",
+        slow.len(),
+        &slow[..slow.len().min(5)],
+        cluster.replicas.iter().map(Server::log).collect::<Vec<_>>().join("\n-----\n")
+    );
+    eprintln!("the slowest request took {slowest:?}; every replica was ready {back:?} after the store");
 
     // While it was down: STORE_UNAVAILABLE and nothing else.
     let failed: Vec<(Duration, &str)> = sent
@@ -453,14 +499,15 @@ fn postgresql_killed_under_load_answers_store_unavailable_then_serves_again() {
         .collect();
     assert!(
         failed.is_empty(),
-        "{} requests failed otherwise: {:?}\n{}",
+        "{} requests failed otherwise: {:?}\n{}\n{}",
         failed.len(),
         &failed[..failed.len().min(5)],
-        server.log()
+        server.log(),
+        cluster.balancer_log()
     );
     let unavailable: Vec<Duration> = sent
         .iter()
-        .filter(|s| matches!(s.answered, Answered::Unavailable))
+        .filter(|s| matches!(s.answered, Answered::Unavailable(_)))
         .map(|s| s.at)
         .collect();
     assert!(
@@ -471,7 +518,7 @@ fn postgresql_killed_under_load_answers_store_unavailable_then_serves_again() {
         unavailable.iter().all(|at| *at >= down),
         "told the store is unreachable before it went down"
     );
-    // The same replica serves again (the last seconds of load all succeeded).
+    // The replicas serve again (the last seconds of load all succeeded).
     let resumed = sent
         .iter()
         .filter(|s| s.at > up + Duration::from_secs(1))
@@ -487,7 +534,7 @@ fn postgresql_killed_under_load_answers_store_unavailable_then_serves_again() {
     // Nothing half-written: every answered call has its row, every queued
     // run exists and finishes once, each run has exactly its start's row.
     every_greeting_audited(&schema, &sent);
-    chain_verifies(&server);
+    chain_verifies(server);
     let queued: BTreeSet<String> = sent
         .iter()
         .filter_map(|s| match &s.answered {
@@ -505,7 +552,7 @@ fn postgresql_killed_under_load_answers_store_unavailable_then_serves_again() {
         "a queued run without its row, or one without its run"
     );
     let runs = all_runs_over(
-        &server.url,
+        &cluster.url,
         &token,
         stored,
         Duration::from_secs(180),

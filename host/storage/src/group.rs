@@ -23,6 +23,14 @@
 //! Each writer appends to a chain of its own (`src/chain.rs`), whose head
 //! it knows, so a batch of rows without effects is one `INSERT`, one trip
 //! to sqlx's worker thread.
+//! While the store is unreachable no caller waits on another's outage: a
+//! batch that cannot reach it answers its callers at once, and its writer
+//! reads its chain's head back before its next batch, not now (a batch
+//! that finds the store still away then is answered at once); and every
+//! row queued before a writer last found the store unreachable is
+//! answered so at once, not handed to a writer to wait out the pool's
+//! timeout again ([`Outage`]). So a caller waits for the store at most one
+//! `--database-timeout`.
 //! On PostgreSQL (and an in-memory SQLite database) batches commit through
 //! the pool, [`POSTGRES_WRITERS`] writers at once, each with its own chain
 //! and no lock shared with any other writer of the cluster: several
@@ -34,7 +42,8 @@ use sqlx::{ConnectOptions, SqliteConnection};
 use tokio::sync::{mpsc, oneshot};
 use toolhost_audit::{AuditEvent, Effect};
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use crate::StorageError;
 use crate::chain::{Anchorer, Source, WriterChain, refused};
@@ -52,11 +61,49 @@ const QUEUE: usize = 4096;
 /// of its own: batches in flight per store.
 pub const POSTGRES_WRITERS: usize = 4;
 
-/// A row and the caller waiting for its commit.
+/// A row and the caller waiting for its commit, since it was queued.
 struct Pending {
     event: AuditEvent,
     effects: Vec<Effect>,
     done: oneshot::Sender<Result<(), StorageError>>,
+    queued: Instant,
+}
+
+/// When a writer last found the store unreachable, and how, until a batch
+/// commits again: a row queued before then would only wait out the same
+/// outage, so it is answered with it at once.
+#[derive(Default)]
+struct Outage(Mutex<Option<(Instant, StorageError)>>);
+
+impl Outage {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Instant, StorageError)>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Notes `e` if it says the store is unreachable.
+    fn saw(&self, e: &StorageError) {
+        if matches!(e, StorageError::Unavailable(_)) {
+            *self.lock() = Some((Instant::now(), copy_error(e)));
+        }
+    }
+
+    /// A batch committed: the store is back.
+    fn over(&self) {
+        *self.lock() = None;
+    }
+
+    /// Answers, with the outage, every row of `batch` queued before a
+    /// writer last found the store unreachable; the rest.
+    fn answer_stale(&self, batch: Vec<Pending>) -> Vec<Pending> {
+        let outage = self.lock();
+        let Some((seen, e)) = outage.as_ref() else {
+            return batch;
+        };
+        let (stale, fresh): (Vec<Pending>, Vec<Pending>) =
+            batch.into_iter().partition(|p| p.queued < *seen);
+        fail_all(stale, e);
+        fresh
+    }
 }
 
 type Done = oneshot::Sender<Result<(), StorageError>>;
@@ -75,10 +122,11 @@ impl GroupCommit {
     pub(crate) fn start(pools: Pools, own: Option<SqliteConnectOptions>) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
         let anchors = Anchorer::start(pools.clone());
+        let outage = Arc::new(Outage::default());
         match own {
             Some(own) => {
                 drop(pools);
-                tokio::spawn(write_on_own_connection(own, rx, anchors.clone()));
+                tokio::spawn(write_on_own_connection(own, rx, anchors.clone(), outage));
             }
             None => {
                 let writers = match pools {
@@ -91,9 +139,10 @@ impl GroupCommit {
                         pools.clone(),
                         idle_tx.clone(),
                         anchors.clone(),
+                        outage.clone(),
                     ));
                 }
-                tokio::spawn(dispatch(rx, idle_rx));
+                tokio::spawn(dispatch(rx, idle_rx, outage));
             }
         }
         Self { tx, anchors }
@@ -116,6 +165,7 @@ impl GroupCommit {
             event: event.clone(),
             effects: effects.to_vec(),
             done,
+            queued: Instant::now(),
         };
         self.tx
             .send(pending)
@@ -149,7 +199,11 @@ type Idle = oneshot::Sender<Vec<Pending>>;
 /// writer (and one chain) takes every batch; under load every writer has
 /// one in flight, and rows queue into bigger batches while all are busy.
 /// Ends when every handle is dropped (the writers then end too).
-async fn dispatch(mut rx: mpsc::Receiver<Pending>, mut idle_rx: mpsc::Receiver<Idle>) {
+async fn dispatch(
+    mut rx: mpsc::Receiver<Pending>,
+    mut idle_rx: mpsc::Receiver<Idle>,
+    outage: Arc<Outage>,
+) {
     let mut idle: Vec<Idle> = Vec::new();
     loop {
         if idle.is_empty() {
@@ -161,6 +215,10 @@ async fn dispatch(mut rx: mpsc::Receiver<Pending>, mut idle_rx: mpsc::Receiver<I
         let Some(batch) = next_batch(&mut rx).await else {
             return;
         };
+        let batch = outage.answer_stale(batch);
+        if batch.is_empty() {
+            continue;
+        }
         while let Ok(writer) = idle_rx.try_recv() {
             idle.push(writer);
         }
@@ -178,8 +236,13 @@ async fn dispatch(mut rx: mpsc::Receiver<Pending>, mut idle_rx: mpsc::Receiver<I
 
 /// One of the pool's writers: commits each batch it is handed to its own
 /// chain, opened on its first batch.
-async fn write_batches(pools: Pools, idle: mpsc::Sender<Idle>, anchors: Arc<Anchorer>) {
-    let mut chain: Option<WriterChain> = None;
+async fn write_batches(
+    pools: Pools,
+    idle: mpsc::Sender<Idle>,
+    anchors: Arc<Anchorer>,
+    outage: Arc<Outage>,
+) {
+    let mut chain = Chain::default();
     loop {
         let (ready, handed) = oneshot::channel();
         if idle.send(ready).await.is_err() {
@@ -189,43 +252,70 @@ async fn write_batches(pools: Pools, idle: mpsc::Sender<Idle>, anchors: Arc<Anch
             return;
         };
         let mut source = Source::Pools(&pools);
-        let Some((committed, _)) = commit_to_chain(&mut source, &mut chain, batch, &anchors).await
-        else {
+        let appended = commit_to_chain(&mut source, &mut chain, batch, &anchors, &outage).await;
+        let Some((committed, _)) = appended else {
             continue;
         };
+        if !committed.is_empty() {
+            outage.over();
+        }
         for done in committed {
             let _ = done.send(Ok(()));
         }
     }
 }
 
+/// A writer's chain, once opened, and whether its head must be read back
+/// before the next append (an append failed for want of the store, and
+/// may or may not have been written).
+#[derive(Default)]
+struct Chain {
+    writer: Option<WriterChain>,
+    reread: bool,
+}
+
 /// Appends `batch` to the writer's chain on `source`, opening the chain on
-/// its first batch, and notes a moved head for anchoring. The callers whose
-/// rows committed, and whether the head moved; `None` (every caller
-/// answered) when the chain could not be opened.
+/// its first batch (or reading its head back, if due), and notes a moved
+/// head for anchoring. The callers whose rows committed, and whether the
+/// head moved; `None` (every caller answered) when the chain could not be
+/// opened or read.
 async fn commit_to_chain(
     source: &mut Source<'_>,
-    chain: &mut Option<WriterChain>,
+    chain: &mut Chain,
     batch: Vec<Pending>,
     anchors: &Anchorer,
+    outage: &Outage,
 ) -> Option<(Vec<Done>, bool)> {
-    let mut writer = match chain.take() {
-        Some(w) => w,
-        None => match WriterChain::open(source).await {
-            Ok(w) => w,
+    let opened = match chain.writer.take() {
+        Some(mut w) if std::mem::take(&mut chain.reread) => match w.reread(source).await {
+            Ok(()) => Ok(w),
             Err(e) => {
-                fail_all(batch, &e);
-                return None;
+                chain.writer = Some(w);
+                chain.reread = true;
+                Err(e)
             }
         },
+        Some(w) => Ok(w),
+        None => WriterChain::open(source).await,
+    };
+    let mut writer = match opened {
+        Ok(w) => w,
+        Err(e) => {
+            outage.saw(&e);
+            fail_all(batch, &e);
+            return None;
+        }
     };
     let before = writer.head.clone();
-    let committed = append_batch(source, &mut writer, batch).await;
+    let (committed, reread) = append_batch(source, &mut writer, batch, outage).await;
     let moved = writer.head != before;
     if moved {
         anchors.moved(&writer.id, &writer.head);
     }
-    *chain = Some(writer);
+    *chain = Chain {
+        writer: Some(writer),
+        reread,
+    };
     Some((committed, moved))
 }
 
@@ -251,49 +341,60 @@ fn copy_error(e: &StorageError) -> StorageError {
 /// that fails for one of its rows, each row on its own, so only the faulty
 /// row's caller sees an error. Callers whose rows failed are answered
 /// here; those whose rows committed are returned, to be answered when the
-/// commit is durable. After a failure whose outcome is unknown the chain's
-/// head is read back, so the next append follows what was written.
+/// commit is durable, with whether the head must be read back before the
+/// next append. After a failure whose outcome is unknown the chain's head
+/// is read back, so the next append follows what was written: at once,
+/// unless the store is unreachable (then before the next batch).
 async fn append_batch(
     source: &mut Source<'_>,
     chain: &mut WriterChain,
     mut batch: Vec<Pending>,
-) -> Vec<Done> {
+    outage: &Outage,
+) -> (Vec<Done>, bool) {
     let appended = chain.append(source, &rows(&batch)).await;
     let mut committed = Vec::with_capacity(batch.len());
     match appended {
         Ok(()) => committed.extend(batch.into_iter().map(|p| p.done)),
-        Err(e) if batch.len() == 1 => {
-            reread_unless_refused(source, chain, &e).await;
-            let _ = batch.remove(0).done.send(Err(e));
-        }
         // No row of the batch can be written one by one either.
         Err(e @ StorageError::Unavailable(_)) => {
-            reread_unless_refused(source, chain, &e).await;
+            outage.saw(&e);
             fail_all(batch, &e);
+            return (committed, !refused(&e));
+        }
+        Err(e) if batch.len() == 1 => {
+            reread_unless_refused(source, chain, &e, outage).await;
+            let _ = batch.remove(0).done.send(Err(e));
         }
         Err(e) => {
-            reread_unless_refused(source, chain, &e).await;
+            reread_unless_refused(source, chain, &e, outage).await;
             for p in batch {
                 match chain.append(source, &[(&p.event, &p.effects[..])]).await {
                     Ok(()) => committed.push(p.done),
                     Err(e) => {
-                        reread_unless_refused(source, chain, &e).await;
+                        outage.saw(&e);
+                        reread_unless_refused(source, chain, &e, outage).await;
                         let _ = p.done.send(Err(e));
                     }
                 }
             }
         }
     }
-    committed
+    (committed, false)
 }
 
 /// After a failed append: unless the database refused the rows (then
 /// nothing was written), read the chain's head back. If even that fails,
 /// the next append fails on the place index and the writer reads again.
-async fn reread_unless_refused(source: &mut Source<'_>, chain: &mut WriterChain, e: &StorageError) {
+async fn reread_unless_refused(
+    source: &mut Source<'_>,
+    chain: &mut WriterChain,
+    e: &StorageError,
+    outage: &Outage,
+) {
     if !refused(e)
         && let Err(again) = chain.reread(source).await
     {
+        outage.saw(&again);
         tracing::warn!(chain = %chain.id, error = %again, "reading an audit chain's head failed");
     }
 }
@@ -306,13 +407,18 @@ async fn write_on_own_connection(
     connect: SqliteConnectOptions,
     mut rx: mpsc::Receiver<Pending>,
     anchors: Arc<Anchorer>,
+    outage: Arc<Outage>,
 ) {
     let mut conn: Option<SqliteConnection> = None;
-    let mut chain: Option<WriterChain> = None;
+    let mut chain = Chain::default();
     // Its commits take the process's write turn like every other writer
     // (`crate::connect::turn_lock`): it never sleeps in SQLite's busy handler.
     let turns = crate::connect::turn_lock(&connect);
     while let Some(batch) = next_batch(&mut rx).await {
+        let batch = outage.answer_stale(batch);
+        if batch.is_empty() {
+            continue;
+        }
         let mut c = match conn.take() {
             Some(c) => c,
             None => match connect.connect().await {
@@ -332,11 +438,14 @@ async fn write_on_own_connection(
             Some(lock) => Some(lock.lock().await),
             None => None,
         };
-        let appended = commit_to_chain(&mut source, &mut chain, batch, &anchors).await;
+        let appended = commit_to_chain(&mut source, &mut chain, batch, &anchors, &outage).await;
         drop(turn);
         let Some((committed, moved)) = appended else {
             continue;
         };
+        if !committed.is_empty() {
+            outage.over();
+        }
         let healthy = moved || is_healthy(&mut c).await;
         if healthy {
             conn = Some(c);
@@ -351,4 +460,54 @@ async fn write_on_own_connection(
 /// nothing committed.
 async fn is_healthy(conn: &mut SqliteConnection) -> bool {
     sqlx::query("SELECT 1").execute(conn).await.is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pending(queued: Instant) -> (Pending, oneshot::Receiver<Result<(), StorageError>>) {
+        let (done, answer) = oneshot::channel();
+        let event = AuditEvent::new("acme", "alice", "greet", toolhost_types::Digest::of(b"{}"));
+        let row = Pending {
+            event,
+            effects: Vec::new(),
+            done,
+            queued,
+        };
+        (row, answer)
+    }
+
+    fn down() -> StorageError {
+        StorageError::Unavailable(toolhost_types::StoreUnavailable {
+            operation: "append audit rows".into(),
+            message: "pool timed out".into(),
+        })
+    }
+
+    #[test]
+    fn rows_queued_before_the_store_was_found_away_are_answered_with_it_at_once() {
+        let outage = Outage::default();
+        let (before, mut told) = pending(Instant::now());
+        let kept = outage.answer_stale(vec![before]);
+        assert_eq!(kept.len(), 1, "no outage seen: every row goes on");
+
+        outage.saw(&StorageError::Closed);
+        let kept = outage.answer_stale(kept);
+        assert_eq!(kept.len(), 1, "only an unreachable store is an outage");
+
+        outage.saw(&down());
+        let (after, _) = pending(Instant::now());
+        let mut batch = outage.answer_stale(vec![kept.into_iter().next().expect("a row"), after]);
+        assert_eq!(batch.len(), 1, "the row queued since goes on");
+        assert!(
+            matches!(told.try_recv(), Ok(Err(StorageError::Unavailable(_)))),
+            "the row queued before is answered: unavailable"
+        );
+
+        outage.over();
+        let (old, _) = pending(Instant::now() - std::time::Duration::from_secs(5));
+        batch.push(old);
+        assert_eq!(outage.answer_stale(batch).len(), 2, "the store is back");
+    }
 }
