@@ -30,7 +30,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::bench::{Backend, UNLIMITED, all_runs_over, confirmed_gate, serve_on, try_post_at};
+use support::bench::{Backend, UNLIMITED, all_runs_over, confirmed_gate, try_post_at};
 use support::cluster::Cluster;
 use support::oauth::{approver, user_token};
 use support::private_pg::PrivatePg;
@@ -92,7 +92,7 @@ impl Answered {
     fn failure(&self) -> Option<&str> {
         match self {
             Answered::Failed(why) => Some(why),
-            Answered::Unavailable(_) => Some("unavailable"),
+            Answered::Unavailable(by) => Some(by),
             _ => None,
         }
     }
@@ -487,9 +487,28 @@ fn postgresql_killed_under_load_answers_store_unavailable_then_serves_again() {
         "{} requests waited past --database-timeout + 1 s: {:?}\n{}",
         slow.len(),
         &slow[..slow.len().min(5)],
-        cluster.replicas.iter().map(Server::log).collect::<Vec<_>>().join("\n-----\n")
+        cluster
+            .replicas
+            .iter()
+            .map(Server::log)
+            .collect::<Vec<_>>()
+            .join("\n-----\n")
     );
-    eprintln!("the slowest request took {slowest:?}; every replica was ready {back:?} after the store");
+    eprintln!(
+        "the slowest request took {slowest:?}; every replica was ready {back:?} after the store"
+    );
+    // At the default log level, every line a call logged names its call.
+    for replica in &cluster.replicas {
+        let log = replica.log();
+        let unnamed: Vec<&str> = (log.lines())
+            .filter(|l| l.contains("call failed: the store is unreachable"))
+            .filter(|l| !l.contains("call_id"))
+            .collect();
+        assert!(
+            unnamed.is_empty(),
+            "lines of calls without their call id: {unnamed:?}"
+        );
+    }
 
     // While it was down: STORE_UNAVAILABLE and nothing else.
     let failed: Vec<(Duration, &str)> = sent

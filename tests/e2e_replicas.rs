@@ -14,7 +14,9 @@
 //!   resolver of another that had listed the scenarios before;
 //! * a call's trace, continued from the `traceparent` its client sent
 //!   through the balancer, reaches an OTLP collector with the spans of the
-//!   request, auth, the call, policy, plan, sandbox and audit;
+//!   request, auth, the call, policy, plan, sandbox and audit; a list and
+//!   an OAuth request have theirs, and at sample ratio 0 nothing a client
+//!   did not trace is exported;
 //! * a replica's per-address limits (registrations, sign-ins) count the
 //!   client behind the balancer (`X-Forwarded-For`), not the balancer;
 //! * a resource update told by a call on one replica reaches the
@@ -385,7 +387,15 @@ fn a_calls_trace_reaches_an_otlp_collector_with_every_step() {
     let collector = Collector::start();
     let schema = PgSchema::create("replicas_otlp");
     let backend = Backend::start();
-    let cluster = cluster_with(&schema, &backend, &["--otlp-endpoint", &collector.url]);
+    // Only traces a client decided are kept: the balancer's health checks
+    // and the untraced requests below are not exported.
+    let otlp = [
+        "--otlp-endpoint",
+        &collector.url,
+        "--otlp-sample-ratio",
+        "0",
+    ];
+    let cluster = cluster_with(&schema, &backend, &otlp);
     let demo = user_token(&cluster.replicas[0], "demo", DEMO_PASSWORD);
     // The client's own trace: the call continues it.
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -396,7 +406,7 @@ fn a_calls_trace_reaches_an_otlp_collector_with_every_step() {
         "arguments": {"tags": ["smoke"], "environment": "staging", "project": "payments"},
     });
     let traced = [("traceparent", traceparent.as_str())];
-    let answer = post_call(&cluster.url, &demo, params, json!({}), &traced);
+    let answer = post_call(&cluster.url, &demo, params.clone(), json!({}), &traced);
     assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
 
     let wanted = [
@@ -478,4 +488,82 @@ fn a_calls_trace_reaches_an_otlp_collector_with_every_step() {
             "no span {name} under {parent} in the trace: {tree:?}"
         );
     }
+
+    // Every kind of request has its span: a list names its MCP method, an
+    // OAuth request its path. An untraced call is not sampled (ratio 0).
+    let listed = "5bf92f3577b34da6a3ce929d0e0e4737";
+    let oauth = "6bf92f3577b34da6a3ce929d0e0e4738";
+    let traced_by = |trace: &str| format!("00-{trace}-{parent_id}-01");
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }}})
+    .to_string();
+    let authorization = format!("Bearer {demo}");
+    let list_parent = traced_by(listed);
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/list"),
+        ("Authorization", authorization.as_str()),
+        ("traceparent", list_parent.as_str()),
+    ];
+    let answer = exchange_full(&cluster.url, "POST", "/mcp", &headers, &list);
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let oauth_parent = traced_by(oauth);
+    let metadata = "/.well-known/oauth-authorization-server";
+    let headers = [("traceparent", oauth_parent.as_str())];
+    let answer = exchange_full(&cluster.url, "GET", metadata, &headers, "");
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let untraced = post_call(&cluster.url, &demo, params.clone(), json!({}), &[]);
+    assert_eq!(untraced["result"]["isError"], json!(false), "{untraced}");
+    let attribute = |span: &Value, key: &str| {
+        (span["attributes"].as_array().into_iter().flatten())
+            .find(|a| a["key"] == key)
+            .and_then(|a| a["value"]["stringValue"].as_str())
+            .map(str::to_owned)
+    };
+    let of_trace = |trace: &str| {
+        let mut found = Vec::new();
+        for _ in 0..100 {
+            found = (collector.spans().into_iter())
+                .filter(|s| (s["traceId"].as_str()).is_some_and(|t| t.eq_ignore_ascii_case(trace)))
+                .collect::<Vec<Value>>();
+            if !found.is_empty() {
+                break;
+            }
+            thread::sleep(Duration::from_millis(100));
+        }
+        found
+    };
+    let list_spans = of_trace(listed);
+    assert!(
+        list_spans.iter().any(|s| s["name"] == "http.request"
+            && attribute(s, "mcp.method").as_deref() == Some("tools/list")),
+        "the list's request names its method: {list_spans:?}"
+    );
+    let oauth_spans = of_trace(oauth);
+    assert!(
+        oauth_spans.iter().any(|s| s["name"] == "http.request"
+            && attribute(s, "url.path").as_deref() == Some(metadata)),
+        "the OAuth request has its span: {oauth_spans:?}"
+    );
+    thread::sleep(Duration::from_secs(1));
+    let ours = [trace_id, listed, oauth];
+    let strays: Vec<Value> = (collector.spans().into_iter())
+        .filter(|s| {
+            let t = s["traceId"]
+                .as_str()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            !ours.contains(&t.as_str())
+        })
+        .collect();
+    assert!(
+        strays.is_empty(),
+        "only the traces clients decided are exported at ratio 0: {} others, e.g. {:?}",
+        strays.len(),
+        strays.first()
+    );
 }

@@ -579,8 +579,12 @@ impl ServerHandler for McpServer {
             .and_then(|parts| parts.extensions.get::<tracing::Span>())
             .cloned()
             .unwrap_or_else(tracing::Span::current);
-        let span = tracing::info_span!(
+        // At `warn`, so that it is made at the default log level too: every
+        // line logged within the call names its call id, as its audit row
+        // does.
+        let span = tracing::span!(
             parent: &request_span,
+            tracing::Level::WARN,
             "tools/call",
             tool = %request.name,
             call_id = tracing::field::Empty,

@@ -31,6 +31,7 @@ use toolhost_runs::{Beat, Claim, ErrorRecord, Progress, Run, RunEffect, RunSourc
 use toolhost_runtime::{
     CallContext, CallError, Exploration, Payer, ProgressSink, Reply, RunLog, Snapshots,
 };
+use tracing::Instrument;
 
 use toolhost_audit::AuditSink;
 use toolhost_invoke::Toolhost;
@@ -141,10 +142,19 @@ impl RunWorker {
             match runs.store.claim(&this.config.id, lease_ms, now).await {
                 Ok(Some(claim)) => {
                     let worker = this.clone();
-                    held.spawn(async move {
-                        worker.attempt(claim).await;
-                        drop(permit);
-                    });
+                    let span = tracing::info_span!(
+                        "run.attempt",
+                        run = %claim.run.id,
+                        attempt = claim.run.attempt,
+                        tool = %claim.run.spec.tool,
+                    );
+                    held.spawn(
+                        async move {
+                            worker.attempt(claim).await;
+                            drop(permit);
+                        }
+                        .instrument(span),
+                    );
                     continue;
                 }
                 Ok(None) => {}

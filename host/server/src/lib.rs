@@ -80,8 +80,9 @@ struct Cli {
     #[arg(long, global = true, env = "TOOLHOST_LOG_JSON")]
     log_json: bool,
     /// Export traces over OTLP (HTTP, JSON) to this collector
-    /// (`http://collector:4318`): each request and, within a tool call,
-    /// auth, policy, plan, sandbox and audit.
+    /// (`http://collector:4318`): every HTTP request (MCP, OAuth, console),
+    /// its MCP method, within a tool call auth, policy, plan, sandbox and
+    /// audit, and each attempt of an exploration run.
     #[arg(
         long,
         global = true,
@@ -89,6 +90,18 @@ struct Cli {
         value_name = "URL"
     )]
     otlp_endpoint: Option<String>,
+    /// The share of traces exported, from 0 to 1 (default 1: all): a trace
+    /// whose client sent a `traceparent` follows the client's own choice;
+    /// any other is kept by its trace id with this probability.
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLHOST_OTLP_SAMPLE_RATIO",
+        value_name = "RATIO",
+        default_value_t = 1.0,
+        value_parser = telemetry::sample_ratio
+    )]
+    otlp_sample_ratio: f64,
     /// What to log: a level (`info`) or directives (`toolhost=debug,warn`);
     /// default `$TOOLHOST_LOG`, else `warn`.
     #[arg(long = "log", global = true, value_name = "FILTER")]
@@ -264,6 +277,7 @@ pub fn main() -> ExitCode {
         cli.log_json,
         cli.log.as_deref(),
         cli.otlp_endpoint.as_deref(),
+        cli.otlp_sample_ratio,
     );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -2,11 +2,15 @@
 //!
 //! Logs go to stderr as today (text or JSON lines, credentials redacted).
 //! With `--otlp-endpoint` the host's own spans are also exported over OTLP
-//! (HTTP, JSON) to that collector: per request `http.request` (the
-//! balancer-facing request, continuing a W3C `traceparent` it carries),
-//! and within a tool call `auth`, `tools/call`, `policy`, `plan`, `sandbox`
-//! and `audit`. Without it no span is even made: the spans are at `info`
-//! and only the exporter's filter asks for them.
+//! (HTTP, JSON) to that collector: per request `http.request` (every
+//! request: MCP with its `mcp.method`, OAuth, the console; continuing a
+//! W3C `traceparent` it carries), within a tool call `auth`, `tools/call`,
+//! `policy`, `plan`, `sandbox` and `audit`, and `run.attempt` per attempt
+//! of an exploration run. `--otlp-sample-ratio` keeps that share of the
+//! traces a client did not decide (a `traceparent` it sent is followed).
+//! Without an exporter the spans at `info` are not even made; `tools/call`
+//! is at `warn`, so that every line logged within a call names its call id
+//! at the default log level.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -18,7 +22,9 @@ use opentelemetry::propagation::{Extractor, TextMapPropagator};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider,
+};
 use tracing::Instrument;
 use tracing::Level;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -54,8 +60,18 @@ impl Drop for Telemetry {
     }
 }
 
-/// Installs the log output and, with `otlp`, the trace exporter.
-pub fn init(json: bool, directives: Option<&str>, otlp: Option<&str>) -> Telemetry {
+/// `--otlp-sample-ratio`: a number from 0 to 1.
+pub fn sample_ratio(text: &str) -> Result<f64, String> {
+    let ratio: f64 = text.parse().map_err(|e| format!("not a number: {e}"))?;
+    if !(0.0..=1.0).contains(&ratio) {
+        return Err(format!("{ratio} is not between 0 and 1"));
+    }
+    Ok(ratio)
+}
+
+/// Installs the log output and, with `otlp`, the trace exporter keeping
+/// `ratio` of the traces no client decided.
+pub fn init(json: bool, directives: Option<&str>, otlp: Option<&str>, ratio: f64) -> Telemetry {
     let filter = match directives {
         Some(d) => tracing_subscriber::EnvFilter::new(d),
         None => tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
@@ -72,7 +88,7 @@ pub fn init(json: bool, directives: Option<&str>, otlp: Option<&str>) -> Telemet
         .map(|l| l.boxed())
         .or(lines.map(|l| l.boxed()))
         .map(|l| l.with_filter(filter));
-    let (provider, traces) = match otlp.map(exporter) {
+    let (provider, traces) = match otlp.map(|endpoint| exporter(endpoint, ratio)) {
         Some(Ok(provider)) => {
             let tracer = provider.tracer("toolhost");
             // The host's own spans only. `Targets` decides per callsite,
@@ -102,8 +118,9 @@ pub fn init(json: bool, directives: Option<&str>, otlp: Option<&str>) -> Telemet
 }
 
 /// The OTLP/HTTP JSON exporter to `endpoint` (`…/v1/traces` added to a
-/// bare collector URL), batched on its own thread.
-fn exporter(endpoint: &str) -> Result<SdkTracerProvider, String> {
+/// bare collector URL), batched on its own thread, sampling `ratio` of the
+/// root traces.
+fn exporter(endpoint: &str, ratio: f64) -> Result<SdkTracerProvider, String> {
     let endpoint = endpoint.trim_end_matches('/');
     let url = if endpoint.ends_with("/v1/traces") {
         endpoint.to_owned()
@@ -130,8 +147,10 @@ fn exporter(endpoint: &str) -> Result<SdkTracerProvider, String> {
             crate::replica::replica_id(),
         ))
         .build();
+    let sampler = Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(ratio)));
     Ok(SdkTracerProvider::builder()
         .with_span_processor(batch)
+        .with_sampler(sampler)
         .with_resource(resource)
         .build())
 }
@@ -152,10 +171,15 @@ impl Extractor for Headers<'_> {
 /// carries, if any. Put in the request's extensions, so the MCP handler
 /// (which rmcp may run on another task) continues it.
 pub async fn request_span(mut req: Request, next: Next) -> Response {
+    let method = req
+        .headers()
+        .get("mcp-method")
+        .and_then(|v| v.to_str().ok());
     let span = tracing::info_span!(
         "http.request",
         http.request.method = %req.method(),
         url.path = %req.uri().path(),
+        mcp.method = method.map(|m| m.chars().take(128).collect::<String>()),
         http.response.status_code = tracing::field::Empty,
     );
     if !span.is_disabled() {

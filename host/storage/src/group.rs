@@ -71,9 +71,17 @@ struct Pending {
 
 /// When a writer last found the store unreachable, and how, until a batch
 /// commits again: a row queued before then would only wait out the same
-/// outage, so it is answered with it at once.
+/// outage, so it is answered with it at once; so is a row queued within
+/// [`FRESH`] of it (most often the row of a call that has just waited out
+/// the outage itself, on a read, and would wait it out twice). After that
+/// a batch tries the store again, so a store that is back is found within
+/// [`FRESH`] and the pool's wait.
 #[derive(Default)]
 struct Outage(Mutex<Option<(Instant, StorageError)>>);
+
+/// How long after a writer found the store unreachable new rows are
+/// answered so without trying it.
+const FRESH: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Outage {
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Instant, StorageError)>> {
@@ -93,14 +101,20 @@ impl Outage {
     }
 
     /// Answers, with the outage, every row of `batch` queued before a
-    /// writer last found the store unreachable; the rest.
+    /// writer last found the store unreachable, or all of them within
+    /// [`FRESH`] of it; the rest.
     fn answer_stale(&self, batch: Vec<Pending>) -> Vec<Pending> {
+        self.answer_stale_at(batch, Instant::now())
+    }
+
+    fn answer_stale_at(&self, batch: Vec<Pending>, now: Instant) -> Vec<Pending> {
         let outage = self.lock();
         let Some((seen, e)) = outage.as_ref() else {
             return batch;
         };
+        let recent = now.saturating_duration_since(*seen) < FRESH;
         let (stale, fresh): (Vec<Pending>, Vec<Pending>) =
-            batch.into_iter().partition(|p| p.queued < *seen);
+            batch.into_iter().partition(|p| recent || p.queued < *seen);
         fail_all(stale, e);
         fresh
     }
@@ -497,17 +511,37 @@ mod tests {
         assert_eq!(kept.len(), 1, "only an unreachable store is an outage");
 
         outage.saw(&down());
-        let (after, _) = pending(Instant::now());
-        let mut batch = outage.answer_stale(vec![kept.into_iter().next().expect("a row"), after]);
-        assert_eq!(batch.len(), 1, "the row queued since goes on");
+        let (after, mut told_after) = pending(Instant::now());
+        let later = Instant::now() + FRESH;
+        let mut batch =
+            outage.answer_stale_at(vec![kept.into_iter().next().expect("a row"), after], later);
+        assert_eq!(
+            batch.len(),
+            1,
+            "past FRESH, the row queued since tries the store"
+        );
         assert!(
             matches!(told.try_recv(), Ok(Err(StorageError::Unavailable(_)))),
             "the row queued before is answered: unavailable"
         );
+        let (soon, _) = pending(Instant::now());
+        batch.push(soon);
+        let kept = outage.answer_stale(batch);
+        assert!(
+            kept.is_empty(),
+            "within FRESH every row is answered at once"
+        );
+        assert!(matches!(
+            told_after.try_recv(),
+            Ok(Err(StorageError::Unavailable(_)))
+        ));
+        let mut batch = kept;
 
         outage.over();
         let (old, _) = pending(Instant::now() - std::time::Duration::from_secs(5));
         batch.push(old);
+        let (new, _) = pending(Instant::now());
+        batch.push(new);
         assert_eq!(outage.answer_stale(batch).len(), 2, "the store is back");
     }
 }
