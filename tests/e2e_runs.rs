@@ -458,6 +458,14 @@ fn a_host_killed_mid_run_is_taken_over_after_its_lease_and_the_run_completes_onc
     second.verified_rows();
 }
 
+/// The flags of a host with exploration backends and four run workers,
+/// and `more`.
+fn with_four_workers<'a>(more: &[&'a str]) -> Vec<&'a str> {
+    let mut flags = vec![EXPLORATION[0], EXPLORATION[1], "--run-workers", "4"];
+    flags.extend_from_slice(more);
+    flags
+}
+
 /// SIGTERM to `server`; waits for it to exit (cleanly) within `within`.
 fn stop_gracefully(server: &Server, within: Duration) {
     let sent = std::process::Command::new("kill")
@@ -483,16 +491,7 @@ fn a_rolling_restart_hands_every_run_over_and_spends_no_attempt() {
     const RUNS: usize = 4;
     let pg = PgSchema::create("handover");
     let backend = Backend::start();
-    let flags = [
-        EXPLORATION[0],
-        EXPLORATION[1],
-        "--run-workers",
-        "4",
-        "--run-lease",
-        "60s",
-        "--shutdown-grace",
-        "1s",
-    ];
+    let flags = with_four_workers(&["--run-lease", "60s", "--shutdown-grace", "1s"]);
     let (a, token) = serve_on(&backend, &[], &flags, Some(&pg.url));
     let (b, _) = serve_on(&backend, &[], &flags, Some(&pg.url));
     let ids: Vec<String> = (0..RUNS)
@@ -558,16 +557,7 @@ fn two_hosts_on_one_postgresql_run_a_hundred_queued_runs_each_exactly_once() {
     const RUNS: usize = 100;
     let pg = PgSchema::create("runs");
     let backend = Backend::start();
-    let flags = [
-        EXPLORATION[0],
-        EXPLORATION[1],
-        "--run-workers",
-        "4",
-        "--runs-per-principal",
-        "200",
-        "--runs-per-tenant",
-        "200",
-    ];
+    let flags = with_four_workers(&["--runs-per-principal", "200", "--runs-per-tenant", "200"]);
     let (a, token) = serve_on(&backend, &[], &flags, Some(&pg.url));
     let (b, _) = serve_on(&backend, &[], &flags, Some(&pg.url));
     // Queued through host A (its token is its own); workers on both claim.
