@@ -77,9 +77,6 @@ const TASK_EXPECTED_FAILURES: &[Expected] = &[
     expect("tasks-mrtr-input", &[STATELESS], "in-task input requests (input_required, inputRequests, tasks/update): confirm_delete, multi_input"),
     // An input-required round before the task (MRTR), then a task.
     expect("tasks-mrtr-composition", &[STATELESS], "input-required results (MRTR) escalating to a task: test_tool_with_task"),
-    // A tool that requires a task (-32021 without the extension): a run tool
-    // called without it answers with its run snapshot instead.
-    expect("tasks-required-task-error", &[STATELESS], "tools that require a task (-32021 Missing Required Client Capability without the extension)"),
     // A sandboxed guest cannot raise a JSON-RPC error: its trap is the
     // run's failure, `completed` + `isError`; `failed` is for host faults.
     expect("tasks-lifecycle:sep-2663-tasks-get-status-failed", &[STATELESS], "a plugin way to fail a task with a JSON-RPC error (protocol_error_job traps: completed + isError)"),
@@ -597,4 +594,45 @@ fn prompts_and_resources_are_hidden_from_a_caller_without_their_permission() {
     let hidden = get(&other, "test_simple_prompt");
     assert!(hidden.contains("PROMPT_NOT_FOUND"), "{hidden}");
     assert!(get(&allowed, "test_simple_prompt").contains("simple prompt for testing"));
+}
+
+/// A tool served only as a task (`run = { task = "required" }`) refuses a
+/// stateless call without the Tasks extension with -32021 naming it, and
+/// never runs; a caller who may not see the tool gets the call path's own
+/// refusal, as for any tool it may not use, not that it needs a task.
+#[test]
+fn a_task_only_tool_refuses_a_client_without_the_extension_unless_hidden_from_it() {
+    let server = Server::start_with(&[toolhost_fixtures::CONFORMANCE_TASKS], &[]);
+    let token = server.service_token("mcp conformance:run explorations:run");
+    let params = serde_json::json!({"name": "failing_job", "arguments": {}});
+    let answer = support::bench::post_at(
+        &server.url,
+        &token,
+        "tools/call",
+        "failing_job",
+        params.clone(),
+    );
+    let v: Value = serde_json::from_str(answer.body.trim()).expect("JSON");
+    assert_eq!(v["error"]["code"], -32021, "{v}");
+    let needs = &v["error"]["data"]["requiredCapabilities"]["extensions"];
+    assert!(needs.get("io.modelcontextprotocol/tasks").is_some(), "{v}");
+    let runs = server.admin(&["runs", "list"]);
+    let listed = String::from_utf8_lossy(&runs.stdout).into_owned();
+    assert!(
+        !listed.contains("failing_job"),
+        "nothing was queued: {listed}"
+    );
+
+    let hidden = server.service_token("mcp");
+    let answer = support::bench::post_at(&server.url, &hidden, "tools/call", "failing_job", params);
+    let v: Value = serde_json::from_str(answer.body.trim()).expect("JSON");
+    assert!(
+        v["error"].is_null(),
+        "a tool the caller may not use says nothing of tasks: {v}"
+    );
+    let code = &v["result"]["structuredContent"]["error"]["code"];
+    assert!(
+        code == "PERMISSION_DENIED" || code == "TOOL_NOT_FOUND",
+        "the call path's own refusal: {v}"
+    );
 }

@@ -231,6 +231,15 @@ impl Toolhost {
         })
     }
 
+    /// Whether `who` may see `tool` listed: the decision [`list`](Self::list)
+    /// makes for it. What an edge checks before it says anything of a tool
+    /// beyond "not found".
+    pub async fn lists(&self, who: &Principal, tool: &Tool) -> Result<bool, InvokeError> {
+        let grants = self.grants(who).await?;
+        let spec = tool.spec();
+        Ok(decide(who, &grants, &spec.permission, spec.risk, Use::List).permits())
+    }
+
     /// `who`'s roles in its tenant, read now (services have none: their
     /// token's scopes bound them), with its tenant's standing: whether it
     /// is the operator tenant.

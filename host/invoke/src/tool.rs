@@ -154,6 +154,12 @@ pub trait HostTool: Send + Sync + 'static {
         false
     }
 
+    /// Whether it is served only as a task: a client that cannot follow
+    /// one is refused before anything runs. Default: no.
+    fn requires_task(&self) -> bool {
+        false
+    }
+
     /// The catalog tool this one serves in the plugin's stead, when a
     /// feature claimed it ([`ClaimTools`]): the call's row names its
     /// plugin, its input schema checks the arguments, its deprecation is
@@ -257,6 +263,15 @@ impl Tool {
         match self {
             Tool::Plugin(_) => false,
             Tool::Host(t, _) => t.is_task(),
+        }
+    }
+
+    /// Whether it is served only as a task (a run tool whose manifest says
+    /// `task = "required"`).
+    pub fn requires_task(&self) -> bool {
+        match self {
+            Tool::Plugin(_) => false,
+            Tool::Host(t, _) => t.requires_task(),
         }
     }
 

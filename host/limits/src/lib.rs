@@ -29,4 +29,4 @@ pub use request::{
     LimitBreach, MAX_ARGUMENT_BYTES, MAX_ARRAY_LEN, MAX_JSON_DEPTH, MAX_OBJECT_LEN,
     MAX_STRING_BYTES, PathStep, RequestLimits, describe, json_path,
 };
-pub use run::{RunBudget, RunOverride};
+pub use run::{RunBudget, RunOverride, TaskUse};

@@ -141,6 +141,23 @@ pub struct RunOverride {
     pub artifacts: Option<u32>,
     /// Their total bytes, e.g. `"16 MiB"` (default 16 MiB, ceiling 256 MiB).
     pub artifact_bytes: Option<ByteSize>,
+    /// `"required"`: the tool is served only as a task (2026-07-28 Tasks
+    /// extension); a client that did not declare the extension is refused
+    /// with -32021 before anything runs. `"optional"` (default): a client
+    /// without it is answered with the run, or waits for it.
+    #[serde(default)]
+    pub task: TaskUse,
+}
+
+/// Whether a run tool must be called as a task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskUse {
+    /// As a task, or not.
+    #[default]
+    Optional,
+    /// Only as a task.
+    Required,
 }
 
 /// The call budget as a receipt shows it: every number spelled out.

@@ -315,12 +315,20 @@ impl McpServer {
             ctx.client_capabilities().as_ref(),
         );
         // A run started by a request that declared the Tasks extension is
-        // answered as a task.
-        let as_task = tasks::wanted(&ctx)
-            && self
-                .host
-                .tool(&who.tenant, &tool)
-                .is_some_and(|t| t.is_task());
+        // answered as a task; a tool served only as a task refuses any
+        // other request before anything runs (no row: nothing was called).
+        // Only a caller that may see the tool hears why: to anyone else it
+        // is not found, as ever, by the call path.
+        let served = self.host.tool(&who.tenant, &tool);
+        let wants_task = tasks::wanted(&ctx);
+        if let Some(t) = served.as_ref().filter(|t| !wants_task && t.requires_task()) {
+            let listed = (self.host.lists(&who, t).await)
+                .map_err(|e| convert::rpc_failure(&e, "checking a tool's standing"))?;
+            if listed {
+                return Err(tasks::required(&tool));
+            }
+        }
+        let as_task = wants_task && served.is_some_and(|t| t.is_task());
         let mut rounds = 0;
         loop {
             let pinned = ask::pinned(&arguments, &retry.chosen);

@@ -36,6 +36,25 @@ pub(crate) fn wanted(ctx: &RequestContext<RoleServer>) -> bool {
             .is_some_and(|caps| caps.supports_tasks())
 }
 
+/// The refusal of a call of `tool`, served only as a task, by a request
+/// that did not declare the Tasks extension: -32021 (Missing Required
+/// Client Capability), naming the extension it needs.
+pub(crate) fn required(tool: &str) -> ErrorData {
+    let data = json!({
+        "requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}},
+    });
+    ErrorData::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "{tool} is served only as a task: call it with protocol 2026-07-28 and the {TASKS_EXTENSION} extension"
+        ),
+        Some(data),
+    )
+}
+
+/// The Tasks extension's id, as clients declare it.
+const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// The run id a call's answer started, if it is the queued run a run tool
 /// (or `start_exploration`) answers with.
 pub(crate) fn started_run(structured: &Value) -> Option<&str> {

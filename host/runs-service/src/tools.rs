@@ -126,6 +126,16 @@ impl HostTool for StartTool {
         true
     }
 
+    fn requires_task(&self) -> bool {
+        let Starts::Claimed(tool) = &self.starts else {
+            return false;
+        };
+        let section = tool.plugin().manifest.tools.get(&tool.spec().name);
+        section
+            .and_then(|s| s.run.as_ref())
+            .is_some_and(|run| run.task == toolhost_limits::TaskUse::Required)
+    }
+
     fn claimed(&self) -> Option<&ToolRef> {
         match &self.starts {
             Starts::Claimed(tool) => Some(tool),
