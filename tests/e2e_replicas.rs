@@ -21,6 +21,8 @@
 //!   client behind the balancer (`X-Forwarded-For`), not the balancer;
 //! * a resource update told by a call on one replica reaches the
 //!   subscribers on another (a session and a listen stream);
+//! * the Tasks extension's tasks are created, polled and cancelled on any
+//!   replica (the Python SDK's requests go round robin);
 //! * a stream dropped mid-call is resumed through the balancer on the
 //!   first reconnect, 20 times out of 20 (the balancer routes by the
 //!   origin its event ids name), and once no replica is left the balancer
@@ -282,6 +284,26 @@ fn a_resource_update_told_on_one_replica_reaches_subscribers_on_another() {
         script,
         Duration::from_secs(120),
     );
+}
+
+/// The Python SDK's Tasks client through the balancer: each request goes
+/// round robin, so a task created on one replica is read, polled and
+/// cancelled on the others (tests/e2e/python_tasks.py).
+#[test]
+fn tasks_are_created_polled_and_cancelled_on_any_replica() {
+    let tools = Tools::require();
+    let schema = PgSchema::create("replicas_tasks");
+    let backend = Backend::start();
+    let cluster = cluster_with(&schema, &backend, &["--exploration-backend", "testbench"]);
+    let demo = user_token(&cluster.replicas[0], "demo", DEMO_PASSWORD);
+    let script = tools.python("python_tasks.py", &[&cluster.url, "payments"]);
+    let out = cluster.replicas[0].run_client_as(
+        "tasks through the balancer",
+        script,
+        Duration::from_secs(300),
+        &demo,
+    );
+    assert!(out.contains("TASKS "), "{out}");
 }
 
 /// Twenty stateless calls hang up after their first event and resume
