@@ -193,11 +193,17 @@ fn load(
                     while !stop.load(Ordering::Relaxed) {
                         let asked = Instant::now();
                         let answered = send(url, token, &mix(c, n));
+                        // Told to retry later, a client does not spin (the
+                        // balancer answers at once while no replica is up).
+                        let told_to_wait = matches!(answered, Answered::Unavailable(_));
                         sent.push(Sent {
                             at: start.elapsed(),
                             answered,
                             took: asked.elapsed(),
                         });
+                        if told_to_wait {
+                            thread::sleep(Duration::from_millis(100));
+                        }
                         n += 1;
                     }
                     sent

@@ -69,15 +69,19 @@ struct Pending {
     queued: Instant,
 }
 
-/// When a writer last found the store unreachable, and how, until a batch
-/// commits again: a row queued before then would only wait out the same
-/// outage, so it is answered with it at once; so is a row queued within
-/// [`FRESH`] of it (most often the row of a call that has just waited out
-/// the outage itself, on a read, and would wait it out twice). After that
-/// a batch tries the store again, so a store that is back is found within
+/// When a writer (or a call, its row says: `STORE_UNAVAILABLE`) last found
+/// the store unreachable, and how, until a batch commits again: a row
+/// queued before then would only wait out the same outage, so it is
+/// answered with it at once; so is a row queued within [`FRESH`] of it
+/// (most often the row of a call that has just waited out the outage
+/// itself, on a read, and would wait it out twice). After that a batch
+/// tries the store again, so a store that is back is found within
 /// [`FRESH`] and the pool's wait.
 #[derive(Default)]
 struct Outage(Mutex<Option<(Instant, StorageError)>>);
+
+/// The error code of a call that found the store unreachable.
+const CALL_FOUND_IT_AWAY: &str = "STORE_UNAVAILABLE";
 
 /// How long after a writer found the store unreachable new rows are
 /// answered so without trying it.
@@ -92,6 +96,17 @@ impl Outage {
     fn saw(&self, e: &StorageError) {
         if matches!(e, StorageError::Unavailable(_)) {
             *self.lock() = Some((Instant::now(), copy_error(e)));
+        }
+    }
+
+    /// A call found the store unreachable: its row says so.
+    fn told(&self, event: &AuditEvent) {
+        if event.error_code.as_deref() == Some(CALL_FOUND_IT_AWAY) {
+            let down = toolhost_types::StoreUnavailable {
+                operation: "append audit rows".into(),
+                message: "the call itself found the store unreachable".into(),
+            };
+            *self.lock() = Some((Instant::now(), StorageError::Unavailable(down)));
         }
     }
 
@@ -127,6 +142,7 @@ type Done = oneshot::Sender<Result<(), StorageError>>;
 pub(crate) struct GroupCommit {
     tx: mpsc::Sender<Pending>,
     anchors: Arc<Anchorer>,
+    outage: Arc<Outage>,
 }
 
 impl GroupCommit {
@@ -140,6 +156,7 @@ impl GroupCommit {
         match own {
             Some(own) => {
                 drop(pools);
+                let outage = outage.clone();
                 tokio::spawn(write_on_own_connection(own, rx, anchors.clone(), outage));
             }
             None => {
@@ -156,10 +173,14 @@ impl GroupCommit {
                         outage.clone(),
                     ));
                 }
-                tokio::spawn(dispatch(rx, idle_rx, outage));
+                tokio::spawn(dispatch(rx, idle_rx, outage.clone()));
             }
         }
-        Self { tx, anchors }
+        Self {
+            tx,
+            anchors,
+            outage,
+        }
     }
 
     /// Anchors the writers' moved heads now (the store closing).
@@ -175,6 +196,7 @@ impl GroupCommit {
         effects: &[Effect],
     ) -> Result<(), StorageError> {
         let (done, committed) = oneshot::channel();
+        self.outage.told(event);
         let pending = Pending {
             event: event.clone(),
             effects: effects.to_vec(),
@@ -542,6 +564,25 @@ mod tests {
         batch.push(old);
         let (new, _) = pending(Instant::now());
         batch.push(new);
-        assert_eq!(outage.answer_stale(batch).len(), 2, "the store is back");
+        let batch = outage.answer_stale(batch);
+        assert_eq!(batch.len(), 2, "the store is back");
+
+        // A call that found the store away says so in its row: its row,
+        // and those queued soon after, are answered at once.
+        let (mut found_away, mut told_too) = pending(Instant::now());
+        outage.told(&found_away.event);
+        assert_eq!(
+            outage.answer_stale(batch).len(),
+            2,
+            "an ordinary row tells nothing"
+        );
+        found_away.event.error_code = Some(CALL_FOUND_IT_AWAY.into());
+        outage.told(&found_away.event);
+        found_away.queued = Instant::now();
+        assert!(outage.answer_stale(vec![found_away]).is_empty());
+        assert!(matches!(
+            told_too.try_recv(),
+            Ok(Err(StorageError::Unavailable(_)))
+        ));
     }
 }
