@@ -59,13 +59,16 @@ struct Kept {
 }
 
 /// A stream's owner and its session (once claimed), the places of its
-/// kept events, and whether its answer (the last event it will have) is
-/// among them.
+/// kept events, whether its answer (the last event it will have) is among
+/// them, and the signal its live replays wait on (made by the first):
+/// moved by each event the stream keeps, dropped with the stream, so an
+/// event of one stream wakes only that stream's replays.
 #[derive(Default)]
 struct Stream {
     owner: Option<(Owner, Arc<str>)>,
     places: BTreeSet<u64>,
     answered: bool,
+    replays: Option<tokio::sync::watch::Sender<u64>>,
 }
 
 #[derive(Default)]
@@ -125,8 +128,6 @@ pub struct MemoryEvents {
     ttl: Duration,
     max_bytes: usize,
     origin: String,
-    /// Moved on each event kept: what a live replay waits on.
-    kept: tokio::sync::watch::Sender<u64>,
 }
 
 impl Default for MemoryEvents {
@@ -159,7 +160,6 @@ impl MemoryEvents {
             ttl,
             max_bytes,
             origin: hex(&raw),
-            kept: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -226,6 +226,9 @@ impl MemoryEvents {
         let stream = events.streams.entry(stream_id.to_owned()).or_default();
         stream.places.insert(place);
         stream.answered |= is_answer(event);
+        if let Some(replays) = &stream.replays {
+            replays.send_modify(|n| *n = n.wrapping_add(1));
+        }
         let owner = stream
             .owner
             .as_ref()
@@ -247,8 +250,6 @@ impl MemoryEvents {
         );
         events.bytes += bytes;
         self.evict(&mut events, now, Some(&owner));
-        drop(events);
-        self.kept.send_modify(|n| *n = n.wrapping_add(1));
         id
     }
 
@@ -304,6 +305,16 @@ impl MemoryEvents {
         events.by_id.get(last).cloned()
     }
 
+    /// The signal of `stream`'s new events, if it is still kept.
+    fn watch(&self, stream: &str) -> Option<tokio::sync::watch::Receiver<u64>> {
+        let mut events = self.lock();
+        let kept = events.streams.get_mut(stream)?;
+        let replays = kept
+            .replays
+            .get_or_insert_with(|| tokio::sync::watch::Sender::new(0));
+        Some(replays.subscribe())
+    }
+
     /// The events of `stream` after `place`, oldest first, the place of the
     /// last of them (`place` when none), and whether the stream has no more
     /// to come: answered, or gone (expired, evicted).
@@ -338,9 +349,13 @@ impl MemoryEvents {
         let Some((stream_id, place)) = self.start_of_replay(last) else {
             return Box::pin(stream::empty());
         };
+        // Subscribed before the first read: nothing kept between is missed.
+        let Some(kept) = self.watch(&stream_id) else {
+            return Box::pin(stream::empty());
+        };
         let tail = Tail {
             events: self.clone(),
-            kept: self.kept.subscribe(),
+            kept,
             stream: stream_id,
             place,
             done: false,
@@ -490,6 +505,13 @@ mod tests {
         let mut unknown = store.replay("0000000000000000.00");
         let end = next_within(&mut unknown, Duration::from_secs(5)).await;
         assert!(matches!(end, Some(None)), "an unknown id replays nothing");
+        let signals = store
+            .lock()
+            .streams
+            .values()
+            .filter(|s| s.replays.is_some())
+            .count();
+        assert_eq!(signals, 1, "only the replayed stream has a signal");
     }
 
     #[tokio::test]
