@@ -10,7 +10,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use rmcp::model::{
     CallToolResult, ContentBlock, CreateTaskResult, DetailedTask, ErrorCode, ErrorData, JsonObject,
-    ProtocolVersion, Task, TaskPayload, TaskStatus,
+    ProtocolVersion, TASKS_EXTENSION_ID, Task, TaskPayload, TaskStatus,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -41,19 +41,16 @@ pub(crate) fn wanted(ctx: &RequestContext<RoleServer>) -> bool {
 /// Client Capability), naming the extension it needs.
 pub(crate) fn required(tool: &str) -> ErrorData {
     let data = json!({
-        "requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}},
+        "requiredCapabilities": {"extensions": {TASKS_EXTENSION_ID: {}}},
     });
     ErrorData::new(
         ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
         format!(
-            "{tool} is served only as a task: call it with protocol 2026-07-28 and the {TASKS_EXTENSION} extension"
+            "{tool} is served only as a task: call it with protocol 2026-07-28 and the {TASKS_EXTENSION_ID} extension"
         ),
         Some(data),
     )
 }
-
-/// The Tasks extension's id, as clients declare it.
-const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// The run id a call's answer started, if it is the queued run a run tool
 /// (or `start_exploration`) answers with.

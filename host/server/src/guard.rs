@@ -254,8 +254,9 @@ fn too_large(max: usize) -> Response {
     )
 }
 
-/// A JSON-RPC error response without an id (the request was not read as one).
-fn error(
+/// A JSON-RPC error response without an id (the request was not read as
+/// one, or has none: a GET).
+pub(crate) fn error(
     status: StatusCode,
     code: i64,
     message: String,

@@ -23,7 +23,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use http_body_util::BodyExt;
 use toolhost_mcp::{MemoryEvents, OwnedSession};
 use toolhost_types::Principal;
@@ -65,17 +65,7 @@ impl ReplayRefusal {
         if let ReplayRefusal::Elsewhere(origin) = self {
             data["origin"] = origin.as_str().into();
         }
-        let body = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": null,
-            "error": {"code": STREAM_NOT_FOUND, "message": message, "data": data},
-        });
-        (
-            StatusCode::NOT_FOUND,
-            [(header::CONTENT_TYPE, "application/json")],
-            body.to_string(),
-        )
-            .into_response()
+        crate::guard::error(StatusCode::NOT_FOUND, STREAM_NOT_FOUND, message, Some(data))
     }
 }
 
