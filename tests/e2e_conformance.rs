@@ -72,9 +72,6 @@ const TASK_SCENARIOS_SKIPPED: &[(&str, &str)] = &[(
 /// (or the plugin contract) lacks. The scenarios run at 2026-07-28 only.
 #[rustfmt::skip]
 const TASK_EXPECTED_FAILURES: &[Expected] = &[
-    // In-task input: no `input_required`, no inputRequests on tasks/get, no
-    // tasks/update (so no confirm_delete or multi_input fixture either).
-    expect("tasks-mrtr-input", &[STATELESS], "in-task input requests (input_required, inputRequests, tasks/update): confirm_delete, multi_input"),
     // An input-required round before the task (MRTR), then a task.
     expect("tasks-mrtr-composition", &[STATELESS], "input-required results (MRTR) escalating to a task: test_tool_with_task"),
     // A sandboxed guest cannot raise a JSON-RPC error: its trap is the

@@ -44,6 +44,10 @@ pub struct CallRequest {
     /// Who the plugin may ask for input (the `client` import): the MCP
     /// client, live or by rounds. `None`: nobody.
     pub client: Option<ClientLink>,
+    /// Whether a run this call starts is followed as a task (a 2026-07-28
+    /// request that declared the Tasks extension): its client can answer
+    /// the run's requests for input (`tasks/update`).
+    pub task: bool,
 }
 
 impl CallRequest {
@@ -57,6 +61,7 @@ impl CallRequest {
             log: None,
             conversation: None,
             client: None,
+            task: false,
         }
     }
 }
@@ -361,8 +366,7 @@ impl Toolhost {
                 // that started a run its caller waits for answers here.
                 match (answer, written) {
                     (Ok(Answer::Output(out)), Some((tool, effects))) => {
-                        let call =
-                            self.host_call(who, &req.arguments, req.progress.as_ref(), cancel);
+                        let call = self.host_call(who, &req, cancel);
                         tool.written(call, out, &effects).await.map(Answer::Output)
                     }
                     (answer, _) => answer,
@@ -371,20 +375,40 @@ impl Toolhost {
             .await
     }
 
-    /// The call of a host tool by `who` with `args`, on this host.
+    /// The call of a host tool by `who` as `req` asks it, on this host.
     fn host_call<'a>(
         &'a self,
         who: &'a Principal,
+        req: &'a CallRequest,
+        cancel: &'a CancellationToken,
+    ) -> HostCall<'a> {
+        HostCall {
+            who,
+            args: &req.arguments,
+            progress: req.progress.as_ref(),
+            cancel,
+            host: Host::new(self),
+            client: req.client.as_ref(),
+            task: req.task,
+        }
+    }
+
+    /// The call of a host tool by `who` with `args` alone: no progress, no
+    /// client to ask.
+    fn bare_call<'a>(
+        &'a self,
+        who: &'a Principal,
         args: &'a Value,
-        progress: Option<&'a ProgressSink>,
         cancel: &'a CancellationToken,
     ) -> HostCall<'a> {
         HostCall {
             who,
             args,
-            progress,
+            progress: None,
             cancel,
             host: Host::new(self),
+            client: None,
+            task: false,
         }
     }
 
@@ -418,7 +442,7 @@ impl Toolhost {
         match recorded {
             Ok(()) => (outcome, tool.map(|t| (t, effects))),
             Err(AuditError::Lost { effect }) => {
-                let call = self.host_call(who, &req.arguments, None, cancel);
+                let call = self.bare_call(who, &req.arguments, cancel);
                 (self.lost(call, event, tool, &effects[effect]).await, None)
             }
             Err(e) => (Err(InvokeError::Audit(e)), None), // unreachable → STORE_UNAVAILABLE
@@ -444,7 +468,7 @@ impl Toolhost {
             Tool::Plugin(t) => t,
             Tool::Host(t, _) => {
                 arguments_text(&req.arguments)?;
-                let call = self.host_call(who, &req.arguments, req.progress.as_ref(), cancel);
+                let call = self.host_call(who, req, cancel);
                 let (out, effects) = tokio::select! {
                     out = t.call(call) => out?,
                     () = cancel.cancelled() => return Err(InvokeError::Cancelled),
@@ -519,9 +543,7 @@ impl Toolhost {
         self.admit(&served, who, &found, args).await?;
         arguments_text(args)?;
         let cancel = CancellationToken::new();
-        let (out, effects) = host_tool
-            .call(self.host_call(who, args, None, &cancel))
-            .await?;
+        let (out, effects) = host_tool.call(self.bare_call(who, args, &cancel)).await?;
         if !effects.is_empty() {
             return Err(not_a_read());
         }

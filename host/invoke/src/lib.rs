@@ -35,7 +35,7 @@ pub use call::{CallRequest, Listing, Toolhost};
 pub use error::{InvokeError, Refusal, STORE_RETRY_AFTER_MS, STORE_UNAVAILABLE_MESSAGE};
 pub use gating::{Clock, DEFAULT_GATE_TTL, GATE_ID_ARG, GatePolicy, IDEMPOTENCY_KEY_ARG, millis};
 pub use plugin_call::Answer;
-pub use prompts::{MAX_COMPLETIONS, PromptAnswer, PromptRef};
+pub use prompts::{MAX_COMPLETIONS, PromptAnswer, PromptRef, client_rounds};
 pub use resources::{ResourceRef, ResourceUpdate, TemplateRef, UpdateRelay};
 pub use results::ResultPolicy;
 pub use snapshots::{

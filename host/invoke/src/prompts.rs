@@ -35,7 +35,7 @@ pub(crate) struct Row<'a> {
 
 /// Each request `link` (a call's link to its client) sent, or was to
 /// send, as its audit row keeps it.
-pub(crate) fn client_rounds(link: Option<&ClientLink>) -> Vec<ClientRound> {
+pub fn client_rounds(link: Option<&ClientLink>) -> Vec<ClientRound> {
     let rounds = link.map(ClientLink::rounds).unwrap_or_default();
     (rounds.into_iter())
         .map(|r| ClientRound {

@@ -44,6 +44,11 @@ pub struct HostCall<'a> {
     pub cancel: &'a CancellationToken,
     /// The host the tool runs on.
     pub host: Host<'a>,
+    /// The call's link to its MCP client, if it has one (a run tool's run
+    /// may ask it for input when the call is followed as a task).
+    pub client: Option<&'a toolhost_runtime::ClientLink>,
+    /// Whether a run the call starts is followed as a task.
+    pub task: bool,
 }
 
 /// The narrow public handle on the host that a host tool gets: the catalog

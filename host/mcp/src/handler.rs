@@ -196,8 +196,9 @@ impl McpServer {
             progress,
             log,
             conversation: conversation(ctx),
-            // A run is not asked for by this request: nobody to ask.
-            client: (!as_task).then(|| crate::client::link(ctx, inputs.clone())),
+            // A run followed as a task asks its client through the task.
+            client: Some(crate::client::link(ctx, inputs.clone())),
+            task: as_task,
         };
         let outcome = self.host.call(who, req, &ctx.ct).await;
         if let Some(relay) = relay {
@@ -699,9 +700,10 @@ impl ServerHandler for McpServer {
         Ok(GetTaskResult::new(detailed))
     }
 
-    /// `tasks/update`: a run never asks for input, so every response key is
-    /// one it did not ask for and is ignored (SEP-2663): an empty
-    /// acknowledgement for the caller's own task, -32602 for any other.
+    /// `tasks/update`: the caller's answers to what its task waits on. Keys
+    /// not pending are ignored (SEP-2663); once every request is answered
+    /// the run is queued again. An empty acknowledgement for the caller's
+    /// own task, -32602 for any other (or an answer too large).
     async fn update_task(
         &self,
         request: UpdateTaskParams,
@@ -709,7 +711,10 @@ impl ServerHandler for McpServer {
     ) -> Result<(), ErrorData> {
         let who = self.caller(&ctx)?;
         let id = request.task_id;
-        self.run_for(&who, &id)
+        let Some(runs) = &self.runs else {
+            return Err(tasks::unknown(&id));
+        };
+        runs.answer_input(self.host.host(), &who, &id, &request.input_responses)
             .await
             .map(drop)
             .map_err(|e| tasks::error(&id, &e))

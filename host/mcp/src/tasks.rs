@@ -5,12 +5,18 @@
 //! the store, so any replica answers for any task. Tasks are bound to the
 //! caller exactly as runs are: a task of anyone else is an unknown id
 //! (-32602). rmcp's in-memory task manager is not used.
+//!
+//! A run whose guest asked its client for input waits `input_required`:
+//! `tasks/get` shows what it waits on (`inputRequests`, by the plugin's
+//! keys), and `tasks/update` answers it (the run queued again once every
+//! request is answered).
 
 use std::time::{Duration, UNIX_EPOCH};
 
 use rmcp::model::{
-    CallToolResult, ContentBlock, CreateTaskResult, DetailedTask, ErrorCode, ErrorData, JsonObject,
-    ProtocolVersion, TASKS_EXTENSION_ID, Task, TaskPayload, TaskStatus,
+    CallToolResult, ContentBlock, CreateTaskResult, DetailedTask, ErrorCode, ErrorData,
+    InputRequest, InputRequests, JsonObject, ProtocolVersion, TASKS_EXTENSION_ID, Task,
+    TaskPayload, TaskStatus,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -88,9 +94,10 @@ fn task(run: &Run, retention: Option<Duration>) -> Task {
 fn status(run: &Run) -> TaskStatus {
     match run.state {
         RunState::Queued | RunState::Running | RunState::Cancelling => TaskStatus::Working,
+        RunState::InputRequired => TaskStatus::InputRequired,
         RunState::Cancelled => TaskStatus::Cancelled,
         RunState::Succeeded | RunState::TimedOut => TaskStatus::Completed,
-        RunState::Failed if host_fault(run) => TaskStatus::Failed,
+        RunState::Failed if host_fault(run) || raised(run).is_some() => TaskStatus::Failed,
         RunState::Failed => TaskStatus::Completed,
     }
 }
@@ -99,6 +106,15 @@ fn status(run: &Run) -> TaskStatus {
 /// because its tool failed: a task `failed` with a JSON-RPC error.
 fn host_fault(run: &Run) -> bool {
     matches!(&run.outcome, Some(Outcome::Error { code, .. }) if code == "RUN_LOST" || code == "INTERNAL")
+}
+
+/// The JSON-RPC error code the run's plugin raised, if it ended so: a task
+/// `failed` with that error.
+fn raised(run: &Run) -> Option<i32> {
+    match &run.outcome {
+        Some(Outcome::Error { rpc_code, .. }) => *rpc_code,
+        _ => None,
+    }
 }
 
 /// The answer to the call that started `run`.
@@ -112,14 +128,24 @@ pub(crate) fn created(run: &Run, retention: Option<Duration>) -> CreateTaskResul
 pub(crate) fn detailed(run: &Run, retention: Option<Duration>) -> Result<DetailedTask, ErrorData> {
     let t = task(run, retention);
     let payload = match t.status {
-        TaskStatus::Working | TaskStatus::InputRequired => TaskPayload::Working,
+        TaskStatus::Working => TaskPayload::Working,
+        TaskStatus::InputRequired => TaskPayload::InputRequired {
+            input_requests: input_requests(run)?,
+        },
         TaskStatus::Cancelled => TaskPayload::Cancelled,
         TaskStatus::Failed => {
-            let message = match &run.outcome {
-                Some(Outcome::Error { code, message }) => format!("{code}: {message}"),
-                _ => "the run failed".into(),
+            let error = match &run.outcome {
+                Some(Outcome::Error {
+                    message,
+                    rpc_code: Some(code),
+                    ..
+                }) => json!({"code": code, "message": message}),
+                Some(Outcome::Error { code, message, .. }) => json!({
+                    "code": ErrorCode::INTERNAL_ERROR.0,
+                    "message": format!("{code}: {message}"),
+                }),
+                _ => json!({"code": ErrorCode::INTERNAL_ERROR.0, "message": "the run failed"}),
             };
-            let error = json!({"code": ErrorCode::INTERNAL_ERROR.0, "message": message});
             TaskPayload::Failed {
                 error: object(error),
             }
@@ -136,6 +162,21 @@ pub(crate) fn detailed(run: &Run, retention: Option<Duration>) -> Result<Detaile
     Ok(DetailedTask::new(t, payload))
 }
 
+/// What a run waiting for its client's input waits on, by the plugin's
+/// keys, as the Tasks extension's `inputRequests`.
+fn input_requests(run: &Run) -> Result<InputRequests, ErrorData> {
+    let pending = run.input.as_ref().map(|i| &i.pending);
+    let mut requests = InputRequests::new();
+    for (key, request) in pending.into_iter().flatten() {
+        let request: InputRequest = serde_json::from_value(request.clone()).map_err(|e| {
+            tracing::error!(error = %e, key, run = %run.id, "a run's input request does not parse");
+            ErrorData::internal_error("internal error", None)
+        })?;
+        requests.insert(key.clone(), request);
+    }
+    Ok(requests)
+}
+
 /// The result of the call that started `run`: the run, as the run tool
 /// answers with it (so it fits the tool's listed output schema), with the
 /// tool's own words as its text: its answer's text, or its typed error
@@ -147,7 +188,7 @@ fn tool_result(run: &Run) -> CallToolResult {
             text: Some(text), ..
         }) => text.clone(),
         Some(Outcome::Answered { structured, .. }) => structured.to_string(),
-        Some(Outcome::Error { code, message }) => format!("{code}: {message}"),
+        Some(Outcome::Error { code, message, .. }) => format!("{code}: {message}"),
         None => return result,
     };
     result.content = vec![ContentBlock::text(text)];

@@ -88,8 +88,12 @@ pub enum RunEnd {
     RevisionUnavailable,
     /// The run's time budget ran out before an attempt started.
     TimedOut,
-    /// The guest asked its client for input; a run cannot.
+    /// The guest asked its client for input, and the run cannot ask (its
+    /// client cannot answer, or it asked every round it may); or, for an
+    /// attempt's row, the run waits for the answers.
     InputRequired,
+    /// The run waited for its client's input longer than it may.
+    InputTimedOut,
     /// The guest asked a person to clarify; a run cannot.
     NeedsClarification,
     /// The guest's answer held a credential or a host path: withheld.
@@ -107,6 +111,7 @@ impl RunEnd {
             RunEnd::RevisionUnavailable => "REVISION_UNAVAILABLE",
             RunEnd::TimedOut => "TIMEOUT",
             RunEnd::InputRequired => "INPUT_REQUIRED",
+            RunEnd::InputTimedOut => "INPUT_TIMEOUT",
             RunEnd::NeedsClarification => "NEEDS_CLARIFICATION",
             RunEnd::SecretExposure => "SECRET_EXPOSURE",
         }

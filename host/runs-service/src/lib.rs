@@ -18,6 +18,7 @@
 //! an authoring session's draft is started by the authoring service, and
 //! the worker loads drafts through [`Drafts`].
 
+mod answer;
 mod error;
 mod follow;
 mod settle;
@@ -38,6 +39,7 @@ use toolhost_invoke::{AnswerFuture, BoxFuture, HostCall, HostTool, HostToolFutur
 use toolhost_runs::{QueueLimits, RunStore};
 use toolhost_runtime::Payer;
 
+pub use answer::Answered;
 pub use error::{RunEnd, RunError};
 pub use start::{permitted, plugin_tool, queued_run, run_lost};
 pub use started::started;

@@ -19,7 +19,8 @@ use crate::RunEnd;
 
 /// Why a re-run after a lost worker is safe: the receipt says so.
 const RERUN_NOTE: &str = "an earlier attempt's worker stopped renewing its lease, or was asked \
-     to stop and handed the run over, and the run was run again from the start; runs are \
+     to stop and handed the run over, or its guest asked the client for input and the client \
+     answered, and the run was run again from the start; runs are \
      side-effect free (exploration backends only, reads only), so a re-run changes nothing; only \
      the last attempt's requests are listed";
 
@@ -41,6 +42,9 @@ pub(crate) struct Ending {
     /// When the cancel this attempt heard was asked for (none: it heard
     /// none; the claimed run may still name one asked for earlier).
     pub(crate) cancel_heard: Option<i64>,
+    /// The JSON-RPC error code the plugin ended the run with, if it raised
+    /// one (`PROTOCOL_ERROR`).
+    pub(crate) rpc_code: Option<i32>,
 }
 
 impl Ending {
@@ -56,6 +60,7 @@ impl Ending {
             took: Duration::ZERO,
             guest_stopped_at_ms: None,
             cancel_heard: None,
+            rpc_code: None,
         }
     }
 }
@@ -102,7 +107,7 @@ fn receipt(scanner: &Scanner, info: &HostInfo, run: &Run, ending: &Ending, now: 
 }
 
 /// Every attempt of `run`: the earlier ones were handed over by a graceful
-/// stop or lost their worker; the last one finished on this worker (unless
+/// stop, ended asking the client for input, or lost their worker; the last one finished on this worker (unless
 /// it was lost too).
 fn attempts(info: &HostInfo, run: &Run, ending: &Ending) -> Vec<AttemptRecord> {
     let mut attempts: Vec<AttemptRecord> = (1..run.attempt)
@@ -111,6 +116,8 @@ fn attempts(info: &HostInfo, run: &Run, ending: &Ending) -> Vec<AttemptRecord> {
             worker: None,
             ended: if run.was_handed_over(n) {
                 "handed_over"
+            } else if run.asked_in(n) {
+                "input_required"
             } else {
                 "lost"
             }
@@ -180,6 +187,7 @@ fn outcome(ending: &Ending) -> Outcome {
         Err(e) => Outcome::Error {
             code: e.code.clone(),
             message: e.message.clone(),
+            rpc_code: ending.rpc_code,
         },
     }
 }
@@ -246,14 +254,24 @@ pub(crate) fn cancelled_before_start(
     who: &Principal,
     now: i64,
 ) -> FinishRun {
+    let waiting = run.state == RunState::InputRequired;
     let info = HostInfo {
-        worker: "(none: cancelled before it started)".into(),
+        worker: if waiting {
+            "(none: cancelled while it waited for input)".into()
+        } else {
+            "(none: cancelled before it started)".into()
+        },
         engine_sha256: String::new(),
+    };
+    let when = if waiting {
+        "while it waited for its client's input"
+    } else {
+        "before it started"
     };
     let ending = Ending::error(
         RunState::Cancelled,
         RunEnd::Cancelled.code(),
-        format!("cancelled by {} before it started", who.subject),
+        format!("cancelled by {} {when}", who.subject),
     );
     let mut run = run.clone();
     run.cancel_requested_at_ms.get_or_insert(now);
@@ -261,7 +279,7 @@ pub(crate) fn cancelled_before_start(
     FinishRun {
         id: run.id.clone(),
         lease_token: None,
-        attempt: 0,
+        attempt: run.audited_attempts,
         state: RunState::Cancelled,
         finished_at_ms: now,
         outcome: outcome(&ending),

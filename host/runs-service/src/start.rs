@@ -10,7 +10,8 @@ use toolhost_invoke::{Host, InvokeError, Tool};
 use toolhost_limits::RunBudget;
 use toolhost_policy::{Grants, Use, decide};
 use toolhost_runs::{
-    MAX_ATTEMPTS, NewRun, RevisionRef, Run, RunEffect, RunId, RunSource, RunSpec, RunState,
+    MAX_ATTEMPTS, NewRun, RevisionRef, Run, RunClient, RunEffect, RunId, RunInput, RunSource,
+    RunSpec, RunState,
 };
 use toolhost_runtime::{ToolOutput, ToolSpec};
 use toolhost_types::{Principal, PrincipalKind};
@@ -161,10 +162,12 @@ impl Runs {
                 },
                 argument_digest: argument_digest(args).to_string(),
                 budget,
+                client: None,
             },
             created_at_ms: host.now_ms(),
             max_attempts: MAX_ATTEMPTS,
             limits: runs.limits,
+            input: None,
         };
         let new = self
             .describe_revision(new, plugin.revision.as_deref())
@@ -251,11 +254,41 @@ pub fn run_lost(effect: &Effect) -> InvokeError {
         RunEffect::Finish(f) => RunError::Changed {
             id: f.id.to_string(),
         },
-        RunEffect::AttemptLost { id, .. } | RunEffect::HandOver { id, .. } => {
-            RunError::Changed { id: id.to_string() }
-        }
+        RunEffect::AttemptLost { id, .. }
+        | RunEffect::HandOver { id, .. }
+        | RunEffect::AwaitInput { id, .. } => RunError::Changed { id: id.to_string() },
     }
     .into()
+}
+
+/// Lets the run `effects` queue ask `client`, the client of the call that
+/// starts it when that call is followed as a task. Only a stateless
+/// (2026-07-28) request's client can be asked: it answers the run's
+/// requests with `tasks/update`; answers that call already carried
+/// (`inputResponses`: it was asked before the run existed) are the run's
+/// first. Any other run cannot ask.
+pub fn let_ask(effects: &mut [Effect], client: Option<&toolhost_runtime::ClientLink>) {
+    let Some(link) = client.filter(|l| l.refusal.is_none()) else {
+        return;
+    };
+    let toolhost_runtime::ClientChannel::Rounds(answers) = &link.channel else {
+        return;
+    };
+    for effect in effects {
+        if let Effect::Run(RunEffect::Queue(new)) = effect {
+            new.spec.client = Some(RunClient {
+                elicitation: link.supports.elicitation,
+                sampling: link.supports.sampling,
+                roots: link.supports.roots,
+            });
+            if !answers.is_empty() {
+                new.input = Some(RunInput {
+                    answers: answers.clone(),
+                    ..RunInput::default()
+                });
+            }
+        }
+    }
 }
 
 /// The run `effects` queue, if any.
@@ -314,5 +347,7 @@ fn queued(new: &NewRun) -> Run {
         receipt: None,
         receipt_sha256: None,
         handed_over: 0,
+        input: new.input.clone(),
+        parked_at_ms: None,
     }
 }

@@ -43,13 +43,14 @@ pub(crate) fn run_schema() -> Value {
         "required": ["run_id", "state", "tool"],
         "properties": {
             "run_id": {"type": "string"},
-            "state": {"enum": ["queued", "running", "cancelling", "succeeded", "failed", "cancelled", "timed_out"]},
+            "state": {"enum": ["queued", "running", "cancelling", "input_required", "succeeded", "failed", "cancelled", "timed_out"]},
             "tool": {"type": "string"},
             "outcome": {"type": ["object", "null"]},
             "receipt_sha256": {"type": ["string", "null"]},
             "artifacts": {"type": "array"},
             "receipt": {"type": "object"},
             "poll_after_ms": {"type": "integer"},
+            "input_requests": {"type": "object", "description": "While input_required: the requests its tool asked its client, by key; the client answers them with tasks/update."},
         },
     })
 }

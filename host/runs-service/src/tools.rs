@@ -116,10 +116,15 @@ impl HostTool for StartTool {
     }
 
     fn call<'a>(&'a self, c: HostCall<'a>) -> HostToolFuture<'a> {
-        match &self.starts {
-            Starts::Named(sessions) => Box::pin(self.start_named(sessions.as_deref(), c)),
-            Starts::Claimed(tool) => Box::pin(self.runs.start_run(c.host, c.who, tool, c.args)),
-        }
+        Box::pin(async move {
+            let (client, task) = (c.client, c.task);
+            let (out, mut effects) = match &self.starts {
+                Starts::Named(sessions) => self.start_named(sessions.as_deref(), c).await?,
+                Starts::Claimed(tool) => self.runs.start_run(c.host, c.who, tool, c.args).await?,
+            };
+            crate::start::let_ask(&mut effects, client.filter(|_| task));
+            Ok((out, effects))
+        })
     }
 
     fn is_task(&self) -> bool {
@@ -345,7 +350,7 @@ async fn cancel(runs: &Runs, c: HostCall<'_>) -> Started {
         .await
         .map_err(RunError::Store)?
         .unwrap_or(run);
-    if run.state == RunState::Queued {
+    if matches!(run.state, RunState::Queued | RunState::InputRequired) {
         let finish = settle::cancelled_before_start(host.scanner(), &run, who, now);
         let mut settled = run.clone();
         settled.state = RunState::Cancelled;
@@ -353,7 +358,11 @@ async fn cancel(runs: &Runs, c: HostCall<'_>) -> Started {
         settled.outcome = Some(finish.outcome.clone());
         settled.receipt = Some(finish.receipt.clone());
         settled.receipt_sha256 = Some(finish.receipt_sha256.clone());
-        let text = format!("Run {id} was cancelled before it started.");
+        let text = if run.state == RunState::Queued {
+            format!("Run {id} was cancelled before it started.")
+        } else {
+            format!("Run {id} was cancelled while it waited for its client's input.")
+        };
         let effect = Effect::Run(RunEffect::Finish(Box::new(finish)));
         return Ok((answer(&settled, text), vec![effect]));
     }

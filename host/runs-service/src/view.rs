@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use toolhost_invoke::{Host, InvokeError};
-use toolhost_runs::{Run, RunId};
+use toolhost_runs::{Run, RunId, RunState};
 use toolhost_runtime::ToolOutput;
 use toolhost_types::Principal;
 
@@ -85,6 +85,14 @@ pub(crate) fn snapshot(run: &Run) -> Value {
         }
     } else {
         v["poll_after_ms"] = json!(POLL_AFTER_MS);
+    }
+    if let Some(input) = run
+        .input
+        .as_ref()
+        .filter(|_| run.state == RunState::InputRequired)
+    {
+        // What it waits on, by key: its client answers with `tasks/update`.
+        v["input_requests"] = json!(input.pending);
     }
     v
 }

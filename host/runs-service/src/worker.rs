@@ -18,7 +18,16 @@
 //! released ([`RunEffect::HandOver`]), so another replica's worker claims
 //! it at once (PostgreSQL NOTIFYs the queue) without spending one of its
 //! attempts. A cancel stored meanwhile settles the run `cancelled` instead.
+//!
+//! A run its client can answer (a task's: `RunSpec::client`) asks through
+//! the `client` import as a stateless call does, its answers so far handed
+//! to the guest. An attempt whose guest asked what has no answer yet ends
+//! there: its row is written with the run waiting `input_required` and its
+//! lease released ([`RunEffect::AwaitInput`]), spending no attempt. A run
+//! claimed after waiting longer than [`toolhost_runs::INPUT_WAIT`] is
+//! settled `timed_out` without running.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,7 +38,8 @@ use toolhost_audit::Effect;
 use toolhost_catalog::LoadedPlugin;
 use toolhost_runs::{Beat, Claim, ErrorRecord, Progress, Run, RunEffect, RunSource, RunState};
 use toolhost_runtime::{
-    CallContext, CallError, Exploration, Payer, ProgressSink, Reply, RunLog, Snapshots,
+    CallContext, CallError, ClientChannel, ClientLink, ClientSupport, Exploration, Payer,
+    ProgressSink, Reply, RunLog, SamplingGrant, Snapshots,
 };
 use tracing::Instrument;
 
@@ -94,6 +104,16 @@ enum Attempted {
     /// Hand the run over (or, if a cancel is stored, settle it as this
     /// ending, which says it was cancelled).
     HandOver(Ending),
+    /// The guest asked its client these requests (by key) without an
+    /// answer: the run waits for them.
+    AwaitInput(AskedFor),
+}
+
+/// An attempt that ended asking its client.
+struct AskedFor {
+    requests: BTreeMap<String, serde_json::Value>,
+    took: Duration,
+    rounds: Vec<toolhost_audit::ClientRound>,
 }
 
 impl RunWorker {
@@ -236,6 +256,34 @@ impl RunWorker {
             Attempted::HandOver(cancelled) => {
                 self.hand_over(&run, &lease_token, cancelled).await;
             }
+            Attempted::AwaitInput(asked) => self.await_input(&run, &lease_token, asked).await,
+        }
+    }
+
+    /// Writes the attempt's row with `run` waiting for its client's answers
+    /// to `asked`. A lease lost meanwhile writes nothing (the run is
+    /// another worker's); a cancel stored meanwhile is heard by whoever
+    /// cancels it next, or settles it when the wait is claimed.
+    async fn await_input(&self, run: &Run, token: &str, asked: AskedFor) {
+        let mut input = run.input.clone().unwrap_or_default();
+        input.ask(asked.requests, run.attempt);
+        let code = RunEnd::InputRequired.code().to_owned();
+        let mut event = attempt_event(run, asked.took, Some(code));
+        event.client_rounds = asked.rounds;
+        let effect = Effect::Run(RunEffect::AwaitInput {
+            id: run.id.clone(),
+            lease_token: token.to_owned(),
+            attempt: run.attempt,
+            input: Box::new(input),
+            parked_at_ms: self.host.host().now_ms(),
+        });
+        match self.audit.record_with(&event, &[effect]).await {
+            Ok(()) => {
+                tracing::info!(run = %run.id, attempt = run.attempt, "run waits for its client's input")
+            }
+            Err(e) => {
+                tracing::warn!(run = %run.id, error = %e, "run worker: parking the run for input failed; it is taken over when its lease expires")
+            }
         }
     }
 
@@ -328,6 +376,16 @@ impl RunWorker {
                 "cancelled before this attempt started".into(),
             ));
         }
+        if run.input.as_ref().is_some_and(|i| !i.is_answered()) {
+            return Attempted::Settled(Ending::error(
+                RunState::TimedOut,
+                RunEnd::InputTimedOut.code(),
+                format!(
+                    "its client did not answer its requests for input within {:?}",
+                    toolhost_runs::INPUT_WAIT
+                ),
+            ));
+        }
         let now = self.host.host().now_ms();
         let remaining = run
             .deadline_at_ms
@@ -354,7 +412,14 @@ impl RunWorker {
         let log = Arc::new(Mutex::new(RunLog::default()));
         let progress: Arc<Mutex<Option<Progress>>> = Arc::default();
         let started = Instant::now();
-        let attempt = self.guest(run, &plugin, remaining, log.clone(), progress.clone());
+        let link = client_link(run, &plugin, self.host.host().scanner());
+        let attempt = self.guest(
+            run,
+            &plugin,
+            remaining,
+            (log.clone(), progress.clone()),
+            link.clone(),
+        );
         let watch = self.watch(run, token, progress, signal);
         // Dropping the guest's call stops it at its next epoch tick.
         let result = tokio::select! {
@@ -375,13 +440,21 @@ impl RunWorker {
             took,
             guest_stopped_at_ms,
             cancel_heard,
+            rpc_code: None,
         };
         match result {
             Err(Interrupt::LeaseLost) => Attempted::LeaseLost,
             Err(Interrupt::Cancelled(at)) => Attempted::Settled(cancelled(log, Some(at))),
             Err(Interrupt::HandOver) => Attempted::HandOver(cancelled(log, None)),
+            Ok(Ok(Reply::NeedsInput(requests))) if may_ask_again(run) => {
+                Attempted::AwaitInput(AskedFor {
+                    requests,
+                    took,
+                    rounds: toolhost_invoke::client_rounds(link.as_ref()),
+                })
+            }
             Ok(reply) => {
-                let (state, result) = settled(self.host.host().scanner(), reply);
+                let (state, result, rpc_code) = settled(self.host.host().scanner(), run, reply);
                 Attempted::Settled(Ending {
                     state,
                     result,
@@ -389,6 +462,7 @@ impl RunWorker {
                     took,
                     guest_stopped_at_ms,
                     cancel_heard: None,
+                    rpc_code,
                 })
             }
         }
@@ -402,8 +476,8 @@ impl RunWorker {
         run: &Run,
         plugin: &LoadedPlugin,
         remaining: Duration,
-        log: Arc<Mutex<RunLog>>,
-        progress: Arc<Mutex<Option<Progress>>>,
+        (log, progress): (Arc<Mutex<RunLog>>, Arc<Mutex<Option<Progress>>>),
+        link: Option<ClientLink>,
     ) -> Result<Reply, CallError> {
         let runs = self.runs.config();
         let budget = run.spec.budget;
@@ -447,7 +521,8 @@ impl RunWorker {
         });
         let ctx = base
             .with_snapshots(Arc::new(snapshots))
-            .with_progress(Some(sink));
+            .with_progress(Some(sink))
+            .with_client(link);
         let args = run.spec.arguments.to_string();
         (self.host.host().runtime())
             .call(&plugin.plugin, &ctx, &run.spec.tool, &args, &call_budget)
@@ -555,13 +630,54 @@ fn error(code: &str, message: String) -> ErrorRecord {
     }
 }
 
+/// Whether `run` may stop to ask its client once more: its client can
+/// answer, and it has rounds left.
+fn may_ask_again(run: &Run) -> bool {
+    run.spec.client.is_some() && !run.input.as_ref().is_some_and(|i| i.rounds_spent())
+}
+
+/// The link through which `run`'s guest asks its client, if it may: the
+/// answers given so far, by rounds, within what the client declared and
+/// the plugin's manifest grants of sampling.
+fn client_link(
+    run: &Run,
+    plugin: &LoadedPlugin,
+    scanner: &toolhost_secrets::Scanner,
+) -> Option<ClientLink> {
+    let client = run.spec.client?;
+    let answers = run
+        .input
+        .as_ref()
+        .map(|i| i.answers.clone())
+        .unwrap_or_default();
+    let supports = ClientSupport {
+        elicitation: client.elicitation,
+        sampling: client.sampling,
+        roots: client.roots,
+    };
+    let mut link = ClientLink::new(supports, ClientChannel::Rounds(answers));
+    link.scanner = scanner.clone();
+    link.sampling = plugin.manifest.sampling.map(|s| SamplingGrant {
+        messages: s.messages,
+        tokens: s.max_tokens,
+    });
+    Some(link)
+}
+
 /// How a run ends once its guest answered `reply`: an answer with a
-/// secret in it, a question (a run cannot ask) and an error all fail it.
+/// secret in it, a question it may not ask (its client cannot answer, or
+/// it asked every round it may) and an error all fail it; an error the
+/// plugin raised as a JSON-RPC error keeps its code.
 fn settled(
     scanner: &toolhost_secrets::Scanner,
+    run: &Run,
     reply: Result<Reply, CallError>,
-) -> (RunState, Result<toolhost_runtime::ToolOutput, ErrorRecord>) {
-    match reply {
+) -> (
+    RunState,
+    Result<toolhost_runtime::ToolOutput, ErrorRecord>,
+    Option<i32>,
+) {
+    let (state, result) = match reply {
         Ok(Reply::Output(out)) => match run_secret(scanner, &out) {
             Some(f) => (
                 RunState::Failed,
@@ -572,13 +688,22 @@ fn settled(
             ),
             None => (RunState::Succeeded, Ok(out)),
         },
-        Ok(Reply::NeedsInput(_)) => (
-            RunState::Failed,
-            Err(error(
-                RunEnd::InputRequired.code(),
-                "a run cannot ask its client".into(),
-            )),
-        ),
+        Ok(Reply::NeedsInput(_)) => {
+            let why = if run.spec.client.is_some() {
+                format!(
+                    "a run asks its client at most {} rounds",
+                    toolhost_runs::MAX_INPUT_ROUNDS
+                )
+            } else {
+                "only a run followed as a task (a 2026-07-28 request with the Tasks extension) \
+                 can ask its client"
+                    .into()
+            };
+            (
+                RunState::Failed,
+                Err(error(RunEnd::InputRequired.code(), why)),
+            )
+        }
         Ok(Reply::Clarify(c)) => (
             RunState::Failed,
             Err(error(
@@ -590,7 +715,8 @@ fn settled(
             (RunState::TimedOut, Err(error(e.code(), e.to_string())))
         }
         Err(e) => (RunState::Failed, Err(error(e.code(), e.to_string()))),
-    }
+    };
+    (state, result, None)
 }
 
 fn millis(d: Duration) -> i64 {

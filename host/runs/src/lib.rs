@@ -17,15 +17,24 @@
 //!   │ cancel          │  └─ lease expired: claimed again (attempt + 1)
 //!   ▼                 ▼ cancel
 //! cancelled ◀──── cancelling
+//!
+//! running ──its guest asked its client──▶ input_required
+//! input_required ──every request answered──▶ queued
+//! input_required ──no answer within INPUT_WAIT──▶ timed_out
 //! ```
 
 mod id;
+mod input;
 mod receipt;
 mod run;
 mod state;
 mod store;
 
 pub use id::RunId;
+pub use input::{
+    INPUT_WAIT, InputError, MAX_INPUT_ANSWER_BYTES, MAX_INPUT_ANSWERS, MAX_INPUT_ROUNDS, RunClient,
+    RunInput,
+};
 pub use receipt::{
     ArtifactRecord, AttemptRecord, ErrorRecord, HostRecord, OutboundRecord, RECEIPT_VERSION,
     Receipt, ReceiptError, RefusalRecord,

@@ -92,8 +92,10 @@ pub struct AttemptRecord {
     /// The worker that ran it, when known.
     pub worker: Option<String>,
     /// How it ended: `finished`; `lost` (its worker stopped renewing the
-    /// lease; the run was taken over); or `handed_over` (its worker was
-    /// asked to stop and queued the run again for another).
+    /// lease; the run was taken over); `handed_over` (its worker was
+    /// asked to stop and queued the run again for another); or
+    /// `input_required` (its guest asked the client for input; the run
+    /// waited for the answers and ran again with them).
     pub ended: String,
 }
 

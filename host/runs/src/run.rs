@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolhost_limits::RunBudget;
 
-use crate::{RunId, RunState};
+use crate::{RunClient, RunId, RunInput, RunState};
 
 /// Which revision of the plugin a run uses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +63,10 @@ pub struct RunSpec {
     pub argument_digest: String,
     /// What the run may spend.
     pub budget: RunBudget,
+    /// What the client that started it can answer, if it can be asked at
+    /// all (a task of a 2026-07-28 request); none: the run cannot ask.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<RunClient>,
 }
 
 /// How many runs may wait or run at once, before a new one is refused.
@@ -104,6 +108,9 @@ pub struct NewRun {
     pub max_attempts: u32,
     /// The queue bounds this run must fit in.
     pub limits: QueueLimits,
+    /// Answers its client gave before the run existed (a stateless call
+    /// asked, then escalated to a run), handed to its guest's `ask`.
+    pub input: Option<RunInput>,
 }
 
 /// How far a run has come, as its plugin last reported.
@@ -134,6 +141,10 @@ pub enum Outcome {
         code: String,
         /// What happened, for people.
         message: String,
+        /// The JSON-RPC error code its plugin ended it with
+        /// (`PROTOCOL_ERROR`): a task of it is `failed` with this code.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rpc_code: Option<i32>,
     },
 }
 
@@ -187,12 +198,21 @@ pub struct Run {
     /// The attempts a worker's graceful stop handed over: bit `n - 1` for
     /// attempt `n` (each raised `max_attempts` by one).
     pub handed_over: u64,
+    /// What its guest asked its client and was answered, if it asked.
+    pub input: Option<RunInput>,
+    /// Since when it waits `input_required`.
+    pub parked_at_ms: Option<i64>,
 }
 
 impl Run {
     /// Whether attempt `n` was handed over by a graceful stop (not lost).
     pub fn was_handed_over(&self, n: u32) -> bool {
         (1..=64).contains(&n) && self.handed_over & (1 << (n - 1)) != 0
+    }
+
+    /// Whether attempt `n` ended asking the client for input (not lost).
+    pub fn asked_in(&self, n: u32) -> bool {
+        self.input.as_ref().is_some_and(|i| i.asked_in.contains(&n))
     }
 
     /// Whether `principal` of `tenant` may see this run: only the one who

@@ -16,12 +16,16 @@ pub enum RunState {
     Failed,
     /// Stopped on request (before or while running).
     Cancelled,
+    /// Its guest asked its client for input that has no answer yet: no
+    /// worker holds it; once every request is answered it is queued again
+    /// (a cancel settles it `cancelled` at once, as a queued run).
+    InputRequired,
     /// Its time budget ran out.
     TimedOut,
 }
 
 impl RunState {
-    const ALL: [RunState; 7] = [
+    const ALL: [RunState; 8] = [
         RunState::Queued,
         RunState::Running,
         RunState::Cancelling,
@@ -29,6 +33,7 @@ impl RunState {
         RunState::Failed,
         RunState::Cancelled,
         RunState::TimedOut,
+        RunState::InputRequired,
     ];
 
     /// The stored name, e.g. `timed_out`.
@@ -41,6 +46,7 @@ impl RunState {
             RunState::Failed => "failed",
             RunState::Cancelled => "cancelled",
             RunState::TimedOut => "timed_out",
+            RunState::InputRequired => "input_required",
         }
     }
 

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::{NewRun, Outcome, Progress, Run, RunId, RunState};
+use crate::{NewRun, Outcome, Progress, Run, RunId, RunInput, RunState};
 
 /// Attempts a run gets before a run whose workers keep dying fails: a
 /// crash is retried, a guest's own failure never is.
@@ -109,6 +109,23 @@ pub enum RunEffect {
         /// The attempt's number.
         attempt: u32,
     },
+    /// The audit row of an attempt whose guest asked its client for input
+    /// without an answer: the run waits `input_required` with `input`
+    /// (its requests pending), its lease released and one more attempt
+    /// allowed (asking spends none of [`MAX_ATTEMPTS`]). Fenced by the
+    /// lease token of a run still `running`.
+    AwaitInput {
+        /// The run.
+        id: RunId,
+        /// The lease the attempt ran under.
+        lease_token: String,
+        /// The attempt's number.
+        attempt: u32,
+        /// The requests and the answers so far.
+        input: Box<RunInput>,
+        /// When it began waiting (Unix milliseconds).
+        parked_at_ms: i64,
+    },
 }
 
 /// The durable queue. Tenant is part of every caller-facing read: another
@@ -132,8 +149,10 @@ pub trait RunStore: Send + Sync {
     /// Queued or running runs of `tenant`, and of `principal` in it.
     fn active<'a>(&'a self, tenant: &'a str, principal: &'a str) -> RunFuture<'a, (u32, u32)>;
 
-    /// Claims the oldest run that is queued, or whose lease expired by
-    /// `now_ms` with attempts left, for `worker` until `now_ms +
+    /// Claims the oldest run that is queued, whose lease expired by
+    /// `now_ms` with attempts left, or that waited `input_required` longer
+    /// than [`crate::INPUT_WAIT`] (its worker settles it `timed_out`), for
+    /// `worker` until `now_ms +
     /// lease_ms`. Two workers never hold one run: on PostgreSQL the
     /// candidate row is locked `FOR UPDATE SKIP LOCKED`; SQLite has one
     /// writer.
@@ -166,6 +185,20 @@ pub trait RunStore: Send + Sync {
         id: &'a RunId,
         now_ms: i64,
     ) -> RunFuture<'a, Option<Run>>;
+
+    /// Stores `answered` as the input of the run `id` of `tenant`, if it
+    /// still waits with exactly `asked` (another answer stored meanwhile
+    /// changes nothing: `false`, read it again). When `answered` has
+    /// nothing pending, the run is queued again at `now_ms`, its deadline
+    /// moved by the time it waited.
+    fn answer_input<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a RunId,
+        asked: &'a RunInput,
+        answered: &'a RunInput,
+        now_ms: i64,
+    ) -> RunFuture<'a, bool>;
 
     /// Runs whose lease expired by `now_ms` with no attempts left, each
     /// with the token of its last lease: the reaper settles them `failed`.

@@ -47,8 +47,11 @@ impl HostState {
     ) -> Self {
         let meter = HostCallMeter::new(budget.host_calls);
         let acted = Acted::default();
-        // A run's context has no client: nobody to ask.
-        let link = ctx.client.clone().filter(|_| ctx.exploration.is_none());
+        // A run asks only by rounds, when its worker linked its client (a
+        // run followed as a task): never a live session.
+        let link = ctx.client.clone().filter(|l| {
+            ctx.exploration.is_none() || matches!(l.channel, crate::ClientChannel::Rounds(_))
+        });
         let client = ClientCapability::new(link, meter.clone(), quiet, acted.clone());
         // A run tells no one: it is read-only.
         let updates = ctx.updates.clone().filter(|_| ctx.exploration.is_none());

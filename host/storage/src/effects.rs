@@ -263,7 +263,7 @@ async fn move_revision(
 /// One [`RunEffect`]. A change that finds the run not as expected (a full
 /// queue, a lease taken over, a state moved on) changes no row, and fails.
 async fn run(tx: &mut impl Tx, change: &RunEffect) -> Result<(), sqlx::Error> {
-    use crate::runs::sql::{ATTEMPT_LOST, FINISH, HAND_OVER, QUEUE};
+    use crate::runs::sql::{ATTEMPT_LOST, AWAIT_INPUT, FINISH, HAND_OVER, QUEUE};
     use crate::runs::{json, timeout_ms};
     let changed = match change {
         RunEffect::Queue(new) => {
@@ -283,6 +283,7 @@ async fn run(tx: &mut impl Tx, change: &RunEffect) -> Result<(), sqlx::Error> {
                 .bind(new.created_at_ms)
                 .bind(i64::from(new.limits.per_tenant))
                 .bind(i64::from(new.limits.per_principal))
+                .bind(new.input.as_ref().map(json).transpose()?)
                 .execute(tx)
                 .await?
         }
@@ -320,6 +321,22 @@ async fn run(tx: &mut impl Tx, change: &RunEffect) -> Result<(), sqlx::Error> {
                 .bind(id.as_str())
                 .bind(lease_token)
                 .bind(i64::from(*attempt))
+                .execute(tx)
+                .await?
+        }
+        RunEffect::AwaitInput {
+            id,
+            lease_token,
+            attempt,
+            input,
+            parked_at_ms,
+        } => {
+            statement(AWAIT_INPUT)
+                .bind(id.as_str())
+                .bind(lease_token)
+                .bind(i64::from(*attempt))
+                .bind(json(input.as_ref())?)
+                .bind(*parked_at_ms)
                 .execute(tx)
                 .await?
         }

@@ -126,6 +126,10 @@ pub(crate) const SQLITE: Files = &[
         "0025_run_handovers.sql",
         include_str!("../../../migrations/sqlite/0025_run_handovers.sql"),
     ),
+    (
+        "0026_run_input.sql",
+        include_str!("../../../migrations/sqlite/0026_run_input.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -229,6 +233,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0025_run_handovers.sql",
         include_str!("../../../migrations/postgres/0025_run_handovers.sql"),
+    ),
+    (
+        "0026_run_input.sql",
+        include_str!("../../../migrations/postgres/0026_run_input.sql"),
     ),
 ];
 

@@ -25,7 +25,9 @@ pub(crate) mod sql;
 
 pub(crate) use rows::{json, timeout_ms};
 
-use toolhost_runs::{Beat, Claim, Progress, Run, RunFuture, RunId, RunStore, RunStoreError};
+use toolhost_runs::{
+    Beat, Claim, INPUT_WAIT, Progress, Run, RunFuture, RunId, RunInput, RunStore, RunStoreError,
+};
 
 use crate::connect::{Pools, fetch_all, fetch_optional};
 use crate::{StorageError, Store};
@@ -105,6 +107,8 @@ impl RunStore for Store {
             };
             let token = rows::lease_token();
             let until = now_ms.saturating_add(lease_ms);
+            let wait = i64::try_from(INPUT_WAIT.as_millis()).unwrap_or(i64::MAX);
+            let parked_before = now_ms.saturating_sub(wait);
             fetch_optional!(
                 &self.pools,
                 rows::claim,
@@ -112,7 +116,8 @@ impl RunStore for Store {
                 worker,
                 token.as_str(),
                 now_ms,
-                until
+                until,
+                parked_before
             )
             .map_err(failed("claim a run"))
         })
@@ -168,6 +173,33 @@ impl RunStore for Store {
                 None => fetch_optional!(&self.pools, rows::run, sql::BY_ID, tenant, id)
                     .map_err(failed("read run")),
             }
+        })
+    }
+
+    fn answer_input<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a RunId,
+        asked: &'a RunInput,
+        answered: &'a RunInput,
+        now_ms: i64,
+    ) -> RunFuture<'a, bool> {
+        Box::pin(async move {
+            let encode = |input| rows::json(input).map_err(failed("answer a run's input"));
+            let (asked, queued) = (encode(asked)?, i64::from(answered.is_answered()));
+            let answered = encode(answered)?;
+            let changed = crate::connect::execute!(
+                &self.pools,
+                sql::ANSWER_INPUT,
+                tenant,
+                id.as_str(),
+                asked.as_str(),
+                answered.as_str(),
+                queued,
+                now_ms
+            )
+            .map_err(failed("answer a run's input"))?;
+            Ok(changed == 1)
         })
     }
 

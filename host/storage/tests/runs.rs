@@ -35,6 +35,8 @@ on_both_engines!(
     receipt_rows_chain_with_plain_rows_and_an_edited_receipt_breaks_the_chain,
     queued_runs_and_stored_cancels_are_pushed_to_listeners_on_postgres_only,
     a_handed_over_run_is_queued_again_spending_no_attempt_and_wakes_listeners,
+    a_run_waits_for_input_is_answered_by_compare_and_swap_and_queued_again,
+    a_run_unanswered_past_the_wait_is_claimed_and_one_waiting_is_cancelled_without_a_lease,
 );
 
 const NOW: i64 = 1_764_000_000_000;
@@ -64,6 +66,7 @@ fn spec() -> RunSpec {
         argument_digest: argument_digest(&arguments).to_string(),
         arguments,
         budget: RunBudget::DEFAULT,
+        client: None,
     }
 }
 
@@ -80,6 +83,7 @@ fn new_run(principal: &str, at: i64) -> NewRun {
         created_at_ms: NOW + at,
         max_attempts: toolhost_runs::MAX_ATTEMPTS,
         limits: QueueLimits::DEFAULT,
+        input: None,
     }
 }
 
@@ -111,6 +115,7 @@ fn finish(id: &RunId, lease: Option<&str>, attempt: u32, state: RunState) -> Eff
         outcome: Outcome::Error {
             code: "CANCELLED".into(),
             message: "stopped".into(),
+            rpc_code: None,
         },
         receipt_sha256: Digest::of(receipt.as_bytes()).to_string(),
         receipt,
@@ -904,4 +909,198 @@ async fn a_handed_over_run_is_queued_again_spending_no_attempt_and_wakes_listene
     let cancelling = settle(&store, "call-c", hand_over(&id, &second.lease_token, 2)).await;
     assert!(cancelling.is_err(), "cancelling: not handed over");
     assert_eq!(run_of(&store, &id).await.state, RunState::Cancelling);
+}
+
+/// The change that parks `id` at `attempt` under `lease`, waiting on the
+/// requests `keys` since `at`.
+fn await_input(id: &RunId, lease: &str, attempt: u32, keys: &[&str], at: i64) -> Effect {
+    let mut input = toolhost_runs::RunInput::default();
+    let requests = keys
+        .iter()
+        .map(|k| {
+            (
+                (*k).to_owned(),
+                json!({"method": "elicitation/create", "params": {}}),
+            )
+        })
+        .collect();
+    input.ask(requests, attempt);
+    Effect::Run(RunEffect::AwaitInput {
+        id: id.clone(),
+        lease_token: lease.to_owned(),
+        attempt,
+        input: Box::new(input),
+        parked_at_ms: at,
+    })
+}
+
+fn answers(keys: &[&str]) -> std::collections::BTreeMap<String, serde_json::Value> {
+    keys.iter()
+        .map(|k| {
+            (
+                (*k).to_owned(),
+                json!({"action": "accept", "content": {"confirm": true}}),
+            )
+        })
+        .collect()
+}
+
+async fn a_run_waits_for_input_is_answered_by_compare_and_swap_and_queued_again(db: &TestDb) {
+    let store = db.store().await;
+    let mut listener = store.listen_runs().await.expect("listen");
+    let id = queued(&store, "call-q", 0).await;
+    let first = store.claim("w1", LEASE, NOW).await.expect("claim");
+    let first = first.expect("claimed");
+    let deadline = run_of(&store, &id).await.deadline_at_ms.expect("set");
+    // A stranger's lease parks nothing.
+    let wrong = settle(&store, "call-x", await_input(&id, "nope", 1, &["a"], NOW)).await;
+    assert!(wrong.is_err(), "a stranger's token");
+    let parked = await_input(&id, &first.lease_token, 1, &["a", "b"], NOW + 100);
+    settle(&store, "call-p", parked).await.expect("parked");
+    let run = run_of(&store, &id).await;
+    assert_eq!(run.state, RunState::InputRequired);
+    assert_eq!(
+        (run.lease_owner.as_deref(), run.parked_at_ms),
+        (None, Some(NOW + 100))
+    );
+    assert_eq!(
+        run.max_attempts,
+        toolhost_runs::MAX_ATTEMPTS + 1,
+        "none spent"
+    );
+    assert!(run.asked_in(1));
+    assert_eq!(
+        store.active("acme", "alice").await.expect("count"),
+        (1, 1),
+        "a waiting run counts against the queue's bounds"
+    );
+    assert!(
+        store
+            .claim("w2", LEASE, NOW + 200)
+            .await
+            .expect("claim")
+            .is_none(),
+        "nobody claims a run that waits"
+    );
+
+    // Partly answered: still waiting.
+    let asked = run.input.clone().expect("input");
+    let mut partly = asked.clone();
+    assert_eq!(partly.answer(&answers(&["a"])), Ok(1));
+    let stored = store
+        .answer_input("acme", &id, &asked, &partly, NOW + 300)
+        .await;
+    assert!(stored.expect("answer"), "stored");
+    // Another tenant, or a stale view of the input, changes nothing.
+    let mut all = asked.clone();
+    all.answer(&answers(&["a", "b"])).expect("fits");
+    let stale = store
+        .answer_input("acme", &id, &asked, &all, NOW + 300)
+        .await;
+    assert!(!stale.expect("answer"), "compared with what is stored");
+    let stranger = store
+        .answer_input("other", &id, &partly, &all, NOW + 300)
+        .await;
+    assert!(
+        !stranger.expect("answer"),
+        "another tenant's run is not found"
+    );
+    let run = run_of(&store, &id).await;
+    assert_eq!(run.state, RunState::InputRequired);
+    assert_eq!(run.input.as_ref().map(|i| i.pending.len()), Some(1));
+
+    // Fully answered: queued again, its deadline moved by the wait.
+    let mut done = partly.clone();
+    done.answer(&answers(&["b"])).expect("fits");
+    let stored = store
+        .answer_input("acme", &id, &partly, &done, NOW + 5_100)
+        .await;
+    assert!(stored.expect("answer"));
+    let run = run_of(&store, &id).await;
+    assert_eq!(run.state, RunState::Queued);
+    assert_eq!(run.parked_at_ms, None);
+    assert_eq!(
+        run.deadline_at_ms,
+        Some(deadline + 5_000),
+        "the wait is not the run's"
+    );
+    if let Some(listener) = listener.as_mut() {
+        let within = std::time::Duration::from_secs(10);
+        let wanted = toolhost_storage::RunNotice::Queued(id.clone());
+        let heard = tokio::time::timeout(within, async {
+            loop {
+                if listener.next().await.expect("a notification") == wanted {
+                    return;
+                }
+            }
+        });
+        heard.await.expect("queued again: the workers are told");
+    }
+    let second = store.claim("w2", LEASE, NOW + 5_200).await.expect("claim");
+    let second = second.expect("claimed at once");
+    assert_eq!(second.run.attempt, 2);
+    assert_eq!(
+        second.run.input.expect("kept").answers.len(),
+        2,
+        "with its answers"
+    );
+}
+
+async fn a_run_unanswered_past_the_wait_is_claimed_and_one_waiting_is_cancelled_without_a_lease(
+    db: &TestDb,
+) {
+    let store = db.store().await;
+    let wait = i64::try_from(toolhost_runs::INPUT_WAIT.as_millis()).expect("small");
+    let id = queued(&store, "call-q", 0).await;
+    let first = store
+        .claim("w1", LEASE, NOW)
+        .await
+        .expect("claim")
+        .expect("claimed");
+    let parked = await_input(&id, &first.lease_token, 1, &["a"], NOW);
+    settle(&store, "call-p", parked).await.expect("parked");
+    assert!(
+        store
+            .claim("w2", LEASE, NOW + wait - 1)
+            .await
+            .expect("claim")
+            .is_none(),
+        "within the wait"
+    );
+    let late = store
+        .claim("w2", LEASE, NOW + wait + 1)
+        .await
+        .expect("claim");
+    let late = late.expect("past the wait: claimed to be settled");
+    assert_eq!(late.run.state, RunState::Running);
+    assert!(
+        !late.run.input.expect("kept").is_answered(),
+        "it still waits: time out"
+    );
+
+    // Another run waiting is cancelled with no worker: settled at once.
+    let other = queued(&store, "call-q2", 1).await;
+    let claim = store
+        .claim("w3", LEASE, NOW + wait + 2)
+        .await
+        .expect("claim");
+    let claim = claim.expect("claimed");
+    assert_eq!(claim.run.id, other);
+    let parked = await_input(&other, &claim.lease_token, 1, &["a"], NOW + wait + 3);
+    settle(&store, "call-p2", parked).await.expect("parked");
+    let run = store
+        .request_cancel("acme", &other, NOW + wait + 4)
+        .await
+        .expect("cancel")
+        .expect("found");
+    assert_eq!(run.state, RunState::InputRequired, "no worker to tell");
+    assert_eq!(run.cancel_requested_at_ms, Some(NOW + wait + 4));
+    settle(
+        &store,
+        "call-c",
+        finish(&other, None, 1, RunState::Cancelled),
+    )
+    .await
+    .expect("settled without a lease");
+    assert_eq!(run_of(&store, &other).await.state, RunState::Cancelled);
 }

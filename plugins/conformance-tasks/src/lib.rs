@@ -9,13 +9,14 @@
 //!   task over it. Sleeping works in a run (the sandbox grants the
 //!   monotonic clock) and a cancel interrupts it.
 //!
+//! - `confirm_delete` and `multi_input` are run tools that ask the person
+//!   from inside their task: the run waits `input_required` with the
+//!   requests (`inputRequests` on `tasks/get`) until the client answers
+//!   them (`tasks/update`), then runs again from the start with the
+//!   answers.
+//!
 //! What a plugin cannot provide, the scenarios' expected failures in
-//! `tests/e2e_conformance.rs` list: `confirm_delete`, `multi_input` and
-//! `test_tool_with_task` need input requests from inside a task (or an
-//! input-required round before one), and the host has neither; a tool
-//! cannot declare that it requires a task; and a guest's own failure is a
-//! tool result with `isError`, never the JSON-RPC error a `failed` task
-//! carries.
+//! `tests/e2e_conformance.rs` list.
 //!
 //! Served only by the end-to-end tests; never part of the reference catalog.
 
@@ -42,6 +43,16 @@ fn tools() -> Vec<Tool> {
             "failing_job",
             "Run tool: works for about a second, then fails with a tool error.",
             failing_job,
+        )),
+        tool(Tool::new(
+            "confirm_delete",
+            "Run tool: asks the person to confirm deleting `filename` (one form, asked from inside its task), then answers whether it would delete it.",
+            confirm_delete,
+        )),
+        tool(Tool::new(
+            "multi_input",
+            "Run tool: asks the person two forms at once (both pending together), then answers with both answers.",
+            multi_input,
         )),
         tool(Tool::new(
             "protocol_error_job",
@@ -126,6 +137,69 @@ fn failing_job(_ctx: &Ctx, _args: NoArgs) -> Result<Text, ToolError> {
 /// `isError`, since a sandboxed guest cannot raise a JSON-RPC error.
 fn protocol_error_job(_ctx: &Ctx, _args: NoArgs) -> Result<Text, ToolError> {
     panic!("protocol_error_job: a deliberate panic")
+}
+
+/// Arguments of `confirm_delete`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ConfirmDeleteArgs {
+    /// The file to delete (nothing is deleted: the answer says whether it
+    /// would be).
+    filename: String,
+}
+
+/// The form `confirm_delete` asks.
+fn confirm_form() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean", "description": "Delete it?"}},
+        "required": ["confirm"],
+    })
+}
+
+/// Asks one form from inside its task (the run waits `input_required`
+/// until the client answers it with `tasks/update`), then answers.
+fn confirm_delete(_ctx: &Ctx, args: ConfirmDeleteArgs) -> Result<Output<Text>, ToolError> {
+    let message = format!("Delete {}?", args.filename);
+    let answer = client::elicit("confirm", message, &confirm_form())
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
+    let confirmed = matches!(&answer, client::Elicitation::Accept(v) if v["confirm"] == true);
+    Ok(text(if confirmed {
+        format!("Deleted {} (confirmed).", args.filename)
+    } else {
+        format!("Kept {}: not confirmed.", args.filename)
+    }))
+}
+
+/// The form each of `multi_input`'s two requests asks.
+fn name_form() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "confirm": {"type": "boolean"},
+        },
+    })
+}
+
+/// Asks two forms in one `ask`, so both are pending at once; answers with
+/// the names given.
+fn multi_input(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolError> {
+    let asked = client::ask(vec![
+        client::Input::elicit("first", "The first name?", &name_form()),
+        client::Input::elicit("second", "The second name?", &name_form()),
+    ])
+    .map_err(|e| ToolError::Failed(e.to_string()))?;
+    let names: Vec<String> = asked
+        .iter()
+        .map(|r| match r {
+            client::Response::Elicited(client::Elicitation::Accept(v)) => {
+                v["name"].as_str().unwrap_or("(no name)").to_owned()
+            }
+            _ => "(declined)".to_owned(),
+        })
+        .collect();
+    Ok(text(format!("Got {}.", names.join(" and "))))
 }
 
 #[cfg(test)]

@@ -438,7 +438,9 @@ impl wit::Host for ClientCapability {
             (Some(link), false) => link.clone(),
             _ => {
                 return Ok(Err(wit::Error::Unsupported(
-                    "nobody can be asked here: a plan, a listing or an exploration run".into(),
+                    "nobody can be asked here: a plan, a listing, or an exploration run not followed \
+                     as a task"
+                        .into(),
                 )));
             }
         };

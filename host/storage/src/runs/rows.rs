@@ -68,6 +68,8 @@ pub(super) fn run(row: &impl Fields) -> Result<Run, sqlx::Error> {
             let mask = row.int("handed_over")?;
             u64::try_from(mask).map_err(|_| bad("handed_over", &mask.to_string(), "not a mask"))?
         },
+        input: maybe_parsed(&id, "input", row.maybe_text("input")?)?,
+        parked_at_ms: row.maybe_int("parked_at")?,
     })
 }
 
@@ -126,6 +128,7 @@ mod tests {
             arguments: serde_json::json!({}),
             argument_digest: "bb".into(),
             budget: toolhost_limits::RunBudget::DEFAULT,
+            client: None,
         };
         assert_eq!(timeout_ms(&spec), 600_000);
         spec.budget.call.timeout = std::time::Duration::MAX;
