@@ -72,8 +72,6 @@ const TASK_SCENARIOS_SKIPPED: &[(&str, &str)] = &[(
 /// (or the plugin contract) lacks. The scenarios run at 2026-07-28 only.
 #[rustfmt::skip]
 const TASK_EXPECTED_FAILURES: &[Expected] = &[
-    // An input-required round before the task (MRTR), then a task.
-    expect("tasks-mrtr-composition", &[STATELESS], "input-required results (MRTR) escalating to a task: test_tool_with_task"),
     // A sandboxed guest cannot raise a JSON-RPC error: its trap is the
     // run's failure, `completed` + `isError`; `failed` is for host faults.
     expect("tasks-lifecycle:sep-2663-tasks-get-status-failed", &[STATELESS], "a plugin way to fail a task with a JSON-RPC error (protocol_error_job traps: completed + isError)"),

@@ -470,7 +470,13 @@ impl Toolhost {
                 arguments_text(&req.arguments)?;
                 let call = self.host_call(who, req, cancel);
                 let (out, effects) = tokio::select! {
-                    out = t.call(call) => out?,
+                    out = t.call(call) => match out {
+                        // A run tool's plan asked its client before the run.
+                        Err(InvokeError::Call(toolhost_runtime::CallError::InputRequired {
+                            requests,
+                        })) => return Ok(Answer::NeedsInput(requests)),
+                        out => out?,
+                    },
                     () = cancel.cancelled() => return Err(InvokeError::Cancelled),
                 };
                 audit.effects = effects;

@@ -189,6 +189,7 @@ impl Toolhost {
         let plan = match planned {
             Planned::Plan(p) => p,
             Planned::Clarify(q) => return Ok(Some(Answer::Clarify(q))),
+            Planned::NeedsInput(requests) => return Ok(Some(Answer::NeedsInput(requests))),
         };
         self.screen_plan(&plan)?; // a secret in the plan → SECRET_EXPOSURE, no gate stored
         let risk = gating::effective_risk(tool, &plan);

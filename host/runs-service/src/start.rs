@@ -291,6 +291,55 @@ pub fn let_ask(effects: &mut [Effect], client: Option<&toolhost_runtime::ClientL
     }
 }
 
+/// Before a run of `tool` followed as a task exists, lets its plugin's
+/// plan ask the client of `call` (a stateless request): what it asks and
+/// has no answer yet ends the call `input_required`, with no run queued;
+/// the client's next round carries the answers, which the run gets
+/// ([`let_ask`]). The plan runs with nothing to reach (no backends) and
+/// cannot act; anything else it answers is the run's to find again, so
+/// only its questions count here.
+pub async fn ask_first(
+    call: &toolhost_invoke::HostCall<'_>,
+    tool: &ToolRef,
+) -> Result<(), InvokeError> {
+    let Some(link) = call.client.filter(|l| call.task && l.refusal.is_none()) else {
+        return Ok(());
+    };
+    if !matches!(link.channel, toolhost_runtime::ClientChannel::Rounds(_)) {
+        return Ok(());
+    }
+    let plugin = tool.plugin();
+    let mut link = link.clone();
+    link.sampling = plugin
+        .manifest
+        .sampling
+        .map(|s| toolhost_runtime::SamplingGrant {
+            messages: s.messages,
+            tokens: s.max_tokens,
+        });
+    let ctx = toolhost_runtime::CallContext::new(&call.who.tenant, &call.who.subject)
+        .with_client(Some(link));
+    let args = call.args.to_string();
+    let planned = (call.host.runtime())
+        .plan(
+            &plugin.plugin,
+            &ctx,
+            &tool.spec().name.to_string(),
+            &args,
+            &plugin.budget,
+        )
+        .await;
+    match planned {
+        Ok(toolhost_runtime::Planned::NeedsInput(requests)) => Err(InvokeError::Call(
+            toolhost_runtime::CallError::InputRequired { requests },
+        )),
+        Err(e @ toolhost_runtime::CallError::MissingClientCapability { .. }) => {
+            Err(InvokeError::Call(e))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The run `effects` queue, if any.
 pub fn queued_run(effects: &[Effect]) -> Option<RunId> {
     effects.iter().find_map(|e| match e {

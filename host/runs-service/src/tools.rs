@@ -120,7 +120,10 @@ impl HostTool for StartTool {
             let (client, task) = (c.client, c.task);
             let (out, mut effects) = match &self.starts {
                 Starts::Named(sessions) => self.start_named(sessions.as_deref(), c).await?,
-                Starts::Claimed(tool) => self.runs.start_run(c.host, c.who, tool, c.args).await?,
+                Starts::Claimed(tool) => {
+                    crate::start::ask_first(&c, tool).await?;
+                    self.runs.start_run(c.host, c.who, tool, c.args).await?
+                }
             };
             crate::start::let_ask(&mut effects, client.filter(|_| task));
             Ok((out, effects))

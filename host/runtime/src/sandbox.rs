@@ -146,6 +146,10 @@ pub enum Planned {
     Plan(Plan),
     /// The call needs a person to choose first.
     Clarify(Clarification),
+    /// The plan asked its client first (a stateless request): these
+    /// requests by the plugin's key, `{"method", "params"}` each. A plan
+    /// asks before anything acts, so a run tool asks before its run exists.
+    NeedsInput(std::collections::BTreeMap<String, serde_json::Value>),
 }
 
 impl Reply {
@@ -313,9 +317,10 @@ impl Ask<'_> {
         matches!(self, Ask::Call(..))
     }
 
-    /// Asks that may ask the client for input: a call, a prompt's get.
+    /// Asks that may ask the client for input: a plan, a call, a prompt's
+    /// get (each only when its context links a client).
     fn may_ask(&self) -> bool {
-        matches!(self, Ask::Call(..) | Ask::PromptGet(..))
+        matches!(self, Ask::Plan(..) | Ask::Call(..) | Ask::PromptGet(..))
     }
 }
 
@@ -525,7 +530,8 @@ impl Runtime {
 
     /// Plans `tool` with `args` (a JSON object as text) in a fresh sandbox
     /// that may not have side effects (safe backend methods only). A plan
-    /// may ask a question instead, as a call may.
+    /// may ask a question instead, as a call may, and ask its client when
+    /// `ctx` links one.
     pub async fn plan(
         &self,
         plugin: &Plugin,
@@ -535,10 +541,14 @@ impl Runtime {
         budget: &CallBudget,
     ) -> Result<Planned, CallError> {
         let wctx = ctx.wit();
-        match self
+        let answer = match self
             .sandboxed(plugin, ctx, budget, Ask::Plan(&wctx, tool, args))
-            .await?
+            .await
         {
+            Err(CallError::InputRequired { requests }) => return Ok(Planned::NeedsInput(requests)),
+            other => other?,
+        };
+        match answer {
             Answer::Plan(_, Some(question)) => Ok(Planned::Clarify(question)),
             Answer::Plan(Ok(p), None) => {
                 let size = p.summary.len() + p.targets.iter().map(target_size).sum::<usize>();

@@ -15,6 +15,12 @@
 //!   them (`tasks/update`), then runs again from the start with the
 //!   answers.
 //!
+//! - `test_tool_with_task` is served only as a task and asks the person's
+//!   name from its plan: the host runs a task call's plan before queueing
+//!   its run, so the call first answers `input_required` (no task yet),
+//!   and the next round, with the name, gets the task whose run reads the
+//!   same answer.
+//!
 //! What a plugin cannot provide, the scenarios' expected failures in
 //! `tests/e2e_conformance.rs` list.
 //!
@@ -54,6 +60,15 @@ fn tools() -> Vec<Tool> {
             "Run tool: asks the person two forms at once (both pending together), then answers with both answers.",
             multi_input,
         )),
+        tool(Tool::new(
+            "test_tool_with_task",
+            "Run tool served only as a task: asks the person's name before its task exists (its plan asks, so the call answers input_required), then greets them from inside the task.",
+            test_tool_with_task,
+        ))
+        .plan(|_ctx: &Ctx, _args: &NoArgs| {
+            user_name()?;
+            Ok(Plan::new(Risk::Low, "greets the person by the name they give"))
+        }),
         tool(Tool::new(
             "protocol_error_job",
             "Run tool: aborts its instance (a trap), the closest a plugin comes to a protocol error.",
@@ -200,6 +215,28 @@ fn multi_input(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolError> {
         })
         .collect();
     Ok(text(format!("Got {}.", names.join(" and "))))
+}
+
+/// Asks the person's name (the same key in the plan and in the run, so
+/// the run gets the answer given before it existed).
+fn user_name() -> Result<String, ToolError> {
+    let form = serde_json::json!({
+        "type": "object",
+        "properties": {"name": {"type": "string", "description": "Your name."}},
+        "required": ["name"],
+    });
+    match client::elicit("user_name", "What is your name?", &form) {
+        Ok(client::Elicitation::Accept(v)) => Ok(v["name"].as_str().unwrap_or("").to_owned()),
+        Ok(_) => Err(ToolError::Failed("the person did not say their name".into())),
+        Err(e) => Err(ToolError::Failed(e.to_string())),
+    }
+}
+
+/// Greets the person by the name its plan asked for (the MRTR round
+/// before the task), from inside its task.
+fn test_tool_with_task(_ctx: &Ctx, _args: NoArgs) -> Result<Output<Text>, ToolError> {
+    let name = user_name()?;
+    Ok(text(format!("Hello, {name}, from a task!")))
 }
 
 #[cfg(test)]
