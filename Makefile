@@ -237,7 +237,7 @@ fmt:
 ## (server CPU per call beside the ceiling's and the baseline build's, latency at half
 ## capacity, the idle server's CPU and, with `perf`, its CPU by owner), then audit appends on one PostgreSQL from one writer process and from three;
 ## results go in BENCHMARKS.md
-bench: plugins python-plugins ts-plugins sdk bench-baseline
+bench: plugins python-plugins ts-plugins sdk e2e-tools bench-baseline
 	$(CARGO) bench -p toolhost-runtime --bench sandbox --locked
 	$(CARGO) bench -p toolhost-runtime --bench languages --locked
 	$(CARGO) bench -p toolhost-server --bench http --locked
@@ -245,6 +245,7 @@ bench: plugins python-plugins ts-plugins sdk bench-baseline
 	TOOLHOST_BENCH_BASELINE=$(abspath $(BENCH_BASELINE)) $(CARGO) bench -p toolhost --bench served --locked
 	$(CARGO) bench -p toolhost --bench soak --locked
 	$(CARGO) bench -p toolhost-storage --bench audit_writers --locked
+	$(CARGO) bench -p toolhost --bench replicas --locked
 
 ## soak: ten minutes (TOOLHOST_SOAK_SECONDS) at 32 clients mixing calls, clarifications,
 ## gates and runs; RSS, open files, threads, store connections and latency per 30 s
@@ -257,10 +258,11 @@ soak: plugins
 ## then audit appends from one and three writer processes on one PostgreSQL (3 s each); then
 ## the served bench's short run (about two minutes), beside the baseline build if
 ## `make bench-baseline` built it already
-bench-quick: plugins
+bench-quick: plugins e2e-tools
 	$(CARGO) bench -p toolhost-server --bench http --locked -- --quick
 	$(CARGO) bench -p toolhost-storage --bench audit_writers --locked -- --quick
 	$(BENCH_BASELINE_IF_BUILT) $(CARGO) bench -p toolhost --bench served --locked -- --quick
+	$(CARGO) bench -p toolhost --bench replicas --locked -- --quick
 
 ## bench-baseline: the release `toolhost` of BENCH_BASELINE_REV, which the served bench
 ## measures beside this tree's (`server CPU per call, current / baseline`), built once into

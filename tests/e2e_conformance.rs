@@ -631,3 +631,102 @@ fn a_task_only_tool_refuses_a_client_without_the_extension_unless_hidden_from_it
         "the call path's own refusal: {v}"
     );
 }
+
+/// A stateless request declaring the Tasks extension and form elicitation,
+/// as `token`: its JSON answer (`Mcp-Name` is `name`).
+fn tasks_request(server: &Server, token: &str, method: &str, name: &str, params: Value) -> Value {
+    let mut params = params;
+    let mut request = support::bench::Stateless::new(token, method, name, Value::Null);
+    params["_meta"] = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
+        },
+    });
+    request.body =
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+            .to_string();
+    let answer = support::exchange_full(
+        &server.url,
+        "POST",
+        "/mcp",
+        &request.headers(),
+        &request.body,
+    );
+    serde_json::from_str(answer.body.trim())
+        .unwrap_or_else(|e| panic!("{method}: {e}: {}", answer.body))
+}
+
+/// `tasks/get` of `task` as `token` until `status` (10 s at most).
+fn task_until(server: &Server, token: &str, task: &str, status: &str) -> Value {
+    let params = serde_json::json!({"taskId": task});
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let got = tasks_request(server, token, "tasks/get", task, params.clone());
+        if got["result"]["status"] == status {
+            return got["result"].clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "task {task} never became {status}: {got}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_task_waits_for_its_starters_answers_and_no_one_else_answers_it() {
+    let server = Server::start_with(&[toolhost_fixtures::CONFORMANCE_TASKS], &[]);
+    let scope = "mcp conformance:run explorations:run";
+    let (alice, mallory) = (server.service_token(scope), server.service_token(scope));
+    let call = serde_json::json!({"name": "confirm_delete", "arguments": {"filename": "a.txt"}});
+    let created = tasks_request(&server, &alice, "tools/call", "confirm_delete", call);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+
+    let waiting = task_until(&server, &alice, &task, "input_required");
+    let asked = &waiting["inputRequests"]["confirm"];
+    assert_eq!(asked["method"], "elicitation/create", "{waiting}");
+
+    // Another principal of the tenant can neither read nor answer it.
+    let accept = serde_json::json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let update = serde_json::json!({"taskId": task, "inputResponses": accept});
+    let foreign = tasks_request(&server, &mallory, "tasks/update", &task, update.clone());
+    assert_eq!(foreign["error"]["code"], -32602, "{foreign}");
+    let peek = tasks_request(
+        &server,
+        &mallory,
+        "tasks/get",
+        &task,
+        serde_json::json!({"taskId": task}),
+    );
+    assert_eq!(peek["error"]["code"], -32602, "{peek}");
+    // An answer over 64 KiB takes nothing.
+    let huge = serde_json::json!({"taskId": task, "inputResponses": {"confirm": {
+        "action": "accept", "content": {"confirm": true, "pad": "x".repeat(70 * 1024)}}}});
+    let refused = tasks_request(&server, &alice, "tasks/update", &task, huge);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let still = task_until(&server, &alice, &task, "input_required");
+    assert!(still["inputRequests"].get("confirm").is_some(), "{still}");
+
+    // Its starter's answer resumes it: the run runs again with it.
+    let acked = tasks_request(&server, &alice, "tasks/update", &task, update);
+    assert_eq!(acked["result"]["resultType"], "complete", "{acked}");
+    let done = task_until(&server, &alice, &task, "completed");
+    let text = done["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(text, "Deleted a.txt (confirmed).", "{done}");
+    let receipt = &done["result"]["structuredContent"]["receipt"];
+    let ended: Vec<&str> = receipt["attempts"]
+        .as_array()
+        .expect("attempts")
+        .iter()
+        .filter_map(|a| a["ended"].as_str())
+        .collect();
+    assert_eq!(ended, ["input_required", "finished"], "{receipt}");
+}
