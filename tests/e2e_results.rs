@@ -4,16 +4,18 @@
 //! to a reader of the same tenant holding the tool's permission and
 //! not-found to anyone else (on SQLite and on PostgreSQL); an answer that
 //! would carry a credential is withheld as `SECRET_EXPOSURE`, and the
-//! credential is in neither the store nor the log.
+//! credential is in neither the store nor the log; a JSON-RPC error a
+//! plugin raises answers the call as that error (issue 44), audited as
+//! `PROTOCOL_ERROR`, but never with the host's own codes or a credential.
 
 mod support;
 
 use std::path::Path;
 
 use serde_json::{Value, json};
-use support::bench::{BACKEND_TOKEN, Backend, call, request_at, serve_on};
+use support::bench::{BACKEND_TOKEN, Backend, call, post_at, request_at, serve_on};
 use support::{PgSchema, Server, python3};
-use toolhost_fixtures::{Fixture, HELLO, T_LIMITS_HUGE_OUTPUT};
+use toolhost_fixtures::{Fixture, HELLO, T_LIMITS_HUGE_OUTPUT, T_PROTOCOL_RAISE};
 
 /// Five MiB of answer data: over the default inline limit (1 MiB).
 const FIVE_MIB: usize = 5 << 20;
@@ -383,4 +385,53 @@ fn an_answer_carrying_a_credential_is_withheld_and_stored_nowhere() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// A stateless `tools/call` of the protocol fixture's `raise`: the
+/// JSON-RPC answer, whatever its HTTP status.
+fn raise(server: &Server, code: i32, message: &str) -> Value {
+    let params = json!({"name": "raise", "arguments": {"code": code, "message": message}});
+    let answer = post_at(&server.url, server.token(), "tools/call", "raise", params);
+    serde_json::from_str(answer.body.trim()).unwrap_or_else(|e| panic!("{e}: {}", answer.body))
+}
+
+/// A plugin that raises a JSON-RPC error (`protocol.raise`) answers the
+/// `tools/call` with that error, not a tool result, and the call's audit
+/// row says `PROTOCOL_ERROR`. A code of the host's (-32603 internal,
+/// -32021 missing capability, -31001 limit exceeded) is refused as a
+/// contract violation, a tool result like any failure, so a plugin cannot pass for
+/// the host; a credential in the message is redacted and stored nowhere.
+#[test]
+fn a_raised_json_rpc_error_answers_the_call_but_never_as_the_host_nor_with_a_secret() {
+    let server = Server::start(&[T_PROTOCOL_RAISE]);
+    let answer = raise(&server, -30000, "no such job");
+    assert!(answer.get("result").is_none(), "{answer}");
+    let error = &answer["error"];
+    assert_eq!(error["code"], json!(-30000), "{answer}");
+    assert_eq!(error["message"], json!("no such job"), "{answer}");
+    assert_eq!(error["data"], json!({"code": "PROTOCOL_ERROR"}), "{answer}");
+
+    let leaky = raise(&server, -32602, &format!("refused {FOREIGN_JWT}"));
+    assert_eq!(leaky["error"]["code"], json!(-32602), "{leaky}");
+    let message = leaky["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("[redacted:jwt]"), "{leaky}");
+    assert!(!leaky.to_string().contains(FOREIGN_JWT), "{leaky}");
+
+    for code in [-32603, -32021, -31001] {
+        let forged = raise(&server, code, "internal error");
+        assert!(forged.get("error").is_none(), "{code}: {forged}");
+        assert_eq!(forged["result"]["isError"], json!(true), "{forged}");
+        let error = &forged["result"]["structuredContent"]["error"];
+        assert_eq!(error["code"], json!("CONTRACT_VIOLATION"), "{forged}");
+    }
+
+    let out = server.admin(&["audit", "search", "--tool", "raise", "--outcome", "error"]);
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(listed.matches("PROTOCOL_ERROR").count(), 2, "{listed}");
+    assert_eq!(listed.matches("CONTRACT_VIOLATION").count(), 3, "{listed}");
+    assert!(
+        !contains(&store_bytes(&server), FOREIGN_JWT),
+        "in the store"
+    );
+    assert!(!server.log().contains(FOREIGN_JWT), "in the log");
 }

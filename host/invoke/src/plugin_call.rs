@@ -125,7 +125,8 @@ impl Toolhost {
             .with_progress(req.progress.clone())
             .with_log(req.log.clone())
             .with_snapshots(snapshots)
-            .with_backends(self.grant(plugin));
+            .with_backends(self.grant(plugin))
+            .with_scanner(self.scanner.clone());
         if let Some(stop) = self.gate(c, &ctx).await? {
             return Ok(stop);
         }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use toolhost_artifacts::Artifact;
 use toolhost_gates::Gate;
 use toolhost_invoke::{GATE_ID_ARG, IDEMPOTENCY_KEY_ARG, InvokeError, Tool as HostTool};
-use toolhost_runtime::{ContentBlock as HostBlock, ResourceBody, ToolOutput};
+use toolhost_runtime::{CallError, ContentBlock as HostBlock, ResourceBody, ToolOutput};
 use toolhost_secrets::Scanner;
 
 fn object(v: &Value) -> JsonObject {
@@ -312,6 +312,22 @@ pub(crate) fn rpc_failure(e: &InvokeError, doing: &'static str) -> ErrorData {
     }
 }
 
+/// The JSON-RPC error a plugin ended its call with (`protocol.raise`), as
+/// it raised it, if `e` is one: its code (the runtime refused the host's
+/// own codes, but -32602), its message (cut and redacted by the
+/// runtime, redacted again here with the host's scanner), and `data`
+/// naming the stable code `PROTOCOL_ERROR`, as a failed call's result does.
+pub(crate) fn raised(e: &InvokeError, scanner: &Scanner) -> Option<ErrorData> {
+    let InvokeError::Call(CallError::Protocol { code, message }) = e else {
+        return None;
+    };
+    Some(ErrorData::new(
+        ErrorCode(*code),
+        scanner.redact(message).into_owned(),
+        Some(json!({"code": e.code()})),
+    ))
+}
+
 /// The store unreachable while `doing`, as a JSON-RPC error (retryable).
 pub(crate) fn store_unavailable(
     down: &toolhost_types::StoreUnavailable,
@@ -330,13 +346,16 @@ pub(crate) fn store_unavailable(
 }
 
 /// A failed call. Everything the caller can act on is a tool result with
-/// `isError` and a stable code; only an internal failure is a protocol
-/// error, and an opaque one.
+/// `isError` and a stable code; a protocol error is either internal (and
+/// opaque) or the plugin's own JSON-RPC error ([`raised`]).
 ///
 /// A failure's message may carry what a plugin or its backend said: any
 /// credential or host path in it is replaced by `[redacted:<kind>]`
 /// (`scanner`), and the code is kept.
 pub(crate) fn failure(e: &InvokeError, scanner: &Scanner) -> Result<CallToolResult, ErrorData> {
+    if let Some(raised) = raised(e, scanner) {
+        return Err(raised);
+    }
     if e.is_internal() {
         tracing::error!(error = ?e, "call failed internally");
         return Err(ErrorData::internal_error("internal error", None));
@@ -366,4 +385,44 @@ pub(crate) fn failure(e: &InvokeError, scanner: &Scanner) -> Result<CallToolResu
     let mut result = CallToolResult::structured_error(json!({"error": error}));
     result.content = vec![ContentBlock::text(text)];
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raise(code: i32, message: &str) -> InvokeError {
+        InvokeError::Call(CallError::Protocol {
+            code,
+            message: message.into(),
+        })
+    }
+
+    #[test]
+    fn a_raised_error_answers_the_call_as_that_json_rpc_error() {
+        let err = failure(&raise(-30000, "no such job"), &Scanner::new())
+            .expect_err("a protocol error, not a tool result");
+        assert_eq!(err.code, ErrorCode(-30000));
+        assert_eq!(err.message, "no such job");
+        assert_eq!(err.data, Some(json!({"code": "PROTOCOL_ERROR"})));
+    }
+
+    #[test]
+    fn a_raised_message_is_redacted_with_the_host_scanner() {
+        let scanner = Scanner::new().with_secret("operator-backend-token-1234");
+        let err = failure(
+            &raise(-30000, "token operator-backend-token-1234"),
+            &scanner,
+        )
+        .expect_err("a protocol error");
+        assert!(!err.message.contains("operator-backend"), "{}", err.message);
+    }
+
+    #[test]
+    fn the_plugins_own_failure_stays_a_tool_result() {
+        let failed = InvokeError::Call(CallError::ToolFailed("nope".into()));
+        let result = failure(&failed, &Scanner::new()).expect("a tool result");
+        assert_eq!(result.is_error, Some(true));
+        assert!(raised(&failed, &Scanner::new()).is_none());
+    }
 }

@@ -102,8 +102,12 @@ pub(crate) async fn get(
 /// A failed get as a JSON-RPC error: invalid params for what the client
 /// can fix (the prompt or its arguments), -32021 for a capability it did
 /// not declare, the host's internal and unavailable errors as for any
-/// request, and the plugin's own failure with its code, redacted.
+/// request, the plugin's own failure with its code, redacted, and a
+/// JSON-RPC error the plugin raised as it raised it.
 fn failure(e: &InvokeError, scanner: &toolhost_secrets::Scanner, name: &str) -> ErrorData {
+    if let Some(raised) = convert::raised(e, scanner) {
+        return raised;
+    }
     match e {
         InvokeError::PromptNotFound { .. } => {
             ErrorData::invalid_params(e.to_string(), Some(json!({"code": e.code(), "name": name})))

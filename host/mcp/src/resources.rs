@@ -47,12 +47,16 @@ pub(crate) fn contents(c: HostContents) -> ResourceContents {
 
 /// A failed plugin read as a JSON-RPC error: the host's own failures as
 /// for any request, the plugin's with its code, redacted (a plugin's
-/// not-found is the resource-not-found error).
+/// not-found is the resource-not-found error, a JSON-RPC error it raised
+/// is answered as it raised it).
 pub(crate) fn failure(
     e: &InvokeError,
     scanner: &toolhost_secrets::Scanner,
     uri: &str,
 ) -> ErrorData {
+    if let Some(raised) = crate::convert::raised(e, scanner) {
+        return raised;
+    }
     if e.is_internal() || e.store_unavailable().is_some() {
         return crate::convert::rpc_failure(e, "reading a resource");
     }

@@ -92,6 +92,20 @@ pub enum CallError {
         /// The requests, by the plugin's key.
         requests: std::collections::BTreeMap<String, serde_json::Value>,
     },
+    /// The plugin ended the call with a JSON-RPC error of its own (the
+    /// `protocol.raise` import): the MCP edge answers the request with
+    /// this error instead of a tool result. Not a breach: it is the
+    /// plugin's answer. `code` is the plugin's own or -32602, never one of
+    /// the host's (-32768..=-31000: raising one is a
+    /// [`CallError::ContractViolation`]); `message` is at most 1 KiB, its
+    /// secrets redacted.
+    #[error("the plugin raised JSON-RPC error {code}: {message}")]
+    Protocol {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The error's message.
+        message: String,
+    },
     /// The plugin used a capability outside what its manifest declares
     /// (a resolver kind not in `resolves`, …): a bug in the plugin.
     #[error("the plugin broke its contract: {detail}")]
@@ -121,6 +135,7 @@ impl CallError {
             CallError::HostCallLimit { .. } => "HOST_CALL_LIMIT",
             CallError::Trapped { .. } => "TRAPPED",
             CallError::InvalidOutput { .. } => "INVALID_OUTPUT",
+            CallError::Protocol { .. } => "PROTOCOL_ERROR",
             CallError::ContractViolation { .. } => "CONTRACT_VIOLATION",
             CallError::MissingClientCapability { .. } => "MISSING_CLIENT_CAPABILITY",
             CallError::InputRequired { .. } => "INPUT_REQUIRED",
@@ -137,6 +152,7 @@ impl CallError {
                 | CallError::InvalidArguments(_)
                 | CallError::NotFound(_)
                 | CallError::ToolFailed(_)
+                | CallError::Protocol { .. }
         )
     }
 }

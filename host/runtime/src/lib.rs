@@ -71,6 +71,7 @@ pub use host::exploration::{
 pub use host::log::{LogLevel, LogLine, LogSink};
 pub use host::notify::{MAX_RESOURCE_UPDATES, UpdateSink};
 pub use host::progress::{MAX_PROGRESS_MESSAGE, ProgressReport, ProgressSink};
+pub use host::protocol::{HOST_JSONRPC_CODES, JSONRPC_INVALID_PARAMS, MAX_PROTOCOL_MESSAGE};
 pub use host::resolver::Snapshots;
 pub use prompts::{
     MAX_PROMPT_ARGUMENTS, MAX_PROMPT_MESSAGES, MAX_PROMPTS, Prompt, PromptArgument, PromptMessage,

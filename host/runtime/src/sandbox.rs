@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use toolhost_limits::CallBudget;
 use toolhost_resolver::{Clarification, Entity};
+use toolhost_secrets::Scanner;
 use toolhost_types::{CallId, Digest, PluginName};
 use wasmtime::component::{InstancePre, Linker};
 use wasmtime::{Engine, Store, UpdateDeadline};
@@ -31,6 +32,7 @@ use crate::host::exploration::Exploration;
 use crate::host::log::LogSink;
 use crate::host::notify::UpdateSink;
 use crate::host::progress::ProgressSink;
+use crate::host::protocol::ProtocolStop;
 use crate::host::resolver::Snapshots;
 use crate::spec::{self, Plan, ToolOutput, ToolSpec};
 use crate::state::HostState;
@@ -207,6 +209,9 @@ pub struct CallContext {
     /// backends are the exploration ones, read-only, and it may keep
     /// artifacts.
     pub exploration: Option<Exploration>,
+    /// What a JSON-RPC error the plugin raises is redacted with (default:
+    /// the built-in patterns; the call path gives the host's scanner).
+    pub scanner: Scanner,
 }
 
 impl CallContext {
@@ -224,7 +229,14 @@ impl CallContext {
             checkpoints: None,
             client: None,
             exploration: None,
+            scanner: Scanner::new(),
         }
+    }
+
+    /// This context, redacting a raised error's message with `scanner`.
+    pub fn with_scanner(mut self, scanner: Scanner) -> Self {
+        self.scanner = scanner;
+        self
     }
 
     /// This context, asking its client through `link`.
@@ -749,6 +761,12 @@ pub(crate) fn classify(
             ClientStop::MissingCapability(c) => CallError::MissingClientCapability {
                 capability: (*c).to_owned(),
             },
+        };
+    }
+    if let Some(ProtocolStop { code, message }) = e.downcast_ref::<ProtocolStop>() {
+        return CallError::Protocol {
+            code: *code,
+            message: message.clone(),
         };
     }
     if let Some(ContractBreach(detail)) = e.downcast_ref::<ContractBreach>() {

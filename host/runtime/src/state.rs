@@ -12,6 +12,7 @@ use crate::host::client::{Acted, ClientCapability};
 use crate::host::log::LogCapability;
 use crate::host::notify::NotifyCapability;
 use crate::host::progress::ProgressCapability;
+use crate::host::protocol::ProtocolCapability;
 use crate::host::resolver::{Quiet, ResolverCapability};
 use crate::limiter::CallLimiter;
 use crate::sandbox::CallContext;
@@ -31,6 +32,7 @@ pub(crate) struct HostState {
     pub(crate) artifacts: ArtifactsCapability,
     pub(crate) client: ClientCapability,
     pub(crate) notify: NotifyCapability,
+    pub(crate) protocol: ProtocolCapability,
     /// The exploration run this call is, if it is one.
     run: Option<crate::host::exploration::Exploration>,
 }
@@ -64,6 +66,7 @@ impl HostState {
             log: LogCapability::new(plugin, call_id, budget.log, meter.clone())
                 .with_sink(ctx.log.clone()),
             progress: ProgressCapability::new(ctx.progress.clone(), meter.clone()),
+            protocol: ProtocolCapability::new(meter.clone(), ctx.scanner.clone()),
             notify,
             resolver: ResolverCapability::new(
                 plugin,

@@ -107,8 +107,9 @@ const ESCAPES: &[&str] = &[
 /// The import-flood fixture, with its own test below (one case per import).
 const IMPORT_FLOOD: &str = "t-flood-imports";
 
-/// Fixtures proved in a suite of their own: `t-leak-heap` in freshness.rs.
-const ELSEWHERE: &[&str] = &["t-leak-heap"];
+/// Fixtures proved in a suite of their own: `t-leak-heap` in freshness.rs,
+/// `t-protocol-raise` in protocol.rs.
+const ELSEWHERE: &[&str] = &["t-leak-heap", "t-protocol-raise"];
 
 fn fixture(name: &str) -> &'static Fixture {
     HOSTILE

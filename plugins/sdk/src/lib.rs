@@ -10,8 +10,9 @@
 //! the objects a plugin authors, and wraps the host's imports:
 //! [`log`] lines, [`progress`] reports, [`resolve`] (names to ids),
 //! [`backend`] (HTTP to the backends the manifest declares),
-//! [`checkpoint`] (a person's judgement of a run) and [`artifacts`] (what
-//! an exploration run keeps: plans, traces, reports). It enforces
+//! [`checkpoint`] (a person's judgement of a run), [`artifacts`] (what
+//! an exploration run keeps: plans, traces, reports) and [`protocol`]
+//! (ending a call with a JSON-RPC error). It enforces
 //! nothing: budgets, permissions, approvals, tenancy and the resolver's
 //! decisions are the host's, which trusts none of what a plugin says about
 //! itself.
@@ -123,9 +124,10 @@
 //! emits a component directly. It depends on `toolhost-sdk`, `serde` and
 //! `schemars`: the derive macros re-exported by the [`prelude`] expand to
 //! paths in those two crates. Outside wasm (native unit tests of tool
-//! functions) log lines and progress go to stderr, and [`resolve`],
-//! [`backend`] requests, [`checkpoint::open`] and [`artifacts::put`] fail
-//! with a [`ToolError`] instead of reaching a host.
+//! functions) log lines and progress go to stderr, [`protocol::raise`]
+//! panics with its error, and [`resolve`], [`backend`] requests,
+//! [`checkpoint::open`] and [`artifacts::put`] fail with a [`ToolError`]
+//! instead of reaching a host.
 //!
 //! # Exploration runs
 //!
@@ -165,6 +167,7 @@ mod permission;
 mod plan;
 pub mod progress;
 pub mod prompts;
+pub mod protocol;
 pub mod resolve;
 pub mod resources;
 mod tool;
@@ -221,6 +224,7 @@ pub mod prelude {
     pub use crate::client;
     pub use crate::log;
     pub use crate::progress;
+    pub use crate::protocol;
     pub use crate::{
         ArtifactInfo, Authoring, CheckpointInfo, Content, Ctx, Entities, Entity, Message, NameOrId,
         Output, Plan, Prompt, PromptArgs, Query, Resolved, Resource, Resources, Risk, Target,

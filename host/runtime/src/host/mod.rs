@@ -14,6 +14,7 @@ pub(crate) mod log;
 mod meter;
 pub(crate) mod notify;
 pub(crate) mod progress;
+pub(crate) mod protocol;
 pub(crate) mod resolver;
 mod wasi_refusals;
 
@@ -64,6 +65,11 @@ impl HasData for HasNotify {
     type Data<'a> = &'a mut notify::NotifyCapability;
 }
 
+struct HasProtocol;
+impl HasData for HasProtocol {
+    type Data<'a> = &'a mut protocol::ProtocolCapability;
+}
+
 struct HasTypes;
 impl HasData for HasTypes {
     type Data<'a> = &'a mut HostState;
@@ -83,6 +89,7 @@ pub(crate) fn add_to_linker(l: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wit::artifacts::add_to_linker::<HostState, HasArtifacts>(l, |s| &mut s.artifacts)?;
     wit::client::add_to_linker::<HostState, HasClient>(l, |s| &mut s.client)?;
     wit::notify::add_to_linker::<HostState, HasNotify>(l, |s| &mut s.notify)?;
+    wit::protocol::add_to_linker::<HostState, HasProtocol>(l, |s| &mut s.protocol)?;
     crate::v0_1::imports::add_to_linker(l)?;
     Ok(())
 }

@@ -23,6 +23,7 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ("notify.wit", include_str!("../../../../wit/notify.wit")),
     ("progress.wit", include_str!("../../../../wit/progress.wit")),
     ("prompts.wit", include_str!("../../../../wit/prompts.wit")),
+    ("protocol.wit", include_str!("../../../../wit/protocol.wit")),
     ("resolver.wit", include_str!("../../../../wit/resolver.wit")),
     (
         "resources.wit",
