@@ -24,6 +24,10 @@
 //! What a plugin cannot provide, the scenarios' expected failures in
 //! `tests/e2e_conformance.rs` list.
 //!
+//! - `protocol_error_job` ends with a JSON-RPC error through the SDK's
+//!   `protocol::raise`: its task is `failed` with that error (a guest's own
+//!   failure is a tool result with `isError`, its task `completed`).
+//!
 //! Served only by the end-to-end tests; never part of the reference catalog.
 
 use std::thread;
@@ -71,7 +75,7 @@ fn tools() -> Vec<Tool> {
         }),
         tool(Tool::new(
             "protocol_error_job",
-            "Run tool: aborts its instance (a trap), the closest a plugin comes to a protocol error.",
+            "Run tool: ends with a JSON-RPC error (code -30000), never a tool result.",
             protocol_error_job,
         )),
     ]
@@ -146,12 +150,19 @@ fn failing_job(_ctx: &Ctx, _args: NoArgs) -> Result<Text, ToolError> {
     Err(ToolError::Failed(FAILING_JOB_ERROR.into()))
 }
 
-/// The suite's fixture "panics into a protocol error". A guest panic
-/// aborts the instance (the plugins are built with `panic = "abort"`); the
-/// host reports the trap as the run's failure, a tool result with
-/// `isError`, since a sandboxed guest cannot raise a JSON-RPC error.
+/// The JSON-RPC error code `protocol_error_job` raises: application-defined,
+/// outside the codes that are the host's (-32768..=-31000, which a plugin
+/// may not raise but for -32602); the suite asks only for a numeric code.
+const PROTOCOL_ERROR_CODE: i32 = -30000;
+
+/// The message `protocol_error_job` raises.
+const PROTOCOL_ERROR_MESSAGE: &str =
+    "protocol_error_job failed with a protocol error, as it always does";
+
+/// The suite's fixture that "fails with a protocol error": it raises a
+/// JSON-RPC error, which the host answers instead of a tool result.
 fn protocol_error_job(_ctx: &Ctx, _args: NoArgs) -> Result<Text, ToolError> {
-    panic!("protocol_error_job: a deliberate panic")
+    protocol::raise(PROTOCOL_ERROR_CODE, PROTOCOL_ERROR_MESSAGE)
 }
 
 /// Arguments of `confirm_delete`.
