@@ -71,11 +71,7 @@ const TASK_SCENARIOS_SKIPPED: &[(&str, &str)] = &[(
 /// Every task scenario or check expected to fail, and why: what the host
 /// (or the plugin contract) lacks. The scenarios run at 2026-07-28 only.
 #[rustfmt::skip]
-const TASK_EXPECTED_FAILURES: &[Expected] = &[
-    // A sandboxed guest cannot raise a JSON-RPC error: its trap is the
-    // run's failure, `completed` + `isError`; `failed` is for host faults.
-    expect("tasks-lifecycle:sep-2663-tasks-get-status-failed", &[STATELESS], "a plugin way to fail a task with a JSON-RPC error (protocol_error_job traps: completed + isError)"),
-];
+const TASK_EXPECTED_FAILURES: &[Expected] = &[];
 
 /// One era's run of the suite, judged.
 struct EraRun {

@@ -494,6 +494,7 @@ impl RunWorker {
         let mut call_budget = budget.call;
         call_budget.timeout = remaining;
         let base = CallContext::new(&run.tenant, &run.principal)
+            .with_scanner(self.host.host().scanner().clone())
             .with_backends(self.host.host().backend_grant(plugin))
             .in_run(exploration);
         let section = plugin
@@ -713,6 +714,19 @@ fn settled(
         ),
         Err(e @ CallError::Timeout { .. }) => {
             (RunState::TimedOut, Err(error(e.code(), e.to_string())))
+        }
+        // The plugin ended the run with a JSON-RPC error of its own: its
+        // task is `failed` with it.
+        Err(CallError::Protocol { code, message }) => {
+            let failed = error(
+                CallError::Protocol {
+                    code,
+                    message: String::new(),
+                }
+                .code(),
+                message,
+            );
+            return (RunState::Failed, Err(failed), Some(code));
         }
         Err(e) => (RunState::Failed, Err(error(e.code(), e.to_string()))),
     };

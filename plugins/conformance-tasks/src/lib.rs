@@ -21,12 +21,12 @@
 //!   and the next round, with the name, gets the task whose run reads the
 //!   same answer.
 //!
-//! What a plugin cannot provide, the scenarios' expected failures in
-//! `tests/e2e_conformance.rs` list.
-//!
 //! - `protocol_error_job` ends with a JSON-RPC error through the SDK's
 //!   `protocol::raise`: its task is `failed` with that error (a guest's own
 //!   failure is a tool result with `isError`, its task `completed`).
+//!
+//! What a plugin cannot provide, the scenarios' expected failures in
+//! `tests/e2e_conformance.rs` list (none today).
 //!
 //! Served only by the end-to-end tests; never part of the reference catalog.
 
