@@ -238,7 +238,9 @@ fn user_name() -> Result<String, ToolError> {
     });
     match client::elicit("user_name", "What is your name?", &form) {
         Ok(client::Elicitation::Accept(v)) => Ok(v["name"].as_str().unwrap_or("").to_owned()),
-        Ok(_) => Err(ToolError::Failed("the person did not say their name".into())),
+        Ok(_) => Err(ToolError::Failed(
+            "the person did not say their name".into(),
+        )),
         Err(e) => Err(ToolError::Failed(e.to_string())),
     }
 }
