@@ -136,10 +136,13 @@ async fn an_approved_transfer_moves_the_names_taken_and_no_other() {
     assert!(built.refused.is_empty(), "{:?}", built.refused);
     let want = [
         ("add", "hello"),
+        ("confirm_delete", "acme-greeter"),
         ("failing_job", "acme-greeter"),
         ("greet", "acme-greeter"),
+        ("multi_input", "acme-greeter"),
         ("protocol_error_job", "acme-greeter"),
         ("slow_compute", "acme-greeter"),
+        ("test_tool_with_task", "acme-greeter"),
         ("word_stats", "hello"),
     ];
     assert_eq!(served_by(built.catalogs.everyone()), pairs(&want));
