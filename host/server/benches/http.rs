@@ -30,10 +30,7 @@
 //! connection caps and body deadline, the session table, the answers'
 //! headers); quick mode ends by pairing it the same way with the same host
 //! served without those guards: `edge guards / without them at 32
-//! clients: E`, and then what the event store costs a streamed answer:
-//! `greet` with a progress token (answered as an SSE stream), on the host
-//! as shipped against the same host keeping no events for resumption
-//! (`streamed call, events kept / not kept`), and streamed against JSON.
+//! clients: E`.
 //!
 //! The full run also serves the Python reference plugin (`hello-py`,
 //! built by `make python-plugins`) in the host as shipped, and reports its
@@ -136,18 +133,6 @@ async fn start_with(
     edge: bool,
     python: bool,
 ) -> (String, tempfile::TempDir) {
-    start_host(durable_audit, rate_limited, edge, python, true).await
-}
-
-/// `start_with`, keeping each streamed answer's events for a resumption
-/// (`MemoryEvents`, as `toolhost serve` does) only if `keep_events`.
-async fn start_host(
-    durable_audit: bool,
-    rate_limited: bool,
-    edge: bool,
-    python: bool,
-    keep_events: bool,
-) -> (String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let runtime = bench_runtime();
     let (catalog, native) = hello_and_native_greet(dir.path(), &runtime, python).await;
@@ -170,13 +155,10 @@ async fn start_host(
             .await
             .expect("a service client");
     let events = Arc::new(toolhost_mcp::MemoryEvents::default());
-    let sessions = if keep_events {
+    let sessions = Arc::new(
         LocalSessionManager::default()
-            .with_event_store(Arc::new(toolhost_mcp::SharedEvents(events.clone())))
-    } else {
-        LocalSessionManager::default()
-    };
-    let sessions = Arc::new(sessions);
+            .with_event_store(Arc::new(toolhost_mcp::SharedEvents(events.clone()))),
+    );
     let server = toolhost_mcp::McpServer::new(host.clone());
     let mcp = StreamableHttpServerConfig::default().with_json_response(true);
     let app = router(
@@ -366,26 +348,14 @@ async fn token(addr: &str, client_id: &str, secret: &str) -> String {
     v["access_token"].as_str().expect("a token").to_owned()
 }
 
-/// A tool name ending so (`greet` + it) is called with a progress token:
-/// its answer is streamed (SSE), its events kept for a resumption when the
-/// server keeps them.
-const STREAMED: &str = "+streamed";
-/// `greet`, streamed.
-const STREAMED_GREET: &str = "greet+streamed";
-
 fn request(addr: &str, tool: &str) -> hyper::Request<Full<Bytes>> {
-    let (tool, streamed) = match tool.strip_suffix(STREAMED) {
-        Some(name) => (name, true),
-        None => (tool, false),
-    };
-    let mut meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                          "io.modelcontextprotocol/clientCapabilities": {}});
-    if streamed {
-        meta["progressToken"] = json!("bench");
-    }
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": tool, "arguments": {"name": "Ada"}, "_meta": meta}
+        "params": {
+            "name": tool, "arguments": {"name": "Ada"},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}}
+        }
     });
     hyper::Request::post(format!("http://{addr}/mcp"))
         .header("host", addr)
@@ -420,11 +390,6 @@ async fn client(addr: String, tool: &'static str, n: usize) -> Vec<Duration> {
             .await
             .expect("a response");
         let status = resp.status();
-        let sse = resp
-            .headers()
-            .get("content-type")
-            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
-        assert_eq!(sse, tool.ends_with(STREAMED), "{tool}: streamed as asked");
         let body = resp.into_body().collect().await.expect("a body").to_bytes();
         assert!(
             status.is_success(),
@@ -651,45 +616,6 @@ async fn quick_comparisons(plan: Plan, ceiling_addr: &str, at_1: &Run) {
     );
     println!("full stack / ceiling at 32 clients: {median:.2}");
     edge_guards(plan).await;
-    event_store(plan).await;
-}
-
-/// What keeping a streamed answer's events for a resumption costs: a
-/// `greet` called with a progress token (so answered as an SSE stream),
-/// on the host as shipped and on the same host without the event store,
-/// back to back; and what streaming costs beside a JSON answer.
-async fn event_store(plan: Plan) {
-    let (kept, _kept_dir) = start_host(true, true, true, false, true).await;
-    let (bare, _bare_dir) = start_host(true, true, true, false, false).await;
-    let (without, with, ratios) = paired_with(
-        plan,
-        EDGE_ROUNDS,
-        (&bare, STREAMED_GREET),
-        (&kept, STREAMED_GREET),
-    )
-    .await;
-    let rounds: Vec<String> = ratios.iter().map(|r| format!("{r:.3}")).collect();
-    println!(
-        "streamed call, events kept / not kept at 32 clients: {:.3} (rounds {}); \
-         p50 {} ms / {} ms",
-        ratios[ratios.len() / 2],
-        rounds.join(", "),
-        ms(with.p50),
-        ms(without.p50)
-    );
-    let (json_run, streamed_run, ratios) = paired_with(
-        plan,
-        PAIRED_ROUNDS,
-        (&kept, "greet"),
-        (&kept, STREAMED_GREET),
-    )
-    .await;
-    println!(
-        "streamed / JSON answer at 32 clients (events kept): {:.3}; p50 {} ms / {} ms",
-        ratios[ratios.len() / 2],
-        ms(streamed_run.p50),
-        ms(json_run.p50)
-    );
 }
 
 /// What the edge's guards cost: the same host served without them (no
