@@ -726,3 +726,150 @@ fn a_task_waits_for_its_starters_answers_and_no_one_else_answers_it() {
         .collect();
     assert_eq!(ended, ["input_required", "finished"], "{receipt}");
 }
+
+/// An open `subscriptions/listen` stream as `token`, declaring the Tasks
+/// extension and naming `tasks` (read raw: its events arrive as they are
+/// sent).
+struct Listen {
+    stream: std::net::TcpStream,
+    read: String,
+}
+
+impl Listen {
+    fn open(server: &Server, token: &str, tasks: &[&str]) -> Listen {
+        use std::io::Write as _;
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities":
+                    {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+            },
+            "notifications": {"taskIds": tasks},
+        }})
+        .to_string();
+        let authority = server.url.trim_start_matches("http://");
+        let authority = authority.split('/').next().unwrap_or(authority);
+        let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream
+            .write_all(head.as_bytes())
+            .expect("send the listen request");
+        stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .expect("timeout");
+        Listen {
+            stream,
+            read: String::new(),
+        }
+    }
+
+    /// The JSON-RPC messages sent so far on the stream.
+    fn messages(&self) -> Vec<Value> {
+        self.read
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect()
+    }
+
+    /// Reads until a message passes `done`, or `wait` passes: the messages.
+    fn until(&mut self, wait: Duration, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+        use std::io::Read as _;
+        let deadline = std::time::Instant::now() + wait;
+        let mut buf = [0u8; 8192];
+        while std::time::Instant::now() < deadline {
+            if self.messages().iter().any(&done) {
+                break;
+            }
+            match self.stream.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => self.read.push_str(&String::from_utf8_lossy(&buf[..n])),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) => panic!("the listen stream failed: {e}"),
+            }
+        }
+        self.messages()
+    }
+}
+
+/// A `subscriptions/listen` stream naming tasks (SEP-2663's
+/// `notifications.taskIds`) has them in its acknowledgement and is told
+/// each task as it is, then each change, up to its end, with the stream's
+/// subscription id. Another principal naming the same task is acknowledged
+/// alike and told nothing of it.
+#[test]
+fn a_listen_stream_is_told_of_its_tasks_and_of_no_one_elses() {
+    let server = Server::start_with(&[toolhost_fixtures::CONFORMANCE_TASKS], &[]);
+    let scope = "mcp conformance:run explorations:run";
+    let (alice, mallory) = (server.service_token(scope), server.service_token(scope));
+    let call = serde_json::json!({"name": "slow_compute",
+        "arguments": {"seconds": 2, "label": "listened"}});
+    let created = tasks_request(&server, &alice, "tools/call", "slow_compute", call);
+    let task = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+
+    let mut theirs = Listen::open(&server, &mallory, &[&task]);
+    let mut mine = Listen::open(&server, &alice, &[&task, "not-a-task", &task]);
+    let is_ack = |m: &Value| m["method"] == "notifications/subscriptions/acknowledged";
+    let told = mine.until(Duration::from_secs(20), |m| {
+        m["method"] == "notifications/tasks" && m["params"]["status"] == "completed"
+    });
+    let ack = told.iter().find(|m| is_ack(m)).expect("an acknowledgement");
+    assert_eq!(
+        ack["params"]["notifications"]["taskIds"],
+        serde_json::json!([task]),
+        "{ack}"
+    );
+    let statuses: Vec<&Value> = told
+        .iter()
+        .filter(|m| m["method"] == "notifications/tasks")
+        .map(|m| &m["params"])
+        .collect();
+    let names: Vec<&str> = statuses
+        .iter()
+        .filter_map(|p| p["status"].as_str())
+        .collect();
+    assert_eq!(
+        names.first(),
+        Some(&"working"),
+        "told as it is first: {told:?}"
+    );
+    assert_eq!(names.last(), Some(&"completed"), "{told:?}");
+    for p in &statuses {
+        assert_eq!(p["taskId"], task.as_str(), "{p}");
+        assert_eq!(
+            p["_meta"]["io.modelcontextprotocol/subscriptionId"], 1,
+            "{p}"
+        );
+    }
+    let done = statuses.last().expect("the end");
+    let text = done["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("listened"), "the result inlined: {done}");
+
+    let seen = theirs.until(Duration::from_secs(2), |m| {
+        m["method"] == "notifications/tasks"
+    });
+    assert!(
+        seen.iter().any(is_ack),
+        "acknowledged alike: {seen:?}"
+    );
+    assert!(
+        !seen.iter().any(|m| m["method"] == "notifications/tasks"),
+        "told nothing of another's task: {seen:?}"
+    );
+}

@@ -31,6 +31,7 @@ use crate::log::LogRelay;
 use crate::progress::ProgressRelay;
 
 use crate::subscriptions::{self, SessionSubscriptions};
+use crate::task_status::{self, ListenTasks};
 use crate::tool_defs::ToolDefs;
 use crate::{clarify, convert, cursor, prompts, resources, tasks};
 
@@ -76,7 +77,7 @@ impl McpServer {
     }
 
     /// Run `id` as `who` may see it (see [`Runs::visible_run`]).
-    async fn run_for(
+    pub(crate) async fn run_for(
         &self,
         who: &Principal,
         id: &str,
@@ -91,7 +92,7 @@ impl McpServer {
     }
 
     /// How long a run is kept readable once over.
-    fn run_retention(&self) -> Option<std::time::Duration> {
+    pub(crate) fn run_retention(&self) -> Option<std::time::Duration> {
         self.runs.as_ref().map(|r| r.retention())
     }
 
@@ -647,9 +648,23 @@ impl ServerHandler for McpServer {
         Some(subscriptions::accepted(requested))
     }
 
+    /// The stream is told what changed of what it asked, and of the
+    /// tasks it named when it declared the Tasks extension
+    /// ([`task_status`]).
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let who = self.caller(context.request_context())?;
-        subscriptions::listen(&self.host, &who, context).await;
+        let ctx = context.request_context();
+        let who = self.caller(ctx)?;
+        let task_ids = ctx
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<ListenTasks>())
+            .filter(|_| tasks::wanted(ctx))
+            .map(|ListenTasks(ids)| ids.clone())
+            .unwrap_or_default();
+        tokio::join!(
+            subscriptions::listen(&self.host, &who, &context),
+            task_status::tell(self, &who, task_ids, &context),
+        );
         Ok(())
     }
 

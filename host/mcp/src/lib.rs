@@ -26,6 +26,7 @@ mod progress;
 mod prompts;
 mod resources;
 mod subscriptions;
+mod task_status;
 mod tasks;
 mod tool_defs;
 
@@ -33,6 +34,7 @@ pub use ask::{Keyring, RequestStates, StatesError, StatesFuture};
 pub use events::{EVENT_TTL, MAX_EVENT_BYTES, MemoryEvents, SharedEvents};
 pub use handler::{McpServer, OwnedSession, service, service_for, service_with};
 pub use subscriptions::MAX_SUBSCRIPTIONS;
+pub use task_status::{ListenTasks, MAX_LISTENED_TASKS, accepted_task_ids};
 
 /// A clarification in the shape a `tools/call` answers it with (its
 /// `structuredContent`): what `toolhost call` prints for a question.

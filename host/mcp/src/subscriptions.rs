@@ -212,7 +212,7 @@ pub(crate) fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
 }
 
 /// Sends `who`'s listen stream what changed until it is cancelled.
-pub(crate) async fn listen(host: &Toolhost, who: &Principal, context: SubscriptionContext) {
+pub(crate) async fn listen(host: &Toolhost, who: &Principal, context: &SubscriptionContext) {
     let mut changes = host.catalog_changes();
     changes.mark_unchanged();
     let mut updates = host.resource_updates();

@@ -51,11 +51,11 @@ pub fn router(
     auth: Arc<AuthServer>,
 ) -> Router {
     // Outermost first: count the POST as in flight, check the token, bound
-    // and parse the body, count it against the rate limits (when `serve`
-    // put a limiter in the request's extensions), check a named session is
-    // the caller's (when `serve` put the session table there), serve a
-    // replay only to its owner and claim each stream answered (with the
-    // event store there), then rmcp.
+    // and parse the body, read the tasks a listen request names, count it
+    // against the rate limits (when `serve` put a limiter in the request's
+    // extensions), check a named session is the caller's (when `serve` put
+    // the session table there), serve a replay only to its owner and claim
+    // each stream answered (with the event store there), then rmcp.
     let mcp = tower::ServiceBuilder::new()
         .map_response(no_store)
         .service(mcp);
@@ -63,6 +63,7 @@ pub fn router(
         .route_service("/mcp", mcp)
         .layer(axum::middleware::from_fn(crate::mcp_sessions::owned))
         .layer(axum::middleware::from_fn(crate::rate_limit::limit))
+        .layer(axum::middleware::from_fn(crate::mcp_listen::tasks))
         .layer(axum::middleware::from_fn_with_state(
             guard.clone(),
             crate::guard::mcp_guard,

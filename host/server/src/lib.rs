@@ -39,6 +39,7 @@ mod guard;
 pub mod http;
 mod listen;
 mod log_redact;
+mod mcp_listen;
 mod mcp_replay;
 mod mcp_sessions;
 mod prometheus;
