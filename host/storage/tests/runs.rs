@@ -802,18 +802,12 @@ async fn queued_runs_and_stored_cancels_are_pushed_to_listeners_on_postgres_only
         return;
     };
     let id = queued(&store, "call-q", 0).await;
-    // The channels are the database's: runs other tests queue or cancel
-    // (in their own schemas) are heard too.
-    let mut heard = async |wanted: RunNotice| loop {
-        let notice = listener.next().await.expect("a notification");
-        if notice == wanted {
-            return notice;
-        }
-    };
-    let within = std::time::Duration::from_secs(10);
-    let queued = RunNotice::Queued(id.clone());
-    let woken = tokio::time::timeout(within, heard(queued.clone())).await;
-    assert_eq!(woken.expect("notified in time"), queued);
+    hears(
+        &mut listener,
+        RunNotice::Queued(id.clone()),
+        "notified in time",
+    )
+    .await;
 
     let claim = store.claim("w1", LEASE, NOW).await.expect("claim");
     assert_eq!(claim.expect("claimed").run.id, id);
@@ -821,9 +815,27 @@ async fn queued_runs_and_stored_cancels_are_pushed_to_listeners_on_postgres_only
         .request_cancel("acme", &id, NOW + 10)
         .await
         .expect("cancel");
-    let cancel = RunNotice::CancelRequested(id.clone());
-    let told = tokio::time::timeout(within, heard(cancel.clone())).await;
-    assert_eq!(told.expect("told in time"), cancel);
+    hears(
+        &mut listener,
+        RunNotice::CancelRequested(id),
+        "told in time",
+    )
+    .await;
+}
+
+/// Waits (10 s at most, else fails with `expected`) until `listener`
+/// hears `wanted`. The channels are the database's: runs other tests
+/// queue or cancel (in their own schemas) are heard too, and skipped.
+async fn hears(
+    listener: &mut toolhost_storage::RunListener,
+    wanted: toolhost_storage::RunNotice,
+    expected: &str,
+) {
+    let within = std::time::Duration::from_secs(10);
+    let heard = tokio::time::timeout(within, async {
+        while listener.next().await.expect("a notification") != wanted {}
+    });
+    heard.await.expect(expected);
 }
 
 fn hand_over(id: &RunId, lease: &str, attempt: u32) -> Effect {
@@ -865,17 +877,8 @@ async fn a_handed_over_run_is_queued_again_spending_no_attempt_and_wakes_listene
     assert!(run.was_handed_over(1) && !run.was_handed_over(2));
     assert_eq!((run.lease_owner, run.lease_until_ms), (None, None));
     if let Some(listener) = listener.as_mut() {
-        let within = std::time::Duration::from_secs(10);
         let wanted = toolhost_storage::RunNotice::Queued(id.clone());
-        let heard = tokio::time::timeout(within, async {
-            loop {
-                let notice = listener.next().await.expect("a notification");
-                if notice == wanted {
-                    return notice;
-                }
-            }
-        });
-        heard.await.expect("queued again: the workers are told");
+        hears(listener, wanted, "queued again: the workers are told").await;
     }
     // The old lease writes nothing more; the next claim is attempt 2, at
     // once (it is queued: no lease to wait out).
@@ -1025,16 +1028,8 @@ async fn a_run_waits_for_input_is_answered_by_compare_and_swap_and_queued_again(
         "the wait is not the run's"
     );
     if let Some(listener) = listener.as_mut() {
-        let within = std::time::Duration::from_secs(10);
         let wanted = toolhost_storage::RunNotice::Queued(id.clone());
-        let heard = tokio::time::timeout(within, async {
-            loop {
-                if listener.next().await.expect("a notification") == wanted {
-                    return;
-                }
-            }
-        });
-        heard.await.expect("queued again: the workers are told");
+        hears(listener, wanted, "queued again: the workers are told").await;
     }
     let second = store.claim("w2", LEASE, NOW + 5_200).await.expect("claim");
     let second = second.expect("claimed at once");
