@@ -36,6 +36,13 @@
 //! built by `make python-plugins`) in the host as shipped, and reports its
 //! `greet_py` beside Rust's `greet`.
 //!
+//! Both runs end with what the SSE event store costs a streamed call: a
+//! native `greet` that reports progress, called with a progress token (so
+//! its answer is an event stream whose events the store keeps for a
+//! resumption), on the host as shipped and on the same host without the
+//! event store, paired in rounds at 32 clients: `event store / without it
+//! on a streamed call at 32 clients: S`.
+//!
 //! To profile: `TOOLHOST_BENCH_CALLS=N` sets the calls per measurement,
 //! and `TOOLHOST_BENCH_ONLY=ceiling|native|wasm|shipped|python|unguarded`
 //! (`python`: `greet_py` as shipped; `unguarded`: shipped without the edge
@@ -58,7 +65,7 @@ use toolhost_audit::{AuditEvent, AuditSink, Effect, SinkFuture};
 use toolhost_auth::{AuthConfig, AuthServer};
 use toolhost_catalog::{Catalog, LoadOptions};
 use toolhost_invoke::{HostCall, HostTool, HostToolFuture, InvokeError, Toolhost};
-use toolhost_runtime::{Runtime, RuntimeConfig, ToolOutput, ToolSpec};
+use toolhost_runtime::{ProgressReport, Runtime, RuntimeConfig, ToolOutput, ToolSpec};
 use toolhost_server::http::{Guard, Ops, router};
 use toolhost_server::{RateLimiter, RateLimits, edge};
 use toolhost_storage::Store;
@@ -85,7 +92,12 @@ const QUICK: Plan = Plan {
 const CALLS: usize = FULL.calls;
 const WARMUP: usize = FULL.warmup;
 
-/// `greet`, natively: the same arguments, the same answer, no sandbox.
+/// The native `greet` called with a progress token: it reports progress
+/// once, so its answer streams.
+const STREAMED_TOOL: &str = "greet_streamed";
+
+/// `greet`, natively: the same arguments, the same answer, no sandbox; one
+/// progress report first when the caller asked for progress.
 struct NativeGreet(ToolSpec);
 
 impl HostTool for NativeGreet {
@@ -98,6 +110,13 @@ impl HostTool for NativeGreet {
                 .as_str()
                 .ok_or(InvokeError::ArgumentsNotAnObject)?
                 .trim();
+            if let Some(sink) = c.progress {
+                sink.report(ProgressReport {
+                    progress: 1.0,
+                    total: Some(1.0),
+                    message: None,
+                });
+            }
             let message = format!("Hello, {name}!");
             let out = ToolOutput::new(json!({"message": message}), Some(message));
             Ok((out, Vec::new()))
@@ -122,26 +141,45 @@ impl AuditSink for Discard {
 /// store `/mcp`'s layers consult, and every answer's headers; without it,
 /// the router alone with plain `axum::serve`, those layers passing through.
 async fn start(durable_audit: bool, rate_limited: bool, edge: bool) -> (String, tempfile::TempDir) {
-    start_with(durable_audit, rate_limited, edge, false).await
+    start_with(durable_audit, rate_limited, edge, Extras::default()).await
 }
 
-/// `start`, with the Python reference plugin (`greet_py`) served beside
-/// `hello` if `python`.
+/// What a bench server serves beyond [`start`]'s.
+#[derive(Clone, Copy)]
+struct Extras {
+    /// The Python reference plugin (`greet_py`) beside `hello`.
+    python: bool,
+    /// The SSE event store (as `toolhost serve` keeps it): off only to
+    /// measure what it costs.
+    event_store: bool,
+}
+
+impl Default for Extras {
+    fn default() -> Self {
+        Extras {
+            python: false,
+            event_store: true,
+        }
+    }
+}
+
+/// `start`, with `extras`.
 async fn start_with(
     durable_audit: bool,
     rate_limited: bool,
     edge: bool,
-    python: bool,
+    extras: Extras,
 ) -> (String, tempfile::TempDir) {
+    let python = extras.python;
     let dir = tempfile::tempdir().expect("temp dir");
     let runtime = bench_runtime();
-    let (catalog, native) = hello_and_native_greet(dir.path(), &runtime, python).await;
+    let (catalog, natives) = hello_and_native_greet(dir.path(), &runtime, python).await;
     let url = format!(
         "sqlite://{}?mode=rwc",
         dir.path().join("bench.db").display()
     );
     let store = Arc::new(Store::connect(&url).await.expect("store"));
-    let host = bench_host(catalog, native, store.clone(), runtime, durable_audit);
+    let host = bench_host(catalog, natives, store.clone(), runtime, durable_audit);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -155,10 +193,14 @@ async fn start_with(
             .await
             .expect("a service client");
     let events = Arc::new(toolhost_mcp::MemoryEvents::default());
-    let sessions = Arc::new(
+    let sessions = if extras.event_store {
         LocalSessionManager::default()
-            .with_event_store(Arc::new(toolhost_mcp::SharedEvents(events.clone()))),
-    );
+            .with_event_store(Arc::new(toolhost_mcp::SharedEvents(events.clone())))
+    } else {
+        LocalSessionManager::default()
+    };
+    let sessions = Arc::new(sessions);
+    let events = extras.event_store.then_some(events);
     let server = toolhost_mcp::McpServer::new(host.clone());
     let mcp = StreamableHttpServerConfig::default().with_json_response(true);
     let app = router(
@@ -202,12 +244,12 @@ fn bench_runtime() -> Arc<Runtime> {
 }
 
 /// `hello` (and `hello-py` if `python`) pinned into `dir` and loaded, and
-/// `greet` as the native `greet_native`.
+/// `greet` as the native `greet_native` and [`STREAMED_TOOL`].
 async fn hello_and_native_greet(
     dir: &std::path::Path,
     runtime: &Runtime,
     python: bool,
-) -> (Catalog, NativeGreet) {
+) -> (Catalog, [NativeGreet; 2]) {
     let plugins = dir.join("plugins");
     let f = toolhost_fixtures::HELLO;
     toolhost_catalog::pin(f.manifest.as_ref(), f.component.as_ref(), &plugins).expect("pins hello");
@@ -231,14 +273,16 @@ async fn hello_and_native_greet(
         .spec()
         .clone();
     spec.name = "greet_native".parse().expect("a tool name");
-    (loaded.catalog, NativeGreet(spec))
+    let mut streamed = spec.clone();
+    streamed.name = STREAMED_TOOL.parse().expect("a tool name");
+    (loaded.catalog, [NativeGreet(spec), NativeGreet(streamed)])
 }
 
-/// The host over `catalog` with `native` beside it: its audit in `store`
+/// The host over `catalog` with `natives` beside it: its audit in `store`
 /// if `durable_audit`, else discarded.
 fn bench_host(
     catalog: Catalog,
-    native: NativeGreet,
+    natives: [NativeGreet; 2],
     store: Arc<Store>,
     runtime: Arc<Runtime>,
     durable_audit: bool,
@@ -248,9 +292,10 @@ fn bench_host(
     } else {
         Arc::new(Discard)
     };
-    let host = Toolhost::new(Arc::new(catalog), store, runtime, audit)
-        .with_host_tool(Arc::new(native))
-        .expect("no collision");
+    let mut host = Toolhost::new(Arc::new(catalog), store, runtime, audit);
+    for native in natives {
+        host = host.with_host_tool(Arc::new(native)).expect("no collision");
+    }
     Arc::new(host)
 }
 
@@ -280,7 +325,7 @@ fn with_layers(
     edge_layers: bool,
     limiter: Option<RateLimiter>,
     sessions: Arc<LocalSessionManager>,
-    events: Arc<toolhost_mcp::MemoryEvents>,
+    events: Option<Arc<toolhost_mcp::MemoryEvents>>,
 ) -> axum::Router {
     if edge_layers {
         let owners = edge::SessionOwners::new(edge::SessionCaps::default(), Some(sessions));
@@ -289,7 +334,7 @@ fn with_layers(
                 .map_response(toolhost_server::http::answer_headers)
                 .option_layer(limiter.map(axum::Extension))
                 .layer(axum::Extension(owners))
-                .layer(axum::Extension(events)),
+                .option_layer(events.map(axum::Extension)),
         )
     } else if let Some(limiter) = limiter {
         app.layer(axum::Extension(limiter))
@@ -349,7 +394,7 @@ async fn token(addr: &str, client_id: &str, secret: &str) -> String {
 }
 
 fn request(addr: &str, tool: &str) -> hyper::Request<Full<Bytes>> {
-    let body = json!({
+    let mut body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {
             "name": tool, "arguments": {"name": "Ada"},
@@ -357,6 +402,9 @@ fn request(addr: &str, tool: &str) -> hyper::Request<Full<Bytes>> {
                       "io.modelcontextprotocol/clientCapabilities": {}}
         }
     });
+    if tool == STREAMED_TOOL {
+        body["params"]["_meta"]["progressToken"] = json!("bench");
+    }
     hyper::Request::post(format!("http://{addr}/mcp"))
         .header("host", addr)
         .header("content-type", "application/json")
@@ -399,6 +447,12 @@ async fn client(addr: String, tool: &'static str, n: usize) -> Vec<Duration> {
         assert!(
             body.windows(11).any(|w| w == b"Hello, Ada!"),
             "{}",
+            String::from_utf8_lossy(&body)
+        );
+        // A streamed call that was answered as JSON would measure nothing.
+        assert!(
+            tool != STREAMED_TOOL || body.windows(22).any(|w| w == b"notifications/progress"),
+            "{tool} streams its progress: {}",
             String::from_utf8_lossy(&body)
         );
         samples.push(t.elapsed());
@@ -616,6 +670,7 @@ async fn quick_comparisons(plan: Plan, ceiling_addr: &str, at_1: &Run) {
     );
     println!("full stack / ceiling at 32 clients: {median:.2}");
     edge_guards(plan).await;
+    event_store(plan).await;
 }
 
 /// What the edge's guards cost: the same host served without them (no
@@ -635,6 +690,34 @@ async fn edge_guards(plan: Plan) {
     );
 }
 
+/// What the SSE event store costs a streamed call: [`STREAMED_TOOL`] on
+/// the host as shipped, back to back with the same host without the
+/// event store, both started fresh now.
+async fn event_store(plan: Plan) {
+    let (kept, _kept_dir) = start(true, true, true).await;
+    let without = Extras {
+        event_store: false,
+        ..Extras::default()
+    };
+    let (bare, _bare_dir) = start_with(true, true, true, without).await;
+    let (base, ours, ratios) = paired_with(
+        plan,
+        EDGE_ROUNDS,
+        (&bare, STREAMED_TOOL),
+        (&kept, STREAMED_TOOL),
+    )
+    .await;
+    let rounds: Vec<String> = ratios.iter().map(|r| format!("{r:.3}")).collect();
+    println!(
+        "event store / without it on a streamed call at 32 clients: {:.3} \
+         (rounds {}; p50 {} ms against {} ms)",
+        ratios[ratios.len() / 2],
+        rounds.join(", "),
+        ms(ours.p50),
+        ms(base.p50)
+    );
+}
+
 /// The full run: the ceiling at 32 clients (`at_1` at 1), each profile of
 /// the host against it, then the in-process measurements.
 async fn every_profile(plan: Plan, ceiling_addr: &str, at_1: Run) {
@@ -649,12 +732,17 @@ async fn every_profile(plan: Plan, ceiling_addr: &str, at_1: Run) {
     for (durable, limited, profile) in profiles {
         // The Python plugin is measured as shipped only.
         let python = durable && limited;
-        let (addr, _dir) = start_with(durable, limited, true, python).await;
+        let extras = Extras {
+            python,
+            ..Extras::default()
+        };
+        let (addr, _dir) = start_with(durable, limited, true, extras).await;
         let rust = table(plan, &addr, profile, &ceiling).await;
         if python {
             python_rows(plan, &addr, profile, &ceiling, &rust).await;
         }
     }
+    event_store(plan).await;
     bearer_check().await;
     secret_scan();
 }
@@ -774,7 +862,11 @@ async fn profile_one(plan: Plan, only: &str, ceiling: &str) {
     };
     let (addr, _dir) = match host {
         Some((durable, limited, edge)) => {
-            let (addr, dir) = start_with(durable, limited, edge, only == "python").await;
+            let extras = Extras {
+                python: only == "python",
+                ..Extras::default()
+            };
+            let (addr, dir) = start_with(durable, limited, edge, extras).await;
             (addr, Some(dir))
         }
         None => (ceiling.to_owned(), None),
