@@ -14,10 +14,11 @@ subject's current state, a proposal validated and diffed:
 `progress` reports, `resolve` (names to ids), `backend` (HTTP to the
 backends the manifest declares), `checkpoint` (a person's judgement),
 `artifacts` (what an exploration run keeps), `client` (asking the MCP
-client: a form, its model, its roots) and `resources.updated` (telling
-subscribers a resource changed). It is pure Python with no dependency, and
-enforces nothing: budgets, permissions, approvals, tenancy and the
-resolver's decisions are the host's.
+client: a form, its model, its roots), `resources.updated` (telling
+subscribers a resource changed) and `protocol.raise_error` (ending the call
+with a JSON-RPC error instead of a tool result). It is pure Python with no
+dependency, and enforces nothing: budgets, permissions, approvals, tenancy
+and the resolver's decisions are the host's.
 
     from dataclasses import dataclass
 
@@ -51,16 +52,26 @@ call with its question. See `toolhost_sdk.resolver`.
 Every call runs in a fresh instance, snapshotted after the plugin module
 was imported at build time: registration and schemas cost nothing per
 call. Outside a component (native unit tests) log lines, progress and
-resource updates go to stderr, the client answers nothing, and resolving,
-backends, checkpoints and artifacts fail with a `ToolError`;
-`toolhost_sdk.testing.FakeHost` makes them answer.
+resource updates go to stderr, the client answers nothing, resolving,
+backends, checkpoints and artifacts fail with a `ToolError`, and
+`protocol.raise_error` raises `ProtocolError`;
+`toolhost_sdk.testing.FakeHost` makes the imports answer.
 """
 
-from . import artifacts, authoring, backend, checkpoint, client, content, log, progress, prompts, resources
+from . import artifacts, authoring, backend, checkpoint, client, content, log, progress, prompts, protocol, resources
 from .authoring import AuthorDef, Change, Current, Problem, Problems
 from .ctx import Ctx
 from .entity import Entity, Parent
-from .errors import ClientError, Failed, InvalidArguments, NeedsClarification, NotFound, ToolError, UnknownTool
+from .errors import (
+    ClientError,
+    Failed,
+    InvalidArguments,
+    NeedsClarification,
+    NotFound,
+    ProtocolError,
+    ToolError,
+    UnknownTool,
+)
 from .plugin import PLUGIN, Plugin
 from .prompts import Message, PromptDef
 from .resources import Contents, ResourceDef, TemplateDef
@@ -111,6 +122,7 @@ __all__ = [
     "Problem",
     "Problems",
     "PromptDef",
+    "ProtocolError",
     "Resolved",
     "ResourceDef",
     "Risk",
@@ -132,6 +144,7 @@ __all__ = [
     "progress",
     "prompt",
     "prompts",
+    "protocol",
     "resolve",
     "resource",
     "resources",

@@ -4,16 +4,19 @@ test installs (`toolhost_sdk.testing`).
 
 Outside a component, as in the Rust SDK outside wasm, log lines,
 progress and resource updates go to stderr, the client can answer
-nothing, and resolving, backend requests, checkpoints and artifacts fail
-with a `ToolError` instead of reaching a host. The wrappers (`resolve`,
-`backend`, `checkpoint`, `artifacts`, `client`, `resources`) turn the
+nothing, resolving, backend requests, checkpoints and artifacts fail
+with a `ToolError` instead of reaching a host, and raising a JSON-RPC
+error raises `ProtocolError`. The wrappers (`resolve`, `backend`,
+`checkpoint`, `artifacts`, `client`, `resources`, `protocol`) turn the
 bridge's refusals into the errors a caller reads.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+from typing import NoReturn
 
 from ._records import (
     Answer,
@@ -30,7 +33,7 @@ from ._records import (
     Sampled,
     Support,
 )
-from .errors import ClientError, Failed, NeedsClarification
+from .errors import ClientError, Failed, NeedsClarification, ProtocolError
 
 #: Whether this interpreter runs inside a component (componentize-py's
 #: CPython is built for WASI; nothing else here is).
@@ -100,6 +103,10 @@ class Host:
     def resource_updated(self, uri: str) -> None:
         print(f"[resource updated] {uri}", file=sys.stderr)
 
+    def raise_error(self, code: int, message: str) -> NoReturn:
+        """No host ends the call: the error is raised for a test to expect."""
+        raise ProtocolError(code, message)
+
 
 class WitHost(Host):
     """The component's imports, as componentize-py binds them. Importing
@@ -108,12 +115,12 @@ class WitHost(Host):
 
     def __init__(self) -> None:
         from componentize_py_types import Err
-        from wit_world.imports import artifacts, backend, checkpoint, client, log, notify, progress, resolver
+        from wit_world.imports import artifacts, backend, checkpoint, client, log, notify, progress, protocol, resolver
 
         self._err = Err
         self._log, self._progress, self._resolver = log, progress, resolver
         self._backend, self._checkpoint, self._artifacts = backend, checkpoint, artifacts
-        self._client, self._notify = client, notify
+        self._client, self._notify, self._protocol = client, notify, protocol
 
     def log(self, level: str, message: str) -> None:
         self._log.log(self._log.Level[level.upper()], message)
@@ -204,6 +211,14 @@ class WitHost(Host):
             self._notify.resource_updated(uri)
         except self._err as e:
             raise Refused(str(e.value)) from None
+
+    def raise_error(self, code: int, message: str) -> NoReturn:
+        # componentize-py binds the WIT `raise` (a keyword) as `raise_`.
+        self._protocol.raise_(code, message)
+        # The host never returns from `raise`; if one did, the call must
+        # still end here (a trap, as the Rust SDK aborts) rather than go on
+        # as if it had not raised, whatever the tool catches.
+        os.abort()
 
 
 def _response(w, r) -> Elicitation | Sampled | tuple[Root, ...]:

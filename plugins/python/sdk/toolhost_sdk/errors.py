@@ -8,6 +8,9 @@ shown to the caller, so it must not leak secrets or another tenant's data.
 Any other exception is a bug in the plugin: the SDK logs its traceback
 (cut to fit the log budget) and lets it trap, so the host discards the
 instance and reports the call as trapped, as a Rust plugin's panic does.
+
+`ProtocolError` is not a tool error: it is what `protocol.raise_error`
+raises outside a component, where no host ends the call.
 """
 
 from __future__ import annotations
@@ -122,3 +125,27 @@ class ClientError(Failed):
         super().__init__(self.WORDS[kind].format(detail))
         self.kind = kind
         self.detail = detail
+
+
+class ProtocolError(BaseException):
+    """The JSON-RPC error `protocol.raise_error` ended the call with, raised
+    outside a component (native unit tests), where there is no host to end
+    it: `code` and `message` as the tool gave them, before the host's checks,
+    cut and redaction. Inside a component it is never raised: the host stops
+    the instance inside the import.
+
+    Not a `ToolError`, and not even an `Exception` (as `SystemExit` is
+    not): inside a component nothing in the tool can catch a raise, so an
+    `except Exception` in a tool must not catch it natively either. A test
+    expects it with `assertRaises(ProtocolError)` or
+    `pytest.raises(ProtocolError)`; its text reads like the Rust SDK's panic
+    (`JSON-RPC error -30001: no such job: 42`).
+    """
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"JSON-RPC error {code}: {message}")
+        self.code = code
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"ProtocolError({self.code!r}, {self.message!r})"

@@ -2,10 +2,11 @@
 run natively.
 
 Outside a component the SDK's imports have no host: log lines, progress
-and resource updates go to stderr, the client answers nothing, and
+and resource updates go to stderr, the client answers nothing,
 `resolve`, backend requests, checkpoints and artifacts fail with a
-`ToolError`. A test that wants them to answer installs a `FakeHost` for a
-block:
+`ToolError`, and `protocol.raise_error` raises `ProtocolError` (under a
+`FakeHost` too: there is nothing to fake). A test that wants the others to
+answer installs a `FakeHost` for a block:
 
     from toolhost_sdk.testing import FakeHost
 

@@ -6,6 +6,9 @@
 // else thrown traps the instance, which is what a bug should do (the host
 // discards the instance and answers TRAPPED); the SDK logs its message
 // first, because the trap itself says only "unreachable".
+//
+// `ProtocolError` is not a tool error: it is what `protocol.raise` throws
+// under Node, where no host ends the call.
 
 /** The `tool-error` variants a tool may report (`unknown-tool` is the SDK's). */
 export type ToolErrorTag = "invalid-arguments" | "not-found" | "failed";
@@ -62,4 +65,27 @@ export function isToolError(e: unknown): e is ToolError {
   if (e instanceof ToolError) return true;
   const payload = (e as { payload?: { tag?: unknown; val?: unknown } } | null)?.payload;
   return typeof payload?.tag === "string" && typeof payload.val === "string";
+}
+
+/**
+ * The JSON-RPC error `protocol.raise` ended the call with, thrown under
+ * Node (unit tests), where no host ends the call: `code` and `message` as
+ * the tool gave them, before the host's checks, cut and redaction. Inside
+ * a component it is never thrown: the host stops the instance inside the
+ * import.
+ *
+ * Not a tool error (it has no `payload`): `callTool` lets it through, so a
+ * test expects it with `assert.throws(…, ProtocolError)`. A tool's own
+ * `catch` around a raise would catch it here, where inside a component it
+ * never runs: a test of such a tool sees what the host would not.
+ */
+export class ProtocolError extends Error {
+  /** The JSON-RPC error code given. */
+  readonly code: number;
+
+  constructor(code: number, message: string) {
+    super(message);
+    this.name = "ProtocolError";
+    this.code = code;
+  }
 }

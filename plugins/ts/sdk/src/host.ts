@@ -25,6 +25,7 @@ import { send as witSend } from "toolhost:plugin/backend@0.2.0";
 import { open as witOpen } from "toolhost:plugin/checkpoint@0.2.0";
 import { ask as witAsk, supports as witSupports } from "toolhost:plugin/client@0.2.0";
 import { resourceUpdated as witResourceUpdated } from "toolhost:plugin/notify@0.2.0";
+import { raise as witRaise } from "toolhost:plugin/protocol@0.2.0";
 
 import type { Level } from "toolhost:plugin/log@0.2.0";
 import type { Query, Resolved, Clarification } from "toolhost:plugin/resolver@0.2.0";
@@ -105,4 +106,16 @@ export function ask(requests: InputRequest[]): Answer<ClientResponse[], ClientEr
 
 export function resourceUpdated(uri: string): Answer<void, string> {
   return answer(() => witResourceUpdated(uri));
+}
+
+/**
+ * Ends the call with a JSON-RPC error: the host stops the instance inside
+ * the import. Under Node the stub throws a `ProtocolError` instead.
+ */
+export function raise(code: number, message: string): never {
+  witRaise(code, message);
+  // The host never returns from `raise`; if one did, the call must still
+  // end here (a trap, as the Rust SDK aborts) rather than go on as if it
+  // had not raised: a throw with no `payload` is a bug, which traps.
+  throw new Error(`the host returned from protocol.raise(${code}), which ends the call`);
 }

@@ -11,12 +11,13 @@
 // `failed`) cross as the WIT `tool-error`. The host's imports are wrapped
 // here: `log`, `progress`, `resolve` (names to ids), `backend` (HTTP to
 // the manifest's backends), `checkpoint`, `client` (asking the MCP client:
-// a form, its model, its roots) and `resources.updated` (telling
-// subscribers a resource changed). `defineAuthoring` answers the host's
-// authoring sessions (a subject's current state, a proposal validated and
-// diffed; see authoring.ts). The SDK enforces nothing:
-// budgets, permissions, approvals, tenancy and the resolver's decisions
-// are the host's.
+// a form, its model, its roots), `resources.updated` (telling
+// subscribers a resource changed) and `protocol.raise` (ending the call
+// with a JSON-RPC error instead of a tool result). `defineAuthoring`
+// answers the host's authoring sessions (a subject's current state, a
+// proposal validated and diffed; see authoring.ts). The SDK enforces
+// nothing: budgets, permissions, approvals, tenancy and the resolver's
+// decisions are the host's.
 //
 //     import { definePlugin, defineTool, s } from "@toolhost/sdk";
 //
@@ -87,6 +88,7 @@ export { log, progress, type Level } from "./log.ts";
 export { resolve, type Query, type Resolved } from "./resolve.ts";
 export { backend, Response, type Request, type Method } from "./backend.ts";
 export { checkpoint, type CheckpointInfo } from "./checkpoint.ts";
+export { protocol, ProtocolError } from "./protocol.ts";
 export {
   client,
   input,

@@ -20,7 +20,7 @@
 // its message at `error`, since a trap itself says only "unreachable".
 
 import { Problems, type Authoring, type WitAuthoringKind, type WitChange } from "./authoring.ts";
-import { invalidArguments, isToolError, ToolError } from "./errors.ts";
+import { invalidArguments, isToolError, ProtocolError, ToolError } from "./errors.ts";
 import { noEntities, snapshotOf, type Entities } from "./entities.ts";
 import * as host from "./host.ts";
 import type { Prompt, WitPrompt, WitPromptSpec } from "./prompts.ts";
@@ -172,12 +172,17 @@ function describe(tools: Tool[]): WitToolSpec[] {
   return tools.map((t) => t.spec());
 }
 
-/** Runs an export: tool errors and problems pass as they are, anything else is logged and rethrown. */
+/**
+ * Runs an export: tool errors and problems pass as they are, and so does a
+ * raised JSON-RPC error under Node (inside a component a raise never comes
+ * back); anything else is logged and rethrown.
+ */
 function guard<T>(what: string, run: () => T): T {
   try {
     return run();
   } catch (e) {
-    if (!isToolError(e) && !(e instanceof Problems)) host.log("error", `${what}: uncaught ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
+    const expected = isToolError(e) || e instanceof Problems || e instanceof ProtocolError;
+    if (!expected) host.log("error", `${what}: uncaught ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
     throw e;
   }
 }

@@ -4,7 +4,8 @@
 // `fakeHost` below. Without a fake set, the imports fail as the Rust SDK's
 // do outside wasm: the resolver and checkpoints throw, backends are
 // unavailable, the client declares nothing (every ask is `unsupported`),
-// and log lines and resource updates are only recorded.
+// and log lines and resource updates are only recorded. `protocol.raise`
+// always throws a `ProtocolError` (there is nothing to fake).
 //
 // `authoringSession` runs an authoring kind's whole session as the host
 // runs one (current, propose, promote), with the host's grants.

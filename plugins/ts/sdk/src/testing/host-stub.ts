@@ -3,6 +3,7 @@
 // result is `err` throws an Error whose `payload` is the error value.
 // Each function answers from `fakeHost` in ../testing.ts.
 
+import { ProtocolError } from "../errors.ts";
 import { fakeBody, fakeHost, fakeRequest, type FakeInput, type FakeQuery } from "../testing.ts";
 
 class ComponentError extends Error {
@@ -71,6 +72,11 @@ export function resourceUpdated(uri: string): void {
   const refused = fakeHost.refuseUpdate(uri);
   if (refused !== undefined) throw new ComponentError(refused);
   if (!fakeHost.updated.includes(uri)) fakeHost.updated.push(uri);
+}
+
+/** `protocol.raise`: no host ends the call, so it throws the error for a test to expect. */
+export function raise(code: number, message: string): never {
+  throw new ProtocolError(code, message);
 }
 
 /** `artifacts.put`: the SDK does not wrap it yet. */
