@@ -864,10 +864,7 @@ fn a_listen_stream_is_told_of_its_tasks_and_of_no_one_elses() {
     let seen = theirs.until(Duration::from_secs(2), |m| {
         m["method"] == "notifications/tasks"
     });
-    assert!(
-        seen.iter().any(is_ack),
-        "acknowledged alike: {seen:?}"
-    );
+    assert!(seen.iter().any(is_ack), "acknowledged alike: {seen:?}");
     assert!(
         !seen.iter().any(|m| m["method"] == "notifications/tasks"),
         "told nothing of another's task: {seen:?}"
