@@ -14,6 +14,7 @@
 //! assert_eq!(tool.as_str(), "greet");
 //! ```
 
+mod address;
 mod canonical;
 mod digest;
 mod ids;
@@ -22,6 +23,7 @@ mod permission;
 mod principal;
 mod unavailable;
 
+pub use address::is_public_address;
 pub use canonical::canonical_json;
 pub use digest::{Digest, DigestError, Hasher};
 pub use ids::CallId;
