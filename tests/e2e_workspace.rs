@@ -292,6 +292,60 @@ fn a_test_plan_is_promoted_into_drafts_only_after_a_person_approves_the_producti
     plan_chain(Some(&PgSchema::create("workspace_plan")));
 }
 
+/// A plan whose steps mention a URL, an API path and a commit is data, kept
+/// as written; the field the promoting tool declares a location (a test's
+/// `start_url`) is taken when it is a public address and refused, typed,
+/// when it points inside.
+#[test]
+fn urls_paths_and_hashes_in_a_plan_are_data_and_its_start_url_a_checked_location() {
+    let backend = Backend::start();
+    let (server, _) = serve_on(&backend, &[], &[], None);
+    let tokens = people(&server);
+    let (url, alice) = (&server.url, &tokens["alice"]);
+    let sid = plan_session(url, alice)["session_id"]
+        .as_str()
+        .expect("a session id")
+        .to_owned();
+    let commit = "9fceb02d0ae598e95dc970b74767f19372d61af8";
+    let steps = json!([
+        "open https://shop.example/login",
+        "POST /api/login with the shopper's name",
+        format!("expect the build of commit {commit}"),
+    ]);
+    let plan = |start_url: &str| {
+        json!({"object": {"environment": "dev", "tests": [
+            {"name": "Login flow", "tags": ["smoke"], "steps": steps, "start_url": start_url},
+        ]}, "summary": "see /api/login and https://shop.example"})
+    };
+    let inside = refused(
+        url,
+        alice,
+        "propose_revision",
+        json!({"session_id": sid, "proposal": plan("http://10.0.0.7/login"),
+               "expected_version": 1, "idempotency_key": "inside"}),
+        "AUTHORITY_REFUSED",
+    );
+    assert_eq!(
+        (inside["pointer"].clone(), inside["kind"].clone()),
+        (json!("/object/tests/0/start_url"), json!("location")),
+        "{inside}"
+    );
+    let p = ok(
+        url,
+        alice,
+        "propose_revision",
+        json!({"session_id": sid, "proposal": plan("https://shop.example/login"),
+               "expected_version": 1, "idempotency_key": "public"}),
+    );
+    let change = &p["diff"]["changes"][0];
+    let after: Value = match &change["after"] {
+        Value::String(text) => serde_json::from_str(text).expect("JSON"),
+        other => other.clone(),
+    };
+    assert_eq!(after["steps"], steps, "kept as written: {p}");
+    assert_eq!(after["start_url"], "https://shop.example/login", "{p}");
+}
+
 /// The test-plan chain on the store at `pg` (default: a SQLite file).
 fn plan_chain(pg: Option<&PgSchema>) {
     let backend = Backend::start();
@@ -551,19 +605,17 @@ fn concurrent_proposals(pg: Option<&PgSchema>) {
     );
 
     // Authority in a proposal is refused by where and what, and stores
-    // nothing; so is a plugin subject's component named by path or URL.
-    let sha = "ab".repeat(32);
+    // nothing (URLs, paths and hashes elsewhere are data: see
+    // `urls_paths_and_hashes_in_a_plan_are_data_and_its_start_url_a_checked_location`);
+    // so is a plugin subject's component named by path or URL.
+    let test = |extra: Value| {
+        let mut t = json!({"name": "Z", "tags": []});
+        t.as_object_mut()
+            .expect("a test")
+            .extend(extra.as_object().expect("fields").clone());
+        json!({"object": {"environment": "dev", "tests": [t]}})
+    };
     let carried = [
-        (
-            json!({"object": {"environment": "dev", "tests": [{"name": "/etc/passwd", "tags": []}]}}),
-            "/object/tests/0/name",
-            "path",
-        ),
-        (
-            json!({"object": {"environment": "https://prod.example.com", "tests": []}}),
-            "/object/environment",
-            "url",
-        ),
         (
             json!({"object": {"environment": "dev", "tests": [], "cookie": "sid=1"}}),
             "/object/cookie",
@@ -575,9 +627,24 @@ fn concurrent_proposals(pg: Option<&PgSchema>) {
             "credential",
         ),
         (
-            json!({"object": {"environment": "dev", "tests": [{"name": format!("sha256:{sha}"), "tags": []}]}}),
-            "/object/tests/0/name",
-            "caller_digest",
+            test(json!({"steps": ["send Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123"]})),
+            "/object/tests/0/steps/0",
+            "credential",
+        ),
+        (
+            test(json!({"start_url": "http://169.254.169.254/latest/meta-data"})),
+            "/object/tests/0/start_url",
+            "location",
+        ),
+        (
+            test(json!({"start_url": "http://localhost:8080/admin"})),
+            "/object/tests/0/start_url",
+            "location",
+        ),
+        (
+            test(json!({"start_url": "file:///etc/passwd"})),
+            "/object/tests/0/start_url",
+            "location",
         ),
     ];
     for (i, (proposal, pointer, kind)) in carried.iter().enumerate() {

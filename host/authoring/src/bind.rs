@@ -38,6 +38,25 @@ pub(crate) struct Domain {
     pub kind: AuthoringKind,
 }
 
+impl Domain {
+    /// The input schema of the kind's promoting tool: the shape a
+    /// normalized object has, and the fields in it that carry authority.
+    pub(crate) fn promoting_schema(&self) -> Result<&Value, WorkspaceError> {
+        self.plugin
+            .plugin
+            .tools()
+            .iter()
+            .find(|t| t.name.as_str() == self.kind.promoted_by)
+            .map(|t| &t.input_schema)
+            .ok_or_else(|| WorkspaceError::SubjectInvalid {
+                detail: format!(
+                    "plugin {} names no tool {:?} to promote with",
+                    self.plugin.manifest.plugin.name, self.kind.promoted_by
+                ),
+            })
+    }
+}
+
 impl Work<'_> {
     /// What `subject` is now, for `who`.
     pub(crate) async fn bind(

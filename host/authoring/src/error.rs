@@ -80,8 +80,10 @@ pub enum WorkspaceError {
         /// The version now.
         current: String,
     },
-    /// The proposal carries authority (a path, URL, cookie, credential or
-    /// caller digest): nothing was stored.
+    /// The proposal carries authority where it would establish it (a
+    /// credential or cookie anywhere, a revision's file named by path, URL
+    /// or digest, or a field the promoting tool declares a location,
+    /// credential, digest or code): nothing was stored.
     #[error("{0}")]
     AuthorityRefused(toolhost_workspace::AuthorityRefusal),
     /// The proposal does not validate.

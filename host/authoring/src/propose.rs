@@ -7,6 +7,7 @@ use toolhost_invoke::InvokeError;
 use toolhost_types::Principal;
 use toolhost_workspace::{
     Proposal, ProposalId, Session, SessionChange, Subject, UploadHandle, refuse_authority,
+    refuse_declared, refuse_unhandled_files,
 };
 
 use crate::answer::{Answered, changed, output};
@@ -139,6 +140,8 @@ async fn checked(
 ) -> Result<(String, Value, Value, Vec<UploadHandle>), InvokeError> {
     match (&session.subject, revision, object) {
         (Subject::Plugin { .. }, Some(revision), None) => {
+            refuse_unhandled_files(&revision, "/revision")
+                .map_err(WorkspaceError::AuthorityRefused)?;
             let draft: RevisionDraft = serde_json::from_value(revision)
                 .map_err(|e| invalid_proposal("/revision", &e.to_string()))?;
             let c = host
@@ -154,7 +157,15 @@ async fn checked(
         }
         (Subject::Domain { .. }, None, Some(object)) => {
             let (domain, current) = host.domain_as_bound(who, session).await?;
+            // The promoting tool's fields that carry authority, as the
+            // proposal writes them and as the plugin normalized them (what
+            // promotion will pass on).
+            let schema = domain.promoting_schema()?;
+            refuse_declared(&object, schema, "/object")
+                .map_err(WorkspaceError::AuthorityRefused)?;
             let c = host.check_object(who, &domain, &current, &object).await?;
+            refuse_declared(&c.normalized, schema, "/object")
+                .map_err(WorkspaceError::AuthorityRefused)?;
             let validation = json!({"valid": true, "normalized": c.normalized});
             Ok((c.digest, validation, c.diff, Vec::new()))
         }

@@ -140,7 +140,7 @@ fn propose_revision_spec() -> ToolSpec {
     spec(
         "propose_revision",
         "Propose a revision",
-        "Adds a proposal to a session, which the host validates and diffs against the subject as the session was bound to it. A plugin subject takes {\"revision\": {\"component\": \"upl_…\", \"manifest\": \"upl_…\", \"signature\"?: \"upl_…\"}} (handles from POST /workspace/uploads); a domain subject takes {\"object\": {…}} in the plugin's own shape. Optional: summary, evidence (run ids of this session). Paths, URLs, cookies, credentials and digests are refused as authority. A stale expected_version is WORKSPACE_VERSION_CONFLICT (with the current version); a replayed idempotency_key answers the first result.",
+        "Adds a proposal to a session, which the host validates and diffs against the subject as the session was bound to it. A plugin subject takes {\"revision\": {\"component\": \"upl_…\", \"manifest\": \"upl_…\", \"signature\"?: \"upl_…\"}} (handles from POST /workspace/uploads); a domain subject takes {\"object\": {…}} in the plugin's own shape. Optional: summary, evidence (run ids of this session). URLs, paths and hashes in the object are data; credentials and cookies are refused anywhere (AUTHORITY_REFUSED, with the pointer and kind), a revision's files only by handle, and a field the promoting tool declares a location must be a public http(s) address. A stale expected_version is WORKSPACE_VERSION_CONFLICT (with the current version); a replayed idempotency_key answers the first result.",
         json!({
             "type": "object",
             "properties": {

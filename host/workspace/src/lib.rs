@@ -5,8 +5,9 @@
 //! ([`SessionId`], [`ProposalId`], [`UploadHandle`], [`PromotionId`]),
 //! what a session authors ([`Subject`]), the rows it keeps
 //! ([`Session`], [`Proposal`], [`RunLink`], [`Promotion`], [`Upload`]),
-//! the one rule that keeps caller authority out of proposals
-//! ([`refuse_authority`]), what one principal may hold in uploads
+//! the rules that keep caller authority out of proposals while their
+//! data stays data ([`refuse_authority`], [`refuse_unhandled_files`],
+//! [`refuse_declared`]), what one principal may hold in uploads
 //! ([`UploadQuota`]), the mutation written with an audit row
 //! ([`WorkspaceEffect`]) and the store that reads them back
 //! ([`WorkspaceStore`]). It decides nothing about plugins: the
@@ -25,8 +26,10 @@
 //!
 //! let subject: Subject = "testbench/test_plan:payments".parse().unwrap();
 //! assert_eq!(subject.plugin().as_str(), "testbench");
-//! let proposal = serde_json::json!({"component": "https://example.com/x.wasm"});
-//! assert!(refuse_authority(&proposal, &Scanner::new()).is_err());
+//! let step = serde_json::json!({"steps": ["open https://shop.example/login"]});
+//! assert!(refuse_authority(&step, &Scanner::new()).is_ok());
+//! let key = serde_json::json!({"api_key": "k-123"});
+//! assert!(refuse_authority(&key, &Scanner::new()).is_err());
 //! ```
 
 mod authority;
@@ -37,7 +40,10 @@ mod records;
 mod store;
 mod subject;
 
-pub use authority::{AuthorityKind, AuthorityRefusal, refuse_authority};
+pub use authority::{
+    AUTHORITY_KEYWORD, AuthorityKind, AuthorityRefusal, refuse_authority, refuse_declared,
+    refuse_unhandled_files,
+};
 pub use effect::{Mutation, SessionChange, WorkspaceEffect};
 pub use id::{PromotionId, ProposalId, SessionId, UploadHandle};
 pub use quota::{HeldUploads, QuotaExceeded, UploadQuota};

@@ -11,12 +11,18 @@ use super::{ApplyTestPlanArgs, CurrentPlan, named};
 struct Proposed<'a> {
     name: &'a str,
     tags: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    steps: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_url: Option<&'a str>,
 }
 
 /// What applying `normalized` changes relative to `current`, in the plan's
 /// order: a test no current test is named like is `added`; one whose
-/// namesake has other tags is `changed`; one with the same tags changes
-/// nothing and is left out. Nothing is ever `removed`.
+/// namesake has other tags, or that describes steps or a start URL (the
+/// backend's current tests carry neither), is `changed`; one with the same
+/// tags and nothing more changes nothing and is left out. Nothing is ever
+/// `removed`.
 ///
 /// `invalid-arguments` when `normalized` does not fit `current`: another
 /// project, or a `replaces` other than the namesake's (it was validated
@@ -44,10 +50,13 @@ pub fn diff(
         let after = Proposed {
             name: &t.name,
             tags: &t.tags,
+            steps: &t.steps,
+            start_url: t.start_url.as_deref(),
         };
+        let describes = !t.steps.is_empty() || t.start_url.is_some();
         match namesakes.first() {
             None => changes.push(Change::added(&t.name, &after)),
-            Some(c) if !same_tags(&c.tags, &t.tags) => {
+            Some(c) if describes || !same_tags(&c.tags, &t.tags) => {
                 changes.push(Change::changed(&t.name, c, &after))
             }
             Some(_) => {}

@@ -4,14 +4,21 @@
 //! and what applying it changes. No host calls: all of it is unit-tested
 //! natively.
 //!
-//! A proposal is `{"environment": <name or id>, "tests": [{"name", "tags"}]}`.
-//! The rules, each reported as a problem at its JSON pointer:
+//! A proposal is `{"environment": <name or id>, "tests": [{"name", "tags",
+//! "steps", "start_url"}]}` (`steps` and `start_url` optional). The rules,
+//! each reported as a problem at its JSON pointer:
 //!
-//! - no fields but those; 1 to [`MAX_TESTS`] tests, each `{name, tags}`;
+//! - no fields but those; 1 to [`MAX_TESTS`] tests;
 //! - a name is not blank, at most [`MAX_NAME_CHARS`] characters, and unique
 //!   in the plan once trimmed; a name shared by several current tests is
 //!   refused (the plan could not say which one it replaces);
-//! - at most [`MAX_TAGS`] tags, each 1 to [`MAX_TAG_CHARS`] of `[a-z0-9_-]`.
+//! - at most [`MAX_TAGS`] tags, each 1 to [`MAX_TAG_CHARS`] of `[a-z0-9_-]`;
+//! - at most [`MAX_STEPS`] steps, each 1 to [`MAX_STEP_CHARS`] characters:
+//!   words a person reads, which may name a URL, an API path or a commit;
+//! - `start_url` a string of at most [`MAX_URL_CHARS`] characters. It is
+//!   the plan's one location: the promoting tool's schema declares it one
+//!   (`format: uri` and `x-toolhost-authority: location`), so the host
+//!   takes it only as a public `http(s)` address.
 //!
 //! Normalizing trims names, sorts and dedupes tags, and links each test to
 //! the current test of the same name (`replaces`). A plan never removes
@@ -34,6 +41,12 @@ pub const MAX_NAME_CHARS: usize = 200;
 pub const MAX_TAGS: usize = 16;
 /// Longest tag, in characters (the backend's limit).
 pub const MAX_TAG_CHARS: usize = 50;
+/// Most steps a planned test may describe.
+pub const MAX_STEPS: usize = 50;
+/// Longest step, in characters.
+pub const MAX_STEP_CHARS: usize = 500;
+/// Longest `start_url`, in characters.
+pub const MAX_URL_CHARS: usize = 2048;
 /// Most problems one validation reports; past it, one more says so. A
 /// person fixes the first ones first, and the host bounds the list.
 pub const MAX_PROBLEMS: usize = 100;
@@ -98,6 +111,15 @@ pub struct PlannedTest {
     /// The id of the project's test this one replaces (same name), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaces: Option<i64>,
+    /// What the test does, step by step, in words (at most 50, each up to
+    /// 500 characters): data, kept as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<String>,
+    /// Where the test starts: a public http(s) address (a location the
+    /// host checks when a proposal names it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(url, extend("x-toolhost-authority" = "location"))]
+    pub start_url: Option<String>,
 }
 
 /// The current tests named `name` (trimmed on both sides).

@@ -6,8 +6,8 @@ use toolhost_sdk::authoring::Problem;
 use toolhost_sdk::prelude::*;
 
 use super::{
-    ApplyTestPlanArgs, CurrentPlan, MAX_NAME_CHARS, MAX_PROBLEMS, MAX_TAG_CHARS, MAX_TAGS,
-    MAX_TESTS, PlannedTest, named,
+    ApplyTestPlanArgs, CurrentPlan, MAX_NAME_CHARS, MAX_PROBLEMS, MAX_STEP_CHARS, MAX_STEPS,
+    MAX_TAG_CHARS, MAX_TAGS, MAX_TESTS, MAX_URL_CHARS, PlannedTest, named,
 };
 
 /// Problems, at most [`MAX_PROBLEMS`] of them and then one saying so.
@@ -51,6 +51,19 @@ fn tag_problem(tag: &str) -> Option<String> {
     let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-';
     let fits = (1..=MAX_TAG_CHARS).contains(&tag.len()) && tag.chars().all(allowed);
     (!fits).then(|| format!("must be 1 to {MAX_TAG_CHARS} of [a-z0-9_-]"))
+}
+
+/// What is wrong with a step, if anything.
+fn step_problem(step: &str) -> Option<String> {
+    let n = step.trim().chars().count();
+    (n == 0 || n > MAX_STEP_CHARS).then(|| format!("must be 1 to {MAX_STEP_CHARS} characters"))
+}
+
+/// What is wrong with a start URL's length, if anything (the host judges
+/// where it points).
+fn url_problem(url: &str) -> Option<String> {
+    let n = url.chars().count();
+    (n == 0 || n > MAX_URL_CHARS).then(|| format!("must be 1 to {MAX_URL_CHARS} characters"))
 }
 
 /// What is wrong with the number of tests, if anything.
@@ -134,9 +147,16 @@ fn planned_tests(
             problems.add(at, "a test is a JSON object {name, tags}");
             continue;
         };
-        unknown_fields(problems, &at, fields, &["name", "tags"]);
+        unknown_fields(
+            problems,
+            &at,
+            fields,
+            &["name", "tags", "steps", "start_url"],
+        );
         let name = test_name(problems, &at, fields.get("name"), current, &seen);
         let tags = test_tags(problems, &at, fields.get("tags"));
+        let steps = test_steps(problems, &at, fields.get("steps"));
+        let start_url = start_url(problems, &at, fields.get("start_url"));
         if let Some(name) = name {
             seen.push((name.clone(), i));
             let replaces = named(current, &name).first().map(|t| t.id);
@@ -144,6 +164,8 @@ fn planned_tests(
                 name,
                 tags,
                 replaces,
+                steps,
+                start_url,
             });
         }
     }
@@ -226,6 +248,54 @@ fn test_tags(problems: &mut Problems, at: &str, value: Option<&Value>) -> Vec<St
     tags
 }
 
+/// The steps, trimmed; problems for bad ones.
+fn test_steps(problems: &mut Problems, at: &str, value: Option<&Value>) -> Vec<String> {
+    let at = format!("{at}/steps");
+    let items = match value {
+        None | Some(Value::Null) => return Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            problems.add(at, "must be an array of steps (strings)");
+            return Vec::new();
+        }
+    };
+    if items.len() > MAX_STEPS {
+        let m = format!("holds {} steps, more than {MAX_STEPS}", items.len());
+        problems.add(&at, m);
+    }
+    let mut steps = Vec::with_capacity(items.len());
+    for (k, step) in items.iter().enumerate() {
+        match step.as_str() {
+            None => problems.add(format!("{at}/{k}"), "must be a string"),
+            Some(s) => match step_problem(s) {
+                Some(m) => problems.add(format!("{at}/{k}"), m),
+                None => steps.push(s.trim().to_owned()),
+            },
+        }
+    }
+    steps
+}
+
+/// The start URL, trimmed, if one is given; a problem if it is not a
+/// string of the right length.
+fn start_url(problems: &mut Problems, at: &str, value: Option<&Value>) -> Option<String> {
+    let at = format!("{at}/start_url");
+    match value {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => match url_problem(s.trim()) {
+            Some(m) => {
+                problems.add(at, m);
+                None
+            }
+            None => Some(s.trim().to_owned()),
+        },
+        Some(_) => {
+            problems.add(at, "must be a string (an http or https URL)");
+            None
+        }
+    }
+}
+
 /// The arguments' own shape, for a direct call of `apply_test_plan`: the
 /// first problem with the tests, if any (the backend checks `replaces`).
 pub fn check(args: &ApplyTestPlanArgs) -> Result<(), ToolError> {
@@ -248,6 +318,17 @@ pub fn check(args: &ApplyTestPlanArgs) -> Result<(), ToolError> {
             (t.tags.iter().enumerate()).find_map(|(k, g)| Some((k, tag_problem(g)?)))
         {
             return invalid(format!("tests/{i}/tags/{k} {m}"));
+        }
+        if t.steps.len() > MAX_STEPS {
+            return invalid(format!("tests/{i}/steps holds more than {MAX_STEPS} steps"));
+        }
+        if let Some((k, m)) =
+            (t.steps.iter().enumerate()).find_map(|(k, s)| Some((k, step_problem(s)?)))
+        {
+            return invalid(format!("tests/{i}/steps/{k} {m}"));
+        }
+        if let Some(m) = t.start_url.as_deref().and_then(url_problem) {
+            return invalid(format!("tests/{i}/start_url {m}"));
         }
     }
     Ok(())
@@ -274,6 +355,9 @@ mod tests {
         let many_tests: Vec<Value> = (0..=MAX_TESTS)
             .map(|i| json!({"name": format!("n{i}")}))
             .collect();
+        let many_steps: Vec<String> = (0..=MAX_STEPS).map(|i| format!("step {i}")).collect();
+        let long_step = "s".repeat(MAX_STEP_CHARS + 1);
+        let long_url = format!("https://shop.example/{}", "p".repeat(MAX_URL_CHARS));
         let cases: Vec<(Value, Vec<&str>)> = vec![
             (json!([]), vec![""]),
             (json!({"tests": [{"name": "A"}]}), vec!["/environment"]),
@@ -340,6 +424,26 @@ mod tests {
                 json!({"environment": "dev", "tests": [{"name": "A", "tags": ["ok", "Smoke", 3, ""]}]}),
                 vec!["/tests/0/tags/1", "/tests/0/tags/2", "/tests/0/tags/3"],
             ),
+            (
+                json!({"environment": "dev", "tests": [{"name": "A", "steps": "open it"}]}),
+                vec!["/tests/0/steps"],
+            ),
+            (
+                json!({"environment": "dev", "tests": [{"name": "A", "steps": many_steps}]}),
+                vec!["/tests/0/steps"],
+            ),
+            (
+                json!({"environment": "dev", "tests": [{"name": "A", "steps": ["ok", " ", 4, long_step]}]}),
+                vec!["/tests/0/steps/1", "/tests/0/steps/2", "/tests/0/steps/3"],
+            ),
+            (
+                json!({"environment": "dev", "tests": [{"name": "A", "start_url": 8080}]}),
+                vec!["/tests/0/start_url"],
+            ),
+            (
+                json!({"environment": "dev", "tests": [{"name": "A", "start_url": long_url}]}),
+                vec!["/tests/0/start_url"],
+            ),
         ];
         for (proposal, want) in cases {
             assert_eq!(paths(proposal.clone()), want, "{proposal}");
@@ -380,6 +484,41 @@ mod tests {
             &json!({"environment": 12, "tests": [{"name": "X"}]}),
         );
         assert_eq!(by_id.expect("valid").environment, Some(NameOrId::Id(12)));
+    }
+
+    #[test]
+    fn steps_and_a_start_url_are_kept_as_written_and_shown_in_the_diff() {
+        let sha = "9fceb02d0ae598e95dc970b74767f19372d61af8";
+        let steps = [
+            "open https://shop.example/login".to_owned(),
+            "POST /api/login as a shopper".to_owned(),
+            format!("expect the build of commit {sha}"),
+        ];
+        let proposal = json!({"environment": "staging", "tests": [
+            {"name": "Login flow", "tags": ["smoke"], "steps": steps,
+             "start_url": " https://shop.example/login "},
+        ]});
+        let args = validate(&current(), &proposal).expect("valid");
+        let planned = &args.tests[0];
+        assert_eq!(planned.steps, steps);
+        assert_eq!(
+            planned.start_url.as_deref(),
+            Some("https://shop.example/login")
+        );
+        assert_eq!(check(&args), Ok(()));
+        let changes = super::super::diff(&current(), &args).expect("fits");
+        assert_eq!(changes.len(), 1, "same tags, but steps: changed");
+        let after: Value =
+            serde_json::from_str(changes[0].after.as_deref().expect("after")).expect("JSON");
+        assert_eq!(after["steps"][0], "open https://shop.example/login");
+    }
+
+    #[test]
+    fn the_start_url_is_declared_a_location_in_the_promoting_schema() {
+        let schema = serde_json::to_value(schemars::schema_for!(ApplyTestPlanArgs)).expect("JSON");
+        let test = &schema["$defs"]["PlannedTest"]["properties"]["start_url"];
+        assert_eq!(test["format"], "uri", "{schema}");
+        assert_eq!(test["x-toolhost-authority"], "location", "{schema}");
     }
 
     #[test]
