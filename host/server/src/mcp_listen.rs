@@ -11,7 +11,6 @@
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
-use axum::http::header;
 use axum::middleware::Next;
 use axum::response::Response;
 use http_body_util::BodyExt;
@@ -48,11 +47,7 @@ pub async fn tasks(req: Request, next: Next) -> Response {
     }
     req.extensions_mut().insert(ListenTasks(accepted.clone()));
     let answer = next.run(req).await;
-    let streamed = answer
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
-    if !streamed {
+    if !crate::mcp_replay::is_event_stream(&answer) {
         return answer;
     }
     let (parts, body) = answer.into_parts();

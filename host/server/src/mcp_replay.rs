@@ -103,11 +103,7 @@ pub async fn bound(req: Request, next: Next) -> Response {
         }
     }
     let answer = next.run(req).await;
-    let streamed = answer
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
-    if !streamed {
+    if !is_event_stream(&answer) {
         return answer;
     }
     let (mut parts, body) = answer.into_parts();
@@ -123,6 +119,14 @@ pub async fn bound(req: Request, next: Next) -> Response {
         frame
     });
     Response::from_parts(parts, Body::new(body))
+}
+
+/// Whether `answer` is an event stream (`text/event-stream`).
+pub(crate) fn is_event_stream(answer: &Response) -> bool {
+    answer
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"))
 }
 
 /// The `id:` fields of the SSE events in `chunk` (each event is written in

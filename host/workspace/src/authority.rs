@@ -391,44 +391,41 @@ fn walk_declared(
     {
         return Err(refusal(pointer, kind));
     }
+    // Each member is walked with the schemas its parents give it (a
+    // property, `additionalProperties`, an item): none, and it is data.
+    let child = |pick: &dyn Fn(&Value) -> Option<&Value>| -> Vec<&Value> {
+        schemas
+            .iter()
+            .filter_map(|s| pick(s))
+            .flat_map(|s| schemas_of(s, root))
+            .collect()
+    };
+    let mut descend = |item: &Value, below: Vec<&Value>, segment: &str| {
+        if below.is_empty() {
+            return Ok(());
+        }
+        let len = pointer.len();
+        push_key(pointer, segment);
+        let r = walk_declared(item, &below, root, pointer);
+        pointer.truncate(len);
+        r
+    };
     match v {
         Value::Object(map) => map.iter().try_for_each(|(key, item)| {
-            let child: Vec<&Value> = schemas
-                .iter()
-                .filter_map(|s| {
-                    s.get("properties")
-                        .and_then(|p| p.get(key))
-                        .or_else(|| s.get("additionalProperties").filter(|a| a.is_object()))
-                })
-                .flat_map(|s| schemas_of(s, root))
-                .collect();
-            if child.is_empty() {
-                return Ok(());
-            }
-            let len = pointer.len();
-            push_key(pointer, key);
-            let r = walk_declared(item, &child, root, pointer);
-            pointer.truncate(len);
-            r
+            let below = child(&|s| {
+                s.get("properties")
+                    .and_then(|p| p.get(key))
+                    .or_else(|| s.get("additionalProperties").filter(|a| a.is_object()))
+            });
+            descend(item, below, key)
         }),
         Value::Array(items) => items.iter().enumerate().try_for_each(|(i, item)| {
-            let child: Vec<&Value> = schemas
-                .iter()
-                .filter_map(|s| {
-                    s.get("prefixItems")
-                        .and_then(|p| p.get(i))
-                        .or_else(|| s.get("items").filter(|a| a.is_object()))
-                })
-                .flat_map(|s| schemas_of(s, root))
-                .collect();
-            if child.is_empty() {
-                return Ok(());
-            }
-            let len = pointer.len();
-            pointer.push_str(&format!("/{i}"));
-            let r = walk_declared(item, &child, root, pointer);
-            pointer.truncate(len);
-            r
+            let below = child(&|s| {
+                s.get("prefixItems")
+                    .and_then(|p| p.get(i))
+                    .or_else(|| s.get("items").filter(|a| a.is_object()))
+            });
+            descend(item, below, &i.to_string())
         }),
         _ => Ok(()),
     }
