@@ -35,6 +35,14 @@ use crate::task_status::{self, ListenTasks};
 use crate::tool_defs::ToolDefs;
 use crate::{clarify, convert, cursor, prompts, resources, tasks};
 
+/// What the edge put in this request's extensions before rmcp: the
+/// caller's principal, the tasks a listen request names.
+fn from_edge<T: Send + Sync + 'static>(ctx: &RequestContext<RoleServer>) -> Option<&T> {
+    ctx.extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<T>())
+}
+
 /// The MCP server: a cheap `Clone` handle over the host, built per request
 /// in stateless mode and per session in legacy mode.
 #[derive(Clone)]
@@ -140,14 +148,10 @@ impl McpServer {
     /// put into the request's extensions. A request without one never
     /// reaches a tool.
     fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Principal, ErrorData> {
-        let principal = ctx
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Principal>())
-            .ok_or_else(|| {
-                tracing::error!("an unauthenticated request reached the MCP handler");
-                ErrorData::internal_error("request is not authenticated", None)
-            })?;
+        let principal = from_edge::<Principal>(ctx).ok_or_else(|| {
+            tracing::error!("an unauthenticated request reached the MCP handler");
+            ErrorData::internal_error("request is not authenticated", None)
+        })?;
         Ok(principal.clone())
     }
 }
@@ -654,10 +658,7 @@ impl ServerHandler for McpServer {
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let ctx = context.request_context();
         let who = self.caller(ctx)?;
-        let task_ids = ctx
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<ListenTasks>())
+        let task_ids = from_edge::<ListenTasks>(ctx)
             .filter(|_| tasks::wanted(ctx))
             .map(|ListenTasks(ids)| ids.clone())
             .unwrap_or_default();

@@ -451,25 +451,25 @@ fn role_refusal(role: Role, v: &Value) -> Option<AuthorityKind> {
 /// `http(s)` URL (or a host name) of a public host, or it carries a user's
 /// credentials.
 fn location_refusal(s: &str) -> Option<AuthorityKind> {
-    let host = if s.contains("://") || s.contains(':') && url::Url::parse(s).is_ok() {
-        let Ok(url) = url::Url::parse(s) else {
-            return Some(AuthorityKind::Location);
-        };
-        if !matches!(url.scheme(), "http" | "https") {
-            return Some(AuthorityKind::Location);
+    let host = match url::Url::parse(s) {
+        Ok(url) => {
+            if !matches!(url.scheme(), "http" | "https") {
+                return Some(AuthorityKind::Location);
+            }
+            if !url.username().is_empty() || url.password().is_some() {
+                return Some(AuthorityKind::Credential);
+            }
+            match url.host() {
+                Some(h) => h.to_owned(),
+                None => return Some(AuthorityKind::Location),
+            }
         }
-        if !url.username().is_empty() || url.password().is_some() {
-            return Some(AuthorityKind::Credential);
-        }
-        match url.host() {
-            Some(h) => h.to_owned(),
-            None => return Some(AuthorityKind::Location),
-        }
-    } else {
-        match url::Host::parse(s) {
+        Err(_) if s.contains("://") => return Some(AuthorityKind::Location),
+        // No scheme: a host name or address alone.
+        Err(_) => match url::Host::parse(s) {
             Ok(h) => h,
             Err(_) => return Some(AuthorityKind::Location),
-        }
+        },
     };
     (!is_public_host(&host)).then_some(AuthorityKind::Location)
 }
