@@ -8,11 +8,11 @@
 mod support;
 
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::bench::post_at;
-use support::{Answer, PgSchema, Server};
+use support::{Answer, PgSchema, Server, fresh_window};
 use toolhost_fixtures::HELLO;
 
 /// Two hosts on one PostgreSQL schema with `flags`, and a token from each
@@ -59,21 +59,6 @@ fn refusal(a: &Answer, limit: &str, window: u64) -> u64 {
     );
     assert_eq!(data["retry_after"], secs, "{body}");
     secs
-}
-
-/// Waits, if need be, so that at least `needed` is left of the current
-/// `window`-second window (windows are aligned to the epoch, and the server
-/// shares this machine's clock): a burst then lands in one window.
-fn fresh_window(window: u64, needed: Duration) {
-    let len = u128::from(window) * 1000;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_millis();
-    let left = Duration::from_millis((len - now % len) as u64);
-    if left < needed {
-        thread::sleep(left + Duration::from_millis(50));
-    }
 }
 
 #[test]

@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::bench::{Backend, call_at, request_at, serve_on};
+use support::bench::{Backend, call_at, post_at, request_at, serve_on};
 use support::oauth::user_token;
-use support::workspace::{admin, ok, person, refused, role};
-use support::{PgSchema, Server, Tools, new_signer, pin_into, python3, sign, trust};
-use toolhost_fixtures::{HELLO, HELLO_NEXT};
+use support::workspace::{admin, mcp_upload, ok, person, refused, role, sha256_hex};
+use support::{PgSchema, Server, Tools, fresh_window, new_signer, pin_into, python3, sign, trust};
+use toolhost_fixtures::{HELLO, HELLO_NEXT, T_RUN_ESCAPE};
 
 /// The people: `alice` authors (and may run what she authors), `bob`
 /// reviews and decides approvals, `vic` may only read hello and testbench,
@@ -97,7 +97,9 @@ fn a_tool_authored_from_the_python_sdk_is_listed_only_after_a_second_person_appr
 /// SQLite file).
 fn tool_chain(pg: Option<&PgSchema>) {
     let tools = Tools::require();
-    let server = Server::start_on(&[HELLO], &[], pg.map(|p| p.url.as_str()));
+    // testbench too, whose test plans the script authors first.
+    let backend = Backend::start();
+    let (server, _) = serve_on(&backend, &[HELLO], &[], pg.map(|p| p.url.as_str()));
     let url = server.database_url().to_owned();
     let tokens = people(&server);
     let work = server.scratch("author");
@@ -154,6 +156,37 @@ fn tool_chain(pg: Option<&PgSchema>) {
         ids["session_id"].as_str().expect("a session"),
         ids["revision_id"].as_str().expect("a revision"),
     );
+    let plan = ok(
+        &server.url,
+        &tokens["alice"],
+        "get_authoring_session",
+        json!({"session_id": ids["plan_session_id"]}),
+    );
+    assert_eq!(plan["state"], json!("closed"), "{plan}");
+
+    // A second session, bound before the review is decided: the approval
+    // below moves the plugin on under it.
+    let (url_mcp, alice) = (&server.url, &tokens["alice"]);
+    let later = ok(
+        url_mcp,
+        alice,
+        "create_authoring_session",
+        json!({"subject": "plugin:hello"}),
+    );
+    let later = later["session_id"].as_str().expect("a session").to_owned();
+    let read = |p: &std::path::Path| std::fs::read(p).expect("the release's file");
+    let draft = json!({
+        "component": mcp_upload(url_mcp, alice, "component", &read(&component), 256 * 1024)["handle"],
+        "manifest": mcp_upload(url_mcp, alice, "manifest", &read(&manifest), 256 * 1024)["handle"],
+    });
+    let stale = ok(
+        url_mcp,
+        alice,
+        "propose_revision",
+        json!({"session_id": later, "proposal": {"revision": draft},
+               "expected_version": 1, "idempotency_key": "later-1"}),
+    );
+    let stale = stale["proposal"]["proposal_id"].clone();
 
     // The promotion is a review like any other: the host's diff, no
     // approval by the author, nothing listed until another person approves.
@@ -203,6 +236,51 @@ fn tool_chain(pg: Option<&PgSchema>) {
         "{view}"
     );
 
+    // The later session's subject moved: its proposal is not promoted
+    // until the session is rebound, and then only when proposed again.
+    let promote = |version: i64, key: &str| {
+        json!({"session_id": later, "proposal_id": stale, "expected_version": version,
+               "idempotency_key": key})
+    };
+    refused(
+        url_mcp,
+        alice,
+        "promote_revision",
+        promote(2, "later-promote"),
+        "SUBJECT_CHANGED",
+    );
+    let rebound = ok(
+        url_mcp,
+        alice,
+        "rebind_authoring_session",
+        json!({"session_id": later, "expected_version": 2, "idempotency_key": "later-rebind"}),
+    );
+    assert_eq!(
+        (
+            &rebound["moved"],
+            &rebound["version"],
+            &rebound["subject_version"]
+        ),
+        (&json!(true), &json!(3), &json!(revision)),
+        "{rebound}"
+    );
+    assert_eq!(rebound["outdated_proposals"], json!([stale]), "{rebound}");
+    let outdated = refused(
+        url_mcp,
+        alice,
+        "promote_revision",
+        promote(3, "later-promote-2"),
+        "PROPOSAL_OUTDATED",
+    );
+    assert_eq!(outdated["bound_version"], json!(revision), "{outdated}");
+    let closed = ok(
+        url_mcp,
+        alice,
+        "close_authoring_session",
+        json!({"session_id": later, "expected_version": 3, "idempotency_key": "later-close"}),
+    );
+    assert_eq!(closed["state"], json!("closed"), "{closed}");
+
     // Another tenant's author, and the viewer, see nothing of it.
     for (who, code) in [("olga", "SESSION_NOT_FOUND"), ("vic", "PERMISSION_DENIED")] {
         refused(
@@ -220,12 +298,20 @@ fn tool_chain(pg: Option<&PgSchema>) {
         json!({}),
     );
     assert_eq!(olga["sessions"], json!([]), "{olga}");
+    let uploads = count(&server, pg, "workspace_uploads");
     let (status, body) = post_upload(&server, &tokens["vic"], "manifest", b"[plugin]");
     assert_eq!(status, 403, "{body}");
+    refused(
+        &server.url,
+        &tokens["vic"],
+        "begin_upload",
+        json!({"kind": "manifest", "size": 8}),
+        "PERMISSION_DENIED",
+    );
     assert_eq!(
         count(&server, pg, "workspace_uploads"),
-        3,
-        "vic's upload stored nothing"
+        uploads,
+        "vic's uploads stored nothing"
     );
 }
 
@@ -729,4 +815,278 @@ fn concurrent_proposals(pg: Option<&PgSchema>) {
         "the winner's answer, and the replayed open"
     );
     assert_eq!(rows("workspace_runs") + rows("workspace_promotions"), 0);
+}
+
+/// A session ends once: closing or abandoning it is a step of its version
+/// under a key (a stale version is refused with the current one, a replay
+/// answers the first result); abandoning it cancels its run still going in
+/// the same step; an ended session takes no proposal, run, rebinding or
+/// second end, and stays readable.
+#[test]
+fn a_session_ends_once_under_its_version_and_key_and_abandoning_it_cancels_its_runs() {
+    let server = Server::start_with(&[T_RUN_ESCAPE], &["--run-workers", "1"]);
+    let db = server.database_url().to_owned();
+    let author = ["workspace:author", "explorations:run", "fixture:run"];
+    role(&db, "demo", "author", &author);
+    let password = person(&db, "demo", "alice", &["author"]);
+    let alice = user_token(&server, "alice", &password);
+    let url = &server.url;
+    let open = || {
+        let s = ok(
+            url,
+            &alice,
+            "create_authoring_session",
+            json!({"subject": "plugin:t-run-escape"}),
+        );
+        s["session_id"].as_str().expect("a session").to_owned()
+    };
+
+    let sid = open();
+    let run = ok(
+        url,
+        &alice,
+        "start_exploration",
+        json!({"session_id": sid, "tool": "spin", "arguments": {},
+               "expected_version": 1, "idempotency_key": "spin"}),
+    );
+    let run_id = run["run_id"].as_str().expect("a run").to_owned();
+    let stale = refused(
+        url,
+        &alice,
+        "abandon_authoring_session",
+        json!({"session_id": sid, "expected_version": 1, "idempotency_key": "stale"}),
+        "WORKSPACE_VERSION_CONFLICT",
+    );
+    assert_eq!(stale["current_version"], json!(2), "{stale}");
+    let give_up = json!({"session_id": sid, "expected_version": 2, "idempotency_key": "give-up"});
+    let gone = ok(url, &alice, "abandon_authoring_session", give_up.clone());
+    assert_eq!(
+        (&gone["state"], &gone["version"], &gone["runs_cancelled"]),
+        (&json!("abandoned"), &json!(3), &json!([run_id])),
+        "{gone}"
+    );
+    assert_eq!(
+        ok(url, &alice, "abandon_authoring_session", give_up),
+        gone,
+        "a replayed key answers the first result"
+    );
+    let mut state = Value::Null;
+    for _ in 0..10 {
+        let r = ok(
+            url,
+            &alice,
+            "get_exploration_result",
+            json!({"run_id": run_id, "wait_seconds": 30}),
+        );
+        state = r["state"].clone();
+        if state != json!("queued") && state != json!("running") && state != json!("cancelling") {
+            break;
+        }
+    }
+    assert_eq!(state, json!("cancelled"), "the session's run was cancelled");
+
+    let late = |tool: &str, mut args: Value| {
+        args["session_id"] = json!(sid);
+        args["expected_version"] = json!(3);
+        args["idempotency_key"] = json!(format!("late-{tool}"));
+        refused(url, &alice, tool, args, "WORKSPACE_CLOSED");
+    };
+    late(
+        "propose_revision",
+        json!({"proposal": {"revision": {"component": "upl_x", "manifest": "upl_y"}}}),
+    );
+    late(
+        "start_exploration",
+        json!({"tool": "ping", "arguments": {}}),
+    );
+    late("close_authoring_session", json!({}));
+    late("rebind_authoring_session", json!({}));
+    let view = ok(
+        url,
+        &alice,
+        "get_authoring_session",
+        json!({"session_id": sid}),
+    );
+    assert_eq!(
+        (&view["state"], &view["version"]),
+        (&json!("abandoned"), &json!(3)),
+        "{view}"
+    );
+
+    let done = open();
+    let closed = ok(
+        url,
+        &alice,
+        "close_authoring_session",
+        json!({"session_id": done, "expected_version": 1, "idempotency_key": "done"}),
+    );
+    assert_eq!(
+        (
+            &closed["state"],
+            &closed["version"],
+            &closed["runs_cancelled"]
+        ),
+        (&json!("closed"), &json!(2), &json!([])),
+        "{closed}"
+    );
+    let listed = ok(url, &alice, "list_authoring_sessions", json!({}));
+    let states: Vec<&Value> = listed["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|s| &s["state"])
+        .collect();
+    assert_eq!(states, [&json!("closed"), &json!("abandoned")], "{listed}");
+
+    // A page at a time, by the cursors each page gives.
+    let page = |args: Value| ok(url, &alice, "list_authoring_sessions", args);
+    let first = page(json!({"limit": 1}));
+    assert_eq!(first["sessions"][0]["session_id"], json!(done), "{first}");
+    assert_eq!(first["newer"], Value::Null, "{first}");
+    let second = page(json!({"limit": 1, "before": first["older"]}));
+    assert_eq!(second["sessions"][0]["session_id"], json!(sid), "{second}");
+    assert_eq!(second["older"], Value::Null, "the last page: {second}");
+    let back = page(json!({"limit": 1, "after": second["newer"]}));
+    assert_eq!(back["sessions"], first["sessions"], "{back}");
+    assert_eq!(back["newer"], Value::Null, "the first page again: {back}");
+    refused(
+        url,
+        &alice,
+        "list_authoring_sessions",
+        json!({"before": "12.ws_forged"}),
+        "INVALID_ARGUMENTS",
+    );
+}
+
+/// Bytes reach the workspace over MCP, in chunks, each its own call: at
+/// the offset the upload holds (a chunk sent twice, or one that skips
+/// bytes, changes nothing and names the offset to send), from their
+/// uploader only, checked against the digest given on the last chunk
+/// (a mismatch drops the upload), within the kind's bound and a chunk's,
+/// and begun within the upload rate the HTTP route shares.
+#[test]
+fn an_upload_over_mcp_arrives_in_order_from_its_uploader_within_its_bounds_and_rate() {
+    let flags = ["--rate-limit-uploads", "4", "--rate-limit-window", "1h"];
+    let server = Server::start_with(&[HELLO], &flags);
+    let db = server.database_url().to_owned();
+    role(&db, "demo", "author", &["workspace:author"]);
+    let tokens: Vec<String> = ["alice", "bob"]
+        .iter()
+        .map(|who| {
+            let password = person(&db, "demo", who, &["author"]);
+            user_token(&server, who, &password)
+        })
+        .collect();
+    let (url, alice, bob) = (&server.url, &tokens[0], &tokens[1]);
+
+    // Four uploads begin below: all in one window.
+    fresh_window(3600, Duration::from_secs(120));
+
+    // 1: three chunks, in order, make one upload with the host's digest.
+    let bytes: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
+    let done = mcp_upload(url, alice, "manifest", &bytes, 1000);
+    assert_eq!(
+        (&done["size"], &done["kind"]),
+        (&json!(3000), &json!("manifest")),
+        "{done}"
+    );
+    assert!(
+        done["handle"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("upl_"))
+    );
+
+    // 2: out of order, another's, or not the bytes said.
+    let begun = ok(
+        url,
+        alice,
+        "begin_upload",
+        json!({"kind": "manifest", "size": 6}),
+    );
+    let handle = begun["upload"].clone();
+    let chunk = |token: &str, offset: u64, data: &[u8], last: Option<&str>| {
+        let mut args = json!({"upload": handle, "offset": offset,
+            "data": base64_of(data), "last": last.is_some()});
+        if let Some(digest) = last {
+            args["sha256"] = json!(digest);
+        }
+        call_at(url, token, "upload_chunk", args)
+    };
+    let code = |answer: &Value| answer["result"]["structuredContent"]["error"].clone();
+    let first = chunk(alice, 0, b"aaa", None);
+    assert_eq!(
+        first["result"]["structuredContent"]["received"],
+        json!(3),
+        "{first}"
+    );
+    for offset in [0, 10] {
+        let moved = code(&chunk(alice, offset, b"aaa", None));
+        assert_eq!(
+            (&moved["code"], &moved["received"]),
+            (&json!("UPLOAD_OFFSET_MISMATCH"), &json!(3)),
+            "{moved}"
+        );
+    }
+    let bobs = code(&chunk(bob, 3, b"bbb", None));
+    assert_eq!(bobs["code"], json!("UPLOAD_NOT_FOUND"), "{bobs}");
+    let wrong = sha256_hex(b"something else");
+    let mismatch = code(&chunk(alice, 3, b"bbb", Some(&wrong)));
+    assert_eq!(
+        (&mismatch["code"], &mismatch["sha256"]),
+        (
+            &json!("UPLOAD_DIGEST_MISMATCH"),
+            &json!(sha256_hex(b"aaabbb"))
+        ),
+        "{mismatch}"
+    );
+    let dropped = code(&chunk(alice, 3, b"bbb", None));
+    assert_eq!(
+        dropped["code"],
+        json!("UPLOAD_NOT_FOUND"),
+        "dropped: {dropped}"
+    );
+
+    // 3 and 4: over the kind's bound before a byte, over a chunk's.
+    let large = refused(
+        url,
+        alice,
+        "begin_upload",
+        json!({"kind": "signature", "size": 300_000}),
+        "LIMIT_EXCEEDED",
+    );
+    assert_eq!(large["kind"], json!("signature"), "{large}");
+    let big = ok(
+        url,
+        alice,
+        "begin_upload",
+        json!({"kind": "component", "size": 600_000}),
+    );
+    refused(
+        url,
+        alice,
+        "upload_chunk",
+        json!({"upload": big["upload"], "offset": 0, "data": base64_of(&vec![7u8; 600_000])}),
+        "INVALID_ARGUMENTS",
+    );
+
+    // Four begun this window: the fifth, over MCP or HTTP, waits.
+    let params = json!({"name": "begin_upload", "arguments": {"kind": "manifest", "size": 1}});
+    let over = post_at(url, alice, "tools/call", "begin_upload", params);
+    assert_eq!(over.status, 429, "{}", over.body);
+    let body: Value = serde_json::from_str(&over.body).expect("JSON");
+    assert_eq!(body["error"]["data"]["limit"], json!("uploads"), "{body}");
+    let (status, body) = post_upload(&server, alice, "manifest", b"[plugin]");
+    assert_eq!(status, 429, "the HTTP route shares the rate: {body}");
+    // Bob's rate is his own.
+    ok(
+        url,
+        bob,
+        "begin_upload",
+        json!({"kind": "manifest", "size": 1}),
+    );
+}
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }

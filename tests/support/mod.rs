@@ -1121,3 +1121,18 @@ pub fn python3(script: &str, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
+
+/// Waits, if need be, so that at least `needed` is left of the current
+/// `window`-second window (windows are aligned to the epoch, and the server
+/// shares this machine's clock): a burst then lands in one window.
+pub fn fresh_window(window: u64, needed: Duration) {
+    let len = u128::from(window) * 1000;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis();
+    let left = Duration::from_millis((len - now % len) as u64);
+    if left < needed {
+        thread::sleep(left + Duration::from_millis(50));
+    }
+}

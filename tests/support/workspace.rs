@@ -2,6 +2,8 @@
 //! and users made with the `toolhost` CLI on a server's store, and
 //! stateless `tools/call`s that must answer or must be refused.
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use super::bench::call_at;
@@ -54,4 +56,39 @@ pub fn refused(url: &str, token: &str, tool: &str, args: Value, code: &str) -> V
     );
     assert_eq!(error["code"], json!(code), "{tool}: {a}");
     error
+}
+
+/// `bytes` uploaded as `kind` over MCP by `token` (`begin_upload`, then
+/// `upload_chunk` in chunks of at most `chunk` bytes, the last with the
+/// bytes' digest): the finished upload's answer.
+pub fn mcp_upload(url: &str, token: &str, kind: &str, bytes: &[u8], chunk: usize) -> Value {
+    let begun = ok(
+        url,
+        token,
+        "begin_upload",
+        json!({"kind": kind, "size": bytes.len()}),
+    );
+    let handle = begun["upload"].as_str().expect("a handle").to_owned();
+    let digest = sha256_hex(bytes);
+    let pieces: Vec<&[u8]> = bytes.chunks(chunk.max(1)).collect();
+    let mut answer = Value::Null;
+    for (n, piece) in pieces.iter().enumerate() {
+        let offset = n * chunk.max(1);
+        let last = n + 1 == pieces.len();
+        let mut args = json!({"upload": handle, "offset": offset,
+            "data": STANDARD.encode(piece), "last": last});
+        if last {
+            args["sha256"] = json!(digest);
+        }
+        answer = ok(url, token, "upload_chunk", args);
+    }
+    assert_eq!(answer["done"], json!(true), "{answer}");
+    assert_eq!(answer["sha256"], json!(digest), "{answer}");
+    answer
+}
+
+/// Lower-case hex SHA-256 of `bytes`, as the host computes it.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("{:x}", sha2::Sha256::digest(bytes))
 }

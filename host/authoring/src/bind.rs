@@ -10,7 +10,7 @@ use toolhost_catalog::LoadedPlugin;
 use toolhost_policy::{Use, decide};
 use toolhost_runtime::{AuthoringKind, CallContext};
 use toolhost_types::{PluginName, Principal};
-use toolhost_workspace::{BoundObject, Subject};
+use toolhost_workspace::{BoundObject, Session, Subject};
 
 use crate::Work;
 use crate::WorkspaceError;
@@ -75,6 +75,24 @@ impl Work<'_> {
                 let id = self.resolve_object(who, &domain, object).await?;
                 self.domain_now(who, &domain, id).await
             }
+        }
+    }
+
+    /// What `session`'s subject is now, to rebind it: the same entity it
+    /// was bound to (a domain object, by its id: a rename or a namesake
+    /// does not move the session to another object), or the plugin's
+    /// active revision now.
+    pub(crate) async fn rebind(
+        &self,
+        who: &Principal,
+        session: &Session,
+    ) -> Result<Bound, InvokeError> {
+        match (&session.subject, &session.bound_to) {
+            (Subject::Domain { plugin, kind, .. }, Some(bound)) => {
+                let domain = self.domain(who, plugin, kind).await?;
+                self.domain_now(who, &domain, bound.clone()).await
+            }
+            (subject, _) => self.bind(who, subject).await,
         }
     }
 

@@ -80,6 +80,19 @@ pub enum WorkspaceError {
         /// The version now.
         current: String,
     },
+    /// The proposal was made before the session was rebound: its diff is
+    /// against a version of the subject the session no longer follows.
+    #[error(
+        "proposal {proposal} is against version {made_against} of the subject; session is bound to version {bound} since it was rebound: propose it again to promote it"
+    )]
+    ProposalOutdated {
+        /// The proposal.
+        proposal: String,
+        /// The version its diff is against.
+        made_against: String,
+        /// The version the session is bound to.
+        bound: String,
+    },
     /// The proposal carries authority where it would establish it (a
     /// credential or cookie anywhere, a revision's file named by path, URL
     /// or digest, or a field the promoting tool declares a location,
@@ -131,6 +144,7 @@ impl WorkspaceError {
             WorkspaceError::SubjectNotFound { .. } => "SUBJECT_NOT_FOUND",
             WorkspaceError::SubjectAmbiguous { .. } => "SUBJECT_AMBIGUOUS",
             WorkspaceError::SubjectChanged { .. } => "SUBJECT_CHANGED",
+            WorkspaceError::ProposalOutdated { .. } => "PROPOSAL_OUTDATED",
             WorkspaceError::AuthorityRefused(_) => "AUTHORITY_REFUSED",
             WorkspaceError::ProposalInvalid { .. } => "PROPOSAL_INVALID",
             WorkspaceError::Intake(e) => e.code(),
@@ -157,6 +171,11 @@ impl WorkspaceError {
             WorkspaceError::SubjectChanged { bound, current, .. } => {
                 Some(json!({"bound_version": bound, "current_version": current}))
             }
+            WorkspaceError::ProposalOutdated {
+                made_against,
+                bound,
+                ..
+            } => Some(json!({"proposal_version": made_against, "bound_version": bound})),
             WorkspaceError::SubjectAmbiguous { candidates, .. } => {
                 Some(json!({"candidates": candidates}))
             }

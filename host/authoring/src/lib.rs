@@ -22,10 +22,12 @@
 //!
 //! Rooms: [`bind`] (what a subject is now), [`plugin_subject`] and
 //! [`domain_subject`] (propose and promote, one per kind of subject),
-//! [`uploads`] (the bounded upload that mints handles), [`arriving`]
-//! (its body, streamed to the store in parts) and [`upload_bounds`] (what
-//! bounds both), [`view`] (what
-//! the read tools answer) and [`tools`] (the host tools).
+//! [`session_end`] (a session closed, abandoned or rebound), [`uploads`]
+//! (the bounded upload that mints handles), [`arriving`] (its body over
+//! HTTP, streamed to the store in parts), [`upload_tools`] (its body over
+//! MCP, in chunks, one call each) and [`upload_bounds`] (what bounds
+//! them), [`view`] (what the read tools answer) and [`tools`] (the host
+//! tools).
 
 mod answer;
 mod arriving;
@@ -35,9 +37,11 @@ mod error;
 mod plugin_subject;
 mod promote;
 mod propose;
+mod session_end;
 mod session_runs;
 mod tools;
 mod upload_bounds;
+mod upload_tools;
 mod uploads;
 mod view;
 
@@ -62,9 +66,10 @@ pub use arriving::Arriving;
 pub use error::WorkspaceError;
 pub use tools::AUTHORING_PERMISSION;
 pub use upload_bounds::{
-    ARRIVING_UPLOAD_TTL, DEFAULT_UPLOAD_TTL, MAX_SIGNATURE_BYTES, UPLOAD_PART_BYTES, UploadError,
-    upload_limit,
+    ARRIVING_UPLOAD_TTL, DEFAULT_UPLOAD_TTL, MAX_CHUNK_BYTES, MAX_SIGNATURE_BYTES,
+    UPLOAD_PART_BYTES, UploadError, upload_limit,
 };
+pub use upload_tools::BEGIN_UPLOAD_TOOL;
 
 /// How the workspace is kept.
 #[derive(Clone)]
@@ -273,6 +278,8 @@ impl Step {
             expected_version: self.expected,
             at_ms: now,
             state: None,
+            rebound: None,
+            cancel_runs: false,
             proposal: None,
             keep_uploads: Vec::new(),
             link: None,

@@ -26,6 +26,14 @@ pub(crate) async fn promote_revision(host: Work<'_>, who: &Principal, args: &Val
     let proposal = find_proposal(view, text_arg(args, "proposal_id")?)?.clone();
     let gate_id = args.get("gate_id").and_then(Value::as_str);
     let session = &view.session;
+    if proposal.subject_version != session.subject_version {
+        return Err(WorkspaceError::ProposalOutdated {
+            proposal: proposal.id.to_string(),
+            made_against: proposal.subject_version,
+            bound: session.subject_version.clone(),
+        }
+        .into());
+    }
     let now = host.host.now_ms();
     let (promotion, submit) = match &session.subject {
         Subject::Plugin { .. } => promote_plugin(host, who, view, &proposal, now).await?,

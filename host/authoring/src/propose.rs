@@ -106,6 +106,7 @@ pub(crate) async fn propose_revision(host: Work<'_>, who: &Principal, args: &Val
         digest,
         validation,
         diff,
+        subject_version: session.subject_version.clone(),
         created_at_ms: now,
     };
     let mut structured = json!({"session_id": session.id, "version": expected + 1});

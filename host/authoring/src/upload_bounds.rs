@@ -7,7 +7,8 @@ use std::time::Duration;
 use toolhost_catalog::intake::{MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES};
 use toolhost_workspace::{QuotaExceeded, UploadKind};
 
-use toolhost_invoke::{InvokeError, millis};
+use serde_json::json;
+use toolhost_invoke::{InvokeError, Refusal, millis};
 
 /// How long an upload no proposal names is kept: long enough to sign and
 /// propose, short enough that abandoned bytes do not pile up.
@@ -25,6 +26,12 @@ pub const ARRIVING_UPLOAD_TTL: Duration = Duration::from_secs(5 * 60);
 /// 32 MiB component is 32 rows, small enough that many uploads at once
 /// hold little.
 pub const UPLOAD_PART_BYTES: usize = 1024 * 1024;
+
+/// The most bytes one chunk of an upload over MCP (`upload_chunk`)
+/// carries, decoded: its base64 (some 683 KiB) stays under a call's
+/// string bound (`max_string_bytes`, 1 MiB by default) and its arguments'
+/// bound (2 MiB), and a 32 MiB component is 64 calls.
+pub const MAX_CHUNK_BYTES: usize = 512 * 1024;
 
 /// Largest signature accepted: a DSSE envelope is a few KiB; a Sigstore
 /// bundle with its certificate chain and log entry stays well under this.
@@ -44,16 +51,73 @@ pub enum UploadError {
         /// The bound.
         limit: usize,
     },
-    /// Empty.
+    /// The upload holds no bytes.
     #[error("the upload is empty")]
     Empty,
     /// Over the principal's quota, before its body was read or as it
     /// arrived.
     #[error(transparent)]
     Quota(#[from] QuotaExceeded),
+    /// A chunk over MCP that is not where the upload is: it holds
+    /// `received` bytes, and the next chunk goes there (a chunk sent
+    /// twice, or one skipped). Nothing of the chunk was stored; the upload
+    /// goes on.
+    #[error("the upload holds {received} bytes: send the chunk at offset {received}")]
+    OffsetMismatch {
+        /// The bytes the upload holds.
+        received: u64,
+    },
+    /// The bytes that arrived are not the ones the caller said it sent
+    /// (`sha256` on the last chunk): the upload was dropped.
+    #[error(
+        "the upload's bytes have SHA-256 {actual}, not the {expected} given: it was dropped; upload it again"
+    )]
+    DigestMismatch {
+        /// What the caller gave.
+        expected: String,
+        /// What the host computed.
+        actual: String,
+    },
     /// Anything the call path refuses (permission, store).
     #[error(transparent)]
     Invoke(#[from] InvokeError),
+}
+
+impl UploadError {
+    /// The stable code a caller sees (over MCP; the HTTP route answers
+    /// the same codes with its statuses).
+    pub fn code(&self) -> &'static str {
+        match self {
+            UploadError::TooLarge { .. } => "LIMIT_EXCEEDED",
+            UploadError::Empty => "INVALID_ARGUMENTS",
+            UploadError::Quota(_) => "QUOTA_EXCEEDED",
+            UploadError::OffsetMismatch { .. } => "UPLOAD_OFFSET_MISMATCH",
+            UploadError::DigestMismatch { .. } => "UPLOAD_DIGEST_MISMATCH",
+            UploadError::Invoke(e) => e.code(),
+        }
+    }
+}
+
+impl From<UploadError> for InvokeError {
+    fn from(e: UploadError) -> Self {
+        if let UploadError::Invoke(inner) = e {
+            return inner;
+        }
+        let details = match &e {
+            UploadError::TooLarge { kind, limit, .. } => json!({"kind": kind, "limit": limit}),
+            UploadError::Quota(q) => json!({"quota": q.key(), "limit": q.limit()}),
+            UploadError::OffsetMismatch { received } => json!({"received": received}),
+            UploadError::DigestMismatch { expected, actual } => {
+                json!({"expected_sha256": expected, "sha256": actual})
+            }
+            UploadError::Empty | UploadError::Invoke(_) => {
+                return Refusal::new(e.code(), e.to_string()).into();
+            }
+        };
+        Refusal::new(e.code(), e.to_string())
+            .with_details(details)
+            .into()
+    }
 }
 
 impl From<super::WorkspaceError> for UploadError {

@@ -48,6 +48,21 @@ impl Work<'_> {
         kind: UploadKind,
         declared: Option<u64>,
     ) -> Result<Arriving, UploadError> {
+        let (upload, bounds, _) = self.admit_upload(who, kind, declared).await?;
+        let store = self.workspace()?.store.clone();
+        Ok(Arriving::new(store, upload, bounds, self.host.clock()))
+    }
+
+    /// Admits an upload of `kind` by `who` declaring `declared` bytes (see
+    /// [`crate::Authoring::begin_upload`]) and writes its row, arriving:
+    /// the upload, what bounds it, and when it expires unless a part
+    /// comes.
+    pub(crate) async fn admit_upload(
+        &self,
+        who: &Principal,
+        kind: UploadKind,
+        declared: Option<u64>,
+    ) -> Result<(ArrivingUpload, ArrivingBounds, i64), UploadError> {
         self.may_upload(who).await?;
         let limit = upload_limit(kind);
         let declared = declared.unwrap_or(0);
@@ -98,7 +113,7 @@ impl Work<'_> {
             quota,
             ttl_ms: millis_of(ws.upload_ttl),
         };
-        Ok(Arriving::new(store, upload, bounds, self.host.clock()))
+        Ok((upload, bounds, until))
     }
 
     /// Refuses `who` unless it holds the authoring permission.

@@ -33,6 +33,7 @@ pub(crate) fn proposal(p: &Proposal) -> Value {
         "digest": p.digest,
         "body": p.body,
         "validation": p.validation,
+        "subject_version": p.subject_version,
         "created_at_ms": p.created_at_ms,
     })
 }

@@ -7,7 +7,7 @@
 //! through MCP, and review happens on the reviews page.
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::get;
@@ -20,9 +20,8 @@ use crate::pages::Page;
 use crate::viewer::Viewer;
 use crate::{Console, Refusal, encode};
 
-/// How many sessions the list shows: the most `list_authoring_sessions`
-/// returns.
-const LISTED: u64 = 100;
+/// How many sessions a page shows.
+const LISTED: u64 = 50;
 
 pub(crate) fn routes() -> Router<Console> {
     let authoring = Page::Authoring.path();
@@ -53,11 +52,27 @@ fn pretty(v: &Value) -> Value {
     }
 }
 
-async fn show(State(c): State<Console>, headers: HeaderMap) -> Response {
+/// Which page of sessions: `before` a cursor (older) or `after` one
+/// (newer), as `list_authoring_sessions` takes them; the newest without.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct Paged {
+    before: Option<String>,
+    after: Option<String>,
+}
+
+async fn show(
+    State(c): State<Console>,
+    headers: HeaderMap,
+    Query(paged): Query<Paged>,
+) -> Response {
     let viewer = viewer_of!(c, headers, Page::Authoring);
-    let args = json!({"limit": LISTED});
-    let mut sessions = match c.read(&viewer, "list_authoring_sessions", args).await {
-        Ok(l) => list(l, "sessions"),
+    let args = json!({"limit": LISTED, "before": paged.before, "after": paged.after});
+    let (mut sessions, older, newer) = match c.read(&viewer, "list_authoring_sessions", args).await
+    {
+        Ok(mut l) => {
+            let (older, newer) = (l["older"].take(), l["newer"].take());
+            (list(l, "sessions"), older, newer)
+        }
         Err(e) => {
             let (status, refusal) = Refusal::of(&e);
             return c.refused(&viewer, Page::Authoring, status, refusal);
@@ -68,7 +83,9 @@ async fn show(State(c): State<Console>, headers: HeaderMap) -> Response {
         .into_iter()
         .map(|s| with_path(s, "session_id"))
         .collect();
-    let context = json!({"sessions": sessions});
+    let cursor = |v: &Value| v.as_str().map(encode);
+    let context = json!({"sessions": sessions, "older": cursor(&older),
+        "newer": cursor(&newer), "paged": paged.before.is_some() || paged.after.is_some()});
     c.page_ok(&viewer, Page::Authoring, "authoring.html", context)
         .await
 }

@@ -303,8 +303,8 @@ pub struct ServeArgs {
     /// Calls of mutating tools per principal per window (default 120; 0: no limit).
     #[arg(long, env = "TOOLHOST_RATE_LIMIT_WRITES")]
     pub rate_limit_writes: Option<u32>,
-    /// Uploads (`/workspace/uploads`) per principal per window (default 30;
-    /// 0: no limit).
+    /// Uploads (`/workspace/uploads`, and `begin_upload` over MCP) per
+    /// principal per window (default 30; 0: no limit).
     #[arg(long, env = "TOOLHOST_RATE_LIMIT_UPLOADS")]
     pub rate_limit_uploads: Option<u32>,
     /// Uploads one principal may hold that no proposal names, arriving or

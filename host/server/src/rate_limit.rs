@@ -144,6 +144,9 @@ pub enum Limit {
     Client,
     /// [`RateLimits::writes`].
     Writes,
+    /// [`RateLimits::uploads`]: uploads begun over MCP (`begin_upload`)
+    /// count with those posted to `/workspace/uploads`.
+    Uploads,
 }
 
 impl Limit {
@@ -153,6 +156,7 @@ impl Limit {
             Limit::Principal => "principal",
             Limit::Client => "client",
             Limit::Writes => "writes",
+            Limit::Uploads => "uploads",
         }
     }
 }
@@ -186,6 +190,11 @@ fn buckets(limits: &RateLimits, who: &Principal, class: Class) -> Vec<(Limit, St
     }
     out.retain(|&(_, _, max)| max > 0);
     out
+}
+
+/// The bucket a principal's uploads count in, over HTTP and MCP alike.
+pub(crate) fn upload_bucket(who: &Principal) -> String {
+    format!("upload:{}/{}", who.tenant, who.subject)
 }
 
 /// Whole seconds from `now` to `end` (unix ms), rounded up, at least one:
@@ -278,6 +287,21 @@ impl RateLimiter {
         }
     }
 
+    /// Takes a token for an upload by `who` from its upload bucket (the
+    /// one `/workspace/uploads` counts in).
+    async fn admit_upload(&self, who: &Principal) -> Result<(), Refusal> {
+        let bucket = upload_bucket(who);
+        let allowed = self.limits.uploads;
+        self.admit(&bucket, allowed)
+            .await
+            .map_err(|retry_after| Refusal {
+                limit: Limit::Uploads,
+                allowed,
+                window: self.limits.window,
+                retry_after,
+            })
+    }
+
     /// The limits counted.
     pub fn limits(&self) -> &RateLimits {
         &self.limits
@@ -326,7 +350,11 @@ pub async fn limit(req: Request, next: Next) -> Response {
         Method::POST => limiter.class(message),
         _ => Class::Read,
     };
-    match limiter.check(&who, class).await {
+    let checked = match limiter.check(&who, class).await {
+        Ok(()) if begins_upload(message) => limiter.admit_upload(&who).await,
+        checked => checked,
+    };
+    match checked {
         Ok(()) => next.run(req).await,
         Err(refusal) => {
             tracing::debug!(principal = %who.subject, tenant = %who.tenant, client = %who.client_id,
@@ -335,6 +363,16 @@ pub async fn limit(req: Request, next: Next) -> Response {
             refused(&refusal, id)
         }
     }
+}
+
+/// Whether a body calls `begin_upload`, which also counts against the
+/// principal's upload rate.
+fn begins_upload(message: Option<&Peeked>) -> bool {
+    message.is_some_and(|m| {
+        m.tools
+            .iter()
+            .any(|t| t == toolhost_authoring::BEGIN_UPLOAD_TOOL)
+    })
 }
 
 /// 429 with `Retry-After` and a JSON-RPC error naming the limit.

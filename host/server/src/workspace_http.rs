@@ -80,7 +80,7 @@ async fn upload_rate(req: axum::extract::Request, next: axum::middleware::Next) 
     let (Some(limiter), Some(who)) = (found.get::<RateLimiter>(), found.get::<Principal>()) else {
         return next.run(req).await;
     };
-    let bucket = format!("upload:{}/{}", who.tenant, who.subject);
+    let bucket = crate::rate_limit::upload_bucket(who);
     let max = limiter.limits().uploads;
     match limiter.admit(&bucket, max).await {
         Ok(()) => next.run(req).await,
@@ -194,6 +194,10 @@ fn refused(e: UploadError) -> Response {
             (StatusCode::PAYLOAD_TOO_LARGE, Json(body)).into_response()
         }
         e @ UploadError::Empty => refuse(StatusCode::BAD_REQUEST, "INVALID_REQUEST", e.to_string()),
+        // Only chunks over MCP are placed or digested by the caller.
+        e @ (UploadError::OffsetMismatch { .. } | UploadError::DigestMismatch { .. }) => {
+            refuse(StatusCode::BAD_REQUEST, e.code(), e.to_string())
+        }
         UploadError::Invoke(e @ InvokeError::PermissionDenied { .. }) => refuse(
             StatusCode::FORBIDDEN,
             "PERMISSION_DENIED",

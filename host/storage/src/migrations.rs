@@ -130,6 +130,10 @@ pub(crate) const SQLITE: Files = &[
         "0026_run_input.sql",
         include_str!("../../../migrations/sqlite/0026_run_input.sql"),
     ),
+    (
+        "0027_session_ends.sql",
+        include_str!("../../../migrations/sqlite/0027_session_ends.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -237,6 +241,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0026_run_input.sql",
         include_str!("../../../migrations/postgres/0026_run_input.sql"),
+    ),
+    (
+        "0027_session_ends.sql",
+        include_str!("../../../migrations/postgres/0027_session_ends.sql"),
     ),
 ];
 
@@ -612,6 +620,71 @@ mod tests {
             (upload.size, upload.sha256, bytes),
             (8, digest, b"[plugin]".to_vec())
         );
+    }
+
+    /// 0027 rebuilds the sessions table under the four tables whose keys
+    /// name it: its rows, and the rows naming them, are kept; the keys
+    /// still hold and are still enforced; a session may now end; an old
+    /// proposal is against its session's binding.
+    #[tokio::test]
+    async fn sessions_kept_through_0027_may_end_and_their_keys_still_hold() {
+        use sqlx::Connection;
+        use toolhost_workspace::{SessionId, SessionState, WorkspaceStore};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("old.db").display());
+        let mut conn = migrated_before(&url, "0027").await;
+        let (sid, pid) = (SessionId::new(), toolhost_workspace::ProposalId::new());
+        let digest = "a".repeat(64);
+        sqlx::query(
+            "INSERT INTO workspace_sessions (id, tenant, owner, subject, bound_to, \
+             subject_version, version, state, created_at, updated_at) \
+             VALUES ($1, 'acme', 'alice', 'plugin:hello', NULL, 'rev_1', 2, 'promoted', 1, 2)",
+        )
+        .bind(sid.as_str())
+        .execute(&mut conn)
+        .await
+        .expect("an old session");
+        sqlx::query(
+            "INSERT INTO workspace_proposals (id, session_id, number, author, body, digest, \
+             validation, diff, created_at) VALUES ($1, $2, 1, 'alice', '{}', $3, '{}', '[]', 2)",
+        )
+        .bind(pid.as_str())
+        .bind(sid.as_str())
+        .bind(&digest)
+        .execute(&mut conn)
+        .await
+        .expect("an old proposal");
+        conn.close().await.expect("closed");
+
+        let store = crate::Store::connect(&url)
+            .await
+            .expect("migrates to the last");
+        let view = store.view("acme", &sid).await.expect("read").expect("kept");
+        assert_eq!(view.session.state, SessionState::Promoted);
+        assert_eq!(view.proposals.len(), 1);
+        assert_eq!(view.proposals[0].subject_version, "rev_1");
+
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("open");
+        let broken: Vec<(String,)> = sqlx::query_as("PRAGMA foreign_key_check")
+            .fetch_all(&mut conn)
+            .await
+            .expect("checked");
+        assert!(broken.is_empty(), "{broken:?}");
+        sqlx::query("UPDATE workspace_sessions SET state = 'abandoned' WHERE id = $1")
+            .bind(sid.as_str())
+            .execute(&mut conn)
+            .await
+            .expect("a session may end");
+        let orphan = sqlx::query(
+            "INSERT INTO workspace_runs (session_id, run_id, linked_at) VALUES ('ws_none', 'r', 0)",
+        )
+        .execute(&mut conn)
+        .await;
+        assert!(orphan.is_err(), "the key still names the sessions table");
+        let unknown = sqlx::query("UPDATE workspace_sessions SET state = 'gone'")
+            .execute(&mut conn)
+            .await;
+        assert!(unknown.is_err(), "the state is still checked");
     }
 
     #[test]

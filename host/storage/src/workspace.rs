@@ -42,9 +42,9 @@ mod rows;
 pub(crate) mod sql;
 
 use toolhost_workspace::{
-    ArrivingUpload, HeldUploads, Mutation, PartKept, Proposal, ProposalId, Session, SessionId,
-    SessionView, Upload, UploadHandle, UploadPart, UploadQuota, WorkspaceFuture, WorkspaceStore,
-    WorkspaceStoreError,
+    ArrivingState, ArrivingUpload, ChunkKept, HeldUploads, Mutation, PartKept, Proposal,
+    ProposalId, Session, SessionId, SessionView, SessionsFrom, Upload, UploadChunk, UploadHandle,
+    UploadPart, UploadQuota, WorkspaceFuture, WorkspaceStore, WorkspaceStoreError,
 };
 
 use crate::Store;
@@ -104,19 +104,63 @@ impl WorkspaceStore for Store {
         &'a self,
         tenant: &'a str,
         owner: Option<&'a str>,
+        from: &'a SessionsFrom,
         limit: u32,
     ) -> WorkspaceFuture<'a, Vec<Session>> {
         Box::pin(async move {
-            let owner = owner.unwrap_or("");
-            fetch_all!(
-                &self.pools,
-                rows::session,
-                sql::SESSIONS,
-                tenant,
-                owner,
-                i64::from(limit)
-            )
-            .map_err(failed("list sessions"))
+            // The newest are those older than a key past every session.
+            let (older, at, id) = match from {
+                SessionsFrom::Newest => (true, i64::MAX, ""),
+                SessionsFrom::OlderThan(k) => (true, k.created_at_ms, k.id.as_str()),
+                SessionsFrom::NewerThan(k) => (false, k.created_at_ms, k.id.as_str()),
+            };
+            let limit = i64::from(limit);
+            let mut page = match (owner, older) {
+                (None, true) => fetch_all!(
+                    &self.pools,
+                    rows::session,
+                    sql::SESSIONS_OLDER,
+                    tenant,
+                    at,
+                    id,
+                    limit
+                ),
+                (None, false) => fetch_all!(
+                    &self.pools,
+                    rows::session,
+                    sql::SESSIONS_NEWER,
+                    tenant,
+                    at,
+                    id,
+                    limit
+                ),
+                (Some(o), true) => fetch_all!(
+                    &self.pools,
+                    rows::session,
+                    sql::OWN_SESSIONS_OLDER,
+                    tenant,
+                    o,
+                    at,
+                    id,
+                    limit
+                ),
+                (Some(o), false) => fetch_all!(
+                    &self.pools,
+                    rows::session,
+                    sql::OWN_SESSIONS_NEWER,
+                    tenant,
+                    o,
+                    at,
+                    id,
+                    limit
+                ),
+            }
+            .map_err(failed("list sessions"))?;
+            if !older {
+                // Read oldest first from the key: shown newest first.
+                page.reverse();
+            }
+            Ok(page)
         })
     }
 
@@ -246,6 +290,97 @@ impl WorkspaceStore for Store {
             }
             .await)
             .map_err(failed("keep a part of an upload"))
+        })
+    }
+
+    fn append_upload_chunk<'a>(&'a self, chunk: UploadChunk<'a>) -> WorkspaceFuture<'a, ChunkKept> {
+        Box::pin(async move {
+            let c = chunk;
+            on_pool!(&self.pools, pool => async {
+                let _turn = crate::connect::transaction_turn(&self.pools).await;
+                let mut tx = pool.begin().await?;
+                let grown = sqlx::query(sql::GROW_UPLOAD_AT)
+                    .bind(c.handle.as_str())
+                    .bind(signed(c.bytes.len() as u64))
+                    .bind(c.arriving_until_ms)
+                    .bind(c.now_ms)
+                    .bind(KEPT)
+                    .bind(signed(c.max_bytes))
+                    .bind(c.tenant)
+                    .bind(c.owner)
+                    .bind(signed(c.offset))
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if grown == 0 {
+                    let arriving = sqlx::query(sql::ARRIVING_UPLOAD)
+                        .bind(c.tenant)
+                        .bind(c.owner)
+                        .bind(c.handle.as_str())
+                        .bind(c.now_ms)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                    tx.rollback().await?;
+                    let Some(row) = arriving else {
+                        return Ok(ChunkKept::Gone);
+                    };
+                    let held = rows::arriving(&row)?;
+                    return Ok(if held.size == c.offset {
+                        ChunkKept::OverQuota
+                    } else {
+                        ChunkKept::Moved { received: held.size }
+                    });
+                }
+                sqlx::query(sql::INSERT_NEXT_PART)
+                    .bind(c.handle.as_str())
+                    .bind(c.bytes)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(ChunkKept::Kept)
+            }
+            .await)
+            .map_err(failed("keep a chunk of an upload"))
+        })
+    }
+
+    fn arriving_upload<'a>(
+        &'a self,
+        tenant: &'a str,
+        owner: &'a str,
+        handle: &'a UploadHandle,
+        now_ms: i64,
+    ) -> WorkspaceFuture<'a, Option<ArrivingState>> {
+        Box::pin(async move {
+            fetch_optional!(
+                &self.pools,
+                rows::arriving,
+                sql::ARRIVING_UPLOAD,
+                tenant,
+                owner,
+                handle.as_str(),
+                now_ms
+            )
+            .map_err(failed("read an arriving upload"))
+        })
+    }
+
+    fn upload_part<'a>(
+        &'a self,
+        tenant: &'a str,
+        handle: &'a UploadHandle,
+        seq: u32,
+    ) -> WorkspaceFuture<'a, Option<Vec<u8>>> {
+        Box::pin(async move {
+            fetch_optional!(
+                &self.pools,
+                rows::part,
+                sql::UPLOAD_PART_AT,
+                tenant,
+                handle.as_str(),
+                i64::from(seq)
+            )
+            .map_err(failed("read a part of an upload"))
         })
     }
 

@@ -17,9 +17,10 @@ use toolhost_catalog::{CatalogStore, NewRevision, Revision, RevisionState};
 use toolhost_storage::Store;
 use toolhost_types::Digest;
 use toolhost_workspace::{
-    ArrivingUpload, HeldUploads, Mutation, PartKept, Promotion, PromotionId, PromotionState,
-    Proposal, ProposalId, Session, SessionChange, SessionId, SessionState, Upload, UploadHandle,
-    UploadKind, UploadPart, UploadQuota, WorkspaceEffect, WorkspaceStore,
+    ArrivingUpload, Binding, BoundObject, ChunkKept, HeldUploads, Mutation, PartKept, Promotion,
+    PromotionId, PromotionState, Proposal, ProposalId, Session, SessionChange, SessionId,
+    SessionKey, SessionState, SessionsFrom, Upload, UploadChunk, UploadHandle, UploadKind,
+    UploadPart, UploadQuota, WorkspaceEffect, WorkspaceStore,
 };
 
 on_both_engines!(
@@ -31,6 +32,9 @@ on_both_engines!(
     an_upload_arrives_in_parts_and_reads_back_whole_in_order_once_finished,
     a_failed_upload_leaves_no_row_and_an_abandoned_one_is_purged,
     a_principals_quota_counts_its_unnamed_live_uploads_and_refuses_past_it,
+    chunks_arrive_at_their_offset_from_their_owner_only,
+    sessions_page_by_keyset_forward_and_back_with_ties_in_one_millisecond,
+    a_session_rebound_or_ended_moves_with_its_step_and_an_ended_one_takes_no_more,
 );
 
 const NOW: i64 = 1_764_000_000_000;
@@ -76,6 +80,7 @@ fn proposal(session: &SessionId, number: i64) -> Proposal {
         digest: Digest::of(b"normalized").to_string(),
         validation: json!({"valid": true}),
         diff: json!({"changes": [{"op": "added", "item": "Login"}]}),
+        subject_version: "v1".into(),
         created_at_ms: NOW,
     }
 }
@@ -91,6 +96,8 @@ fn step(session: &SessionId, expected: i64, key: &str) -> SessionChange {
         // What the step adds: nothing until a test says.
         keep_uploads: Vec::new(),
         state: None,
+        rebound: None,
+        cancel_runs: false,
         proposal: None,
         link: None,
         promotion: None,
@@ -140,20 +147,20 @@ async fn a_session_opens_at_version_one_and_only_its_tenant_reads_it(db: &TestDb
     assert_eq!(store.session("globex", &s.id).await.expect("read"), None);
     assert!(store.view("globex", &s.id).await.expect("read").is_none());
     let listed = store
-        .sessions("acme", Some("alice"), 10)
+        .sessions("acme", Some("alice"), &SessionsFrom::Newest, 10)
         .await
         .expect("list");
     assert_eq!(listed, vec![s.clone()]);
     assert!(
         store
-            .sessions("acme", Some("bob"), 10)
+            .sessions("acme", Some("bob"), &SessionsFrom::Newest, 10)
             .await
             .expect("list")
             .is_empty()
     );
     assert!(
         store
-            .sessions("globex", None, 10)
+            .sessions("globex", None, &SessionsFrom::Newest, 10)
             .await
             .expect("list")
             .is_empty()
@@ -658,5 +665,260 @@ async fn a_principals_quota_counts_its_unnamed_live_uploads_and_refuses_past_it(
             uploads: 3,
             bytes: 15
         }
+    );
+}
+
+/// `c` appended: what became of it.
+async fn put(store: &Store, c: UploadChunk<'_>) -> ChunkKept {
+    store.append_upload_chunk(c).await.expect("answered")
+}
+
+/// A chunk of `a` at `offset` by `owner` of `tenant`, at `at`, within
+/// `max_bytes`.
+fn chunk<'a>(
+    a: &'a ArrivingUpload,
+    (tenant, owner): (&'a str, &'a str),
+    offset: u64,
+    bytes: &'a [u8],
+    max_bytes: u64,
+) -> UploadChunk<'a> {
+    UploadChunk {
+        tenant,
+        owner,
+        handle: &a.handle,
+        offset,
+        bytes,
+        max_bytes,
+        now_ms: NOW,
+        arriving_until_ms: NOW + 10,
+    }
+}
+
+async fn chunks_arrive_at_their_offset_from_their_owner_only(db: &TestDb) {
+    let store = db.store().await;
+    let a = arriving("acme", "alice", NOW);
+    begun(&store, &a, 5, NOW + 10).await;
+    let alice = ("acme", "alice");
+    let a = &a;
+    let put = |c| put(&store, c);
+    assert_eq!(put(chunk(a, alice, 0, b"abc", 100)).await, ChunkKept::Kept);
+    assert_eq!(
+        put(chunk(a, alice, 0, b"abc", 100)).await,
+        ChunkKept::Moved { received: 3 },
+        "a chunk sent again is not stored twice"
+    );
+    assert_eq!(
+        put(chunk(a, alice, 7, b"zz", 100)).await,
+        ChunkKept::Moved { received: 3 },
+        "nor one that skips bytes"
+    );
+    for other in [("acme", "bob"), ("globex", "alice")] {
+        assert_eq!(
+            put(chunk(a, other, 3, b"de", 100)).await,
+            ChunkKept::Gone,
+            "{other:?} may not add to alice's upload"
+        );
+    }
+    assert_eq!(
+        put(chunk(a, alice, 3, b"de", 4)).await,
+        ChunkKept::OverQuota
+    );
+    assert_eq!(put(chunk(a, alice, 3, b"de", 100)).await, ChunkKept::Kept);
+    let state = store
+        .arriving_upload("acme", "alice", &a.handle, NOW)
+        .await
+        .expect("read")
+        .expect("arriving");
+    assert_eq!((state.size, state.parts), (5, 2));
+    assert!(
+        store
+            .arriving_upload("acme", "bob", &a.handle, NOW)
+            .await
+            .expect("read")
+            .is_none()
+    );
+    assert!(
+        store
+            .arriving_upload("acme", "alice", &a.handle, NOW + 10)
+            .await
+            .expect("read")
+            .is_none(),
+        "past its short expiry it is no longer arriving"
+    );
+    let parts = [
+        store.upload_part("acme", &a.handle, 0).await.expect("read"),
+        store.upload_part("acme", &a.handle, 1).await.expect("read"),
+        store
+            .upload_part("globex", &a.handle, 0)
+            .await
+            .expect("read"),
+    ];
+    assert_eq!(parts, [Some(b"abc".to_vec()), Some(b"de".to_vec()), None]);
+    let upload = Upload {
+        handle: a.handle.clone(),
+        tenant: "acme".into(),
+        owner: "alice".into(),
+        kind: a.kind,
+        size: 5,
+        sha256: Digest::of(b"abcde").to_string(),
+        created_at_ms: NOW,
+        expires_at_ms: NOW + 1000,
+    };
+    assert!(store.finish_upload(&upload).await.expect("finish"));
+    let (_, bytes) = store
+        .upload("acme", &a.handle, NOW)
+        .await
+        .expect("read")
+        .expect("finished");
+    assert_eq!(bytes, b"abcde");
+    assert_eq!(
+        put(chunk(a, alice, 5, b"f", 100)).await,
+        ChunkKept::Gone,
+        "a finished upload takes no chunk"
+    );
+}
+
+async fn a_session_rebound_or_ended_moves_with_its_step_and_an_ended_one_takes_no_more(
+    db: &TestDb,
+) {
+    let store = db.store().await;
+    let s = opened(&store).await;
+    let bound = Binding {
+        bound_to: Some(BoundObject {
+            id: "42".into(),
+            name: "payments".into(),
+        }),
+        subject_version: "v2".into(),
+    };
+    let rebind = SessionChange {
+        rebound: Some(bound.clone()),
+        ..step(&s.id, 1, "rebind")
+    };
+    write(
+        &store,
+        "call-rebind",
+        WorkspaceEffect::Change(Box::new(rebind)),
+    )
+    .await
+    .expect("rebound");
+    let now = store
+        .session("acme", &s.id)
+        .await
+        .expect("read")
+        .expect("there");
+    assert_eq!(
+        (now.version, now.bound_to, now.subject_version),
+        (2, bound.bound_to, bound.subject_version)
+    );
+    let proposed = SessionChange {
+        proposal: Some(Proposal {
+            subject_version: "v2".into(),
+            ..proposal(&s.id, 1)
+        }),
+        ..step(&s.id, 2, "propose")
+    };
+    write(
+        &store,
+        "call-propose",
+        WorkspaceEffect::Change(Box::new(proposed)),
+    )
+    .await
+    .expect("proposed");
+    let close = SessionChange {
+        state: Some(SessionState::Abandoned),
+        cancel_runs: true,
+        ..step(&s.id, 3, "abandon")
+    };
+    write(
+        &store,
+        "call-abandon",
+        WorkspaceEffect::Change(Box::new(close)),
+    )
+    .await
+    .expect("abandoned");
+    let view = store
+        .view("acme", &s.id)
+        .await
+        .expect("read")
+        .expect("there");
+    assert_eq!(
+        (view.session.state, view.session.version),
+        (SessionState::Abandoned, 4)
+    );
+    assert_eq!(view.proposals[0].subject_version, "v2");
+    let late = SessionChange {
+        proposal: Some(proposal(&s.id, 2)),
+        ..step(&s.id, 4, "late")
+    };
+    let refused = write(&store, "call-late", WorkspaceEffect::Change(Box::new(late))).await;
+    assert!(refused.is_err(), "an ended session takes no more steps");
+    let view = store
+        .view("acme", &s.id)
+        .await
+        .expect("read")
+        .expect("there");
+    assert_eq!((view.session.version, view.proposals.len()), (4, 1));
+}
+
+async fn sessions_page_by_keyset_forward_and_back_with_ties_in_one_millisecond(db: &TestDb) {
+    let store = db.store().await;
+    // Seven sessions, three of them opened in one millisecond, one by bob.
+    let mut opened = Vec::new();
+    for (n, at) in [0, 1, 2, 2, 2, 3, 4].into_iter().enumerate() {
+        let s = Session {
+            id: SessionId::new(),
+            owner: if n == 3 { "bob".into() } else { "alice".into() },
+            created_at_ms: NOW + at,
+            ..session()
+        };
+        let open = WorkspaceEffect::Open {
+            session: Box::new(s.clone()),
+            mutation: None,
+        };
+        write(&store, &format!("call-open-{n}"), open)
+            .await
+            .expect("opened");
+        opened.push(s);
+    }
+    let key = |s: &Session| SessionKey {
+        created_at_ms: s.created_at_ms,
+        id: s.id.clone(),
+    };
+    let ids = |page: &[Session]| page.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
+    let page = |from: SessionsFrom, owner: Option<&'static str>| {
+        let store = &store;
+        async move {
+            store
+                .sessions("acme", owner, &from, 3)
+                .await
+                .expect("a page")
+        }
+    };
+    // Newest first: by time, then by id within a millisecond.
+    let mut all = opened.clone();
+    all.sort_by(|a, b| (b.created_at_ms, &b.id).cmp(&(a.created_at_ms, &a.id)));
+    let first = page(SessionsFrom::Newest, None).await;
+    assert_eq!(ids(&first), ids(&all[..3]));
+    let second = page(SessionsFrom::OlderThan(key(&first[2])), None).await;
+    assert_eq!(ids(&second), ids(&all[3..6]));
+    let third = page(SessionsFrom::OlderThan(key(&second[2])), None).await;
+    assert_eq!(ids(&third), ids(&all[6..]));
+    let back = page(SessionsFrom::NewerThan(key(&third[0])), None).await;
+    assert_eq!(
+        ids(&back),
+        ids(&second),
+        "back is the page before, newest first"
+    );
+    let top = page(SessionsFrom::NewerThan(key(&second[0])), None).await;
+    assert_eq!(ids(&top), ids(&first));
+    let alices: Vec<Session> = all.iter().filter(|s| s.owner == "alice").cloned().collect();
+    let mine = page(SessionsFrom::OlderThan(key(&alices[2])), Some("alice")).await;
+    assert_eq!(ids(&mine), ids(&alices[3..6]));
+    assert!(
+        store
+            .sessions("globex", None, &SessionsFrom::Newest, 3)
+            .await
+            .expect("a page")
+            .is_empty()
     );
 }

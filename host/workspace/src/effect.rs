@@ -6,7 +6,9 @@
 
 use toolhost_review::NewRevision;
 
-use crate::{Promotion, Proposal, RunLink, Session, SessionId, SessionState, UploadHandle};
+use crate::{
+    BoundObject, Promotion, Proposal, RunLink, Session, SessionId, SessionState, UploadHandle,
+};
 
 /// A mutation's answer, kept under its idempotency key: a replay of the
 /// same request is answered with it; another request under the key is
@@ -60,6 +62,10 @@ pub struct SessionChange {
     pub at_ms: i64,
     /// Its new state, if it changes.
     pub state: Option<SessionState>,
+    /// What the session is bound to from now on, if it is rebound.
+    pub rebound: Option<Binding>,
+    /// Cancel the session's runs not yet over (it is abandoned).
+    pub cancel_runs: bool,
     /// A proposal added.
     pub proposal: Option<Proposal>,
     /// Uploads the proposal names: they no longer expire.
@@ -73,4 +79,14 @@ pub struct SessionChange {
     pub submit: Option<Box<NewRevision>>,
     /// The answer, under the caller's key.
     pub mutation: Mutation,
+}
+
+/// What a session is bound to: the subject as it resolved, and its version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    /// The entity the subject resolved to (`None`: a plugin's first
+    /// revision, or a plugin subject).
+    pub bound_to: Option<BoundObject>,
+    /// The subject's version.
+    pub subject_version: String,
 }

@@ -35,6 +35,7 @@
 mod authority;
 mod effect;
 mod id;
+mod page;
 mod quota;
 mod records;
 mod store;
@@ -44,12 +45,16 @@ pub use authority::{
     AUTHORITY_KEYWORD, AuthorityKind, AuthorityRefusal, refuse_authority, refuse_declared,
     refuse_unhandled_files,
 };
-pub use effect::{Mutation, SessionChange, WorkspaceEffect};
+pub use effect::{Binding, Mutation, SessionChange, WorkspaceEffect};
 pub use id::{PromotionId, ProposalId, SessionId, UploadHandle};
+pub use page::{SessionKey, SessionsFrom};
 pub use quota::{HeldUploads, QuotaExceeded, UploadQuota};
 pub use records::{
     ArrivingUpload, BoundObject, Promotion, PromotionState, Proposal, RunLink, Session,
     SessionState, SessionView, Upload, UploadKind,
 };
-pub use store::{PartKept, UploadPart, WorkspaceFuture, WorkspaceStore, WorkspaceStoreError};
+pub use store::{
+    ArrivingState, ChunkKept, PartKept, UploadChunk, UploadPart, WorkspaceFuture, WorkspaceStore,
+    WorkspaceStoreError,
+};
 pub use subject::{MAX_OBJECT_CHARS, Subject, SubjectError};

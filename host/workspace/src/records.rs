@@ -53,6 +53,13 @@ stored_enum!(
         /// plugin revision) or done (a domain object). It takes no more
         /// mutations.
         Promoted => "promoted",
+        /// Closed by a co-author: its work is done without a promotion (or
+        /// elsewhere). Kept as the record it is; it takes no more
+        /// mutations, and its runs end as they would.
+        Closed => "closed",
+        /// Given up by a co-author: it takes no more mutations, and its runs
+        /// not yet over were cancelled with it.
+        Abandoned => "abandoned",
     }
 );
 
@@ -142,6 +149,10 @@ pub struct Proposal {
     pub validation: Value,
     /// The diff against the subject as bound (a list of changes).
     pub diff: Value,
+    /// The subject's version the session was bound to when the proposal
+    /// was made, which its diff is against: once the session is rebound,
+    /// an older proposal is not promoted (propose it again).
+    pub subject_version: String,
     /// Unix milliseconds.
     pub created_at_ms: i64,
 }
@@ -249,7 +260,7 @@ mod tests {
         for k in UploadKind::ALL {
             assert_eq!(k.as_str().parse::<UploadKind>(), Ok(*k));
         }
-        assert!("closed".parse::<SessionState>().is_err());
+        assert!("ended".parse::<SessionState>().is_err());
         assert_eq!(
             serde_json::to_value(PromotionState::AwaitingApproval).expect("serializes"),
             "awaiting_approval"

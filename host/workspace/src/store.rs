@@ -8,7 +8,7 @@ use std::pin::Pin;
 
 use crate::{
     ArrivingUpload, HeldUploads, Mutation, Proposal, ProposalId, Session, SessionId, SessionView,
-    Upload, UploadHandle, UploadQuota,
+    SessionsFrom, Upload, UploadHandle, UploadQuota,
 };
 
 /// A boxed future, so stores can be used as trait objects.
@@ -42,6 +42,58 @@ pub enum PartKept {
     /// Not stored: the upload is no longer arriving (dropped, or purged
     /// after its short expiry).
     Gone,
+}
+
+/// A chunk of an upload that arrives over several requests (the MCP
+/// upload tools): appended at `offset`, the bytes its upload holds so far,
+/// as its next part.
+#[derive(Debug, Clone, Copy)]
+pub struct UploadChunk<'a> {
+    /// The upload's tenant.
+    pub tenant: &'a str,
+    /// The one uploading it: nobody else may add to it.
+    pub owner: &'a str,
+    /// The upload.
+    pub handle: &'a UploadHandle,
+    /// Where the chunk goes: the bytes the upload holds so far.
+    pub offset: u64,
+    /// Its bytes.
+    pub bytes: &'a [u8],
+    /// The most bytes the upload's owner may hold, this chunk included.
+    pub max_bytes: u64,
+    /// Now (unix milliseconds): what has expired counts no more.
+    pub now_ms: i64,
+    /// The upload's new short expiry, should no more chunks arrive.
+    pub arriving_until_ms: i64,
+}
+
+/// What became of a chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkKept {
+    /// Stored as the upload's next part.
+    Kept,
+    /// Not stored: the owner would hold more than its quota's bytes.
+    OverQuota,
+    /// Not stored: the upload holds `received` bytes, not the chunk's
+    /// offset (a chunk sent twice, or one skipped).
+    Moved {
+        /// The bytes it holds: where the next chunk goes.
+        received: u64,
+    },
+    /// Not stored: no such upload of this owner is arriving (never begun,
+    /// another's, finished, dropped, or purged after its short expiry).
+    Gone,
+}
+
+/// An upload arriving over several requests, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrivingState {
+    /// The upload.
+    pub upload: ArrivingUpload,
+    /// The bytes its parts hold so far.
+    pub size: u64,
+    /// How many parts it has (numbered from 0).
+    pub parts: u32,
 }
 
 /// Why the store did not answer.
@@ -82,12 +134,13 @@ pub trait WorkspaceStore: Send + Sync {
         id: &'a SessionId,
     ) -> WorkspaceFuture<'a, Option<SessionView>>;
 
-    /// `tenant`'s sessions, newest first, at most `limit`; only `owner`'s
-    /// if given.
+    /// `tenant`'s sessions, newest first, at most `limit` of them from
+    /// `from` (by keyset); only `owner`'s if given.
     fn sessions<'a>(
         &'a self,
         tenant: &'a str,
         owner: Option<&'a str>,
+        from: &'a SessionsFrom,
         limit: u32,
     ) -> WorkspaceFuture<'a, Vec<Session>>;
 
@@ -147,6 +200,29 @@ pub trait WorkspaceStore: Send + Sync {
         tenant: &'a str,
         handle: &'a UploadHandle,
     ) -> WorkspaceFuture<'a, ()>;
+
+    /// Appends `chunk` to its arriving upload as the next part, in one
+    /// transaction with the quota's bytes and the offset: see
+    /// [`ChunkKept`].
+    fn append_upload_chunk<'a>(&'a self, chunk: UploadChunk<'a>) -> WorkspaceFuture<'a, ChunkKept>;
+
+    /// Upload `handle` of `tenant` and `owner`, if it is still arriving
+    /// and its short expiry has not passed at `now_ms`.
+    fn arriving_upload<'a>(
+        &'a self,
+        tenant: &'a str,
+        owner: &'a str,
+        handle: &'a UploadHandle,
+        now_ms: i64,
+    ) -> WorkspaceFuture<'a, Option<ArrivingState>>;
+
+    /// Part `seq` of upload `handle` of `tenant`, whatever its state.
+    fn upload_part<'a>(
+        &'a self,
+        tenant: &'a str,
+        handle: &'a UploadHandle,
+        seq: u32,
+    ) -> WorkspaceFuture<'a, Option<Vec<u8>>>;
 
     /// Finished upload `handle` of `tenant` and its bytes (its parts in
     /// order, whole: a component must be whole to compile), if it is there

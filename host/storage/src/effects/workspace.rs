@@ -1,7 +1,8 @@
 //! A [`WorkspaceEffect`] on an open transaction: an authoring session
 //! opened, or stepped by compare-and-set on its version, with what the
-//! step carries (a proposal, uploads kept, a run linked, a revision
-//! submitted, a promotion) and the mutation's answer under its key.
+//! step carries (a binding anew, its runs cancelled, a proposal, uploads
+//! kept, a run linked, a revision submitted, a promotion) and the
+//! mutation's answer under its key.
 //!
 //! A session not at the expected version (or no longer open) changes no
 //! row and fails; so does a key another mutation took meanwhile (the
@@ -55,6 +56,24 @@ async fn step(tx: &mut impl Tx, c: &SessionChange) -> Result<(), sqlx::Error> {
         .await?;
     // Another mutation moved the session first.
     one_row(stepped)?;
+    if let Some(b) = &c.rebound {
+        let bound = b.bound_to.as_ref().map(json).transpose()?;
+        statement(sql::REBIND_SESSION)
+            .bind(c.tenant.as_str())
+            .bind(c.session.as_str())
+            .bind(bound)
+            .bind(b.subject_version.as_str())
+            .execute(tx)
+            .await?;
+    }
+    if c.cancel_runs {
+        statement(sql::CANCEL_SESSION_RUNS)
+            .bind(c.tenant.as_str())
+            .bind(c.session.as_str())
+            .bind(c.at_ms)
+            .execute(tx)
+            .await?;
+    }
     carried(tx, c).await?;
     if let Some(rev) = &c.submit {
         crate::catalog::store_revision(tx, rev).await?;
@@ -91,6 +110,7 @@ async fn carried(tx: &mut impl Tx, c: &SessionChange) -> Result<(), sqlx::Error>
             .bind(p.digest.as_str())
             .bind(json(&p.validation)?)
             .bind(json(&p.diff)?)
+            .bind(p.subject_version.as_str())
             .bind(p.created_at_ms)
             .execute(tx)
             .await?;

@@ -2,8 +2,8 @@
 
 use serde::de::DeserializeOwned;
 use toolhost_workspace::{
-    HeldUploads, Mutation, Promotion, PromotionId, Proposal, ProposalId, RunLink, Session,
-    SessionId, Upload, UploadHandle,
+    ArrivingState, ArrivingUpload, HeldUploads, Mutation, Promotion, PromotionId, Proposal,
+    ProposalId, RunLink, Session, SessionId, Upload, UploadHandle,
 };
 
 use crate::fields::{Fields, corrupt};
@@ -72,6 +72,7 @@ pub(crate) fn proposal(row: &impl Fields) -> Result<Proposal, sqlx::Error> {
         digest: row.text("digest")?,
         validation: parsed(T, &key, "validation", &row.text("validation")?)?,
         diff: parsed(T, &key, "diff", &row.text("diff")?)?,
+        subject_version: row.text("subject_version")?,
         created_at_ms: row.int("created_at")?,
     })
 }
@@ -142,6 +143,25 @@ pub(crate) fn upload(row: &impl Fields) -> Result<Upload, sqlx::Error> {
         sha256: row.text("sha256")?,
         created_at_ms: row.int("created_at")?,
         expires_at_ms: row.int("expires_at")?,
+    })
+}
+
+/// An upload still arriving, with its size so far and its parts' count.
+pub(crate) fn arriving(row: &impl Fields) -> Result<ArrivingState, sqlx::Error> {
+    let key = row.text("handle")?;
+    const T: &str = "workspace_uploads";
+    let parts = count(T, &key, "parts", row.int("parts")?)?;
+    Ok(ArrivingState {
+        upload: ArrivingUpload {
+            handle: id(T, &key, "handle", UploadHandle::parse)?,
+            tenant: row.text("tenant")?,
+            owner: row.text("owner")?,
+            kind: from_str(T, &key, "kind", &row.text("kind")?)?,
+            created_at_ms: row.int("created_at")?,
+        },
+        size: count(T, &key, "size", row.int("size")?)?,
+        parts: u32::try_from(parts)
+            .map_err(|_| corrupt(T, &key, "parts", &parts.to_string(), "too many"))?,
     })
 }
 

@@ -13,19 +13,54 @@ pub(crate) const SESSION: &str = concat!(
     session_columns!(),
     " FROM workspace_sessions WHERE tenant = $1 AND id = $2"
 );
-pub(crate) const SESSIONS: &str = concat!(
-    "SELECT ",
-    session_columns!(),
-    " FROM workspace_sessions WHERE tenant = $1 AND ($2 = '' OR owner = $2) \
-     ORDER BY created_at DESC, id LIMIT $3"
-);
+/// A page of sessions by keyset (`toolhost_workspace::SessionsFrom`):
+/// tenant $1's (and, with `AND owner = $2`, one owner's) sessions past the
+/// key (`$k` created at, `$k+1` id) in `$order`, at most `$limit`. The
+/// indexes `workspace_sessions_by_tenant` and `_by_owner` (0027) serve
+/// them.
+macro_rules! sessions_page {
+    ($owner:literal, $cmp:literal, $order:literal, $at:literal, $id:literal, $limit:literal) => {
+        concat!(
+            "SELECT ",
+            session_columns!(),
+            " FROM workspace_sessions WHERE tenant = $1",
+            $owner,
+            " AND (created_at ",
+            $cmp,
+            " ",
+            $at,
+            " OR (created_at = ",
+            $at,
+            " AND id ",
+            $cmp,
+            " ",
+            $id,
+            ")) ORDER BY created_at ",
+            $order,
+            ", id ",
+            $order,
+            " LIMIT ",
+            $limit
+        )
+    };
+}
+/// The tenant's sessions older than a key ($2, $3), newest first.
+pub(crate) const SESSIONS_OLDER: &str = sessions_page!("", "<", "DESC", "$2", "$3", "$4");
+/// The tenant's sessions newer than a key ($2, $3), oldest first.
+pub(crate) const SESSIONS_NEWER: &str = sessions_page!("", ">", "ASC", "$2", "$3", "$4");
+/// Owner $2's sessions older than a key ($3, $4), newest first.
+pub(crate) const OWN_SESSIONS_OLDER: &str =
+    sessions_page!(" AND owner = $2", "<", "DESC", "$3", "$4", "$5");
+/// Owner $2's sessions newer than a key ($3, $4), oldest first.
+pub(crate) const OWN_SESSIONS_NEWER: &str =
+    sessions_page!(" AND owner = $2", ">", "ASC", "$3", "$4", "$5");
 
 pub(crate) const PROPOSALS: &str = "SELECT p.id, p.session_id, p.number, p.author, p.body, \
-     p.digest, p.validation, p.diff, p.created_at FROM workspace_proposals p \
+     p.digest, p.validation, p.diff, p.subject_version, p.created_at FROM workspace_proposals p \
      JOIN workspace_sessions s ON s.id = p.session_id \
      WHERE s.tenant = $1 AND p.session_id = $2 ORDER BY p.number";
 pub(crate) const PROPOSAL: &str = "SELECT p.id, p.session_id, p.number, p.author, p.body, \
-     p.digest, p.validation, p.diff, p.created_at FROM workspace_proposals p \
+     p.digest, p.validation, p.diff, p.subject_version, p.created_at FROM workspace_proposals p \
      JOIN workspace_sessions s ON s.id = p.session_id \
      WHERE s.tenant = $1 AND p.session_id = $2 AND p.id = $3";
 pub(crate) const RUNS: &str = "SELECT r.session_id, r.run_id, r.proposal_id, r.linked_at \
@@ -85,6 +120,27 @@ pub(crate) const GROW_UPLOAD: &str = "UPDATE workspace_uploads SET size = size +
      AND o.expires_at > $4 AND o.expires_at < $5) + $2 <= $6";
 pub(crate) const INSERT_UPLOAD_PART: &str =
     "INSERT INTO workspace_upload_parts (handle, seq, bytes) VALUES ($1, $2, $3)";
+/// [`GROW_UPLOAD`] for a chunk: only an unexpired upload of tenant $7 and
+/// owner $8 that holds exactly $9 bytes (the chunk's offset).
+pub(crate) const GROW_UPLOAD_AT: &str = "UPDATE workspace_uploads SET size = size + $2, \
+     expires_at = $3 WHERE handle = $1 AND state = 'arriving' AND expires_at > $4 \
+     AND tenant = $7 AND owner = $8 AND size = $9 AND ( \
+     SELECT COALESCE(SUM(o.size), 0) FROM workspace_uploads o \
+     WHERE o.tenant = workspace_uploads.tenant AND o.owner = workspace_uploads.owner \
+     AND o.expires_at > $4 AND o.expires_at < $5) + $2 <= $6";
+/// Upload $1's next part ($2), numbered after its last.
+pub(crate) const INSERT_NEXT_PART: &str = "INSERT INTO workspace_upload_parts (handle, seq, bytes) \
+     SELECT $1, COALESCE(MAX(seq) + 1, 0), $2 FROM workspace_upload_parts WHERE handle = $1";
+/// An upload of tenant $1 and owner $2 ($3) still arriving at $4, with
+/// how many parts it has.
+pub(crate) const ARRIVING_UPLOAD: &str = "SELECT u.handle, u.tenant, u.owner, u.kind, u.size, \
+     u.created_at, (SELECT COUNT(*) FROM workspace_upload_parts p WHERE p.handle = u.handle) \
+     AS parts FROM workspace_uploads u WHERE u.tenant = $1 AND u.owner = $2 AND u.handle = $3 \
+     AND u.state = 'arriving' AND u.expires_at > $4";
+/// Part $3 of upload $2 of tenant $1, whatever the upload's state.
+pub(crate) const UPLOAD_PART_AT: &str = "SELECT p.bytes FROM workspace_upload_parts p \
+     JOIN workspace_uploads u ON u.handle = p.handle \
+     WHERE u.tenant = $1 AND p.handle = $2 AND p.seq = $3";
 /// Whether upload $1 is still arriving (why a part was not kept).
 pub(crate) const UPLOAD_ARRIVING: &str =
     "SELECT handle FROM workspace_uploads WHERE handle = $1 AND state = 'arriving'";
@@ -114,8 +170,22 @@ pub(crate) const STEP_SESSION: &str = "UPDATE workspace_sessions SET version = v
      updated_at = $3, state = COALESCE($4, state) \
      WHERE tenant = $1 AND id = $2 AND version = $5 AND state = 'open'";
 pub(crate) const INSERT_PROPOSAL: &str = "INSERT INTO workspace_proposals (id, session_id, \
-     number, author, body, digest, validation, diff, created_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+     number, author, body, digest, validation, diff, subject_version, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+/// A session ($1, $2) bound anew, to entity $3 at version $4 (in the
+/// step that moved its version).
+pub(crate) const REBIND_SESSION: &str = "UPDATE workspace_sessions SET bound_to = $3, \
+     subject_version = $4 WHERE tenant = $1 AND id = $2";
+/// The runs of session $2 (tenant $1) not yet over, asked to stop at $3,
+/// as `cancel_exploration` asks one (runs/sql.rs `REQUEST_CANCEL`): a
+/// running one is `cancelling` (its worker hears it within a second), a
+/// queued or waiting one keeps its state with the request noted (the
+/// worker that claims it settles it `cancelled`).
+pub(crate) const CANCEL_SESSION_RUNS: &str = "UPDATE runs SET state = CASE \
+     WHEN state IN ('queued', 'input_required') THEN state ELSE 'cancelling' END, \
+     cancel_requested_at = COALESCE(cancel_requested_at, $3) \
+     WHERE tenant = $1 AND state IN ('queued', 'running', 'cancelling', 'input_required') \
+     AND id IN (SELECT run_id FROM workspace_runs WHERE session_id = $2)";
 pub(crate) const INSERT_RUN: &str = "INSERT INTO workspace_runs (session_id, run_id, \
      proposal_id, linked_at) VALUES ($1, $2, $3, $4)";
 pub(crate) const UPSERT_PROMOTION: &str = "INSERT INTO workspace_promotions (id, session_id, \
