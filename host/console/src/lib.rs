@@ -58,10 +58,12 @@ mod decision_page;
 mod diff;
 mod inbox;
 pub mod pages;
+mod paging;
 mod people;
 pub mod render;
 mod reviews;
 mod runs;
+mod tenants;
 pub mod viewer;
 
 use std::collections::{BTreeMap, HashMap};
@@ -166,6 +168,7 @@ impl Console {
             .merge(authoring::routes())
             .merge(people::routes())
             .merge(audit::routes())
+            .merge(tenants::routes())
             .route(
                 OLD_APPROVALS,
                 get(|| async { moved(Page::Approvals.path()) }),

@@ -130,6 +130,14 @@ pub(crate) const SQLITE: Files = &[
         "0026_run_input.sql",
         include_str!("../../../migrations/sqlite/0026_run_input.sql"),
     ),
+    (
+        "0028_audit_tenant_pages.sql",
+        include_str!("../../../migrations/sqlite/0028_audit_tenant_pages.sql"),
+    ),
+    (
+        "0029_runs_pages.sql",
+        include_str!("../../../migrations/sqlite/0029_runs_pages.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -237,6 +245,14 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0026_run_input.sql",
         include_str!("../../../migrations/postgres/0026_run_input.sql"),
+    ),
+    (
+        "0028_audit_tenant_pages.sql",
+        include_str!("../../../migrations/postgres/0028_audit_tenant_pages.sql"),
+    ),
+    (
+        "0029_runs_pages.sql",
+        include_str!("../../../migrations/postgres/0029_runs_pages.sql"),
     ),
 ];
 
