@@ -2,7 +2,9 @@
 //! who run the host: an inbox of what waits for them, approvals,
 //! checkpoints, plugin reviews and the catalog (the operators'), the
 //! catalog's changes as a tenant sees them, runs, authoring sessions,
-//! people and clients, and the audit trail.
+//! people and clients, the tenants (the host operators'), and the audit
+//! trail. The long lists (audit rows, runs) are read a page at a time
+//! from a cursor in the address, filtered in the store (`paging.rs`).
 //!
 //! The console is a second renderer of the same rows, never a second
 //! policy. Every page reads and every decision acts through the host's own

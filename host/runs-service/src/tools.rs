@@ -296,7 +296,7 @@ impl Which {
                         "tool": {"type": "string", "maxLength": MAX_FILTER_LEN},
                         "plugin": {"type": "string", "maxLength": MAX_FILTER_LEN},
                         "before": {"type": "string", "description": "a next_cursor: the runs older than it"},
-                        "after": {"type": "string", "description": "a run's cursor: the runs newer than it, nearest first"}
+                        "after": {"type": "string", "description": "a run's cursor: the page of runs just newer than it, still newest first"}
                     },
                     "additionalProperties": false
                 }),
