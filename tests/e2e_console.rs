@@ -38,7 +38,7 @@ const HOSTILE: &str =
 /// The console's pages, in navigation order, each with its screenshot's
 /// name and its heading. (The flows below photograph reviews, runs, audit
 /// and people again with rows on them.)
-const PAGES: [(&str, &str, &str); 9] = [
+const PAGES: [(&str, &str, &str); 10] = [
     ("/admin", "inbox", "Inbox"),
     ("/admin/approvals", "approvals", "Approvals"),
     ("/admin/checkpoints", "checkpoints", "Checkpoints"),
@@ -47,6 +47,7 @@ const PAGES: [(&str, &str, &str); 9] = [
     ("/admin/runs", "runs", "Runs"),
     ("/admin/authoring", "authoring", "Authoring"),
     ("/admin/people", "people", "People"),
+    ("/admin/tenants", "tenants", "Tenants"),
     ("/admin/audit", "audit", "Audit"),
 ];
 

@@ -44,6 +44,31 @@ pub enum PeopleEffect {
         /// Given (true) or taken.
         member: bool,
     },
+    /// A new user `username` of `tenant`, with id `user` and a password
+    /// already hashed (never the password itself). A username taken
+    /// meanwhile fails the whole transaction as lost.
+    AddUser {
+        /// The user's tenant (which exists: it is the admin's own).
+        tenant: String,
+        /// The new user's id.
+        user: String,
+        /// Their username, unique on the host.
+        username: String,
+        /// Their password's hash (a PHC string).
+        password_hash: String,
+        /// When, in unix seconds.
+        at_s: i64,
+    },
+    /// User `user` of `tenant` gets a new password (its hash); their
+    /// browser sessions end, so the old password's sessions are gone.
+    SetPassword {
+        /// The user's tenant.
+        tenant: String,
+        /// The user's id.
+        user: String,
+        /// The new password's hash (a PHC string).
+        password_hash: String,
+    },
     /// Client `client_id` revoked at `at_s` (unix seconds): every token it
     /// holds stops working.
     RevokeClient {

@@ -32,22 +32,35 @@ pub async fn add_user(
     username: &str,
     pass: &str,
 ) -> Result<User, AdminError> {
+    let user = new_user(tenant, username, pass).await?;
+    store.ensure_tenant(tenant, now()).await?;
+    store.insert_user(&user).await?;
+    Ok(user)
+}
+
+/// A user of `tenant` as [`add_user`] creates one, not stored yet: the
+/// names checked, a fresh id, the password checked and hashed. For a
+/// caller that stores it its own way (the console, with its audit row).
+pub async fn new_user(tenant: &str, username: &str, pass: &str) -> Result<User, AdminError> {
     valid_name("username", username)?;
     valid_name("tenant", tenant)?;
-    valid_password(pass)?;
-    store.ensure_tenant(tenant, now()).await?;
-    let user = User {
+    Ok(User {
         id: format!("u_{}", secret::random(12)),
         tenant: tenant.into(),
         username: username.into(),
-        password_hash: password::hash(pass.into())
-            .await
-            .map_err(AdminError::Invalid)?,
+        password_hash: password_hash(pass).await?,
         disabled: false,
         created_at: now(),
-    };
-    store.insert_user(&user).await?;
-    Ok(user)
+    })
+}
+
+/// `pass` checked (at least [`MIN_PASSWORD`] characters) and hashed as
+/// every stored password is (argon2id, a PHC string).
+pub async fn password_hash(pass: &str) -> Result<String, AdminError> {
+    valid_password(pass)?;
+    password::hash(pass.into())
+        .await
+        .map_err(AdminError::Invalid)
 }
 
 /// Sets a user's password and ends their browser sessions.
@@ -56,10 +69,7 @@ pub async fn set_password(
     username: &str,
     pass: &str,
 ) -> Result<(), AdminError> {
-    valid_password(pass)?;
-    let hash = password::hash(pass.into())
-        .await
-        .map_err(AdminError::Invalid)?;
+    let hash = password_hash(pass).await?;
     let user = store
         .user_by_name(username)
         .await?

@@ -26,10 +26,12 @@ use toolhost_auth::AuthStore;
 use toolhost_storage::{AuditQuery, AuditRecord};
 
 use crate::pages::Page;
+use crate::paging::{Cursor, Pager, Read};
 use crate::viewer::Viewer;
 use crate::{Console, Refusal};
 
-/// How many rows one search shows.
+/// How many rows one page of a search shows: a screenful or two of a
+/// busy tenant, small enough that a page is one short index walk.
 const SHOWN: u32 = 100;
 
 /// How often a tenant's rows may be verified from the console: once a
@@ -71,6 +73,9 @@ pub(crate) struct Search {
     since: String,
     #[serde(default)]
     until: String,
+    /// Which page: a row id to read older or newer rows from.
+    #[serde(flatten)]
+    cursor: Cursor,
 }
 
 /// Why a search's field was refused (shown beside the form).
@@ -105,6 +110,13 @@ impl Search {
         };
         let now = SystemTime::now();
         let text = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
+        let row_id = |what: &str, s: &str| match s.trim() {
+            "" => Ok(None),
+            s => s
+                .parse::<i64>()
+                .map(Some)
+                .map_err(|_| BadField(format!("{what}: expected a row id, such as 1234"))),
+        };
         Ok(AuditQuery {
             tenant: Some(tenant.to_owned()),
             principal: subject.or_else(|| text(&self.principal)),
@@ -114,8 +126,23 @@ impl Search {
             since: instant("since", &self.since, now)?,
             until: instant("until", &self.until, now)?,
             call_id: None,
-            limit: SHOWN,
+            before: row_id("before", &self.cursor.before)?,
+            after: row_id("after", &self.cursor.after)?,
+            // One more than a page: whether there is a page beyond it.
+            limit: SHOWN + 1,
         })
+    }
+
+    /// The filters, as the links to the pages beside this one keep them.
+    fn filters(&self) -> [(&'static str, &str); 6] {
+        [
+            ("principal", self.principal.as_str()),
+            ("tool", self.tool.as_str()),
+            ("client", self.client.as_str()),
+            ("outcome", self.outcome.as_str()),
+            ("since", self.since.as_str()),
+            ("until", self.until.as_str()),
+        ]
     }
 }
 
@@ -169,6 +196,53 @@ impl Console {
         names
     }
 
+    /// One page of the rows `query` finds (it asks for one more than a
+    /// page), newest first, and the links to the pages beside it: the
+    /// store is asked once more, for one row, whether there are rows the
+    /// other way.
+    async fn audit_rows(
+        &self,
+        query: &AuditQuery,
+        form: &Search,
+    ) -> Result<(Vec<AuditRecord>, Pager), toolhost_storage::StorageError> {
+        let mut found = self.store.search(query).await?;
+        let toward_newer = form.cursor.toward_newer();
+        let more = found.len() > SHOWN as usize;
+        if more {
+            if toward_newer {
+                // Read up from the cursor: the extra row is the newest.
+                found.remove(0);
+            } else {
+                found.truncate(SHOWN as usize);
+            }
+        }
+        let ends = found.first().zip(found.last()).map(|(f, l)| (f.id, l.id));
+        let beyond = match ends {
+            Some((first, last)) if !form.cursor.is_first() => {
+                let (before, after) = if toward_newer {
+                    (Some(last), None)
+                } else {
+                    (None, Some(first))
+                };
+                let probe = AuditQuery {
+                    before,
+                    after,
+                    limit: 1,
+                    ..query.clone()
+                };
+                !self.store.search(&probe).await?.is_empty()
+            }
+            _ => false,
+        };
+        let read = Read {
+            cursor: &form.cursor,
+            ends: ends.map(|(f, l)| (f.to_string(), l.to_string())),
+            more,
+            beyond,
+        };
+        Ok((found, Pager::of(&read, &form.filters())))
+    }
+
     /// The search page for `viewer` with `form`, and `verified` on top.
     async fn audit_page(&self, viewer: &Viewer, form: Search, verified: Option<Value>) -> Response {
         // A username of the viewer's tenant stands for its subject id.
@@ -181,11 +255,12 @@ impl Console {
                 _ => None,
             }
         };
-        let (rows, problem) = match form.query(viewer.tenant(), subject) {
-            Ok(q) => match self.store.search(&q).await {
-                Ok(found) => {
+        let (rows, pager, problem) = match form.query(viewer.tenant(), subject) {
+            Ok(q) => match self.audit_rows(&q, &form).await {
+                Ok((found, pager)) => {
                     let names = self.audit_names(&found).await;
-                    (found.iter().map(|r| row(r, &names)).collect(), None)
+                    let rows = found.iter().map(|r| row(r, &names)).collect();
+                    (rows, pager, None)
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "console: searching audit rows");
@@ -201,7 +276,7 @@ impl Console {
                     );
                 }
             },
-            Err(BadField(why)) => (Vec::new(), Some(why)),
+            Err(BadField(why)) => (Vec::new(), Pager::default(), Some(why)),
         };
         let status = if problem.is_some() {
             StatusCode::BAD_REQUEST
@@ -217,12 +292,15 @@ impl Console {
         ]
         .iter()
         .any(|f| !f.trim().is_empty());
+        let paged = !form.cursor.is_first();
         let context = json!({
             "form": form,
             "outcomes": OUTCOMES,
             "rows": rows,
             "searched": searched,
             "limit": SHOWN,
+            "paged": paged,
+            "pager": pager,
             "verified": verified,
             "error": problem.map(|message| json!({"code": "INVALID_SEARCH", "message": message})),
         });
@@ -408,6 +486,10 @@ mod tests {
             outcome: "approval_required".into(),
             since: "2026-12-01T12:00:00Z".into(),
             until: "".into(),
+            cursor: Cursor {
+                before: "1234".into(),
+                after: String::new(),
+            },
         };
         let q = form.query("demo", None).expect("a valid search");
         assert_eq!(q.tenant.as_deref(), Some("demo"));
@@ -416,6 +498,8 @@ mod tests {
         assert_eq!(q.client_id.as_deref(), Some("toolhost-console"));
         assert_eq!(q.outcome, Some(Outcome::ApprovalRequired));
         assert!(q.since.is_some() && q.until.is_none());
+        assert_eq!((q.before, q.after), (Some(1234), None));
+        assert_eq!(q.limit, SHOWN + 1, "one more than a page: is there another");
         let resolved = form.query("demo", Some("u-1".into())).expect("valid");
         assert_eq!(resolved.principal.as_deref(), Some("u-1"));
     }
@@ -447,6 +531,15 @@ mod tests {
         };
         let BadField(why) = bad.query("demo", None).expect_err("refused");
         assert!(why.contains("since"), "{why}");
+        let bad = Search {
+            cursor: Cursor {
+                before: "1 OR 1=1".into(),
+                after: String::new(),
+            },
+            ..Search::default()
+        };
+        let BadField(why) = bad.query("demo", None).expect_err("refused");
+        assert!(why.contains("before"), "{why}");
         let ago = instant("since", "90m", SystemTime::now()).expect("a duration");
         assert!(ago.is_some());
     }
@@ -491,6 +584,30 @@ mod page_tests {
         );
         assert!(html.contains("Your tenant's rows break the chain at call c-9."));
         assert_escaped(&html);
+    }
+
+    #[test]
+    fn a_page_links_the_older_and_newer_pages_keeping_the_search() {
+        let row = json!({"id": 7, "call_id": "c-1", "at": "2030-01-01T00:00:00.000Z",
+            "principal": "u-1", "principal_name": "ann", "outcome": "executed", "tool": "t",
+            "duration": "1.000 ms"});
+        let pager = json!({"newer": "tool=t&after=7", "older": "tool=t&before=7"});
+        let html = render(
+            "audit.html",
+            json!({"rows": [row], "form": {"tool": "t"}, "outcomes": [], "searched": true,
+            "limit": 100, "paged": true, "pager": pager}),
+        );
+        assert!(
+            html.contains("href=\"/admin/audit?tool=t&amp;before=7\">Older</a>"),
+            "{html}"
+        );
+        assert!(html.contains("href=\"/admin/audit?tool=t&amp;after=7\">Newer</a>"));
+        let newest = json!({"newer": null, "older": "before=7"});
+        let html = render(
+            "audit.html",
+            json!({"rows": [], "form": {}, "outcomes": [], "limit": 100, "pager": newest}),
+        );
+        assert!(!html.contains("rel=\"prev\""), "no newer page: {html}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use toolhost_invoke::InvokeError;
 use crate::approvals::list;
 use crate::diff::lay_out;
 use crate::pages::Page;
+use crate::paging::{Pager, query};
 use crate::viewer::Viewer;
 use crate::{Console, Refusal, encode};
 
@@ -53,7 +54,8 @@ fn pretty(v: &Value) -> Value {
 }
 
 /// Which page of sessions: `before` a cursor (older) or `after` one
-/// (newer), as `list_authoring_sessions` takes them; the newest without.
+/// (newer), as `list_authoring_sessions` takes and answers them (see
+/// `crate::paging`); the newest without.
 #[derive(Debug, Default, serde::Deserialize)]
 pub(crate) struct Paged {
     before: Option<String>,
@@ -83,9 +85,12 @@ async fn show(
         .into_iter()
         .map(|s| with_path(s, "session_id"))
         .collect();
-    let cursor = |v: &Value| v.as_str().map(encode);
-    let context = json!({"sessions": sessions, "older": cursor(&older),
-        "newer": cursor(&newer), "paged": paged.before.is_some() || paged.after.is_some()});
+    let link = |rel: &str, v: &Value| v.as_str().map(|c| query(&[], Some((rel, c))));
+    let pager = Pager {
+        newer: link("after", &newer),
+        older: link("before", &older),
+    };
+    let context = json!({"sessions": sessions, "pager": pager});
     c.page_ok(&viewer, Page::Authoring, "authoring.html", context)
         .await
 }

@@ -2,7 +2,9 @@
 //! who run the host: an inbox of what waits for them, approvals,
 //! checkpoints, plugin reviews and the catalog (the operators'), the
 //! catalog's changes as a tenant sees them, runs, authoring sessions,
-//! people and clients, and the audit trail.
+//! people and clients, the tenants (the host operators'), and the audit
+//! trail. The long lists (audit rows, runs) are read a page at a time
+//! from a cursor in the address, filtered in the store (`paging.rs`).
 //!
 //! The console is a second renderer of the same rows, never a second
 //! policy. Every page reads and every decision acts through the host's own
@@ -58,10 +60,12 @@ mod decision_page;
 mod diff;
 mod inbox;
 pub mod pages;
+mod paging;
 mod people;
 pub mod render;
 mod reviews;
 mod runs;
+mod tenants;
 pub mod viewer;
 
 use std::collections::{BTreeMap, HashMap};
@@ -166,6 +170,7 @@ impl Console {
             .merge(authoring::routes())
             .merge(people::routes())
             .merge(audit::routes())
+            .merge(tenants::routes())
             .route(
                 OLD_APPROVALS,
                 get(|| async { moved(Page::Approvals.path()) }),

@@ -24,12 +24,14 @@ pub enum Page {
     Authoring,
     /// Users, roles, clients and the tenant.
     People,
+    /// Every tenant of the host, with what each holds: the operators'.
+    Tenants,
     /// The audit trail.
     Audit,
 }
 
 /// Every page, in navigation order.
-pub const ALL: [Page; 9] = [
+pub const ALL: [Page; 10] = [
     Page::Inbox,
     Page::Approvals,
     Page::Checkpoints,
@@ -38,6 +40,7 @@ pub const ALL: [Page; 9] = [
     Page::Runs,
     Page::Authoring,
     Page::People,
+    Page::Tenants,
     Page::Audit,
 ];
 
@@ -53,6 +56,7 @@ impl Page {
             Page::Runs => "/admin/runs",
             Page::Authoring => "/admin/authoring",
             Page::People => "/admin/people",
+            Page::Tenants => "/admin/tenants",
             Page::Audit => "/admin/audit",
         }
     }
@@ -68,6 +72,7 @@ impl Page {
             Page::Runs => "Runs",
             Page::Authoring => "Authoring",
             Page::People => "People",
+            Page::Tenants => "Tenants",
             Page::Audit => "Audit",
         }
     }
@@ -75,7 +80,8 @@ impl Page {
     /// Whether `viewer` may open it: the host tool behind it is listed for
     /// them, or (no tool behind it) their roles grant it. Plugin reviews
     /// are the operators' (`catalog:review` is held in the operator tenant
-    /// only); the catalog's changes are any tenant's to read.
+    /// only); the catalog's changes are any tenant's to read. Tenants are
+    /// the host operators' (an admin of the operator tenant).
     pub fn open_to(self, viewer: &Viewer) -> bool {
         match self {
             Page::Inbox => true,
@@ -86,6 +92,7 @@ impl Page {
             Page::Runs => viewer.may_use("list_explorations"),
             Page::Authoring => viewer.may_use("list_authoring_sessions"),
             Page::People => viewer.is_tenant_admin(),
+            Page::Tenants => viewer.is_host_operator(),
             Page::Audit => viewer.granted(AUDIT_PERMISSION),
         }
     }

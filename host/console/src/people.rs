@@ -22,6 +22,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolhost_audit::{AuditError, AuditEvent, AuditSink, Effect, Outcome, PeopleEffect};
+use toolhost_auth::admin::{self, AdminError};
 use toolhost_auth::{Client, ClientKind, User};
 use toolhost_policy::{PolicyStoreError, Role};
 use toolhost_types::Permission;
@@ -33,6 +34,11 @@ use crate::{Console, Refusal, done_on};
 pub(crate) fn routes() -> Router<Console> {
     Router::new()
         .route("/admin/people", get(show))
+        .route("/admin/people/users", post(add_user))
+        .route(
+            "/admin/people/users/{username}/password",
+            post(set_password),
+        )
         .route("/admin/people/users/{username}/{action}", post(user_action))
         .route("/admin/people/roles/{role}/{action}", post(role_action))
         .route(
@@ -53,7 +59,15 @@ async fn show(State(c): State<Console>, headers: HeaderMap, Query(q): Query<Show
 
 /// What an action did, as the notice after its redirect says it: only
 /// these words are announced (the query string is anyone's to write).
-const DONE: [(&str, &str); 7] = [
+const DONE: [(&str, &str); 9] = [
+    (
+        "added",
+        "The user is added: they can sign in with the password you set.",
+    ),
+    (
+        "password-set",
+        "The password is set: the user's browser sessions ended; they sign in with the new one.",
+    ),
     (
         "disabled",
         "The user is disabled: their sessions ended and their tokens stopped working.",
@@ -203,6 +217,22 @@ pub(crate) struct ActionForm {
     username: String,
 }
 
+/// The form that adds a user, or sets a user's password: the password is
+/// hashed at once and never written anywhere else (not in the audit row,
+/// whose arguments name the user and the role only).
+#[derive(Deserialize)]
+pub(crate) struct PasswordForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    username: String,
+    #[serde(default)]
+    password: String,
+    /// A role of the tenant to give the new user (none: empty).
+    #[serde(default)]
+    role: String,
+}
+
 /// Why an action was refused: its code and what to tell the person.
 fn refusal(code: &'static str, message: impl Into<String>) -> Refusal {
     Refusal {
@@ -211,9 +241,9 @@ fn refusal(code: &'static str, message: impl Into<String>) -> Refusal {
     }
 }
 
-/// A change as the page decides it: the effect to write with the row, or
-/// why it is refused before anything is written.
-type Decided = Result<PeopleEffect, Refusal>;
+/// A change as the page decides it: the effects to write with the row
+/// (all or none), or why it is refused before anything is written.
+type Decided = Result<Vec<PeopleEffect>, Refusal>;
 
 impl Console {
     /// `viewer`'s change `decided`, recorded as `tool` with `args`: the
@@ -255,11 +285,14 @@ async fn written(
     lost: Refusal,
 ) -> Result<(), Refusal> {
     let refused = match decided {
-        Ok(change) => match trail.record_with(&row, &[Effect::People(change)]).await {
-            Ok(()) => return Ok(()),
-            Err(AuditError::Lost { .. }) => lost,
-            Err(e) => store_down(&e),
-        },
+        Ok(changes) => {
+            let effects: Vec<Effect> = changes.into_iter().map(Effect::People).collect();
+            match trail.record_with(&row, &effects).await {
+                Ok(()) => return Ok(()),
+                Err(AuditError::Lost { .. }) => lost,
+                Err(e) => store_down(&e),
+            }
+        }
         Err(refused) => refused,
     };
     // The same call id: if a failed commit's answer was lost after all,
@@ -363,12 +396,12 @@ async fn user_action(
                 "you cannot disable yourself: another admin of your tenant can",
             ));
         }
-        Ok(PeopleEffect::SetDisabled {
+        Ok(vec![PeopleEffect::SetDisabled {
             tenant: tenant.clone(),
             user: user.id,
             disabled: disable,
             at_s: now_s(),
-        })
+        }])
     };
     let lost = no_user(&username);
     let done = c.act(&viewer, (tool, args), decided, lost).await;
@@ -404,12 +437,12 @@ async fn role_action(
                     format!("permission {permission:?}: {e}"),
                 )
             })?;
-            return Ok(PeopleEffect::Permission {
+            return Ok(vec![PeopleEffect::Permission {
                 tenant: tenant.clone(),
                 role: role.clone(),
                 permission: p.to_string(),
                 permit: tool == "permit_role",
-            });
+            }]);
         }
         let user = tenant_user(&c, &tenant, username).await?;
         if tool == "revoke_role" && held.admin && user.id == viewer.user.subject {
@@ -418,12 +451,12 @@ async fn role_action(
                 "you cannot take an admin role from yourself: another admin of your tenant can",
             ));
         }
-        Ok(PeopleEffect::Membership {
+        Ok(vec![PeopleEffect::Membership {
             tenant: tenant.clone(),
             role: role.clone(),
             user: user.id,
             member: tool == "grant_role",
-        })
+        }])
     };
     let lost = match tool {
         "permit_role" | "forbid_role" => no_role(&role),
@@ -459,10 +492,10 @@ async fn revoke_client(
             }
             Err(e) => return Err(store_down(&e)),
         }
-        Ok(PeopleEffect::RevokeClient {
+        Ok(vec![PeopleEffect::RevokeClient {
             client_id: client_id.clone(),
             at_s: now_s(),
-        })
+        }])
     };
     let lost = refusal(
         "CLIENT_NOT_FOUND",
@@ -470,6 +503,99 @@ async fn revoke_client(
     );
     let done = c.act(&viewer, ("revoke_client", args), decided, lost).await;
     answer(&c, &viewer, done, "client-revoked").await
+}
+
+/// What the auth rules say of a new user or password, as a refusal.
+fn invalid(e: AdminError) -> Refusal {
+    match e {
+        AdminError::Invalid(why) => refusal("INVALID_ARGUMENTS", why),
+        e => store_down(&e),
+    }
+}
+
+/// Adds a user to the viewer's tenant, with a password the viewer sets
+/// (checked and hashed as `toolhost user add` does) and, if chosen, one
+/// of the tenant's roles: the user, the role and the row in one
+/// transaction.
+async fn add_user(
+    State(c): State<Console>,
+    headers: HeaderMap,
+    Form(f): Form<PasswordForm>,
+) -> Response {
+    let viewer = acting_on!(c, headers, Page::People, &f.csrf);
+    let tenant = viewer.tenant().to_owned();
+    let (username, role) = (f.username.trim(), f.role.trim());
+    let args = json!({"username": username, "role": role});
+    let decided = async {
+        if !role.is_empty() {
+            let roles = c.policy.roles(&tenant).await.map_err(policy_refusal)?;
+            if !roles.iter().any(|r| r.name == role) {
+                return Err(no_role(role));
+            }
+        }
+        match c.auth.store().user_by_name(username).await {
+            Ok(None) => {}
+            Ok(Some(_)) => return Err(taken(username)),
+            Err(e) => return Err(store_down(&e)),
+        }
+        let user = admin::new_user(&tenant, username, &f.password)
+            .await
+            .map_err(invalid)?;
+        let mut changes = vec![PeopleEffect::AddUser {
+            tenant: tenant.clone(),
+            user: user.id.clone(),
+            username: user.username,
+            password_hash: user.password_hash,
+            at_s: user.created_at,
+        }];
+        if !role.is_empty() {
+            changes.push(PeopleEffect::Membership {
+                tenant: tenant.clone(),
+                role: role.to_owned(),
+                user: user.id,
+                member: true,
+            });
+        }
+        Ok(changes)
+    };
+    let done = c
+        .act(&viewer, ("add_user", args), decided, taken(username))
+        .await;
+    answer(&c, &viewer, done, "added").await
+}
+
+/// Sets the password of a user of the viewer's tenant (checked and hashed
+/// as `toolhost user passwd` does); their browser sessions end with it.
+async fn set_password(
+    State(c): State<Console>,
+    headers: HeaderMap,
+    Path(username): Path<String>,
+    Form(f): Form<PasswordForm>,
+) -> Response {
+    let viewer = acting_on!(c, headers, Page::People, &f.csrf);
+    let tenant = viewer.tenant().to_owned();
+    let args = json!({"username": username});
+    let decided = async {
+        let user = tenant_user(&c, &tenant, &username).await?;
+        let password_hash = admin::password_hash(&f.password).await.map_err(invalid)?;
+        Ok(vec![PeopleEffect::SetPassword {
+            tenant: tenant.clone(),
+            user: user.id,
+            password_hash,
+        }])
+    };
+    let lost = no_user(&username);
+    let done = c.act(&viewer, ("set_password", args), decided, lost).await;
+    answer(&c, &viewer, done, "password-set").await
+}
+
+/// The username `username` is someone's already (in any tenant: names are
+/// unique on the host).
+fn taken(username: &str) -> Refusal {
+    refusal(
+        "USER_CONFLICT",
+        format!("the username {username:?} is taken; choose another"),
+    )
 }
 
 #[cfg(test)]
@@ -539,7 +665,7 @@ mod tests {
     fn a_change_that_lost_leaves_no_row_of_it_only_the_row_of_its_refusal() {
         let trail = Losing::default();
         let lost = refusal("USER_NOT_FOUND", "gone");
-        let done = ready(written(&trail, row(), Ok(disable()), lost));
+        let done = ready(written(&trail, row(), Ok(vec![disable()]), lost));
         assert_eq!(done.map_err(|r| r.code), Err("USER_NOT_FOUND"));
         let rows = trail.0.lock().expect("rows");
         assert_eq!(rows.len(), 1, "one row: the refusal's");
@@ -593,5 +719,15 @@ mod tests {
             html.contains("/admin/people/clients/svc%201/revoke"),
             "{html}"
         );
+        let add = html
+            .split(
+                "<form class=\"filters add-user\" method=\"post\" action=\"/admin/people/users\"",
+            )
+            .nth(1)
+            .expect("a form to add a user");
+        assert!(add.contains(&format!("name=\"csrf\" value=\"{}\"", crate::testing::CSRF)));
+        assert!(add.contains("name=\"password\" type=\"password\""));
+        assert!(add.contains("<option value=\"ops\">ops</option>"), "{add}");
+        assert!(html.contains("action=\"/admin/people/users/bob/password\""));
     }
 }

@@ -14,19 +14,21 @@ use serde_json::{Value, json};
 
 use crate::approvals::list;
 use crate::pages::Page;
+use crate::paging::{self, Cursor, Pager};
 use crate::render::see_other;
 use crate::viewer::Viewer;
 use crate::{Console, Refusal, TokenOnly, encode};
 
-/// How many runs the list reads before filtering: the most
-/// `list_explorations` returns (it takes no filter of its own).
-const LISTED: u64 = 100;
+/// How many runs a page of the list shows: `list_explorations` filters
+/// and pages in the store, so this is only what reads well on a screen.
+const SHOWN: u64 = 50;
 
 /// Every state a run can be in, in lifecycle order.
-const STATES: [&str; 7] = [
+const STATES: [&str; 8] = [
     "queued",
     "running",
     "cancelling",
+    "input_required",
     "succeeded",
     "failed",
     "cancelled",
@@ -45,7 +47,7 @@ pub(crate) fn routes() -> Router<Console> {
         .route(&format!("{runs}/{{run_id}}/cancel"), post(cancel))
 }
 
-/// The list's filters, from its GET form; empty: any.
+/// The list's filters, from its GET form (empty: any), and the page.
 #[derive(Debug, Default, Deserialize, Serialize)]
 pub(crate) struct Filter {
     #[serde(default)]
@@ -54,6 +56,9 @@ pub(crate) struct Filter {
     plugin: String,
     #[serde(default)]
     tool: String,
+    /// Which page: a run's cursor to read older or newer runs from.
+    #[serde(flatten)]
+    cursor: Cursor,
 }
 
 impl Filter {
@@ -65,19 +70,53 @@ impl Filter {
         self
     }
 
-    /// Whether `run` passes: its state is the one asked for, and its
-    /// plugin and tool contain the text asked for (ignoring case).
-    fn keeps(&self, run: &Value) -> bool {
-        let has = |field: &str, wanted: &str| {
-            let wanted = wanted.trim().to_lowercase();
-            wanted.is_empty()
-                || run[field]
-                    .as_str()
-                    .is_some_and(|v| v.to_lowercase().contains(&wanted))
+    /// Whether any filter is set.
+    fn filtered(&self) -> bool {
+        [&self.state, &self.plugin, &self.tool]
+            .iter()
+            .any(|f| !f.trim().is_empty())
+    }
+
+    /// `list_explorations`' arguments for this page: the filters go to
+    /// the store with the cursor (a plugin or tool whose name contains
+    /// the text, ignoring case).
+    fn args(&self) -> Value {
+        let mut args = json!({"limit": SHOWN});
+        for (key, value) in self.filters().into_iter().chain([
+            ("before", self.cursor.before.as_str()),
+            ("after", self.cursor.after.as_str()),
+        ]) {
+            if !value.trim().is_empty() {
+                args[key] = json!(value.trim());
+            }
+        }
+        args
+    }
+
+    /// The filters, as the links to the pages beside this one keep them.
+    fn filters(&self) -> [(&'static str, &str); 3] {
+        [
+            ("state", self.state.as_str()),
+            ("plugin", self.plugin.as_str()),
+            ("tool", self.tool.as_str()),
+        ]
+    }
+
+    /// The links to the pages beside one `listed` answered.
+    fn pager(&self, listed: &Value) -> Pager {
+        let link = |key: &str, at: &str| {
+            listed[key]
+                .as_str()
+                .map(|c| paging::query(&self.filters(), Some((at, c))))
         };
-        (self.state.is_empty() || run["state"] == self.state.as_str())
-            && has("plugin", &self.plugin)
-            && has("tool", &self.tool)
+        let empty = listed["runs"].as_array().is_none_or(Vec::is_empty);
+        Pager {
+            newer: link("prev_cursor", "after").or_else(|| {
+                // An empty page past either end: back to the newest.
+                (empty && !self.cursor.is_first()).then(|| paging::query(&self.filters(), None))
+            }),
+            older: link("next_cursor", "before"),
+        }
     }
 }
 
@@ -136,27 +175,26 @@ fn shown(mut run: Value, may_cancel: bool) -> Value {
 async fn show(State(c): State<Console>, headers: HeaderMap, Query(f): Query<Filter>) -> Response {
     let viewer = viewer_of!(c, headers, Page::Runs);
     let filter = f.known();
-    let listed = match c
-        .read(&viewer, "list_explorations", json!({"limit": LISTED}))
-        .await
-    {
-        Ok(l) => list(l, "runs"),
+    let mut listed = match c.read(&viewer, "list_explorations", filter.args()).await {
+        Ok(l) => l,
         Err(e) => {
             let (status, refusal) = Refusal::of(&e);
             return c.refused(&viewer, Page::Runs, status, refusal);
         }
     };
+    let pager = filter.pager(&listed);
     let may_cancel = viewer.may_use("cancel_exploration");
-    let runs: Vec<Value> = listed
+    let runs: Vec<Value> = list(listed.take(), "runs")
         .into_iter()
-        .filter(|r| filter.keeps(r))
         .map(|r| shown(r, may_cancel))
         .collect();
     let context = json!({
         "runs": runs,
-        "limit": LISTED,
+        "limit": SHOWN,
+        "filtered": filter.filtered(),
+        "paged": !filter.cursor.is_first(),
         "filter": filter,
-        "filtered": !(filter.state.is_empty() && filter.plugin.is_empty() && filter.tool.is_empty()),
+        "pager": pager,
         "states": STATES,
     });
     c.page_ok(&viewer, Page::Runs, "runs.html", context).await
@@ -283,6 +321,7 @@ mod tests {
             state: String::new(),
             plugin: QUOTES.into(),
             tool: HOSTILE.into(),
+            cursor: Cursor::default(),
         };
         json!({"runs": runs, "limit": 100, "filter": filter, "filtered": true, "states": STATES})
     }
@@ -349,21 +388,44 @@ mod tests {
     }
 
     #[test]
-    fn filters_keep_a_state_and_plugin_and_tool_text() {
-        let filter = |state: &str, plugin: &str, tool: &str| {
-            Filter {
-                state: state.into(),
-                plugin: plugin.into(),
-                tool: tool.into(),
-            }
-            .known()
-        };
-        let r = json!({"state": "running", "plugin": "Hello", "tool": "greet_all"});
-        assert!(filter("", "", "").keeps(&r));
-        assert!(filter("running", "hell", " GREET ").keeps(&r));
-        assert!(!filter("queued", "", "").keeps(&r));
-        assert!(!filter("", "other", "").keeps(&r));
-        assert!(filter("no-such-state", "", "").keeps(&r));
+    fn the_filters_and_the_cursor_go_to_the_store_and_the_links_keep_the_filters() {
+        let filter = Filter {
+            state: "running".into(),
+            plugin: " hell ".into(),
+            tool: String::new(),
+            cursor: Cursor {
+                before: "1764000000000.run_x".into(),
+                after: String::new(),
+            },
+        }
+        .known();
+        assert_eq!(
+            filter.args(),
+            json!({"limit": SHOWN, "state": "running", "plugin": "hell",
+                   "before": "1764000000000.run_x"})
+        );
+        let listed = json!({"runs": [{}], "next_cursor": "1.run_a", "prev_cursor": "2.run_b"});
+        let pager = filter.pager(&listed);
+        assert_eq!(
+            pager.older.as_deref(),
+            Some("state=running&plugin=hell&before=1.run_a")
+        );
+        assert_eq!(
+            pager.newer.as_deref(),
+            Some("state=running&plugin=hell&after=2.run_b")
+        );
+        let last =
+            filter.pager(&json!({"runs": [{}], "next_cursor": null, "prev_cursor": "2.run_b"}));
+        assert!(last.older.is_none() && last.newer.is_some());
+        let gone = filter.pager(&json!({"runs": [], "next_cursor": null, "prev_cursor": null}));
+        assert_eq!(gone.newer.as_deref(), Some("state=running&plugin=hell"));
+        let any = Filter {
+            state: "no-such-state".into(),
+            ..Filter::default()
+        }
+        .known();
+        assert_eq!(any.args(), json!({"limit": SHOWN}));
+        assert!(!any.filtered());
     }
 
     #[test]

@@ -81,6 +81,12 @@ impl Viewer {
         self.grants.is_admin()
     }
 
+    /// Whether they are one of the host's operators: an admin of the
+    /// operator tenant (`operator_tenant`), who sees every tenant.
+    pub fn is_host_operator(&self) -> bool {
+        self.grants.is_admin() && self.grants.is_operator()
+    }
+
     /// Their tenant.
     pub fn tenant(&self) -> &str {
         &self.user.tenant

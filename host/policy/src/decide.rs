@@ -75,6 +75,12 @@ impl Grants {
         self.admin
     }
 
+    /// True if they are held in the host's operator tenant (whose admins
+    /// are the host's operators).
+    pub fn is_operator(&self) -> bool {
+        self.operator
+    }
+
     /// True if `required` is granted exactly, or by `resource:*`, or by an
     /// admin role; a host-level permission only in the operator tenant.
     pub fn allows(&self, required: &Permission) -> bool {

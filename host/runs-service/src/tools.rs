@@ -12,7 +12,7 @@ use toolhost_catalog::ToolRef;
 use toolhost_invoke::{
     AnswerFuture, ClaimTools, HostCall, HostTool, HostToolFuture, InvokeError, host_spec, invalid,
 };
-use toolhost_runs::{RunEffect, RunState};
+use toolhost_runs::{RunCursor, RunEffect, RunQuery, RunState};
 use toolhost_runtime::{ToolOutput, ToolSpec};
 
 use crate::started::{RUN_NOTE, run_schema, started};
@@ -28,6 +28,22 @@ type Started = Result<(ToolOutput, Vec<Effect>), InvokeError>;
 
 /// The most runs one listing returns.
 const MAX_LISTED: u32 = 100;
+
+/// The longest text a listing's tool or plugin filter takes: a name is
+/// far shorter; the bound keeps a pattern cheap to match.
+const MAX_FILTER_LEN: usize = 200;
+
+/// Every run state, as a listing's `state` filter takes them.
+const STATES: [&str; 8] = [
+    "queued",
+    "running",
+    "cancelling",
+    "input_required",
+    "succeeded",
+    "failed",
+    "cancelled",
+    "timed_out",
+];
 
 /// The longest `get_exploration_result` waits for a run to end.
 const MAX_WAIT_SECONDS: u64 = 30;
@@ -271,10 +287,17 @@ impl Which {
             Which::List => host_spec(
                 "list_explorations",
                 "List exploration runs",
-                "Your exploration runs, newest first (a tenant admin sees the tenant's).",
+                "Your exploration runs, newest first (a tenant admin sees the tenant's), a page at a time: state, tool and plugin filter them (a tool or plugin whose name contains the text, ignoring case); next_cursor, when the answer has one, passed as before reads the next older page, and a run's cursor passed as after reads the page of runs newer than it.",
                 json!({
                     "type": "object",
-                    "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_LISTED}},
+                    "properties": {
+                        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LISTED},
+                        "state": {"type": "string", "enum": STATES},
+                        "tool": {"type": "string", "maxLength": MAX_FILTER_LEN},
+                        "plugin": {"type": "string", "maxLength": MAX_FILTER_LEN},
+                        "before": {"type": "string", "description": "a next_cursor: the runs older than it"},
+                        "after": {"type": "string", "description": "a run's cursor: the page of runs just newer than it, still newest first"}
+                    },
                     "additionalProperties": false
                 }),
                 RUN_PERMISSION,
@@ -411,8 +434,11 @@ fn ended(run: &toolhost_runs::Run) -> ToolOutput {
     answer(run, text)
 }
 
-/// `list_explorations(limit?)`: the caller's runs, newest first (a tenant
-/// admin sees the tenant's).
+/// `list_explorations(limit?, state?, tool?, plugin?, before?, after?)`:
+/// the caller's runs, newest first (a tenant admin sees the tenant's),
+/// filtered and paged in the store. `next_cursor` names the next older
+/// page when there is one, `prev_cursor` the newer page before a page read
+/// from a cursor; each run's own place is its `cursor`.
 async fn list(runs: &Runs, c: HostCall<'_>) -> Started {
     let (host, who, args) = (c.host, c.who, c.args);
     let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(20);
@@ -420,20 +446,75 @@ async fn list(runs: &Runs, c: HostCall<'_>) -> Started {
     let principal = if host.is_tenant_admin(who).await? {
         None
     } else {
-        Some(who.subject.as_str())
+        Some(who.subject.clone())
     };
-    let runs = (runs.config.store)
-        .runs(&who.tenant, principal, limit)
-        .await
-        .map_err(RunError::Store)?;
-    let text = runs
+    let mut query = listing(args, &who.tenant, principal)?;
+    // One more than asked: whether there is a page beyond.
+    query.limit = limit + 1;
+    let store = &runs.config.store;
+    let mut page = store.page(&query).await.map_err(RunError::Store)?;
+    let toward_newer = query.after.is_some() && query.before.is_none();
+    let more = page.len() > limit as usize;
+    if more {
+        if toward_newer {
+            page.remove(0);
+        } else {
+            page.truncate(limit as usize);
+        }
+    }
+    // Read from a cursor, is there a page the other way? One run says.
+    let beyond = match (page.first(), page.last()) {
+        (Some(first), Some(last)) if query.before.is_some() || query.after.is_some() => {
+            let probe = if toward_newer {
+                RunQuery {
+                    before: Some(RunCursor::of(last)),
+                    after: None,
+                    limit: 1,
+                    ..query.clone()
+                }
+            } else {
+                RunQuery {
+                    before: None,
+                    after: Some(RunCursor::of(first)),
+                    limit: 1,
+                    ..query.clone()
+                }
+            };
+            !store
+                .page(&probe)
+                .await
+                .map_err(RunError::Store)?
+                .is_empty()
+        }
+        _ => false,
+    };
+    let (older, newer) = if toward_newer {
+        (beyond, more)
+    } else {
+        (more, beyond)
+    };
+    let text = page
         .iter()
         .map(|r| format!("{} {} {}", r.id, r.state, r.spec.tool))
         .collect::<Vec<_>>()
         .join("\n");
-    let listed: Vec<Value> = runs.iter().map(snapshot).collect();
+    let listed: Vec<Value> = page
+        .iter()
+        .map(|r| {
+            let mut v = snapshot(r);
+            v["cursor"] = json!(RunCursor::of(r).to_string());
+            v
+        })
+        .collect();
+    let cursor = |run: Option<&toolhost_runs::Run>, wanted: bool| {
+        run.filter(|_| wanted).map(|r| RunCursor::of(r).to_string())
+    };
     let out = ToolOutput {
-        structured: json!({"runs": listed}),
+        structured: json!({
+            "runs": listed,
+            "next_cursor": cursor(page.last(), older),
+            "prev_cursor": cursor(page.first(), newer),
+        }),
         text: Some(if text.is_empty() {
             "No runs.".into()
         } else {
@@ -442,4 +523,47 @@ async fn list(runs: &Runs, c: HostCall<'_>) -> Started {
         content: Vec::new(),
     };
     Ok((out, Vec::new()))
+}
+
+/// The store's query for a listing's `args` in `tenant` (of `principal`
+/// only, when given); its limit is set by the caller.
+fn listing(args: &Value, tenant: &str, principal: Option<String>) -> Result<RunQuery, InvokeError> {
+    let text = |key: &str| -> Result<Option<String>, InvokeError> {
+        match args.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.len() <= MAX_FILTER_LEN => {
+                Ok(Some(s.trim().to_owned()).filter(|s| !s.is_empty()))
+            }
+            Some(_) => Err(invalid(format!(
+                "{key}: a string of at most {MAX_FILTER_LEN} bytes"
+            ))),
+        }
+    };
+    let state = match text("state")? {
+        None => None,
+        Some(s) => Some(
+            RunState::parse(&s)
+                .ok_or_else(|| invalid(format!("state {s:?}: one of {}", STATES.join(", "))))?,
+        ),
+    };
+    let cursor = |key: &str| -> Result<Option<RunCursor>, InvokeError> {
+        match text(key)? {
+            None => Ok(None),
+            Some(c) => RunCursor::parse(&c).map(Some).ok_or_else(|| {
+                invalid(format!(
+                    "{key}: a cursor as list_explorations answers it (next_cursor, or a run's cursor)"
+                ))
+            }),
+        }
+    };
+    Ok(RunQuery {
+        tenant: tenant.to_owned(),
+        principal,
+        state,
+        tool: text("tool")?,
+        plugin: text("plugin")?,
+        before: cursor("before")?,
+        after: cursor("after")?,
+        limit: MAX_LISTED,
+    })
 }

@@ -25,6 +25,7 @@
 
 mod id;
 mod input;
+mod listing;
 mod receipt;
 mod run;
 mod state;
@@ -35,6 +36,7 @@ pub use input::{
     INPUT_WAIT, InputError, MAX_INPUT_ANSWER_BYTES, MAX_INPUT_ANSWERS, MAX_INPUT_ROUNDS, RunClient,
     RunInput,
 };
+pub use listing::{RunCursor, RunQuery};
 pub use receipt::{
     ArtifactRecord, AttemptRecord, ErrorRecord, HostRecord, OutboundRecord, RECEIPT_VERSION,
     Receipt, ReceiptError, RefusalRecord,

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::{NewRun, Outcome, Progress, Run, RunId, RunInput, RunState};
+use crate::{NewRun, Outcome, Progress, Run, RunId, RunInput, RunQuery, RunState};
 
 /// Attempts a run gets before a run whose workers keep dying fails: a
 /// crash is retried, a guest's own failure never is.
@@ -144,7 +144,14 @@ pub trait RunStore: Send + Sync {
         tenant: &'a str,
         principal: Option<&'a str>,
         limit: u32,
-    ) -> RunFuture<'a, Vec<Run>>;
+    ) -> RunFuture<'a, Vec<Run>> {
+        Box::pin(async move { self.page(&RunQuery::newest(tenant, principal, limit)).await })
+    }
+
+    /// The runs `query` asks for, newest first: filtered, and from its
+    /// cursor, in the store (an index walk from the cursor; the runs before
+    /// it are never read).
+    fn page<'a>(&'a self, query: &'a RunQuery) -> RunFuture<'a, Vec<Run>>;
 
     /// Queued or running runs of `tenant`, and of `principal` in it.
     fn active<'a>(&'a self, tenant: &'a str, principal: &'a str) -> RunFuture<'a, (u32, u32)>;

@@ -83,6 +83,7 @@ mod connect;
 mod effects;
 mod entities;
 mod error;
+mod explain;
 mod fields;
 mod gates;
 pub mod group;
@@ -107,6 +108,7 @@ pub use connect::{
 pub use error::{Engine, StorageError};
 pub use gates::UnauditedGate;
 pub use live::POLL as LIVE_VIEWS_POLL;
+pub use policy::TenantCounts;
 pub use rate::Hits;
 pub use record::AuditRecord;
 pub use request_state::{KEY_PERIOD as REQUEST_STATE_KEY_PERIOD, RequestStateKeys};

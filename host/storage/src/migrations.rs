@@ -134,6 +134,14 @@ pub(crate) const SQLITE: Files = &[
         "0027_session_ends.sql",
         include_str!("../../../migrations/sqlite/0027_session_ends.sql"),
     ),
+    (
+        "0028_audit_tenant_pages.sql",
+        include_str!("../../../migrations/sqlite/0028_audit_tenant_pages.sql"),
+    ),
+    (
+        "0029_runs_pages.sql",
+        include_str!("../../../migrations/sqlite/0029_runs_pages.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -245,6 +253,14 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0027_session_ends.sql",
         include_str!("../../../migrations/postgres/0027_session_ends.sql"),
+    ),
+    (
+        "0028_audit_tenant_pages.sql",
+        include_str!("../../../migrations/postgres/0028_audit_tenant_pages.sql"),
+    ),
+    (
+        "0029_runs_pages.sql",
+        include_str!("../../../migrations/postgres/0029_runs_pages.sql"),
     ),
 ];
 

@@ -17,6 +17,7 @@ use toolhost_policy::{Grants, PolicyFuture, PolicyStore, PolicyStoreError, Role}
 use toolhost_types::Permission;
 
 use crate::connect::{execute, fetch_all};
+use crate::fields::Fields;
 use crate::{StorageError, Store};
 
 /// Maps a driver error met while doing `operation`. The driver's message
@@ -61,6 +62,24 @@ impl Store {
     pub async fn tenants(&self) -> Result<Vec<String>, StorageError> {
         fetch_all!(&self.pools, |row| row.try_get("id"), sql::TENANTS)
             .map_err(StorageError::query("select tenants"))
+    }
+
+    /// At most `limit` tenants whose ids sort after `after` (`""`: from
+    /// the first), by id, each with what it holds: a page of the host's
+    /// operators' list of tenants.
+    pub async fn tenants_counted(
+        &self,
+        after: &str,
+        limit: u32,
+    ) -> Result<Vec<TenantCounts>, StorageError> {
+        fetch_all!(
+            &self.pools,
+            tenant_counts,
+            sql::TENANTS_COUNTED,
+            after,
+            i64::from(limit)
+        )
+        .map_err(StorageError::query("count each tenant's people"))
     }
 
     /// The error for an assignment the database refused: which of the role
@@ -277,4 +296,31 @@ fn assemble(tenant: &str, rows: Vec<RoleRow>) -> Result<Vec<Role>, PolicyStoreEr
             role
         })
         .collect())
+}
+
+/// A row of [`sql::TENANTS_COUNTED`].
+fn tenant_counts(row: &impl Fields) -> Result<TenantCounts, sqlx::Error> {
+    let count = |column| row.int(column).map(|n| u64::try_from(n).unwrap_or(0));
+    Ok(TenantCounts {
+        id: row.text("id")?,
+        created_at: row.int("created_at")?,
+        users: count("users")?,
+        disabled: count("disabled")?,
+        services: count("services")?,
+    })
+}
+
+/// A tenant as the operators' list shows it ([`Store::tenants_counted`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TenantCounts {
+    /// Its id.
+    pub id: String,
+    /// When it was created (unix seconds).
+    pub created_at: i64,
+    /// Its users, disabled ones included.
+    pub users: u64,
+    /// Of those, disabled.
+    pub disabled: u64,
+    /// Its service clients not revoked.
+    pub services: u64,
 }

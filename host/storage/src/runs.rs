@@ -20,17 +20,19 @@
 //! and a stored cancel of a running run NOTIFYs [`RUN_CANCELS_CHANNEL`]
 //! ([`Store::listen_runs`] hears both); workers poll and beat as well.
 
+mod page;
 mod rows;
 pub(crate) mod sql;
 
 pub(crate) use rows::{json, timeout_ms};
 
 use toolhost_runs::{
-    Beat, Claim, INPUT_WAIT, Progress, Run, RunFuture, RunId, RunInput, RunStore, RunStoreError,
+    Beat, Claim, INPUT_WAIT, Progress, Run, RunFuture, RunId, RunInput, RunQuery, RunStore,
+    RunStoreError,
 };
 
-use crate::connect::{Pools, fetch_all, fetch_optional};
-use crate::{StorageError, Store};
+use crate::connect::{Pools, fetch_all, fetch_optional, on_pool};
+use crate::{StorageError, Store, explain};
 
 fn failed(operation: &'static str) -> impl FnOnce(sqlx::Error) -> RunStoreError {
     move |e| match crate::error::unreachable(operation, &e) {
@@ -67,19 +69,23 @@ impl RunStore for Store {
         })
     }
 
-    fn runs<'a>(
-        &'a self,
-        tenant: &'a str,
-        principal: Option<&'a str>,
-        limit: u32,
-    ) -> RunFuture<'a, Vec<Run>> {
+    fn page<'a>(&'a self, query: &'a RunQuery) -> RunFuture<'a, Vec<Run>> {
         Box::pin(async move {
-            let limit = i64::from(limit);
-            match principal {
-                Some(p) => fetch_all!(&self.pools, rows::run, sql::OF_PRINCIPAL, tenant, p, limit),
-                None => fetch_all!(&self.pools, rows::run, sql::OF_TENANT, tenant, limit),
+            let engine = self.engine();
+            let select = concat!("SELECT ", sql::run_columns!(), " FROM runs");
+            let mut runs = on_pool!(&self.pools, pool => {
+                page::paged(query, select, engine)
+                    .build()
+                    .fetch_all(pool)
+                    .await
+                    .and_then(|rows| rows.iter().map(rows::run).collect::<Result<Vec<_>, _>>())
+            })
+            .map_err(failed("list runs"))?;
+            if query.after.is_some() {
+                // Read oldest first from the cursor; listed newest first.
+                runs.reverse();
             }
-            .map_err(failed("list runs"))
+            Ok(runs)
         })
     }
 
@@ -293,5 +299,25 @@ impl Store {
         if let Err(e) = sent {
             tracing::warn!(run = %id, error = %e, "telling the replicas of a run's cancel failed; its heartbeat hears it");
         }
+    }
+
+    /// The engine's plan for [`RunStore::page`]'s query, one line per step
+    /// (see [`Store::explain_search`]).
+    pub async fn explain_runs(&self, query: &RunQuery) -> Result<Vec<String>, StorageError> {
+        use sqlx::Row as _;
+        let engine = self.engine();
+        let select = format!(
+            "{}SELECT {} FROM runs",
+            explain::prefix(engine),
+            sql::run_columns!()
+        );
+        on_pool!(&self.pools, pool => {
+            page::paged(query, &select, engine)
+                .build()
+                .fetch_all(pool)
+                .await
+                .and_then(|rows| rows.iter().map(|r| r.try_get(explain::column(engine))).collect())
+        })
+        .map_err(StorageError::query("explain a listing of runs"))
     }
 }

@@ -12,7 +12,7 @@ use crate::connect::{self, Pools, StoreOptions, on_pool};
 use crate::error::redact;
 use crate::group::GroupCommit;
 use crate::record::{AuditRecord, Stored, unix_millis};
-use crate::{Engine, StorageError, migrations};
+use crate::{Engine, StorageError, explain, migrations};
 use toolhost_audit::chain::TenantSummary;
 
 // One SQL text serves both engines: SQLite accepts PostgreSQL's `$n`
@@ -126,40 +126,52 @@ impl Store {
     }
 
     /// The newest rows matching every filter `query` sets, newest first, at
-    /// most `query.limit` of them. Fails with [`StorageError::Corrupt`] on a
-    /// row this build cannot read back.
+    /// most `query.limit` of them; with a cursor, the page beside it (see
+    /// [`AuditQuery::before`] and [`AuditQuery::after`]). The filters are
+    /// applied as the store walks the index `audit_tenant_id` (or the
+    /// table's id order without a tenant), so a page costs the same
+    /// however many rows precede it. Fails with [`StorageError::Corrupt`]
+    /// on a row this build cannot read back.
     pub async fn search(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, StorageError> {
-        let since = query.since.map(unix_millis);
-        let until = query.until.map(unix_millis);
         let rows: Vec<Stored> = on_pool!(&self.pools, pool => {
-            let mut sql = sqlx::QueryBuilder::new(select_audit!("WHERE 1 = 1"));
-            let text = [
-                (" AND tenant = ", query.tenant.as_deref()),
-                (" AND principal = ", query.principal.as_deref()),
-                (" AND tool = ", query.tool.as_deref()),
-                (" AND outcome = ", query.outcome.as_ref().map(Outcome::as_str)),
-                (" AND call_id = ", query.call_id.as_deref()),
-                (" AND client_id = ", query.client_id.as_deref()),
-            ];
-            for (clause, value) in text {
-                if let Some(value) = value {
-                    sql.push(clause).push_bind(value);
-                }
-            }
-            if let Some(since) = since {
-                sql.push(" AND at >= ").push_bind(since);
-            }
-            if let Some(until) = until {
-                sql.push(" AND at < ").push_bind(until);
-            }
-            sql.push(" ORDER BY id DESC LIMIT ").push_bind(i64::from(query.limit));
-            sql.build()
+            searched(query, select_audit!("WHERE 1 = 1"))
+                .build()
                 .fetch_all(pool)
                 .await
                 .and_then(|rows| rows.iter().map(Stored::read).collect())
         })
         .map_err(StorageError::query("search audit rows"))?;
-        rows.into_iter().map(Stored::into_record).collect()
+        let mut found = rows
+            .into_iter()
+            .map(Stored::into_record)
+            .collect::<Result<Vec<_>, _>>()?;
+        if query.after.is_some() {
+            // Read oldest first from the cursor; shown newest first.
+            found.reverse();
+        }
+        Ok(found)
+    }
+
+    /// The engine's plan for [`search`](Self::search)'s query, one line
+    /// per step (SQLite's `EXPLAIN QUERY PLAN` details, PostgreSQL's
+    /// `EXPLAIN` text): what a test, or an operator asking why a page is
+    /// slow, reads to see which index serves it.
+    pub async fn explain_search(&self, query: &AuditQuery) -> Result<Vec<String>, StorageError> {
+        use sqlx::Row as _;
+        let engine = self.engine();
+        let sql = format!(
+            "{}{}",
+            explain::prefix(engine),
+            select_audit!("WHERE 1 = 1")
+        );
+        on_pool!(&self.pools, pool => {
+            searched(query, &sql)
+                .build()
+                .fetch_all(pool)
+                .await
+                .and_then(|rows| rows.iter().map(|r| r.try_get(explain::column(engine))).collect())
+        })
+        .map_err(StorageError::query("explain an audit search"))
     }
 
     /// Walks the whole audit trail and recomputes its hashes: the anchor
@@ -268,6 +280,53 @@ impl AuditSink for Store {
     }
 }
 
+/// `select` (the audit columns and `WHERE 1 = 1`, perhaps after
+/// `EXPLAIN`) with `query`'s filters, cursor, order and limit bound.
+fn searched<DB>(query: &AuditQuery, select: &str) -> sqlx::QueryBuilder<DB>
+where
+    DB: sqlx::Database,
+    <DB as sqlx::Database>::Arguments: Default,
+    for<'t> &'t str: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    for<'t> i64: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+{
+    let mut sql = sqlx::QueryBuilder::new(select.to_owned());
+    let text = [
+        (" AND tenant = ", query.tenant.as_deref()),
+        (" AND principal = ", query.principal.as_deref()),
+        (" AND tool = ", query.tool.as_deref()),
+        (
+            " AND outcome = ",
+            query.outcome.as_ref().map(Outcome::as_str),
+        ),
+        (" AND call_id = ", query.call_id.as_deref()),
+        (" AND client_id = ", query.client_id.as_deref()),
+    ];
+    for (clause, value) in text {
+        if let Some(value) = value {
+            sql.push(clause).push_bind(value);
+        }
+    }
+    if let Some(since) = query.since.map(unix_millis) {
+        sql.push(" AND at >= ").push_bind(since);
+    }
+    if let Some(until) = query.until.map(unix_millis) {
+        sql.push(" AND at < ").push_bind(until);
+    }
+    if let Some(before) = query.before {
+        sql.push(" AND id < ").push_bind(before);
+    }
+    // `after` pages toward newer rows: read oldest first from the cursor.
+    let order = match query.after {
+        Some(after) => {
+            sql.push(" AND id > ").push_bind(after);
+            " ORDER BY id ASC LIMIT "
+        }
+        None => " ORDER BY id DESC LIMIT ",
+    };
+    sql.push(order).push_bind(i64::from(query.limit));
+    sql
+}
+
 /// Which rows [`Store::search`] returns: those matching every filter that
 /// is set. The default sets none and returns the newest 50 rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -289,7 +348,15 @@ pub struct AuditQuery {
     /// Only calls made through this OAuth client (`toolhost-console` for
     /// the admin console's).
     pub client_id: Option<String>,
-    /// At most this many rows, the newest.
+    /// Only rows older than this row id: the next page toward the oldest,
+    /// from the last row of the page before (a keyset cursor: the store
+    /// seeks to it in the index, never counts the rows it skips).
+    pub before: Option<i64>,
+    /// Only rows newer than this row id, the `limit` nearest it: the page
+    /// before, toward the newest, from the first row of the page shown.
+    /// Still returned newest first. With `before` too, rows between both.
+    pub after: Option<i64>,
+    /// At most this many rows, the newest (with `after`, the nearest it).
     pub limit: u32,
 }
 
@@ -304,6 +371,8 @@ impl Default for AuditQuery {
             until: None,
             call_id: None,
             client_id: None,
+            before: None,
+            after: None,
             limit: 50,
         }
     }

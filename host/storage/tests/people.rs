@@ -18,6 +18,8 @@ on_both_engines!(
     a_user_disabled_with_the_row_is_disabled_and_enabled_again_with_another,
     a_role_change_with_the_row_applies_to_the_next_read_of_grants,
     a_change_that_lost_writes_neither_itself_nor_its_row,
+    a_user_added_with_the_row_exists_and_a_taken_username_loses,
+    a_password_set_with_the_row_replaces_the_hash_only_in_the_tenant,
 );
 
 const NOW_S: i64 = 1_764_000_000;
@@ -165,4 +167,53 @@ async fn a_change_that_lost_writes_neither_itself_nor_its_row(db: &TestDb) {
     assert!(!row_of(&store, "call-4").await);
     let verified = store.verify_chain().await.expect("walk");
     assert!(verified.is_ok(), "{verified:?}");
+}
+
+fn added(username: &str, id: &str) -> PeopleEffect {
+    PeopleEffect::AddUser {
+        tenant: "acme".into(),
+        user: id.into(),
+        username: username.into(),
+        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$bmV3".into(),
+        at_s: NOW_S,
+    }
+}
+
+async fn a_user_added_with_the_row_exists_and_a_taken_username_loses(db: &TestDb) {
+    let store = seeded(db).await;
+    changed(&store, "call-add", added("vic", "u-vic"))
+        .await
+        .expect("added");
+    let vic = store.user_by_name("vic").await.expect("read").expect("vic");
+    assert_eq!((vic.id.as_str(), vic.tenant.as_str()), ("u-vic", "acme"));
+    assert!(!vic.disabled);
+    assert!(row_of(&store, "call-add").await);
+
+    // ann's name, taken: neither the user nor the row.
+    let taken = changed(&store, "call-taken", added("ann", "u-other")).await;
+    assert!(matches!(taken, Err(AuditError::Lost { .. })), "{taken:?}");
+    assert!(store.user_by_id("u-other").await.expect("read").is_none());
+    assert!(!row_of(&store, "call-taken").await);
+}
+
+async fn a_password_set_with_the_row_replaces_the_hash_only_in_the_tenant(db: &TestDb) {
+    let store = seeded(db).await;
+    let set = |tenant: &str| PeopleEffect::SetPassword {
+        tenant: tenant.into(),
+        user: "u-ann".into(),
+        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$bmV3".into(),
+    };
+    let foreign = changed(&store, "call-foreign", set("globex")).await;
+    assert!(
+        matches!(foreign, Err(AuditError::Lost { .. })),
+        "{foreign:?}"
+    );
+    assert!(!row_of(&store, "call-foreign").await);
+    let ann = store.user_by_id("u-ann").await.expect("read").expect("ann");
+    assert!(ann.password_hash.ends_with("aGFzaA"), "unchanged");
+
+    changed(&store, "call-set", set("acme")).await.expect("set");
+    let ann = store.user_by_id("u-ann").await.expect("read").expect("ann");
+    assert!(ann.password_hash.ends_with("bmV3"), "the new hash");
+    assert!(row_of(&store, "call-set").await);
 }

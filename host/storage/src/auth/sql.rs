@@ -5,7 +5,7 @@
 pub(super) const ENSURE_TENANT: &str = "INSERT INTO tenants (id, created_at) \
      VALUES ($1, $2) ON CONFLICT (id) DO NOTHING";
 
-pub(super) const INSERT_USER: &str = "INSERT INTO users \
+pub(crate) const INSERT_USER: &str = "INSERT INTO users \
      (id, tenant, username, password_hash, disabled, created_at) \
      VALUES ($1, $2, $3, $4, $5, $6)";
 pub(super) const USER_BY_NAME: &str = "SELECT \
@@ -22,6 +22,8 @@ pub(super) const SET_DISABLED: &str = "UPDATE users SET disabled = $1 WHERE user
 // The console's: one user of one tenant, by id.
 pub(crate) const SET_TENANT_USER_DISABLED: &str =
     "UPDATE users SET disabled = $1 WHERE tenant = $2 AND id = $3";
+pub(crate) const SET_TENANT_USER_PASSWORD: &str =
+    "UPDATE users SET password_hash = $1 WHERE tenant = $2 AND id = $3";
 
 pub(super) const INSERT_CLIENT: &str = "INSERT INTO oauth_clients \
      (client_id, secret_hash, kind, origin, name, redirect_uris, scope, tenant, owner, \

@@ -49,6 +49,43 @@ pub(super) async fn apply(tx: &mut impl Tx, change: &PeopleEffect) -> Result<(),
             let changed = statement(sql).bind(tenant).bind(role).bind(user);
             changed.execute(tx).await.map(drop).map_err(missing_is_lost)
         }
+        PeopleEffect::AddUser {
+            tenant,
+            user,
+            username,
+            password_hash,
+            at_s,
+        } => {
+            let added = statement(auth::INSERT_USER)
+                .bind(user)
+                .bind(tenant)
+                .bind(username)
+                .bind(password_hash)
+                .bind(false)
+                .bind(*at_s)
+                .execute(tx)
+                .await
+                .map_err(taken_is_lost)?;
+            one_row(added)
+        }
+        PeopleEffect::SetPassword {
+            tenant,
+            user,
+            password_hash,
+        } => {
+            let changed = statement(auth::SET_TENANT_USER_PASSWORD)
+                .bind(password_hash)
+                .bind(tenant)
+                .bind(user)
+                .execute(tx)
+                .await?;
+            one_row(changed)?;
+            statement(auth::DELETE_USER_SESSIONS)
+                .bind(user)
+                .execute(tx)
+                .await
+                .map(drop)
+        }
         PeopleEffect::RevokeClient { client_id, at_s } => {
             let revoked = statement(auth::REVOKE_CLIENT)
                 .bind(*at_s)
@@ -97,4 +134,13 @@ fn missing_is_lost(e: sqlx::Error) -> sqlx::Error {
         .as_database_error()
         .is_some_and(|db| db.is_foreign_key_violation());
     if missing { sqlx::Error::RowNotFound } else { e }
+}
+
+/// A username (or id) taken meanwhile, refused by its unique index: the
+/// change lost, as a change that finds no row is.
+fn taken_is_lost(e: sqlx::Error) -> sqlx::Error {
+    let taken = e
+        .as_database_error()
+        .is_some_and(|db| db.is_unique_violation());
+    if taken { sqlx::Error::RowNotFound } else { e }
 }

@@ -42,3 +42,12 @@ pub(super) const ROLES: &str = "\
      UNION ALL SELECT role, NULL, NULL, subject FROM role_assignments WHERE tenant = $1";
 
 pub(super) const TENANTS: &str = "SELECT id FROM tenants ORDER BY id";
+// The operators' page of tenants: by id from a cursor (the primary key's
+// index), each with its users and its service clients not revoked (the
+// `users_tenant` index; the clients counted per tenant, few).
+pub(super) const TENANTS_COUNTED: &str = "SELECT t.id, t.created_at, \
+     (SELECT COUNT(*) FROM users u WHERE u.tenant = t.id) AS users, \
+     (SELECT COUNT(*) FROM users u WHERE u.tenant = t.id AND u.disabled) AS disabled, \
+     (SELECT COUNT(*) FROM oauth_clients c WHERE c.tenant = t.id AND c.kind = 'service' \
+      AND c.revoked_at IS NULL) AS services \
+     FROM tenants t WHERE t.id > $1 ORDER BY t.id LIMIT $2";

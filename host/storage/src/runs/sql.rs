@@ -17,6 +17,7 @@ macro_rules! run_columns {
          receipt, receipt_sha256, handed_over, input, parked_at"
     };
 }
+pub(super) use run_columns;
 
 pub(super) const BY_ID: &str = concat!(
     "SELECT ",
@@ -25,19 +26,6 @@ pub(super) const BY_ID: &str = concat!(
 );
 
 pub(super) const BY_ID_ANY: &str = concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1");
-
-// Served by `runs_tenant_created` and `runs_principal_created`; `id` breaks
-// ties between runs queued in the same millisecond.
-pub(super) const OF_TENANT: &str = concat!(
-    "SELECT ",
-    run_columns!(),
-    " FROM runs WHERE tenant = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
-);
-pub(super) const OF_PRINCIPAL: &str = concat!(
-    "SELECT ",
-    run_columns!(),
-    " FROM runs WHERE tenant = $1 AND principal = $2 ORDER BY created_at DESC, id DESC LIMIT $3"
-);
 
 pub(super) const ACTIVE: &str = "SELECT \
      (SELECT COUNT(*) FROM runs WHERE tenant = $1 \

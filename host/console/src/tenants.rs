@@ -1,0 +1,109 @@
+//! Tenants: every tenant of the host with what it holds (users, disabled
+//! ones, service clients), for the host's operators only (an admin of the
+//! operator tenant, [`crate::viewer::Viewer::is_host_operator`]); anyone
+//! else gets 403, as for any page not theirs. Read only: a tenant's people
+//! are its own admins' to change (on their People page), and creating a
+//! tenant stays `toolhost tenant add`.
+//!
+//! Paged by tenant id, [`SHOWN`] at a time: `?after=<id>` is the page of
+//! the tenants whose ids sort after it (the primary key's index walked
+//! from there).
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::pages::Page;
+use crate::paging;
+use crate::{Console, Refusal};
+
+/// How many tenants a page shows.
+const SHOWN: u32 = 100;
+
+pub(crate) fn routes() -> Router<Console> {
+    Router::new().route(Page::Tenants.path(), get(show))
+}
+
+/// Which page: the tenant id it starts after (empty: the first).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct After {
+    #[serde(default)]
+    after: String,
+}
+
+async fn show(State(c): State<Console>, headers: HeaderMap, Query(q): Query<After>) -> Response {
+    let viewer = viewer_of!(c, headers, Page::Tenants);
+    let after = q.after.trim();
+    let mut tenants = match c.store.tenants_counted(after, SHOWN + 1).await {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::error!(error = %e, "console: reading the tenants");
+            let refusal = Refusal {
+                code: "UNAVAILABLE",
+                message: "the tenants could not be read now; try again".into(),
+            };
+            return c.refused(
+                &viewer,
+                Page::Tenants,
+                StatusCode::SERVICE_UNAVAILABLE,
+                refusal,
+            );
+        }
+    };
+    let more = tenants.len() > SHOWN as usize;
+    tenants.truncate(SHOWN as usize);
+    let next = tenants
+        .last()
+        .filter(|_| more)
+        .map(|t| paging::query(&[], Some(("after", &t.id))));
+    let shown: Vec<_> = tenants
+        .iter()
+        .map(|t| {
+            json!({
+                "id": t.id,
+                "created_ms": t.created_at.saturating_mul(1000),
+                "users": t.users,
+                "disabled": t.disabled,
+                "services": t.services,
+                "yours": t.id == viewer.tenant(),
+            })
+        })
+        .collect();
+    let context = json!({
+        "tenants": shown,
+        "limit": SHOWN,
+        "next": next,
+        "paged": !after.is_empty(),
+    });
+    c.page_ok(&viewer, Page::Tenants, "tenants.html", context)
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::testing::{HOSTILE, assert_escaped, render};
+
+    #[test]
+    fn each_tenant_shows_its_counts_and_the_next_page_keeps_its_place() {
+        let html = render(
+            "tenants.html",
+            json!({"tenants": [
+                {"id": HOSTILE, "created_ms": 1, "users": 3, "disabled": 1, "services": 2, "yours": false},
+                {"id": "ops", "created_ms": 1, "users": 1, "disabled": 0, "services": 0, "yours": true},
+            ], "limit": 100, "next": "after=ops", "paged": true}),
+        );
+        assert_escaped(&html);
+        assert!(html.contains("<tr id=\"tenant-ops\">"), "{html}");
+        assert!(html.contains("href=\"/admin/tenants?after=ops\""), "{html}");
+        assert!(
+            html.contains("href=\"/admin/tenants\">First page"),
+            "{html}"
+        );
+    }
+}

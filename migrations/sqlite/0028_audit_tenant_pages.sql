@@ -1,0 +1,11 @@
+-- The console's audit pages (host/console/src/audit.rs). Same number, same
+-- meaning as migrations/postgres/0028_audit_tenant_pages.sql.
+--
+-- The console pages a tenant's rows newest first by row id, a page at a
+-- time from a cursor (`id < $before`, or `id > $after`), with the search's
+-- other filters applied as the index is walked. `audit_tenant_at` orders a
+-- tenant's rows by start time, not by id, so each page would sort every
+-- row of the tenant first; this index walks them in id order and stops at
+-- the page's end, however many rows the tenant has. The tenant chain walk
+-- (`WHERE tenant = $1 AND id > $2 ORDER BY id`) reads it too.
+CREATE INDEX audit_tenant_id ON audit (tenant, id);
