@@ -24,16 +24,7 @@ use crate::{Console, Refusal, TokenOnly, encode};
 const SHOWN: u64 = 50;
 
 /// Every state a run can be in, in lifecycle order.
-const STATES: [&str; 8] = [
-    "queued",
-    "running",
-    "cancelling",
-    "input_required",
-    "succeeded",
-    "failed",
-    "cancelled",
-    "timed_out",
-];
+const STATES: [&str; 8] = toolhost_runs::RunState::NAMES;
 
 /// The states `cancel_exploration` still stops (a cancelling run is
 /// already stopping; a run that is over stays as it is).

@@ -34,16 +34,7 @@ const MAX_LISTED: u32 = 100;
 const MAX_FILTER_LEN: usize = 200;
 
 /// Every run state, as a listing's `state` filter takes them.
-const STATES: [&str; 8] = [
-    "queued",
-    "running",
-    "cancelling",
-    "input_required",
-    "succeeded",
-    "failed",
-    "cancelled",
-    "timed_out",
-];
+const STATES: [&str; 8] = toolhost_runs::RunState::NAMES;
 
 /// The longest `get_exploration_result` waits for a run to end.
 const MAX_WAIT_SECONDS: u64 = 30;

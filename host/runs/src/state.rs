@@ -36,8 +36,21 @@ impl RunState {
         RunState::InputRequired,
     ];
 
+    /// Every state's stored name, in lifecycle order: the choices of a
+    /// listing's `state` filter.
+    pub const NAMES: [&'static str; 8] = [
+        RunState::Queued.as_str(),
+        RunState::Running.as_str(),
+        RunState::Cancelling.as_str(),
+        RunState::InputRequired.as_str(),
+        RunState::Succeeded.as_str(),
+        RunState::Failed.as_str(),
+        RunState::Cancelled.as_str(),
+        RunState::TimedOut.as_str(),
+    ];
+
     /// The stored name, e.g. `timed_out`.
-    pub fn as_str(&self) -> &'static str {
+    pub const fn as_str(&self) -> &'static str {
         match self {
             RunState::Queued => "queued",
             RunState::Running => "running",

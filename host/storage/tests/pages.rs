@@ -13,14 +13,11 @@ use std::collections::HashSet;
 use common::TestDb;
 use serde_json::json;
 use tokio::task::JoinSet;
-use toolhost_audit::{AuditEvent, AuditSink, Effect, argument_digest};
-use toolhost_limits::RunBudget;
+use toolhost_audit::{AuditEvent, AuditSink, Effect};
 use toolhost_runs::{
-    NewRun, QueueLimits, RevisionRef, Run, RunCursor, RunEffect, RunId, RunQuery, RunSource,
-    RunSpec, RunState, RunStore,
+    NewRun, QueueLimits, Run, RunCursor, RunEffect, RunId, RunQuery, RunSpec, RunState, RunStore,
 };
 use toolhost_storage::{AuditQuery, Engine, Store};
-use toolhost_types::Digest;
 
 on_both_engines!(
     audit_rows_page_older_and_newer_by_cursor_with_the_filters_applied_in_the_store,
@@ -150,24 +147,7 @@ async fn audit_rows_page_older_and_newer_by_cursor_with_the_filters_applied_in_t
 }
 
 fn spec(tool: &str, plugin: &str) -> RunSpec {
-    let arguments = json!({"n": 1});
-    RunSpec {
-        tool: tool.into(),
-        source: RunSource::Active,
-        revision: RevisionRef {
-            id: None,
-            plugin: plugin.into(),
-            version: "0.1.0".into(),
-            component_sha256: Digest::of(b"testbench.wasm").to_string(),
-            manifest_sha256: None,
-            signer: None,
-            catalog_version: Some("1.0.0".into()),
-        },
-        argument_digest: argument_digest(&arguments).to_string(),
-        arguments,
-        budget: RunBudget::DEFAULT,
-        client: None,
-    }
+    common::run_spec(tool, plugin, json!({"n": 1}))
 }
 
 /// Queues `n` runs in acme, the first (the oldest) of tool `Needle_Finder`

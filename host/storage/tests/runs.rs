@@ -11,11 +11,11 @@ use std::collections::HashSet;
 use common::TestDb;
 use serde_json::json;
 use toolhost_artifacts::{Artifact, ArtifactId, ArtifactStore, NewArtifact};
-use toolhost_audit::{AuditEvent, AuditSink, Effect, argument_digest};
+use toolhost_audit::{AuditEvent, AuditSink, Effect};
 use toolhost_limits::RunBudget;
 use toolhost_runs::{
-    Beat, FinishRun, NewRun, Outcome, Progress, QueueLimits, RevisionRef, RunEffect, RunId,
-    RunSource, RunSpec, RunState, RunStore,
+    Beat, FinishRun, NewRun, Outcome, Progress, QueueLimits, RunEffect, RunId, RunSpec, RunState,
+    RunStore,
 };
 use toolhost_storage::Store;
 use toolhost_types::Digest;
@@ -50,24 +50,7 @@ fn event(call_id: &str) -> AuditEvent {
 }
 
 fn spec() -> RunSpec {
-    let arguments = json!({"project": "p-1"});
-    RunSpec {
-        tool: "explore".into(),
-        source: RunSource::Active,
-        revision: RevisionRef {
-            id: None,
-            plugin: "testbench".into(),
-            version: "0.1.0".into(),
-            component_sha256: Digest::of(b"testbench.wasm").to_string(),
-            manifest_sha256: None,
-            signer: None,
-            catalog_version: Some("1.0.0".into()),
-        },
-        argument_digest: argument_digest(&arguments).to_string(),
-        arguments,
-        budget: RunBudget::DEFAULT,
-        client: None,
-    }
+    common::run_spec("explore", "testbench", json!({"project": "p-1"}))
 }
 
 /// A run of `principal` in acme, queued at `NOW + at`, with the default

@@ -117,6 +117,11 @@ async fn write(store: &Store, call_id: &str, effect: WorkspaceEffect) -> Result<
 
 /// Opens a session and records its first step, whose proposal keeps
 /// `upload`.
+/// `change` written as the step of call `call_id`.
+async fn stepped(store: &Store, call_id: &str, change: SessionChange) -> Result<(), String> {
+    write(store, call_id, WorkspaceEffect::Change(Box::new(change))).await
+}
+
 async fn keep(store: &Store, upload: &UploadHandle) {
     let s = opened(store).await;
     let change = SessionChange {
@@ -794,13 +799,9 @@ async fn a_session_rebound_or_ended_moves_with_its_step_and_an_ended_one_takes_n
         rebound: Some(bound.clone()),
         ..step(&s.id, 1, "rebind")
     };
-    write(
-        &store,
-        "call-rebind",
-        WorkspaceEffect::Change(Box::new(rebind)),
-    )
-    .await
-    .expect("rebound");
+    stepped(&store, "call-rebind", rebind)
+        .await
+        .expect("rebound");
     let now = store
         .session("acme", &s.id)
         .await
@@ -817,25 +818,17 @@ async fn a_session_rebound_or_ended_moves_with_its_step_and_an_ended_one_takes_n
         }),
         ..step(&s.id, 2, "propose")
     };
-    write(
-        &store,
-        "call-propose",
-        WorkspaceEffect::Change(Box::new(proposed)),
-    )
-    .await
-    .expect("proposed");
+    stepped(&store, "call-propose", proposed)
+        .await
+        .expect("proposed");
     let close = SessionChange {
         state: Some(SessionState::Abandoned),
         cancel_runs: true,
         ..step(&s.id, 3, "abandon")
     };
-    write(
-        &store,
-        "call-abandon",
-        WorkspaceEffect::Change(Box::new(close)),
-    )
-    .await
-    .expect("abandoned");
+    stepped(&store, "call-abandon", close)
+        .await
+        .expect("abandoned");
     let view = store
         .view("acme", &s.id)
         .await
@@ -850,7 +843,7 @@ async fn a_session_rebound_or_ended_moves_with_its_step_and_an_ended_one_takes_n
         proposal: Some(proposal(&s.id, 2)),
         ..step(&s.id, 4, "late")
     };
-    let refused = write(&store, "call-late", WorkspaceEffect::Change(Box::new(late))).await;
+    let refused = stepped(&store, "call-late", late).await;
     assert!(refused.is_err(), "an ended session takes no more steps");
     let view = store
         .view("acme", &s.id)

@@ -248,3 +248,25 @@ pub async fn opened_alike<T: PartialEq, E: std::fmt::Debug>(
     assert!(opened.windows(2).all(|w| w[0] == w[1]), "{}", show(&opened));
     opened
 }
+
+/// A run's spec: `tool` of `plugin`'s active revision (0.1.0) with
+/// `arguments` and the default budget.
+pub fn run_spec(tool: &str, plugin: &str, arguments: serde_json::Value) -> toolhost_runs::RunSpec {
+    toolhost_runs::RunSpec {
+        tool: tool.into(),
+        source: toolhost_runs::RunSource::Active,
+        revision: toolhost_runs::RevisionRef {
+            id: None,
+            plugin: plugin.into(),
+            version: "0.1.0".into(),
+            component_sha256: toolhost_types::Digest::of(b"testbench.wasm").to_string(),
+            manifest_sha256: None,
+            signer: None,
+            catalog_version: Some("1.0.0".into()),
+        },
+        argument_digest: argument_digest(&arguments).to_string(),
+        arguments,
+        budget: toolhost_limits::RunBudget::DEFAULT,
+        client: None,
+    }
+}
