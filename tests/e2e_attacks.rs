@@ -807,6 +807,7 @@ fn every_form_needs_its_sessions_csrf_token_and_no_page_can_be_framed() {
         "/admin/runs",
         "/admin/authoring",
         "/admin/people",
+        "/admin/people/clients",
         "/admin/audit",
         "/admin/audit/verify",
         "/admin/runs/run_missing",

@@ -38,7 +38,7 @@ const HOSTILE: &str =
 /// The console's pages, in navigation order, each with its screenshot's
 /// name and its heading. (The flows below photograph reviews, runs, audit
 /// and people again with rows on them.)
-const PAGES: [(&str, &str, &str); 10] = [
+const PAGES: [(&str, &str, &str); 11] = [
     ("/admin", "inbox", "Inbox"),
     ("/admin/approvals", "approvals", "Approvals"),
     ("/admin/checkpoints", "checkpoints", "Checkpoints"),
@@ -47,6 +47,7 @@ const PAGES: [(&str, &str, &str); 10] = [
     ("/admin/runs", "runs", "Runs"),
     ("/admin/authoring", "authoring", "Authoring"),
     ("/admin/people", "people", "People"),
+    ("/admin/people/clients", "clients", "Service clients"),
     ("/admin/tenants", "tenants", "Tenants"),
     ("/admin/audit", "audit", "Audit"),
 ];
@@ -683,7 +684,7 @@ fn a_tenant_admin_grants_a_role_and_disables_a_user_and_both_are_audited() {
             .contains("approvals:read")
     );
     let grant = "form[action=\"/admin/people/roles/approvers/grant\"]";
-    anns.select(&format!("{grant} select[name=username]"), "vic");
+    anns.fill(&format!("{grant} input[name=username]"), "vic");
     anns.click(&format!("{grant} button[type=submit]"));
     anns.wait_for_path("/admin/people?done=granted");
     assert_eq!(anns.find_text(".notice"), "The user now holds the role.");

@@ -5,7 +5,9 @@
 //! runs filter finds a run older than the first page; a tenant admin adds
 //! a user with a password on the People page, who then signs in through
 //! the sign-in form, and sets another's password; the host's operators
-//! see every tenant on the Tenants page, and no other tenant's admin does.
+//! see every tenant on the Tenants page, and no other tenant's admin does;
+//! 61 users page by name and are found by the start of a name, and 60
+//! service clients page newest first, only the tenant's own.
 //!
 //! The rows are real: each is a call over MCP (a run queued by
 //! `start_exploration` is a run row and an audit row; a `greet` an audit
@@ -329,6 +331,105 @@ fn a_tenant_admin_adds_a_user_who_signs_in_and_sets_another_users_password() {
     admin.sign_in(&server, "ada", &ada);
     assert_eq!(admin.count("nav a[href=\"/admin/tenants\"]"), 0);
     assert_eq!(admin.fetch("/admin/tenants").status, 403);
+}
+
+/// Users and service clients added to demo: more than a page of each.
+const PEOPLE: usize = 60;
+
+#[test]
+fn users_and_service_clients_page_to_the_end_and_back_and_a_name_typed_finds_its_user() {
+    let server = Server::start(&[]);
+    cli(&server, &["role", "add", "approvers", "--tenant", "demo"]);
+    for i in 0..PEOPLE {
+        add_user(&server, &format!("person-{i:02}"), "demo");
+        let name = format!("robot {i:02}");
+        cli(
+            &server,
+            &["client", "add-service", &name, "--tenant", "demo"],
+        );
+    }
+    // Another tenant's people and service client, never on demo's pages.
+    acme_admin(&server);
+    let added = cli(
+        &server,
+        &["client", "add-service", "acme robot", "--tenant", "acme"],
+    );
+    let acme_robot = added
+        .lines()
+        .find_map(|l| l.strip_prefix("client_id: "))
+        .unwrap_or_else(|| panic!("a client id: {added}"))
+        .trim()
+        .to_owned();
+
+    let mut admin = Browser::start();
+    admin.sign_in(&server, "demo", DEMO_PASSWORD);
+    admin.goto(&server, "/admin/people");
+    let pages = page_through(&mut admin, &server, "users");
+    assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [50, 11]);
+    let users = once_each(&pages, "users");
+    let mut expected: Vec<String> = (0..PEOPLE).map(|i| format!("user-person-{i:02}")).collect();
+    expected.push("user-demo".into());
+    expected.sort();
+    assert_eq!(users, expected, "demo's users, by name, and nobody else");
+    photograph(&admin, "people-paged");
+    no_console_errors(&admin, "paging the users");
+
+    // The start of a name finds its users, past the first page.
+    admin.goto(&server, "/admin/people");
+    admin.fill("#find", "person-5");
+    admin.click("form[role=search] button[type=submit]");
+    admin.wait_for_path("/admin/people?find=person-5");
+    let found: Vec<String> = (50..60).map(|i| format!("user-person-{i}")).collect();
+    assert_eq!(row_ids(&admin), found);
+    // A role given by a name typed: someone the first page does not show.
+    let grant = "form[action=\"/admin/people/roles/approvers/grant\"]";
+    admin.fill(&format!("{grant} input[name=username]"), "person-59");
+    admin.click(&format!("{grant} button[type=submit]"));
+    admin.wait_for_path("/admin/people?done=granted");
+    admin.goto(&server, "/admin/people?find=person-59");
+    assert!(admin.find_text(&id("user-person-59")).contains("approvers"));
+    // acme's user is no name to give a demo role to.
+    admin.fill(&format!("{grant} input[name=username]"), "ada");
+    admin.click(&format!("{grant} button[type=submit]"));
+    admin.wait_for(|b| b.count(".error") > 0, "the refusal");
+    assert!(
+        admin.find_text(".error").contains("no user"),
+        "{}",
+        admin.text()
+    );
+    only_refusals(&admin, 404, "granting to another tenant's user");
+
+    // The service clients, newest first, a page at a time; one revoked
+    // from the second page.
+    admin.goto(&server, "/admin/people/clients");
+    let pages = page_through(&mut admin, &server, "service clients");
+    // Demo's robots and the harness's own client (`e2e`, the oldest).
+    assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [50, 11]);
+    let clients = once_each(&pages, "service clients");
+    assert!(
+        !clients.contains(&format!("client-{acme_robot}")),
+        "demo's service clients, not acme's"
+    );
+    photograph(&admin, "clients-paged");
+    no_console_errors(&admin, "paging the service clients");
+    let oldest = clients[clients.len() - 2].clone();
+    let client_id = oldest.strip_prefix("client-").expect("a client row");
+    admin.goto(&server, "/admin/people/clients");
+    follow(&admin, "next");
+    let revoke = format!("form[action=\"/admin/people/clients/{client_id}/revoke\"] button");
+    admin.click(&revoke);
+    admin.wait_for_path("/admin/people/clients?done=client-revoked");
+    assert!(
+        admin
+            .find_text(".notice")
+            .starts_with("The client is revoked")
+    );
+    let listed = cli(&server, &["client", "list"]);
+    let row = listed
+        .lines()
+        .find(|l| l.contains(client_id))
+        .unwrap_or_else(|| panic!("{client_id} listed: {listed}"));
+    assert!(row.contains("revoked"), "{row}");
 }
 
 /// Authoring sessions opened over MCP.

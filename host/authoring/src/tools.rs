@@ -446,12 +446,8 @@ async fn list_sessions(host: Work<'_>, who: &Principal, args: &Value) -> Answere
         )
         .await
         .map_err(WorkspaceError::Store)?;
-    let beyond = sessions.len() > limit;
-    if beyond && matches!(from, SessionsFrom::NewerThan(_)) {
-        sessions.remove(0);
-    } else {
-        sessions.truncate(limit);
-    }
+    let toward_newer = matches!(from, SessionsFrom::NewerThan(_));
+    let beyond = toolhost_types::keep_page(&mut sessions, limit, toward_newer);
     let (older, newer) = match from {
         SessionsFrom::Newest => (beyond.then(|| sessions.last().map(key)).flatten(), None),
         SessionsFrom::OlderThan(_) => (

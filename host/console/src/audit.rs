@@ -207,15 +207,8 @@ impl Console {
     ) -> Result<(Vec<AuditRecord>, Pager), toolhost_storage::StorageError> {
         let mut found = self.store.search(query).await?;
         let toward_newer = form.cursor.toward_newer();
-        let more = found.len() > SHOWN as usize;
-        if more {
-            if toward_newer {
-                // Read up from the cursor: the extra row is the newest.
-                found.remove(0);
-            } else {
-                found.truncate(SHOWN as usize);
-            }
-        }
+        // Read up from the cursor toward newer rows: the extra row is the newest.
+        let more = toolhost_types::keep_page(&mut found, SHOWN as usize, toward_newer);
         let ends = found.first().zip(found.last()).map(|(f, l)| (f.id, l.id));
         let beyond = match ends {
             Some((first, last)) if !form.cursor.is_first() => {
@@ -235,10 +228,10 @@ impl Console {
             _ => false,
         };
         let read = Read {
-            cursor: &form.cursor,
             ends: ends.map(|(f, l)| (f.to_string(), l.to_string())),
             more,
             beyond,
+            ..Read::from(&form.cursor)
         };
         Ok((found, Pager::of(&read, &form.filters())))
     }

@@ -17,7 +17,7 @@ use toolhost_invoke::InvokeError;
 use crate::approvals::list;
 use crate::diff::lay_out;
 use crate::pages::Page;
-use crate::paging::{Pager, query};
+use crate::paging::{Cursor, Pager, query};
 use crate::viewer::Viewer;
 use crate::{Console, Refusal, encode};
 
@@ -53,22 +53,20 @@ fn pretty(v: &Value) -> Value {
     }
 }
 
-/// Which page of sessions: `before` a cursor (older) or `after` one
-/// (newer), as `list_authoring_sessions` takes and answers them (see
-/// `crate::paging`); the newest without.
-#[derive(Debug, Default, serde::Deserialize)]
-pub(crate) struct Paged {
-    before: Option<String>,
-    after: Option<String>,
-}
-
 async fn show(
     State(c): State<Console>,
     headers: HeaderMap,
-    Query(paged): Query<Paged>,
+    Query(cursor): Query<Cursor>,
 ) -> Response {
     let viewer = viewer_of!(c, headers, Page::Authoring);
-    let args = json!({"limit": LISTED, "before": paged.before, "after": paged.after});
+    // A page of sessions `before` a cursor (older) or `after` one (newer),
+    // as `list_authoring_sessions` takes and answers them; the newest without.
+    let given = |key: &str| Some(key.trim().to_owned()).filter(|k| !k.is_empty());
+    let args = json!({
+        "limit": LISTED,
+        "before": given(&cursor.before),
+        "after": given(&cursor.after),
+    });
     let (mut sessions, older, newer) = match c.read(&viewer, "list_authoring_sessions", args).await
     {
         Ok(mut l) => {

@@ -56,6 +56,7 @@ mod audit;
 mod authoring;
 mod catalog;
 mod checkpoints;
+mod clients;
 mod decision_page;
 mod diff;
 mod inbox;
@@ -169,6 +170,7 @@ impl Console {
             .merge(runs::routes())
             .merge(authoring::routes())
             .merge(people::routes())
+            .merge(clients::routes())
             .merge(audit::routes())
             .merge(tenants::routes())
             .route(
@@ -575,6 +577,18 @@ pub(crate) mod testing {
 
     /// The CSRF token of the test viewer.
     pub const CSRF: &str = "csrf-token-of-the-session";
+
+    /// The output of `f`, a future that never waits (an in-memory trail
+    /// or list).
+    pub fn ready<F: std::future::Future>(f: F) -> F::Output {
+        use std::task::{Context, Poll, Waker};
+        let mut f = std::pin::pin!(f);
+        let mut cx = Context::from_waker(Waker::noop());
+        match f.as_mut().poll(&mut cx) {
+            Poll::Ready(out) => out,
+            Poll::Pending => panic!("an in-memory future never waits"),
+        }
+    }
 
     /// A script, as a hostile name.
     pub const SCRIPT: &str = "<script>alert(1)</script>";

@@ -22,8 +22,10 @@ pub enum Page {
     Runs,
     /// Authoring sessions, read-only.
     Authoring,
-    /// Users, roles, clients and the tenant.
+    /// The tenant's users and roles.
     People,
+    /// The tenant's service clients.
+    Clients,
     /// Every tenant of the host, with what each holds: the operators'.
     Tenants,
     /// The audit trail.
@@ -31,7 +33,7 @@ pub enum Page {
 }
 
 /// Every page, in navigation order.
-pub const ALL: [Page; 10] = [
+pub const ALL: [Page; 11] = [
     Page::Inbox,
     Page::Approvals,
     Page::Checkpoints,
@@ -40,6 +42,7 @@ pub const ALL: [Page; 10] = [
     Page::Runs,
     Page::Authoring,
     Page::People,
+    Page::Clients,
     Page::Tenants,
     Page::Audit,
 ];
@@ -56,6 +59,7 @@ impl Page {
             Page::Runs => "/admin/runs",
             Page::Authoring => "/admin/authoring",
             Page::People => "/admin/people",
+            Page::Clients => "/admin/people/clients",
             Page::Tenants => "/admin/tenants",
             Page::Audit => "/admin/audit",
         }
@@ -72,6 +76,7 @@ impl Page {
             Page::Runs => "Runs",
             Page::Authoring => "Authoring",
             Page::People => "People",
+            Page::Clients => "Service clients",
             Page::Tenants => "Tenants",
             Page::Audit => "Audit",
         }
@@ -92,6 +97,7 @@ impl Page {
             Page::Runs => viewer.may_use("list_explorations"),
             Page::Authoring => viewer.may_use("list_authoring_sessions"),
             Page::People => viewer.is_tenant_admin(),
+            Page::Clients => viewer.is_tenant_admin(),
             Page::Tenants => viewer.is_host_operator(),
             Page::Audit => viewer.granted(AUDIT_PERMISSION),
         }

@@ -22,12 +22,14 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolhost_audit::{AuditError, AuditEvent, AuditSink, Effect, Outcome, PeopleEffect};
+use toolhost_auth::User;
 use toolhost_auth::admin::{self, AdminError};
-use toolhost_auth::{Client, ClientKind, User};
 use toolhost_policy::{PolicyStoreError, Role};
+use toolhost_storage::{PageFrom, UsersQuery};
 use toolhost_types::Permission;
 
 use crate::pages::Page;
+use crate::paging::{self, BY_NAME, Pager};
 use crate::viewer::{CONSOLE_CLIENT, Viewer};
 use crate::{Console, Refusal, done_on};
 
@@ -41,25 +43,47 @@ pub(crate) fn routes() -> Router<Console> {
         )
         .route("/admin/people/users/{username}/{action}", post(user_action))
         .route("/admin/people/roles/{role}/{action}", post(role_action))
-        .route(
-            "/admin/people/clients/{client_id}/revoke",
-            post(revoke_client),
-        )
 }
 
-#[derive(Deserialize)]
+/// How many users a page shows.
+const SHOWN: u32 = 50;
+
+/// How many of a role's members its card names (the rest are counted).
+const MEMBERS_NAMED: usize = 50;
+
+/// What the page shows: the notice of an action done, and which page of
+/// users (those whose names start with `find`, `after` or `before` a
+/// username; the first without).
+#[derive(Debug, Default, Deserialize)]
 pub(crate) struct Shown {
     done: Option<String>,
+    #[serde(default)]
+    find: String,
+    #[serde(default)]
+    before: String,
+    #[serde(default)]
+    after: String,
+}
+
+impl Shown {
+    /// Where the page of users starts.
+    fn from(&self) -> PageFrom<String> {
+        match (self.before.trim(), self.after.trim()) {
+            ("", "") => PageFrom::Start,
+            (before, "") => PageFrom::Before(before.to_owned()),
+            (_, after) => PageFrom::After(after.to_owned()),
+        }
+    }
 }
 
 async fn show(State(c): State<Console>, headers: HeaderMap, Query(q): Query<Shown>) -> Response {
     let viewer = viewer_of!(c, headers, Page::People);
-    render(&c, &viewer, q.done.as_deref(), None, StatusCode::OK).await
+    render(&c, &viewer, &q, None, StatusCode::OK).await
 }
 
 /// What an action did, as the notice after its redirect says it: only
 /// these words are announced (the query string is anyone's to write).
-const DONE: [(&str, &str); 9] = [
+const DONE: [(&str, &str); 8] = [
     (
         "added",
         "The user is added: they can sign in with the password you set.",
@@ -80,28 +104,52 @@ const DONE: [(&str, &str); 9] = [
     ("forbidden", "The role no longer permits that."),
     ("granted", "The user now holds the role."),
     ("revoked", "The user no longer holds the role."),
-    (
-        "client-revoked",
-        "The client is revoked: its tokens stopped working.",
-    ),
 ];
 
 async fn render(
     c: &Console,
     viewer: &Viewer,
-    done: Option<&str>,
+    shown: &Shown,
     refusal: Option<Refusal>,
     status: StatusCode,
 ) -> Response {
     let tenant = viewer.tenant();
     let read = async {
-        let people = c.auth.store();
-        let users = people.users_of(tenant).await.map_err(|e| e.to_string())?;
+        let query = UsersQuery {
+            tenant: tenant.to_owned(),
+            starting: shown.find.trim().to_owned(),
+            from: PageFrom::Start,
+            limit: SHOWN,
+        };
+        let (users, read) = paging::read_page(
+            &shown.from(),
+            SHOWN,
+            |u: &User| u.username.clone(),
+            |from, limit| {
+                let query = UsersQuery {
+                    from,
+                    limit,
+                    ..query.clone()
+                };
+                async move { c.store.users_page(&query).await }
+            },
+        )
+        .await
+        .map_err(|e| e.to_string())?;
         let roles = c.policy.roles(tenant).await.map_err(|e| e.to_string())?;
-        let clients = people.clients().await.map_err(|e| e.to_string())?;
-        Ok::<_, String>((users, roles, clients))
+        let named: Vec<&str> = roles
+            .iter()
+            .flat_map(|r| r.members.iter().take(MEMBERS_NAMED))
+            .map(String::as_str)
+            .collect();
+        let names = c
+            .store
+            .usernames(tenant, &named)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>((users, read, roles, names))
     };
-    let (users, roles, clients) = match read.await {
+    let (users, read, roles, names) = match read.await {
         Ok(r) => r,
         Err(e) => {
             tracing::error!(error = %e, "console: reading people");
@@ -117,16 +165,17 @@ async fn render(
             );
         }
     };
-    let users_shown = users_view(&users, &roles, viewer);
-    let roles_shown = roles_view(&users, &roles, viewer);
-    let services = services_view(&clients, tenant);
-    let notice = done.and_then(|d| DONE.iter().find(|(k, _)| *k == d).map(|(_, v)| *v));
+    let pager = Pager::linked(&read, &[("find", &shown.find)], &BY_NAME);
+    let notice = shown
+        .done
+        .as_deref()
+        .and_then(|d| DONE.iter().find(|(k, _)| *k == d).map(|(_, v)| *v));
     let context = json!({
         "tenant": tenant,
-        "users": users_shown,
-        "usernames": users.iter().map(|u| u.username.as_str()).collect::<Vec<_>>(),
-        "roles": roles_shown,
-        "clients": services,
+        "users": users_view(&users, &roles, viewer),
+        "find": shown.find.trim(),
+        "pager": pager,
+        "roles": roles_view(&roles, &names, viewer),
         "notice": notice,
         "error": refusal,
     });
@@ -134,8 +183,8 @@ async fn render(
         .await
 }
 
-/// Each user of the tenant as the page shows them: with the roles they
-/// hold, and whether they are the viewer.
+/// Each user of the page as it shows them: with the roles they hold, and
+/// whether they are the viewer.
 fn users_view(users: &[User], roles: &[Role], viewer: &Viewer) -> Vec<Value> {
     users
         .iter()
@@ -158,20 +207,18 @@ fn users_view(users: &[User], roles: &[Role], viewer: &Viewer) -> Vec<Value> {
 }
 
 /// Each role of the tenant as the page shows it: its permissions, and its
-/// members by name (an id when the user is gone).
-fn roles_view(users: &[User], roles: &[Role], viewer: &Viewer) -> Vec<Value> {
-    let names: BTreeMap<&str, &str> = users
-        .iter()
-        .map(|u| (u.id.as_str(), u.username.as_str()))
-        .collect();
+/// first [`MEMBERS_NAMED`] members by name (an id when the user is gone),
+/// with how many more hold it.
+fn roles_view(roles: &[Role], names: &BTreeMap<String, String>, viewer: &Viewer) -> Vec<Value> {
     roles
         .iter()
         .map(|r| {
             let members: Vec<Value> = r
                 .members
                 .iter()
+                .take(MEMBERS_NAMED)
                 .map(|m| {
-                    let name = names.get(m.as_str()).copied().unwrap_or(m.as_str());
+                    let name = names.get(m).map_or(m.as_str(), String::as_str);
                     json!({"name": name, "you": *m == viewer.user.subject})
                 })
                 .collect();
@@ -180,27 +227,7 @@ fn roles_view(users: &[User], roles: &[Role], viewer: &Viewer) -> Vec<Value> {
                 "admin": r.admin,
                 "permissions": r.permissions.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "members": members,
-            })
-        })
-        .collect()
-}
-
-/// The tenant's service clients as the page shows them. Service clients
-/// belong to a tenant; clients people sign in with (registered or
-/// metadata-document clients) are the host's, and the operator's to manage
-/// with `toolhost client`.
-fn services_view(clients: &[Client], tenant: &str) -> Vec<Value> {
-    clients
-        .iter()
-        .filter(|cl| cl.kind == ClientKind::Service && cl.tenant.as_deref() == Some(tenant))
-        .map(|cl| {
-            json!({
-                "client_id": cl.client_id,
-                "name": cl.name,
-                "scope": cl.scope,
-                "created_ms": cl.created_at.saturating_mul(1000),
-                "last_used_ms": cl.last_used_at.map(|t| t.saturating_mul(1000)),
-                "revoked_ms": cl.revoked_at.map(|t| t.saturating_mul(1000)),
+                "more_members": r.members.len().saturating_sub(MEMBERS_NAMED),
             })
         })
         .collect()
@@ -234,7 +261,7 @@ pub(crate) struct PasswordForm {
 }
 
 /// Why an action was refused: its code and what to tell the person.
-fn refusal(code: &'static str, message: impl Into<String>) -> Refusal {
+pub(crate) fn refusal(code: &'static str, message: impl Into<String>) -> Refusal {
     Refusal {
         code,
         message: message.into(),
@@ -250,7 +277,7 @@ impl Console {
     /// change and its row in one transaction. Refused (by `decided`, by
     /// the store, or as `lost` when what it changes went missing
     /// meanwhile), nothing changes and the row records the refusal.
-    async fn act(
+    pub(crate) async fn act(
         &self,
         viewer: &Viewer,
         (tool, args): (&str, Value),
@@ -313,7 +340,7 @@ async fn written(
 }
 
 /// Now, in unix seconds (what the auth store's revocations hold).
-fn now_s() -> i64 {
+pub(crate) fn now_s() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
@@ -342,7 +369,7 @@ fn no_role(role: &str) -> Refusal {
     refusal("ROLE_NOT_FOUND", format!("no role {role:?} in your tenant"))
 }
 
-fn store_down(e: &dyn std::fmt::Display) -> Refusal {
+pub(crate) fn store_down(e: &dyn std::fmt::Display) -> Refusal {
     tracing::error!(error = %e, "console: people");
     refusal(
         "UNAVAILABLE",
@@ -369,7 +396,7 @@ async fn answer(c: &Console, viewer: &Viewer, done: Result<(), Refusal>, word: &
         Ok(()) => done_on(Page::People, "done", word),
         Err(r) => {
             let status = crate::status_of(r.code);
-            render(c, viewer, None, Some(r), status).await
+            render(c, viewer, &Shown::default(), Some(r), status).await
         }
     }
 }
@@ -469,42 +496,6 @@ async fn role_action(
     answer(&c, &viewer, done, word).await
 }
 
-async fn revoke_client(
-    State(c): State<Console>,
-    headers: HeaderMap,
-    Path(client_id): Path<String>,
-    Form(f): Form<ActionForm>,
-) -> Response {
-    let viewer = acting_on!(c, headers, Page::People, &f.csrf);
-    let tenant = viewer.tenant().to_owned();
-    let args = json!({"client_id": client_id});
-    let decided = async {
-        // Only a service client of this tenant: any other is not found.
-        match c.auth.store().client(&client_id).await {
-            Ok(Some(cl))
-                if cl.kind == ClientKind::Service
-                    && cl.tenant.as_deref() == Some(tenant.as_str()) => {}
-            Ok(_) => {
-                return Err(refusal(
-                    "CLIENT_NOT_FOUND",
-                    format!("no service client {client_id:?} in your tenant"),
-                ));
-            }
-            Err(e) => return Err(store_down(&e)),
-        }
-        Ok(vec![PeopleEffect::RevokeClient {
-            client_id: client_id.clone(),
-            at_s: now_s(),
-        }])
-    };
-    let lost = refusal(
-        "CLIENT_NOT_FOUND",
-        format!("an active client {client_id:?} does not exist (revoked already?)"),
-    );
-    let done = c.act(&viewer, ("revoke_client", args), decided, lost).await;
-    answer(&c, &viewer, done, "client-revoked").await
-}
-
 /// What the auth rules say of a new user or password, as a refusal.
 fn invalid(e: AdminError) -> Refusal {
     match e {
@@ -601,7 +592,6 @@ fn taken(username: &str) -> Refusal {
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
-    use std::task::{Context, Poll, Waker};
 
     use serde_json::json;
     use toolhost_audit::{
@@ -609,7 +599,7 @@ mod tests {
     };
 
     use super::{refusal, written};
-    use crate::testing::{HOSTILE, assert_escaped, render};
+    use crate::testing::{HOSTILE, assert_escaped, ready, render};
 
     /// A trail whose changes all lose to another writer (as a store's
     /// transaction does when what a change needs went missing): it keeps
@@ -652,15 +642,6 @@ mod tests {
     }
 
     /// `f`'s output: the futures here never wait (the trail is memory).
-    fn ready<F: Future>(f: F) -> F::Output {
-        let mut f = std::pin::pin!(f);
-        let mut cx = Context::from_waker(Waker::noop());
-        match f.as_mut().poll(&mut cx) {
-            Poll::Ready(out) => out,
-            Poll::Pending => panic!("a memory trail never waits"),
-        }
-    }
-
     #[test]
     fn a_change_that_lost_leaves_no_row_of_it_only_the_row_of_its_refusal() {
         let trail = Losing::default();
@@ -694,12 +675,12 @@ mod tests {
                 {"username": "bob", "id": "u-2", "disabled": false, "created_ms": 1, "roles": [], "you": false},
                 {"username": "cy", "id": "u-3", "disabled": true, "created_ms": 1, "roles": [], "you": false},
             ],
-            "usernames": ["ann", "bob", "cy"],
+            "find": HOSTILE,
+            "pager": {"newer": format!("find={HOSTILE}&before=ann"), "older": "after=cy"},
             "roles": [
-                {"name": "ops", "admin": false, "permissions": ["approvals:decide"], "members": [{"name": "bob"}]},
-                {"name": "boss", "admin": true, "permissions": [], "members": [{"name": "ann", "you": true}]},
+                {"name": "ops", "admin": false, "permissions": ["approvals:decide"], "members": [{"name": "bob"}], "more_members": 70},
+                {"name": "boss", "admin": true, "permissions": [], "members": [{"name": "ann", "you": true}], "more_members": 0},
             ],
-            "clients": [{"client_id": "svc 1", "name": HOSTILE, "scope": "mcp", "created_ms": 1}],
         });
         let html = render("people.html", page);
         assert_escaped(&html);
@@ -716,8 +697,20 @@ mod tests {
             "nobody takes an admin role from themselves"
         );
         assert!(
-            html.contains("/admin/people/clients/svc%201/revoke"),
+            html.contains("and 70 more"),
+            "the members not named are counted"
+        );
+        assert!(
+            html.contains("<a rel=\"next\" href=\"/admin/people?after=cy\">Next</a>"),
             "{html}"
+        );
+        let grant = html
+            .split("action=\"/admin/people/roles/ops/grant\"")
+            .nth(1)
+            .expect("a form to grant ops");
+        assert!(
+            grant.contains("<input id=\"grant-1\" name=\"username\""),
+            "a name typed, not chosen from every user: {grant}"
         );
         let add = html
             .split(

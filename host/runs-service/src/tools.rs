@@ -445,14 +445,7 @@ async fn list(runs: &Runs, c: HostCall<'_>) -> Started {
     let store = &runs.config.store;
     let mut page = store.page(&query).await.map_err(RunError::Store)?;
     let toward_newer = query.after.is_some() && query.before.is_none();
-    let more = page.len() > limit as usize;
-    if more {
-        if toward_newer {
-            page.remove(0);
-        } else {
-            page.truncate(limit as usize);
-        }
-    }
+    let more = toolhost_types::keep_page(&mut page, limit as usize, toward_newer);
     // Read from a cursor, is there a page the other way? One run says.
     let beyond = match (page.first(), page.last()) {
         (Some(first), Some(last)) if query.before.is_some() || query.after.is_some() => {

@@ -11,6 +11,7 @@
 //! grants, codes, refresh tokens and consents; SQLite enforces foreign keys
 //! because `connect` turns them on for every connection.
 
+pub(crate) mod people;
 mod rows;
 pub(crate) mod sql;
 

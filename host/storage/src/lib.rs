@@ -100,6 +100,7 @@ mod store;
 mod test_event;
 mod workspace;
 
+pub use auth::people::{ClientKey, PageFrom, ServiceClientsQuery, UsersQuery};
 pub use catalog::{CATALOG_CHANNEL, CatalogListener};
 pub use chain::{ANCHOR_LOCK, ExportError, ExportRequest};
 pub use connect::{

@@ -142,6 +142,10 @@ pub(crate) const SQLITE: Files = &[
         "0029_runs_pages.sql",
         include_str!("../../../migrations/sqlite/0029_runs_pages.sql"),
     ),
+    (
+        "0030_people_pages.sql",
+        include_str!("../../../migrations/sqlite/0030_people_pages.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -261,6 +265,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0029_runs_pages.sql",
         include_str!("../../../migrations/postgres/0029_runs_pages.sql"),
+    ),
+    (
+        "0030_people_pages.sql",
+        include_str!("../../../migrations/postgres/0030_people_pages.sql"),
     ),
 ];
 

@@ -1,5 +1,6 @@
-//! The console's long lists, a page at a time (issue 45): audit rows and
-//! runs paged by keyset cursors both ways, their filters applied in the
+//! The console's long lists, a page at a time (issue 45): audit rows,
+//! runs, users (by name) and service clients paged by keyset cursors both
+//! ways, their filters applied in the
 //! store, and each listing's query served by an index, as each engine's
 //! plan says (SQLite's `EXPLAIN QUERY PLAN`, PostgreSQL's `EXPLAIN` after
 //! `ANALYZE`). One set of test bodies on SQLite and PostgreSQL
@@ -14,16 +15,22 @@ use common::TestDb;
 use serde_json::json;
 use tokio::task::JoinSet;
 use toolhost_audit::{AuditEvent, AuditSink, Effect};
+use toolhost_auth::{AuthStore, Client, ClientKind, ClientOrigin, User};
 use toolhost_runs::{
     NewRun, QueueLimits, Run, RunCursor, RunEffect, RunId, RunQuery, RunSpec, RunState, RunStore,
 };
-use toolhost_storage::{AuditQuery, Engine, Store};
+use toolhost_storage::{
+    AuditQuery, ClientKey, Engine, PageFrom, ServiceClientsQuery, Store, UsersQuery,
+};
 
 on_both_engines!(
     audit_rows_page_older_and_newer_by_cursor_with_the_filters_applied_in_the_store,
     runs_page_older_and_newer_by_cursor_and_a_filter_finds_a_run_past_the_first_page,
     the_audit_search_and_the_runs_listing_are_served_by_an_index,
     tenants_page_by_id_each_with_its_people_counted,
+    users_page_by_name_both_ways_and_are_found_by_the_start_of_a_name,
+    service_clients_page_newest_first_both_ways_within_their_tenant,
+    the_users_and_the_service_clients_pages_are_served_by_an_index,
 );
 
 const NOW: i64 = 1_764_000_000_000;
@@ -413,7 +420,6 @@ async fn the_audit_search_and_the_runs_listing_are_served_by_an_index(db: &TestD
 }
 
 async fn tenants_page_by_id_each_with_its_people_counted(db: &TestDb) {
-    use toolhost_auth::{AuthStore, User};
     let store = db.store().await;
     let names: Vec<String> = (0..150).map(|i| format!("t{i:03}")).collect();
     for name in &names {
@@ -443,4 +449,344 @@ async fn tenants_page_by_id_each_with_its_people_counted(db: &TestDb) {
     let t007 = &seen[7];
     assert_eq!((t007.users, t007.disabled, t007.services), (2, 1, 0));
     assert_eq!((seen[8].users, seen[8].disabled), (0, 0));
+}
+
+/// A user `username` of `tenant`, created at `created_at`.
+fn user(tenant: &str, username: &str, created_at: i64) -> User {
+    User {
+        id: format!("u-{username}"),
+        tenant: tenant.into(),
+        username: username.into(),
+        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
+        disabled: false,
+        created_at,
+    }
+}
+
+/// A service client `id` of `tenant`, created at `created_at`.
+fn service(tenant: &str, id: &str, created_at: i64) -> Client {
+    Client {
+        client_id: id.into(),
+        secret_hash: Some("ab".repeat(32)),
+        kind: ClientKind::Service,
+        origin: ClientOrigin::Admin,
+        name: format!("Service {id}"),
+        redirect_uris: vec![],
+        scope: "mcp".into(),
+        tenant: Some(tenant.into()),
+        owner: Some("admin".into()),
+        created_at,
+        last_used_at: None,
+        revoked_at: None,
+        refresh_at: None,
+    }
+}
+
+/// Adds `n` users to acme (`ann-000`, …, every third `bob-…`, and one
+/// each of a capital, a digit and a non-ASCII name) and a few to globex:
+/// acme's usernames, in byte order.
+async fn people(store: &Store, n: usize) -> Vec<String> {
+    for tenant in ["acme", "globex"] {
+        store.ensure_tenant(tenant, 1).await.expect("tenant");
+    }
+    let mut names: Vec<String> = (0..n)
+        .map(|i| {
+            let first = if i % 3 == 0 { "bob" } else { "ann" };
+            format!("{first}-{i:03}")
+        })
+        .chain(["Zed".into(), "0day".into(), "anné".into()])
+        .collect();
+    for name in &names {
+        store
+            .insert_user(&user("acme", name, 1))
+            .await
+            .expect("user");
+    }
+    for i in 0..5 {
+        let name = format!("ann-g{i}");
+        store
+            .insert_user(&user("globex", &name, 1))
+            .await
+            .expect("user");
+    }
+    names.sort();
+    names
+}
+
+/// Pages of `query`'s users from the start to the end, then back: the
+/// usernames of each page.
+async fn users_both_ways(store: &Store, query: &UsersQuery) -> Vec<Vec<String>> {
+    let names = |users: Vec<User>| users.into_iter().map(|u| u.username).collect::<Vec<_>>();
+    let mut pages: Vec<Vec<String>> = Vec::new();
+    let mut from = PageFrom::Start;
+    loop {
+        let page = names(
+            store
+                .users_page(&UsersQuery {
+                    from,
+                    ..query.clone()
+                })
+                .await
+                .expect("a page"),
+        );
+        let Some(last) = page.last().cloned() else {
+            break;
+        };
+        from = PageFrom::After(last);
+        pages.push(page);
+    }
+    let mut back: Vec<Vec<String>> = Vec::new();
+    let mut first = pages.last().map(|p| p[0].clone());
+    while let Some(key) = first {
+        let page = names(
+            store
+                .users_page(&UsersQuery {
+                    from: PageFrom::Before(key),
+                    ..query.clone()
+                })
+                .await
+                .expect("a page"),
+        );
+        first = page.first().cloned();
+        if !page.is_empty() {
+            back.insert(0, page);
+        }
+    }
+    if let Some(last) = pages.last() {
+        back.push(last.clone());
+    }
+    assert_eq!(back, pages, "the same pages, read back to the start");
+    pages
+}
+
+async fn users_page_by_name_both_ways_and_are_found_by_the_start_of_a_name(db: &TestDb) {
+    let store = db.store().await;
+    let acme = people(&store, 120).await;
+    let query = UsersQuery {
+        tenant: "acme".into(),
+        starting: String::new(),
+        from: PageFrom::Start,
+        limit: 50,
+    };
+    let pages = users_both_ways(&store, &query).await;
+    assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [50, 50, 23]);
+    assert_eq!(
+        pages.concat(),
+        acme,
+        "every user once, in byte order, only acme's"
+    );
+    assert_eq!(pages[0][0], "0day");
+
+    let bobs = UsersQuery {
+        starting: "bob-".into(),
+        ..query.clone()
+    };
+    let found = users_both_ways(&store, &bobs).await.concat();
+    let expected: Vec<&String> = acme.iter().filter(|n| n.starts_with("bob-")).collect();
+    assert_eq!(found.iter().collect::<Vec<_>>(), expected);
+    assert_eq!(found.len(), 40);
+    let ann = UsersQuery {
+        starting: "ann".into(),
+        limit: 200,
+        ..query.clone()
+    };
+    let found = store.users_page(&ann).await.expect("found");
+    assert_eq!(found.len(), 81, "ann-… and anné, none of globex's");
+    assert_eq!(found.last().map(|u| u.username.as_str()), Some("anné"));
+    let none = UsersQuery {
+        starting: "%".into(),
+        ..query
+    };
+    assert!(
+        store.users_page(&none).await.expect("none").is_empty(),
+        "a prefix is literal"
+    );
+
+    let names = store
+        .usernames("acme", &["u-ann-001", "u-ann-g1", "u-nobody"])
+        .await
+        .expect("named");
+    assert_eq!(
+        names.into_iter().collect::<Vec<_>>(),
+        [("u-ann-001".to_owned(), "ann-001".to_owned())],
+        "only acme's users are named"
+    );
+}
+
+async fn service_clients_page_newest_first_both_ways_within_their_tenant(db: &TestDb) {
+    let store = db.store().await;
+    for tenant in ["acme", "globex"] {
+        store.ensure_tenant(tenant, 1).await.expect("tenant");
+    }
+    // 120 of acme's, three to a second (ties broken by id), and globex's
+    // and a public client besides.
+    let mut acme = Vec::new();
+    for i in 0..120i64 {
+        let id = format!("svc-{i:03}");
+        store
+            .insert_client(&service("acme", &id, 1_000 + i / 3))
+            .await
+            .expect("client");
+        acme.push(id);
+    }
+    store
+        .insert_client(&service("globex", "svc-g", 2_000))
+        .await
+        .expect("client");
+    let public = Client {
+        kind: ClientKind::Public,
+        origin: ClientOrigin::Dynamic,
+        tenant: None,
+        ..service("acme", "app", 2_000)
+    };
+    store.insert_client(&public).await.expect("client");
+    acme.reverse();
+
+    let query = |from| ServiceClientsQuery {
+        tenant: "acme".into(),
+        from,
+        limit: 50,
+    };
+    let ids = |clients: Vec<Client>| clients.into_iter().map(|c| c.client_id).collect::<Vec<_>>();
+    let mut pages = Vec::new();
+    let mut from = PageFrom::Start;
+    loop {
+        let page = store
+            .service_clients_page(&query(from))
+            .await
+            .expect("a page");
+        let Some(last) = page.last().map(ClientKey::of) else {
+            break;
+        };
+        from = PageFrom::After(last);
+        pages.push(ids(page));
+    }
+    assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [50, 50, 20]);
+    assert_eq!(
+        pages.concat(),
+        acme,
+        "every service client of acme's once, newest first"
+    );
+    // Back from the last page: the same pages.
+    let newer = ServiceClientsQuery {
+        limit: 18,
+        ..query(PageFrom::Before(ClientKey {
+            created_at: 1_000,
+            client_id: "svc-001".into(),
+        }))
+    };
+    let newer = store.service_clients_page(&newer).await.expect("a page");
+    assert_eq!(
+        ids(newer),
+        pages[2][..18].to_vec(),
+        "the 18 newer than the second oldest"
+    );
+    let key = |id: &str| {
+        let i: i64 = id["svc-".len()..].parse().expect("a number");
+        ClientKey {
+            created_at: 1_000 + i / 3,
+            client_id: id.into(),
+        }
+    };
+    let middle = store
+        .service_clients_page(&query(PageFrom::Before(key(&pages[2][0]))))
+        .await
+        .expect("a page");
+    assert_eq!(ids(middle), pages[1], "the page before the last, read back");
+}
+
+async fn the_users_and_the_service_clients_pages_are_served_by_an_index(db: &TestDb) {
+    let store = db.store().await;
+    let engine = store.engine();
+    people(&store, 1_000).await;
+    for tenant in ["initech", "umbrella"] {
+        store.ensure_tenant(tenant, 1).await.expect("tenant");
+        for i in 0..500 {
+            let name = format!("{tenant}-{i:04}");
+            store
+                .insert_user(&user(tenant, &name, 1))
+                .await
+                .expect("user");
+            let id = format!("svc-{tenant}-{i:04}");
+            store
+                .insert_client(&service(tenant, &id, 1_000 + i))
+                .await
+                .expect("client");
+        }
+    }
+    for i in 0..500 {
+        let id = format!("svc-acme-{i:04}");
+        store
+            .insert_client(&service("acme", &id, 1_000 + i))
+            .await
+            .expect("client");
+    }
+    analyze(db).await;
+
+    let users = UsersQuery {
+        tenant: "acme".into(),
+        starting: String::new(),
+        from: PageFrom::Start,
+        limit: 51,
+    };
+    let listings = [
+        ("the first users", users.clone()),
+        (
+            "the users after a name",
+            UsersQuery {
+                from: PageFrom::After("ann-500".into()),
+                ..users.clone()
+            },
+        ),
+        (
+            "the users before a name",
+            UsersQuery {
+                from: PageFrom::Before("bob-900".into()),
+                ..users.clone()
+            },
+        ),
+        (
+            "the users whose names start with a text",
+            UsersQuery {
+                starting: "bob-1".into(),
+                ..users.clone()
+            },
+        ),
+    ];
+    for (what, listing) in listings {
+        let plan = store.explain_users(&listing).await.expect("a plan");
+        assert_indexed(engine, "users", &plan, what);
+        assert!(
+            plan.join("\n").contains("users_tenant_name"),
+            "{what}: a walk of the names' index, no sort: {plan:#?}"
+        );
+    }
+    let key = ClientKey {
+        created_at: 1_250,
+        client_id: "svc-acme-0250".into(),
+    };
+    let clients = |from| ServiceClientsQuery {
+        tenant: "acme".into(),
+        from,
+        limit: 51,
+    };
+    let listings = [
+        ("the newest service clients", clients(PageFrom::Start)),
+        (
+            "older service clients",
+            clients(PageFrom::After(key.clone())),
+        ),
+        ("newer service clients", clients(PageFrom::Before(key))),
+    ];
+    for (what, listing) in listings {
+        let plan = store
+            .explain_service_clients(&listing)
+            .await
+            .expect("a plan");
+        assert_indexed(engine, "oauth_clients", &plan, what);
+        assert!(
+            plan.join("\n").contains("oauth_clients_tenant_created"),
+            "{what}: a walk of the clients' index: {plan:#?}"
+        );
+    }
 }
