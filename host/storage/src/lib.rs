@@ -87,6 +87,7 @@ mod explain;
 mod fields;
 mod gates;
 pub mod group;
+mod keyset;
 mod live;
 mod migrations;
 mod policy;

@@ -12,6 +12,7 @@ use toolhost_auth::{Client, User};
 
 use super::rows;
 use crate::connect::on_pool;
+use crate::keyset::{Past, push_past};
 use crate::{Engine, StorageError, Store, explain};
 
 /// Where a page starts in its list's order.
@@ -164,25 +165,17 @@ where
     sql.push(" WHERE tenant = ")
         .push_bind(query.tenant.clone())
         .push(" AND kind = 'service'");
-    // (created_at, client_id) past the key, spelled so that both engines
-    // seek the index on created_at and compare ids only within a second.
-    let seek = |sql: &mut sqlx::QueryBuilder<DB>, k: &ClientKey, (eq, strict): (&str, &str)| {
-        sql.push(format!(" AND created_at {eq} "))
-            .push_bind(k.created_at)
-            .push(format!(" AND (created_at {strict} "))
-            .push_bind(k.created_at)
-            .push(format!(" OR client_id {strict} "))
-            .push_bind(k.client_id.clone())
-            .push(")");
-    };
+    let columns = ("created_at", "client_id");
     let order = match &query.from {
         PageFrom::Start => "DESC",
-        PageFrom::After(key) => {
-            seek(&mut sql, key, ("<=", "<"));
+        PageFrom::After(k) => {
+            let cursor = (k.created_at, k.client_id.as_str());
+            push_past(&mut sql, columns, cursor, Past::Earlier);
             "DESC"
         }
-        PageFrom::Before(key) => {
-            seek(&mut sql, key, (">=", ">"));
+        PageFrom::Before(k) => {
+            let cursor = (k.created_at, k.client_id.as_str());
+            push_past(&mut sql, columns, cursor, Past::Later);
             "ASC"
         }
     };

@@ -5,9 +5,10 @@
 //! `runs_principal_created` for one principal's runs) from the cursor, in
 //! the listing's order, the filters applied as it goes.
 
-use toolhost_runs::{RunCursor, RunQuery};
+use toolhost_runs::RunQuery;
 
 use crate::Engine;
+use crate::keyset::{Past, push_past};
 
 /// The spec's tool and plugin on `engine`.
 fn spec_fields(engine: Engine) -> (&'static str, &'static str) {
@@ -63,23 +64,15 @@ where
                 .push(" ESCAPE '\\'");
         }
     }
-    // (created_at, id) past the cursor, spelled so that both engines seek
-    // the index on created_at and check the id only within a millisecond.
-    let seek = |sql: &mut sqlx::QueryBuilder<DB>, c: &RunCursor, (eq, strict): (&str, &str)| {
-        sql.push(format!(" AND created_at {eq} "))
-            .push_bind(c.created_at_ms)
-            .push(format!(" AND (created_at {strict} "))
-            .push_bind(c.created_at_ms)
-            .push(format!(" OR id {strict} "))
-            .push_bind(c.id.as_str().to_owned())
-            .push(")");
-    };
+    let columns = ("created_at", "id");
     if let Some(before) = &query.before {
-        seek(&mut sql, before, ("<=", "<"));
+        let cursor = (before.created_at_ms, before.id.as_str());
+        push_past(&mut sql, columns, cursor, Past::Earlier);
     }
     let order = match &query.after {
         Some(after) => {
-            seek(&mut sql, after, (">=", ">"));
+            let cursor = (after.created_at_ms, after.id.as_str());
+            push_past(&mut sql, columns, cursor, Past::Later);
             " ORDER BY created_at ASC, id ASC LIMIT "
         }
         None => " ORDER BY created_at DESC, id DESC LIMIT ",
