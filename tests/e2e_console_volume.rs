@@ -6,8 +6,9 @@
 //! a user with a password on the People page, who then signs in through
 //! the sign-in form, and sets another's password; the host's operators
 //! see every tenant on the Tenants page, and no other tenant's admin does;
-//! 61 users page by name and are found by the start of a name, and 60
-//! service clients page newest first, only the tenant's own.
+//! 61 users page by name and are found by the start of a name, 61
+//! service clients page newest first, only the tenant's own, and 102
+//! tenants page by name.
 //!
 //! The rows are real: each is a call over MCP (a run queued by
 //! `start_exploration` is a run row and an audit row; a `greet` an audit
@@ -336,8 +337,11 @@ fn a_tenant_admin_adds_a_user_who_signs_in_and_sets_another_users_password() {
 /// Users and service clients added to demo: more than a page of each.
 const PEOPLE: usize = 60;
 
+/// Tenants added besides demo and acme: with them, more than a page.
+const TENANTS: usize = 100;
+
 #[test]
-fn users_and_service_clients_page_to_the_end_and_back_and_a_name_typed_finds_its_user() {
+fn users_service_clients_and_tenants_page_to_the_end_and_back_and_a_name_typed_finds_its_user() {
     let server = Server::start(&[]);
     cli(&server, &["role", "add", "approvers", "--tenant", "demo"]);
     for i in 0..PEOPLE {
@@ -430,6 +434,19 @@ fn users_and_service_clients_page_to_the_end_and_back_and_a_name_typed_finds_its
         .find(|l| l.contains(client_id))
         .unwrap_or_else(|| panic!("{client_id} listed: {listed}"));
     assert!(row.contains("revoked"), "{row}");
+
+    // More tenants than a page: the operators' list pages by name both ways.
+    for i in 0..TENANTS {
+        cli(&server, &["tenant", "add", &format!("t{i:03}")]);
+    }
+    admin.goto(&server, "/admin/tenants");
+    let pages = page_through(&mut admin, &server, "tenants");
+    assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [100, 2]);
+    let mut expected: Vec<String> = (0..TENANTS).map(|i| format!("tenant-t{i:03}")).collect();
+    expected.extend(["tenant-acme".into(), "tenant-demo".into()]);
+    expected.sort();
+    assert_eq!(once_each(&pages, "tenants"), expected);
+    no_console_errors(&admin, "paging the tenants");
 }
 
 /// Authoring sessions opened over MCP.

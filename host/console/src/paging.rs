@@ -30,6 +30,16 @@ pub(crate) struct Cursor {
 }
 
 impl Cursor {
+    /// Where a page of a list by name starts: `after` a name, `before`
+    /// one, or at the first name.
+    pub(crate) fn by_name(&self) -> PageFrom<String> {
+        match (self.before.trim(), self.after.trim()) {
+            ("", "") => PageFrom::Start,
+            (before, "") => PageFrom::Before(before.to_owned()),
+            (_, after) => PageFrom::After(after.to_owned()),
+        }
+    }
+
     /// Which way the page reads from its cursor: toward newer rows only
     /// for `after` (with no `before`).
     pub(crate) fn toward_newer(&self) -> bool {

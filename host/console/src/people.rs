@@ -29,7 +29,7 @@ use toolhost_storage::{PageFrom, UsersQuery};
 use toolhost_types::Permission;
 
 use crate::pages::Page;
-use crate::paging::{self, BY_NAME, Pager};
+use crate::paging::{self, BY_NAME, Cursor, Pager};
 use crate::viewer::{CONSOLE_CLIENT, Viewer};
 use crate::{Console, Refusal, done_on};
 
@@ -59,21 +59,8 @@ pub(crate) struct Shown {
     done: Option<String>,
     #[serde(default)]
     find: String,
-    #[serde(default)]
-    before: String,
-    #[serde(default)]
-    after: String,
-}
-
-impl Shown {
-    /// Where the page of users starts.
-    fn from(&self) -> PageFrom<String> {
-        match (self.before.trim(), self.after.trim()) {
-            ("", "") => PageFrom::Start,
-            (before, "") => PageFrom::Before(before.to_owned()),
-            (_, after) => PageFrom::After(after.to_owned()),
-        }
-    }
+    #[serde(flatten)]
+    cursor: Cursor,
 }
 
 async fn show(State(c): State<Console>, headers: HeaderMap, Query(q): Query<Shown>) -> Response {
@@ -122,7 +109,7 @@ async fn render(
             limit: SHOWN,
         };
         let (users, read) = paging::read_page(
-            &shown.from(),
+            &shown.cursor.by_name(),
             SHOWN,
             |u: &User| u.username.clone(),
             |from, limit| {

@@ -5,20 +5,20 @@
 //! are its own admins' to change (on their People page), and creating a
 //! tenant stays `toolhost tenant add`.
 //!
-//! Paged by tenant id, [`SHOWN`] at a time: `?after=<id>` is the page of
-//! the tenants whose ids sort after it (the primary key's index walked
-//! from there).
+//! Paged by tenant id, [`SHOWN`] at a time, both ways: `?after=<id>` is
+//! the page of the tenants whose ids sort after it, `?before=<id>` of
+//! those before it (the primary key's index walked from there).
 
 use axum::Router;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::get;
-use serde::Deserialize;
 use serde_json::json;
+use toolhost_storage::TenantCounts;
 
 use crate::pages::Page;
-use crate::paging;
+use crate::paging::{self, BY_NAME, Cursor, Pager};
 use crate::{Console, Refusal};
 
 /// How many tenants a page shows.
@@ -28,17 +28,16 @@ pub(crate) fn routes() -> Router<Console> {
     Router::new().route(Page::Tenants.path(), get(show))
 }
 
-/// Which page: the tenant id it starts after (empty: the first).
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct After {
-    #[serde(default)]
-    after: String,
-}
-
-async fn show(State(c): State<Console>, headers: HeaderMap, Query(q): Query<After>) -> Response {
+async fn show(State(c): State<Console>, headers: HeaderMap, Query(q): Query<Cursor>) -> Response {
     let viewer = viewer_of!(c, headers, Page::Tenants);
-    let after = q.after.trim();
-    let mut tenants = match c.store.tenants_counted(after, SHOWN + 1).await {
+    let (store, from) = (&c.store, q.by_name());
+    let read = paging::read_page(
+        &from,
+        SHOWN,
+        |t: &TenantCounts| t.id.clone(),
+        |from, limit| async move { store.tenants_counted(&from, limit).await },
+    );
+    let (tenants, read) = match read.await {
         Ok(t) => t,
         Err(e) => {
             tracing::error!(error = %e, "console: reading the tenants");
@@ -54,12 +53,6 @@ async fn show(State(c): State<Console>, headers: HeaderMap, Query(q): Query<Afte
             );
         }
     };
-    let more = tenants.len() > SHOWN as usize;
-    tenants.truncate(SHOWN as usize);
-    let next = tenants
-        .last()
-        .filter(|_| more)
-        .map(|t| paging::query(&[], Some(("after", &t.id))));
     let shown: Vec<_> = tenants
         .iter()
         .map(|t| {
@@ -76,8 +69,7 @@ async fn show(State(c): State<Console>, headers: HeaderMap, Query(q): Query<Afte
     let context = json!({
         "tenants": shown,
         "limit": SHOWN,
-        "next": next,
-        "paged": !after.is_empty(),
+        "pager": Pager::linked(&read, &[], &BY_NAME),
     });
     c.page_ok(&viewer, Page::Tenants, "tenants.html", context)
         .await
@@ -96,13 +88,16 @@ mod tests {
             json!({"tenants": [
                 {"id": HOSTILE, "created_ms": 1, "users": 3, "disabled": 1, "services": 2, "yours": false},
                 {"id": "ops", "created_ms": 1, "users": 1, "disabled": 0, "services": 0, "yours": true},
-            ], "limit": 100, "next": "after=ops", "paged": true}),
+            ], "limit": 100, "pager": {"newer": "before=a", "older": "after=ops"}}),
         );
         assert_escaped(&html);
         assert!(html.contains("<tr id=\"tenant-ops\">"), "{html}");
-        assert!(html.contains("href=\"/admin/tenants?after=ops\""), "{html}");
         assert!(
-            html.contains("href=\"/admin/tenants\">First page"),
+            html.contains("<a rel=\"next\" href=\"/admin/tenants?after=ops\">Next</a>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<a rel=\"prev\" href=\"/admin/tenants?before=a\">Previous</a>"),
             "{html}"
         );
     }

@@ -18,7 +18,7 @@ use toolhost_types::Permission;
 
 use crate::connect::{execute, fetch_all};
 use crate::fields::Fields;
-use crate::{StorageError, Store};
+use crate::{PageFrom, StorageError, Store};
 
 /// Maps a driver error met while doing `operation`. The driver's message
 /// names tables and constraints, never bound values.
@@ -64,22 +64,25 @@ impl Store {
             .map_err(StorageError::query("select tenants"))
     }
 
-    /// At most `limit` tenants whose ids sort after `after` (`""`: from
-    /// the first), by id, each with what it holds: a page of the host's
-    /// operators' list of tenants.
+    /// At most `limit` tenants from `from` (after or before an id), by
+    /// id, each with what it holds: a page of the host's operators' list
+    /// of tenants.
     pub async fn tenants_counted(
         &self,
-        after: &str,
+        from: &PageFrom<String>,
         limit: u32,
     ) -> Result<Vec<TenantCounts>, StorageError> {
-        fetch_all!(
-            &self.pools,
-            tenant_counts,
-            sql::TENANTS_COUNTED,
-            after,
-            i64::from(limit)
-        )
-        .map_err(StorageError::query("count each tenant's people"))
+        let (statement, id) = match from {
+            PageFrom::Start => (sql::TENANTS_COUNTED_AFTER, ""),
+            PageFrom::After(id) => (sql::TENANTS_COUNTED_AFTER, id.as_str()),
+            PageFrom::Before(id) => (sql::TENANTS_COUNTED_BEFORE, id.as_str()),
+        };
+        let mut page = fetch_all!(&self.pools, tenant_counts, statement, id, i64::from(limit))
+            .map_err(StorageError::query("count each tenant's people"))?;
+        if matches!(from, PageFrom::Before(_)) {
+            page.reverse();
+        }
+        Ok(page)
     }
 
     /// The error for an assignment the database refused: which of the role

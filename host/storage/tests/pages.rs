@@ -27,7 +27,7 @@ on_both_engines!(
     audit_rows_page_older_and_newer_by_cursor_with_the_filters_applied_in_the_store,
     runs_page_older_and_newer_by_cursor_and_a_filter_finds_a_run_past_the_first_page,
     the_audit_search_and_the_runs_listing_are_served_by_an_index,
-    tenants_page_by_id_each_with_its_people_counted,
+    tenants_page_by_id_both_ways_each_with_its_people_counted,
     users_page_by_name_both_ways_and_are_found_by_the_start_of_a_name,
     service_clients_page_newest_first_both_ways_within_their_tenant,
     the_users_and_the_service_clients_pages_are_served_by_an_index,
@@ -419,7 +419,7 @@ async fn the_audit_search_and_the_runs_listing_are_served_by_an_index(db: &TestD
     }
 }
 
-async fn tenants_page_by_id_each_with_its_people_counted(db: &TestDb) {
+async fn tenants_page_by_id_both_ways_each_with_its_people_counted(db: &TestDb) {
     let store = db.store().await;
     let names: Vec<String> = (0..150).map(|i| format!("t{i:03}")).collect();
     for name in &names {
@@ -437,15 +437,22 @@ async fn tenants_page_by_id_each_with_its_people_counted(db: &TestDb) {
         store.insert_user(&user).await.expect("user");
     }
     let mut seen = Vec::new();
-    let mut after = String::new();
+    let mut from = PageFrom::Start;
     loop {
-        let page = store.tenants_counted(&after, 100).await.expect("a page");
+        let page = store.tenants_counted(&from, 100).await.expect("a page");
         let Some(last) = page.last() else { break };
-        after = last.id.clone();
+        from = PageFrom::After(last.id.clone());
         seen.extend(page);
     }
     let ids: Vec<&str> = seen.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(ids, names.iter().map(String::as_str).collect::<Vec<_>>());
+    // Back from the last: the 100 before it, in order.
+    let back = store
+        .tenants_counted(&PageFrom::Before("t100".into()), 100)
+        .await
+        .expect("a page");
+    let back: Vec<&str> = back.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(back, ids[..100]);
     let t007 = &seen[7];
     assert_eq!((t007.users, t007.disabled, t007.services), (2, 1, 0));
     assert_eq!((seen[8].users, seen[8].disabled), (0, 0));

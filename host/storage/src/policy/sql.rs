@@ -45,9 +45,22 @@ pub(super) const TENANTS: &str = "SELECT id FROM tenants ORDER BY id";
 // The operators' page of tenants: by id from a cursor (the primary key's
 // index), each with its users and its service clients not revoked (the
 // `users_tenant` index; the clients counted per tenant, few).
-pub(super) const TENANTS_COUNTED: &str = "SELECT t.id, t.created_at, \
-     (SELECT COUNT(*) FROM users u WHERE u.tenant = t.id) AS users, \
-     (SELECT COUNT(*) FROM users u WHERE u.tenant = t.id AND u.disabled) AS disabled, \
-     (SELECT COUNT(*) FROM oauth_clients c WHERE c.tenant = t.id AND c.kind = 'service' \
-      AND c.revoked_at IS NULL) AS services \
-     FROM tenants t WHERE t.id > $1 ORDER BY t.id LIMIT $2";
+macro_rules! tenants_counted {
+    ($page:literal) => {
+        concat!(
+            "SELECT t.id, t.created_at, \
+             (SELECT COUNT(*) FROM users u WHERE u.tenant = t.id) AS users, \
+             (SELECT COUNT(*) FROM users u WHERE u.tenant = t.id AND u.disabled) AS disabled, \
+             (SELECT COUNT(*) FROM oauth_clients c WHERE c.tenant = t.id \
+              AND c.kind = 'service' AND c.revoked_at IS NULL) AS services \
+             FROM tenants t ",
+            $page
+        )
+    };
+}
+/// The tenants after an id (`''`: from the first), by id.
+pub(super) const TENANTS_COUNTED_AFTER: &str =
+    tenants_counted!("WHERE t.id > $1 ORDER BY t.id ASC LIMIT $2");
+/// The tenants before an id, read from it toward the first.
+pub(super) const TENANTS_COUNTED_BEFORE: &str =
+    tenants_counted!("WHERE t.id < $1 ORDER BY t.id DESC LIMIT $2");
