@@ -146,6 +146,10 @@ pub(crate) const SQLITE: Files = &[
         "0030_people_pages.sql",
         include_str!("../../../migrations/sqlite/0030_people_pages.sql"),
     ),
+    (
+        "0031_uploads_kept_by.sql",
+        include_str!("../../../migrations/sqlite/0031_uploads_kept_by.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -269,6 +273,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0030_people_pages.sql",
         include_str!("../../../migrations/postgres/0030_people_pages.sql"),
+    ),
+    (
+        "0031_uploads_kept_by.sql",
+        include_str!("../../../migrations/postgres/0031_uploads_kept_by.sql"),
     ),
 ];
 

@@ -35,6 +35,7 @@ on_both_engines!(
     chunks_arrive_at_their_offset_from_their_owner_only,
     sessions_page_by_keyset_forward_and_back_with_ties_in_one_millisecond,
     a_session_rebound_or_ended_moves_with_its_step_and_an_ended_one_takes_no_more,
+    an_ended_session_drops_the_uploads_it_keeps_and_no_others,
 );
 
 const NOW: i64 = 1_764_000_000_000;
@@ -914,4 +915,97 @@ async fn sessions_page_by_keyset_forward_and_back_with_ties_in_one_millisecond(d
             .expect("a page")
             .is_empty()
     );
+}
+
+async fn an_ended_session_drops_the_uploads_it_keeps_and_no_others(db: &TestDb) {
+    let store = db.store().await;
+    let upload = |bytes: &'static [u8]| {
+        let store = &store;
+        async move {
+            let a = arriving("acme", "alice", NOW);
+            finished(store, &a, &[bytes], NOW + 10).await.handle
+        }
+    };
+    let (closed_draft, shared, abandoned_draft, other) = (
+        upload(b"closed").await,
+        upload(b"shared").await,
+        upload(b"abandoned").await,
+        upload(b"other").await,
+    );
+    // Three sessions keep uploads; `shared` is named by the first, then
+    // the third, which keeps it since.
+    let mut sessions = Vec::new();
+    for i in 0..3 {
+        let s = session();
+        let open = WorkspaceEffect::Open {
+            session: Box::new(s.clone()),
+            mutation: None,
+        };
+        write(&store, &format!("call-open-{i}"), open)
+            .await
+            .expect("opened");
+        sessions.push(s);
+    }
+    let [first, second, third] = &sessions[..] else {
+        unreachable!("three sessions")
+    };
+
+    for (s, kept, key) in [
+        (first, vec![closed_draft.clone(), shared.clone()], "k1"),
+        (second, vec![abandoned_draft.clone()], "k2"),
+        (third, vec![shared.clone(), other.clone()], "k3"),
+    ] {
+        let change = SessionChange {
+            keep_uploads: kept,
+            ..step(&s.id, 1, key)
+        };
+        stepped(&store, &format!("call-{key}"), change)
+            .await
+            .expect("kept");
+    }
+    let held = |handle: &UploadHandle| {
+        let (store, handle) = (&store, handle.clone());
+        async move {
+            store
+                .upload("acme", &handle, NOW + 50)
+                .await
+                .expect("read")
+                .is_some()
+        }
+    };
+    for (s, state, key) in [
+        (first, SessionState::Closed, "close"),
+        (second, SessionState::Abandoned, "abandon"),
+    ] {
+        let end = SessionChange {
+            state: Some(state),
+            ..step(&s.id, 2, key)
+        };
+        stepped(&store, &format!("call-{key}"), end)
+            .await
+            .expect("ended");
+    }
+    assert!(!held(&closed_draft).await, "a closed session's draft went");
+    assert!(
+        !held(&abandoned_draft).await,
+        "an abandoned session's draft went"
+    );
+    assert!(
+        held(&shared).await,
+        "kept by the open session that named it last"
+    );
+    assert!(held(&other).await, "the open session's own");
+    assert_eq!(db.count("workspace_uploads").await, 2);
+    assert_eq!(
+        db.count("workspace_upload_parts").await,
+        2,
+        "the parts went too"
+    );
+    // An ended session's record stays whole.
+    let view = store
+        .view("acme", &first.id)
+        .await
+        .expect("read")
+        .expect("there");
+    assert_eq!(view.session.state, SessionState::Closed);
 }

@@ -2,13 +2,14 @@
 //! opened, or stepped by compare-and-set on its version, with what the
 //! step carries (a binding anew, its runs cancelled, a proposal, uploads
 //! kept, a run linked, a revision submitted, a promotion) and the
-//! mutation's answer under its key.
+//! mutation's answer under its key. A session that ends (closed or
+//! abandoned) drops the uploads it keeps in the same step.
 //!
 //! A session not at the expected version (or no longer open) changes no
 //! row and fails; so does a key another mutation took meanwhile (the
 //! primary key refuses it), and a proposal number taken twice.
 
-use toolhost_workspace::{Mutation, SessionChange, WorkspaceEffect};
+use toolhost_workspace::{Mutation, SessionChange, SessionState, WorkspaceEffect};
 
 use super::{Tx, one_row, statement};
 use crate::runs::json;
@@ -66,6 +67,16 @@ async fn step(tx: &mut impl Tx, c: &SessionChange) -> Result<(), sqlx::Error> {
             .execute(tx)
             .await?;
     }
+    if matches!(
+        c.state,
+        Some(SessionState::Closed | SessionState::Abandoned)
+    ) {
+        statement(sql::DROP_KEPT_UPLOADS)
+            .bind(c.tenant.as_str())
+            .bind(c.session.as_str())
+            .execute(tx)
+            .await?;
+    }
     if c.cancel_runs {
         statement(sql::CANCEL_SESSION_RUNS)
             .bind(c.tenant.as_str())
@@ -120,6 +131,7 @@ async fn carried(tx: &mut impl Tx, c: &SessionChange) -> Result<(), sqlx::Error>
             .bind(c.tenant.as_str())
             .bind(handle.as_str())
             .bind(crate::workspace::KEPT)
+            .bind(c.session.as_str())
             .execute(tx)
             .await?;
     }

@@ -155,9 +155,15 @@ pub(crate) const DROP_UPLOAD: &str =
 /// finished ones past their day, arriving ones abandoned (kept uploads
 /// never expire).
 pub(crate) const PURGE_UPLOADS: &str = "DELETE FROM workspace_uploads WHERE expires_at <= $1";
-/// An upload a proposal names is kept as long as the session.
-pub(crate) const KEEP_UPLOAD: &str = "UPDATE workspace_uploads SET expires_at = $3 \
+/// An upload a proposal names is kept as long as the session ($4), the
+/// last to name it.
+pub(crate) const KEEP_UPLOAD: &str = "UPDATE workspace_uploads SET expires_at = $3, kept_by = $4 \
      WHERE tenant = $1 AND handle = $2 AND state = 'finished'";
+/// A session's end: the uploads it keeps go (their parts with them); its
+/// proposals keep their validation and diff, and nothing reads the bytes
+/// again (only an open session promotes).
+pub(crate) const DROP_KEPT_UPLOADS: &str =
+    "DELETE FROM workspace_uploads WHERE tenant = $1 AND kept_by = $2";
 
 pub(crate) const INSERT_SESSION: &str = concat!(
     "INSERT INTO workspace_sessions (",
