@@ -926,16 +926,17 @@ async fn an_ended_session_drops_the_uploads_it_keeps_and_no_others(db: &TestDb) 
             finished(store, &a, &[bytes], NOW + 10).await.handle
         }
     };
-    let (closed_draft, shared, abandoned_draft, other) = (
+    let (closed_draft, shared, abandoned_draft, other, promoted_draft) = (
         upload(b"closed").await,
         upload(b"shared").await,
         upload(b"abandoned").await,
         upload(b"other").await,
+        upload(b"promoted").await,
     );
     // Three sessions keep uploads; `shared` is named by the first, then
     // the third, which keeps it since.
     let mut sessions = Vec::new();
-    for i in 0..3 {
+    for i in 0..4 {
         let s = session();
         let open = WorkspaceEffect::Open {
             session: Box::new(s.clone()),
@@ -946,14 +947,15 @@ async fn an_ended_session_drops_the_uploads_it_keeps_and_no_others(db: &TestDb) 
             .expect("opened");
         sessions.push(s);
     }
-    let [first, second, third] = &sessions[..] else {
-        unreachable!("three sessions")
+    let [first, second, third, fourth] = &sessions[..] else {
+        unreachable!("four sessions")
     };
 
     for (s, kept, key) in [
         (first, vec![closed_draft.clone(), shared.clone()], "k1"),
         (second, vec![abandoned_draft.clone()], "k2"),
         (third, vec![shared.clone(), other.clone()], "k3"),
+        (fourth, vec![promoted_draft.clone()], "k4"),
     ] {
         let change = SessionChange {
             keep_uploads: kept,
@@ -976,6 +978,7 @@ async fn an_ended_session_drops_the_uploads_it_keeps_and_no_others(db: &TestDb) 
     for (s, state, key) in [
         (first, SessionState::Closed, "close"),
         (second, SessionState::Abandoned, "abandon"),
+        (fourth, SessionState::Promoted, "promote"),
     ] {
         let end = SessionChange {
             state: Some(state),
@@ -989,6 +992,10 @@ async fn an_ended_session_drops_the_uploads_it_keeps_and_no_others(db: &TestDb) 
     assert!(
         !held(&abandoned_draft).await,
         "an abandoned session's draft went"
+    );
+    assert!(
+        !held(&promoted_draft).await,
+        "a promoted session's draft went (its revision holds the bytes)"
     );
     assert!(
         held(&shared).await,

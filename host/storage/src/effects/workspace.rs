@@ -2,8 +2,9 @@
 //! opened, or stepped by compare-and-set on its version, with what the
 //! step carries (a binding anew, its runs cancelled, a proposal, uploads
 //! kept, a run linked, a revision submitted, a promotion) and the
-//! mutation's answer under its key. A session that ends (closed or
-//! abandoned) drops the uploads it keeps in the same step.
+//! mutation's answer under its key. A session that ends (closed,
+//! abandoned, or promoted: its revision holds its component's bytes)
+//! drops the uploads it keeps in the same step.
 //!
 //! A session not at the expected version (or no longer open) changes no
 //! row and fails; so does a key another mutation took meanwhile (the
@@ -69,7 +70,7 @@ async fn step(tx: &mut impl Tx, c: &SessionChange) -> Result<(), sqlx::Error> {
     }
     if matches!(
         c.state,
-        Some(SessionState::Closed | SessionState::Abandoned)
+        Some(SessionState::Closed | SessionState::Abandoned | SessionState::Promoted)
     ) {
         statement(sql::DROP_KEPT_UPLOADS)
             .bind(c.tenant.as_str())

@@ -160,8 +160,9 @@ pub(crate) const PURGE_UPLOADS: &str = "DELETE FROM workspace_uploads WHERE expi
 pub(crate) const KEEP_UPLOAD: &str = "UPDATE workspace_uploads SET expires_at = $3, kept_by = $4 \
      WHERE tenant = $1 AND handle = $2 AND state = 'finished'";
 /// A session's end: the uploads it keeps go (their parts with them); its
-/// proposals keep their validation and diff, and nothing reads the bytes
-/// again (only an open session promotes).
+/// proposals keep their validation and diff, a promoted revision its own
+/// copy of the component, and nothing reads the bytes again (only an open
+/// session promotes).
 pub(crate) const DROP_KEPT_UPLOADS: &str =
     "DELETE FROM workspace_uploads WHERE tenant = $1 AND kept_by = $2";
 
