@@ -365,3 +365,70 @@ fn a_run_waiting_at_a_human_checkpoint_continues_once_a_person_decides() {
         1
     );
 }
+
+/// Gates opened for the paging test: more than a page of 50, twice over.
+const GATES: usize = 120;
+
+#[test]
+fn pending_approvals_page_from_the_newest_by_cursor_and_a_tool_filter_is_the_stores() {
+    let backend = Backend::start();
+    let flags = [
+        "--rate-limit-per-principal",
+        "10000",
+        "--rate-limit-writes",
+        "10000",
+    ];
+    let (server, demo) = serve_on(&backend, &[], &flags, None);
+    let mut opened: Vec<String> = (0..GATES)
+        .map(|i| {
+            let tags = ["smoke".to_owned(), format!("t{i}")];
+            let args = json!({"tags": tags, "environment": "prod", "project": "payments"});
+            let first = answer(&server, &demo, "run_by_tag", args);
+            let (gate, _) = gate_of(&first);
+            gate
+        })
+        .collect();
+    opened.reverse();
+
+    let mut listed = Vec::new();
+    let mut sizes = Vec::new();
+    let mut args = json!({"limit": 50});
+    loop {
+        let page = answer(&server, &demo, "list_pending_approvals", args);
+        let gates = page["gates"].as_array().expect("gates");
+        sizes.push(gates.len());
+        listed.extend(
+            gates
+                .iter()
+                .map(|g| g["gate_id"].as_str().expect("an id").to_owned()),
+        );
+        match page["next_cursor"].as_str() {
+            Some(next) => args = json!({"limit": 50, "cursor": next}),
+            None => break,
+        }
+    }
+    assert_eq!(sizes, [50, 50, 20]);
+    assert_eq!(listed, opened, "every gate once, newest first");
+
+    // The tool's filter is the store's: its gates past the first hundred
+    // are found; another tool's are none.
+    let all = json!({"filter": {"tool": "run_by_tag"}});
+    let first = answer(&server, &demo, "list_pending_approvals", all);
+    assert_eq!(first["gates"].as_array().map(Vec::len), Some(100));
+    let older = json!({"filter": {"tool": "run_by_tag"}, "cursor": first["next_cursor"]});
+    let rest = answer(&server, &demo, "list_pending_approvals", older);
+    assert_eq!(rest["gates"].as_array().map(Vec::len), Some(20));
+    assert!(rest.get("next_cursor").is_none(), "{rest}");
+    let other = json!({"filter": {"tool": "list_projects"}});
+    let none = answer(&server, &demo, "list_pending_approvals", other);
+    assert_eq!(none["gates"], json!([]));
+
+    // A cursor the listing did not answer is refused, and lists nothing.
+    let forged = call(
+        &server,
+        &demo,
+        "list_pending_approvals",
+        json!({"cursor": "12.svc_1"}),
+    );
+    assert_eq!(code(&forged), "INVALID_ARGUMENTS", "{forged}");
+}

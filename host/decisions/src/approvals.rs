@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolhost_gates::{Decision, Gate, GateId, GateState, GateStore};
+use toolhost_gates::{Decision, Gate, GateCursor, GateId, GateQuery, GateState, GateStore};
 use toolhost_invoke::{
     GatePolicy, HostCall, HostTool, HostToolFuture, InvokeError, host_spec as spec, invalid,
 };
 use toolhost_policy::{Grants, PolicyStore, Use, decide};
 use toolhost_runtime::{ToolOutput, ToolSpec};
-use toolhost_types::{Permission, Principal, PrincipalKind};
+use toolhost_types::{Permission, Principal, PrincipalKind, keep_page};
 
 use crate::DecisionError;
 use crate::arguments::{bounded, listing, parsed, people_only};
@@ -85,17 +85,19 @@ impl ListPendingApprovals {
                     "description": "Narrow the list. Default: gates waiting for a decision.",
                     "properties": {
                         "state": {"enum": ["pending", "confirmed", "denied", "consumed", "all"]},
-                        "tool": {"type": "string"},
+                        "tool": {"type": "string", "maxLength": 128},
                     },
                     "additionalProperties": false,
                 },
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LISTED, "description": "At most this many gates (default and most: 100)."},
+                "cursor": {"type": "string", "maxLength": 200, "description": "The next_cursor of the page before: the gates older than it."},
             },
             "additionalProperties": false,
         });
         let spec = spec(
             "list_pending_approvals",
             "List pending approvals",
-            "Lists approval gates of your tenant (by default those waiting for a decision), raised by any client or person, with their targets, risk, summary and expiry. Decide one with decide_approval.",
+            "Lists approval gates of your tenant (by default those waiting for a decision), raised by any client or person, with their targets, risk, summary and expiry, newest first; next_cursor, when there are older gates, reads on. Decide one with decide_approval.",
             input,
             READ_PERMISSION,
             false,
@@ -115,6 +117,8 @@ impl ListPendingApprovals {
 struct ListArgs {
     #[serde(default)]
     filter: Filter,
+    limit: Option<u32>,
+    cursor: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -152,25 +156,47 @@ impl ListPendingApprovals {
                 .map_err(InvokeError::Policy)?,
             PrincipalKind::Service => Grants::none(),
         };
-        let gates = self
+        let limit = args.limit.unwrap_or(MAX_LISTED).clamp(1, MAX_LISTED);
+        let before = args
+            .cursor
+            .as_deref()
+            .map(str::parse::<GateCursor>)
+            .transpose()
+            .map_err(|e| invalid(format!("cursor: {e}")))?;
+        // One more than the page: whether there is another beyond it.
+        let query = GateQuery {
+            states: &states,
+            tool: args.filter.tool.as_deref(),
+            before: before.as_ref(),
+            limit: limit + 1,
+        };
+        let mut gates = self
             .gates
-            .list(&who.tenant, &states, MAX_LISTED)
+            .page(&who.tenant, query)
             .await
             .map_err(InvokeError::Gates)?;
+        let more = keep_page(&mut gates, limit as usize, false);
+        // The place of the last gate read, shown or not: the next page
+        // starts below it whatever this one hid.
+        let next = gates
+            .last()
+            .filter(|_| more)
+            .map(|g| GateCursor::of(g).to_string());
         let now = self.policy_clock.now_ms();
         let shown: Vec<Value> = visible(who, &grants, gates, self.tool_permission.as_ref())
             .into_iter()
-            .filter(|g| {
-                args.filter
-                    .tool
-                    .as_ref()
-                    .is_none_or(|t| &g.opened.tool == t)
-            })
             .filter(|g| !(states == [GateState::Pending] && g.expired(now)))
             .map(|g| g.view(now))
             .collect();
-        let text = format!("{} gate(s)", shown.len());
-        Ok(output(json!({"gates": shown}), text))
+        let text = match &next {
+            Some(_) => format!("{} gate(s); older ones follow next_cursor", shown.len()),
+            None => format!("{} gate(s)", shown.len()),
+        };
+        let mut listed = json!({"gates": shown});
+        if let Some(next) = next {
+            listed["next_cursor"] = json!(next);
+        }
+        Ok(output(listed, text))
     }
 }
 

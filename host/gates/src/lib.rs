@@ -13,9 +13,11 @@
 mod checkpoint;
 mod gate;
 mod idempotency;
+mod page;
 mod store;
 
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointStore, Disposition, NewCheckpoint};
 pub use gate::{Decision, Gate, GateId, GateState, NewGate, Target, rfc3339};
 pub use idempotency::{IDEMPOTENCY_LEASE, IdempotencyClaim, IdempotencyKey};
+pub use page::{GateCursor, GateQuery};
 pub use store::{ConsumeError, DecideError, GateFuture, GateStore, GateStoreError};

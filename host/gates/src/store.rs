@@ -5,7 +5,9 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::{Decision, Gate, GateId, GateState, IdempotencyClaim, IdempotencyKey, NewGate};
+use crate::{
+    Decision, Gate, GateId, GateQuery, GateState, IdempotencyClaim, IdempotencyKey, NewGate,
+};
 
 /// A boxed future, so stores can be used as trait objects.
 pub type GateFuture<'a, T, E = GateStoreError> =
@@ -96,6 +98,9 @@ pub trait GateStore: Send + Sync {
     /// The gate `id` of `tenant`.
     fn get<'a>(&'a self, tenant: &'a str, id: &'a GateId) -> GateFuture<'a, Option<Gate>>;
 
+    /// A page of `tenant`'s gates (see [`GateQuery`]), newest first.
+    fn page<'a>(&'a self, tenant: &'a str, query: GateQuery<'a>) -> GateFuture<'a, Vec<Gate>>;
+
     /// Gates of `tenant` in `states` (all states if empty), newest first,
     /// at most `limit`.
     fn list<'a>(
@@ -103,7 +108,15 @@ pub trait GateStore: Send + Sync {
         tenant: &'a str,
         states: &'a [GateState],
         limit: u32,
-    ) -> GateFuture<'a, Vec<Gate>>;
+    ) -> GateFuture<'a, Vec<Gate>> {
+        let query = GateQuery {
+            states,
+            tool: None,
+            before: None,
+            limit,
+        };
+        self.page(tenant, query)
+    }
 
     /// `pending → confirmed | denied` if pending and unexpired at `now`,
     /// recording who and why. One statement: of two deciders, one wins and

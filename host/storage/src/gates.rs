@@ -25,12 +25,13 @@ mod rows;
 pub(crate) mod sql;
 
 use toolhost_gates::{
-    ConsumeError, DecideError, Decision, Gate, GateFuture, GateId, GateState, GateStore,
+    ConsumeError, DecideError, Decision, Gate, GateFuture, GateId, GateQuery, GateState, GateStore,
     GateStoreError, IDEMPOTENCY_LEASE, IdempotencyClaim, IdempotencyKey, NewGate,
 };
 
 use crate::Store;
 use crate::connect::{execute, fetch_all, fetch_optional, on_pool};
+use crate::keyset::{Past, push_past};
 
 /// How many times `open` (and `claim_key`) start over after the row they
 /// met changed between two statements (a live gate decided, a claim
@@ -63,8 +64,9 @@ pub(crate) fn in_tenant(
 
 /// The four state names [`sql::LIST`] binds: those in `states` (all four
 /// when empty), repeated to fill the slots (a repeat matches nothing more).
-fn four_states(states: &[GateState]) -> [&'static str; 4] {
-    let chosen: Vec<&'static str> = [
+/// The names of `states` (every state's if empty).
+fn state_names(states: &[GateState]) -> Vec<&'static str> {
+    [
         GateState::Pending,
         GateState::Confirmed,
         GateState::Denied,
@@ -73,8 +75,38 @@ fn four_states(states: &[GateState]) -> [&'static str; 4] {
     .into_iter()
     .filter(|s| states.is_empty() || states.contains(s))
     .map(GateState::as_str)
-    .collect();
-    std::array::from_fn(|i| chosen[i % chosen.len()])
+    .collect()
+}
+
+/// `query`'s page of `tenant`'s gates as one `SELECT`: its states, tool
+/// and cursor, newest first; `gates_tenant_created` (or, for a state,
+/// `gates_tenant_state_created`) serves it.
+fn listing<DB>(tenant: &str, query: &GateQuery<'_>) -> sqlx::QueryBuilder<DB>
+where
+    DB: sqlx::Database,
+    <DB as sqlx::Database>::Arguments: Default,
+    for<'t> String: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    for<'t> i64: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+{
+    let mut sql = sqlx::QueryBuilder::new(concat!("SELECT ", sql::gate_columns!(), " FROM gates"));
+    sql.push(" WHERE tenant = ")
+        .push_bind(tenant.to_owned())
+        .push(" AND state IN (");
+    let mut each = sql.separated(", ");
+    for state in state_names(query.states) {
+        each.push_bind(state.to_owned());
+    }
+    sql.push(")");
+    if let Some(tool) = query.tool {
+        sql.push(" AND tool = ").push_bind(tool.to_owned());
+    }
+    if let Some(c) = query.before {
+        let cursor = (c.created_at, c.id.as_str());
+        push_past(&mut sql, ("created_at", "id"), cursor, Past::Earlier);
+    }
+    sql.push(" ORDER BY created_at DESC, id DESC LIMIT ")
+        .push_bind(i64::from(query.limit));
+    sql
 }
 
 impl Store {
@@ -221,26 +253,15 @@ impl GateStore for Store {
         Box::pin(self.gate(tenant, id))
     }
 
-    fn list<'a>(
-        &'a self,
-        tenant: &'a str,
-        states: &'a [GateState],
-        limit: u32,
-    ) -> GateFuture<'a, Vec<Gate>> {
+    fn page<'a>(&'a self, tenant: &'a str, query: GateQuery<'a>) -> GateFuture<'a, Vec<Gate>> {
         Box::pin(async move {
-            let [a, b, c, d] = four_states(states);
-            let limit = i64::from(limit);
-            fetch_all!(
-                &self.pools,
-                rows::gate,
-                sql::LIST,
-                tenant,
-                a,
-                b,
-                c,
-                d,
-                limit
-            )
+            on_pool!(&self.pools, pool => {
+                listing(tenant, &query)
+                    .build()
+                    .fetch_all(pool)
+                    .await
+                    .and_then(|rows| rows.iter().map(rows::gate).collect::<Result<Vec<_>, _>>())
+            })
             .map_err(failed("list gates"))
         })
     }
@@ -402,15 +423,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn listing_binds_the_chosen_states_or_all_four() {
+    fn listing_names_the_chosen_states_or_all_four() {
         use GateState::*;
         let all = ["pending", "confirmed", "denied", "consumed"];
-        assert_eq!(four_states(&[]), all);
-        assert_eq!(four_states(&[Pending, Confirmed, Denied, Consumed]), all);
-        assert_eq!(four_states(&[Denied]), ["denied"; 4]);
+        assert_eq!(state_names(&[]), all);
+        assert_eq!(state_names(&[Pending, Confirmed, Denied, Consumed]), all);
+        assert_eq!(state_names(&[Denied]), ["denied"]);
         assert_eq!(
-            four_states(&[Consumed, Pending, Consumed]),
-            ["pending", "consumed", "pending", "consumed"]
+            state_names(&[Consumed, Pending, Consumed]),
+            ["pending", "consumed"]
         );
     }
 }

@@ -150,6 +150,10 @@ pub(crate) const SQLITE: Files = &[
         "0031_uploads_kept_by.sql",
         include_str!("../../../migrations/sqlite/0031_uploads_kept_by.sql"),
     ),
+    (
+        "0032_gates_pages.sql",
+        include_str!("../../../migrations/sqlite/0032_gates_pages.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -277,6 +281,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0031_uploads_kept_by.sql",
         include_str!("../../../migrations/postgres/0031_uploads_kept_by.sql"),
+    ),
+    (
+        "0032_gates_pages.sql",
+        include_str!("../../../migrations/postgres/0032_gates_pages.sql"),
     ),
 ];
 

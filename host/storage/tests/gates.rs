@@ -6,8 +6,8 @@ mod common;
 
 use common::TestDb;
 use toolhost_gates::{
-    ConsumeError, DecideError, Decision, Gate, GateId, GateState, GateStore, IDEMPOTENCY_LEASE,
-    IdempotencyClaim, IdempotencyKey, NewGate, Target,
+    ConsumeError, DecideError, Decision, Gate, GateCursor, GateId, GateQuery, GateState, GateStore,
+    IDEMPOTENCY_LEASE, IdempotencyClaim, IdempotencyKey, NewGate, Target,
 };
 
 use toolhost_audit::{AuditEvent, AuditSink};
@@ -26,6 +26,7 @@ on_both_engines!(
     of_fifty_concurrent_consumes_exactly_one_wins,
     a_refused_consumption_says_why_and_changes_nothing,
     list_filters_by_state_and_tenant_newest_first_up_to_the_limit,
+    pages_of_gates_read_on_from_a_cursor_and_a_tools_old_gates_are_found,
     an_idempotency_key_answers_with_its_first_result,
     concurrent_claims_of_one_key_give_one_claim,
     a_claim_older_than_the_lease_is_taken_over_by_the_same_request,
@@ -579,4 +580,86 @@ async fn a_stored_gate_this_build_cannot_read_is_a_database_error(db: &TestDb) {
     let read = store.get("acme", id).await.expect_err("unreadable");
     assert!(read.to_string().contains("targets"), "{read}");
     assert!(store.list("acme", &[], 10).await.is_err());
+}
+
+async fn pages_of_gates_read_on_from_a_cursor_and_a_tools_old_gates_are_found(db: &TestDb) {
+    let store = seeded(db).await;
+    // 250 gates of acme, one a millisecond, every tenth of `rollback`; and
+    // one of globex.
+    let mut opened = Vec::new();
+    for n in 0..250u16 {
+        let mut id = [0u8; 16];
+        id[..2].copy_from_slice(&n.to_be_bytes());
+        let tool = if n % 10 == 0 { "rollback" } else { "deploy" };
+        let new = NewGate {
+            id: GateId::mint(id),
+            tool: tool.into(),
+            argument_digest: format!("d{n}"),
+            created_at: NOW + i64::from(n),
+            expires_at: NOW + i64::from(n) + TTL,
+            ..gate(0, "")
+        };
+        opened.push(open(&store, new).await.id().clone());
+    }
+    let other = NewGate {
+        tenant: "globex".into(),
+        tool: "rollback".into(),
+        ..gate(255, "g")
+    };
+    open(&store, other).await;
+    opened.reverse();
+
+    let read = |tool: Option<&'static str>, limit: u32| {
+        let store = &store;
+        async move {
+            let mut pages: Vec<Vec<GateId>> = Vec::new();
+            let mut cursor: Option<GateCursor> = None;
+            loop {
+                let query = GateQuery {
+                    states: &[],
+                    tool,
+                    before: cursor.as_ref(),
+                    limit,
+                };
+                let page = store.page("acme", query).await.expect("a page");
+                let Some(last) = page.last() else { break };
+                cursor = Some(GateCursor::of(last));
+                pages.push(page.iter().map(|g| g.id().clone()).collect());
+            }
+            pages
+        }
+    };
+    let pages = read(None, 100).await;
+    assert_eq!(
+        pages.iter().map(Vec::len).collect::<Vec<_>>(),
+        [100, 100, 50]
+    );
+    assert_eq!(
+        pages.concat(),
+        opened,
+        "every gate once, newest first, acme's only"
+    );
+    let rollbacks = read(Some("rollback"), 10).await;
+    assert_eq!(
+        rollbacks.iter().map(Vec::len).collect::<Vec<_>>(),
+        [10, 10, 5]
+    );
+    let expected: Vec<GateId> = opened
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| (249 - i) % 10 == 0)
+        .map(|(_, id)| id.clone())
+        .collect();
+    assert_eq!(
+        rollbacks.concat(),
+        expected,
+        "the tool's gates, the oldest too"
+    );
+    let pending = GateQuery {
+        states: &[GateState::Denied],
+        tool: None,
+        before: None,
+        limit: 10,
+    };
+    assert!(store.page("acme", pending).await.expect("none").is_empty());
 }

@@ -11,20 +11,12 @@ macro_rules! gate_columns {
          decided_at, consumed_at"
     };
 }
+pub(super) use gate_columns;
 
 pub(super) const GATE: &str = concat!(
     "SELECT ",
     gate_columns!(),
     " FROM gates WHERE tenant = $1 AND id = $2"
-);
-
-// `$2`…`$5` are four state names, repeated to fill the slots when fewer are
-// asked for (see `gates::four_states`); `gates_tenant_state_created` serves it.
-pub(super) const LIST: &str = concat!(
-    "SELECT ",
-    gate_columns!(),
-    " FROM gates WHERE tenant = $1 AND state IN ($2, $3, $4, $5) \
-     ORDER BY created_at DESC, id DESC LIMIT $6"
 );
 
 // `open`, step 1: a pending gate for the same call that expired undecided
