@@ -111,6 +111,11 @@ DOMAINS = {
 def words(s):
     return s.replace("_", " ")
 
+
+def a(s):
+    """`s` with its indefinite article."""
+    return ("an " if s[0] in "aeiou" else "a ") + s
+
 def arg(name, kind="string"):
     return name, {"type": kind, "description": f"The {words(name)}."}
 
@@ -126,13 +131,13 @@ def tools():
             actions = [
                 ("list", f"List {p}", f"Lists {p} in {domain}, filtered by {fl}; newest first, paged.",
                  [arg(f) for f in filters] + [arg("limit", "integer")], False),
-                ("get", f"Show a {s}", f"Shows one {s} by id or name, with its {fs} and history.",
+                ("get", f"Show {a(s)}", f"Shows one {s} by id or name, with its {fs} and history.",
                  [arg("id")], False),
-                ("create", f"Create a {s}", f"Creates a new {s} in {domain} from its {fs}.",
+                ("create", f"Create {a(s)}", f"Creates a new {s} in {domain} from its {fs}.",
                  [arg(f) for f in fields], True),
-                ("update", f"Update a {s}", f"Changes an existing {s}: any of its {fs}.",
+                ("update", f"Update {a(s)}", f"Changes an existing {s}: any of its {fs}.",
                  [arg("id")] + [arg(f) for f in fields], True),
-                ("delete", f"Delete a {s}", f"Deletes a {s} for good (archived {p} stay readable in the audit trail).",
+                ("delete", f"Delete {a(s)}", f"Deletes {a(s)} for good (archived {p} stay readable in the audit trail).",
                  [arg("id"), arg("reason")], True),
             ]
             for verb, title, description, args, mutating in actions:

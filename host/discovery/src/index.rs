@@ -5,7 +5,8 @@
 //! document in the index, so a hidden tool would move the ranking of the
 //! visible ones). Each tool is one document whose fields are weighted by
 //! repetition: its name three times, its title and tags twice, its
-//! description and its arguments' names once. Ties are broken by name, so
+//! description and its arguments' names once, ranked with BM25's usual
+//! parameters (k1 = 1.2, b = 0.75). Ties are broken by name, so
 //! the same query over the same tools ranks the same on every replica.
 
 use std::cmp::Ordering;
@@ -13,13 +14,6 @@ use std::cmp::Ordering;
 use bm25::{Embedder, EmbedderBuilder, Scorer};
 
 use crate::words::Words;
-
-/// BM25's `b`: how much a longer document is discounted (0: not at all,
-/// 1: in full; 0.75 is the usual default for prose). A tool's document is
-/// a few sentences, and a longer one is longer because it says more of
-/// what it does (its fields, its synonyms), not because it rambles: a
-/// light discount ranks such a tool as well as its terse siblings.
-pub const LENGTH_WEIGHT: f32 = 0.3;
 
 /// What a tool is found by.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -74,7 +68,6 @@ impl Index {
             Words::default(),
             &corpus,
         )
-        .b(LENGTH_WEIGHT)
         .build();
         let mut scorer = Scorer::new();
         for (i, doc) in corpus.iter().enumerate() {

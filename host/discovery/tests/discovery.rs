@@ -152,6 +152,17 @@ async fn a_search_finds_a_tool_the_list_left_out_and_the_tool_is_called_at_once(
     .expect("described");
     assert_eq!(described["tool"]["name"], "billing_create_invoice");
 
+    // The core set the operator named stays listed, where the caller may see it.
+    let core = Discovery {
+        core: vec!["billing_get_invoice".into(), "legal_get_contract".into()],
+        ..Discovery::default()
+    };
+    let listing = host.list(&who).await.expect("lists");
+    let listed: Vec<String> = (core.listed(listing.tools).iter())
+        .map(|t| t.spec().name.to_string())
+        .collect();
+    assert_eq!(listed, ["billing_get_invoice", DESCRIBE_TOOL, FIND_TOOLS]);
+
     // A catalog at the threshold is listed whole, without the discovery tools.
     let few = host_listing_under(&host, &who, 60).await;
     assert_eq!(few.len(), 60, "{few:?}");

@@ -92,7 +92,7 @@ fn the_right_tool_is_in_the_top_3_for_at_least_90_percent_of_the_evaluation_set(
 }
 
 #[test]
-fn a_search_over_300_tools_is_well_under_a_millisecond() {
+fn a_search_over_300_tools_reports_its_cost() {
     let catalog = catalog();
     let started = Instant::now();
     let index = Index::new(&catalog);
