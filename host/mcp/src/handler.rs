@@ -472,7 +472,9 @@ impl ServerHandler for McpServer {
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Tools run in a sandbox. A result with isError carries a stable error code in \
-                 structuredContent.error.code; TOOL_NOT_FOUND means your tool list is stale.",
+                 structuredContent.error.code; TOOL_NOT_FOUND means your tool list is stale. \
+                 When tools/list names find_tools, the catalog is larger than the list: search \
+                 it with find_tools and call any tool it finds by name, listed or not.",
             )
     }
 
