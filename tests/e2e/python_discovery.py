@@ -77,8 +77,11 @@ async def exercise(url: str, mode: str, want: str) -> None:
 
         described = await client.call_tool("describe_tool", {"name": chosen})
         check(not described.is_error, f"{label}: describe_tool failed: {described}")
-        schema = described.structured_content["tool"]["inputSchema"]
+        tool = described.structured_content["tool"]
+        schema = tool["inputSchema"]
         check("reason" in schema["properties"], f"{label}: {chosen}'s schema has no reason: {schema}")
+        tags = tool["_meta"]["toolhost/tags"]
+        check("money-back" in tags, f"{label}: {chosen}'s reviewed tags {tags} lack money-back")
 
         args = {"payment": "pay_42", "amount": "19.90", "reason": "damaged"}
         done = await client.call_tool(chosen, args)
