@@ -63,14 +63,22 @@ fn tool(spec: &ToolSpec, section: Option<&ToolSection>) -> ToolCapabilities {
         replaces: section
             .and_then(|s| s.replaces.as_ref())
             .map(|t| t.to_string()),
-        texts: tool_texts(spec),
+        texts: tool_texts(spec, section),
     }
 }
 
 /// What the model reads of a tool beside its description: its title, its
-/// annotations, and the words inside its schemas.
-fn tool_texts(spec: &ToolSpec) -> BTreeMap<String, String> {
+/// annotations, the words inside its schemas, and its manifest's tags
+/// (`"tags"`: sorted, comma-separated), which a catalog search answers by.
+fn tool_texts(spec: &ToolSpec, section: Option<&ToolSection>) -> BTreeMap<String, String> {
     let mut texts = BTreeMap::new();
+    let tags: std::collections::BTreeSet<&str> = (section.iter())
+        .flat_map(|s| s.tags.iter().map(String::as_str))
+        .collect();
+    if !tags.is_empty() {
+        let tags: Vec<&str> = tags.into_iter().collect();
+        texts.insert("tags".to_owned(), tags.join(", "));
+    }
     if let Some(title) = &spec.title {
         texts.insert("title".to_owned(), title.clone());
     }
@@ -228,4 +236,59 @@ fn resources(plugin: &Plugin) -> BTreeMap<String, String> {
                 .map(|t| (t.name.clone(), t.permission.to_string())),
         )
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolhost_review::{Capabilities, What, diff};
+
+    fn spec() -> ToolSpec {
+        ToolSpec {
+            name: "greet".parse().expect("a tool name"),
+            title: None,
+            description: "Greets.".into(),
+            input_schema: serde_json::json!({"type": "object"}),
+            output_schema: None,
+            annotations: Default::default(),
+            permission: "hello:read".parse().expect("a permission"),
+            risk: toolhost_types::Risk::Low,
+            mutating: false,
+        }
+    }
+
+    fn tagged(tags: &[&str]) -> ToolSection {
+        let text = format!("permission = \"hello:read\"\ntags = {tags:?}");
+        toml::from_str(&text).expect("a tool section")
+    }
+
+    fn revision(tags: &[&str]) -> Capabilities {
+        let mut c: Capabilities = serde_json::from_value(serde_json::json!({
+            "plugin": "hello", "version": "1.0.0", "signer": null, "tools": {},
+            "backends": {}, "limits": {}, "high_risk_tags": [], "imports": [], "entity_kinds": [],
+        }))
+        .expect("capabilities");
+        c.tools
+            .insert("greet".into(), tool(&spec(), Some(&tagged(tags))));
+        c
+    }
+
+    #[test]
+    fn a_tools_tags_are_texts_the_review_shows_when_they_change() {
+        let t = tool(
+            &spec(),
+            Some(&tagged(&["small-talk", "greeting", "greeting"])),
+        );
+        assert_eq!(t.texts["tags"], "greeting, small-talk");
+        assert!(!tool(&spec(), Some(&tagged(&[]))).texts.contains_key("tags"));
+        let changes = diff(
+            Some(&revision(&["greeting"])),
+            &revision(&["greeting", "admin"]),
+        );
+        let shown = changes.changes.iter().any(|c| {
+            matches!(&c.what, What::Text { subject, field, to, .. }
+                if subject == "tool greet" && field == "tags" && to.as_deref() == Some("admin, greeting"))
+        });
+        assert!(shown, "{changes:?}");
+    }
 }

@@ -23,6 +23,7 @@
 //! | `riskFloor` | the reviewer's floor (`[tools.NAME] risk`) | when set |
 //! | `resolves` | the entity kinds it resolves names of, sorted, once each | when any |
 //! | `run` | `true`: it is served as an exploration run (`run = {…}`) | when so |
+//! | `tags` | the words a catalog search finds it by (`tags`), sorted, once each | when any |
 //! | `deprecated` | `{"replacement": NAME or null, "until": VERSION}` | when a newer revision retired it |
 //!
 //! That is what the client is served, and the reviewed facts the host
@@ -97,6 +98,8 @@ fn definition(
             (!kinds.is_empty()).then(|| json!(kinds)),
         );
         set(&mut d, "run", s.run.is_some().then_some(Value::Bool(true)));
+        let tags: std::collections::BTreeSet<&str> = s.tags.iter().map(String::as_str).collect();
+        set(&mut d, "tags", (!tags.is_empty()).then(|| json!(tags)));
     }
     set(
         &mut d,
@@ -159,6 +162,7 @@ mod tests {
             replaces: None,
             run: None,
             takes_from: None,
+            tags: Vec::new(),
         }
     }
 
@@ -205,8 +209,9 @@ mod tests {
             edit(&mut spec);
             assert_ne!(digest(&spec, &section()), base, "{spec:?}");
         }
-        let section_edits: [fn(&mut ToolSection); 3] = [
+        let section_edits: [fn(&mut ToolSection); 4] = [
             |s| s.risk = Some(Risk::High),
+            |s| s.tags = vec!["greeting".into()],
             |s| s.resolves = vec!["project".into()],
             |s| s.run = Some(Default::default()),
         ];
@@ -242,6 +247,14 @@ mod tests {
         assert_eq!(
             digest(&greet(), &kinds(&["project", "environment"])),
             digest(&greet(), &kinds(&["environment", "project", "project"]))
+        );
+        let tags = |t: &[&str]| ToolSection {
+            tags: t.iter().map(|s| s.to_string()).collect(),
+            ..section()
+        };
+        assert_eq!(
+            digest(&greet(), &tags(&["a", "b"])),
+            digest(&greet(), &tags(&["b", "a", "a"]))
         );
         // What the host does with a call, not what it serves: the kinds a
         // call invalidates, the tool it replaces, the run's budget.

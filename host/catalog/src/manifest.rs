@@ -157,7 +157,18 @@ pub struct ToolSection {
     /// serves is refused at intake.
     #[serde(default)]
     pub takes_from: Option<PluginName>,
+    /// Words a search of the catalog finds the tool by (`find_tools`),
+    /// beside its name, title, description and arguments: at most 16
+    /// ([`MAX_TAGS`]), each 1–32 of `[a-z0-9-]`. Part of the reviewed
+    /// definition (a changed tag shows in the review and the digest), since
+    /// a model reads them.
+    #[serde(default)]
+    pub tags: Vec<String>,
 }
+
+/// The most tags one tool carries: enough to name its domain, objects and
+/// synonyms, few enough that a tag list cannot stuff the search index.
+pub const MAX_TAGS: usize = 16;
 
 impl Manifest {
     /// Parses manifest text; `path` only names the file in errors.
@@ -189,6 +200,13 @@ impl Manifest {
                 old.as_str()
             )));
         }
+        if let Some((tool, s)) = m.tools.iter().find(|(_, s)| !tags_fit(&s.tags)) {
+            return Err(refuse(format!(
+                "tools.{}.tags {:?}: at most {MAX_TAGS} tags, each 1–32 of [a-z0-9-]",
+                tool.as_str(),
+                s.tags
+            )));
+        }
         if let Some(name) = m.backends.keys().find(|n| !is_name(n)) {
             return Err(refuse(format!(
                 "backends.{name:?}: a backend name is 1–64 of [a-z0-9_-]"
@@ -205,6 +223,16 @@ impl Manifest {
         }
         Ok(m)
     }
+}
+
+/// Whether `tags` are few and each a plain word (see [`ToolSection::tags`]).
+fn tags_fit(tags: &[String]) -> bool {
+    tags.len() <= MAX_TAGS
+        && tags.iter().all(|t| {
+            (1..=32).contains(&t.len())
+                && t.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        })
 }
 
 fn is_name(s: &str) -> bool {
@@ -313,6 +341,30 @@ mod tests {
             "purpose = \"runs\"\nurl = \"http://x\"",
         ));
         assert!(e.contains("url"), "the manifest never names a host: {e}");
+    }
+
+    #[test]
+    fn tags_are_read_and_bad_ones_refused_by_value() {
+        let with = |tags: &str| {
+            GOOD.replace(
+                "permission = \"hello:read\"",
+                &format!("permission = \"hello:read\"\ntags = {tags}"),
+            )
+        };
+        let m = Manifest::parse(&with(r#"["greeting", "small-talk"]"#), Path::new("m.toml"))
+            .expect("valid");
+        let greet: ToolName = "greet".parse().expect("valid");
+        assert_eq!(m.tools[&greet].tags, ["greeting", "small-talk"]);
+        let many = format!("{:?}", (0..17).map(|i| format!("t{i}")).collect::<Vec<_>>());
+        for bad in [
+            r#"["Greeting"]"#,
+            r#"[""]"#,
+            r#"["two words"]"#,
+            many.as_str(),
+        ] {
+            let e = err(&with(bad));
+            assert!(e.contains("tools.greet.tags"), "{bad}: {e}");
+        }
     }
 
     #[test]

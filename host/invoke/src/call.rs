@@ -224,10 +224,7 @@ impl Toolhost {
         let plugins = served.catalog.tools().map(|t| served.tool(t));
         let mut tools: Vec<Tool> = plugins
             .chain(self.host_tools.values().cloned())
-            .filter(|t| {
-                let spec = t.spec();
-                decide(who, &grants, &spec.permission, spec.risk, Use::List).permits()
-            })
+            .filter(|t| decision(who, &grants, t, Use::List).permits())
             .collect();
         tools.sort_by(|a, b| a.spec().name.cmp(&b.spec().name));
         Ok(Listing {
@@ -241,8 +238,7 @@ impl Toolhost {
     /// beyond "not found".
     pub async fn lists(&self, who: &Principal, tool: &Tool) -> Result<bool, InvokeError> {
         let grants = self.grants(who).await?;
-        let spec = tool.spec();
-        Ok(decide(who, &grants, &spec.permission, spec.risk, Use::List).permits())
+        Ok(decision(who, &grants, tool, Use::List).permits())
     }
 
     /// `who`'s roles in its tenant, read now (services have none: their
@@ -512,9 +508,8 @@ impl Toolhost {
         let spec = tool.spec();
         let policy = tracing::info_span!("policy");
         let grants = self.grants(who).instrument(policy.clone()).await?;
-        let decision =
-            policy.in_scope(|| decide(who, &grants, &spec.permission, spec.risk, Use::Call));
-        if decision == Decision::Denied {
+        let decided = policy.in_scope(|| decision(who, &grants, tool, Use::Call));
+        if decided == Decision::Denied {
             return Err(InvokeError::PermissionDenied {
                 tool: spec.name.to_string(),
             });
@@ -624,6 +619,17 @@ impl Toolhost {
             declared: Arc::new(plugin.manifest.backend_names()),
         })
     }
+}
+
+/// The policy's decision for `who` on `tool`: an open host tool
+/// ([`Tool::open`]) is every principal's, whose answers are decided per
+/// caller; any other is [`decide`]d by its permission and risk.
+fn decision(who: &Principal, grants: &Grants, tool: &Tool, use_: Use) -> Decision {
+    if tool.open() {
+        return Decision::Allowed;
+    }
+    let spec = tool.spec();
+    decide(who, grants, &spec.permission, spec.risk, use_)
 }
 
 /// A host tool's answer once its row is written: the tool, and the

@@ -78,6 +78,13 @@ impl<'a> Host<'a> {
         self.0.grants(who).await
     }
 
+    /// The tools `who` may see, as `tools/list` would list them (see
+    /// [`Toolhost::list`](crate::Toolhost::list)): its tenant's catalog,
+    /// its permissions read now.
+    pub async fn list(self, who: &Principal) -> Result<crate::Listing, InvokeError> {
+        self.0.list(who).await
+    }
+
     /// Checks `args` against `tool`'s bounds and input schema, as a call of
     /// it by a principal of `tenant` would be checked.
     pub fn check_arguments(
@@ -162,6 +169,15 @@ pub trait HostTool: Send + Sync + 'static {
     /// Whether it is served only as a task: a client that cannot follow
     /// one is refused before anything runs. Default: no.
     fn requires_task(&self) -> bool {
+        false
+    }
+
+    /// Whether every principal may see and call it, whatever its spec's
+    /// permission: for a tool whose every answer is already decided per
+    /// caller (the discovery tools answer from the caller's own listing).
+    /// A tool that reads or changes anything else must stay closed.
+    /// Default: no.
+    fn open(&self) -> bool {
         false
     }
 
@@ -278,6 +294,21 @@ impl Tool {
             Tool::Plugin(_) => false,
             Tool::Host(t, _) => t.requires_task(),
         }
+    }
+
+    /// The words its manifest tags it with, which a catalog search finds
+    /// it by (a host tool's own have none).
+    pub fn tags(&self) -> &[String] {
+        match self.catalog_tool() {
+            Some(t) => section(t).tags.as_slice(),
+            None => &[],
+        }
+    }
+
+    /// Whether every principal may see and call it ([`HostTool::open`]; a
+    /// tool a feature claimed never is).
+    pub fn open(&self) -> bool {
+        matches!(self, Tool::Host(t, _) if t.open() && t.claimed().is_none())
     }
 
     /// Whether a call may be answered with a clarification: the tool

@@ -89,14 +89,23 @@ pub const DEFINITION_META: &str = "toolhost/definition";
 /// (`MAJOR.MINOR.PATCH`), the one a call's audit row names.
 pub const CATALOG_VERSION_META: &str = "toolhost/catalogVersion";
 
+/// The `_meta` key of a tool's tags (its manifest's, sorted), when it has
+/// any: the words `find_tools` finds it by.
+pub const TAGS_META: &str = "toolhost/tags";
+
 /// A tool's `_meta`: its definition digest, the catalog version it was
-/// listed from, and its deprecation if a newer revision retired it. Keys
+/// listed from, its tags if it has any, and its deprecation if a newer
+/// revision retired it. Keys
 /// are under the `toolhost/` prefix, as MCP asks of an implementation's own.
 fn meta(t: &HostTool, catalog_version: &str) -> JsonObject {
     let mut meta = JsonObject::new();
     let digest = format!("sha256:{}", t.definition_digest());
     meta.insert(DEFINITION_META.into(), json!(digest));
     meta.insert(CATALOG_VERSION_META.into(), json!(catalog_version));
+    let tags: std::collections::BTreeSet<&String> = t.tags().iter().collect();
+    if !tags.is_empty() {
+        meta.insert(TAGS_META.into(), json!(tags));
+    }
     if let Some(d) = t.deprecation() {
         let retired = json!({"replacement": d.replacement, "until": d.until});
         meta.insert(DEPRECATED_META.into(), retired);

@@ -17,6 +17,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
+use toolhost_discovery::Discovery;
 use toolhost_invoke::{Answer, CallRequest, Conversation, Toolhost};
 use toolhost_resolver::Clarification;
 use toolhost_runs::{Run, RunStoreError};
@@ -62,6 +63,8 @@ pub struct McpServer {
     /// The runs service, whose runs are the tasks of `tasks/*` (none: no
     /// task is found).
     runs: Option<Arc<Runs>>,
+    /// How a large catalog is listed (default: [`Discovery::default`]).
+    discovery: Arc<Discovery>,
 }
 
 impl McpServer {
@@ -75,7 +78,14 @@ impl McpServer {
             subscriptions: Arc::default(),
             tool_defs: Arc::default(),
             runs: None,
+            discovery: Arc::default(),
         }
+    }
+
+    /// This handler, listing a large catalog as `discovery` says.
+    pub fn with_discovery(mut self, discovery: Discovery) -> Self {
+        self.discovery = Arc::new(discovery);
+        self
     }
 
     /// This handler, with `runs` as the tasks it serves.
@@ -141,6 +151,7 @@ impl McpServer {
             subscriptions: Arc::default(),
             tool_defs: Arc::default(),
             runs: None,
+            discovery: Arc::default(),
         })
     }
 
@@ -461,7 +472,9 @@ impl ServerHandler for McpServer {
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Tools run in a sandbox. A result with isError carries a stable error code in \
-                 structuredContent.error.code; TOOL_NOT_FOUND means your tool list is stale.",
+                 structuredContent.error.code; TOOL_NOT_FOUND means your tool list is stale. \
+                 When tools/list names find_tools, the catalog is larger than the list: search \
+                 it with find_tools and call any tool it finds by name, listed or not.",
             )
     }
 
@@ -489,7 +502,10 @@ impl ServerHandler for McpServer {
             .list(&who)
             .await
             .map_err(|e| convert::rpc_failure(&e, "listing tools"))?;
-        let (visible, version) = (&listed.tools, listed.catalog_version.as_str());
+        // A large catalog is listed as its core set and the discovery
+        // tools; listing decides nothing about what may be called.
+        let visible = self.discovery.listed(listed.tools);
+        let version = listed.catalog_version.as_str();
         let names = visible.iter().map(|t| t.spec().name.as_str());
         let (range, next) = cursor::page(names, after.as_deref(), cursor::PAGE_SIZE);
         let tools: Vec<Tool> = (visible[range].iter())

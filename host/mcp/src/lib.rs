@@ -36,6 +36,13 @@ pub use handler::{McpServer, OwnedSession, service, service_for, service_with};
 pub use subscriptions::MAX_SUBSCRIPTIONS;
 pub use task_status::{ListenTasks, MAX_LISTENED_TASKS, accepted_task_ids};
 
+/// `tool`'s MCP definition as `tools/list` lists it from the catalog of
+/// `catalog_version`, as JSON: what `describe_tool` answers
+/// (`toolhost_discovery::Describe`).
+pub fn tool_json(tool: &toolhost_invoke::Tool, catalog_version: &str) -> serde_json::Value {
+    serde_json::to_value(convert::tool(tool, catalog_version)).expect("a tool serializes")
+}
+
 /// A clarification in the shape a `tools/call` answers it with (its
 /// `structuredContent`): what `toolhost call` prints for a question.
 pub fn clarification_json(c: &toolhost_resolver::Clarification) -> serde_json::Value {

@@ -1,6 +1,6 @@
 //! The composition root's list: the call path over the store, the runtime
 //! and the served catalog, and the features installed on it, each with its
-//! host tools (people's decisions, exploration runs, authoring).
+//! host tools (people's decisions, exploration runs, authoring, discovery).
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, Weak};
@@ -85,6 +85,7 @@ pub(crate) fn host(parts: &Parts, catalogs: Catalogs) -> anyhow::Result<(Arc<Too
         decisions(config, store, &gate_policy, tool_permission(&served)),
         runs.host_tools(Some(authoring.clone() as Arc<dyn Sessions>)),
         authoring.host_tools(),
+        toolhost_discovery::host_tools(Arc::new(toolhost_mcp::tool_json)),
     ];
     let host = (features.into_iter().flatten()).try_fold(call_path, Toolhost::with_host_tool)?;
     // Every tenant's catalog, now that the features claiming tools are in.

@@ -105,6 +105,11 @@ pub struct ConfigFile {
     runs_per_principal: Option<u32>,
     /// Whether local passwords sign people in (default true).
     password_login: Option<bool>,
+    discovery_threshold: Option<usize>,
+    /// The tools a caller over `discovery_threshold` is still listed, by
+    /// name, those of them it may see (default `decide_approval`,
+    /// `list_pending_approvals`).
+    discovery_core: Option<Vec<String>>,
     /// `[sso.NAME]`: OpenID Connect providers people sign in through.
     #[serde(default)]
     sso: BTreeMap<String, crate::sso_config::SsoFile>,
@@ -324,6 +329,13 @@ pub struct ServeArgs {
     /// How long an artifact stays readable (default 24h).
     #[arg(long, env = "TOOLHOST_ARTIFACT_TTL", value_parser = humantime::parse_duration)]
     pub artifact_ttl: Option<Duration>,
+    /// The most catalog tools (plugins'; the host's own are not counted)
+    /// a caller is listed in full (default 40); a caller who may see more
+    /// is listed the core set (`discovery_core`), `find_tools` and
+    /// `describe_tool`, and finds the rest by searching. Every tool it may
+    /// see stays callable.
+    #[arg(long, env = "TOOLHOST_DISCOVERY_THRESHOLD")]
+    pub discovery_threshold: Option<usize>,
 }
 
 /// Flags (and `TOOLHOST_*` variables) of the request limits; each replaces
@@ -449,6 +461,8 @@ pub struct Config {
     pub results: ResultPolicy,
     /// Whether local passwords sign people in.
     pub password_login: bool,
+    /// How a large catalog is listed.
+    pub discovery: toolhost_discovery::Discovery,
     /// The single-sign-on providers, secrets read.
     pub sso: Vec<toolhost_sso::ProviderConfig>,
 }
@@ -486,6 +500,15 @@ fn upload_quota(uploads: Option<u64>, bytes: Option<ByteSize>) -> anyhow::Result
         );
     }
     Ok(quota)
+}
+
+/// How a large catalog is listed: the defaults for what is not set.
+fn discovery(threshold: Option<usize>, core: Option<Vec<String>>) -> toolhost_discovery::Discovery {
+    let defaults = toolhost_discovery::Discovery::default();
+    toolhost_discovery::Discovery {
+        threshold: threshold.unwrap_or(defaults.threshold),
+        core: core.unwrap_or(defaults.core),
+    }
 }
 
 /// Default listen address: loopback only; exposing the host is a decision.
@@ -613,6 +636,10 @@ impl Config {
             rate_limits: checked.rate_limits,
             upload_quota: checked.upload_quota,
             results: checked.results,
+            discovery: discovery(
+                args.discovery_threshold.or(file.discovery_threshold),
+                file.discovery_core,
+            ),
         }
     }
 }

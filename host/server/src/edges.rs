@@ -203,7 +203,8 @@ impl Mcp {
         let server = toolhost_mcp::McpServer::shared(host.clone(), states)
             .await
             .map_err(|e| anyhow::anyhow!("loading the request-state keys: {e}"))?
-            .with_runs(features.runs.clone());
+            .with_runs(features.runs.clone())
+            .with_discovery(config.discovery.clone());
         let events = Arc::new(toolhost_mcp::MemoryEvents::default());
         let session_manager = Arc::new(
             LocalSessionManager::default()

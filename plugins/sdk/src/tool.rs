@@ -29,6 +29,8 @@ pub struct Tool {
     annotations: Annotations,
     /// Deferred so that `plan` and `call` never pay for schema generation.
     schemas: fn() -> (String, String),
+    /// An input schema given as JSON text, in place of the derived one.
+    input_schema: Option<String>,
     /// Parses the arguments for the default plan, which checks them.
     check: fn(&str) -> Result<(), ToolError>,
     call: CallFn,
@@ -64,10 +66,20 @@ impl Tool {
                 open_world: None,
             },
             schemas: schemas::<A, R::Structured>,
+            input_schema: None,
             check: |args| parse::<A>(args).map(drop),
             call: Box::new(move |ctx, args| run(ctx, parse(args)?)?.into_output().into_wit()),
             plan: None,
         }
+    }
+
+    /// The input schema as JSON text, in place of the one derived from
+    /// `A`: for tools whose arguments are data rather than a Rust type (a
+    /// catalog generated from a file, with `A` a `serde_json::Value`). The
+    /// host checks every call's arguments against the schema described.
+    pub fn input_schema(mut self, schema: impl Into<String>) -> Self {
+        self.input_schema = Some(schema.into());
+        self
     }
 
     /// A human-readable display name.
@@ -150,7 +162,7 @@ impl Tool {
             name: self.name,
             title: self.title,
             description: self.description,
-            input_schema: input,
+            input_schema: self.input_schema.unwrap_or(input),
             output_schema: (!is_null_schema(&output)).then_some(output),
             annotations: self.annotations,
             permission,
