@@ -256,17 +256,7 @@ impl Console {
                     (rows, pager, None)
                 }
                 Err(e) => {
-                    tracing::error!(error = %e, "console: searching audit rows");
-                    let refusal = Refusal {
-                        code: "UNAVAILABLE",
-                        message: "the audit trail could not be read now; try again".into(),
-                    };
-                    return self.refused(
-                        viewer,
-                        Page::Audit,
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        refusal,
-                    );
+                    return self.unreadable(viewer, Page::Audit, "the audit trail", &e);
                 }
             },
             Err(BadField(why)) => (Vec::new(), Pager::default(), Some(why)),
@@ -439,17 +429,7 @@ async fn detail(
     let found = match c.store.search(&query).await {
         Ok(found) => found,
         Err(e) => {
-            tracing::error!(error = %e, "console: reading an audit row");
-            let refusal = Refusal {
-                code: "UNAVAILABLE",
-                message: "the audit trail could not be read now; try again".into(),
-            };
-            return c.refused(
-                &viewer,
-                Page::Audit,
-                StatusCode::SERVICE_UNAVAILABLE,
-                refusal,
-            );
+            return c.unreadable(&viewer, Page::Audit, "the audit trail", &e);
         }
     };
     // Another tenant's call is as missing as one that never was.

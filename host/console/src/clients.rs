@@ -97,17 +97,7 @@ async fn render(
     let (clients, read) = match read.await {
         Ok(r) => r,
         Err(e) => {
-            tracing::error!(error = %e, "console: reading service clients");
-            let refusal = Refusal {
-                code: "UNAVAILABLE",
-                message: "the tenant's service clients could not be read now; try again".into(),
-            };
-            return c.refused(
-                viewer,
-                Page::Clients,
-                StatusCode::SERVICE_UNAVAILABLE,
-                refusal,
-            );
+            return c.unreadable(viewer, Page::Clients, "the tenant's service clients", &e);
         }
     };
     let context = json!({

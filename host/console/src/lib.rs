@@ -391,6 +391,23 @@ impl Console {
     }
 
     /// The error page for `viewer` on `page_shown`.
+    /// The 503 page of `page_shown` when the store could not be read for
+    /// `what` (logged with `error`; the person is told to try again).
+    fn unreadable(
+        &self,
+        viewer: &Viewer,
+        page_shown: Page,
+        what: &str,
+        error: &dyn std::fmt::Display,
+    ) -> Response {
+        tracing::error!(error = %error, page = page_shown.label(), "console: reading {what}");
+        let refusal = Refusal {
+            code: "UNAVAILABLE",
+            message: format!("{what} could not be read now; try again"),
+        };
+        self.refused(viewer, page_shown, StatusCode::SERVICE_UNAVAILABLE, refusal)
+    }
+
     fn refused(
         &self,
         viewer: &Viewer,

@@ -139,17 +139,7 @@ async fn render(
     let (users, read, roles, names) = match read.await {
         Ok(r) => r,
         Err(e) => {
-            tracing::error!(error = %e, "console: reading people");
-            let refusal = Refusal {
-                code: "UNAVAILABLE",
-                message: "the tenant's people could not be read now; try again".into(),
-            };
-            return c.refused(
-                viewer,
-                Page::People,
-                StatusCode::SERVICE_UNAVAILABLE,
-                refusal,
-            );
+            return c.unreadable(viewer, Page::People, "the tenant's people", &e);
         }
     };
     let pager = Pager::linked(&read, &[("find", &shown.find)], &BY_NAME);

@@ -11,15 +11,15 @@
 
 use axum::Router;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::get;
 use serde_json::json;
 use toolhost_storage::TenantCounts;
 
+use crate::Console;
 use crate::pages::Page;
 use crate::paging::{self, BY_NAME, Cursor, Pager};
-use crate::{Console, Refusal};
 
 /// How many tenants a page shows.
 const SHOWN: u32 = 100;
@@ -40,17 +40,7 @@ async fn show(State(c): State<Console>, headers: HeaderMap, Query(q): Query<Curs
     let (tenants, read) = match read.await {
         Ok(t) => t,
         Err(e) => {
-            tracing::error!(error = %e, "console: reading the tenants");
-            let refusal = Refusal {
-                code: "UNAVAILABLE",
-                message: "the tenants could not be read now; try again".into(),
-            };
-            return c.refused(
-                &viewer,
-                Page::Tenants,
-                StatusCode::SERVICE_UNAVAILABLE,
-                refusal,
-            );
+            return c.unreadable(&viewer, Page::Tenants, "the tenants", &e);
         }
     };
     let shown: Vec<_> = tenants
