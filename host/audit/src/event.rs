@@ -249,6 +249,8 @@ pub enum Effect {
     /// An admin changed their tenant's people: a user disabled or enabled,
     /// a role's permission or member, a service client revoked.
     People(crate::PeopleEffect),
+    /// An admin defined or deleted one of their tenant's toolsets.
+    Toolset(crate::ToolsetEffect),
     /// A tool that changes entities ran: the generation of each of `kinds`
     /// moves, so every replica lists them again for its resolver.
     Entities {

@@ -23,6 +23,7 @@ mod event;
 pub mod export;
 mod kept;
 mod people;
+mod toolsets;
 
 pub use chain::{ChainBreak, ChainSummary};
 pub use digest::{argument_digest, canonical_json};
@@ -33,3 +34,4 @@ pub use event::{
 };
 pub use kept::{MAX_KEPT_TEXT_BYTES, kept_text};
 pub use people::PeopleEffect;
+pub use toolsets::ToolsetEffect;

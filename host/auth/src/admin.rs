@@ -106,7 +106,7 @@ pub async fn add_service(
     scope: &str,
 ) -> Result<(Client, String), AdminError> {
     valid_name("tenant", tenant)?;
-    let scopes = Scopes::parse(scope).map_err(AdminError::Invalid)?;
+    let scopes = service_scopes(scope)?;
     if scopes.is_empty() {
         return Err(AdminError::Invalid(
             "a service needs at least one scope".into(),
@@ -140,7 +140,7 @@ pub async fn set_service_scope(
     client_id: &str,
     scope: &str,
 ) -> Result<(), AdminError> {
-    let scopes = Scopes::parse(scope).map_err(AdminError::Invalid)?;
+    let scopes = service_scopes(scope)?;
     match store.client(client_id).await? {
         Some(c) if c.kind == ClientKind::Service => {}
         Some(_) => {
@@ -154,6 +154,21 @@ pub async fn set_service_scope(
         .set_client_scope(client_id, &scopes.to_string())
         .await?;
     Ok(())
+}
+
+/// A service's scope set: any scopes, each toolset binding well named
+/// (`toolset:NAME`, NAME 1–64 of `[a-z0-9-]`).
+fn service_scopes(scope: &str) -> Result<Scopes, AdminError> {
+    let scopes = Scopes::parse(scope).map_err(AdminError::Invalid)?;
+    if let Some(bad) = scopes
+        .toolsets()
+        .find(|t| !toolhost_policy::is_toolset_name(t))
+    {
+        return Err(AdminError::Invalid(format!(
+            "toolset {bad:?} in the scope: a toolset's name is 1–64 of [a-z0-9-]"
+        )));
+    }
+    Ok(scopes)
 }
 
 /// Revokes a client: every token it holds stops working at once.

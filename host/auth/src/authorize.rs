@@ -226,26 +226,30 @@ fn checked(
             "code_challenge is not a base64url SHA-256",
         ));
     }
-    if params
-        .get("resource")
-        .is_some_and(|r| r != auth.config.resource())
-    {
-        return Err(refuse(
-            "invalid_target",
-            "this server issues tokens only for its /mcp resource",
-        ));
-    }
+    // `/mcp`, or one toolset's endpoint under it (which binds the token
+    // to that toolset): either way the token's audience is `/mcp`.
+    let endpoint_toolset = match params.get("resource") {
+        None => None,
+        Some(r) => auth.config.toolset_of_resource(r).ok_or_else(|| {
+            refuse(
+                "invalid_target",
+                "this server issues tokens only for its /mcp resource and its toolsets' endpoints",
+            )
+        })?,
+    };
     let allowed = Scopes::parse(&client.scope).unwrap_or_default();
     let scope = match params.get("scope") {
         Some(s) => Scopes::parse(s).map_err(|e| refuse("invalid_scope", &e))?,
         None => allowed.clone(),
     };
-    if scope.is_empty() || !scope.is_subset_of(&allowed) {
-        return Err(refuse(
-            "invalid_scope",
-            "the requested scope is not allowed for this client",
-        ));
+    if scope.is_empty() {
+        return Err(refuse("invalid_scope", "the requested scope is empty"));
     }
+    let scope = (scope.granted_within(&allowed)).map_err(|e| refuse("invalid_scope", &e))?;
+    let scope = match endpoint_toolset {
+        Some(name) => scope.with_toolset(name),
+        None => scope,
+    };
     Ok(Request {
         client_id: client.client_id.clone(),
         client_name: client.name.clone(),
@@ -487,9 +491,14 @@ async fn continue_as(
         .map_err(store_failed("read consent"))?
         .and_then(|s| Scopes::parse(&s).ok());
     let wanted = Scopes::parse(&request.scope).unwrap_or_default();
-    if !request.force_consent && approved.is_some_and(|a| wanted.is_subset_of(&a)) {
+    if let Some(approved) = approved.filter(|a| !request.force_consent && wanted.is_subset_of(a)) {
         take_pending(auth, pending).await?;
-        return issue_code(auth, user, request).await;
+        // The toolset the person picked when they approved still binds.
+        let mut request = request.clone();
+        if wanted.toolsets().next().is_none() {
+            request.scope = wanted.keeping_toolsets(&approved).to_string();
+        }
+        return issue_code(auth, user, &request).await;
     }
     Ok(see_other(&format!("/oauth/consent?pending={}", pending.id)))
 }
@@ -746,6 +755,13 @@ async fn consent_page(
                     .map_or_else(|| u.scheme().to_owned(), str::to_owned)
             })
             .unwrap_or_default();
+        let asked = Scopes::parse(&request.scope).unwrap_or_default();
+        let bound: Vec<&str> = asked.toolsets().collect();
+        let toolsets = match bound.is_empty() {
+            true => (auth.store.toolset_names(&user.tenant).await)
+                .map_err(store_failed("read toolsets"))?,
+            false => Vec::new(),
+        };
         Ok(pages::consent(&ConsentPage {
             pending: &pending.id,
             csrf: &pending.csrf,
@@ -753,6 +769,8 @@ async fn consent_page(
             redirect_host: &host,
             username: &user.username,
             scopes: &request.scope,
+            bound,
+            toolsets: &toolsets,
         }))
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
@@ -763,6 +781,10 @@ struct ConsentForm {
     pending: String,
     csrf: String,
     decision: String,
+    /// The toolset the person bound the client to (empty or absent: all
+    /// their tools); only when the request bound it to none.
+    #[serde(default)]
+    toolset: String,
 }
 
 async fn consent(
@@ -788,6 +810,7 @@ async fn consent(
                 &denied,
             ));
         }
+        let request = picked(&auth, &user, request, &form.toolset).await?;
         auth.store
             .save_consent(&user.id, &request.client_id, &request.scope, now())
             .await
@@ -795,6 +818,29 @@ async fn consent(
         issue_code(&auth, &user, &request).await
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// `request` bound to the toolset the person picked at consent: one their
+/// tenant defines (anything else is refused, naming nothing of it), and
+/// only when the request bound the client to none (a binding the client
+/// asked for, or its registration made, is never replaced).
+async fn picked(
+    auth: &AuthServer,
+    user: &User,
+    mut request: Request,
+    toolset: &str,
+) -> Result<Request, Refusal> {
+    let asked = Scopes::parse(&request.scope).unwrap_or_default();
+    if toolset.is_empty() || asked.toolsets().next().is_some() {
+        return Ok(request);
+    }
+    let defined =
+        (auth.store.toolset_names(&user.tenant).await).map_err(store_failed("read toolsets"))?;
+    if !defined.iter().any(|t| t == toolset) {
+        return Err(page("that toolset is not one of your organisation's"));
+    }
+    request.scope = asked.with_toolset(toolset).to_string();
+    Ok(request)
 }
 
 /// Issues a code and sends the browser back to the client with it.

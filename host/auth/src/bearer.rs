@@ -14,9 +14,11 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use toolhost_types::Principal;
 
+use crate::config::TOOLSET_PATH;
 use crate::scope;
 use crate::server::AuthServer;
 use crate::token::{self, TokenError};
+use toolhost_policy::TOOLSET_SCOPE;
 
 /// Why a request was not let through.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -101,12 +103,14 @@ impl AuthServer {
             return Err(BearerError::Invalid("the user is disabled".into()));
         }
         // The token's scopes, less any its client has lost since it was
-        // issued (an operator narrowing a service takes effect at once).
+        // issued (an operator narrowing a service takes effect at once);
+        // a toolset binding only narrows, so it is kept whatever the
+        // client's registration says (a person may pick one at consent).
         let live: Vec<&str> = grant.client_scope.split(' ').collect();
         let scopes = claims
             .scope
             .split(' ')
-            .filter(|s| !s.is_empty() && live.contains(s))
+            .filter(|s| !s.is_empty() && (live.contains(s) || scope::is_toolset_scope(s)))
             .map(Into::into)
             .collect();
         let principal = Principal {
@@ -127,8 +131,15 @@ impl AuthServer {
     /// The `WWW-Authenticate` challenge and status for a refusal (RFC 6750
     /// §3, RFC 9728 §5.1).
     pub fn challenge(&self, e: &BearerError) -> Response {
+        self.challenge_at(e, None)
+    }
+
+    /// [`challenge`](Self::challenge) at toolset `toolset`'s endpoint
+    /// (`/mcp/toolsets/NAME`), whose metadata names that endpoint.
+    fn challenge_at(&self, e: &BearerError, toolset: Option<&str>) -> Response {
+        let endpoint = toolset.map_or_else(String::new, |t| format!("{TOOLSET_PATH}{t}"));
         let metadata = format!(
-            "{}/.well-known/oauth-protected-resource/mcp",
+            "{}/.well-known/oauth-protected-resource/mcp{endpoint}",
             self.config.issuer
         );
         let (status, code, value) = match e {
@@ -188,13 +199,21 @@ pub async fn require_bearer(
         .authenticate(header)
         .instrument(tracing::info_span!("auth"))
         .await;
+    // A toolset's endpoint narrows whatever the token reaches to it.
+    let toolset = endpoint_toolset(request.uri().path()).map(str::to_owned);
     match checked {
-        Ok(principal) => {
+        Ok(mut principal) => {
+            if let Some(t) = &toolset {
+                let scope = format!("{TOOLSET_SCOPE}{t}");
+                if !principal.has_scope(&scope) {
+                    principal.scopes.push(scope);
+                }
+            }
             request.extensions_mut().insert(principal);
             next.run(request).await
         }
         Err(e) => {
-            let mut refusal = auth.challenge(&e);
+            let mut refusal = auth.challenge_at(&e, toolset.as_deref());
             // Read what the refused request still sends, so its connection
             // stays usable: answering before the body is read would have the
             // connection closed under a client that reuses it at once (its
@@ -211,6 +230,12 @@ pub async fn require_bearer(
             refusal
         }
     }
+}
+
+/// The toolset whose endpoint `path` is (`/mcp/toolsets/NAME`), if any.
+/// A malformed name is a toolset no tenant defines: it narrows to nothing.
+pub fn endpoint_toolset(path: &str) -> Option<&str> {
+    path.strip_prefix("/mcp")?.strip_prefix(TOOLSET_PATH)
 }
 
 /// The most of a refused request's body read before answering.

@@ -456,14 +456,21 @@ impl Fields {
         }
     }
 
-    /// Every requested scope must be allowed; an absent or empty scope means
-    /// `default_scope` (trusted configuration, so only normalised).
+    /// Every requested scope must be allowed, or bind the client to a
+    /// toolset (`toolset:NAME`, which only narrows); an absent or empty
+    /// scope means `default_scope` (trusted configuration, so only
+    /// normalised).
     fn scope(&self, allowed: &[&str], default_scope: &str) -> Result<String, MetadataError> {
         let requested = self.string("scope")?.unwrap_or_default();
         if requested.trim_matches(' ').is_empty() {
             return Ok(normalise_scope(default_scope));
         }
-        if let Some(unknown) = scope_tokens(requested).find(|s| !allowed.contains(s)) {
+        let offered = |s: &str| {
+            allowed.contains(&s)
+                || (s.strip_prefix(toolhost_policy::TOOLSET_SCOPE))
+                    .is_some_and(toolhost_policy::is_toolset_name)
+        };
+        if let Some(unknown) = scope_tokens(requested).find(|s| !offered(s)) {
             return Err(MetadataError::UnknownScope(clip(unknown)));
         }
         Ok(normalise_scope(requested))
@@ -683,6 +690,10 @@ mod tests {
                 MetadataError::UnknownScope("admin".into()),
             ),
             (
+                with("scope", json!("tools:read toolset:Not_A_Name")),
+                MetadataError::UnknownScope("toolset:Not_A_Name".into()),
+            ),
+            (
                 with("scope", json!(["tools:read"])),
                 MetadataError::WrongType {
                     field: "scope",
@@ -693,6 +704,9 @@ mod tests {
         for (body, expected) in cases {
             assert_eq!(register(body.clone()), Err(expected), "{body}");
         }
+        // A binding to a toolset only narrows: any client may register one.
+        let bound = register(with("scope", json!("tools:read toolset:crm"))).expect("a binding");
+        assert_eq!(bound.scope, "tools:read toolset:crm");
     }
 
     #[test]

@@ -75,8 +75,24 @@ impl AuthConfig {
         format!("{}/mcp", self.issuer)
     }
 
+    /// What resource indicator `r` names (RFC 8707): `Some(None)` for
+    /// [`resource`](Self::resource), `Some(Some(name))` for toolset
+    /// `name`'s endpoint (`/mcp/toolsets/NAME`), `None` for anything else.
+    pub fn toolset_of_resource<'r>(&self, r: &'r str) -> Option<Option<&'r str>> {
+        let rest = r.strip_prefix(self.issuer.as_str())?.strip_prefix("/mcp")?;
+        match rest.strip_prefix(TOOLSET_PATH) {
+            None if rest.is_empty() => Some(None),
+            None => None,
+            Some(name) => toolhost_policy::is_toolset_name(name).then_some(Some(name)),
+        }
+    }
+
     /// True when cookies must be `Secure` (the issuer is https).
     pub fn secure_cookies(&self) -> bool {
         self.issuer.starts_with("https://")
     }
 }
+
+/// The path under `/mcp` of the toolsets' endpoints: `/mcp/toolsets/NAME`
+/// serves the MCP endpoint narrowed to toolset `NAME`.
+pub const TOOLSET_PATH: &str = "/toolsets/";

@@ -47,11 +47,13 @@ impl AuthServer {
         basic: Option<BasicCredentials>,
     ) -> Result<TokenResponse, OAuthError> {
         let client = self.authenticate_client(params, basic).await?;
-        self.check_resource(params)?;
+        let endpoint_toolset = self.check_resource(params)?;
         let response = match params.require("grant_type")? {
             "authorization_code" => self.redeem_code(&client, params).await,
             "refresh_token" => self.refresh(&client, params).await,
-            "client_credentials" => self.client_credentials(&client, params).await,
+            "client_credentials" => {
+                (self.client_credentials(&client, params, endpoint_toolset)).await
+            }
             other => Err(OAuthError::unsupported_grant_type(format!(
                 "grant_type {other} is not supported (authorization_code, refresh_token, client_credentials are)"
             ))),
@@ -62,14 +64,22 @@ impl AuthServer {
         Ok(response)
     }
 
-    /// RFC 8707: a `resource` parameter, if sent, must be our `/mcp` URI.
-    pub(crate) fn check_resource(&self, params: &Params) -> Result<(), OAuthError> {
+    /// RFC 8707: a `resource` parameter, if sent, must be our `/mcp` URI
+    /// or one toolset's endpoint under it, whose name it answers (a code
+    /// or a refresh carries the binding its authorization made; a
+    /// service's token is bound to it).
+    pub(crate) fn check_resource<'p>(
+        &self,
+        params: &'p Params,
+    ) -> Result<Option<&'p str>, OAuthError> {
         match params.get("resource") {
-            Some(r) if r != self.config.resource() => Err(OAuthError::invalid_target(format!(
-                "this server issues tokens only for {}",
-                self.config.resource()
-            ))),
-            _ => Ok(()),
+            None => Ok(None),
+            Some(r) => self.config.toolset_of_resource(r).ok_or_else(|| {
+                OAuthError::invalid_target(format!(
+                    "this server issues tokens only for {} and its toolsets' endpoints",
+                    self.config.resource()
+                ))
+            }),
         }
     }
 
@@ -264,6 +274,7 @@ impl AuthServer {
         &self,
         client: &Client,
         params: &Params,
+        endpoint_toolset: Option<&str>,
     ) -> Result<TokenResponse, OAuthError> {
         if client.kind != ClientKind::Service {
             return Err(OAuthError::unauthorized_client(
@@ -275,6 +286,10 @@ impl AuthServer {
             params.get("scope"),
             "is not in this service's scope set",
         )?;
+        let scope = match endpoint_toolset {
+            Some(name) => scope.with_toolset(name),
+            None => scope,
+        };
         let family = Family {
             id: secret::random(16),
             client_id: client.client_id.clone(),
@@ -354,8 +369,9 @@ impl AuthServer {
     }
 }
 
-/// The scopes a request asks for (all of `allowed` when it names none), or
-/// `invalid_scope` naming what it asked beyond `allowed` and `why` not.
+/// The scopes a request asks for (all of `allowed` when it names none),
+/// with every toolset binding of `allowed`, or `invalid_scope` naming what
+/// it asked beyond `allowed` and `why` not.
 fn narrowed(allowed: &Scopes, asked: Option<&str>, why: &str) -> Result<Scopes, OAuthError> {
     let Some(asked) = asked else {
         return Ok(allowed.clone());
@@ -368,7 +384,8 @@ fn narrowed(allowed: &Scopes, asked: Option<&str>, why: &str) -> Result<Scopes, 
             extra.join(" ")
         )));
     }
-    Ok(asked)
+    // Asking for less never drops a toolset binding.
+    Ok(asked.keeping_toolsets(allowed))
 }
 
 fn scopes(stored: &str) -> Result<Scopes, OAuthError> {

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::config::AuthConfig;
+use crate::config::{AuthConfig, TOOLSET_PATH};
 use crate::scope;
 
 /// RFC 8414 metadata. One issuer string everywhere: here, in the resource
@@ -31,10 +31,13 @@ pub fn authorization_server(config: &AuthConfig) -> Value {
     })
 }
 
-/// RFC 9728 metadata for `/mcp`.
-pub fn protected_resource(config: &AuthConfig) -> Value {
+/// RFC 9728 metadata for `/mcp`, or for toolset `toolset`'s endpoint
+/// under it (`/mcp/toolsets/NAME`: RFC 9728 §3.3, the resource named is
+/// the one whose path the document was asked for).
+pub fn protected_resource(config: &AuthConfig, toolset: Option<&str>) -> Value {
+    let endpoint = toolset.map_or_else(String::new, |t| format!("{TOOLSET_PATH}{t}"));
     json!({
-        "resource": config.resource(),
+        "resource": format!("{}{endpoint}", config.resource()),
         "authorization_servers": [config.issuer],
         "scopes_supported": scope::FIRST_PARTY,
         "bearer_methods_supported": ["header"],

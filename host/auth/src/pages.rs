@@ -36,6 +36,12 @@ pub(crate) struct ConsentPage<'a> {
     pub redirect_host: &'a str,
     pub username: &'a str,
     pub scopes: &'a str,
+    /// The toolsets the request binds the client to (none: all the
+    /// person's tools, unless they pick one of `toolsets`).
+    pub bound: Vec<&'a str>,
+    /// The toolsets of the person's tenant to pick from, when the request
+    /// binds to none.
+    pub toolsets: &'a [String],
 }
 
 /// The templates, parsed once.
@@ -78,6 +84,8 @@ pub(crate) fn consent(p: &ConsentPage<'_>) -> Response {
         "redirect_host": p.redirect_host,
         "username": p.username,
         "scopes": p.scopes,
+        "bound": p.bound,
+        "toolsets": p.toolsets,
     });
     page(StatusCode::OK, "consent.html", context)
 }
@@ -153,6 +161,8 @@ mod tests {
             redirect_host: HOSTILE,
             username: HOSTILE,
             scopes: HOSTILE,
+            bound: vec![],
+            toolsets: &[HOSTILE.to_owned()],
         };
         let pages = [
             html(login(StatusCode::OK, &sign_in)).await,

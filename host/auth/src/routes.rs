@@ -34,6 +34,10 @@ pub fn router(auth: Arc<AuthServer>) -> Router {
             "/.well-known/oauth-protected-resource/mcp",
             get(pr_metadata),
         )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp/toolsets/{name}",
+            get(toolset_pr_metadata),
+        )
         .route("/oauth/jwks", get(jwks))
         .route("/oauth/token", post(token_endpoint))
         .route("/oauth/revoke", post(revoke))
@@ -84,7 +88,19 @@ async fn as_metadata(State(auth): State<Arc<AuthServer>>) -> Response {
 }
 
 async fn pr_metadata(State(auth): State<Arc<AuthServer>>) -> Response {
-    axum::Json(metadata::protected_resource(auth.config())).into_response()
+    axum::Json(metadata::protected_resource(auth.config(), None)).into_response()
+}
+
+/// A toolset endpoint's metadata; a name no toolset could have is not
+/// found (whether a tenant defines it is the tenant's, told to nobody).
+async fn toolset_pr_metadata(
+    State(auth): State<Arc<AuthServer>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+) -> Response {
+    if !toolhost_policy::is_toolset_name(&name) {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    axum::Json(metadata::protected_resource(auth.config(), Some(&name))).into_response()
 }
 
 async fn jwks(State(auth): State<Arc<AuthServer>>) -> Response {

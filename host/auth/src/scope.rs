@@ -7,6 +7,8 @@
 
 use std::collections::BTreeSet;
 
+use toolhost_policy::{TOOLSET_SCOPE, is_toolset_name};
+
 /// The scope `/mcp` requires.
 pub const MCP: &str = "mcp";
 
@@ -72,6 +74,61 @@ impl Scopes {
     pub fn into_vec(self) -> Vec<String> {
         self.0
     }
+
+    /// The toolsets the set binds to: each `toolset:NAME` scope's name.
+    pub fn toolsets(&self) -> impl Iterator<Item = &str> {
+        self.iter().filter_map(|s| s.strip_prefix(TOOLSET_SCOPE))
+    }
+
+    /// `self` with the toolset binding of `bound` added: asking for less
+    /// never drops a binding (a refresh, a service's token, a client
+    /// registered with one).
+    pub fn keeping_toolsets(mut self, bound: &Scopes) -> Scopes {
+        for s in bound.iter().filter(|s| is_toolset_scope(s)) {
+            if !self.contains(s) {
+                self.0.push(s.to_owned());
+            }
+        }
+        self
+    }
+
+    /// `self` with the binding to toolset `name` added.
+    pub fn with_toolset(mut self, name: &str) -> Scopes {
+        let scope = format!("{TOOLSET_SCOPE}{name}");
+        if !self.contains(&scope) {
+            self.0.push(scope);
+        }
+        self
+    }
+
+    /// What a client registered for `allowed` may be granted when it asks
+    /// for `self`: its scopes beyond toolsets must be allowed; a toolset
+    /// binding (which only narrows) any client may ask for, unless its
+    /// registration binds it, when it may name only those; and the
+    /// registration's binding is always kept. `Err` names what is refused.
+    pub fn granted_within(self, allowed: &Scopes) -> Result<Scopes, String> {
+        let bound = allowed.toolsets().next().is_some();
+        let refused: Vec<&str> = (self.iter())
+            .filter(|s| match s.strip_prefix(TOOLSET_SCOPE) {
+                Some(name) => !is_toolset_name(name) || (bound && !allowed.contains(s)),
+                None => !allowed.contains(s),
+            })
+            .collect();
+        if !refused.is_empty() {
+            return Err(format!(
+                "scope {} is not allowed for this client",
+                refused.join(" ")
+            ));
+        }
+        Ok(self.keeping_toolsets(allowed))
+    }
+}
+
+/// Whether `scope` binds a token to a toolset (`toolset:NAME`): such a
+/// scope only narrows what its token reaches, so it is kept whatever its
+/// client's registration says.
+pub fn is_toolset_scope(scope: &str) -> bool {
+    scope.starts_with(TOOLSET_SCOPE)
 }
 
 impl std::fmt::Display for Scopes {
@@ -91,6 +148,30 @@ mod tests {
         assert!(Scopes::parse("mcp \"quoted\"").is_err());
         assert!(Scopes::parse("a\\b").is_err());
         assert!(Scopes::parse("").expect("empty is valid").is_empty());
+    }
+
+    #[test]
+    fn toolset_bindings_are_asked_for_freely_kept_always_and_bound_by_registration() {
+        let parse = |s: &str| Scopes::parse(s).expect("valid");
+        let open = parse("mcp");
+        let asked = parse("mcp toolset:crm")
+            .granted_within(&open)
+            .expect("narrowing");
+        assert_eq!(asked.to_string(), "mcp toolset:crm");
+        assert!(parse("mcp toolset:Bad!").granted_within(&open).is_err());
+        assert!(parse("mcp admin").granted_within(&open).is_err());
+        let bound = parse("mcp toolset:crm");
+        let kept = parse("mcp").granted_within(&bound).expect("allowed");
+        assert_eq!(kept.to_string(), "mcp toolset:crm");
+        let other = parse("mcp toolset:finance").granted_within(&bound);
+        assert!(
+            other
+                .expect_err("bound elsewhere")
+                .contains("toolset:finance")
+        );
+        assert_eq!(parse("mcp").keeping_toolsets(&bound), bound);
+        assert_eq!(parse("mcp").with_toolset("crm"), bound);
+        assert_eq!(bound.toolsets().collect::<Vec<_>>(), ["crm"]);
     }
 
     #[test]

@@ -354,6 +354,9 @@ pub trait AuthStore: Send + Sync {
     fn user_by_id<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<User>>;
     /// The users of `tenant`, by username.
     fn users_of<'a>(&'a self, tenant: &'a str) -> StoreFuture<'a, Vec<User>>;
+    /// The names of the toolsets `tenant` defines, by name: what a person
+    /// may bind a client to at consent.
+    fn toolset_names<'a>(&'a self, tenant: &'a str) -> StoreFuture<'a, Vec<String>>;
     /// Replaces a user's password hash; false if there is no such user.
     fn set_password<'a>(&'a self, username: &'a str, hash: &'a str) -> StoreFuture<'a, bool>;
     /// Enables or disables a user; false if there is no such user.

@@ -97,6 +97,7 @@ impl AuthStore for Faulty {
         user_by_name(&self, username: &'a str) -> Option<User>;
         user_by_id(&self, id: &'a str) -> Option<User>;
         users_of(&self, tenant: &'a str) -> Vec<User>;
+        toolset_names(&self, tenant: &'a str) -> Vec<String>;
         set_password(&self, username: &'a str, hash: &'a str) -> bool;
         set_disabled(&self, username: &'a str, disabled: bool) -> bool;
         insert_client(&self, client: &'a Client) -> ();

@@ -80,12 +80,6 @@ impl Site {
     }
 }
 
-fn field(html: &str, name: &str) -> String {
-    let marker = format!("name=\"{name}\" value=\"");
-    let start = html.find(&marker).expect("the field") + marker.len();
-    html[start..start + html[start..].find('"').expect("a quote")].to_owned()
-}
-
 async fn serve(idp: Arc<FakeIdp>) -> (Site, Arc<AuthServer>) {
     serve_with(idp, true).await
 }
@@ -168,7 +162,7 @@ async fn the_upstream_logs_a_user_in_and_its_outage_leaves_password_login_workin
     assert!(page.contains("use your password"), "{page}");
     let form = [
         ("pending", pending.clone()),
-        ("csrf", field(&page, "csrf")),
+        ("csrf", common::field(&page, "csrf")),
         ("username", "alice".into()),
         ("password", "alice-password".into()),
     ];

@@ -67,6 +67,7 @@ pub mod render;
 mod reviews;
 mod runs;
 mod tenants;
+mod toolsets;
 pub mod viewer;
 
 use std::collections::{BTreeMap, HashMap};
@@ -173,6 +174,7 @@ impl Console {
             .merge(clients::routes())
             .merge(audit::routes())
             .merge(tenants::routes())
+            .merge(toolsets::routes())
             .route(
                 OLD_APPROVALS,
                 get(|| async { moved(Page::Approvals.path()) }),

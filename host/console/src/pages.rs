@@ -26,6 +26,8 @@ pub enum Page {
     People,
     /// The tenant's service clients.
     Clients,
+    /// The tenant's toolsets.
+    Toolsets,
     /// Every tenant of the host, with what each holds: the operators'.
     Tenants,
     /// The audit trail.
@@ -33,7 +35,7 @@ pub enum Page {
 }
 
 /// Every page, in navigation order.
-pub const ALL: [Page; 11] = [
+pub const ALL: [Page; 12] = [
     Page::Inbox,
     Page::Approvals,
     Page::Checkpoints,
@@ -43,6 +45,7 @@ pub const ALL: [Page; 11] = [
     Page::Authoring,
     Page::People,
     Page::Clients,
+    Page::Toolsets,
     Page::Tenants,
     Page::Audit,
 ];
@@ -60,6 +63,7 @@ impl Page {
             Page::Authoring => "/admin/authoring",
             Page::People => "/admin/people",
             Page::Clients => "/admin/people/clients",
+            Page::Toolsets => "/admin/toolsets",
             Page::Tenants => "/admin/tenants",
             Page::Audit => "/admin/audit",
         }
@@ -77,6 +81,7 @@ impl Page {
             Page::Authoring => "Authoring",
             Page::People => "People",
             Page::Clients => "Service clients",
+            Page::Toolsets => "Toolsets",
             Page::Tenants => "Tenants",
             Page::Audit => "Audit",
         }
@@ -98,6 +103,7 @@ impl Page {
             Page::Authoring => viewer.may_use("list_authoring_sessions"),
             Page::People => viewer.is_tenant_admin(),
             Page::Clients => viewer.is_tenant_admin(),
+            Page::Toolsets => viewer.may_use("list_toolsets"),
             Page::Tenants => viewer.is_host_operator(),
             Page::Audit => viewer.granted(AUDIT_PERMISSION),
         }

@@ -18,7 +18,7 @@ pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; 
                        form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// The templates, by name.
-const TEMPLATES: [(&str, &str); 14] = [
+const TEMPLATES: [(&str, &str); 15] = [
     ("layout.html", include_str!("../templates/layout.html")),
     ("macros.html", include_str!("../templates/macros.html")),
     ("error.html", include_str!("../templates/error.html")),
@@ -42,6 +42,7 @@ const TEMPLATES: [(&str, &str); 14] = [
     ("clients.html", include_str!("../templates/clients.html")),
     ("audit.html", include_str!("../templates/audit.html")),
     ("tenants.html", include_str!("../templates/tenants.html")),
+    ("toolsets.html", include_str!("../templates/toolsets.html")),
 ];
 
 /// The console's templates, parsed once.

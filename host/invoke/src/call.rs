@@ -13,7 +13,9 @@ use toolhost_backend::Backends;
 use toolhost_catalog::{Catalog, Catalogs};
 use toolhost_catalog::{LoadedPlugin, ToolRef};
 use toolhost_gates::{CheckpointStore, GateStore, IdempotencyKey};
-use toolhost_policy::{Decision, Grants, Operators, PolicyStore, Use, decide};
+use toolhost_policy::{
+    Decision, Grants, Operators, PolicyStore, Use, Within, bound_toolsets, decide,
+};
 use toolhost_runtime::{
     BackendGrant, CallContext, ClientLink, LogSink, ProgressSink, Runtime, Snapshots, ToolOutput,
 };
@@ -243,7 +245,8 @@ impl Toolhost {
 
     /// `who`'s roles in its tenant, read now (services have none: their
     /// token's scopes bound them), with its tenant's standing: whether it
-    /// is the operator tenant.
+    /// is the operator tenant; narrowed to the toolsets its token names,
+    /// as its tenant defines them now (read only for a bound principal).
     pub(crate) async fn grants(&self, who: &Principal) -> Result<Grants, InvokeError> {
         let grants = match who.kind {
             PrincipalKind::User => self
@@ -253,7 +256,19 @@ impl Toolhost {
                 .map_err(InvokeError::Policy)?,
             PrincipalKind::Service => Grants::none(),
         };
-        Ok(self.operators.standing(&who.tenant, grants))
+        let named = bound_toolsets(&who.scopes);
+        let within = match named.is_empty() {
+            true => None,
+            false => {
+                let defined = (self.policy.toolsets(&who.tenant, &named).await)
+                    .map_err(InvokeError::Policy)?;
+                Some(Within::new(named, defined))
+            }
+        };
+        Ok(self
+            .operators
+            .standing(&who.tenant, grants)
+            .narrowed(within))
     }
 
     /// The tool called `name` in the catalog `tenant` is served (schemas
@@ -509,10 +524,19 @@ impl Toolhost {
         let policy = tracing::info_span!("policy");
         let grants = self.grants(who).instrument(policy.clone()).await?;
         let decided = policy.in_scope(|| decision(who, &grants, tool, Use::Call));
-        if decided == Decision::Denied {
-            return Err(InvokeError::PermissionDenied {
-                tool: spec.name.to_string(),
-            });
+        match decided {
+            Decision::Denied => {
+                return Err(InvokeError::PermissionDenied {
+                    tool: spec.name.to_string(),
+                });
+            }
+            // Outside the caller's toolsets, as if the catalog had none.
+            Decision::Hidden => {
+                return Err(InvokeError::ToolNotFound {
+                    tool: spec.name.to_string(),
+                });
+            }
+            Decision::Allowed | Decision::Gated => {}
         }
         served.schemas.check(&self.bounds, tool, args)?; // over a limit → LIMIT_EXCEEDED, off-schema → INVALID_ARGUMENTS
         Ok(grants)
@@ -627,6 +651,9 @@ impl Toolhost {
 fn decision(who: &Principal, grants: &Grants, tool: &Tool, use_: Use) -> Decision {
     if tool.open() {
         return Decision::Allowed;
+    }
+    if !tool.within(grants) {
+        return Decision::Hidden; // outside the caller's toolsets: not found
     }
     let spec = tool.spec();
     decide(who, grants, &spec.permission, spec.risk, use_)

@@ -19,6 +19,7 @@ use toolhost_policy::{Grants, Use, decide};
 use toolhost_runtime::{CallContext, ClientLink, Prompt, PromptReply, PromptSpec};
 use toolhost_types::{Digest, Principal, Risk};
 
+use crate::tool::plugin_within;
 use crate::{Conversation, InvokeError, Toolhost};
 
 /// What an audit row of a prompt get or a resource read says.
@@ -95,8 +96,10 @@ impl Toolhost {
     /// The prompts `who` may use, by name.
     pub async fn prompts(&self, who: &Principal) -> Result<Vec<PromptRef>, InvokeError> {
         let grants = self.grants(who).await?;
-        let out: Vec<PromptRef> = (self.catalog(&who.tenant).prompts())
+        let catalog = self.catalog(&who.tenant);
+        let out: Vec<PromptRef> = (catalog.prompts())
             .filter(|(_, spec)| permits(who, &grants, spec, Use::List))
+            .filter(|(plugin, _)| plugin_within(&catalog, &grants, plugin))
             .map(|(plugin, spec)| PromptRef {
                 plugin: plugin.clone(),
                 spec: spec.clone(),
@@ -109,7 +112,9 @@ impl Toolhost {
     fn prompt_for(&self, who: &Principal, grants: &Grants, name: &str) -> Option<PromptRef> {
         let catalog = self.catalog(&who.tenant);
         let (plugin, spec) = catalog.prompt(name)?;
-        permits(who, grants, spec, Use::Call).then(|| PromptRef {
+        let found =
+            permits(who, grants, spec, Use::Call) && plugin_within(&catalog, grants, plugin);
+        found.then(|| PromptRef {
             plugin: plugin.clone(),
             spec: spec.clone(),
         })

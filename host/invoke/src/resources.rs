@@ -21,6 +21,7 @@ use toolhost_runtime::{CallContext, ResourceContents, ResourceSpec, TemplateSpec
 use toolhost_types::{Digest, Permission, Principal, Risk};
 
 use crate::prompts::Row;
+use crate::tool::plugin_within;
 use crate::{InvokeError, Toolhost};
 
 /// A resource a caller may read, with its plugin.
@@ -134,8 +135,10 @@ impl Toolhost {
     /// The resources at fixed URIs `who` may read, by URI.
     pub async fn resources(&self, who: &Principal) -> Result<Vec<ResourceRef>, InvokeError> {
         let grants = self.grants(who).await?;
-        let out: Vec<ResourceRef> = (self.catalog(&who.tenant).resources())
+        let catalog = self.catalog(&who.tenant);
+        let out: Vec<ResourceRef> = (catalog.resources())
             .filter(|(_, spec)| permits(who, &grants, &spec.permission, Use::List))
+            .filter(|(plugin, _)| plugin_within(&catalog, &grants, plugin))
             .map(|(plugin, spec)| ResourceRef {
                 plugin: plugin.clone(),
                 spec: spec.clone(),
@@ -150,8 +153,10 @@ impl Toolhost {
         who: &Principal,
     ) -> Result<Vec<TemplateRef>, InvokeError> {
         let grants = self.grants(who).await?;
-        let out: Vec<TemplateRef> = (self.catalog(&who.tenant).resource_templates())
+        let catalog = self.catalog(&who.tenant);
+        let out: Vec<TemplateRef> = (catalog.resource_templates())
             .filter(|(_, spec)| permits(who, &grants, &spec.permission, Use::List))
+            .filter(|(plugin, _)| plugin_within(&catalog, &grants, plugin))
             .map(|(plugin, spec)| TemplateRef {
                 plugin: plugin.clone(),
                 spec: spec.clone(),

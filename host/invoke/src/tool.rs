@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolhost_audit::Effect;
 use toolhost_catalog::{LoadedPlugin, ToolRef};
+use toolhost_policy::Grants;
 use toolhost_runtime::{ProgressSink, ToolOutput, ToolSpec};
 use toolhost_secrets::Scanner;
 use toolhost_types::{Digest, Principal};
@@ -305,6 +306,14 @@ impl Tool {
         }
     }
 
+    /// Whether it is within the toolsets `grants` are narrowed to (see
+    /// [`Grants::reaches_tool`]): a catalog tool by its name, plugin and
+    /// tags, the host's own by its name.
+    pub fn within(&self, grants: &Grants) -> bool {
+        let plugin = (self.catalog_tool()).map(|t| t.plugin().manifest.plugin.name.as_str());
+        grants.reaches_tool(self.spec().name.as_str(), plugin, self.tags())
+    }
+
     /// Whether every principal may see and call it ([`HostTool::open`]; a
     /// tool a feature claimed never is).
     pub fn open(&self) -> bool {
@@ -368,4 +377,20 @@ pub fn invalid(detail: impl Into<String>) -> InvokeError {
     InvokeError::InvalidArguments {
         detail: detail.into(),
     }
+}
+
+/// Whether `plugin`'s prompts and resources are within the toolsets
+/// `grants` are narrowed to (see [`Grants::reaches_plugin`]): one of its
+/// tools in `catalog` is.
+pub(crate) fn plugin_within(
+    catalog: &toolhost_catalog::Catalog,
+    grants: &Grants,
+    plugin: &LoadedPlugin,
+) -> bool {
+    let name = plugin.manifest.plugin.name.as_str();
+    grants.reaches_plugin(name, || {
+        (catalog.tools())
+            .filter(|t| t.plugin().manifest.plugin.name.as_str() == name)
+            .any(|t| Tool::Plugin(t.clone()).within(grants))
+    })
 }

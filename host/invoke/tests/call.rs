@@ -41,6 +41,26 @@ impl AuditSink for Recorded {
 }
 
 async fn host(audit: Arc<Recorded>, spin_timeout: &str) -> Toolhost {
+    host_with(audit, spin_timeout, Arc::new(FixedGrants(alices_grants()))).await
+}
+
+/// Alice's roles allow what hello and spin need, nothing else.
+fn alices_grants() -> Grants {
+    Grants::new(
+        false,
+        [
+            "hello:read".parse().expect("valid"),
+            "fixture:run".parse().expect("valid"),
+        ],
+    )
+}
+
+/// [`host`] deciding by `policy`.
+async fn host_with(
+    audit: Arc<Recorded>,
+    spin_timeout: &str,
+    policy: Arc<dyn toolhost_policy::PolicyStore>,
+) -> Toolhost {
     let dir = tempfile::tempdir().expect("temp dir");
     for f in [toolhost_fixtures::HELLO, toolhost_fixtures::T_LIMITS_SPIN] {
         toolhost_catalog::pin(Path::new(f.manifest), Path::new(f.component), dir.path())
@@ -62,20 +82,7 @@ async fn host(audit: Arc<Recorded>, spin_timeout: &str) -> Toolhost {
             .map(ToString::to_string)
             .collect::<Vec<_>>()
     );
-    // Alice's roles allow what hello and spin need, nothing else.
-    let grants = Grants::new(
-        false,
-        [
-            "hello:read".parse().expect("valid"),
-            "fixture:run".parse().expect("valid"),
-        ],
-    );
-    Toolhost::new(
-        Arc::new(loaded.catalog),
-        Arc::new(FixedGrants(grants)),
-        runtime,
-        audit,
-    )
+    Toolhost::new(Arc::new(loaded.catalog), policy, runtime, audit)
 }
 
 fn req(tool: &str, arguments: serde_json::Value) -> CallRequest {
@@ -498,6 +505,180 @@ async fn a_catalog_served_to_one_tenant_is_an_unknown_name_to_another() {
             ("demo", None, Some("TOOL_NOT_FOUND")),
             ("demo", None, Some("TOOL_NOT_FOUND")),
             ("acme", Some("hello"), None),
+        ]
+    );
+}
+
+/// The policy of `host`'s test, with toolsets: every principal holds the
+/// same grants, and the tenant defines `toolsets`.
+struct WithToolsets {
+    grants: FixedGrants,
+    toolsets: Vec<toolhost_policy::Toolset>,
+}
+
+impl toolhost_policy::PolicyStore for WithToolsets {
+    fn grants<'a>(&'a self, t: &'a str, s: &'a str) -> toolhost_policy::PolicyFuture<'a, Grants> {
+        self.grants.grants(t, s)
+    }
+    fn toolsets<'a>(
+        &'a self,
+        _: &'a str,
+        names: &'a [String],
+    ) -> toolhost_policy::PolicyFuture<'a, Vec<toolhost_policy::Toolset>> {
+        let found = (self.toolsets.iter())
+            .filter(|t| names.contains(&t.name))
+            .cloned()
+            .collect();
+        Box::pin(async move { Ok(found) })
+    }
+    fn all_toolsets<'a>(
+        &'a self,
+        _: &'a str,
+    ) -> toolhost_policy::PolicyFuture<'a, Vec<toolhost_policy::Toolset>> {
+        Box::pin(async move { Ok(self.toolsets.clone()) })
+    }
+    fn define_toolset<'a>(
+        &'a self,
+        t: &'a str,
+        d: &'a toolhost_policy::Toolset,
+    ) -> toolhost_policy::PolicyFuture<'a, bool> {
+        self.grants.define_toolset(t, d)
+    }
+    fn delete_toolset<'a>(
+        &'a self,
+        t: &'a str,
+        n: &'a str,
+    ) -> toolhost_policy::PolicyFuture<'a, bool> {
+        self.grants.delete_toolset(t, n)
+    }
+    fn create_role<'a>(
+        &'a self,
+        t: &'a str,
+        n: &'a str,
+        a: bool,
+    ) -> toolhost_policy::PolicyFuture<'a, ()> {
+        self.grants.create_role(t, n, a)
+    }
+    fn delete_role<'a>(
+        &'a self,
+        t: &'a str,
+        n: &'a str,
+    ) -> toolhost_policy::PolicyFuture<'a, bool> {
+        self.grants.delete_role(t, n)
+    }
+    fn permit<'a>(
+        &'a self,
+        t: &'a str,
+        r: &'a str,
+        p: &'a toolhost_types::Permission,
+    ) -> toolhost_policy::PolicyFuture<'a, bool> {
+        self.grants.permit(t, r, p)
+    }
+    fn forbid<'a>(
+        &'a self,
+        t: &'a str,
+        r: &'a str,
+        p: &'a toolhost_types::Permission,
+    ) -> toolhost_policy::PolicyFuture<'a, bool> {
+        self.grants.forbid(t, r, p)
+    }
+    fn assign<'a>(
+        &'a self,
+        t: &'a str,
+        r: &'a str,
+        s: &'a str,
+    ) -> toolhost_policy::PolicyFuture<'a, bool> {
+        self.grants.assign(t, r, s)
+    }
+    fn unassign<'a>(
+        &'a self,
+        t: &'a str,
+        r: &'a str,
+        s: &'a str,
+    ) -> toolhost_policy::PolicyFuture<'a, bool> {
+        self.grants.unassign(t, r, s)
+    }
+    fn roles<'a>(
+        &'a self,
+        t: &'a str,
+    ) -> toolhost_policy::PolicyFuture<'a, Vec<toolhost_policy::Role>> {
+        self.grants.roles(t)
+    }
+}
+
+/// A principal bound to a toolset lists and calls only its tools; one
+/// outside it, or every tool when the toolset is not defined, is not
+/// found, in the words a name nobody serves gets, and audited as such.
+#[tokio::test]
+async fn a_principal_bound_to_a_toolset_reaches_only_its_tools() {
+    let audit = Arc::new(Recorded::default());
+    let greeting = toolhost_policy::Toolset {
+        name: "greeting".into(),
+        tools: ["greet".to_owned()].into(),
+        ..Default::default()
+    };
+    let policy = WithToolsets {
+        grants: FixedGrants(alices_grants()),
+        toolsets: vec![greeting],
+    };
+    let host = host_with(audit.clone(), "200ms", Arc::new(policy)).await;
+    let bound = |toolset: &str| Principal {
+        scopes: vec!["mcp".into(), format!("toolset:{toolset}")],
+        ..alice()
+    };
+    let names = |who: Principal| {
+        let host = &host;
+        async move {
+            let listed = host.list(&who).await.expect("lists").tools;
+            listed
+                .iter()
+                .map(|t| t.spec().name.to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert!(names(alice()).await.contains(&"spin".to_owned()));
+    assert_eq!(names(bound("greeting")).await, ["greet"]);
+    assert_eq!(names(bound("gone")).await, Vec::<String>::new());
+
+    let cancel = CancellationToken::new();
+    let outside = host
+        .call(&bound("greeting"), req("ping", json!({})), &cancel)
+        .await
+        .expect_err("outside the toolset");
+    let unknown = host
+        .call(&bound("greeting"), req("nope", json!({})), &cancel)
+        .await
+        .expect_err("nowhere");
+    assert_eq!(outside.code(), "TOOL_NOT_FOUND");
+    assert_eq!(
+        outside.to_string().replace("ping", "X"),
+        unknown.to_string().replace("nope", "X")
+    );
+    host.call(
+        &bound("greeting"),
+        req("greet", json!({"name": "Ada"})),
+        &cancel,
+    )
+    .await
+    .expect("inside the toolset");
+    let gone = host
+        .call(
+            &bound("gone"),
+            req("greet", json!({"name": "Ada"})),
+            &cancel,
+        )
+        .await
+        .expect_err("a toolset not defined holds nothing");
+    assert_eq!(gone.code(), "TOOL_NOT_FOUND");
+    let events = audit.events.lock().expect("lock");
+    let codes: Vec<_> = events.iter().map(|e| e.error_code.as_deref()).collect();
+    assert_eq!(
+        codes,
+        [
+            Some("TOOL_NOT_FOUND"),
+            Some("TOOL_NOT_FOUND"),
+            None,
+            Some("TOOL_NOT_FOUND")
         ]
     );
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use toolhost_types::{Permission, Principal, PrincipalKind, Risk};
 
 use crate::operators::host_level;
+use crate::toolsets::Within;
 
 /// What the caller is doing with the tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +47,8 @@ pub struct Grants {
     admin: bool,
     permissions: BTreeSet<Permission>,
     operator: bool,
+    /// The toolsets the principal's token binds it to, if any.
+    within: Option<Within>,
 }
 
 impl Grants {
@@ -55,7 +58,41 @@ impl Grants {
             admin,
             permissions: permissions.into_iter().collect(),
             operator: false,
+            within: None,
         }
+    }
+
+    /// These grants, narrowed to the toolsets of `within` (see
+    /// [`Within`]); `None` leaves them whole.
+    pub fn narrowed(mut self, within: Option<Within>) -> Self {
+        self.within = within;
+        self
+    }
+
+    /// The toolsets these grants are narrowed to, if any.
+    pub fn within(&self) -> Option<&Within> {
+        self.within.as_ref()
+    }
+
+    /// Whether plugin `plugin`'s prompts and resources are within the
+    /// toolsets these grants are narrowed to: always when they are not
+    /// narrowed; else when the toolsets take the plugin whole, or
+    /// `has_tool_within` (one of its tools is within them).
+    pub fn reaches_plugin(&self, plugin: &str, has_tool_within: impl FnOnce() -> bool) -> bool {
+        match &self.within {
+            None => true,
+            Some(w) => w.names_plugin(plugin) || has_tool_within(),
+        }
+    }
+
+    /// Whether a tool called `name` of `plugin` tagged `tags` is within
+    /// the toolsets these grants are narrowed to (always, when they are
+    /// not narrowed). Outside them a tool is hidden from listing and not
+    /// found by a call, whatever the permissions say.
+    pub fn reaches_tool(&self, name: &str, plugin: Option<&str>, tags: &[String]) -> bool {
+        self.within
+            .as_ref()
+            .is_none_or(|w| w.includes(name, plugin, tags))
     }
 
     /// These grants, held in the operator tenant (`true`) or not.
@@ -102,11 +139,13 @@ fn covers(granted: &Permission, required: &Permission) -> bool {
         && (granted.action() == required.action() || granted.action() == "*")
 }
 
-/// A service principal's scopes as permissions (`mcp` and any other
-/// non-permission scope are skipped).
+/// A service principal's scopes as permissions (`mcp`, a toolset binding
+/// and any other non-permission scope are skipped: `toolset:crm` narrows,
+/// and never permits what a permission of that name would).
 fn scope_allows(scopes: &[String], required: &Permission) -> bool {
     scopes
         .iter()
+        .filter(|s| !s.starts_with(crate::TOOLSET_SCOPE))
         .filter_map(|s| s.parse::<Permission>().ok())
         .any(|p| covers(&p, required))
 }
@@ -160,12 +199,35 @@ mod tests {
     }
 
     #[test]
+    fn narrowed_grants_reach_the_plugins_their_toolsets_take_or_hold_a_tool_of() {
+        let crm = crate::Toolset {
+            name: "crm".into(),
+            plugins: ["crm-core".to_owned()].into(),
+            tools: ["greet".to_owned()].into(),
+            ..crate::Toolset::default()
+        };
+        let whole = Grants::none();
+        assert!(whole.reaches_plugin("anything", || false));
+        assert!(whole.reaches_tool("anything", Some("any"), &[]));
+        let narrowed = Grants::none().narrowed(Some(Within::new(vec!["crm".into()], vec![crm])));
+        assert!(narrowed.reaches_plugin("crm-core", || false), "taken whole");
+        assert!(
+            narrowed.reaches_plugin("hello", || true),
+            "one of its tools is in"
+        );
+        assert!(!narrowed.reaches_plugin("hello", || false));
+        assert!(narrowed.reaches_tool("greet", Some("hello"), &[]));
+        assert!(!narrowed.reaches_tool("farewell", Some("hello"), &[]));
+    }
+
+    #[test]
     fn the_decision_table() {
         let user = principal(PrincipalKind::User, &["mcp"]);
         let analyst = Grants::new(false, [perm("report:view"), perm("dataset:*")]);
         let admin = Grants::new(true, []);
         let service = principal(PrincipalKind::Service, &["mcp", "report:view"]);
         let submitter = principal(PrincipalKind::Service, &["mcp", "catalog:submit"]);
+        let bound = principal(PrincipalKind::Service, &["mcp", "toolset:crm"]);
         let operator = Grants::new(true, []).operating(true);
         let in_ops = Grants::none().operating(true);
         use Decision::*;
@@ -205,6 +267,15 @@ mod tests {
             ),
             // Services: scopes only; a user's roles never apply.
             (&service, &admin, "report:view", Risk::Low, Call, Allowed),
+            // A toolset binding is no permission, whatever it is named.
+            (
+                &bound,
+                &Grants::none(),
+                "toolset:crm",
+                Risk::Low,
+                Call,
+                Denied,
+            ),
             (&service, &admin, "report:edit", Risk::Low, List, Hidden),
             (&service, &admin, "report:edit", Risk::Low, Call, Denied),
             // The catalog is the operators': another tenant's admin, or its

@@ -10,6 +10,10 @@
 //!   changes the next list and the next call, with the same token.
 //! - Service principals are bounded by their token's scopes alone; roles
 //!   are for people.
+//! - [`Toolset`]s narrow: a principal whose token names `toolset:NAME`
+//!   sees and calls only the tools in that toolset of its tenant
+//!   ([`Within`], carried by its [`Grants`]), and within it what its
+//!   permissions allow.
 //! - [`Operators`]: the catalog every tenant shares is governed from one
 //!   tenant the host names. A host-level permission ([`host_level`]:
 //!   `catalog:*`) is held there only; another tenant's admin role, its
@@ -28,7 +32,12 @@
 mod decide;
 mod operators;
 mod store;
+mod toolsets;
 
 pub use decide::{Decision, Grants, Use, decide};
 pub use operators::{HOST_RESOURCE, Operators, host_level};
 pub use store::{FixedGrants, PolicyFuture, PolicyStore, PolicyStoreError, Role};
+pub use toolsets::{
+    MAX_TOOLSET_ENTRIES, MAX_TOOLSET_ENTRY, MAX_TOOLSET_NAME, MAX_TOOLSETS, TOOLSET_SCOPE, Toolset,
+    ToolsetError, Within, bound_toolsets, is_toolset_name,
+};

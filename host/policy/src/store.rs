@@ -6,7 +6,7 @@ use std::pin::Pin;
 
 use toolhost_types::Permission;
 
-use crate::Grants;
+use crate::{Grants, Toolset};
 
 /// A boxed future, so stores can be used as trait objects.
 pub type PolicyFuture<'a, T> =
@@ -93,6 +93,27 @@ pub trait PolicyStore: Send + Sync {
     ) -> PolicyFuture<'a, bool>;
     /// Every role of a tenant, by name.
     fn roles<'a>(&'a self, tenant: &'a str) -> PolicyFuture<'a, Vec<Role>>;
+    /// The toolsets of `tenant` among `names` (those it defines, by name):
+    /// one read, on every request of a principal bound to a toolset.
+    fn toolsets<'a>(
+        &'a self,
+        tenant: &'a str,
+        names: &'a [String],
+    ) -> PolicyFuture<'a, Vec<Toolset>>;
+    /// Every toolset of a tenant, by name.
+    fn all_toolsets<'a>(&'a self, tenant: &'a str) -> PolicyFuture<'a, Vec<Toolset>>;
+    /// Defines `toolset` in `tenant`, replacing one of the same name; true
+    /// if it is new. `NotFound` without the tenant, `Conflict` when the
+    /// tenant defines [`MAX_TOOLSETS`](crate::MAX_TOOLSETS) already. The
+    /// caller checks the definition ([`Toolset::check`]).
+    fn define_toolset<'a>(
+        &'a self,
+        tenant: &'a str,
+        toolset: &'a Toolset,
+    ) -> PolicyFuture<'a, bool>;
+    /// Deletes a toolset; false if there was none. Tokens bound to it
+    /// reach nothing from then on.
+    fn delete_toolset<'a>(&'a self, tenant: &'a str, name: &'a str) -> PolicyFuture<'a, bool>;
 }
 
 /// A read-only store giving every principal the same grants: for tests,
@@ -124,6 +145,18 @@ impl PolicyStore for FixedGrants {
     }
     fn roles<'a>(&'a self, _: &'a str) -> PolicyFuture<'a, Vec<Role>> {
         Box::pin(async { Ok(Vec::new()) })
+    }
+    fn toolsets<'a>(&'a self, _: &'a str, _: &'a [String]) -> PolicyFuture<'a, Vec<Toolset>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    fn all_toolsets<'a>(&'a self, _: &'a str) -> PolicyFuture<'a, Vec<Toolset>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    fn define_toolset<'a>(&'a self, _: &'a str, _: &'a Toolset) -> PolicyFuture<'a, bool> {
+        Box::pin(async { Err(read_only()) })
+    }
+    fn delete_toolset<'a>(&'a self, _: &'a str, _: &'a str) -> PolicyFuture<'a, bool> {
+        Box::pin(async { Err(read_only()) })
     }
 }
 

@@ -86,6 +86,7 @@ pub(crate) fn host(parts: &Parts, catalogs: Catalogs) -> anyhow::Result<(Arc<Too
         runs.host_tools(Some(authoring.clone() as Arc<dyn Sessions>)),
         authoring.host_tools(),
         toolhost_discovery::host_tools(Arc::new(toolhost_mcp::tool_json)),
+        toolhost_toolsets::host_tools(store.clone()),
     ];
     let host = (features.into_iter().flatten()).try_fold(call_path, Toolhost::with_host_tool)?;
     // Every tenant's catalog, now that the features claiming tools are in.

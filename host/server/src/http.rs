@@ -37,8 +37,8 @@ pub struct Ops {
     pub replica: HeaderValue,
 }
 
-/// The host's router: `/mcp` (behind the bearer check, then the host's
-/// own request guard), the OAuth authorization server, `/healthz`,
+/// The host's router: `/mcp` and each toolset's endpoint under it
+/// (behind the bearer check, then the host's own request guard), the OAuth authorization server, `/healthz`,
 /// `/readyz`. Metrics name every tool and count every tenant's calls, so
 /// they are never served here: [`metrics_router`] serves them on a
 /// listener of their own.
@@ -59,8 +59,11 @@ pub fn router(
     let mcp = tower::ServiceBuilder::new()
         .map_response(no_store)
         .service(mcp);
+    // `/mcp/toolsets/NAME` is the same endpoint narrowed to toolset NAME
+    // (the bearer check adds the binding to the caller).
     let guarded = Router::new()
-        .route_service("/mcp", mcp)
+        .route_service("/mcp", mcp.clone())
+        .route_service("/mcp/toolsets/{name}", mcp)
         .layer(axum::middleware::from_fn(crate::mcp_sessions::owned))
         .layer(axum::middleware::from_fn(crate::rate_limit::limit))
         .layer(axum::middleware::from_fn(crate::mcp_listen::tasks))

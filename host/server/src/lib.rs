@@ -61,6 +61,7 @@ mod serve;
 mod signer_cli;
 mod sso_config;
 mod telemetry;
+mod toolset_cli;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -144,6 +145,10 @@ enum Command {
     /// A tenant's roles: add, delete, permit and forbid permissions, list.
     #[command(subcommand)]
     Role(rbac::RoleCommand),
+    /// A tenant's toolsets: named subsets of its tools clients are bound
+    /// to (define, delete, list).
+    #[command(subcommand)]
+    Toolset(toolset_cli::ToolsetCommand),
     /// Give a role to a user of its tenant (effective on their next request).
     Grant(rbac::GrantArgs),
     /// Take a role from a user (effective on their next request).
@@ -316,6 +321,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Client(command) => admin::client(command).await,
         Command::Tenant(command) => rbac::tenant(command).await,
         Command::Role(command) => rbac::role(command).await,
+        Command::Toolset(command) => toolset_cli::toolset(command).await,
         Command::Grant(args) => rbac::grant(args).await,
         Command::Revoke(args) => rbac::revoke(args).await,
         Command::Audit(command) => audit_cli::audit(command).await,

@@ -34,6 +34,7 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::json;
 use toolhost_mcp::OwnedSession;
+use toolhost_policy::bound_toolsets;
 use toolhost_types::Principal;
 
 use crate::guard::{LIMIT_EXCEEDED, Peeked};
@@ -90,6 +91,11 @@ impl Owner {
 struct Session {
     owner: Owner,
     streams: usize,
+    /// The toolsets its requests were narrowed to when it opened (its
+    /// endpoint's and its token's): it is used with the same or not at
+    /// all, so a session opened at one toolset's endpoint is no session
+    /// at another's, nor at `/mcp`.
+    within: Vec<String>,
 }
 
 /// The sessions by id, and how many each owner holds (its open sessions
@@ -141,13 +147,17 @@ struct Reserved {
 }
 
 impl Reserved {
-    /// The session `id` now holds the place.
-    fn open(mut self, id: &str) {
+    /// The session `id`, narrowed to toolsets `within`, now holds the
+    /// place.
+    fn open(mut self, id: &str, within: Vec<String>) {
         let owner = self.owner.take().expect("a reservation opens once");
         let mut t = lock(&self.table);
-        let replaced = t
-            .sessions
-            .insert(id.to_owned(), Session { owner, streams: 0 });
+        let session = Session {
+            owner,
+            streams: 0,
+            within,
+        };
+        let replaced = t.sessions.insert(id.to_owned(), session);
         if let Some(old) = replaced {
             t.release(&old.owner);
         }
@@ -182,6 +192,11 @@ impl SessionOwners {
 
     fn owner_of(&self, id: &str) -> Option<Owner> {
         self.lock().sessions.get(id).map(|s| s.owner.clone())
+    }
+
+    /// Whether session `id` was opened narrowed to toolsets `within`.
+    fn narrowed_alike(&self, id: &str, within: &[String]) -> bool {
+        (self.lock().sessions.get(id)).is_some_and(|s| s.within == within)
     }
 
     /// One of `owner`'s places, if it holds fewer than its cap: counting
@@ -308,6 +323,11 @@ pub async fn owned(mut req: Request, next: Next) -> Response {
             metrics::counter!("toolhost_foreign_session_requests_total").increment(1);
             return session_not_found();
         }
+        // The caller's, opened at another toolset's endpoint (or with
+        // another binding): no session here.
+        Some(_) if !owners.narrowed_alike(&id, &bound_toolsets(&who.scopes)) => {
+            return session_not_found();
+        }
         // Not a session here: rmcp answers a legacy request 404, and a
         // stateless one has no session.
         None => return crate::mcp_replay::bound(req, next).await,
@@ -330,6 +350,9 @@ pub async fn owned(mut req: Request, next: Next) -> Response {
 /// An `initialize` without a session: refused past the principal's cap;
 /// the session it opens is remembered as the caller's.
 async fn opened(owners: &SessionOwners, caller: Owner, req: Request, next: Next) -> Response {
+    let within = (req.extensions().get::<Principal>())
+        .map(|who| bound_toolsets(&who.scopes))
+        .unwrap_or_default();
     let Some(place) = owners.reserve(caller) else {
         return over_cap("sessions_per_principal", owners.caps.per_principal);
     };
@@ -339,7 +362,7 @@ async fn opened(owners: &SessionOwners, caller: Owner, req: Request, next: Next)
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
     {
-        place.open(id);
+        place.open(id, within);
     }
     answer
 }
@@ -402,7 +425,10 @@ mod tests {
             streams_per_session: 2,
         };
         let owners = SessionOwners::new(caps, None);
-        owners.reserve(owner("alice")).expect("a place").open("s1");
+        owners
+            .reserve(owner("alice"))
+            .expect("a place")
+            .open("s1", vec![]);
         assert_eq!(owners.owner_of("s1"), Some(owner("alice")));
         assert_eq!(owners.held_by(&owner("alice")), 1);
         let first = owners.stream("s1").expect("a first stream");
@@ -438,7 +464,7 @@ mod tests {
         let third = owners
             .reserve(owner("alice"))
             .expect("an initialize that opened no session gave its place back");
-        third.open("s1");
+        third.open("s1", vec![]);
         assert_eq!(owners.held_by(&owner("alice")), 2);
     }
 }

@@ -94,6 +94,19 @@ impl AuthStore for Store {
         })
     }
 
+    fn toolset_names<'a>(&'a self, tenant: &'a str) -> StoreFuture<'a, Vec<String>> {
+        Box::pin(async move {
+            let toolsets = toolhost_policy::PolicyStore::all_toolsets(self, tenant).await;
+            let toolsets = toolsets.map_err(|e| match e {
+                toolhost_policy::PolicyStoreError::Unavailable(down) => {
+                    AuthStoreError::Unavailable(down)
+                }
+                other => AuthStoreError::Database(other.to_string()),
+            })?;
+            Ok(toolsets.into_iter().map(|t| t.name).collect())
+        })
+    }
+
     fn ensure_tenant<'a>(&'a self, id: &'a str, now: i64) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             execute!(&self.pools, sql::ENSURE_TENANT, id, now).map_err(failed("ensure tenant"))?;

@@ -16,7 +16,7 @@ mod people;
 mod statement;
 mod workspace;
 
-use toolhost_audit::{CatalogEffect, Effect, KeyRef};
+use toolhost_audit::{CatalogEffect, Effect, KeyRef, ToolsetEffect};
 use toolhost_runs::RunEffect;
 
 pub(crate) use statement::{Tx, statement};
@@ -106,6 +106,7 @@ async fn apply_one(tx: &mut impl Tx, effect: &Effect) -> Result<(), sqlx::Error>
         Effect::Run(change) => run(tx, change).await,
         Effect::Workspace(change) => workspace::apply(tx, change).await,
         Effect::People(change) => people::apply(tx, change).await,
+        Effect::Toolset(change) => toolset(tx, change).await,
         Effect::Entities {
             tenant,
             plugin,
@@ -361,4 +362,36 @@ async fn entities(
             .await?;
     }
     Ok(())
+}
+
+/// Defines or deletes a toolset. A definition past the tenant's bound, or
+/// a deletion finding none, changes no row: lost.
+async fn toolset(tx: &mut impl Tx, change: &ToolsetEffect) -> Result<(), sqlx::Error> {
+    use crate::policy::sql as policy;
+    let changed = match change {
+        ToolsetEffect::Define {
+            tenant,
+            name,
+            definition,
+            at_ms,
+            bound,
+        } => {
+            statement(policy::DEFINE_TOOLSET)
+                .bind(tenant)
+                .bind(name)
+                .bind(definition)
+                .bind(*at_ms)
+                .bind(*bound)
+                .execute(tx)
+                .await?
+        }
+        ToolsetEffect::Delete { tenant, name } => {
+            statement(policy::DELETE_TOOLSET)
+                .bind(tenant)
+                .bind(name)
+                .execute(tx)
+                .await?
+        }
+    };
+    one_row(changed)
 }

@@ -13,10 +13,12 @@ pub(crate) mod sql;
 use std::collections::BTreeMap;
 
 use sqlx::Row as _;
-use toolhost_policy::{Grants, PolicyFuture, PolicyStore, PolicyStoreError, Role};
+use toolhost_policy::{
+    Grants, MAX_TOOLSETS, PolicyFuture, PolicyStore, PolicyStoreError, Role, Toolset,
+};
 use toolhost_types::Permission;
 
-use crate::connect::{execute, fetch_all};
+use crate::connect::{execute, fetch_all, fetch_optional};
 use crate::fields::Fields;
 use crate::{PageFrom, StorageError, Store};
 
@@ -271,6 +273,101 @@ impl PolicyStore for Store {
             assemble(tenant, rows)
         })
     }
+
+    fn toolsets<'a>(
+        &'a self,
+        tenant: &'a str,
+        names: &'a [String],
+    ) -> PolicyFuture<'a, Vec<Toolset>> {
+        Box::pin(async move {
+            let mut found = Vec::new();
+            for name in names {
+                let definition = fetch_optional!(
+                    &self.pools,
+                    |row| row.try_get::<String, _>("definition"),
+                    sql::TOOLSET,
+                    tenant,
+                    name.as_str()
+                )
+                .map_err(failed("select toolset"))?;
+                if let Some(d) = definition {
+                    found.push(stored_toolset(tenant, &d)?);
+                }
+            }
+            Ok(found)
+        })
+    }
+
+    fn all_toolsets<'a>(&'a self, tenant: &'a str) -> PolicyFuture<'a, Vec<Toolset>> {
+        Box::pin(async move {
+            let rows = fetch_all!(
+                &self.pools,
+                |row| row.try_get::<String, _>("definition"),
+                sql::TOOLSETS,
+                tenant
+            )
+            .map_err(failed("select toolsets"))?;
+            rows.iter().map(|d| stored_toolset(tenant, d)).collect()
+        })
+    }
+
+    fn define_toolset<'a>(
+        &'a self,
+        tenant: &'a str,
+        toolset: &'a Toolset,
+    ) -> PolicyFuture<'a, bool> {
+        Box::pin(async move {
+            let name = toolset.name.as_str();
+            let existed = !self.toolsets(tenant, &[name.to_owned()]).await?.is_empty();
+            let definition = serde_json::to_string(toolset)
+                .map_err(|e| PolicyStoreError::Database(format!("toolset {name:?}: {e}")))?;
+            let now = crate::record::unix_millis(std::time::SystemTime::now());
+            let bound = i64::try_from(MAX_TOOLSETS).unwrap_or(i64::MAX);
+            let written = execute!(
+                &self.pools,
+                sql::DEFINE_TOOLSET,
+                tenant,
+                name,
+                definition.as_str(),
+                now,
+                bound
+            )
+            .map_err(|e| match e.as_database_error() {
+                Some(db) if db.is_foreign_key_violation() => PolicyStoreError::NotFound {
+                    what: format!("tenant {tenant:?}"),
+                },
+                _ => failed("define toolset")(e),
+            })?;
+            if written == 0 {
+                return Err(PolicyStoreError::Conflict {
+                    what: format!(
+                        "a {}th toolset in tenant {tenant:?} (at most {MAX_TOOLSETS})",
+                        MAX_TOOLSETS + 1
+                    ),
+                });
+            }
+            Ok(!existed)
+        })
+    }
+
+    fn delete_toolset<'a>(&'a self, tenant: &'a str, name: &'a str) -> PolicyFuture<'a, bool> {
+        Box::pin(async move {
+            let deleted = execute!(&self.pools, sql::DELETE_TOOLSET, tenant, name)
+                .map_err(failed("delete toolset"))?;
+            Ok(deleted == 1)
+        })
+    }
+}
+
+/// A toolset's stored definition; one this build cannot read is a database
+/// error naming its tenant, never silently dropped (it would widen a
+/// binding to nothing, which fails closed, but unseen).
+fn stored_toolset(tenant: &str, definition: &str) -> Result<Toolset, PolicyStoreError> {
+    serde_json::from_str(definition).map_err(|e| {
+        PolicyStoreError::Database(format!(
+            "toolsets of tenant {tenant:?}: a definition this build cannot read ({e})"
+        ))
+    })
 }
 
 /// The rows of [`sql::ROLES`] as roles sorted by name, each with sorted

@@ -8,7 +8,7 @@
 mod common;
 
 use common::TestDb;
-use toolhost_audit::{AuditError, AuditSink, Effect, PeopleEffect};
+use toolhost_audit::{AuditError, AuditSink, Effect, PeopleEffect, ToolsetEffect};
 use toolhost_auth::{AuthStore, Client, ClientKind, ClientOrigin, User};
 use toolhost_policy::PolicyStore;
 use toolhost_storage::{AuditQuery, Store};
@@ -20,6 +20,7 @@ on_both_engines!(
     a_change_that_lost_writes_neither_itself_nor_its_row,
     a_user_added_with_the_row_exists_and_a_taken_username_loses,
     a_password_set_with_the_row_replaces_the_hash_only_in_the_tenant,
+    a_toolset_change_is_written_with_its_row_and_loses_at_the_bound_or_when_gone,
 );
 
 const NOW_S: i64 = 1_764_000_000;
@@ -216,4 +217,65 @@ async fn a_password_set_with_the_row_replaces_the_hash_only_in_the_tenant(db: &T
     let ann = store.user_by_id("u-ann").await.expect("read").expect("ann");
     assert!(ann.password_hash.ends_with("bmV3"), "the new hash");
     assert!(row_of(&store, "call-set").await);
+}
+
+/// Records the toolset `change` with the row of call `call_id`.
+async fn toolset_changed(
+    store: &Store,
+    call_id: &str,
+    change: ToolsetEffect,
+) -> Result<(), AuditError> {
+    let event = common::event(call_id, NOW_S as u64 * 1000);
+    store.record_with(&event, &[Effect::Toolset(change)]).await
+}
+
+fn define(name: &str, bound: i64) -> ToolsetEffect {
+    ToolsetEffect::Define {
+        tenant: "acme".into(),
+        name: name.into(),
+        definition: format!(r#"{{"name":"{name}","tools":["greet"]}}"#),
+        at_ms: NOW_S * 1000,
+        bound,
+    }
+}
+
+async fn a_toolset_change_is_written_with_its_row_and_loses_at_the_bound_or_when_gone(db: &TestDb) {
+    let store = seeded(db).await;
+    toolset_changed(&store, "c1", define("crm", 1))
+        .await
+        .expect("defined");
+    let read = store
+        .toolsets("acme", &["crm".to_owned()])
+        .await
+        .expect("read");
+    assert_eq!(read.len(), 1);
+    assert!(read[0].tools.contains("greet"));
+    // At the bound a new one loses, with its row; a replacement writes.
+    let over = toolset_changed(&store, "c2", define("finance", 1)).await;
+    assert!(
+        matches!(over, Err(AuditError::Lost { effect: 0 })),
+        "{over:?}"
+    );
+    assert!(!row_of(&store, "c2").await);
+    toolset_changed(&store, "c3", define("crm", 1))
+        .await
+        .expect("replaced");
+    let delete = |call: &'static str| {
+        let store = &store;
+        async move {
+            let gone = ToolsetEffect::Delete {
+                tenant: "acme".into(),
+                name: "crm".into(),
+            };
+            toolset_changed(store, call, gone).await
+        }
+    };
+    delete("c4").await.expect("deleted");
+    assert!(row_of(&store, "c4").await);
+    let again = delete("c5").await;
+    assert!(
+        matches!(again, Err(AuditError::Lost { effect: 0 })),
+        "{again:?}"
+    );
+    assert!(store.all_toolsets("acme").await.expect("listed").is_empty());
 }

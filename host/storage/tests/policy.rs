@@ -6,7 +6,7 @@ mod common;
 
 use common::TestDb;
 use toolhost_auth::{AuthStore, User};
-use toolhost_policy::{Grants, PolicyStore, PolicyStoreError, Role};
+use toolhost_policy::{Grants, MAX_TOOLSETS, PolicyStore, PolicyStoreError, Role, Toolset};
 use toolhost_types::Permission;
 
 on_both_engines!(
@@ -19,6 +19,7 @@ on_both_engines!(
     roles_are_listed_by_name_with_sorted_permissions_and_members,
     a_stored_permission_this_build_cannot_read_is_a_database_error,
     tenants_are_listed_by_id,
+    toolsets_are_defined_replaced_bounded_and_deleted_within_their_tenant,
 );
 
 const NOW: i64 = 1_764_000_000;
@@ -322,5 +323,81 @@ async fn tenants_are_listed_by_id(db: &TestDb) {
     assert_eq!(
         store.tenants().await.expect("tenants"),
         ["aardvark", "acme", "globex"]
+    );
+}
+
+fn toolset(name: &str, tools: &[&str]) -> Toolset {
+    Toolset {
+        name: name.into(),
+        tools: tools.iter().map(|t| t.to_string()).collect(),
+        ..Toolset::default()
+    }
+}
+
+async fn toolsets_are_defined_replaced_bounded_and_deleted_within_their_tenant(db: &TestDb) {
+    let store = seeded(db).await;
+    let crm = toolset("crm", &["find_account"]);
+    assert!(store.define_toolset("acme", &crm).await.expect("defined"));
+    let wider = toolset("crm", &["find_account", "open_deal"]);
+    assert!(
+        !store
+            .define_toolset("acme", &wider)
+            .await
+            .expect("replaced")
+    );
+    let names = ["crm".to_owned(), "gone".to_owned()];
+    assert_eq!(store.toolsets("acme", &names).await.expect("read"), [wider]);
+    // Another tenant's toolsets are its own: none of acme's is found there.
+    assert!(
+        store
+            .toolsets("globex", &names)
+            .await
+            .expect("read")
+            .is_empty()
+    );
+    assert!(
+        store
+            .all_toolsets("globex")
+            .await
+            .expect("listed")
+            .is_empty()
+    );
+    let missing = store.define_toolset("nowhere", &crm).await;
+    assert!(
+        matches!(missing, Err(PolicyStoreError::NotFound { .. })),
+        "{missing:?}"
+    );
+    // A tenant defines at most MAX_TOOLSETS; a replacement at the bound
+    // still writes.
+    for i in 1..MAX_TOOLSETS {
+        let t = toolset(&format!("t{i:03}"), &["x"]);
+        store
+            .define_toolset("acme", &t)
+            .await
+            .expect("under the bound");
+    }
+    let over = store
+        .define_toolset("acme", &toolset("one-more", &["x"]))
+        .await;
+    assert!(
+        matches!(over, Err(PolicyStoreError::Conflict { .. })),
+        "{over:?}"
+    );
+    assert!(
+        !store
+            .define_toolset("acme", &crm)
+            .await
+            .expect("replaced at the bound")
+    );
+    let listed = store.all_toolsets("acme").await.expect("listed");
+    assert_eq!(listed.len(), MAX_TOOLSETS);
+    assert_eq!(listed[0], crm, "by name");
+    assert!(store.delete_toolset("acme", "crm").await.expect("deleted"));
+    assert!(!store.delete_toolset("acme", "crm").await.expect("gone"));
+    assert!(
+        !store
+            .delete_toolset("globex", "t001")
+            .await
+            .expect("not globex's")
     );
 }

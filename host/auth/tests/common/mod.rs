@@ -54,6 +54,13 @@ pub fn admin_client(id: &str, redirect_uris: &[&str]) -> Client {
     }
 }
 
+/// The value of the hidden input `name` in `html`.
+pub fn field(html: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html.find(&marker).expect("the field") + marker.len();
+    html[start..start + html[start..].find('"').expect("a quote")].to_owned()
+}
+
 /// `application/x-www-form-urlencoded` of `pairs`.
 pub fn encode<V: AsRef<str>>(pairs: &[(&str, V)]) -> String {
     let mut form = url::form_urlencoded::Serializer::new(String::new());

@@ -64,3 +64,17 @@ pub(super) const TENANTS_COUNTED_AFTER: &str =
 /// The tenants before an id, read from it toward the first.
 pub(super) const TENANTS_COUNTED_BEFORE: &str =
     tenants_counted!("WHERE t.id < $1 ORDER BY t.id DESC LIMIT $2");
+
+// Toolsets (migration 0033): one row each, its definition a JSON document.
+pub(super) const TOOLSET: &str = "SELECT definition FROM toolsets WHERE tenant = $1 AND name = $2";
+pub(super) const TOOLSETS: &str = "SELECT definition FROM toolsets WHERE tenant = $1 ORDER BY name";
+// A replacement always writes; a new one only while the tenant defines
+// fewer than $5 (no row affected: at the bound). A missing tenant is a
+// foreign-key violation.
+pub(crate) const DEFINE_TOOLSET: &str = "INSERT INTO toolsets (tenant, name, definition, updated_at) \
+     SELECT $1, $2, $3, $4 \
+     WHERE (SELECT COUNT(*) FROM toolsets WHERE tenant = $1) < $5 \
+        OR EXISTS (SELECT 1 FROM toolsets WHERE tenant = $1 AND name = $2) \
+     ON CONFLICT (tenant, name) DO UPDATE \
+     SET definition = excluded.definition, updated_at = excluded.updated_at";
+pub(crate) const DELETE_TOOLSET: &str = "DELETE FROM toolsets WHERE tenant = $1 AND name = $2";
