@@ -38,7 +38,7 @@ const HOSTILE: &str =
 /// The console's pages, in navigation order, each with its screenshot's
 /// name and its heading. (The flows below photograph reviews, runs, audit
 /// and people again with rows on them.)
-const PAGES: [(&str, &str, &str); 11] = [
+const PAGES: [(&str, &str, &str); 12] = [
     ("/admin", "inbox", "Inbox"),
     ("/admin/approvals", "approvals", "Approvals"),
     ("/admin/checkpoints", "checkpoints", "Checkpoints"),
@@ -48,6 +48,7 @@ const PAGES: [(&str, &str, &str); 11] = [
     ("/admin/authoring", "authoring", "Authoring"),
     ("/admin/people", "people", "People"),
     ("/admin/people/clients", "clients", "Service clients"),
+    ("/admin/toolsets", "toolsets", "Toolsets"),
     ("/admin/tenants", "tenants", "Tenants"),
     ("/admin/audit", "audit", "Audit"),
 ];
@@ -919,4 +920,64 @@ fn a_tenant_verifies_its_own_rows_by_a_form_once_a_minute_and_sees_nothing_host_
     );
     // Verifying is no call: no row was written.
     assert_eq!(server.verified_rows(), all);
+}
+
+/// A tenant admin composes a toolset on the Toolsets page: a service bound
+/// to it lists only its tool, one unbound lists them all; a name no tool
+/// has is named back; deleting it leaves the bound service nothing; each
+/// change is a call with its audit row.
+#[test]
+fn a_tenant_admin_composes_a_toolset_in_the_console_and_a_bound_client_lists_only_it() {
+    let server = Server::start(&[HELLO]);
+    let ann = add_ann(&server);
+    let bound = server.service_token("mcp hello:read toolset:greeting");
+    let unbound = server.service_token("mcp hello:read");
+    assert!(
+        tool_names(&server, &bound).is_empty(),
+        "not defined yet: nothing"
+    );
+
+    let mut anns = Browser::start();
+    anns.sign_in(&server, "ann", &ann);
+    anns.goto(&server, "/admin/toolsets");
+    assert_eq!(anns.find_text("main h1"), "Toolsets");
+    anns.fill("#name", "greeting");
+    anns.fill("#tools", "greet, no_such_tool");
+    anns.click("form[action=\"/admin/toolsets\"] button[type=submit]");
+    anns.wait_for_path("/admin/toolsets?defined=greeting");
+    assert_eq!(anns.find_text(".notice"), "Toolset greeting is defined.");
+    let card = anns.find_text(&id("toolset-greeting"));
+    for seen in [
+        "greet",
+        "1 catalog tool(s) now",
+        "toolset:greeting",
+        "/mcp/toolsets/greeting",
+    ] {
+        assert!(card.contains(seen), "{seen:?} not on the card:\n{card}");
+    }
+    photograph(&anns, "toolsets-defined");
+    no_console_errors(&anns, "defining a toolset");
+    assert_eq!(tool_names(&server, &bound), ["greet".to_owned()].into());
+    assert!(tool_names(&server, &unbound).len() > 1);
+
+    // A malformed name is refused on the page, as over MCP.
+    anns.fill("#name", "Not A Name");
+    anns.execute("document.querySelector('#name').removeAttribute('pattern')");
+    anns.fill("#tools", "greet");
+    anns.click("form[action=\"/admin/toolsets\"] button[type=submit]");
+    anns.wait_for(|b| b.count(".error") == 1, "the refusal");
+    assert!(anns.find_text(".error").contains("INVALID_ARGUMENTS"));
+    only_refusals(&anns, 400, "a malformed name");
+
+    anns.goto(&server, "/admin/toolsets");
+    anns.click("form[action=\"/admin/toolsets/greeting/delete\"] button");
+    anns.wait_for_path("/admin/toolsets?deleted=greeting");
+    assert_eq!(anns.count(&id("toolset-greeting")), 0);
+    no_console_errors(&anns, "deleting a toolset");
+    assert!(tool_names(&server, &bound).is_empty(), "deleted: nothing");
+    // Defined, refused, deleted: a row each.
+    for (tool, rows) in [("define_toolset", 2), ("delete_toolset", 1)] {
+        let found = rows_found(&server, &["--client", "toolhost-console", "--tool", tool]);
+        assert_eq!(found, rows, "{tool}");
+    }
 }
