@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use support::bench::{Backend, serve};
 use support::console::cli;
 use support::oauth::json as parse;
-use support::{Answer, Server, exchange_full};
+use support::{Answer, Server, exchange_full, sessions};
 use toolhost_fixtures::HELLO;
 
 /// The address `server` listens on.
@@ -222,7 +222,8 @@ fn stateless<'a>(method: &'a str, name: &'a str, bearer: &'a str) -> Vec<(&'a st
     ]
 }
 
-/// A legacy (2025-11-25) request of `bearer`, in `session` if given.
+/// A legacy (2025-11-25) request of `bearer` at `/mcp`, in `session` if
+/// given.
 fn legacy(
     server: &Server,
     bearer: &str,
@@ -230,37 +231,17 @@ fn legacy(
     method: &str,
     body: &str,
 ) -> Answer {
-    let mut headers = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("Authorization", bearer),
-    ];
-    if let Some(id) = session {
-        headers.push(("Mcp-Session-Id", id));
-        headers.push(("MCP-Protocol-Version", "2025-11-25"));
-    }
-    exchange_full(&server.url, method, "/mcp", &headers, body)
+    sessions::legacy_at(&server.url, "/mcp", bearer, session, method, body)
 }
 
-/// A new legacy session of `bearer`: its id (the handshake done), or the
-/// refusal.
+/// A new legacy session of `bearer` at `/mcp`: its id (the handshake
+/// done), or the refusal.
 fn open_session(server: &Server, bearer: &str) -> Result<String, Answer> {
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "e2e-edge", "version": "1"}}});
-    let answer = legacy(server, bearer, None, "POST", &init.to_string());
-    let Some(id) = answer.header("mcp-session-id").map(str::to_owned) else {
-        return Err(answer);
-    };
-    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let ack = legacy(server, bearer, Some(&id), "POST", &done.to_string());
-    assert_eq!(ack.status, 202, "{}", ack.body);
-    Ok(id)
+    sessions::open_session_at(&server.url, "/mcp", bearer)
 }
 
 fn list_tools(server: &Server, bearer: &str, session: &str) -> Answer {
-    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    legacy(server, bearer, Some(session), "POST", &list.to_string())
+    sessions::tools_list_at(&server.url, "/mcp", bearer, session)
 }
 
 /// A session answers only the principal that opened it: another tenant's

@@ -13,6 +13,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::sessions::{open_session_at, tools_list_at};
 use support::{Server, Tools, exchange_full};
 
 const CATALOG_300: [toolhost_fixtures::Fixture; 2] = [
@@ -95,18 +96,18 @@ fn the_toolsets_endpoint_narrows_an_unbound_token_and_keeps_its_sessions() {
     // A session opened at the endpoint is no session at /mcp, nor at
     // another toolset's endpoint.
     let bearer = format!("Bearer {token}");
-    let session = open_session(base, "/mcp/toolsets/support-desk", &bearer);
+    let session = open_session_at(base, "/mcp/toolsets/support-desk", &bearer).expect("a session");
     for elsewhere in ["/mcp", "/mcp/toolsets/other"] {
-        let answer = tools_list(base, elsewhere, &bearer, &session);
+        let answer = tools_list_at(base, elsewhere, &bearer, &session);
         assert_eq!(answer.status, 404, "{elsewhere}: {}", answer.body);
     }
-    let here = tools_list(base, "/mcp/toolsets/support-desk", &bearer, &session);
+    let here = tools_list_at(base, "/mcp/toolsets/support-desk", &bearer, &session);
     assert_eq!(here.status, 200, "{}", here.body);
     assert!(here.body.contains("crm_get_contact") && !here.body.contains("crm_delete_contact"));
 
     // An endpoint of a toolset the tenant does not define reaches nothing.
-    let nowhere = open_session(base, "/mcp/toolsets/nowhere", &bearer);
-    let listed = tools_list(base, "/mcp/toolsets/nowhere", &bearer, &nowhere);
+    let nowhere = open_session_at(base, "/mcp/toolsets/nowhere", &bearer).expect("a session");
+    let listed = tools_list_at(base, "/mcp/toolsets/nowhere", &bearer, &nowhere);
     assert!(
         !listed.body.contains("crm_") && !listed.body.contains("billing_"),
         "{}",
@@ -121,9 +122,9 @@ fn a_deleted_toolset_leaves_its_bound_clients_nothing() {
     let token = server.service_token(&format!("{SCOPES} toolset:support-desk"));
     let bearer = format!("Bearer {token}");
     let base = server.url.trim_end_matches("/mcp");
-    let session = open_session(base, "/mcp", &bearer);
+    let session = open_session_at(base, "/mcp", &bearer).expect("a session");
     assert!(
-        tools_list(base, "/mcp", &bearer, &session)
+        tools_list_at(base, "/mcp", &bearer, &session)
             .body
             .contains("crm_get_contact")
     );
@@ -133,50 +134,11 @@ fn a_deleted_toolset_leaves_its_bound_clients_nothing() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let listed = tools_list(base, "/mcp", &bearer, &session);
+    let listed = tools_list_at(base, "/mcp", &bearer, &session);
     assert_eq!(listed.status, 200, "{}", listed.body);
     assert!(
         !listed.body.contains("crm_") && !listed.body.contains("billing_"),
         "{}",
         listed.body
     );
-}
-
-/// A legacy (2025-11-25) request at `path` of `bearer`, in `session`.
-fn legacy(
-    base: &str,
-    path: &str,
-    bearer: &str,
-    session: Option<&str>,
-    body: &str,
-) -> support::Answer {
-    let mut headers = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("Authorization", bearer),
-    ];
-    if let Some(id) = session {
-        headers.push(("Mcp-Session-Id", id));
-        headers.push(("MCP-Protocol-Version", "2025-11-25"));
-    }
-    exchange_full(base, "POST", path, &headers, body)
-}
-
-/// A new legacy session at `path`: its id, the handshake done.
-fn open_session(base: &str, path: &str, bearer: &str) -> String {
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "e2e-toolsets", "version": "1"}}});
-    let answer = legacy(base, path, bearer, None, &init.to_string());
-    let id = (answer.header("mcp-session-id").map(str::to_owned))
-        .unwrap_or_else(|| panic!("no session at {path}: {} {}", answer.status, answer.body));
-    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let ack = legacy(base, path, bearer, Some(&id), &done.to_string());
-    assert_eq!(ack.status, 202, "{}", ack.body);
-    id
-}
-
-fn tools_list(base: &str, path: &str, bearer: &str, session: &str) -> support::Answer {
-    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    legacy(base, path, bearer, Some(session), &list.to_string())
 }

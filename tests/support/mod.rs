@@ -21,6 +21,7 @@ pub mod oauth;
 pub mod otlp;
 pub mod private_pg;
 pub mod registry;
+pub mod sessions;
 pub mod workspace;
 
 use std::cell::RefCell;
