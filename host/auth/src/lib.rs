@@ -15,6 +15,7 @@
 //!   second cookie goes (the first stays under `/oauth`).
 
 pub mod admin;
+pub mod assertion;
 mod authorize;
 mod bearer;
 pub mod cimd;
@@ -52,8 +53,8 @@ pub use server::AuthServer;
 pub use sso::callback_url as sso_callback_url;
 pub use store::{
     AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, ClientKind, ClientOrigin,
-    CodeRedemption, Family, LiveGrant, PendingAuthorization, RefreshToken, SigningKey, SsoAttempt,
-    SsoLink, StoreFuture, Tenant, User, WebSession,
+    CodeRedemption, Family, KeyPurpose, LiveGrant, PendingAuthorization, RefreshToken, SigningKey,
+    SsoAttempt, SsoLink, StoreFuture, Tenant, User, WebSession,
 };
 pub use token::{AccessClaims, TokenError};
 pub use web::{WebUser, sign_in_path};

@@ -35,6 +35,7 @@ pub fn router(auth: Arc<AuthServer>) -> Router {
             get(pr_metadata),
         )
         .route("/oauth/jwks", get(jwks))
+        .route(crate::assertion::ASSERTION_JWKS_PATH, get(assertion_jwks))
         .route("/oauth/token", post(token_endpoint))
         .route("/oauth/revoke", post(revoke))
         .route("/oauth/register", post(register))
@@ -89,6 +90,12 @@ async fn pr_metadata(State(auth): State<Arc<AuthServer>>) -> Response {
 
 async fn jwks(State(auth): State<Arc<AuthServer>>) -> Response {
     axum::Json(auth.keys.jwks()).into_response()
+}
+
+/// The public keys of identity assertions to backends: never an
+/// access-token key.
+async fn assertion_jwks(State(auth): State<Arc<AuthServer>>) -> Response {
+    axum::Json(auth.assertion_keys().jwks()).into_response()
 }
 
 /// `Authorization: Basic` client credentials (RFC 6749 §2.3.1: both parts

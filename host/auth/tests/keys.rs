@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolhost_auth::AuthStore;
 use toolhost_auth::keys::{KeyRing, KeySchedule};
+use toolhost_auth::{AuthStore, KeyPurpose};
 use toolhost_storage::Store;
 
 fn kids(ring: &KeyRing) -> Vec<String> {
@@ -56,7 +56,7 @@ async fn keys_are_made_once_rotated_on_schedule_and_retired_after_their_tokens()
         .await
         .expect("retires");
     assert_eq!(kids(&ring), vec![both[0].clone()]);
-    let stored = store.signing_keys().await.expect("keys");
+    let stored = store.signing_keys(KeyPurpose::Access).await.expect("keys");
     assert!(
         stored
             .iter()
@@ -127,4 +127,59 @@ async fn a_token_signed_with_another_replicas_new_key_is_accepted_at_once() {
 
 fn a_ring(server: &toolhost_auth::AuthServer) -> &KeyRing {
     server.keys()
+}
+
+/// The assertion keys are a ring of their own: published at their own
+/// JWKS, sharing no key with the access tokens', and an assertion is never
+/// accepted as an access token.
+#[tokio::test]
+async fn assertion_keys_are_apart_from_access_token_keys() {
+    use toolhost_auth::assertion::ASSERTION_JWKS_PATH;
+    use toolhost_auth::{AuthConfig, AuthServer};
+    use toolhost_backend::{Asserter, Identity};
+
+    let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
+    let auth = AuthServer::start(AuthConfig::new("http://toolhost.test"), store.clone())
+        .await
+        .expect("starts");
+    let (access, assertion) = (kids(auth.keys()), kids(auth.assertion_keys()));
+    assert_eq!((access.len(), assertion.len()), (1, 1));
+    assert_ne!(access, assertion);
+    let stored = store
+        .signing_keys(KeyPurpose::BackendAssertion)
+        .await
+        .expect("keys");
+    assert_eq!(stored.len(), 1);
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = toolhost_auth::router(auth.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    let text = reqwest::get(format!("{base}{ASSERTION_JWKS_PATH}"))
+        .await
+        .expect("the JWKS")
+        .text()
+        .await
+        .expect("a body");
+    let served: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(served, auth.assertion_keys().jwks());
+
+    let who = Identity {
+        subject: "u_ann".into(),
+        kind: "user",
+        tenant: "demo".into(),
+        client_id: "c1".into(),
+        tool: "t".into(),
+        call_id: "call".into(),
+    };
+    let assertion = auth
+        .backend_assertions()
+        .assert(&who, "testbench")
+        .expect("signed");
+    let presented = auth
+        .authenticate(Some(&format!("Bearer {assertion}")))
+        .await;
+    assert!(presented.is_err(), "an assertion is not an access token");
 }

@@ -154,6 +154,10 @@ pub(crate) const SQLITE: Files = &[
         "0032_gates_pages.sql",
         include_str!("../../../migrations/sqlite/0032_gates_pages.sql"),
     ),
+    (
+        "0034_backend_assertion_keys.sql",
+        include_str!("../../../migrations/sqlite/0034_backend_assertion_keys.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -285,6 +289,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0032_gates_pages.sql",
         include_str!("../../../migrations/postgres/0032_gates_pages.sql"),
+    ),
+    (
+        "0034_backend_assertion_keys.sql",
+        include_str!("../../../migrations/postgres/0034_backend_assertion_keys.sql"),
     ),
 ];
 
