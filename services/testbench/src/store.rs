@@ -127,6 +127,16 @@ impl Store {
         self.leak || row_tenant == tenant
     }
 
+    /// The projects hidden from `person` (none: a request without an
+    /// identity assertion): those whose `people` do not name them.
+    pub(crate) fn hidden_from(&self, person: Option<&str>) -> std::collections::BTreeSet<u64> {
+        let named = |people: &Vec<String>| person.is_some_and(|p| people.iter().any(|q| q == p));
+        (self.data.projects.iter())
+            .filter(|p| p.people.as_ref().is_some_and(|people| !named(people)))
+            .map(|p| p.id)
+            .collect()
+    }
+
     pub(crate) fn projects(&self, tenant: &str) -> Vec<&Project> {
         self.data
             .projects
@@ -445,6 +455,20 @@ mod tests {
 
     fn ids<T>(rows: &[&T], id: impl Fn(&T) -> u64) -> Vec<u64> {
         rows.iter().map(|r| id(r)).collect()
+    }
+
+    #[test]
+    fn a_project_with_people_is_hidden_from_everyone_else_and_from_nobody() {
+        let mut seed = Seed::contract();
+        for p in seed.projects.iter_mut().filter(|p| p.name == "auth") {
+            p.people = Some(vec!["u_ann".into()]);
+        }
+        let store = Store::new(seed);
+        assert!(store.hidden_from(Some("u_ann")).is_empty());
+        let hidden = [2].into();
+        assert_eq!(store.hidden_from(Some("u_bob")), hidden);
+        assert_eq!(store.hidden_from(None), hidden);
+        assert!(Store::new(Seed::contract()).hidden_from(None).is_empty());
     }
 
     #[test]
