@@ -9,6 +9,9 @@
 //!   grant, the client and the user from the store on every request, so a
 //!   revocation or a disabled account takes effect on the next request.
 //! - The store contract ([`AuthStore`]) lives here; `storage` implements it.
+//! - [`assertion`]: the identity assertions the host sends to backends
+//!   that ask who acts, signed with a key ring of their own
+//!   ([`KeyPurpose::BackendAssertion`]) and published at their own JWKS.
 //! - The host's own pages (the admin console) read the browser's web
 //!   session with [`AuthServer::web_user`] and sign people in through
 //!   [`sign_in_path`]; they live under `/admin`, where the session's
