@@ -106,9 +106,9 @@ impl Handle {
     }
 
     /// From now on every `/api` request must carry the host's identity
-    /// assertion, verified as `check` says ([`crate::authority`]); projects
-    /// with `people` are then seen by those people only. Kept across
-    /// [`Handle::reset`].
+    /// assertion (`X-Toolhost-Assertion`), verified against the host's
+    /// JWKS as `check` says, else it is a 401; projects with `people` are
+    /// then seen by those people only. Kept across [`Handle::reset`].
     pub fn require_assertions(&self, check: AssertionCheck) {
         *self
             .shared
