@@ -11,7 +11,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 use support::Server;
 use support::bench::{Backend, answer, serve_on};
-use support::oauth::user_token;
+use support::oauth::approver;
 
 /// The project only `demo` may see: a name no other text of the host has.
 const HIDDEN: &str = "vault";
@@ -25,18 +25,13 @@ fn subject(token: &str) -> String {
     claims["sub"].as_str().expect("a subject").to_owned()
 }
 
-/// Adds `pat` to tenant demo as an admin (every tool): their token.
-fn pat(server: &Server) -> String {
-    let out = server.admin(&["user", "add", "pat", "--tenant", "demo"]);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let password = text
-        .lines()
-        .find_map(|l| l.strip_prefix("password: "))
-        .expect("a generated password")
-        .to_owned();
-    let granted = server.admin(&["grant", "admin", "pat", "--tenant", "demo"]);
-    assert!(granted.status.success(), "{granted:?}");
-    user_token(server, "pat", &password)
+/// From now on the backend requires the host's identity assertions.
+fn require_assertions(backend: &Backend, server: &Server) {
+    let check = testbench::AssertionCheck {
+        issuer: server.issuer(),
+        audience: "testbench".into(),
+    };
+    backend.running.handle.require_assertions(check);
 }
 
 /// The candidates' names of a clarification.
@@ -66,7 +61,7 @@ fn audit_rows(server: &Server) -> Vec<[String; 5]> {
 fn two_people_get_their_own_candidates_and_no_foreign_project_is_named() {
     let backend = Backend::start();
     let (server, demo) = serve_on(&backend, &[], &["--backend-assertion", "testbench"], None);
-    let pat = pat(&server);
+    let ann = approver(&server);
     // The contract's `auth` project, renamed and restricted to demo.
     let mut seed = testbench::Seed::contract();
     for p in seed.projects.iter_mut().filter(|p| p.id == 2) {
@@ -74,13 +69,7 @@ fn two_people_get_their_own_candidates_and_no_foreign_project_is_named() {
         p.people = Some(vec![subject(&demo)]);
     }
     backend.running.handle.load(seed).expect("a valid seed");
-    backend
-        .running
-        .handle
-        .require_assertions(testbench::AssertionCheck {
-            issuer: server.issuer(),
-            audience: "testbench".into(),
-        });
+    require_assertions(&backend, &server);
 
     // demo sees both projects: the three-turn conversation converges.
     let staging = json!({"tags": ["smoke"], "environment": "staging"});
@@ -90,28 +79,28 @@ fn two_people_get_their_own_candidates_and_no_foreign_project_is_named() {
     let done = answer(&server, &demo, "run_by_tag", chosen);
     assert_eq!(done["project"], "payments", "{done}");
 
-    // pat sees payments alone: turn 2 has nothing to choose, so it runs.
+    // ann sees payments alone: turn 2 has nothing to choose, so it runs.
     let mut said = Vec::new();
-    let ran = answer(&server, &pat, "run_by_tag", staging);
+    let ran = answer(&server, &ann, "run_by_tag", staging);
     assert_eq!(ran["project"], "payments", "no question: {ran}");
     said.push(ran.to_string());
-    let listed = answer(&server, &pat, "list_environments", json!({}));
+    let listed = answer(&server, &ann, "list_environments", json!({}));
     assert_eq!(names(&listed), ["payments"], "{listed}");
     said.push(listed.to_string());
-    let pipelines = answer(&server, &pat, "list_pipelines", json!({}));
+    let pipelines = answer(&server, &ann, "list_pipelines", json!({}));
     said.push(pipelines.to_string());
     for text in &said {
-        assert!(!text.contains(HIDDEN), "pat was told of {HIDDEN}: {text}");
+        assert!(!text.contains(HIDDEN), "ann was told of {HIDDEN}: {text}");
     }
 
-    // Every request carried a verified assertion naming who acted; pat's
-    // name pat's own calls, whose audit rows record the same identity.
+    // Every request carried a verified assertion naming who acted; ann's
+    // name ann's own calls, whose audit rows record the same identity.
     let asserted = backend.running.handle.assertions();
-    let (pat_sub, demo_sub) = (subject(&pat), subject(&demo));
-    let pats: Vec<_> = asserted.iter().filter(|a| a.sub == pat_sub).collect();
-    assert!(!pats.is_empty() && asserted.iter().any(|a| a.sub == demo_sub));
+    let (ann_sub, demo_sub) = (subject(&ann), subject(&demo));
+    let anns: Vec<_> = asserted.iter().filter(|a| a.sub == ann_sub).collect();
+    assert!(!anns.is_empty() && asserted.iter().any(|a| a.sub == demo_sub));
     let rows = audit_rows(&server);
-    for a in &pats {
+    for a in &anns {
         assert_eq!((a.sub_kind.as_str(), a.tenant.as_str()), ("user", "demo"));
         let row = rows.iter().find(|r| r[0] == a.call_id);
         let row = row.unwrap_or_else(|| panic!("no audit row for call {}: {rows:?}", a.call_id));
@@ -121,12 +110,23 @@ fn two_people_get_their_own_candidates_and_no_foreign_project_is_named() {
             "{row:?}"
         );
     }
-    let pat_rows: Vec<String> = (rows.iter().filter(|r| r[1] == pat_sub))
+    let ann_rows: Vec<String> = (rows.iter().filter(|r| r[1] == ann_sub))
         .map(|r| r.join(" "))
         .collect();
-    assert_eq!(pat_rows.len(), 3, "{pat_rows:?}");
-    assert!(!pat_rows.join("\n").contains(HIDDEN), "{pat_rows:?}");
+    assert_eq!(ann_rows.len(), 3, "{ann_rows:?}");
+    assert!(!ann_rows.join("\n").contains(HIDDEN), "{ann_rows:?}");
     assert!(!server.log().contains(HIDDEN), "the log names {HIDDEN}");
+
+    // A service is named as itself, and is no person who may see vault.
+    let (service, token) = server.service_client("mcp testbench:read testbench:run");
+    let listed = answer(&server, &token, "list_environments", json!({}));
+    assert_eq!(names(&listed), ["payments"], "{listed}");
+    let last = backend.running.handle.assertions().pop().expect("asserted");
+    assert_eq!(
+        (last.sub.as_str(), last.sub_kind.as_str()),
+        (service.as_str(), "service")
+    );
+    assert_eq!(last.act.sub, service);
 }
 
 #[test]
@@ -134,13 +134,7 @@ fn a_backend_told_who_acts_refuses_a_request_without_a_valid_assertion() {
     let backend = Backend::start();
     // The host sends no assertion to this backend, which requires one.
     let (server, demo) = serve_on(&backend, &[], &[], None);
-    backend
-        .running
-        .handle
-        .require_assertions(testbench::AssertionCheck {
-            issuer: server.issuer(),
-            audience: "testbench".into(),
-        });
+    require_assertions(&backend, &server);
     let refused = support::bench::call(&server, &demo, "list_environments", json!({}));
     let failed = refused["result"]["isError"] == json!(true) || refused.get("error").is_some();
     assert!(failed, "{refused}");
