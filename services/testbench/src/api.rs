@@ -312,11 +312,12 @@ async fn pipelines(
 async fn create_scenario(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
+    Extension(sees): Seen,
     body: Result<Json<NewScenario>, JsonRejection>,
 ) -> ApiResult {
     let Json(new) = body.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     h.with(|s| {
-        let row = TestRow::from(s.store.create_scenario(&t, new)?);
+        let row = TestRow::from(s.store.create_scenario(&t, &sees, new)?);
         s.counters.writes += 1;
         Ok((StatusCode::CREATED, Json(row)).into_response())
     })
@@ -325,13 +326,14 @@ async fn create_scenario(
 async fn start_execution(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
+    Extension(sees): Seen,
     body: Result<Json<NewExecution>, JsonRejection>,
 ) -> ApiResult {
     let Json(new) = body.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     h.with(|s| {
         let created = (
             StatusCode::CREATED,
-            Json(s.store.start(&t, new, Instant::now())?.created()),
+            Json(s.store.start(&t, &sees, new, Instant::now())?.created()),
         )
             .into_response();
         s.counters.writes += 1;

@@ -13,7 +13,13 @@
 //! A project with `people` in the seed is seen only by those people (by
 //! the `sub` the host asserts); without an assertion nobody sees it. Its
 //! rows (applications, tests, pipelines, its own environments) go with it,
-//! and a path naming it is a 404, as a foreign project's is.
+//! a path naming it is a 404, as a foreign project's is, and its tests can
+//! neither be run nor added to.
+//!
+//! The claims are read into types of this crate, not the host's: the
+//! testbench stands for a backend of another organisation, which knows
+//! the host only by its published JWKS and the claims' documented names
+//! (docs/operator/configuration.md), never by its code.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
