@@ -85,12 +85,7 @@ async fn a_token_signed_with_another_replicas_new_key_is_accepted_at_once() {
     let (client, secret) = admin::add_service(store.as_ref(), "demo", "svc", "mcp")
         .await
         .expect("service");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let app = toolhost_auth::router(a.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    let base = serve(a.clone()).await;
     let text = reqwest::Client::new()
         .post(format!("{base}/oauth/token"))
         .basic_auth(&client.client_id, Some(&secret))
@@ -125,6 +120,17 @@ async fn a_token_signed_with_another_replicas_new_key_is_accepted_at_once() {
     assert!(b.authenticate(Some(&forged)).await.is_err());
 }
 
+/// Serves `auth`'s routes on 127.0.0.1:0: the base URL.
+async fn serve(auth: Arc<toolhost_auth::AuthServer>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = toolhost_auth::router(auth);
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    base
+}
+
 fn a_ring(server: &toolhost_auth::AuthServer) -> &KeyRing {
     server.keys()
 }
@@ -151,12 +157,7 @@ async fn assertion_keys_are_apart_from_access_token_keys() {
         .expect("keys");
     assert_eq!(stored.len(), 1);
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let app = toolhost_auth::router(auth.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    let base = serve(auth.clone()).await;
     let text = reqwest::get(format!("{base}{ASSERTION_JWKS_PATH}"))
         .await
         .expect("the JWKS")
