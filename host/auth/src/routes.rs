@@ -95,7 +95,7 @@ async fn jwks(State(auth): State<Arc<AuthServer>>) -> Response {
 /// The public keys of identity assertions to backends: never an
 /// access-token key.
 async fn assertion_jwks(State(auth): State<Arc<AuthServer>>) -> Response {
-    axum::Json(auth.assertion_keys().jwks()).into_response()
+    axum::Json(auth.assertion_jwks().await).into_response()
 }
 
 /// `Authorization: Basic` client credentials (RFC 6749 §2.3.1: both parts

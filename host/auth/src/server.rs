@@ -24,6 +24,9 @@ pub struct AuthServer {
     pub(crate) keys: KeyRing,
     /// The keys of identity assertions to backends: a ring of their own.
     assertion_keys: Arc<KeyRing>,
+    /// When the assertion keys were last read again for their JWKS (unix
+    /// milliseconds).
+    assertion_keys_read: AtomicI64,
     pub(crate) fetcher: MetadataFetcher,
     pub(crate) sso: Sso,
     pub(crate) verified: Verified,
@@ -78,6 +81,7 @@ impl AuthServer {
             store,
             keys,
             assertion_keys: Arc::new(assertion_keys),
+            assertion_keys_read: AtomicI64::new(0),
             fetcher,
             sso,
             verified: Verified::default(),
@@ -113,6 +117,23 @@ impl AuthServer {
     /// at [`crate::assertion::ASSERTION_JWKS_PATH`]).
     pub fn assertion_keys(&self) -> &KeyRing {
         &self.assertion_keys
+    }
+
+    /// The assertion keys' JWKS, read again from the store first (at most
+    /// once a second): a key another replica made since this one's last
+    /// maintenance is published here too, so a backend fetching the JWKS
+    /// for an unknown key id finds it whichever replica answers.
+    pub async fn assertion_jwks(&self) -> serde_json::Value {
+        if reload_turn(&self.assertion_keys_read) {
+            let schedule = assertion_schedule(&self.config);
+            if let Err(e) = (self.assertion_keys)
+                .reload(self.store(), schedule, now())
+                .await
+            {
+                tracing::error!(error = %e, "reloading backend-assertion keys for the JWKS");
+            }
+        }
+        self.assertion_keys.jwks()
     }
 
     /// The signer of identity assertions to backends, for the backends
@@ -181,17 +202,7 @@ impl AuthServer {
     /// replica has not loaded (another replica made it), at most once a
     /// second; true if they were read.
     pub(crate) async fn reload_keys(&self) -> bool {
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or_default();
-        let last = self.keys_read_for_unknown.load(Ordering::Relaxed);
-        if now_ms - last < UNKNOWN_KEY_RELOAD_MS
-            || self
-                .keys_read_for_unknown
-                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
-                .is_err()
-        {
+        if !reload_turn(&self.keys_read_for_unknown) {
             return false;
         }
         match self
@@ -335,6 +346,19 @@ fn schedule(config: &AuthConfig) -> KeySchedule {
         rotate_after: config.key_rotation,
         publish_after_superseded: config.access_ttl * 2 + Duration::from_secs(60),
     }
+}
+
+/// Whether this caller takes the turn to read keys again: at most one a
+/// second (`at` holds the last turn, unix milliseconds), so requests cannot
+/// hammer the store.
+fn reload_turn(at: &AtomicI64) -> bool {
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default();
+    let last = at.load(Ordering::Relaxed);
+    now_ms - last >= UNKNOWN_KEY_RELOAD_MS
+        && (at.compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)).is_ok()
 }
 
 /// The assertion keys rotate with the access-token keys; a superseded

@@ -184,3 +184,34 @@ async fn assertion_keys_are_apart_from_access_token_keys() {
         .await;
     assert!(presented.is_err(), "an assertion is not an access token");
 }
+
+/// Two replicas on one store: one makes a new assertion key; the other's
+/// JWKS publishes it at once (read again on the request, at most once a
+/// second), so a backend refetching for an unknown key id finds it there.
+#[tokio::test]
+async fn another_replicas_new_assertion_key_is_in_this_replicas_jwks() {
+    use toolhost_auth::assertion::ASSERTION_JWKS_PATH;
+    use toolhost_auth::{AuthConfig, AuthServer};
+
+    let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
+    let issuer = "http://toolhost.test";
+    let b = AuthServer::start(AuthConfig::new(issuer), store.clone())
+        .await
+        .expect("b");
+    let mut rotating = AuthConfig::new(issuer);
+    rotating.key_rotation = Duration::ZERO;
+    let a = AuthServer::start(rotating, store.clone()).await.expect("a");
+    let newest = kids(a.assertion_keys())[0].clone();
+    assert!(
+        !kids(b.assertion_keys()).contains(&newest),
+        "b has not read it yet"
+    );
+    let base = serve(b.clone()).await;
+    let text = reqwest::get(format!("{base}{ASSERTION_JWKS_PATH}"))
+        .await
+        .expect("the JWKS")
+        .text()
+        .await
+        .expect("a body");
+    assert!(text.contains(&newest), "{text}");
+}
