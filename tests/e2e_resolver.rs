@@ -250,6 +250,7 @@ fn every_branch_of_the_tree_once_end_to_end() {
             id: 700 + i,
             name: format!("bulk {i:02}"),
             tenant: "demo".into(),
+            people: None,
         });
     }
     backend.running.handle.load(seed).expect("a valid seed");

@@ -1,4 +1,5 @@
-//! The signing keys of access tokens: Ed25519, kept in the store so every
+//! The signing keys of access tokens and of backend identity assertions
+//! (one ring each, [`KeyPurpose`]): Ed25519, kept in the store so every
 //! replica signs and verifies with the same set, rotated on a schedule and
 //! published (with their `kid`) in the JWKS.
 //!
@@ -17,7 +18,7 @@ use jsonwebtoken::{DecodingKey, EncodingKey};
 use serde_json::{Value, json};
 
 use crate::secret;
-use crate::store::{AuthStore, AuthStoreError, SigningKey};
+use crate::store::{AuthStore, AuthStoreError, KeyPurpose, SigningKey};
 
 /// The JOSE algorithm of every key.
 pub const ALG: &str = "EdDSA";
@@ -47,8 +48,10 @@ pub struct KeySchedule {
     pub publish_after_superseded: Duration,
 }
 
-/// The keys in use: the one that signs, and every one that verifies.
+/// The keys in use for one purpose: the one that signs, and every one
+/// that verifies.
 pub struct KeyRing {
+    purpose: KeyPurpose,
     keys: RwLock<Loaded>,
 }
 
@@ -60,16 +63,27 @@ struct Loaded {
 }
 
 impl KeyRing {
-    /// Loads the keys from the store, making a new signing key if there is
-    /// none or the newest is due for rotation, and retiring superseded keys
-    /// whose tokens have all expired.
+    /// Loads the access-token keys from the store, making a new signing
+    /// key if there is none or the newest is due for rotation, and retiring
+    /// superseded keys whose tokens have all expired.
     pub async fn load(
         store: &dyn AuthStore,
         schedule: KeySchedule,
         now: i64,
     ) -> Result<KeyRing, KeyError> {
-        let loaded = load(store, schedule, now).await?;
+        KeyRing::load_for(KeyPurpose::Access, store, schedule, now).await
+    }
+
+    /// [`KeyRing::load`] for the keys of `purpose`.
+    pub async fn load_for(
+        purpose: KeyPurpose,
+        store: &dyn AuthStore,
+        schedule: KeySchedule,
+        now: i64,
+    ) -> Result<KeyRing, KeyError> {
+        let loaded = load(store, purpose, schedule, now).await?;
         Ok(KeyRing {
+            purpose,
             keys: RwLock::new(loaded),
         })
     }
@@ -82,7 +96,7 @@ impl KeyRing {
         schedule: KeySchedule,
         now: i64,
     ) -> Result<(), KeyError> {
-        let loaded = load(store, schedule, now).await?;
+        let loaded = load(store, self.purpose, schedule, now).await?;
         *self.keys.write().unwrap_or_else(|p| p.into_inner()) = loaded;
         Ok(())
     }
@@ -109,16 +123,21 @@ impl KeyRing {
     }
 }
 
-async fn load(store: &dyn AuthStore, schedule: KeySchedule, now: i64) -> Result<Loaded, KeyError> {
-    let mut keys = store.signing_keys().await?;
+async fn load(
+    store: &dyn AuthStore,
+    purpose: KeyPurpose,
+    schedule: KeySchedule,
+    now: i64,
+) -> Result<Loaded, KeyError> {
+    let mut keys = store.signing_keys(purpose).await?;
     let due = keys
         .iter()
         .find(|k| k.retired_at.is_none())
         .is_none_or(|newest| now - newest.created_at >= secs(schedule.rotate_after));
     if due {
         let key = generate(now);
-        store.insert_signing_key(&key).await?;
-        tracing::info!(kid = %key.kid, "made a new access-token signing key");
+        store.insert_signing_key(purpose, &key).await?;
+        tracing::info!(kid = %key.kid, purpose = purpose.as_str(), "made a new signing key");
         keys.insert(0, key);
     }
     // Keys are newest first: a key was superseded when the one before it was made.
@@ -130,8 +149,8 @@ async fn load(store: &dyn AuthStore, schedule: KeySchedule, now: i64) -> Result<
         }
         match superseded_at {
             Some(at) if now - at >= secs(schedule.publish_after_superseded) => {
-                store.retire_signing_key(&key.kid, now).await?;
-                tracing::info!(kid = %key.kid, "retired an access-token signing key");
+                store.retire_signing_key(purpose, &key.kid, now).await?;
+                tracing::info!(kid = %key.kid, purpose = purpose.as_str(), "retired a signing key");
             }
             _ => published.push(key.clone()),
         }
@@ -207,6 +226,7 @@ impl KeyRing {
     pub(crate) fn ephemeral() -> KeyRing {
         let loaded = assemble(&[generate(0)]).expect("a fresh key assembles");
         KeyRing {
+            purpose: KeyPurpose::Access,
             keys: RwLock::new(loaded),
         }
     }

@@ -9,12 +9,16 @@
 //!   grant, the client and the user from the store on every request, so a
 //!   revocation or a disabled account takes effect on the next request.
 //! - The store contract ([`AuthStore`]) lives here; `storage` implements it.
+//! - [`assertion`]: the identity assertions the host sends to backends
+//!   that ask who acts, signed with a key ring of their own
+//!   ([`KeyPurpose::BackendAssertion`]) and published at their own JWKS.
 //! - The host's own pages (the admin console) read the browser's web
 //!   session with [`AuthServer::web_user`] and sign people in through
 //!   [`sign_in_path`]; they live under `/admin`, where the session's
 //!   second cookie goes (the first stays under `/oauth`).
 
 pub mod admin;
+pub mod assertion;
 mod authorize;
 mod bearer;
 pub mod cimd;
@@ -52,8 +56,8 @@ pub use server::AuthServer;
 pub use sso::callback_url as sso_callback_url;
 pub use store::{
     AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, ClientKind, ClientOrigin,
-    CodeRedemption, Family, LiveGrant, PendingAuthorization, RefreshToken, SigningKey, SsoAttempt,
-    SsoLink, StoreFuture, Tenant, User, WebSession,
+    CodeRedemption, Family, KeyPurpose, LiveGrant, PendingAuthorization, RefreshToken, SigningKey,
+    SsoAttempt, SsoLink, StoreFuture, Tenant, User, WebSession,
 };
 pub use token::{AccessClaims, TokenError};
 pub use web::{WebUser, sign_in_path};

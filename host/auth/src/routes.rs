@@ -39,6 +39,7 @@ pub fn router(auth: Arc<AuthServer>) -> Router {
             get(toolset_pr_metadata),
         )
         .route("/oauth/jwks", get(jwks))
+        .route(crate::assertion::ASSERTION_JWKS_PATH, get(assertion_jwks))
         .route("/oauth/token", post(token_endpoint))
         .route("/oauth/revoke", post(revoke))
         .route("/oauth/register", post(register))
@@ -105,6 +106,12 @@ async fn toolset_pr_metadata(
 
 async fn jwks(State(auth): State<Arc<AuthServer>>) -> Response {
     axum::Json(auth.keys.jwks()).into_response()
+}
+
+/// The public keys of identity assertions to backends: never an
+/// access-token key.
+async fn assertion_jwks(State(auth): State<Arc<AuthServer>>) -> Response {
+    axum::Json(auth.assertion_jwks().await).into_response()
 }
 
 /// `Authorization: Basic` client credentials (RFC 6749 §2.3.1: both parts

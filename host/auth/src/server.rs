@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::assertion::{ASSERTION_TTL, Assertions};
 use crate::cimd::{FetchLimits, MetadataFetcher};
 use crate::config::AuthConfig;
 use crate::error::OAuthError;
 use crate::keys::{KeyError, KeyRing, KeySchedule};
 use crate::per_source::{Counted, PendingCap, SourceLimits};
-use crate::store::{AuthEvent, AuthStore, Client, ClientKind, ClientOrigin};
+use crate::store::{AuthEvent, AuthStore, Client, ClientKind, ClientOrigin, KeyPurpose};
 use crate::upstream::{Sso, UpstreamIdentity};
 use crate::verified::Verified;
 use crate::{secret, token};
@@ -21,6 +22,11 @@ pub struct AuthServer {
     pub(crate) config: AuthConfig,
     pub(crate) store: Arc<dyn AuthStore>,
     pub(crate) keys: KeyRing,
+    /// The keys of identity assertions to backends: a ring of their own.
+    assertion_keys: Arc<KeyRing>,
+    /// When the assertion keys were last read again for their JWKS (unix
+    /// milliseconds).
+    assertion_keys_read: AtomicI64,
     pub(crate) fetcher: MetadataFetcher,
     pub(crate) sso: Sso,
     pub(crate) verified: Verified,
@@ -56,6 +62,13 @@ impl AuthServer {
         sso: Sso,
     ) -> Result<Arc<AuthServer>, KeyError> {
         let keys = KeyRing::load(store.as_ref(), schedule(&config), now()).await?;
+        let assertion_keys = KeyRing::load_for(
+            KeyPurpose::BackendAssertion,
+            store.as_ref(),
+            assertion_schedule(&config),
+            now(),
+        )
+        .await?;
         let fetcher =
             MetadataFetcher::new(FetchLimits::default()).map_err(|e| KeyError::Unreadable {
                 kid: "-".into(),
@@ -67,6 +80,8 @@ impl AuthServer {
             config,
             store,
             keys,
+            assertion_keys: Arc::new(assertion_keys),
+            assertion_keys_read: AtomicI64::new(0),
             fetcher,
             sso,
             verified: Verified::default(),
@@ -98,6 +113,38 @@ impl AuthServer {
         &self.keys
     }
 
+    /// The keys of identity assertions to backends (their JWKS is served
+    /// at [`crate::assertion::ASSERTION_JWKS_PATH`]).
+    pub fn assertion_keys(&self) -> &KeyRing {
+        &self.assertion_keys
+    }
+
+    /// The assertion keys' JWKS, read again from the store first (at most
+    /// once a second): a key another replica made since this one's last
+    /// maintenance is published here too, so a backend fetching the JWKS
+    /// for an unknown key id finds it whichever replica answers.
+    pub async fn assertion_jwks(&self) -> serde_json::Value {
+        if reload_turn(&self.assertion_keys_read) {
+            let schedule = assertion_schedule(&self.config);
+            if let Err(e) = (self.assertion_keys)
+                .reload(self.store(), schedule, now())
+                .await
+            {
+                tracing::error!(error = %e, "reloading backend-assertion keys for the JWKS");
+            }
+        }
+        self.assertion_keys.jwks()
+    }
+
+    /// The signer of identity assertions to backends, for the backends
+    /// the operator tells who acts.
+    pub fn backend_assertions(&self) -> Arc<Assertions> {
+        Arc::new(Assertions::new(
+            &self.config.issuer,
+            self.assertion_keys.clone(),
+        ))
+    }
+
     /// The configuration.
     pub fn config(&self) -> &AuthConfig {
         &self.config
@@ -118,6 +165,13 @@ impl AuthServer {
             .await
         {
             tracing::error!(error = %e, "reloading signing keys");
+        }
+        let assertions = assertion_schedule(&self.config);
+        if let Err(e) = (self.assertion_keys)
+            .reload(self.store(), assertions, now())
+            .await
+        {
+            tracing::error!(error = %e, "reloading backend-assertion keys");
         }
         let before = now() - secs(self.config.client_idle_expiry);
         match self.store.expire_idle_clients(before).await {
@@ -148,17 +202,7 @@ impl AuthServer {
     /// replica has not loaded (another replica made it), at most once a
     /// second; true if they were read.
     pub(crate) async fn reload_keys(&self) -> bool {
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or_default();
-        let last = self.keys_read_for_unknown.load(Ordering::Relaxed);
-        if now_ms - last < UNKNOWN_KEY_RELOAD_MS
-            || self
-                .keys_read_for_unknown
-                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
-                .is_err()
-        {
+        if !reload_turn(&self.keys_read_for_unknown) {
             return false;
         }
         match self
@@ -301,6 +345,29 @@ fn schedule(config: &AuthConfig) -> KeySchedule {
     KeySchedule {
         rotate_after: config.key_rotation,
         publish_after_superseded: config.access_ttl * 2 + Duration::from_secs(60),
+    }
+}
+
+/// Whether this caller takes the turn to read keys again: at most one a
+/// second (`at` holds the last turn, unix milliseconds), so requests cannot
+/// hammer the store.
+fn reload_turn(at: &AtomicI64) -> bool {
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default();
+    let last = at.load(Ordering::Relaxed);
+    now_ms - last >= UNKNOWN_KEY_RELOAD_MS
+        && (at.compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)).is_ok()
+}
+
+/// The assertion keys rotate with the access-token keys; a superseded
+/// one stays published until every assertion it signed has expired, and a
+/// minute more for a backend's cached JWKS.
+fn assertion_schedule(config: &AuthConfig) -> KeySchedule {
+    KeySchedule {
+        rotate_after: config.key_rotation,
+        publish_after_superseded: ASSERTION_TTL * 2 + Duration::from_secs(60),
     }
 }
 

@@ -263,6 +263,30 @@ pub struct SigningKey {
     pub retired_at: Option<i64>,
 }
 
+/// What a set of signing keys signs. Each purpose has keys of its own,
+/// kept apart in the store (migration 0034), so a token of one purpose can
+/// never verify as the other: an identity assertion sent to a backend is
+/// not an access token for `/mcp`, and an access token is not an
+/// assertion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyPurpose {
+    /// Access tokens for `/mcp` (the JWKS at `/oauth/jwks`).
+    Access,
+    /// Identity assertions sent to backends (the JWKS at
+    /// [`crate::assertion::ASSERTION_JWKS_PATH`]).
+    BackendAssertion,
+}
+
+impl KeyPurpose {
+    /// Words for logs: what the keys sign.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyPurpose::Access => "access-token",
+            KeyPurpose::BackendAssertion => "backend-assertion",
+        }
+    }
+}
+
 /// A logged-in browser.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebSession {
@@ -420,12 +444,21 @@ pub trait AuthStore: Send + Sync {
         now: i64,
     ) -> StoreFuture<'a, bool>;
 
-    /// Every signing key, retired ones included, newest first.
-    fn signing_keys(&self) -> StoreFuture<'_, Vec<SigningKey>>;
-    /// Stores a new signing key; `Conflict` if the kid exists.
-    fn insert_signing_key<'a>(&'a self, key: &'a SigningKey) -> StoreFuture<'a, ()>;
-    /// Marks a key retired (no longer published).
-    fn retire_signing_key<'a>(&'a self, kid: &'a str, now: i64) -> StoreFuture<'a, ()>;
+    /// Every signing key of `purpose`, retired ones included, newest first.
+    fn signing_keys(&self, purpose: KeyPurpose) -> StoreFuture<'_, Vec<SigningKey>>;
+    /// Stores a new signing key of `purpose`; `Conflict` if the kid exists.
+    fn insert_signing_key<'a>(
+        &'a self,
+        purpose: KeyPurpose,
+        key: &'a SigningKey,
+    ) -> StoreFuture<'a, ()>;
+    /// Marks a key of `purpose` retired (no longer published).
+    fn retire_signing_key<'a>(
+        &'a self,
+        purpose: KeyPurpose,
+        kid: &'a str,
+        now: i64,
+    ) -> StoreFuture<'a, ()>;
 
     /// Stores a browser session.
     fn insert_session<'a>(&'a self, session: &'a WebSession) -> StoreFuture<'a, ()>;

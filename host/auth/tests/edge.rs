@@ -13,8 +13,8 @@ use axum::extract::Request;
 use axum::middleware::{self, Next};
 use toolhost_auth::{
     AuthCode, AuthConfig, AuthEvent, AuthServer, AuthStore, AuthStoreError, Client, ClientAddr,
-    CodeRedemption, Family, LiveGrant, PendingAuthorization, RefreshToken, SigningKey, SsoAttempt,
-    SsoLink, StoreFuture, User, WebSession, admin, pkce,
+    CodeRedemption, Family, KeyPurpose, LiveGrant, PendingAuthorization, RefreshToken, SigningKey,
+    SsoAttempt, SsoLink, StoreFuture, User, WebSession, admin, pkce,
 };
 use toolhost_storage::Store;
 
@@ -118,9 +118,9 @@ impl AuthStore for Faulty {
         insert_refresh(&self, token: &'a RefreshToken) -> ();
         refresh_token(&self, token_hash: &'a str) -> Option<RefreshToken>;
         rotate_refresh(&self, old_hash: &'a str, next: &'a RefreshToken, now: i64) -> bool;
-        signing_keys(&self) -> Vec<SigningKey>;
-        insert_signing_key(&self, key: &'a SigningKey) -> ();
-        retire_signing_key(&self, kid: &'a str, now: i64) -> ();
+        signing_keys(&self, purpose: KeyPurpose) -> Vec<SigningKey>;
+        insert_signing_key(&self, purpose: KeyPurpose, key: &'a SigningKey) -> ();
+        retire_signing_key(&self, purpose: KeyPurpose, kid: &'a str, now: i64) -> ();
         insert_session(&self, session: &'a WebSession) -> ();
         session(&self, id_hash: &'a str) -> Option<WebSession>;
         delete_user_sessions(&self, user_id: &'a str) -> u64;

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolhost_auth::AuthStore;
 use toolhost_auth::keys::{KeyRing, KeySchedule};
+use toolhost_auth::{AuthStore, KeyPurpose};
 use toolhost_storage::Store;
 
 fn kids(ring: &KeyRing) -> Vec<String> {
@@ -56,7 +56,7 @@ async fn keys_are_made_once_rotated_on_schedule_and_retired_after_their_tokens()
         .await
         .expect("retires");
     assert_eq!(kids(&ring), vec![both[0].clone()]);
-    let stored = store.signing_keys().await.expect("keys");
+    let stored = store.signing_keys(KeyPurpose::Access).await.expect("keys");
     assert!(
         stored
             .iter()
@@ -85,12 +85,7 @@ async fn a_token_signed_with_another_replicas_new_key_is_accepted_at_once() {
     let (client, secret) = admin::add_service(store.as_ref(), "demo", "svc", "mcp")
         .await
         .expect("service");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let app = toolhost_auth::router(a.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    let base = serve(a.clone()).await;
     let text = reqwest::Client::new()
         .post(format!("{base}/oauth/token"))
         .basic_auth(&client.client_id, Some(&secret))
@@ -125,6 +120,98 @@ async fn a_token_signed_with_another_replicas_new_key_is_accepted_at_once() {
     assert!(b.authenticate(Some(&forged)).await.is_err());
 }
 
+/// Serves `auth`'s routes on 127.0.0.1:0: the base URL.
+async fn serve(auth: Arc<toolhost_auth::AuthServer>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = toolhost_auth::router(auth);
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+    base
+}
+
 fn a_ring(server: &toolhost_auth::AuthServer) -> &KeyRing {
     server.keys()
+}
+
+/// The assertion keys are a ring of their own: published at their own
+/// JWKS, sharing no key with the access tokens', and an assertion is never
+/// accepted as an access token.
+#[tokio::test]
+async fn assertion_keys_are_apart_from_access_token_keys() {
+    use toolhost_auth::assertion::ASSERTION_JWKS_PATH;
+    use toolhost_auth::{AuthConfig, AuthServer};
+    use toolhost_backend::{Asserter, Identity};
+
+    let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
+    let auth = AuthServer::start(AuthConfig::new("http://toolhost.test"), store.clone())
+        .await
+        .expect("starts");
+    let (access, assertion) = (kids(auth.keys()), kids(auth.assertion_keys()));
+    assert_eq!((access.len(), assertion.len()), (1, 1));
+    assert_ne!(access, assertion);
+    let stored = store
+        .signing_keys(KeyPurpose::BackendAssertion)
+        .await
+        .expect("keys");
+    assert_eq!(stored.len(), 1);
+
+    let base = serve(auth.clone()).await;
+    let text = reqwest::get(format!("{base}{ASSERTION_JWKS_PATH}"))
+        .await
+        .expect("the JWKS")
+        .text()
+        .await
+        .expect("a body");
+    let served: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(served, auth.assertion_keys().jwks());
+
+    let who = Identity {
+        subject: "u_ann".into(),
+        kind: "user",
+        tenant: "demo".into(),
+        client_id: "c1".into(),
+        tool: "t".into(),
+        call_id: "call".into(),
+    };
+    let assertion = auth
+        .backend_assertions()
+        .assert(&who, "testbench")
+        .expect("signed");
+    let presented = auth
+        .authenticate(Some(&format!("Bearer {assertion}")))
+        .await;
+    assert!(presented.is_err(), "an assertion is not an access token");
+}
+
+/// Two replicas on one store: one makes a new assertion key; the other's
+/// JWKS publishes it at once (read again on the request, at most once a
+/// second), so a backend refetching for an unknown key id finds it there.
+#[tokio::test]
+async fn another_replicas_new_assertion_key_is_in_this_replicas_jwks() {
+    use toolhost_auth::assertion::ASSERTION_JWKS_PATH;
+    use toolhost_auth::{AuthConfig, AuthServer};
+
+    let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
+    let issuer = "http://toolhost.test";
+    let b = AuthServer::start(AuthConfig::new(issuer), store.clone())
+        .await
+        .expect("b");
+    let mut rotating = AuthConfig::new(issuer);
+    rotating.key_rotation = Duration::ZERO;
+    let a = AuthServer::start(rotating, store.clone()).await.expect("a");
+    let newest = kids(a.assertion_keys())[0].clone();
+    assert!(
+        !kids(b.assertion_keys()).contains(&newest),
+        "b has not read it yet"
+    );
+    let base = serve(b.clone()).await;
+    let text = reqwest::get(format!("{base}{ASSERTION_JWKS_PATH}"))
+        .await
+        .expect("the JWKS")
+        .text()
+        .await
+        .expect("a body");
+    assert!(text.contains(&newest), "{text}");
 }

@@ -22,4 +22,8 @@ pub struct Access {
     /// Set inside an exploration run: only backends the operator marked
     /// `exploration = true` are reachable, and only with safe methods.
     pub exploration: bool,
+    /// Who acts in this call, for the backends told so
+    /// ([`crate::BackendAuth::CredentialAndAssertion`]); none (a run, the
+    /// command line): requests to those backends are refused.
+    pub acting: Option<crate::Acting>,
 }

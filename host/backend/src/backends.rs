@@ -2,14 +2,17 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use reqwest::header::{HeaderMap, HeaderValue};
 
 use crate::headers::{self, TENANT_HEADER};
 use crate::target::{Credential, Target};
-use crate::{Access, BackendConfig, BackendError, ConfigError, Method, Request, Response, Secret};
+use crate::{
+    ASSERTION_HEADER, Access, Asserter, BackendAuth, BackendConfig, BackendError, ConfigError,
+    Method, Request, Response, Secret,
+};
 
 /// Largest request body a plugin may send. Tool arguments are small JSON;
 /// 1 MiB bounds what one call can push at a backend.
@@ -21,6 +24,9 @@ pub const MAX_REQUEST_BODY: usize = 1024 * 1024;
 #[derive(Clone)]
 pub struct Backends {
     targets: Arc<BTreeMap<String, Target>>,
+    /// Signs identity assertions, once the host installs its signer
+    /// ([`Backends::assert_with`]); shared by every clone.
+    asserter: Arc<OnceLock<Arc<dyn Asserter>>>,
 }
 
 impl Backends {
@@ -39,13 +45,32 @@ impl Backends {
         }
         Ok(Backends {
             targets: Arc::new(targets),
+            asserter: Arc::default(),
         })
+    }
+
+    /// Installs the signer of identity assertions, for this value and
+    /// every clone of it (the call path holds one, made before the
+    /// authorization server that owns the keys). The first signer
+    /// installed stays. Until one is, a request to a backend told who acts
+    /// is refused, never sent without the assertion.
+    pub fn assert_with(&self, asserter: Arc<dyn Asserter>) {
+        if self.asserter.set(asserter).is_err() {
+            tracing::warn!("an identity-assertion signer was installed already; kept the first");
+        }
+    }
+
+    /// Whether the operator asked for the identity of who acts to be sent
+    /// to backend `name`.
+    pub fn asserts_identity(&self, name: &str) -> bool {
+        (self.targets.get(name)).is_some_and(|t| t.auth == BackendAuth::CredentialAndAssertion)
     }
 
     /// No backends: every request is [`BackendError::NotDeclared`].
     pub fn empty() -> Self {
         Backends {
             targets: Arc::new(BTreeMap::new()),
+            asserter: Arc::default(),
         }
     }
 
@@ -67,14 +92,18 @@ impl Backends {
     }
 
     /// Sends a plugin's request to a backend it declared, adding the
-    /// operator's credential and the caller's tenant.
+    /// operator's credential and the caller's tenant, and, where the
+    /// operator asked for it ([`BackendAuth::CredentialAndAssertion`]),
+    /// the signed assertion of who acts ([`ASSERTION_HEADER`]).
     ///
     /// Checks run in this order and a refusal sends nothing: the backend is
     /// declared and configured ([`BackendError::NotDeclared`]); the method
     /// is safe if `access.safe_only` ([`BackendError::Refused`]); the path
     /// stays under the base URL and the headers are valid and within
     /// bounds (`Refused`); the body is at most [`MAX_REQUEST_BODY`]
-    /// ([`BackendError::TooLarge`]). Then the exchange, body included, must
+    /// ([`BackendError::TooLarge`]); a backend told who acts gets an
+    /// assertion, or nothing is sent (`Refused`: no identity in this call,
+    /// or none could be signed). Then the exchange, body included, must
     /// finish within the backend's timeout ([`BackendError::Timeout`]) and
     /// its response cap (`TooLarge`); an unreachable backend is
     /// [`BackendError::Unavailable`]. Logs one debug line per request.
@@ -106,7 +135,31 @@ impl Backends {
             .map_err(BackendError::Refused)?;
         within_body_cap(req.body.as_deref())?;
         add_host_headers(&mut headers, &access.tenant, credential)?;
+        let asserted = self.assertion(access, &req.backend, target)?;
+        if let Some(value) = &asserted {
+            headers.insert(ASSERTION_HEADER, value.clone());
+        }
+        let headers = (headers, asserted);
         target.exchange(req.method, url, headers, req.body).await
+    }
+
+    /// The identity assertion for `name`, if its operator asked for one:
+    /// the call's own (signed once per call and backend, see
+    /// [`crate::Acting`]).
+    fn assertion(
+        &self,
+        access: &Access,
+        name: &str,
+        target: &Target,
+    ) -> Result<Option<HeaderValue>, BackendError> {
+        if target.auth != BackendAuth::CredentialAndAssertion {
+            return Ok(None);
+        }
+        let acting = access.acting.as_ref();
+        let (Some(acting), Some(asserter)) = (acting, self.asserter.get()) else {
+            return Err(crate::identity::unsendable(name));
+        };
+        acting.header(name, asserter.as_ref()).map(Some)
     }
 
     fn target(&self, access: &Access, name: &str) -> Result<&Target, BackendError> {

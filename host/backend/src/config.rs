@@ -57,6 +57,43 @@ pub struct BackendConfig {
     /// sandbox or test instance, never a production one. A run's requests
     /// to any other backend are refused before anything is sent.
     pub exploration: bool,
+    /// How the host authenticates to it (default
+    /// [`BackendAuth::Credential`]).
+    pub auth: BackendAuth,
+}
+
+/// How the host authenticates to a backend: the operator chooses, per
+/// backend.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BackendAuth {
+    /// The operator's credential alone (`auth = "credential"`): the backend
+    /// learns the tenant (`X-Tenant`), not who acts.
+    #[default]
+    Credential,
+    /// The operator's credential and a signed identity assertion
+    /// (`auth = "credential+assertion"`): every request also carries
+    /// [`crate::ASSERTION_HEADER`], a short-lived JWT naming the person or
+    /// service, the tenant, the client, the tool and the call. A request
+    /// of a call with no identity to send (an exploration run, the command
+    /// line) is refused, never sent without it.
+    CredentialAndAssertion,
+}
+
+impl BackendAuth {
+    /// The name in the configuration file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendAuth::Credential => "credential",
+            BackendAuth::CredentialAndAssertion => "credential+assertion",
+        }
+    }
+
+    /// The mode named `s` in the configuration file.
+    pub fn parse(s: &str) -> Option<Self> {
+        [BackendAuth::Credential, BackendAuth::CredentialAndAssertion]
+            .into_iter()
+            .find(|a| a.as_str() == s)
+    }
 }
 
 impl BackendConfig {
@@ -71,6 +108,7 @@ impl BackendConfig {
             timeout: DEFAULT_TIMEOUT,
             max_response: DEFAULT_MAX_RESPONSE,
             exploration: false,
+            auth: BackendAuth::Credential,
         }
     }
 }
@@ -149,6 +187,15 @@ mod tests {
         for bad in ["", "CRM", "crm.internal", "a b", "ü", &"x".repeat(65)] {
             assert_eq!(check_name(bad), Err(ConfigError::BadName(bad.to_owned())));
         }
+    }
+
+    #[test]
+    fn auth_modes_are_named_as_in_the_configuration_file() {
+        for mode in [BackendAuth::Credential, BackendAuth::CredentialAndAssertion] {
+            assert_eq!(BackendAuth::parse(mode.as_str()), Some(mode));
+        }
+        assert_eq!(BackendAuth::parse("assertion"), None);
+        assert_eq!(BackendAuth::default(), BackendAuth::Credential);
     }
 
     #[test]

@@ -16,8 +16,9 @@ pub const TENANT_HEADER: &str = "x-tenant";
 /// Headers the host never takes from a plugin: credentials and identity
 /// (the host adds its own), and the ones that frame or route the request,
 /// which the HTTP client sets.
-const DROPPED: [&str; 15] = [
+const DROPPED: [&str; 16] = [
     "authorization",
+    crate::ASSERTION_HEADER,
     "proxy-authorization",
     "cookie",
     "host",
@@ -37,7 +38,13 @@ const DROPPED: [&str; 15] = [
 /// Headers the host must control, so the operator cannot name them as the
 /// credential header either.
 pub(crate) fn host_controlled(name: &HeaderName) -> bool {
-    let controlled = [TENANT_HEADER, "host", "content-length", "transfer-encoding"];
+    let controlled = [
+        TENANT_HEADER,
+        crate::ASSERTION_HEADER,
+        "host",
+        "content-length",
+        "transfer-encoding",
+    ];
     controlled.contains(&name.as_str()) || hop_by_hop(name)
 }
 
@@ -103,6 +110,7 @@ mod tests {
             ("Authorization", "Bearer mine"),
             ("COOKIE", "a=b"),
             ("X-Tenant", "other"),
+            ("X-Toolhost-Assertion", "forged"),
             ("Host", "evil"),
             ("X-Forwarded-For", "1.2.3.4"),
             ("Transfer-Encoding", "chunked"),
@@ -135,7 +143,14 @@ mod tests {
 
     #[test]
     fn the_host_keeps_control_of_tenant_host_and_framing_headers() {
-        for name in ["x-tenant", "host", "content-length", "connection"] {
+        let names = [
+            "x-tenant",
+            "x-toolhost-assertion",
+            "host",
+            "content-length",
+            "connection",
+        ];
+        for name in names {
             assert!(host_controlled(&HeaderName::from_static(name)), "{name}");
         }
         assert!(!host_controlled(&HeaderName::from_static("x-api-key")));

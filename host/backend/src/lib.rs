@@ -5,8 +5,9 @@
 //! This room owns the policy (which backend, which method, which path and
 //! headers, how large) and the HTTP client that applies it. It does not own
 //! the WIT glue (`runtime` calls [`Backends::send`] from the `backend`
-//! import), the manifest's declarations (`catalog`), or parsing the
-//! operator's config file (`server`).
+//! import), the manifest's declarations (`catalog`), parsing the
+//! operator's config file (`server`), or signing the identity assertions a
+//! backend may ask for (an [`Asserter`]; the host's lives in `auth`).
 //!
 //! ```
 //! use toolhost_backend::{BackendConfig, Backends, Secret};
@@ -26,6 +27,7 @@ mod exchange;
 #[doc(hidden)]
 pub mod fuzzing;
 mod headers;
+mod identity;
 mod message;
 mod method;
 mod path;
@@ -36,11 +38,12 @@ mod target;
 pub use access::Access;
 pub use backends::{Backends, MAX_REQUEST_BODY};
 pub use config::{
-    BackendConfig, ConfigError, DEFAULT_CREDENTIAL_HEADER, DEFAULT_MAX_RESPONSE, DEFAULT_TIMEOUT,
-    MAX_NAME,
+    BackendAuth, BackendConfig, ConfigError, DEFAULT_CREDENTIAL_HEADER, DEFAULT_MAX_RESPONSE,
+    DEFAULT_TIMEOUT, MAX_NAME,
 };
 pub use error::BackendError;
 pub use headers::{MAX_HEADER_BYTES, MAX_HEADERS, TENANT_HEADER};
+pub use identity::{ASSERTION_HEADER, ASSERTION_REUSE, Acting, Asserter, Identity};
 pub use message::{Request, Response};
 pub use method::Method;
 pub use path::MAX_PATH;

@@ -23,6 +23,12 @@ impl Redactor {
         Redactor { needles }
     }
 
+    /// This redactor with one more value to replace (the identity
+    /// assertion one request carried).
+    pub(crate) fn and(&self, needle: Vec<u8>) -> Self {
+        Redactor::new(self.needles.iter().cloned().chain([needle]))
+    }
+
     /// The bytes with every occurrence of every needle replaced.
     pub(crate) fn scrub(&self, bytes: Vec<u8>) -> Vec<u8> {
         self.needles
@@ -71,6 +77,14 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(redactor().scrub(input.to_vec()), want);
         }
+    }
+
+    #[test]
+    fn a_value_added_for_one_request_is_replaced_too() {
+        let scrubbed = redactor()
+            .and(b"eyJ.assertion".to_vec())
+            .scrub(b"s3cret eyJ.assertion".to_vec());
+        assert_eq!(scrubbed, b"[redacted] [redacted]");
     }
 
     #[test]

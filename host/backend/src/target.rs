@@ -21,6 +21,7 @@ pub(crate) struct Target {
     timeout: Duration,
     max_response: u64,
     pub(crate) exploration: bool,
+    pub(crate) auth: crate::BackendAuth,
     client: reqwest::Client,
 }
 
@@ -65,24 +66,31 @@ impl Target {
             timeout,
             max_response,
             exploration: config.exploration,
+            auth: config.auth,
             client,
         })
     }
 
     /// Sends a request that has passed every check, and reads the answer
-    /// within this backend's timeout and size cap.
+    /// within this backend's timeout and size cap. An echo of the
+    /// credential, or of the identity assertion sent (`asserted`), comes
+    /// back redacted.
     pub(crate) async fn exchange(
         &self,
         method: Method,
         url: Url,
-        headers: HeaderMap,
+        (headers, asserted): (HeaderMap, Option<HeaderValue>),
         body: Option<Vec<u8>>,
     ) -> Result<Response, BackendError> {
         let mut request = self.client.request(method.to_http(), url).headers(headers);
         if let Some(body) = body {
             request = request.body(body);
         }
-        let exchange = exchange::run(request, self.max_response, &self.redactor);
+        let redactor = match asserted {
+            Some(value) => self.redactor.and(value.as_bytes().to_vec()),
+            None => self.redactor.clone(),
+        };
+        let exchange = exchange::run(request, self.max_response, &redactor);
         tokio::time::timeout(self.timeout, exchange)
             .await
             .map_err(|_elapsed| BackendError::Timeout)?

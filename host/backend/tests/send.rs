@@ -13,8 +13,8 @@ use axum::http::{Method as HttpMethod, StatusCode};
 use axum::response::IntoResponse;
 use tokio::net::TcpListener;
 use toolhost_backend::{
-    Access, BackendConfig, BackendError, Backends, ConfigError, MAX_REQUEST_BODY, Method, Request,
-    Response, Secret,
+    Access, Acting, Asserter, BackendAuth, BackendConfig, BackendError, Backends, ConfigError,
+    Identity, MAX_REQUEST_BODY, Method, Request, Response, Secret,
 };
 use url::Url;
 
@@ -144,6 +144,7 @@ fn access(declared: &[&str], safe_only: bool) -> Access {
         tenant: TENANT.to_owned(),
         safe_only,
         exploration: false,
+        acting: None,
     }
 }
 
@@ -356,6 +357,124 @@ async fn an_echoed_credential_comes_back_redacted_in_body_and_headers() {
         Some(SECRET.as_bytes())
     );
     assert!(sent[1].get("authorization").is_none());
+}
+
+/// Signs `assertion-<n>-for-<audience>-<subject>`, counting signatures.
+#[derive(Default)]
+struct Numbered(std::sync::atomic::AtomicUsize);
+
+impl Asserter for Numbered {
+    fn assert(&self, who: &Identity, audience: &str) -> Result<String, String> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(format!("assertion-{n}-for-{audience}-{}", who.subject))
+    }
+}
+
+fn acting(subject: &str) -> Acting {
+    Acting::new(Identity {
+        subject: subject.into(),
+        kind: "user",
+        tenant: TENANT.into(),
+        client_id: "client-1".into(),
+        tool: "list_items".into(),
+        call_id: "call-1".into(),
+    })
+}
+
+/// A request whose plugin forged the assertion header.
+fn forging(path: &str) -> Request {
+    Request {
+        headers: vec![("X-Toolhost-Assertion".into(), "forged".into())],
+        ..get("crm", path)
+    }
+}
+
+#[tokio::test]
+async fn a_backend_told_who_acts_gets_the_calls_assertion_in_place_of_the_plugins() {
+    let server = Server::start().await;
+    let backends = server.backends(|c| c.auth = BackendAuth::CredentialAndAssertion);
+    let signer = Arc::new(Numbered::default());
+    backends.assert_with(signer.clone());
+    let who = Access {
+        acting: Some(acting("u_ann")),
+        ..access(&["crm"], false)
+    };
+    for _ in 0..3 {
+        backends.send(&who, forging("/x")).await.expect("sent");
+    }
+    let echoed = backends.send(&who, forging("/echo")).await.expect("sent");
+    let sent: Vec<_> = server.seen().into_iter().map(|s| s.headers).collect();
+    for headers in &sent {
+        let values: Vec<_> = headers.get_all("x-toolhost-assertion").iter().collect();
+        assert_eq!(
+            values,
+            [&HeaderValue::from_static("assertion-0-for-crm-u_ann")]
+        );
+        assert_eq!(
+            headers.get("authorization").map(HeaderValue::as_bytes),
+            Some(format!("Bearer {SECRET}").as_bytes())
+        );
+    }
+    assert_eq!(
+        signer.0.load(std::sync::atomic::Ordering::Relaxed),
+        1,
+        "signed once per call"
+    );
+    let body = String::from_utf8(echoed.body).expect("utf-8");
+    assert!(
+        !body.contains("assertion-0"),
+        "the plugin never reads it: {body}"
+    );
+    // Another call signs its own.
+    let next = Access {
+        acting: Some(acting("u_bob")),
+        ..access(&["crm"], false)
+    };
+    backends.send(&next, get("crm", "/x")).await.expect("sent");
+    let last = server.seen().pop().expect("a request").headers;
+    assert_eq!(
+        last.get("x-toolhost-assertion"),
+        Some(&HeaderValue::from_static("assertion-1-for-crm-u_bob"))
+    );
+}
+
+#[tokio::test]
+async fn a_backend_told_who_acts_is_sent_nothing_without_an_identity_or_a_signer() {
+    let server = Server::start().await;
+    let backends = server.backends(|c| c.auth = BackendAuth::CredentialAndAssertion);
+    let who = Access {
+        acting: Some(acting("u_ann")),
+        ..access(&["crm"], false)
+    };
+    let unsigned = backends.send(&who, get("crm", "/x")).await;
+    assert!(
+        matches!(unsigned, Err(BackendError::Refused(_))),
+        "{unsigned:?}"
+    );
+    backends.assert_with(Arc::new(Numbered::default()));
+    let anonymous = backends
+        .send(&access(&["crm"], false), get("crm", "/x"))
+        .await;
+    assert!(
+        matches!(anonymous, Err(BackendError::Refused(_))),
+        "{anonymous:?}"
+    );
+    assert!(server.seen().is_empty());
+    assert!(backends.asserts_identity("crm") && !backends.asserts_identity("other"));
+}
+
+#[tokio::test]
+async fn a_backend_on_the_credential_alone_never_gets_an_assertion_even_a_forged_one() {
+    let server = Server::start().await;
+    let backends = server.backends(|_| {});
+    backends.assert_with(Arc::new(Numbered::default()));
+    let who = Access {
+        acting: Some(acting("u_ann")),
+        ..access(&["crm"], false)
+    };
+    backends.send(&who, forging("/x")).await.expect("sent");
+    let seen = server.seen().pop().expect("a request");
+    assert!(seen.headers.get("x-toolhost-assertion").is_none());
 }
 
 #[tokio::test]

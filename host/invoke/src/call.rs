@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolhost_audit::{AuditError, AuditEvent, AuditSink, Effect, Outcome, argument_digest};
-use toolhost_backend::Backends;
+use toolhost_backend::{Acting, Backends, Identity};
 use toolhost_catalog::{Catalog, Catalogs};
 use toolhost_catalog::{LoadedPlugin, ToolRef};
 use toolhost_gates::{CheckpointStore, GateStore, IdempotencyKey};
@@ -596,6 +596,7 @@ impl Toolhost {
         who: &Principal,
         tool: &ToolRef,
         conversation: &Conversation,
+        acting: &Acting,
     ) -> Result<Arc<Snapshots>, InvokeError> {
         let plugin = tool.plugin();
         let mut snapshots = Snapshots::new();
@@ -621,7 +622,8 @@ impl Toolhost {
                     generation,
                     || async {
                         let ctx = CallContext::new(&who.tenant, &who.subject)
-                            .with_backends(self.grant(plugin));
+                            .with_backends(self.grant(plugin))
+                            .with_acting(Some(acting.clone()));
                         self.runtime
                             .snapshot(&plugin.plugin, &ctx, kind, &plugin.budget)
                             .await
@@ -643,6 +645,21 @@ impl Toolhost {
             declared: Arc::new(plugin.manifest.backend_names()),
         })
     }
+}
+
+/// Who acts in call `call_id` of `tool` by `who`, for the backends the
+/// operator tells (`auth = "credential+assertion"`): the principal the call
+/// path admitted, never anything the plugin says. A service is named as
+/// itself; its client is its own `act`.
+pub(crate) fn acting(who: &Principal, tool: &str, call_id: &str) -> Acting {
+    Acting::new(Identity {
+        subject: who.subject.clone(),
+        kind: who.kind.as_str(),
+        tenant: who.tenant.clone(),
+        client_id: who.client_id.clone(),
+        tool: tool.to_owned(),
+        call_id: call_id.to_owned(),
+    })
 }
 
 /// The policy's decision for `who` on `tool`: an open host tool

@@ -120,8 +120,14 @@ impl Toolhost {
                 subject: who.subject.clone(),
                 client: who.client_id.clone(),
             });
-        let snapshots = self.snapshots_for(who, tool, &conversation).await?;
+        // One identity for the whole call, its snapshots included: each
+        // backend's assertion is signed once and names the row's call id.
+        let acting = crate::call::acting(who, &req.tool, c.call_id);
+        let snapshots = self
+            .snapshots_for(who, tool, &conversation, &acting)
+            .await?;
         let ctx = CallContext::new(&who.tenant, &who.subject)
+            .with_acting(Some(acting))
             .with_progress(req.progress.clone())
             .with_log(req.log.clone())
             .with_snapshots(snapshots)

@@ -189,6 +189,8 @@ impl Toolhost {
         let ctx = CallContext::new(&who.tenant, &who.subject)
             .with_backends(self.grant(&p.plugin))
             .with_client(client);
+        let acting = crate::call::acting(who, &p.spec.name, &ctx.call_id.to_string());
+        let ctx = ctx.with_acting(Some(acting));
         let args: Vec<(String, String)> = arguments.clone().into_iter().collect();
         let reply = self
             .runtime
@@ -272,6 +274,8 @@ impl Toolhost {
             .get(&conversation, &who.tenant, name, kind, None, || async {
                 let ctx =
                     CallContext::new(&who.tenant, &who.subject).with_backends(self.grant(plugin));
+                let acting = crate::call::acting(who, name, &ctx.call_id.to_string());
+                let ctx = ctx.with_acting(Some(acting));
                 self.runtime
                     .snapshot(&plugin.plugin, &ctx, kind, &plugin.budget)
                     .await

@@ -209,6 +209,8 @@ impl Toolhost {
         };
         let started = Instant::now();
         let ctx = CallContext::new(&who.tenant, &who.subject).with_backends(self.grant(&plugin));
+        let acting = crate::call::acting(who, uri, &ctx.call_id.to_string());
+        let ctx = ctx.with_acting(Some(acting));
         let read = self
             .runtime
             .read_resource(&plugin.plugin, &ctx, uri, &plugin.budget)

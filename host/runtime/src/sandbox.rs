@@ -201,6 +201,9 @@ pub struct CallContext {
     pub snapshots: Arc<Snapshots>,
     /// The backends the plugin may reach (none: every request is refused).
     pub backends: Option<BackendGrant>,
+    /// Who acts, for the backends the operator tells (none: requests to
+    /// them are refused). Never visible to the plugin.
+    pub acting: Option<toolhost_backend::Acting>,
     /// Where the plugin's checkpoints go (none: opening one is refused).
     pub checkpoints: Option<CheckpointGrant>,
     /// Who the plugin may ask for input (none: every ask is `unsupported`).
@@ -226,6 +229,7 @@ impl CallContext {
             updates: None,
             snapshots: Arc::default(),
             backends: None,
+            acting: None,
             checkpoints: None,
             client: None,
             exploration: None,
@@ -272,6 +276,12 @@ impl CallContext {
     /// This context, reaching the backends of `grant`.
     pub fn with_backends(mut self, grant: Option<BackendGrant>) -> Self {
         self.backends = grant;
+        self
+    }
+
+    /// This context, telling the backends that ask who acts: `acting`.
+    pub fn with_acting(mut self, acting: Option<toolhost_backend::Acting>) -> Self {
+        self.acting = acting;
         self
     }
 

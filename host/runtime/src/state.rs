@@ -82,7 +82,8 @@ impl HostState {
                 quiet.clone(),
             )
             .in_run(ctx.exploration.clone())
-            .acting(acted.clone()),
+            .acting(acted.clone())
+            .for_whom(ctx.acting.clone()),
             artifacts: ArtifactsCapability::new(
                 ctx.exploration.clone(),
                 &ctx.tenant,

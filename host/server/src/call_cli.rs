@@ -95,7 +95,7 @@ pub(crate) async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
         BTreeMap::new(),
         &args.backends,
         &args.backend_token_files,
-        &[],
+        &crate::config::BackendMarks::default(),
     )?)
     .context("configuring backends")?;
     let grant = (!plugin.manifest.backends.is_empty()).then(|| BackendGrant {

@@ -38,6 +38,10 @@ pub(crate) struct Features {
     pub runs: Arc<Runs>,
     /// Authoring: its upload route; the drafts the workers run.
     pub authoring: Arc<Authoring>,
+    /// The operator's backends, as the call path holds them: the
+    /// authorization server's identity-assertion signer is installed in
+    /// them once it has started.
+    pub backends: Backends,
 }
 
 /// The host: the call path with every feature installed.
@@ -69,7 +73,7 @@ pub(crate) fn host(parts: &Parts, catalogs: Catalogs) -> anyhow::Result<(Arc<Too
     .with_request_limits(config.request_limits)
     .with_scanner(scanner.answers)
     .with_artifacts(store.clone(), config.results)
-    .with_backends(backends)
+    .with_backends(backends.clone())
     .with_entity_generations(Arc::new(crate::entity_generations::StoreGenerations(
         store.clone(),
     )))
@@ -93,7 +97,12 @@ pub(crate) fn host(parts: &Parts, catalogs: Catalogs) -> anyhow::Result<(Arc<Too
     host.serve_catalogs(catalogs);
     let host = Arc::new(host);
     let _ = served.set(Arc::downgrade(&host));
-    Ok((host, Features { runs, authoring }))
+    let features = Features {
+        runs,
+        authoring,
+        backends,
+    };
+    Ok((host, features))
 }
 
 /// People's decisions: approvals, plugin reviews (the operators') and what

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use anyhow::Context;
 use serde::Deserialize;
-use toolhost_backend::{BackendConfig, Secret};
+use toolhost_backend::{BackendAuth, BackendConfig, Secret};
 use toolhost_invoke::ResultPolicy;
 use toolhost_limits::{ByteSize, RequestLimits};
 use toolhost_policy::Operators;
@@ -138,6 +138,12 @@ pub(crate) struct BackendFile {
     /// Exploration runs may reach it (a sandbox or test instance).
     #[serde(default)]
     exploration: bool,
+    /// How the host authenticates to it: `credential` (the default: the
+    /// token file's credential and `X-Tenant`) or `credential+assertion`
+    /// (also a signed identity assertion naming who acts, in
+    /// `X-Toolhost-Assertion`, verifiable at
+    /// `/.well-known/backend-assertion-jwks.json`).
+    auth: Option<String>,
 }
 
 /// Flags (and their `TOOLHOST_*` environment variables) of `toolhost serve`.
@@ -281,6 +287,11 @@ pub struct ServeArgs {
     /// `exploration = true`).
     #[arg(long = "exploration-backend", value_name = "NAME")]
     pub exploration_backends: Vec<String>,
+    /// Tells a configured backend who acts: each request also carries a
+    /// signed identity assertion (repeatable; the file's
+    /// `auth = "credential+assertion"`).
+    #[arg(long = "backend-assertion", value_name = "NAME")]
+    pub backend_assertions: Vec<String>,
     /// Exploration runs this replica executes at once (default 2; 0: none,
     /// queued runs wait for another replica or `toolhost worker`).
     #[arg(long, env = "TOOLHOST_RUN_WORKERS")]
@@ -670,7 +681,10 @@ impl Checked {
             std::mem::take(&mut file.backends),
             &args.backends,
             &args.backend_token_files,
-            &args.exploration_backends,
+            &BackendMarks {
+                exploration: &args.exploration_backends,
+                assertion: &args.backend_assertions,
+            },
         )?;
         let run_lease = run_lease(args.run_lease.or(file.run_lease))?;
         let listen = listen(args.listen.or(file.listen), args.dev_allow_unsigned)?;
@@ -867,13 +881,22 @@ fn pair<'a>(flag: &str, s: &'a str) -> anyhow::Result<(&'a str, &'a str)> {
         .with_context(|| format!("--{flag} {s:?}: expected NAME=VALUE"))
 }
 
+/// The flags that mark configured backends, by name.
+#[derive(Default)]
+pub(crate) struct BackendMarks<'a> {
+    /// `--exploration-backend`.
+    pub exploration: &'a [String],
+    /// `--backend-assertion`.
+    pub assertion: &'a [String],
+}
+
 /// The backends named on the command line (`--backend`, `--backend-token-file`,
-/// `--exploration-backend`) over the file's.
+/// `--exploration-backend`, `--backend-assertion`) over the file's.
 pub(crate) fn backends(
     mut file: BTreeMap<String, BackendFile>,
     urls: &[String],
     token_files: &[String],
-    exploration: &[String],
+    marks: &BackendMarks<'_>,
 ) -> anyhow::Result<Vec<BackendConfig>> {
     for u in urls {
         let (name, url) = pair("backend", u)?;
@@ -884,14 +907,21 @@ pub(crate) fn backends(
             timeout: None,
             max_response: None,
             exploration: false,
+            auth: None,
         });
         entry.url = url.into();
     }
-    for name in exploration {
+    for name in marks.exploration {
         let entry = file.get_mut(name.as_str()).with_context(|| {
             format!("--exploration-backend {name}: no backend {name:?} is configured")
         })?;
         entry.exploration = true;
+    }
+    for name in marks.assertion {
+        let entry = file.get_mut(name.as_str()).with_context(|| {
+            format!("--backend-assertion {name}: no backend {name:?} is configured")
+        })?;
+        entry.auth = Some(BackendAuth::CredentialAndAssertion.as_str().into());
     }
     for t in token_files {
         let (name, path) = pair("backend-token-file", t)?;
@@ -921,6 +951,13 @@ pub(crate) fn backends(
             c.max_response = m.as_u64();
         }
         c.exploration = b.exploration;
+        if let Some(auth) = &b.auth {
+            c.auth = BackendAuth::parse(auth).with_context(|| {
+                format!(
+                    "backend {name:?}: auth {auth:?} is not \"credential\" or \"credential+assertion\""
+                )
+            })?;
+        }
         out.push(c);
     }
     Ok(out)
@@ -978,6 +1015,54 @@ mod tests {
         })
         .expect_err("unknown key");
         assert!(err.to_string().contains("plugin_dir"), "{err}");
+    }
+
+    #[test]
+    fn a_backend_is_told_who_acts_by_its_auth_key_or_the_flag_and_never_by_default() {
+        let dir = tempfile::tempdir().expect("temp");
+        let path = dir.path().join("toolhost.toml");
+        let text = "[backends.crm]\nurl = \"http://127.0.0.1:1\"\nauth = \"credential+assertion\"\n\
+                    [backends.billing]\nurl = \"http://127.0.0.1:2\"\n\
+                    [backends.wiki]\nurl = \"http://127.0.0.1:3\"\n";
+        std::fs::write(&path, text).expect("write");
+        let c = Config::resolve(ServeArgs {
+            config: Some(path.clone()),
+            backend_assertions: vec!["wiki".into()],
+            ..args("p")
+        })
+        .expect("resolves");
+        let auth: Vec<_> = (c.backends.iter())
+            .map(|b| (b.name.as_str(), b.auth))
+            .collect();
+        assert_eq!(
+            auth,
+            [
+                ("billing", BackendAuth::Credential),
+                ("crm", BackendAuth::CredentialAndAssertion),
+                ("wiki", BackendAuth::CredentialAndAssertion),
+            ]
+        );
+        let unknown = Config::resolve(ServeArgs {
+            config: Some(path.clone()),
+            backend_assertions: vec!["nope".into()],
+            ..args("p")
+        })
+        .expect_err("an unknown backend");
+        assert!(
+            unknown.to_string().contains("--backend-assertion nope"),
+            "{unknown}"
+        );
+        std::fs::write(
+            &path,
+            "[backends.crm]\nurl = \"http://127.0.0.1:1\"\nauth = \"assertion\"\n",
+        )
+        .expect("write");
+        let bad = Config::resolve(ServeArgs {
+            config: Some(path),
+            ..args("p")
+        })
+        .expect_err("an unknown mode");
+        assert!(format!("{bad:#}").contains("\"assertion\""), "{bad:#}");
     }
 
     #[test]

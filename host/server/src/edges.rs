@@ -51,6 +51,9 @@ pub(crate) async fn serve(
         .with_context(|| format!("listening on {}", config.listen))?;
     let addr = listener.local_addr()?;
     let auth = start_auth(config, addr, store.clone()).await?;
+    // Backends told who acts get assertions signed with the host's own
+    // assertion keys (issue 46); until now their requests were refused.
+    features.backends.assert_with(auth.backend_assertions());
     let demo_password = match config.seed_demo {
         true => crate::demo::seed_demo(store).await?,
         false => None,

@@ -16,9 +16,9 @@ mod rows;
 pub(crate) mod sql;
 
 use toolhost_auth::{
-    AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, CodeRedemption, Family, LiveGrant,
-    PendingAuthorization, RefreshToken, SigningKey, SsoAttempt, SsoLink, StoreFuture, User,
-    WebSession,
+    AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, CodeRedemption, Family, KeyPurpose,
+    LiveGrant, PendingAuthorization, RefreshToken, SigningKey, SsoAttempt, SsoLink, StoreFuture,
+    User, WebSession,
 };
 
 use crate::connect::{execute, fetch_all, fetch_optional, on_pool};
@@ -403,18 +403,23 @@ impl AuthStore for Store {
         })
     }
 
-    fn signing_keys(&self) -> StoreFuture<'_, Vec<SigningKey>> {
+    fn signing_keys(&self, purpose: KeyPurpose) -> StoreFuture<'_, Vec<SigningKey>> {
+        let [list, _, _] = sql::keys_of(purpose);
         Box::pin(async move {
-            fetch_all!(&self.pools, rows::signing_key, sql::SIGNING_KEYS)
-                .map_err(failed("select signing keys"))
+            fetch_all!(&self.pools, rows::signing_key, list).map_err(failed("select signing keys"))
         })
     }
 
-    fn insert_signing_key<'a>(&'a self, key: &'a SigningKey) -> StoreFuture<'a, ()> {
+    fn insert_signing_key<'a>(
+        &'a self,
+        purpose: KeyPurpose,
+        key: &'a SigningKey,
+    ) -> StoreFuture<'a, ()> {
+        let [_, insert, _] = sql::keys_of(purpose);
         Box::pin(async move {
             execute!(
                 &self.pools,
-                sql::INSERT_SIGNING_KEY,
+                insert,
                 key.kid.as_str(),
                 key.alg.as_str(),
                 key.private_der.as_slice(),
@@ -429,10 +434,15 @@ impl AuthStore for Store {
         })
     }
 
-    fn retire_signing_key<'a>(&'a self, kid: &'a str, now: i64) -> StoreFuture<'a, ()> {
+    fn retire_signing_key<'a>(
+        &'a self,
+        purpose: KeyPurpose,
+        kid: &'a str,
+        now: i64,
+    ) -> StoreFuture<'a, ()> {
+        let [_, _, retire] = sql::keys_of(purpose);
         Box::pin(async move {
-            execute!(&self.pools, sql::RETIRE_SIGNING_KEY, now, kid)
-                .map_err(failed("retire signing key"))?;
+            execute!(&self.pools, retire, now, kid).map_err(failed("retire signing key"))?;
             Ok(())
         })
     }

@@ -158,6 +158,10 @@ pub(crate) const SQLITE: Files = &[
         "0033_toolsets.sql",
         include_str!("../../../migrations/sqlite/0033_toolsets.sql"),
     ),
+    (
+        "0034_backend_assertion_keys.sql",
+        include_str!("../../../migrations/sqlite/0034_backend_assertion_keys.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -293,6 +297,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0033_toolsets.sql",
         include_str!("../../../migrations/postgres/0033_toolsets.sql"),
+    ),
+    (
+        "0034_backend_assertion_keys.sql",
+        include_str!("../../../migrations/postgres/0034_backend_assertion_keys.sql"),
     ),
 ];
 

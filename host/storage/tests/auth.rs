@@ -7,8 +7,8 @@ mod common;
 use common::TestDb;
 use toolhost_auth::{
     AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, ClientKind, ClientOrigin,
-    CodeRedemption, Family, PendingAuthorization, RefreshToken, SigningKey, SsoAttempt, SsoLink,
-    User, WebSession,
+    CodeRedemption, Family, KeyPurpose, PendingAuthorization, RefreshToken, SigningKey, SsoAttempt,
+    SsoLink, User, WebSession,
 };
 use toolhost_types::PrincipalKind;
 
@@ -23,6 +23,7 @@ on_both_engines!(
     live_grant_names_the_user_and_follows_revocation_and_disabling,
     live_grant_names_a_service_by_its_client,
     signing_keys_are_listed_newest_first_and_retire,
+    assertion_keys_and_access_keys_are_kept_apart,
     sessions_are_found_by_digest_and_ended_per_user,
     a_pending_authorization_is_taken_once,
     consent_is_saved_and_replaced,
@@ -464,27 +465,32 @@ async fn signing_keys_are_listed_newest_first_and_retire(db: &TestDb) {
         retired_at: None,
     };
     for k in [key("k1", NOW), key("k3", NOW + 20), key("k2", NOW + 20)] {
-        store.insert_signing_key(&k).await.expect("insert");
+        store
+            .insert_signing_key(KeyPurpose::Access, &k)
+            .await
+            .expect("insert");
     }
     assert!(is_conflict(
-        store.insert_signing_key(&key("k1", NOW)).await,
+        store
+            .insert_signing_key(KeyPurpose::Access, &key("k1", NOW))
+            .await,
         "k1"
     ));
     let kids = |keys: Vec<SigningKey>| keys.into_iter().map(|k| k.kid).collect::<Vec<_>>();
     assert_eq!(
-        kids(store.signing_keys().await.expect("list")),
+        kids(store.signing_keys(KeyPurpose::Access).await.expect("list")),
         ["k2", "k3", "k1"]
     );
 
     store
-        .retire_signing_key("k1", NOW + 30)
+        .retire_signing_key(KeyPurpose::Access, "k1", NOW + 30)
         .await
         .expect("retire");
     store
-        .retire_signing_key("k1", NOW + 40)
+        .retire_signing_key(KeyPurpose::Access, "k1", NOW + 40)
         .await
         .expect("twice");
-    let keys = store.signing_keys().await.expect("list");
+    let keys = store.signing_keys(KeyPurpose::Access).await.expect("list");
     assert_eq!(
         keys[2],
         SigningKey {
@@ -492,6 +498,36 @@ async fn signing_keys_are_listed_newest_first_and_retire(db: &TestDb) {
             ..key("k1", NOW)
         }
     );
+}
+
+async fn assertion_keys_and_access_keys_are_kept_apart(db: &TestDb) {
+    let store = db.store().await;
+    let key = |kid: &str| SigningKey {
+        kid: kid.into(),
+        alg: "EdDSA".into(),
+        private_der: vec![0x30, 0x00],
+        created_at: NOW,
+        retired_at: None,
+    };
+    let (access, assertion) = (KeyPurpose::Access, KeyPurpose::BackendAssertion);
+    store
+        .insert_signing_key(access, &key("a1"))
+        .await
+        .expect("access key");
+    (store.insert_signing_key(assertion, &key("b1")).await).expect("assertion key");
+    let kids = |keys: Vec<SigningKey>| keys.into_iter().map(|k| k.kid).collect::<Vec<_>>();
+    assert_eq!(
+        kids(store.signing_keys(access).await.expect("list")),
+        ["a1"]
+    );
+    assert_eq!(
+        kids(store.signing_keys(assertion).await.expect("list")),
+        ["b1"]
+    );
+    // Retiring by an id of the other purpose changes nothing.
+    (store.retire_signing_key(assertion, "a1", NOW + 1).await).expect("retire");
+    let access_keys = store.signing_keys(access).await.expect("list");
+    assert_eq!(access_keys[0].retired_at, None);
 }
 
 async fn sessions_are_found_by_digest_and_ended_per_user(db: &TestDb) {

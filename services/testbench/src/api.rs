@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
+use crate::authority::Sees;
 use crate::drafts::NewDrafts;
 use crate::error::ApiError;
 use crate::execution::{Advance, Execution, Kind};
@@ -158,6 +159,8 @@ impl From<ProjectTests<'_>> for ProjectTestsBody {
 }
 
 type Caller = Extension<Tenant>;
+/// The projects the caller may see ([`crate::authority`]).
+type Seen = Extension<Sees>;
 type ApiResult = Result<Response, ApiError>;
 
 /// The filter of a list route, from its query: a malformed query is a 400.
@@ -173,7 +176,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Listing {
 }
 
 /// The project a route's path names. An id that is not a number names no
-/// project: 404, not 400.
+/// project, and a project hidden from the caller is not theirs: 404, not
+/// 400.
 struct ProjectId(u64);
 
 impl<S: Send + Sync> FromRequestParts<S> for ProjectId {
@@ -184,7 +188,11 @@ impl<S: Send + Sync> FromRequestParts<S> for ProjectId {
             .await
             .map_err(IntoResponse::into_response)?;
         let not_found = || ApiError::not_found("project", &id).into_response();
-        id.parse().map(ProjectId).map_err(|_| not_found())
+        let sees = parts.extensions.get::<Sees>().cloned().unwrap_or_default();
+        let id: u64 = id.parse().map_err(|_| not_found())?;
+        sees.project(id)
+            .then_some(ProjectId(id))
+            .ok_or_else(not_found)
     }
 }
 
@@ -193,8 +201,17 @@ fn rows<'a, T: 'a, R: From<&'a T>>(found: Vec<&'a T>) -> Vec<R> {
     found.into_iter().map(R::from).collect()
 }
 
-async fn projects(State(h): State<Handle>, Extension(Tenant(t)): Caller) -> Response {
-    h.with(|s| Json(s.store.projects(&t)).into_response())
+async fn projects(
+    State(h): State<Handle>,
+    Extension(Tenant(t)): Caller,
+    Extension(sees): Seen,
+) -> Response {
+    h.with(|s| {
+        let seen: Vec<_> = (s.store.projects(&t).into_iter())
+            .filter(|p| sees.project(p.id))
+            .collect();
+        Json(seen).into_response()
+    })
 }
 
 async fn applications(
@@ -243,46 +260,64 @@ async fn create_drafts(
 async fn environments(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
+    Extension(sees): Seen,
     Listing(filter): Listing,
 ) -> Response {
-    h.with(|s| Json(s.store.environments(&t, filter.project_id)).into_response())
+    h.with(|s| {
+        let found = s.store.environments(&t, filter.project_id).into_iter();
+        let seen: Vec<_> = found.filter(|e| sees.row(e.project_id)).collect();
+        Json(seen).into_response()
+    })
 }
 
 async fn scenarios(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
+    Extension(sees): Seen,
     Listing(filter): Listing,
 ) -> Response {
-    h.with(|s| Json(rows::<_, TestRow>(s.store.scenarios(&t, &filter))).into_response())
+    h.with(|s| {
+        let found = s.store.scenarios(&t, &filter).into_iter();
+        let seen = found.filter(|r| sees.project(r.project_id)).collect();
+        Json(rows::<_, TestRow>(seen)).into_response()
+    })
 }
 
 async fn ui_tests(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
+    Extension(sees): Seen,
     Listing(filter): Listing,
 ) -> Response {
-    h.with(|s| Json(rows::<_, TestRow>(s.store.ui_tests(&t, &filter))).into_response())
+    h.with(|s| {
+        let found = s.store.ui_tests(&t, &filter).into_iter();
+        let seen = found.filter(|r| sees.project(r.project_id)).collect();
+        Json(rows::<_, TestRow>(seen)).into_response()
+    })
 }
 
 async fn pipelines(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
+    Extension(sees): Seen,
     Listing(filter): Listing,
 ) -> Response {
     h.with(|s| {
-        let found = s.store.pipelines(&t, filter.project_id);
-        Json(rows::<_, PipelineRow>(found)).into_response()
+        let found = s.store.pipelines(&t, filter.project_id).into_iter();
+        let seen = found.filter(|r| sees.project(r.project_id)).collect();
+        Json(rows::<_, PipelineRow>(seen)).into_response()
     })
 }
 
 async fn create_scenario(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
+    Extension(sees): Seen,
     body: Result<Json<NewScenario>, JsonRejection>,
 ) -> ApiResult {
     let Json(new) = body.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     h.with(|s| {
-        let row = TestRow::from(s.store.create_scenario(&t, new)?);
+        let row = TestRow::from(s.store.create_scenario(&t, &sees, new)?);
         s.counters.writes += 1;
         Ok((StatusCode::CREATED, Json(row)).into_response())
     })
@@ -291,13 +326,14 @@ async fn create_scenario(
 async fn start_execution(
     State(h): State<Handle>,
     Extension(Tenant(t)): Caller,
+    Extension(sees): Seen,
     body: Result<Json<NewExecution>, JsonRejection>,
 ) -> ApiResult {
     let Json(new) = body.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     h.with(|s| {
         let created = (
             StatusCode::CREATED,
-            Json(s.store.start(&t, new, Instant::now())?.created()),
+            Json(s.store.start(&t, &sees, new, Instant::now())?.created()),
         )
             .into_response();
         s.counters.writes += 1;

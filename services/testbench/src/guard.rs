@@ -1,5 +1,7 @@
-//! The gate in front of every `/api` route: the bearer token (401), then
-//! the request is counted under its route template, then `X-Tenant` (400).
+//! The gate in front of every `/api` route: the bearer token (401), the
+//! host's identity assertion when one is required (401, see
+//! [`crate::authority`]), then the request is counted under its route
+//! template, then `X-Tenant` (400), and the projects the caller may see.
 //!
 //! axum is built here without its `matched-path` feature, so each route is
 //! registered through [`Guarded`], which layers the guard with the route's
@@ -15,6 +17,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 
+use crate::authority::Sees;
 use crate::error::ApiError;
 use crate::handle::Handle;
 
@@ -79,10 +82,26 @@ async fn check(State(gate): State<Gate>, mut req: Request, next: Next) -> Respon
     if !authorized(req.headers(), gate.handle.token()) {
         return ApiError::Unauthorized.into_response();
     }
+    let tenant = tenant(req.headers());
+    let person = match gate.handle.assertion_check() {
+        None => None,
+        Some(check) => {
+            let keys = gate.handle.keys();
+            let verified = keys.verify(&check, req.headers(), tenant.as_deref()).await;
+            let Some(asserted) = verified else {
+                return ApiError::Unauthorized.into_response();
+            };
+            let person = asserted.sub.clone();
+            gate.handle.accepted(asserted);
+            Some(person)
+        }
+    };
     gate.handle.with(|s| s.counters.hit(&gate.route));
-    match tenant(req.headers()) {
+    match tenant {
         Some(tenant) => {
+            let hidden = gate.handle.with(|s| s.store.hidden_from(person.as_deref()));
             req.extensions_mut().insert(Tenant(tenant));
+            req.extensions_mut().insert(Sees::new(hidden));
             next.run(req).await
         }
         None => ApiError::MissingTenant.into_response(),

@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::authority::{Asserted, AssertionCheck, Keys};
 use crate::counters::Counters;
 use crate::execution::Advance;
 use crate::seed::{Seed, SeedError};
@@ -25,13 +26,21 @@ struct Shared {
     seed: Seed,
     advance: Advance,
     test_api: bool,
+    /// Whether requests must carry the host's identity assertion.
+    check: Mutex<Option<AssertionCheck>>,
+    keys: Keys,
     state: Mutex<State>,
 }
+
+/// Most assertions [`Handle::assertions`] keeps: the latest, for tests.
+const KEPT_ASSERTIONS: usize = 1000;
 
 /// What a request may change, under one lock so a reset is atomic.
 pub(crate) struct State {
     pub(crate) store: Store,
     pub(crate) counters: Counters,
+    /// The assertions accepted, oldest first (at most [`KEPT_ASSERTIONS`]).
+    pub(crate) asserted: Vec<Asserted>,
 }
 
 impl Handle {
@@ -39,12 +48,15 @@ impl Handle {
         let state = State {
             store: Store::new(config.seed.clone()),
             counters: Counters::default(),
+            asserted: Vec::new(),
         };
         let shared = Shared {
             token: config.token,
             seed: config.seed,
             advance: config.advance,
             test_api: config.test_api,
+            check: Mutex::default(),
+            keys: Keys::default(),
             state: Mutex::new(state),
         };
         Handle {
@@ -65,6 +77,7 @@ impl Handle {
             *s = State {
                 store: Store::new(seed),
                 counters: Counters::default(),
+                asserted: Vec::new(),
             }
         });
     }
@@ -86,9 +99,51 @@ impl Handle {
             *s = State {
                 store,
                 counters: Counters::default(),
+                asserted: Vec::new(),
             };
         });
         Ok(())
+    }
+
+    /// From now on every `/api` request must carry the host's identity
+    /// assertion (`X-Toolhost-Assertion`), verified against the host's
+    /// JWKS as `check` says, else it is a 401; projects with `people` are
+    /// then seen by those people only. Kept across [`Handle::reset`].
+    pub fn require_assertions(&self, check: AssertionCheck) {
+        *self
+            .shared
+            .check
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(check);
+    }
+
+    /// The identity assertions accepted since the start or the last reset,
+    /// oldest first (the latest thousand).
+    pub fn assertions(&self) -> Vec<Asserted> {
+        self.with(|s| s.asserted.clone())
+    }
+
+    pub(crate) fn assertion_check(&self) -> Option<AssertionCheck> {
+        (self
+            .shared
+            .check
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner))
+        .clone()
+    }
+
+    pub(crate) fn keys(&self) -> &Keys {
+        &self.shared.keys
+    }
+
+    /// Keeps an accepted assertion for [`Handle::assertions`].
+    pub(crate) fn accepted(&self, asserted: Asserted) {
+        self.with(|s| {
+            if s.asserted.len() == KEPT_ASSERTIONS {
+                s.asserted.remove(0);
+            }
+            s.asserted.push(asserted);
+        });
     }
 
     pub(crate) fn token(&self) -> &str {

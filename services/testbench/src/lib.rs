@@ -44,6 +44,12 @@
 //! GET  /_test/counters   POST /_test/reset   POST /_test/seed   POST /_test/leak {on}
 //! ```
 //!
+//! Row authority is opt-in ([`Handle::require_assertions`], the binary's
+//! `--assertion-issuer`): every `/api` request must then carry the host's
+//! signed identity assertion (`X-Toolhost-Assertion`, verified against the
+//! host's JWKS), and a project with `people` in the seed is seen only by
+//! them (see the `authority` module).
+//!
 //! It is deliberately hostile in two opt-in ways the host must survive:
 //! leak mode ([`Handle::set_leak`]) returns every tenant's rows, and
 //! `GET /api/_echo` echoes request headers, the token included. One
@@ -61,6 +67,7 @@
 //! ```
 
 mod api;
+mod authority;
 mod counters;
 mod drafts;
 mod error;
@@ -78,6 +85,7 @@ use std::net::SocketAddr;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+pub use authority::{ASSERTION_HEADER, ASSERTION_JWKS_PATH, Actor, Asserted, AssertionCheck};
 pub use counters::Counters;
 pub use execution::{Advance, Kind, Status};
 pub use handle::Handle;

@@ -34,6 +34,16 @@ struct Cli {
     /// duration per step such as `2s`.
     #[arg(long, default_value = "2s", value_parser = parse_advance)]
     advance: Advance,
+    /// Require the host's signed identity assertion on every `/api`
+    /// request, verified against this issuer's
+    /// `/.well-known/backend-assertion-jwks.json`; projects with `people`
+    /// are then seen by those people only.
+    #[arg(long, value_name = "URL")]
+    assertion_issuer: Option<String>,
+    /// The audience the assertions must name: this backend's name in the
+    /// host's configuration.
+    #[arg(long, value_name = "NAME", default_value = "testbench")]
+    assertion_audience: String,
 }
 
 fn main() -> ExitCode {
@@ -62,7 +72,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listening on {}", cli.listen))?;
     let addr = listener.local_addr().context("reading the bound address")?;
-    let (app, _handle) = testbench::router(config);
+    let (app, handle) = testbench::router(config);
+    if let Some(issuer) = cli.assertion_issuer {
+        tracing::info!(%issuer, audience = %cli.assertion_audience, "requiring identity assertions");
+        handle.require_assertions(testbench::AssertionCheck {
+            issuer,
+            audience: cli.assertion_audience,
+        });
+    }
     println!("testbench backend: http://{addr}");
     tracing::info!(%addr, test_api = cli.test_api, seed = %cli.seed, "serving");
     axum::serve(listener, app)

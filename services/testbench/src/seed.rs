@@ -38,6 +38,12 @@ pub struct Project {
     pub name: String,
     /// The owning tenant.
     pub tenant: String,
+    /// Row authority: when set, only these people (the `sub` of the host's
+    /// identity assertion) see the project and its rows; the rest of the
+    /// tenant, and a request without an assertion, do not. Unset: the whole
+    /// tenant sees it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub people: Option<Vec<String>>,
 }
 
 /// An application of a project.
@@ -327,6 +333,7 @@ fn project(id: u64, name: &str, tenant: &str) -> Project {
         id,
         name: name.into(),
         tenant: tenant.into(),
+        people: None,
     }
 }
 

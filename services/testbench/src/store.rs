@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use serde::Deserialize;
 
+use crate::authority::Sees;
 use crate::drafts::{Batch, Draft, Drafts, NewDrafts, Scope};
 use crate::error::ApiError;
 use crate::execution::{Advance, Execution, Kind, Review, Reviewed};
@@ -127,6 +128,16 @@ impl Store {
         self.leak || row_tenant == tenant
     }
 
+    /// The projects hidden from `person` (none: a request without an
+    /// identity assertion): those whose `people` do not name them.
+    pub(crate) fn hidden_from(&self, person: Option<&str>) -> std::collections::BTreeSet<u64> {
+        let named = |people: &Vec<String>| person.is_some_and(|p| people.iter().any(|q| q == p));
+        (self.data.projects.iter())
+            .filter(|p| p.people.as_ref().is_some_and(|people| !named(people)))
+            .map(|p| p.id)
+            .collect()
+    }
+
     pub(crate) fn projects(&self, tenant: &str) -> Vec<&Project> {
         self.data
             .projects
@@ -186,20 +197,17 @@ impl Store {
 
     /// Adds a scenario numbered above every existing id, passing and with
     /// no human step; 400 on a bad name or tags, 404 when the project is
-    /// not the caller's.
+    /// not the caller's or is hidden from them.
     pub(crate) fn create_scenario(
         &mut self,
         tenant: &str,
+        sees: &Sees,
         new: NewScenario,
     ) -> Result<&Test, ApiError> {
         let name = checked_name(&new.name)?;
         let tags = checked_tags(new.tags)?;
-        if !self
-            .data
-            .projects
-            .iter()
-            .any(|p| p.id == new.project_id && p.tenant == tenant)
-        {
+        let owned = |p: &Project| p.id == new.project_id && p.tenant == tenant;
+        if !sees.project(new.project_id) || !self.data.projects.iter().any(owned) {
             return Err(ApiError::not_found("project", new.project_id));
         }
         let id = self.next_id();
@@ -307,15 +315,20 @@ impl Store {
         *self.revisions.entry(id).or_default() += 1;
     }
 
-    /// Starts an execution; 404 unless the target is the caller's and the
-    /// environment is the caller's and shared or of the target's project.
+    /// Starts an execution; 404 unless the target is the caller's, of a
+    /// project they see, and the environment is the caller's and shared or
+    /// of the target's project.
     pub(crate) fn start(
         &mut self,
         tenant: &str,
+        sees: &Sees,
         new: NewExecution,
         now: Instant,
     ) -> Result<&Execution, ApiError> {
         let target = self.target(tenant, new.kind, new.target_id)?;
+        if !sees.project(target.project_id) {
+            return Err(ApiError::not_found("target", new.target_id));
+        }
         let environment = self
             .data
             .environments
@@ -448,6 +461,40 @@ mod tests {
     }
 
     #[test]
+    fn a_hidden_projects_tests_cannot_be_run_or_added_to() {
+        let mut store = Store::new(Seed::contract());
+        let sees = Sees::new([1].into());
+        let run = NewExecution {
+            kind: Kind::ApiScenario,
+            target_id: 204,
+            environment_id: 11,
+        };
+        let refused = store.start("demo", &sees, run, Instant::now());
+        assert!(matches!(refused, Err(ApiError::NotFound(_))), "{refused:?}");
+        let new = NewScenario {
+            project_id: 1,
+            name: "Hidden".into(),
+            tags: Vec::new(),
+        };
+        let refused = store.create_scenario("demo", &sees, new);
+        assert!(matches!(refused, Err(ApiError::NotFound(_))), "{refused:?}");
+    }
+
+    #[test]
+    fn a_project_with_people_is_hidden_from_everyone_else_and_from_nobody() {
+        let mut seed = Seed::contract();
+        for p in seed.projects.iter_mut().filter(|p| p.name == "auth") {
+            p.people = Some(vec!["u_ann".into()]);
+        }
+        let store = Store::new(seed);
+        assert!(store.hidden_from(Some("u_ann")).is_empty());
+        let hidden = [2].into();
+        assert_eq!(store.hidden_from(Some("u_bob")), hidden);
+        assert_eq!(store.hidden_from(None), hidden);
+        assert!(Store::new(Seed::contract()).hidden_from(None).is_empty());
+    }
+
+    #[test]
     fn reads_keep_the_callers_tenant_unless_leaking() {
         let mut store = Store::new(Seed::contract());
         assert_eq!(ids(&store.projects("acme"), |p| p.id), [101, 102]);
@@ -490,7 +537,7 @@ mod tests {
             environment_id: 14,
         };
         assert!(matches!(
-            store.start("demo", new, Instant::now()),
+            store.start("demo", &Sees::default(), new, Instant::now()),
             Err(ApiError::NotFound(_))
         ));
         let new = NewExecution {
@@ -500,7 +547,7 @@ mod tests {
         };
         assert_eq!(
             store
-                .start("demo", new, Instant::now())
+                .start("demo", &Sees::default(), new, Instant::now())
                 .map(|e| e.id.clone())
                 .ok(),
             Some("ex-1".into())
@@ -516,7 +563,9 @@ mod tests {
             environment_id: 12,
         };
         let now = Instant::now();
-        store.start("demo", new, now).expect("207 is demo's");
+        store
+            .start("demo", &Sees::default(), new, now)
+            .expect("207 is demo's");
         let disposition = |who: &str| Disposition {
             outcome: Reviewed::Passed,
             decided_by: who.into(),

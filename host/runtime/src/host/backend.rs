@@ -32,6 +32,8 @@ pub(crate) struct BackendCapability {
     quiet: Quiet,
     run: Option<Exploration>,
     acted: Acted,
+    /// Who acts, for the backends told so; none in a run.
+    whom: Option<toolhost_backend::Acting>,
 }
 
 impl BackendCapability {
@@ -48,7 +50,14 @@ impl BackendCapability {
             quiet,
             run: None,
             acted: Acted::default(),
+            whom: None,
         }
+    }
+
+    /// This capability telling the backends that ask that `whom` acts.
+    pub(crate) fn for_whom(mut self, whom: Option<toolhost_backend::Acting>) -> Self {
+        self.whom = whom;
+        self
     }
 
     /// This capability marking `acted` when it sends a write.
@@ -111,6 +120,8 @@ impl wit::Host for BackendCapability {
             tenant: self.tenant.clone(),
             safe_only: self.quiet.is_set() || self.run.is_some(),
             exploration: self.run.is_some(),
+            // A run acts for nobody: its backends are never told a person.
+            acting: self.whom.clone().filter(|_| self.run.is_none()),
         };
         let request = Request {
             backend: req.backend,

@@ -79,6 +79,7 @@ const OTHER_FLAGS: &[(&str, &str, &str)] = &[
     ("[backends.NAME]", "url", "backends"),
     ("[backends.NAME]", "token_file", "backend_token_files"),
     ("[backends.NAME]", "exploration", "exploration_backends"),
+    ("[backends.NAME]", "auth", "backend_assertions"),
 ];
 
 /// One key of a table.

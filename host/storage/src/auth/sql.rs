@@ -2,6 +2,8 @@
 //! SQLite accepts PostgreSQL's `$n` placeholders, and `ON CONFLICT`,
 //! `RETURNING` and `COALESCE` mean the same in both.
 
+use toolhost_auth::KeyPurpose;
+
 pub(super) const ENSURE_TENANT: &str = "INSERT INTO tenants (id, created_at) \
      VALUES ($1, $2) ON CONFLICT (id) DO NOTHING";
 
@@ -109,6 +111,25 @@ pub(super) const INSERT_SIGNING_KEY: &str = "INSERT INTO signing_keys \
 // The first retirement time stands: retiring twice changes nothing.
 pub(super) const RETIRE_SIGNING_KEY: &str = "UPDATE signing_keys SET retired_at = $1 \
      WHERE kid = $2 AND retired_at IS NULL";
+
+pub(super) const ASSERTION_KEYS: &str = "SELECT \
+     kid, alg, private_der, created_at, retired_at \
+     FROM backend_assertion_keys ORDER BY created_at DESC, kid";
+pub(super) const INSERT_ASSERTION_KEY: &str = "INSERT INTO backend_assertion_keys \
+     (kid, alg, private_der, created_at, retired_at) \
+     VALUES ($1, $2, $3, $4, $5)";
+pub(super) const RETIRE_ASSERTION_KEY: &str = "UPDATE backend_assertion_keys \
+     SET retired_at = $1 WHERE kid = $2 AND retired_at IS NULL";
+
+/// The three statements on the keys of `purpose`: list, insert, retire.
+pub(super) fn keys_of(purpose: KeyPurpose) -> [&'static str; 3] {
+    match purpose {
+        KeyPurpose::Access => [SIGNING_KEYS, INSERT_SIGNING_KEY, RETIRE_SIGNING_KEY],
+        KeyPurpose::BackendAssertion => {
+            [ASSERTION_KEYS, INSERT_ASSERTION_KEY, RETIRE_ASSERTION_KEY]
+        }
+    }
+}
 
 pub(super) const INSERT_SESSION: &str = "INSERT INTO web_sessions \
      (id_hash, user_id, created_at, expires_at) \

@@ -1,0 +1,147 @@
+//! Identity to backends end to end (issue 46): the real `toolhost serve`
+//! tells the real testbench backend who acts (`--backend-assertion
+//! testbench`), the backend verifies each assertion against the host's
+//! JWKS and shows each person only the projects they may see, so the
+//! resolver's candidates are the caller's own.
+
+mod support;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::{Value, json};
+use support::Server;
+use support::bench::{Backend, answer, serve_on};
+use support::oauth::approver;
+
+/// The project only `demo` may see: a name no other text of the host has.
+const HIDDEN: &str = "vault";
+
+/// The `sub` of an access token (its payload, undecoded by any key).
+fn subject(token: &str) -> String {
+    let payload = token.split('.').nth(1).expect("a JWT");
+    let claims: Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).expect("base64url"))
+            .expect("JSON claims");
+    claims["sub"].as_str().expect("a subject").to_owned()
+}
+
+/// From now on the backend requires the host's identity assertions.
+fn require_assertions(backend: &Backend, server: &Server) {
+    let check = testbench::AssertionCheck {
+        issuer: server.issuer(),
+        audience: "testbench".into(),
+    };
+    backend.running.handle.require_assertions(check);
+}
+
+/// The candidates' names of a clarification.
+fn names(v: &Value) -> Vec<String> {
+    let candidates = v["candidates"].as_array();
+    let candidates = candidates.unwrap_or_else(|| panic!("a clarification: {v}"));
+    (candidates.iter())
+        .map(|c| c["name"].as_str().expect("a name").to_owned())
+        .collect()
+}
+
+/// Every audit row: (call id, principal, client id, tool, outcome), read
+/// with Python's sqlite3 from the server's store.
+fn audit_rows(server: &Server) -> Vec<[String; 5]> {
+    let script = "import sqlite3,sys\nfor r in sqlite3.connect(sys.argv[1]).execute('SELECT call_id, principal, client_id, tool, outcome FROM audit ORDER BY id'): print('\\t'.join(str(c) for c in r))";
+    let database = server.database_path();
+    let text = support::python3(script, &[database.to_str().expect("a UTF-8 path")]);
+    text.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            [f[0], f[1], f[2], f[3], f[4]].map(str::to_owned)
+        })
+        .collect()
+}
+
+#[test]
+fn two_people_get_their_own_candidates_and_no_foreign_project_is_named() {
+    let backend = Backend::start();
+    let (server, demo) = serve_on(&backend, &[], &["--backend-assertion", "testbench"], None);
+    let ann = approver(&server);
+    // The contract's `auth` project, renamed and restricted to demo.
+    let mut seed = testbench::Seed::contract();
+    for p in seed.projects.iter_mut().filter(|p| p.id == 2) {
+        p.name = HIDDEN.into();
+        p.people = Some(vec![subject(&demo)]);
+    }
+    backend.running.handle.load(seed).expect("a valid seed");
+    require_assertions(&backend, &server);
+
+    // demo sees both projects: the three-turn conversation converges.
+    let staging = json!({"tags": ["smoke"], "environment": "staging"});
+    let asked = answer(&server, &demo, "run_by_tag", staging.clone());
+    assert_eq!(names(&asked), ["payments", HIDDEN], "{asked}");
+    let chosen = json!({"tags": ["smoke"], "environment": "staging", "project": "payments"});
+    let done = answer(&server, &demo, "run_by_tag", chosen);
+    assert_eq!(done["project"], "payments", "{done}");
+
+    // ann sees payments alone: turn 2 has nothing to choose, so it runs.
+    let mut said = Vec::new();
+    let ran = answer(&server, &ann, "run_by_tag", staging);
+    assert_eq!(ran["project"], "payments", "no question: {ran}");
+    said.push(ran.to_string());
+    let listed = answer(&server, &ann, "list_environments", json!({}));
+    assert_eq!(names(&listed), ["payments"], "{listed}");
+    said.push(listed.to_string());
+    let pipelines = answer(&server, &ann, "list_pipelines", json!({}));
+    said.push(pipelines.to_string());
+    for text in &said {
+        assert!(!text.contains(HIDDEN), "ann was told of {HIDDEN}: {text}");
+    }
+
+    // Every request carried a verified assertion naming who acted; ann's
+    // name ann's own calls, whose audit rows record the same identity.
+    let asserted = backend.running.handle.assertions();
+    let (ann_sub, demo_sub) = (subject(&ann), subject(&demo));
+    let anns: Vec<_> = asserted.iter().filter(|a| a.sub == ann_sub).collect();
+    assert!(!anns.is_empty() && asserted.iter().any(|a| a.sub == demo_sub));
+    let rows = audit_rows(&server);
+    for a in &anns {
+        assert_eq!((a.sub_kind.as_str(), a.tenant.as_str()), ("user", "demo"));
+        let row = rows.iter().find(|r| r[0] == a.call_id);
+        let row = row.unwrap_or_else(|| panic!("no audit row for call {}: {rows:?}", a.call_id));
+        assert_eq!(
+            (&row[1], &row[2], &row[3]),
+            (&a.sub, &a.act.sub, &a.tool),
+            "{row:?}"
+        );
+    }
+    let ann_rows: Vec<String> = (rows.iter().filter(|r| r[1] == ann_sub))
+        .map(|r| r.join(" "))
+        .collect();
+    assert_eq!(ann_rows.len(), 3, "{ann_rows:?}");
+    assert!(!ann_rows.join("\n").contains(HIDDEN), "{ann_rows:?}");
+    assert!(!server.log().contains(HIDDEN), "the log names {HIDDEN}");
+
+    // A service is named as itself, and is no person who may see vault.
+    let (service, token) = server.service_client("mcp testbench:read testbench:run");
+    let listed = answer(&server, &token, "list_environments", json!({}));
+    assert_eq!(names(&listed), ["payments"], "{listed}");
+    let last = backend.running.handle.assertions().pop().expect("asserted");
+    assert_eq!(
+        (last.sub.as_str(), last.sub_kind.as_str()),
+        (service.as_str(), "service")
+    );
+    assert_eq!(last.act.sub, service);
+}
+
+#[test]
+fn a_backend_told_who_acts_refuses_a_request_without_a_valid_assertion() {
+    let backend = Backend::start();
+    // The host sends no assertion to this backend, which requires one.
+    let (server, demo) = serve_on(&backend, &[], &[], None);
+    require_assertions(&backend, &server);
+    let refused = support::bench::call(&server, &demo, "list_environments", json!({}));
+    let failed = refused["result"]["isError"] == json!(true) || refused.get("error").is_some();
+    assert!(failed, "{refused}");
+    assert!(backend.running.handle.assertions().is_empty());
+    assert_eq!(
+        backend.requests("GET /api/projects"),
+        0,
+        "refused before counting"
+    );
+}
