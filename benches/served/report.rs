@@ -56,13 +56,7 @@ impl Report {
         );
         println!("|---|---|---|---|---|---|");
         for (name, w) in NAMES.iter().zip(&rounds.pooled) {
-            println!(
-                "| {name} | {clients} | {:.0} | {} | {} | {:.0} |",
-                w.per_sec(),
-                ms(w.quantile(0.5)),
-                ms(w.quantile(0.99)),
-                w.cpu_per_request_us()
-            );
+            println!("| {name} | {clients} | {} |", cells(w));
         }
         println!();
         for (t, what) in [
@@ -102,13 +96,7 @@ impl Report {
         println!("|---|---|---|---|---|");
         for (store, w) in stores {
             let Some(w) = w else { continue };
-            println!(
-                "| {store} | {:.0} | {} | {} | {:.0} |",
-                w.per_sec(),
-                ms(p50(w)),
-                ms(w.quantile(0.99)),
-                w.cpu_per_request_us()
-            );
+            println!("| {store} | {} |", cells(w));
         }
         println!();
         let fsync = "fsync floor (4 KiB inside a pre-allocated, synced file, fdatasync; median)";
@@ -142,14 +130,7 @@ impl Report {
         );
         println!("|---|---|---|---|---|");
         for (l, name) in loads {
-            let w = &found.rounds.pooled[l];
-            println!(
-                "| {name} | {:.0} | {} | {} | {:.0} |",
-                w.per_sec(),
-                ms(w.quantile(0.5)),
-                ms(w.quantile(0.99)),
-                w.cpu_per_request_us()
-            );
+            println!("| {name} | {} |", cells(&found.rounds.pooled[l]));
         }
         println!();
         self.find_tools(found);
@@ -311,6 +292,17 @@ impl Report {
     fn row(&mut self, name: &str, value: String) {
         self.rows.push(format!("| {name} | {value} |"));
     }
+}
+
+/// A window's `calls/s | p50 ms | p99 ms | server CPU µs/call` cells.
+fn cells(w: &Window) -> String {
+    format!(
+        "{:.0} | {} | {} | {:.0}",
+        w.per_sec(),
+        ms(w.quantile(0.5)),
+        ms(w.quantile(0.99)),
+        w.cpu_per_request_us()
+    )
 }
 
 /// `T tools in N pages, B bytes`.
