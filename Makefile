@@ -235,7 +235,9 @@ fmt:
 ## in-process, tools/call over HTTP, then the real binary's cold start and memory with
 ## twenty plugins over a million calls (release builds), the real binary in its own process
 ## (server CPU per call beside the ceiling's and the baseline build's, latency at half
-## capacity, the idle server's CPU and, with `perf`, its CPU by owner), then audit appends on one PostgreSQL from one writer process and from three;
+## capacity, the idle server's CPU and, with `perf`, its CPU by owner; find_tools' p50 and p99
+## over catalog-300 beside greet's, and tools/list's bytes with discovery on and off), then
+## audit appends on one PostgreSQL from one writer process and from three;
 ## results go in BENCHMARKS.md
 bench: plugins python-plugins ts-plugins sdk e2e-tools bench-baseline
 	$(CARGO) bench -p toolhost-runtime --bench sandbox --locked
@@ -256,8 +258,9 @@ soak: plugins
 ## (seconds once built); ends with `full stack / ceiling at 32 clients: R`, the median of five
 ## rounds measuring both back to back, then `edge guards / without them at 32 clients: E`;
 ## then audit appends from one and three writer processes on one PostgreSQL (3 s each); then
-## the served bench's short run (about two minutes), beside the baseline build if
-## `make bench-baseline` built it already
+## the served bench's short run (about two minutes, find_tools over catalog-300 and the
+## bytes of tools/list among it), beside the baseline build if `make bench-baseline` built
+## it already
 bench-quick: plugins e2e-tools
 	$(CARGO) bench -p toolhost-server --bench http --locked -- --quick
 	$(CARGO) bench -p toolhost-storage --bench audit_writers --locked -- --quick

@@ -31,8 +31,13 @@
 //! 5. **Where the server's CPU goes**: what an idle server spends per
 //!    second (its background work), and `perf`'s samples of the shipped
 //!    server at 32 clients, charged to their owners (`served/owners.rs`).
+//! 6. **Discovery over catalog-300** (`served/discovery.rs`): one
+//!    client's `find_tools` p50 and p99 against issue 48's 1 ms, beside
+//!    `greet` on the same server in the same rounds, and the bytes of
+//!    `tools/list` for a caller permitted all 300 tools with discovery on
+//!    and off.
 //!
-//! `-- --owners` runs part 5 alone. `-- --quick` runs shorter windows
+//! `-- --owners` runs part 5 alone, `-- --discovery` part 6. `-- --quick` runs shorter windows
 //! and fewer rounds. Answers are checked: a wrong one panics; timings
 //! never do. Ends with a Markdown block for `BENCHMARKS.md`.
 
@@ -45,6 +50,8 @@ mod support;
 mod at_load;
 #[path = "served/closed_loop.rs"]
 mod closed_loop;
+#[path = "served/discovery.rs"]
+mod discovery;
 #[path = "served/fsync_floor.rs"]
 mod fsync_floor;
 #[path = "served/one_client.rs"]
@@ -74,9 +81,9 @@ const BASELINE_ENV: &str = "TOOLHOST_BENCH_BASELINE";
 
 /// How long each part runs.
 struct Plan {
-    /// Each closed-loop `greet` measurement.
+    /// Each closed-loop measurement of parts 1, 2, 4 and 6.
     span: Span,
-    /// Rounds of parts 1, 2 (each concurrency) and 4.
+    /// Rounds of parts 1, 2 (each concurrency), 4 and 6.
     rounds: usize,
     /// Part 3's closed loop (the capacity).
     capacity: Span,
@@ -131,6 +138,11 @@ fn main() {
         by_owner(&mut report, &shipped, &plan);
         return;
     }
+    if std::env::args().any(|a| a == "--discovery") {
+        report.discovery(&discovery::measure(plan.span, plan.rounds));
+        report.summary();
+        return;
+    }
     let ceiling = Ceiling::start();
     let shipped = process::host(Path::new(TOOLHOST), None);
     let old = baseline.as_deref().map(|exe| process::host(exe, None));
@@ -150,6 +162,7 @@ fn main() {
     let one = one_client::measure(&shipped, plan.span, plan.rounds);
     drop(shipped);
     report.one_client(&one, floor);
+    report.discovery(&discovery::measure(plan.span, plan.rounds));
 
     let load = at_load::measure(plan.capacity, plan.open);
     report.at_load(&load, floor);

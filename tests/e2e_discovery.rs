@@ -9,17 +9,8 @@ mod support;
 
 use std::time::Duration;
 
+use support::catalog_300::{CATALOG_300, SCOPES};
 use support::{Server, Tools};
-
-/// catalog-300: 300 tools in two plugins (one serves at most 256).
-const CATALOG_300: [toolhost_fixtures::Fixture; 2] = [
-    toolhost_fixtures::CATALOG_300_A,
-    toolhost_fixtures::CATALOG_300_B,
-];
-
-/// Every domain of catalog-300, read and write.
-const SCOPES: &str = "mcp crm:* billing:* helpdesk:* hr:* inventory:* shipping:* calendar:* \
-                      docs:* devops:* analytics:* marketing:* security:* finance:* legal:* projects:*";
 
 #[test]
 fn python_sdk_finds_and_calls_a_tool_it_did_not_list_in_a_catalog_of_300() {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::at_load::AtLoad;
 use crate::closed_loop::{Window, quantile};
+use crate::discovery::{FIND_TOOLS, Found, GREET, Listed, THRESHOLD_OFF};
 use crate::one_client::OneClient;
 use crate::owners::Owners;
 use crate::rounds::Rounds;
@@ -21,6 +22,9 @@ const NAMES: [&str; 3] = [
     "toolhost as shipped (this build)",
     "toolhost baseline",
 ];
+
+/// Issue 48's target for `find_tools` over 300 tools: p99 within 1 ms.
+const FIND_TOOLS_TARGET: Duration = Duration::from_millis(1);
 
 /// The headlines so far, as Markdown table rows.
 pub struct Report {
@@ -52,13 +56,7 @@ impl Report {
         );
         println!("|---|---|---|---|---|---|");
         for (name, w) in NAMES.iter().zip(&rounds.pooled) {
-            println!(
-                "| {name} | {clients} | {:.0} | {} | {} | {:.0} |",
-                w.per_sec(),
-                ms(w.quantile(0.5)),
-                ms(w.quantile(0.99)),
-                w.cpu_per_request_us()
-            );
+            println!("| {name} | {clients} | {} |", cells(w));
         }
         println!();
         for (t, what) in [
@@ -98,13 +96,7 @@ impl Report {
         println!("|---|---|---|---|---|");
         for (store, w) in stores {
             let Some(w) = w else { continue };
-            println!(
-                "| {store} | {:.0} | {} | {} | {:.0} |",
-                w.per_sec(),
-                ms(p50(w)),
-                ms(w.quantile(0.99)),
-                w.cpu_per_request_us()
-            );
+            println!("| {store} | {} |", cells(w));
         }
         println!();
         let fsync = "fsync floor (4 KiB inside a pre-allocated, synced file, fdatasync; median)";
@@ -123,6 +115,61 @@ impl Report {
             self.line("one client: shipped p50 − tmpfs-file p50", above(tmpfs));
         }
         println!();
+    }
+
+    /// Part 6: `find_tools` against `greet` at one client, then the list's
+    /// bytes with discovery on and off.
+    pub fn discovery(&mut self, found: &Found) {
+        let queries = format!("find_tools ({} queries in turn)", found.queries);
+        let loads = [
+            (FIND_TOOLS, queries.as_str()),
+            (GREET, "greet (the baseline)"),
+        ];
+        println!(
+            "| one client, catalog-300 and hello | calls/s | p50 ms | p99 ms | server CPU µs/call |"
+        );
+        println!("|---|---|---|---|---|");
+        for (l, name) in loads {
+            println!("| {name} | {} |", cells(&found.rounds.pooled[l]));
+        }
+        println!();
+        self.find_tools(found);
+        let list = "tools/list of catalog-300, every tool permitted";
+        self.line(&format!("{list}, default threshold"), listed(&found.on));
+        let off = format!("{list}, threshold {THRESHOLD_OFF} (all pages)");
+        self.line(&off, listed(&found.off));
+        println!();
+    }
+
+    /// Part 6's headlines on `find_tools`: against the target, then as
+    /// ratios to `greet`'s in the same rounds.
+    fn find_tools(&mut self, found: &Found) {
+        let find = &found.rounds.pooled[FIND_TOOLS];
+        let p99 = find.quantile(0.99);
+        let verdict = if p99 <= FIND_TOOLS_TARGET {
+            "within"
+        } else {
+            "over"
+        };
+        self.line(
+            "find_tools over catalog-300 at 1 client: p50, p99 (target: p99 ≤ 1 ms)",
+            format!(
+                "{} ms, {} ms ({verdict} the target)",
+                ms(find.quantile(0.5)),
+                ms(p99)
+            ),
+        );
+        for (what, q) in [("p50", 0.5), ("p99", 0.99)] {
+            let of = |w: &Window| w.quantile(q).as_secs_f64();
+            let (r, all) = found.rounds.ratio(FIND_TOOLS, GREET, of);
+            let line = format!("find_tools {what} / greet {what} at 1 client");
+            self.line(&line, with_rounds(r, &all));
+        }
+        let (r, all) = found.rounds.cpu_ratio(FIND_TOOLS, GREET);
+        let line = "find_tools server CPU per call / greet's at 1 client";
+        self.line(line, with_rounds(r, &all));
+        let first = "the first find_tools after the start (the index built)";
+        self.line(first, format!("{} ms", ms(found.first)));
     }
 
     /// Part 3: the capacity, then the open loop per kind.
@@ -245,6 +292,26 @@ impl Report {
     fn row(&mut self, name: &str, value: String) {
         self.rows.push(format!("| {name} | {value} |"));
     }
+}
+
+/// A window's `calls/s | p50 ms | p99 ms | server CPU µs/call` cells.
+fn cells(w: &Window) -> String {
+    format!(
+        "{:.0} | {} | {} | {:.0}",
+        w.per_sec(),
+        ms(w.quantile(0.5)),
+        ms(w.quantile(0.99)),
+        w.cpu_per_request_us()
+    )
+}
+
+/// `T tools in N pages, B bytes`.
+fn listed(l: &Listed) -> String {
+    let pages = if l.pages == 1 { "page" } else { "pages" };
+    format!(
+        "{} tools in {} {pages}, {} bytes",
+        l.tools, l.pages, l.bytes
+    )
 }
 
 /// `median (rounds a, b, c)`.

@@ -12,6 +12,7 @@
 
 pub mod bench;
 pub mod browser;
+pub mod catalog_300;
 pub mod cluster;
 pub mod console;
 pub mod keep_alive;
