@@ -166,19 +166,16 @@ mod tests {
         assert!(first.is_sensitive());
     }
 
-    /// The budget is 20 µs per backend request; a reused assertion
-    /// is a lock, a map lookup and a reference count, far below it even
-    /// unoptimised and on a busy machine.
+    /// A call's many requests to one backend cost one signature: the
+    /// rest reuse it (a lock, a map lookup and a reference count). Its
+    /// cost is a benchmark's to measure, never a test's clock.
     #[test]
-    fn a_reused_assertion_costs_well_under_twenty_microseconds() {
+    fn a_calls_many_requests_to_one_backend_cost_one_signature() {
         let (signer, acting) = (Counting::default(), Acting::new(person()));
-        acting.header("crm", &signer).expect("signed");
-        let started = Instant::now();
-        for _ in 0..10_000 {
-            acting.header("crm", &signer).expect("reused");
+        let first = acting.header("crm", &signer).expect("signed");
+        for _ in 0..1_000 {
+            assert_eq!(acting.header("crm", &signer).expect("reused"), first);
         }
-        let each = started.elapsed() / 10_000;
-        assert!(each < Duration::from_micros(20), "{each:?} per request");
         assert_eq!(signer.0.load(Ordering::Relaxed), 1);
     }
 
