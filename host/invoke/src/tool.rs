@@ -310,6 +310,10 @@ impl Tool {
     /// [`Grants::reaches_tool`]): a catalog tool by its name, plugin and
     /// tags, the host's own by its name.
     pub fn within(&self, grants: &Grants) -> bool {
+        // Unbound (nearly every caller): no manifest lookup on the listing.
+        if grants.within().is_none() {
+            return true;
+        }
         let plugin = (self.catalog_tool()).map(|t| t.plugin().manifest.plugin.name.as_str());
         grants.reaches_tool(self.spec().name.as_str(), plugin, self.tags())
     }
