@@ -70,16 +70,9 @@ async fn keys_are_made_once_rotated_on_schedule_and_retired_after_their_tokens()
 /// next periodic reload.
 #[tokio::test]
 async fn a_token_signed_with_another_replicas_new_key_is_accepted_at_once() {
-    use toolhost_auth::{AuthConfig, AuthServer, admin};
+    use toolhost_auth::admin;
 
-    let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
-    let issuer = "http://toolhost.test";
-    let b = AuthServer::start(AuthConfig::new(issuer), store.clone())
-        .await
-        .expect("b");
-    let mut rotating = AuthConfig::new(issuer);
-    rotating.key_rotation = Duration::ZERO;
-    let a = AuthServer::start(rotating, store.clone()).await.expect("a");
+    let (store, a, b) = two_replicas().await;
     assert_ne!(kids(a_ring(&a)), kids(a_ring(&b)), "a made a key b lacks");
 
     let (client, secret) = admin::add_service(store.as_ref(), "demo", "svc", "mcp")
@@ -129,6 +122,25 @@ async fn serve(auth: Arc<toolhost_auth::AuthServer>) -> String {
     let app = toolhost_auth::router(auth);
     tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
     base
+}
+
+/// Two replicas on one store: `a` rotates at once (so it makes keys `b`
+/// has not loaded), `b` does not. (store, a, b)
+async fn two_replicas() -> (
+    Arc<Store>,
+    Arc<toolhost_auth::AuthServer>,
+    Arc<toolhost_auth::AuthServer>,
+) {
+    use toolhost_auth::{AuthConfig, AuthServer};
+    let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
+    let issuer = "http://toolhost.test";
+    let b = AuthServer::start(AuthConfig::new(issuer), store.clone())
+        .await
+        .expect("b");
+    let mut rotating = AuthConfig::new(issuer);
+    rotating.key_rotation = Duration::ZERO;
+    let a = AuthServer::start(rotating, store.clone()).await.expect("a");
+    (store, a, b)
 }
 
 fn a_ring(server: &toolhost_auth::AuthServer) -> &KeyRing {
@@ -191,16 +203,8 @@ async fn assertion_keys_are_apart_from_access_token_keys() {
 #[tokio::test]
 async fn another_replicas_new_assertion_key_is_in_this_replicas_jwks() {
     use toolhost_auth::assertion::ASSERTION_JWKS_PATH;
-    use toolhost_auth::{AuthConfig, AuthServer};
 
-    let store = Arc::new(Store::connect("sqlite::memory:").await.expect("store"));
-    let issuer = "http://toolhost.test";
-    let b = AuthServer::start(AuthConfig::new(issuer), store.clone())
-        .await
-        .expect("b");
-    let mut rotating = AuthConfig::new(issuer);
-    rotating.key_rotation = Duration::ZERO;
-    let a = AuthServer::start(rotating, store.clone()).await.expect("a");
+    let (_, a, b) = two_replicas().await;
     let newest = kids(a.assertion_keys())[0].clone();
     assert!(
         !kids(b.assertion_keys()).contains(&newest),
