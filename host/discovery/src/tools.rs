@@ -109,14 +109,15 @@ struct Indexes {
 
 impl Indexes {
     fn of(&self, scope: &[&Tool]) -> Arc<Index> {
-        let mut key = Vec::with_capacity(scope.len() * 96);
+        // A name never holds a newline, and a digest is 32 bytes: each
+        // tool's piece ends where the next begins, whatever the names.
+        let mut key = Digest::hasher();
         for t in scope {
-            key.extend_from_slice(t.spec().name.as_str().as_bytes());
-            key.push(b'\n');
-            key.extend_from_slice(t.definition_digest().to_string().as_bytes());
-            key.push(b'\n');
+            key.update(t.spec().name.as_str().as_bytes());
+            key.update(b"\n");
+            key.update(t.definition_digest().as_bytes());
         }
-        let key = Digest::of(&key);
+        let key = key.finish();
         let kept = |k: &Digest| {
             self.kept
                 .lock()

@@ -139,15 +139,24 @@ fn covers(granted: &Permission, required: &Permission) -> bool {
         && (granted.action() == required.action() || granted.action() == "*")
 }
 
-/// A service principal's scopes as permissions (`mcp`, a toolset binding
-/// and any other non-permission scope are skipped: `toolset:crm` narrows,
-/// and never permits what a permission of that name would).
+/// Whether one of a service principal's scopes, read as a permission,
+/// covers `required` (`mcp`, a toolset binding and any other
+/// non-permission scope are skipped: `toolset:crm` narrows, and never
+/// permits what a permission of that name would).
+///
+/// A scope is compared as text, never parsed: one whose resource and
+/// action equal `required`'s (or whose action is `*`) is a well-formed
+/// permission, since `required` is one, and nothing else can cover it.
+/// A listing decides every tool of a catalog this way, so the decision
+/// allocates nothing.
 fn scope_allows(scopes: &[String], required: &Permission) -> bool {
     scopes
         .iter()
         .filter(|s| !s.starts_with(crate::TOOLSET_SCOPE))
-        .filter_map(|s| s.parse::<Permission>().ok())
-        .any(|p| covers(&p, required))
+        .filter_map(|s| s.rsplit_once(':'))
+        .any(|(resource, action)| {
+            resource == required.resource() && (action == required.action() || action == "*")
+        })
 }
 
 /// Decides whether `who` may see (`Use::List`) or call (`Use::Call`) a tool
@@ -218,6 +227,46 @@ mod tests {
         assert!(!narrowed.reaches_plugin("hello", || false));
         assert!(narrowed.reaches_tool("greet", Some("hello"), &[]));
         assert!(!narrowed.reaches_tool("farewell", Some("hello"), &[]));
+    }
+
+    #[test]
+    fn a_scope_compared_as_text_covers_exactly_what_it_would_parsed() {
+        let scopes = [
+            "mcp",
+            "crm:*",
+            "crm:read",
+            "crm:deals:*",
+            "CRM:read",
+            "crm:",
+            ":read",
+            "crm:re ad",
+            "crm::read",
+            "*:*",
+            "toolset:crm",
+            "crm:read:",
+        ];
+        let required = [
+            "crm:read",
+            "crm:write",
+            "crm:deals:close",
+            "crm:deals:*",
+            "billing:read",
+            "toolset:crm",
+        ];
+        for scope in scopes {
+            for needed in required {
+                let needed = perm(needed);
+                let parsed = !scope.starts_with(crate::TOOLSET_SCOPE)
+                    && scope
+                        .parse::<Permission>()
+                        .is_ok_and(|p| covers(&p, &needed));
+                assert_eq!(
+                    scope_allows(&[scope.to_owned()], &needed),
+                    parsed,
+                    "scope {scope:?} for {needed}"
+                );
+            }
+        }
     }
 
     #[test]
