@@ -113,6 +113,19 @@ fn the_toolsets_endpoint_narrows_an_unbound_token_and_keeps_its_sessions() {
         "{}",
         listed.body
     );
+
+    // A name no toolset can have is no endpoint, for any caller: 404
+    // before the token is looked at.
+    for malformed in [
+        "/mcp/toolsets/Support",
+        "/mcp/toolsets/a_b",
+        "/mcp/toolsets/",
+    ] {
+        for bearer in [bearer.as_str(), "Bearer not-a-token"] {
+            let answer = tools_list_at(base, malformed, bearer, &nowhere);
+            assert_eq!(answer.status, 404, "{malformed}: {}", answer.body);
+        }
+    }
 }
 
 #[test]

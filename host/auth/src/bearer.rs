@@ -18,7 +18,7 @@ use crate::config::TOOLSET_PATH;
 use crate::scope;
 use crate::server::AuthServer;
 use crate::token::{self, TokenError};
-use toolhost_policy::TOOLSET_SCOPE;
+use toolhost_policy::{TOOLSET_SCOPE, is_toolset_name};
 
 /// Why a request was not let through.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -195,12 +195,25 @@ pub async fn require_bearer(
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
+    // A toolset's endpoint narrows whatever the token reaches to it; a
+    // name no toolset can have is no endpoint (the same for every tenant,
+    // so saying so names nothing of anyone's).
+    let toolset = endpoint_toolset(request.uri().path()).map(str::to_owned);
+    if toolset.as_deref().is_some_and(|t| !is_toolset_name(t)) {
+        let body = json!({
+            "error": "not_found",
+            "error_description": "no MCP endpoint here: a toolset's name is 1–64 of a–z, 0–9 and -",
+        });
+        return drained(
+            request,
+            (StatusCode::NOT_FOUND, axum::Json(body)).into_response(),
+        )
+        .await;
+    }
     let checked = auth
         .authenticate(header)
         .instrument(tracing::info_span!("auth"))
         .await;
-    // A toolset's endpoint narrows whatever the token reaches to it.
-    let toolset = endpoint_toolset(request.uri().path()).map(str::to_owned);
     match checked {
         Ok(mut principal) => {
             if let Some(t) = &toolset {
@@ -212,28 +225,30 @@ pub async fn require_bearer(
             request.extensions_mut().insert(principal);
             next.run(request).await
         }
-        Err(e) => {
-            let mut refusal = auth.challenge_at(&e, toolset.as_deref());
-            // Read what the refused request still sends, so its connection
-            // stays usable: answering before the body is read would have the
-            // connection closed under a client that reuses it at once (its
-            // retry with a fresh token then fails as "disconnected"). A
-            // body too large to drain closes the connection, and says so.
-            if axum::body::to_bytes(request.into_body(), DRAIN_LIMIT)
-                .await
-                .is_err()
-            {
-                refusal
-                    .headers_mut()
-                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
-            }
-            refusal
-        }
+        Err(e) => drained(request, auth.challenge_at(&e, toolset.as_deref())).await,
     }
 }
 
-/// The toolset whose endpoint `path` is (`/mcp/toolsets/NAME`), if any.
-/// A malformed name is a toolset no tenant defines: it narrows to nothing.
+/// `refusal`, once what the refused `request` still sends is read, so its
+/// connection stays usable: answering before the body is read would have
+/// the connection closed under a client that reuses it at once (its retry
+/// with a fresh token then fails as "disconnected"). A body too large to
+/// drain closes the connection, and says so.
+async fn drained(request: Request, mut refusal: Response) -> Response {
+    if axum::body::to_bytes(request.into_body(), DRAIN_LIMIT)
+        .await
+        .is_err()
+    {
+        refusal
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    refusal
+}
+
+/// The toolset whose endpoint `path` is (`/mcp/toolsets/NAME`), if any,
+/// well-formed or not ([`require_bearer`] answers 404 for a name no
+/// toolset can have).
 pub fn endpoint_toolset(path: &str) -> Option<&str> {
     path.strip_prefix("/mcp")?.strip_prefix(TOOLSET_PATH)
 }
