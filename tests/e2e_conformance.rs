@@ -543,48 +543,25 @@ fn judging_follows_the_suites_baseline_rules() {
 /// answers exactly as for one that does not exist.
 #[test]
 fn prompts_and_resources_are_hidden_from_a_caller_without_their_permission() {
-    use serde_json::json;
-    use support::bench::{post_at, request_at};
+    use support::bench::{get_prompt, listed_extras, read_resource};
     let server = Server::start(&[toolhost_fixtures::CONFORMANCE]);
     let allowed = server.token().to_owned();
     let other = server.service_token("mcp hello:read");
-    let count = |token: &str, method: &str, field: &str| {
-        let listed = request_at(&server.url, token, method, "", json!({}));
-        listed["result"][field].as_array().map_or(0, Vec::len)
-    };
-    assert!(count(&allowed, "prompts/list", "prompts") >= 5);
-    assert!(count(&allowed, "resources/list", "resources") >= 2);
-    assert_eq!(count(&other, "prompts/list", "prompts"), 0);
-    assert_eq!(count(&other, "resources/list", "resources"), 0);
-    assert_eq!(
-        count(&other, "resources/templates/list", "resourceTemplates"),
-        0
-    );
-    let read = |token: &str, uri: &str| {
-        post_at(
-            &server.url,
-            token,
-            "resources/read",
-            uri,
-            json!({"uri": uri}),
-        )
-        .body
-    };
-    let hidden = read(&other, "test://static-text");
-    let missing = read(&allowed, "test://no-such-resource");
+    let [prompts, resources, _] = listed_extras(&server.url, &allowed);
+    assert!(prompts >= 5 && resources >= 2, "{prompts} {resources}");
+    assert_eq!(listed_extras(&server.url, &other), [0, 0, 0]);
+    let hidden = read_resource(&server.url, &other, "test://static-text");
+    let missing = read_resource(&server.url, &allowed, "test://no-such-resource");
     assert!(hidden.contains("not found"), "{hidden}");
     assert_eq!(
         hidden.replace("static-text", "X"),
         missing.replace("no-such-resource", "X"),
         "a forbidden resource reads as a missing one"
     );
-    let get = |token: &str, name: &str| {
-        let params = json!({"name": name, "arguments": {}});
-        post_at(&server.url, token, "prompts/get", name, params).body
-    };
-    let hidden = get(&other, "test_simple_prompt");
+    let hidden = get_prompt(&server.url, &other, "test_simple_prompt");
     assert!(hidden.contains("PROMPT_NOT_FOUND"), "{hidden}");
-    assert!(get(&allowed, "test_simple_prompt").contains("simple prompt for testing"));
+    let shown = get_prompt(&server.url, &allowed, "test_simple_prompt");
+    assert!(shown.contains("simple prompt for testing"));
 }
 
 /// A tool served only as a task (`run = { task = "required" }`) refuses a

@@ -163,7 +163,7 @@ fn a_deleted_toolset_leaves_its_bound_clients_nothing() {
 /// same client lists and gets them.
 #[test]
 fn prompts_and_resources_follow_their_plugin_into_and_out_of_a_toolset() {
-    use support::bench::{post_at, request_at};
+    use support::bench::{get_prompt, listed_extras, read_resource};
     let server = Server::start(&[toolhost_fixtures::HELLO, toolhost_fixtures::CONFORMANCE]);
     for (name, flag, value) in [
         ("greeting", "--tool", "greet"),
@@ -173,46 +173,30 @@ fn prompts_and_resources_follow_their_plugin_into_and_out_of_a_toolset() {
         let said = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{said}");
     }
+    let url = server.url.as_str();
     let scopes = "mcp hello:read conformance:run";
     let outside = server.service_token(&format!("{scopes} toolset:greeting"));
     let inside = server.service_token(&format!("{scopes} toolset:conformance"));
-    let count = |token: &str, method: &str, field: &str| {
-        let listed = request_at(&server.url, token, method, "", json!({}));
-        listed["result"][field].as_array().map_or(0, Vec::len)
-    };
-    assert!(count(&inside, "prompts/list", "prompts") >= 5);
-    assert!(count(&inside, "resources/list", "resources") >= 2);
-    assert_eq!(count(&outside, "prompts/list", "prompts"), 0);
-    assert_eq!(count(&outside, "resources/list", "resources"), 0);
-    assert_eq!(
-        count(&outside, "resources/templates/list", "resourceTemplates"),
-        0
-    );
+    let [prompts, resources, _] = listed_extras(url, &inside);
+    assert!(prompts >= 5 && resources >= 2, "{prompts} {resources}");
+    assert_eq!(listed_extras(url, &outside), [0, 0, 0]);
 
-    let get = |token: &str, name: &str| {
-        let params = json!({"name": name, "arguments": {}});
-        post_at(&server.url, token, "prompts/get", name, params).body
-    };
-    let hidden = get(&outside, "test_simple_prompt");
-    let missing = get(&outside, "no_such_prompt");
+    let hidden = get_prompt(url, &outside, "test_simple_prompt");
+    let missing = get_prompt(url, &outside, "no_such_prompt");
     assert!(hidden.contains("PROMPT_NOT_FOUND"), "{hidden}");
     assert_eq!(
         hidden.replace("test_simple_prompt", "X"),
         missing.replace("no_such_prompt", "X"),
         "a prompt outside the toolset gets a missing one's words"
     );
-    assert!(get(&inside, "test_simple_prompt").contains("simple prompt for testing"));
+    assert!(get_prompt(url, &inside, "test_simple_prompt").contains("simple prompt for testing"));
 
-    let read = |token: &str, uri: &str| {
-        let params = json!({"uri": uri});
-        post_at(&server.url, token, "resources/read", uri, params).body
-    };
-    let hidden = read(&outside, "test://static-text");
-    let missing = read(&outside, "test://no-such-resource");
+    let hidden = read_resource(url, &outside, "test://static-text");
+    let missing = read_resource(url, &outside, "test://no-such-resource");
     assert_eq!(
         hidden.replace("static-text", "X"),
         missing.replace("no-such-resource", "X"),
         "a resource outside the toolset reads as a missing one"
     );
-    assert!(!read(&inside, "test://static-text").contains("not found"));
+    assert!(!read_resource(url, &inside, "test://static-text").contains("not found"));
 }

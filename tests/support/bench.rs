@@ -118,6 +118,31 @@ pub fn request_at(url: &str, token: &str, method: &str, name: &str, params: Valu
     json(&answer.body)
 }
 
+/// The prompts, resources and resource templates `token` lists at `url`,
+/// in that order: how many of each (their first page).
+pub fn listed_extras(url: &str, token: &str) -> [usize; 3] {
+    [
+        ("prompts/list", "prompts"),
+        ("resources/list", "resources"),
+        ("resources/templates/list", "resourceTemplates"),
+    ]
+    .map(|(method, field)| {
+        let listed = request_at(url, token, method, "", json!({}));
+        listed["result"][field].as_array().map_or(0, Vec::len)
+    })
+}
+
+/// `prompts/get` of prompt `name` without arguments as `token`: the body.
+pub fn get_prompt(url: &str, token: &str, name: &str) -> String {
+    let params = json!({"name": name, "arguments": {}});
+    post_at(url, token, "prompts/get", name, params).body
+}
+
+/// `resources/read` of `uri` as `token`: the body.
+pub fn read_resource(url: &str, token: &str, uri: &str) -> String {
+    post_at(url, token, "resources/read", uri, json!({"uri": uri})).body
+}
+
 /// [`request_at`] without judging the answer: status, headers and body.
 pub fn post_at(url: &str, token: &str, method: &str, name: &str, params: Value) -> Answer {
     try_post_at(url, token, method, name, params)
