@@ -7,17 +7,22 @@
 //! `find_tools` with the evaluation set's queries in turn
 //! (`host/discovery/tests/evaluation.toml`) as a service client permitted
 //! every catalog tool, and in the same rounds `greet` as the harness's
-//! service client. The first search after the start builds the caller's
-//! index and is timed apart; the rounds measure searches of a kept index,
-//! as a running server answers them. Then that caller's `tools/list`,
-//! every page, on this server and on a second whose threshold is above
-//! the catalog's size: the bytes of the answers' bodies as served.
+//! service client. A second server, the same but for its SQLite file in
+//! tmpfs (whose syncs cost nothing), is asked the same in the same rounds:
+//! what a search costs through the call path with the disk's sync, which
+//! every call shares, taken out. The first search after the start builds
+//! the caller's index and is timed apart; the rounds measure searches of
+//! a kept index, as a running server answers them. Then that caller's
+//! `tools/list`, every page, on the first server and on a third whose
+//! threshold is above the catalog's size: the bytes of the answers'
+//! bodies as served.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::closed_loop::{self, Span};
+use crate::closed_loop::{self, Span, Window};
+use crate::one_client::tmpfs_store;
 use crate::process::{NEVER_REFUSING, Target};
 use crate::rounds::{Rounds, in_rounds};
 use crate::support::Server;
@@ -32,15 +37,21 @@ const EVALUATION: &str = include_str!("../../host/discovery/tests/evaluation.tom
 /// A threshold above catalog-300's size: the whole list, no discovery.
 pub const THRESHOLD_OFF: &str = "1000";
 
-/// The loads of [`Found::rounds`], in that order.
+/// The loads of [`Found::rounds`], in that order; the last two only on a
+/// machine with tmpfs ([`Found::tmpfs`]).
 pub const FIND_TOOLS: usize = 0;
 pub const GREET: usize = 1;
+pub const FIND_TOOLS_TMPFS: usize = 2;
+pub const GREET_TMPFS: usize = 3;
 
 /// What part 6 saw.
 pub struct Found {
     /// `find_tools` ([`FIND_TOOLS`]) and `greet` ([`GREET`]) at one
-    /// client, in rounds.
+    /// client, in rounds, then the same on the store in tmpfs
+    /// ([`FIND_TOOLS_TMPFS`], [`GREET_TMPFS`]) if there is one.
     pub rounds: Rounds,
+    /// Whether the rounds hold the loads on the store in tmpfs.
+    pub tmpfs: bool,
     /// The queries searched in turn.
     pub queries: usize,
     /// The first search after the server started: the index is built.
@@ -64,24 +75,42 @@ pub struct Listed {
 
 /// Part 6, `rounds` rounds of `span` for each load.
 pub fn measure(span: Span, rounds: usize) -> Found {
-    let on = serve(&[]);
+    let on = serve(&[], None);
     let catalog = on.service_token(SCOPES);
     let queries = queries();
     let started = Instant::now();
     search(&mut KeepAlive::new(&on.url), &catalog, &queries[0]);
     let first = started.elapsed();
+    let store = tmpfs_store();
+    let fast = (store.as_ref()).map(|(_, url)| serve(&[], Some(url)));
+    let fast_catalog = fast.as_ref().map(|s| s.service_token(SCOPES));
+    if let (Some(s), Some(token)) = (&fast, &fast_catalog) {
+        search(&mut KeepAlive::new(&s.url), token, &queries[0]);
+    }
 
-    let find = |conn: &mut KeepAlive, _: usize, n: usize| {
-        search(conn, &catalog, &queries[n % queries.len()]);
+    let find = |server: &Server, token: &str| {
+        let one = |conn: &mut KeepAlive, _: usize, n: usize| {
+            search(conn, token, &queries[n % queries.len()]);
+        };
+        closed_loop::run(&server.url, server.pid(), 1, span, &one)
     };
-    let hello = Target::host(&on, on.token());
-    let find_tools = || closed_loop::run(&on.url, on.pid(), 1, span, &find);
-    let greet = || closed_loop::greet(&hello, 1, span);
-    let rounds = in_rounds(&[&find_tools, &greet], rounds);
+    let greet =
+        |server: &Server| closed_loop::greet(&Target::host(server, server.token()), 1, span);
+    let find_tools = || find(&on, &catalog);
+    let greet_on = || greet(&on);
+    let mut loads: Vec<&dyn Fn() -> Window> = vec![&find_tools, &greet_on];
+    let (find_fast, greet_fast);
+    if let (Some(s), Some(token)) = (&fast, &fast_catalog) {
+        find_fast = move || find(s, token);
+        greet_fast = move || greet(s);
+        loads.extend([&find_fast as &dyn Fn() -> Window, &greet_fast]);
+    }
+    let rounds = in_rounds(&loads, rounds);
     let listed_on = listed(&on.url, &catalog);
     drop(on);
+    drop(fast);
 
-    let off = serve(&["--discovery-threshold", THRESHOLD_OFF]);
+    let off = serve(&["--discovery-threshold", THRESHOLD_OFF], None);
     let listed_off = listed(&off.url, &off.service_token(SCOPES));
     assert!(listed_on.discovery && !listed_off.discovery);
     assert!(
@@ -91,6 +120,7 @@ pub fn measure(span: Span, rounds: usize) -> Found {
     );
     Found {
         rounds,
+        tmpfs: store.is_some(),
         queries: queries.len(),
         first,
         on: listed_on,
@@ -98,11 +128,13 @@ pub fn measure(span: Span, rounds: usize) -> Found {
     }
 }
 
-/// catalog-300 and `hello`, with `flags`, rate limits that never refuse.
-fn serve(flags: &[&str]) -> Server {
+/// catalog-300 and `hello`, with `flags`, rate limits that never refuse,
+/// on the store at `database_url` (default: a SQLite file on the disk).
+fn serve(flags: &[&str], database_url: Option<&str>) -> Server {
     let mut all = NEVER_REFUSING.to_vec();
     all.extend_from_slice(flags);
-    Server::start_with(&[HELLO, CATALOG_300[0], CATALOG_300[1]], &all)
+    let plugins = [HELLO, CATALOG_300[0], CATALOG_300[1]];
+    Server::start_on(&plugins, &all, database_url)
 }
 
 /// The evaluation set's queries.

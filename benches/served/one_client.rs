@@ -31,16 +31,8 @@ pub struct OneClient {
 pub fn measure(shipped: &Server, span: Span, rounds: usize) -> OneClient {
     let exe = Path::new(crate::TOOLHOST);
     let memory = process::host(exe, Some("sqlite::memory:"));
-    let tmpfs_dir = Path::new(TMPFS).is_dir().then(|| {
-        tempfile::Builder::new()
-            .prefix("toolhost-served-")
-            .tempdir_in(TMPFS)
-            .expect("a dir in tmpfs")
-    });
-    let tmpfs = tmpfs_dir.as_ref().map(|dir| {
-        let url = format!("sqlite://{}?mode=rwc", dir.path().join("host.db").display());
-        process::host(exe, Some(&url))
-    });
+    let tmpfs_store = tmpfs_store();
+    let tmpfs = (tmpfs_store.as_ref()).map(|(_, url)| process::host(exe, Some(url)));
     let demo = |s: &Server| Target::host(s, &user_token(s, "demo", DEMO_PASSWORD));
     let mut targets = vec![demo(shipped), Target::host(&memory, memory.token())];
     targets.extend(tmpfs.as_ref().map(demo));
@@ -51,4 +43,18 @@ pub fn measure(shipped: &Server, span: Span, rounds: usize) -> OneClient {
         memory: pooled.next().expect("in memory"),
         tmpfs: pooled.next(),
     }
+}
+
+/// A SQLite file in tmpfs, if this machine has it: the dir that holds it
+/// (removed when dropped) and the store's URL. The shipped path, whose
+/// syncs cost nothing.
+pub fn tmpfs_store() -> Option<(tempfile::TempDir, String)> {
+    let dir = Path::new(TMPFS).is_dir().then(|| {
+        tempfile::Builder::new()
+            .prefix("toolhost-served-")
+            .tempdir_in(TMPFS)
+            .expect("a dir in tmpfs")
+    })?;
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("host.db").display());
+    Some((dir, url))
 }

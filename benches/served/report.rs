@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use crate::at_load::AtLoad;
 use crate::closed_loop::{Window, quantile};
-use crate::discovery::{FIND_TOOLS, Found, GREET, Listed, THRESHOLD_OFF};
+use crate::discovery::{
+    FIND_TOOLS, FIND_TOOLS_TMPFS, Found, GREET, GREET_TMPFS, Listed, THRESHOLD_OFF,
+};
 use crate::one_client::OneClient;
 use crate::owners::Owners;
 use crate::rounds::Rounds;
@@ -121,10 +123,15 @@ impl Report {
     /// bytes with discovery on and off.
     pub fn discovery(&mut self, found: &Found) {
         let queries = format!("find_tools ({} queries in turn)", found.queries);
-        let loads = [
+        let in_tmpfs = format!("{queries}, store in tmpfs");
+        let mut loads = vec![
             (FIND_TOOLS, queries.as_str()),
             (GREET, "greet (the baseline)"),
         ];
+        if found.tmpfs {
+            loads.push((FIND_TOOLS_TMPFS, in_tmpfs.as_str()));
+            loads.push((GREET_TMPFS, "greet, store in tmpfs"));
+        }
         println!(
             "| one client, catalog-300 and hello | calls/s | p50 ms | p99 ms | server CPU µs/call |"
         );
@@ -133,7 +140,12 @@ impl Report {
             println!("| {name} | {} |", cells(&found.rounds.pooled[l]));
         }
         println!();
-        self.find_tools(found);
+        self.find_tools(found, FIND_TOOLS, GREET, "store on the disk, synced");
+        if found.tmpfs {
+            self.find_tools(found, FIND_TOOLS_TMPFS, GREET_TMPFS, "store in tmpfs");
+        }
+        let first = "the first find_tools after the start (the index built)";
+        self.line(first, format!("{} ms", ms(found.first)));
         let list = "tools/list of catalog-300, every tool permitted";
         self.line(&format!("{list}, default threshold"), listed(&found.on));
         let off = format!("{list}, threshold {THRESHOLD_OFF} (all pages)");
@@ -141,10 +153,12 @@ impl Report {
         println!();
     }
 
-    /// Part 6's headlines on `find_tools`: against the target, then as
-    /// ratios to `greet`'s in the same rounds.
-    fn find_tools(&mut self, found: &Found) {
-        let find = &found.rounds.pooled[FIND_TOOLS];
+    /// Part 6's headlines on load `find` (`find_tools` on the store
+    /// `store` names): against the target, then as ratios to load
+    /// `greet`'s in the same rounds, on the same server.
+    fn find_tools(&mut self, found: &Found, find: usize, greet: usize, store: &str) {
+        let (f, g) = (find, greet);
+        let find = &found.rounds.pooled[f];
         let p99 = find.quantile(0.99);
         let verdict = if p99 <= FIND_TOOLS_TARGET {
             "within"
@@ -152,7 +166,9 @@ impl Report {
             "over"
         };
         self.line(
-            "find_tools over catalog-300 at 1 client: p50, p99 (target: p99 ≤ 1 ms)",
+            &format!(
+                "find_tools over catalog-300 at 1 client, {store}: p50, p99 (target: p99 ≤ 1 ms)"
+            ),
             format!(
                 "{} ms, {} ms ({verdict} the target)",
                 ms(find.quantile(0.5)),
@@ -161,15 +177,13 @@ impl Report {
         );
         for (what, q) in [("p50", 0.5), ("p99", 0.99)] {
             let of = |w: &Window| w.quantile(q).as_secs_f64();
-            let (r, all) = found.rounds.ratio(FIND_TOOLS, GREET, of);
-            let line = format!("find_tools {what} / greet {what} at 1 client");
+            let (r, all) = found.rounds.ratio(f, g, of);
+            let line = format!("find_tools {what} / greet {what} at 1 client, {store}");
             self.line(&line, with_rounds(r, &all));
         }
-        let (r, all) = found.rounds.cpu_ratio(FIND_TOOLS, GREET);
-        let line = "find_tools server CPU per call / greet's at 1 client";
-        self.line(line, with_rounds(r, &all));
-        let first = "the first find_tools after the start (the index built)";
-        self.line(first, format!("{} ms", ms(found.first)));
+        let (r, all) = found.rounds.cpu_ratio(f, g);
+        let line = format!("find_tools server CPU per call / greet's at 1 client, {store}");
+        self.line(&line, with_rounds(r, &all));
     }
 
     /// Part 3: the capacity, then the open loop per kind.
