@@ -24,6 +24,7 @@ mod bearer;
 pub mod cimd;
 pub mod client_metadata;
 mod config;
+pub mod dpop;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -46,7 +47,7 @@ pub mod upstream;
 mod verified;
 mod web;
 
-pub use bearer::{BearerError, require_bearer};
+pub use bearer::{BearerError, Presented, require_bearer};
 pub use config::AuthConfig;
 pub use error::OAuthError;
 pub use grant::TokenResponse;
@@ -59,5 +60,5 @@ pub use store::{
     CodeRedemption, Family, KeyPurpose, LiveGrant, PendingAuthorization, RefreshToken, SigningKey,
     SsoAttempt, SsoLink, StoreFuture, Tenant, User, WebSession,
 };
-pub use token::{AccessClaims, TokenError};
+pub use token::{AccessClaims, Confirmation, TokenError};
 pub use web::{WebUser, sign_in_path};

@@ -36,6 +36,27 @@ pub enum TenantCommand {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// Whether the tenant's clients must hold DPoP-bound tokens (RFC
+    /// 9449): when required, a token request without a DPoP proof is
+    /// refused (`invalid_dpop_proof`) for its people and its services.
+    Dpop {
+        /// The tenant's id (must exist).
+        name: String,
+        /// `required` or `optional` (the default of every tenant).
+        #[arg(value_enum)]
+        mode: DpopMode,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
+/// Whether a tenant requires DPoP-bound tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DpopMode {
+    /// Every token request must carry a DPoP proof.
+    Required,
+    /// A client may use DPoP or bearer tokens.
+    Optional,
 }
 
 /// A role and permissions given to it (`role permit`) or taken from it
@@ -126,6 +147,18 @@ pub async fn tenant(command: TenantCommand) -> anyhow::Result<ExitCode> {
             for id in open(&store).await?.tenants().await? {
                 println!("{id}");
             }
+        }
+        TenantCommand::Dpop { name, mode, store } => {
+            let required = mode == DpopMode::Required;
+            if !open(&store).await?.set_tenant_dpop(&name, required).await? {
+                bail!("no tenant {name}");
+            }
+            let says = if required {
+                "requires DPoP-bound tokens"
+            } else {
+                "accepts bearer and DPoP-bound tokens"
+            };
+            println!("tenant {name} {says}");
         }
     }
     Ok(ExitCode::SUCCESS)
