@@ -36,9 +36,11 @@ pub enum TenantCommand {
         #[command(flatten)]
         store: StoreArg,
     },
-    /// Whether the tenant's clients must hold DPoP-bound tokens (RFC
-    /// 9449): when required, a token request without a DPoP proof is
-    /// refused (`invalid_dpop_proof`) for its people and its services.
+    /// Require DPoP-bound tokens of the tenant's clients, or stop requiring them.
+    ///
+    /// When required (RFC 9449), a token request without a DPoP proof is
+    /// refused with `invalid_dpop_proof`, for the tenant's people and its
+    /// service clients alike.
     Dpop {
         /// The tenant's id (must exist).
         name: String,
