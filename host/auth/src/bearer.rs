@@ -38,10 +38,12 @@ pub enum BearerError {
     /// request (RFC 9449 §7.1: `invalid_dpop_proof`).
     #[error("{0}")]
     Proof(DpopError),
-    /// A DPoP-bound token sent as `Bearer`, or an unbound one as `DPoP`
-    /// (answered `invalid_token` under the DPoP scheme).
+    /// A token presented under the `DPoP` scheme that is not valid, a
+    /// DPoP-bound token sent as `Bearer`, or an unbound one as `DPoP`:
+    /// `invalid_token` under the DPoP scheme (RFC 9449 §7.1), so a DPoP
+    /// client reads the challenge of the scheme it used.
     #[error("{0}")]
-    Scheme(&'static str),
+    DpopToken(String),
     /// The store could not be read; the request cannot be judged.
     #[error("authorization could not be checked; try again")]
     Unavailable,
@@ -117,10 +119,16 @@ impl AuthServer {
             None => return Err(BearerError::Missing),
         };
         let now = crate::server::now();
-        let claims = self.verified_claims(token, now).await?;
-        self.check_binding(scheme, token, &claims, presented, now)
-            .await?;
-        self.live_principal(claims).await
+        let checked = async {
+            let claims = self.verified_claims(token, now).await?;
+            self.check_binding(scheme, token, &claims, presented, now)
+                .await?;
+            self.live_principal(claims).await
+        };
+        match (checked.await, scheme) {
+            (Err(BearerError::Invalid(why)), Scheme::Dpop) => Err(BearerError::DpopToken(why)),
+            (checked, _) => checked,
+        }
     }
 
     /// The claims of a token whose signature, issuer and audience verify.
@@ -167,13 +175,14 @@ impl AuthServer {
         let jkt = match (claims.jkt(), scheme) {
             (None, Scheme::Bearer) => return Ok(()),
             (None, Scheme::Dpop) => {
-                return Err(BearerError::Scheme(
-                    "this access token is not DPoP-bound: send it as Bearer",
+                return Err(BearerError::DpopToken(
+                    "this access token is not DPoP-bound: send it as Bearer".into(),
                 ));
             }
             (Some(_), Scheme::Bearer) => {
-                return Err(BearerError::Scheme(
-                    "this access token is DPoP-bound: send it as DPoP, with a proof by its key",
+                return Err(BearerError::DpopToken(
+                    "this access token is DPoP-bound: send it as DPoP, with a proof by its key"
+                        .into(),
                 ));
             }
             (Some(jkt), Scheme::Dpop) => jkt,
@@ -276,7 +285,7 @@ impl AuthServer {
                     "Bearer error=\"insufficient_scope\", scope=\"{s}\", resource_metadata=\"{metadata}\""
                 ),
             ),
-            BearerError::Proof(_) | BearerError::Scheme(_) => {
+            BearerError::Proof(_) | BearerError::DpopToken(_) => {
                 let code = match e {
                     BearerError::Proof(_) => "invalid_dpop_proof",
                     _ => "invalid_token",

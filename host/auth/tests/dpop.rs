@@ -147,16 +147,23 @@ async fn a_bound_token_without_its_keys_proof_is_refused() {
     assert!(
         matches!(
             present(&a, "Bearer", &token, &[&ours]).await,
-            Err(BearerError::Scheme(_))
+            Err(BearerError::DpopToken(_))
         ),
         "a bound token as Bearer"
     );
     assert!(
         matches!(
             a.authenticate(Some(&format!("Bearer {token}"))).await,
-            Err(BearerError::Scheme(_))
+            Err(BearerError::DpopToken(_))
         ),
         "the bearer-only check refuses it too"
+    );
+    assert!(
+        matches!(
+            present(&a, "DPoP", "not-a-token", &[&ours]).await,
+            Err(BearerError::DpopToken(_))
+        ),
+        "an invalid token under the DPoP scheme is answered under that scheme"
     );
     // None of the refusals spent the owner's proof.
     assert!(present(&a, "DPoP", &token, &[&ours]).await.is_ok());
