@@ -295,7 +295,7 @@ $(BENCH_BASELINE):
 ## picks some. Not part of `make test`.
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS ?= oauth_client_metadata scopes_pkce manifest signed_envelope oci_reference secret_scanner permission \
-	mcp_request jwt oauth_params cursor_state resolver_query backend_path
+	mcp_request jwt oauth_params cursor_state resolver_query backend_path dpop_proof
 CARGO_AFL_VERSION := 0.18.2
 FUZZ_BUILD := $(CURDIR)/target/fuzz-afl
 
