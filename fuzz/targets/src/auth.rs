@@ -85,3 +85,49 @@ pub fn jwt(data: &[u8]) {
         assert!(verified.is_err(), "{text:?}, a changed token, verified");
     }
 }
+
+/// The request the DPoP proofs of [`dpop_proof`] are checked against.
+const DPOP_URL: &str = "https://tools.example/mcp";
+
+/// A client's proof for [`DPOP_URL`], made once per process.
+fn dpop_signed() -> &'static String {
+    static PROOF: OnceLock<String> = OnceLock::new();
+    PROOF.get_or_init(|| {
+        let prover = toolhost_auth::dpop::client::Prover::generate();
+        prover.proof("POST", DPOP_URL, unix_now(), Some("the-access-token"))
+    })
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("the clock is past 1970")
+        .as_secs() as i64
+}
+
+/// DPoP proofs (RFC 9449 §4.3, `dpop::check`): no input but the one proof
+/// this process made passes (nothing the fuzzer writes is signed by its
+/// key), and neither does that proof with one byte changed (see
+/// [`flipped`]); nothing panics on the way.
+pub fn dpop_proof(data: &[u8]) {
+    use toolhost_auth::dpop::{Expected, check};
+    let original = dpop_signed();
+    let expected = Expected {
+        method: "POST",
+        url: DPOP_URL,
+        access_token: Some("the-access-token"),
+    };
+    if let Ok(text) = std::str::from_utf8(data) {
+        let checked = check(text, &expected, unix_now());
+        assert!(
+            checked.is_err() || text == original,
+            "{text:?} passed: {checked:?}"
+        );
+    }
+    if let Some(changed) = flipped(original.as_bytes(), data)
+        && let Ok(text) = String::from_utf8(changed)
+    {
+        let checked = check(&text, &expected, unix_now());
+        assert!(checked.is_err(), "{text:?}, a changed proof, passed");
+    }
+}

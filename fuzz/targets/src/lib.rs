@@ -27,7 +27,7 @@ use toolhost_secrets::Scanner;
 use toolhost_signing::{Envelope, PublicKey};
 use toolhost_types::Permission;
 
-pub use auth::{jwt, oauth_params};
+pub use auth::{dpop_proof, jwt, oauth_params};
 pub use backend::backend_path;
 pub use mcp::{cursor_state, mcp_request};
 pub use resolver::resolver_query;
@@ -36,7 +36,7 @@ pub use resolver::resolver_query;
 pub type Target = fn(&[u8]);
 
 /// Every target, by the name of its corpus directory and AFL binary.
-pub const TARGETS: [(&str, Target); 13] = [
+pub const TARGETS: [(&str, Target); 14] = [
     ("oauth_client_metadata", oauth_client_metadata),
     ("scopes_pkce", scopes_pkce),
     ("manifest", manifest),
@@ -50,6 +50,7 @@ pub const TARGETS: [(&str, Target); 13] = [
     ("cursor_state", cursor_state),
     ("resolver_query", resolver_query),
     ("backend_path", backend_path),
+    ("dpop_proof", dpop_proof),
 ];
 
 /// The scopes a registration may ask for in these targets.

@@ -15,6 +15,7 @@ use serde_json::json;
 use toolhost_types::Principal;
 
 use crate::config::TOOLSET_PATH;
+use crate::dpop::{self, DpopError, Expected};
 use crate::scope;
 use crate::server::AuthServer;
 use crate::token::{self, TokenError};
@@ -33,9 +34,48 @@ pub enum BearerError {
     /// The token is valid but lacks a scope.
     #[error("the access token lacks scope {0}")]
     InsufficientScope(&'static str),
+    /// A DPoP-bound token without a valid proof by its key for this
+    /// request (RFC 9449 §7.1: `invalid_dpop_proof`).
+    #[error("{0}")]
+    Proof(DpopError),
+    /// A token presented under the `DPoP` scheme that is not valid, a
+    /// DPoP-bound token sent as `Bearer`, or an unbound one as `DPoP`:
+    /// `invalid_token` under the DPoP scheme (RFC 9449 §7.1), so a DPoP
+    /// client reads the challenge of the scheme it used.
+    #[error("{0}")]
+    DpopToken(String),
     /// The store could not be read; the request cannot be judged.
     #[error("authorization could not be checked; try again")]
     Unavailable,
+}
+
+impl From<DpopError> for BearerError {
+    fn from(e: DpopError) -> Self {
+        match e {
+            DpopError::Unavailable => BearerError::Unavailable,
+            e => BearerError::Proof(e),
+        }
+    }
+}
+
+/// What a request to the resource server presents, and where it went.
+#[derive(Debug, Clone, Copy)]
+pub struct Presented<'a> {
+    /// Its `Authorization` header.
+    pub authorization: Option<&'a str>,
+    /// Its `DPoP` headers (exactly one is taken, with a bound token).
+    pub dpop: &'a [&'a str],
+    /// Its HTTP method.
+    pub method: &'a str,
+    /// The URL the client addressed: our issuer and the request's path.
+    pub url: &'a str,
+}
+
+/// How the `Authorization` header presents its token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    Bearer,
+    Dpop,
 }
 
 impl From<TokenError> for BearerError {
@@ -45,21 +85,58 @@ impl From<TokenError> for BearerError {
 }
 
 impl AuthServer {
-    /// Turns an `Authorization` header into the live principal it names.
+    /// Turns an `Authorization` header into the live principal it names:
+    /// a bearer token only (a DPoP-bound one needs
+    /// [`authenticate_request`](Self::authenticate_request) and its proof).
     pub async fn authenticate(
         &self,
         authorization: Option<&str>,
     ) -> Result<Principal, BearerError> {
-        let token = match authorization.and_then(|h| h.split_once(' ')) {
-            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+        self.authenticate_request(&Presented {
+            authorization,
+            dpop: &[],
+            method: "POST",
+            url: "",
+        })
+        .await
+    }
+
+    /// Turns what a request presents into the live principal its token
+    /// names; a DPoP-bound token also needs a fresh proof by its key for
+    /// this request (RFC 9449 §7).
+    pub async fn authenticate_request(
+        &self,
+        presented: &Presented<'_>,
+    ) -> Result<Principal, BearerError> {
+        let (scheme, token) = match presented.authorization.and_then(|h| h.split_once(' ')) {
+            Some((s, token)) if s.eq_ignore_ascii_case("bearer") => (Scheme::Bearer, token.trim()),
+            Some((s, token)) if s.eq_ignore_ascii_case("dpop") => (Scheme::Dpop, token.trim()),
             Some(_) => {
                 return Err(BearerError::Invalid(
-                    "only Bearer tokens are accepted".into(),
+                    "only Bearer and DPoP tokens are accepted".into(),
                 ));
             }
             None => return Err(BearerError::Missing),
         };
         let now = crate::server::now();
+        let checked = async {
+            let claims = self.verified_claims(token, now).await?;
+            self.check_binding(scheme, token, &claims, presented, now)
+                .await?;
+            self.live_principal(claims).await
+        };
+        match (checked.await, scheme) {
+            (Err(BearerError::Invalid(why)), Scheme::Dpop) => Err(BearerError::DpopToken(why)),
+            (checked, _) => checked,
+        }
+    }
+
+    /// The claims of a token whose signature, issuer and audience verify.
+    async fn verified_claims(
+        &self,
+        token: &str,
+        now: i64,
+    ) -> Result<token::AccessClaims, BearerError> {
         let claims = match self.verified.get(token, now) {
             Some(claims) => claims,
             None => {
@@ -81,6 +158,47 @@ impl AuthServer {
                 claims
             }
         };
+        Ok(claims)
+    }
+
+    /// RFC 9449 §7: a bound token is presented as `DPoP` with a proof by
+    /// its key for this method and URL, carrying the token's hash, never
+    /// seen before; an unbound one as `Bearer`.
+    async fn check_binding(
+        &self,
+        scheme: Scheme,
+        token: &str,
+        claims: &token::AccessClaims,
+        presented: &Presented<'_>,
+        now: i64,
+    ) -> Result<(), BearerError> {
+        let jkt = match (claims.jkt(), scheme) {
+            (None, Scheme::Bearer) => return Ok(()),
+            (None, Scheme::Dpop) => {
+                return Err(BearerError::DpopToken(
+                    "this access token is not DPoP-bound: send it as Bearer".into(),
+                ));
+            }
+            (Some(_), Scheme::Bearer) => {
+                return Err(BearerError::DpopToken(
+                    "this access token is DPoP-bound: send it as DPoP, with a proof by its key"
+                        .into(),
+                ));
+            }
+            (Some(jkt), Scheme::Dpop) => jkt,
+        };
+        let proof = dpop::one(presented.dpop)?.ok_or(DpopError::Missing)?;
+        let expected = Expected {
+            method: presented.method,
+            url: presented.url,
+            access_token: Some(token),
+        };
+        self.dpop(proof, &expected, Some(jkt), now).await?;
+        Ok(())
+    }
+
+    /// The principal a verified token names, read live from the store.
+    async fn live_principal(&self, claims: token::AccessClaims) -> Result<Principal, BearerError> {
         let grant = self
             .store
             .live_grant(&claims.sid)
@@ -167,6 +285,21 @@ impl AuthServer {
                     "Bearer error=\"insufficient_scope\", scope=\"{s}\", resource_metadata=\"{metadata}\""
                 ),
             ),
+            BearerError::Proof(_) | BearerError::DpopToken(_) => {
+                let code = match e {
+                    BearerError::Proof(_) => "invalid_dpop_proof",
+                    _ => "invalid_token",
+                };
+                (
+                    StatusCode::UNAUTHORIZED,
+                    code,
+                    format!(
+                        "DPoP error=\"{code}\", error_description=\"{}\", algs=\"{}\", resource_metadata=\"{metadata}\"",
+                        quoted(&e.to_string()),
+                        dpop::ALGORITHMS.join(" ")
+                    ),
+                )
+            }
             BearerError::Unavailable => {
                 // The store is unreachable: nothing was decided, try again.
                 let body =
@@ -191,10 +324,6 @@ pub async fn require_bearer(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let header = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
     // A toolset's endpoint narrows whatever the token reaches to it; a
     // name no toolset can have is no endpoint (the same for every tenant,
     // so saying so names nothing of anyone's).
@@ -210,8 +339,22 @@ pub async fn require_bearer(
         )
         .await;
     }
+    let headers = request.headers();
+    let dpop = crate::routes::dpop_headers(headers);
+    // The URL the client addressed: our public URL and the path (the
+    // routes this guards are not nested, so the path is whole).
+    let path = request.uri().path();
+    let url = format!("{}{path}", auth.config.issuer);
+    let presented = Presented {
+        authorization: headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok()),
+        dpop: &dpop,
+        method: request.method().as_str(),
+        url: &url,
+    };
     let checked = auth
-        .authenticate(header)
+        .authenticate_request(&presented)
         .instrument(tracing::info_span!("auth"))
         .await;
     match checked {

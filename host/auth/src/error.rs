@@ -57,6 +57,11 @@ impl OAuthError {
     pub fn invalid_target(d: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "invalid_target", d)
     }
+    /// `invalid_dpop_proof` (400, RFC 9449 §5): the `DPoP` header is
+    /// missing where required, malformed, replayed, or by the wrong key.
+    pub fn invalid_dpop_proof(d: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_dpop_proof", d)
+    }
     /// `invalid_client_metadata` / `invalid_redirect_uri` (400, RFC 7591).
     pub fn registration(code: &'static str, d: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, code, d)

@@ -6,6 +6,7 @@
 use serde::Serialize;
 use toolhost_types::PrincipalKind;
 
+use crate::dpop::{self, DpopError, Expected};
 use crate::error::OAuthError;
 use crate::params::Params;
 use crate::pkce;
@@ -19,7 +20,7 @@ use crate::store::{Client, ClientKind, CodeRedemption, Family, RefreshToken};
 pub struct TokenResponse {
     /// The JWT access token.
     pub access_token: String,
-    /// Always `Bearer`.
+    /// `DPoP` for a token bound to the proof's key, else `Bearer`.
     pub token_type: &'static str,
     /// Seconds until the access token expires.
     pub expires_in: i64,
@@ -40,19 +41,23 @@ pub struct BasicCredentials {
 }
 
 impl AuthServer {
-    /// Handles one token request.
+    /// Handles one token request; `dpop` are its `DPoP` headers (RFC 9449:
+    /// with one valid proof, the tokens issued are bound to its key).
     pub async fn token(
         &self,
         params: &Params,
         basic: Option<BasicCredentials>,
+        dpop: &[&str],
     ) -> Result<TokenResponse, OAuthError> {
         let client = self.authenticate_client(params, basic).await?;
         let endpoint_toolset = self.check_resource(params)?;
+        let proof = self.token_proof(dpop).await?;
+        let jkt = proof.as_ref().map(|p| p.jkt.as_str());
         let response = match params.require("grant_type")? {
-            "authorization_code" => self.redeem_code(&client, params).await,
-            "refresh_token" => self.refresh(&client, params).await,
+            "authorization_code" => self.redeem_code(&client, params, jkt).await,
+            "refresh_token" => self.refresh(&client, params, jkt).await,
             "client_credentials" => {
-                (self.client_credentials(&client, params, endpoint_toolset)).await
+                (self.client_credentials(&client, params, endpoint_toolset, jkt)).await
             }
             other => Err(OAuthError::unsupported_grant_type(format!(
                 "grant_type {other} is not supported (authorization_code, refresh_token, client_credentials are)"
@@ -62,6 +67,44 @@ impl AuthServer {
             tracing::warn!(error = %e, "recording client use");
         }
         Ok(response)
+    }
+
+    /// The token request's DPoP proof, checked (RFC 9449 §5), if it sent one.
+    async fn token_proof(&self, headers: &[&str]) -> Result<Option<dpop::Proof>, OAuthError> {
+        let refused = |e: DpopError| match e {
+            DpopError::Unavailable => OAuthError::from(&e),
+            e => OAuthError::invalid_dpop_proof(e.to_string()),
+        };
+        let Some(proof) = dpop::one(headers).map_err(refused)? else {
+            return Ok(None);
+        };
+        let url = format!("{}/oauth/token", self.config.issuer);
+        let expected = Expected {
+            method: "POST",
+            url: &url,
+            access_token: None,
+        };
+        self.dpop(proof, &expected, None, now())
+            .await
+            .map(Some)
+            .map_err(refused)
+    }
+
+    /// A tenant that requires DPoP (`toolhost tenant dpop NAME required`)
+    /// gets no token without a proof, for its people and its services.
+    async fn check_tenant_dpop(&self, tenant: &str, jkt: Option<&str>) -> Result<(), OAuthError> {
+        if jkt.is_some() {
+            return Ok(());
+        }
+        let required = (self.store.tenant_requires_dpop(tenant))
+            .await
+            .map_err(|e| OAuthError::from(&e))?;
+        if required {
+            return Err(OAuthError::invalid_dpop_proof(format!(
+                "tenant {tenant} requires DPoP-bound tokens: send a DPoP proof with the token request"
+            )));
+        }
+        Ok(())
     }
 
     /// RFC 8707: a `resource` parameter, if sent, must be our `/mcp` URI
@@ -128,6 +171,7 @@ impl AuthServer {
         &self,
         client: &Client,
         params: &Params,
+        jkt: Option<&str>,
     ) -> Result<TokenResponse, OAuthError> {
         if client.kind == ClientKind::Service {
             return Err(OAuthError::unauthorized_client(
@@ -183,11 +227,10 @@ impl AuthServer {
             .user_by_id(&code.user_id)
             .await
             .map_err(|e| OAuthError::from(&e))?;
-        if user.is_none_or(|u| u.disabled) {
-            return Err(OAuthError::invalid_grant(
-                "the user who approved this code is disabled",
-            ));
-        }
+        let user = user.filter(|u| !u.disabled).ok_or_else(|| {
+            OAuthError::invalid_grant("the user who approved this code is disabled")
+        })?;
+        self.check_tenant_dpop(&user.tenant, jkt).await?;
         let family = Family {
             id: code.family_id.clone(),
             client_id: client.client_id.clone(),
@@ -198,10 +241,17 @@ impl AuthServer {
             revoked_at: None,
         };
         self.insert_family(&family).await?;
-        self.issue(&family, &code.scope, &code.resource, true).await
+        let binding = Binding::for_client(client, jkt);
+        self.issue(&family, &code.scope, &code.resource, true, binding)
+            .await
     }
 
-    async fn refresh(&self, client: &Client, params: &Params) -> Result<TokenResponse, OAuthError> {
+    async fn refresh(
+        &self,
+        client: &Client,
+        params: &Params,
+        jkt: Option<&str>,
+    ) -> Result<TokenResponse, OAuthError> {
         let presented = params.require("refresh_token")?;
         let old = self
             .store
@@ -220,6 +270,7 @@ impl AuthServer {
         if now() >= old.expires_at {
             return Err(OAuthError::invalid_grant("refresh token expired"));
         }
+        check_refresh_binding(old.dpop_jkt.as_deref(), jkt)?;
         let grant = self
             .store
             .live_grant(&old.family_id)
@@ -229,6 +280,7 @@ impl AuthServer {
                 g.family.revoked_at.is_none() && g.client_revoked_at.is_none() && !g.disabled
             })
             .ok_or_else(|| OAuthError::invalid_grant("the grant was revoked"))?;
+        self.check_tenant_dpop(&grant.tenant, jkt).await?;
         let scope = narrowed(
             &scopes(&old.scope)?,
             params.get("scope"),
@@ -243,6 +295,10 @@ impl AuthServer {
             resource: old.resource.clone(),
             expires_at: now() + secs(self.config.refresh_ttl),
             used_at: None,
+            // Once bound, always bound; an unbound one binds to the first
+            // key a public client proves.
+            dpop_jkt: (old.dpop_jkt.clone())
+                .or_else(|| Binding::for_client(client, jkt).refresh.map(str::to_owned)),
         };
         let won = self
             .store
@@ -260,10 +316,11 @@ impl AuthServer {
             &client.client_id,
             &old.family_id,
             &scope,
+            jkt,
         );
         Ok(TokenResponse {
             access_token,
-            token_type: "Bearer",
+            token_type: token_type(jkt),
             expires_in,
             scope,
             refresh_token: Some(next),
@@ -275,11 +332,15 @@ impl AuthServer {
         client: &Client,
         params: &Params,
         endpoint_toolset: Option<&str>,
+        jkt: Option<&str>,
     ) -> Result<TokenResponse, OAuthError> {
         if client.kind != ClientKind::Service {
             return Err(OAuthError::unauthorized_client(
                 "only service clients may use client_credentials",
             ));
+        }
+        if let Some(tenant) = &client.tenant {
+            self.check_tenant_dpop(tenant, jkt).await?;
         }
         let scope = narrowed(
             &scopes(&client.scope)?,
@@ -300,8 +361,15 @@ impl AuthServer {
             revoked_at: None,
         };
         self.insert_family(&family).await?;
-        self.issue(&family, &family.scope, &self.config.resource(), false)
-            .await
+        let binding = Binding::for_client(client, jkt);
+        self.issue(
+            &family,
+            &family.scope,
+            &self.config.resource(),
+            false,
+            binding,
+        )
+        .await
     }
 
     /// Stores a new grant's family, before its first tokens are minted.
@@ -319,6 +387,7 @@ impl AuthServer {
         scope: &str,
         resource: &str,
         with_refresh: bool,
+        binding: Binding<'_>,
     ) -> Result<TokenResponse, OAuthError> {
         let refresh_token = if with_refresh {
             let token = secret::token(secret::REFRESH_TOKEN);
@@ -330,6 +399,7 @@ impl AuthServer {
                 resource: resource.into(),
                 expires_at: now() + secs(self.config.refresh_ttl),
                 used_at: None,
+                dpop_jkt: binding.refresh.map(str::to_owned),
             };
             self.store
                 .insert_refresh(&record)
@@ -339,11 +409,16 @@ impl AuthServer {
         } else {
             None
         };
-        let (access_token, expires_in) =
-            self.mint_access(&family.subject, &family.client_id, &family.id, scope);
+        let (access_token, expires_in) = self.mint_access(
+            &family.subject,
+            &family.client_id,
+            &family.id,
+            scope,
+            binding.access,
+        );
         Ok(TokenResponse {
             access_token,
-            token_type: "Bearer",
+            token_type: token_type(binding.access),
             expires_in,
             scope: scope.into(),
             refresh_token,
@@ -367,6 +442,44 @@ impl AuthServer {
             Err(e) => tracing::error!(error = %e, "revoking a replayed grant"),
         }
     }
+}
+
+/// The DPoP key a new grant's tokens are bound to.
+#[derive(Debug, Clone, Copy)]
+struct Binding<'a> {
+    /// The access token's `cnf.jkt`.
+    access: Option<&'a str>,
+    /// The refresh token's: a public client's only (RFC 9449 §5; a
+    /// confidential client's refresh token is already bound to its secret).
+    refresh: Option<&'a str>,
+}
+
+impl<'a> Binding<'a> {
+    fn for_client(client: &Client, jkt: Option<&'a str>) -> Self {
+        Binding {
+            access: jkt,
+            refresh: jkt.filter(|_| client.kind == ClientKind::Public),
+        }
+    }
+}
+
+/// RFC 9449 §5: a bound refresh token is used only with a proof by its key.
+fn check_refresh_binding(bound: Option<&str>, proved: Option<&str>) -> Result<(), OAuthError> {
+    match (bound, proved) {
+        (None, _) => Ok(()),
+        (Some(_), None) => Err(OAuthError::invalid_dpop_proof(
+            "this refresh token is bound to a DPoP key: send a DPoP proof by that key",
+        )),
+        (Some(b), Some(p)) if b == p => Ok(()),
+        (Some(_), Some(_)) => Err(OAuthError::invalid_dpop_proof(
+            DpopError::OtherKey.to_string(),
+        )),
+    }
+}
+
+/// The `token_type` of an access token bound to `jkt`, or not.
+fn token_type(jkt: Option<&str>) -> &'static str {
+    if jkt.is_some() { "DPoP" } else { "Bearer" }
 }
 
 /// The scopes a request asks for (all of `allowed` when it names none),
@@ -393,4 +506,56 @@ fn scopes(stored: &str) -> Result<Scopes, OAuthError> {
         tracing::error!(error = %e, "a stored scope does not parse");
         OAuthError::server_error()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bound_refresh_token_needs_a_proof_by_its_key() {
+        let refused = |bound, proved| check_refresh_binding(bound, proved).map_err(|e| e.code);
+        assert_eq!(refused(None, None), Ok(()));
+        assert_eq!(
+            refused(None, Some("k1")),
+            Ok(()),
+            "an unbound one takes any"
+        );
+        assert_eq!(refused(Some("k1"), Some("k1")), Ok(()));
+        assert_eq!(refused(Some("k1"), None), Err("invalid_dpop_proof"));
+        assert_eq!(refused(Some("k1"), Some("k2")), Err("invalid_dpop_proof"));
+    }
+
+    #[test]
+    fn only_a_public_clients_refresh_token_is_bound() {
+        let client = |kind| Client {
+            client_id: "c".into(),
+            secret_hash: None,
+            kind,
+            origin: crate::store::ClientOrigin::Admin,
+            name: "c".into(),
+            redirect_uris: vec![],
+            scope: "mcp".into(),
+            tenant: None,
+            owner: None,
+            created_at: 0,
+            last_used_at: None,
+            revoked_at: None,
+            refresh_at: None,
+        };
+        for (kind, refresh) in [
+            (ClientKind::Public, Some("k")),
+            (ClientKind::Confidential, None),
+            (ClientKind::Service, None),
+        ] {
+            let binding = Binding::for_client(&client(kind), Some("k"));
+            assert_eq!(
+                (binding.access, binding.refresh),
+                (Some("k"), refresh),
+                "{kind:?}"
+            );
+            assert_eq!(token_type(binding.access), "DPoP");
+        }
+        assert_eq!(token_type(None), "Bearer");
+    }
 }

@@ -9,6 +9,11 @@
 //!   grant, the client and the user from the store on every request, so a
 //!   revocation or a disabled account takes effect on the next request.
 //! - The store contract ([`AuthStore`]) lives here; `storage` implements it.
+//! - [`dpop`]: sender-constrained tokens (RFC 9449). A token request with
+//!   a proof gets tokens bound to the proof's key; the bearer check then
+//!   takes such a token only as `Authorization: DPoP` with a fresh proof by
+//!   that key for the request ([`AuthServer::authenticate_request`]), each
+//!   proof spent once in the store, whichever replica sees it.
 //! - [`assertion`]: the identity assertions the host sends to backends
 //!   that ask who acts, signed with a key ring of their own
 //!   ([`KeyPurpose::BackendAssertion`]) and published at their own JWKS.
@@ -24,6 +29,7 @@ mod bearer;
 pub mod cimd;
 pub mod client_metadata;
 mod config;
+pub mod dpop;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -46,7 +52,7 @@ pub mod upstream;
 mod verified;
 mod web;
 
-pub use bearer::{BearerError, require_bearer};
+pub use bearer::{BearerError, Presented, require_bearer};
 pub use config::AuthConfig;
 pub use error::OAuthError;
 pub use grant::TokenResponse;
@@ -59,5 +65,5 @@ pub use store::{
     CodeRedemption, Family, KeyPurpose, LiveGrant, PendingAuthorization, RefreshToken, SigningKey,
     SsoAttempt, SsoLink, StoreFuture, Tenant, User, WebSession,
 };
-pub use token::{AccessClaims, TokenError};
+pub use token::{AccessClaims, Confirmation, TokenError};
 pub use web::{WebUser, sign_in_path};

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::config::{AuthConfig, TOOLSET_PATH};
-use crate::scope;
+use crate::{dpop, scope};
 
 /// RFC 8414 metadata. One issuer string everywhere: here, in the resource
 /// metadata, in the `iss` of authorization responses and tokens. The same
@@ -28,6 +28,7 @@ pub fn authorization_server(config: &AuthConfig) -> Value {
         "code_challenge_methods_supported": ["S256"],
         "authorization_response_iss_parameter_supported": true,
         "client_id_metadata_document_supported": true,
+        "dpop_signing_alg_values_supported": dpop::ALGORITHMS,
     })
 }
 
@@ -41,6 +42,7 @@ pub fn protected_resource(config: &AuthConfig, toolset: Option<&str>) -> Value {
         "authorization_servers": [config.issuer],
         "scopes_supported": scope::FIRST_PARTY,
         "bearer_methods_supported": ["header"],
+        "dpop_signing_alg_values_supported": dpop::ALGORITHMS,
         "resource_name": "toolhost",
     })
 }

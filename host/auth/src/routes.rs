@@ -165,7 +165,8 @@ async fn token_endpoint(
 ) -> Response {
     let answer = async {
         let params = form(&headers, &body)?;
-        auth.token(&params, basic(&headers)?).await
+        let dpop: Vec<&str> = dpop_headers(&headers);
+        auth.token(&params, basic(&headers)?, &dpop).await
     };
     match answer.await {
         Ok(t) => json_no_store(StatusCode::OK, serde_json::to_value(t).unwrap_or_default()),
@@ -325,4 +326,14 @@ fn registered(
         body["client_secret_expires_at"] = json!(0);
     }
     body
+}
+
+/// A request's `DPoP` headers (RFC 9449 §4.1); one that is not text is
+/// kept as empty, so that it fails as a proof rather than vanish.
+pub(crate) fn dpop_headers(headers: &HeaderMap) -> Vec<&str> {
+    headers
+        .get_all("dpop")
+        .iter()
+        .map(|v| v.to_str().unwrap_or(""))
+        .collect()
 }

@@ -225,6 +225,7 @@ impl AuthServer {
         client_id: &str,
         family: &str,
         scope: &str,
+        jkt: Option<&str>,
     ) -> (String, i64) {
         let ttl = secs(self.config.access_ttl);
         // `exp` is in whole seconds, valid through its second, and the
@@ -242,7 +243,8 @@ impl AuthServer {
             scope,
             now_ceil(),
             lives,
-        );
+        )
+        .bound_to(jkt);
         (token::sign(&self.keys, &claims), ttl)
     }
 

@@ -228,6 +228,9 @@ pub struct RefreshToken {
     pub expires_at: i64,
     /// When it was rotated (used); a used token presented again is a replay.
     pub used_at: Option<i64>,
+    /// The thumbprint of the DPoP key it is bound to (RFC 9449 §5: a
+    /// public client's refresh token is used only with a proof by that key).
+    pub dpop_jkt: Option<String>,
 }
 
 /// What the resource server needs to know, live, about a family: one read
@@ -516,6 +519,16 @@ pub trait AuthStore: Send + Sync {
     fn record_event<'a>(&'a self, event: &'a AuthEvent) -> StoreFuture<'a, ()>;
     /// The latest `limit` security events, newest first.
     fn recent_events(&self, limit: u32) -> StoreFuture<'_, Vec<AuthEvent>>;
+
+    /// Whether tenant `tenant` requires DPoP-bound tokens of its clients
+    /// (false for a tenant that does not exist).
+    fn tenant_requires_dpop<'a>(&'a self, tenant: &'a str) -> StoreFuture<'a, bool>;
+
+    /// Records a DPoP proof (by [`Proof::replay_key`](crate::dpop::Proof::replay_key))
+    /// until `until`, in one atomic statement: true if it was not seen
+    /// before (or only by a record expired at `now`), false for a replay,
+    /// whichever replica saw it first.
+    fn spend_dpop_proof<'a>(&'a self, key: &'a str, until: i64, now: i64) -> StoreFuture<'a, bool>;
 
     /// Adds one to the shared counter `bucket` for the window from
     /// `window_start` to `window_end` (unix ms) and returns its total, every

@@ -28,6 +28,17 @@ pub struct AccessClaims {
     pub sid: String,
     /// The client the token was issued to.
     pub client_id: String,
+    /// The DPoP key the token is bound to (RFC 9449 §6); absent on a
+    /// bearer token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cnf: Option<Confirmation>,
+}
+
+/// A token's confirmation claim (RFC 7800): the key its holder must prove.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Confirmation {
+    /// The RFC 7638 SHA-256 thumbprint of the DPoP key.
+    pub jkt: String,
 }
 
 impl AccessClaims {
@@ -53,7 +64,19 @@ impl AccessClaims {
             scope: scope.into(),
             sid: family.into(),
             client_id: client_id.into(),
+            cnf: None,
         }
+    }
+
+    /// The same claims bound to the DPoP key `jkt`, if any.
+    pub fn bound_to(mut self, jkt: Option<&str>) -> Self {
+        self.cnf = jkt.map(|jkt| Confirmation { jkt: jkt.into() });
+        self
+    }
+
+    /// The DPoP key thumbprint the token is bound to, if it is.
+    pub fn jkt(&self) -> Option<&str> {
+        self.cnf.as_ref().map(|c| c.jkt.as_str())
     }
 }
 

@@ -44,6 +44,7 @@ async fn concurrent_refreshes_have_exactly_one_winner() {
         resource: format!("{base}/mcp"),
         expires_at: i64::MAX / 2,
         used_at: None,
+        dpop_jkt: None,
     };
     store.insert_refresh(&record).await.expect("refresh token");
 

@@ -36,6 +36,29 @@ pub enum TenantCommand {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// Require DPoP-bound tokens of the tenant's clients, or stop requiring them.
+    ///
+    /// When required (RFC 9449), a token request without a DPoP proof is
+    /// refused with `invalid_dpop_proof`, for the tenant's people and its
+    /// service clients alike.
+    Dpop {
+        /// The tenant's id (must exist).
+        name: String,
+        /// `required` or `optional` (the default of every tenant).
+        #[arg(value_enum)]
+        mode: DpopMode,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
+/// Whether a tenant requires DPoP-bound tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DpopMode {
+    /// Every token request must carry a DPoP proof.
+    Required,
+    /// A client may use DPoP or bearer tokens.
+    Optional,
 }
 
 /// A role and permissions given to it (`role permit`) or taken from it
@@ -126,6 +149,18 @@ pub async fn tenant(command: TenantCommand) -> anyhow::Result<ExitCode> {
             for id in open(&store).await?.tenants().await? {
                 println!("{id}");
             }
+        }
+        TenantCommand::Dpop { name, mode, store } => {
+            let required = mode == DpopMode::Required;
+            if !open(&store).await?.set_tenant_dpop(&name, required).await? {
+                bail!("no tenant {name}");
+            }
+            let says = if required {
+                "requires DPoP-bound tokens"
+            } else {
+                "accepts bearer and DPoP-bound tokens"
+            };
+            println!("tenant {name} {says}");
         }
     }
     Ok(ExitCode::SUCCESS)

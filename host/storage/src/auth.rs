@@ -351,6 +351,7 @@ impl AuthStore for Store {
                 token.resource.as_str(),
                 token.expires_at,
                 token.used_at,
+                token.dpop_jkt.as_deref(),
             )
             .map_err(conflict("insert refresh token", "refresh token".into()))?;
             Ok(())
@@ -393,6 +394,7 @@ impl AuthStore for Store {
                     .bind(next.resource.as_str())
                     .bind(next.expires_at)
                     .bind(next.used_at)
+                    .bind(next.dpop_jkt.as_deref())
                     .execute(&mut *tx)
                     .await?;
                 tx.commit().await?;
@@ -673,6 +675,27 @@ impl AuthStore for Store {
                 other => AuthStoreError::Database(other.to_string()),
             })?;
             Ok(totals.first().copied().unwrap_or(0))
+        })
+    }
+
+    fn tenant_requires_dpop<'a>(&'a self, tenant: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let required = fetch_optional!(
+                &self.pools,
+                |row| row.flag("require_dpop"),
+                sql::TENANT_REQUIRES_DPOP,
+                tenant
+            )
+            .map_err(failed("select a tenant's DPoP requirement"))?;
+            Ok(required.unwrap_or(false))
+        })
+    }
+
+    fn spend_dpop_proof<'a>(&'a self, key: &'a str, until: i64, now: i64) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let spent = execute!(&self.pools, sql::SPEND_DPOP_PROOF, key, until, now)
+                .map_err(failed("record a DPoP proof"))?;
+            Ok(spent == 1)
         })
     }
 

@@ -162,6 +162,10 @@ pub(crate) const SQLITE: Files = &[
         "0034_backend_assertion_keys.sql",
         include_str!("../../../migrations/sqlite/0034_backend_assertion_keys.sql"),
     ),
+    (
+        "0035_dpop.sql",
+        include_str!("../../../migrations/sqlite/0035_dpop.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -301,6 +305,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0034_backend_assertion_keys.sql",
         include_str!("../../../migrations/postgres/0034_backend_assertion_keys.sql"),
+    ),
+    (
+        "0035_dpop.sql",
+        include_str!("../../../migrations/postgres/0035_dpop.sql"),
     ),
 ];
 

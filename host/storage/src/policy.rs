@@ -66,6 +66,20 @@ impl Store {
             .map_err(StorageError::query("select tenants"))
     }
 
+    /// Makes tenant `tenant` require DPoP-bound tokens of its clients (RFC
+    /// 9449; its token requests without a proof are refused), or stop
+    /// requiring them. False if there is no such tenant.
+    pub async fn set_tenant_dpop(
+        &self,
+        tenant: &str,
+        required: bool,
+    ) -> Result<bool, StorageError> {
+        let statement = crate::auth::sql::SET_TENANT_DPOP;
+        let changed = execute!(&self.pools, statement, required, tenant)
+            .map_err(StorageError::query("set a tenant's DPoP requirement"))?;
+        Ok(changed == 1)
+    }
+
     /// At most `limit` tenants from `from` (after or before an id), by
     /// id, each with what it holds: a page of the host's operators' list
     /// of tenants.

@@ -32,6 +32,9 @@ on_both_engines!(
     expired_codes_tokens_requests_and_sessions_are_purged,
     an_sso_attempt_is_taken_once_and_purged_when_expired,
     an_sso_link_binds_one_subject_to_one_user_per_provider,
+    a_dpop_proof_is_spent_once_until_it_expires,
+    a_refresh_token_keeps_its_dpop_binding,
+    a_tenant_requires_dpop_only_when_told,
 );
 
 const NOW: i64 = 1_764_000_000;
@@ -131,6 +134,7 @@ fn refresh(hash: &str, family_id: &str) -> RefreshToken {
         resource: "https://host.example/mcp".into(),
         expires_at: NOW + 86_400,
         used_at: None,
+        dpop_jkt: None,
     }
 }
 
@@ -797,4 +801,93 @@ async fn an_sso_link_binds_one_subject_to_one_user_per_provider(db: &TestDb) {
             .is_err()
     );
     assert_eq!(db.count("sso_links").await, 2);
+}
+
+async fn a_dpop_proof_is_spent_once_until_it_expires(db: &TestDb) {
+    let store = db.store().await;
+    assert!(
+        store
+            .spend_dpop_proof("p-1", NOW + 61, NOW)
+            .await
+            .expect("spend")
+    );
+    assert!(
+        !store
+            .spend_dpop_proof("p-1", NOW + 61, NOW)
+            .await
+            .expect("replay")
+    );
+    assert!(
+        store
+            .spend_dpop_proof("p-2", NOW + 61, NOW)
+            .await
+            .expect("another")
+    );
+    // Still remembered at its expiry; after it, the record may be reused
+    // (the proof itself is stale by then) and is purged.
+    assert!(
+        !store
+            .spend_dpop_proof("p-1", NOW + 61, NOW + 61)
+            .await
+            .expect("at expiry")
+    );
+    assert!(
+        store
+            .spend_dpop_proof("p-1", NOW + 200, NOW + 62)
+            .await
+            .expect("expired")
+    );
+    assert_eq!(
+        store.purge_expired(NOW + 100).await.expect("purge"),
+        1,
+        "p-2"
+    );
+}
+
+async fn a_refresh_token_keeps_its_dpop_binding(db: &TestDb) {
+    let store = seeded(db).await;
+    store
+        .insert_family(&family("f-1", "c-app", "u-alice", PrincipalKind::User))
+        .await
+        .expect("family");
+    let bound = RefreshToken {
+        dpop_jkt: Some("jkt-1".into()),
+        ..refresh("rt-1", "f-1")
+    };
+    store.insert_refresh(&bound).await.expect("insert");
+    let read = store.refresh_token("rt-1").await.expect("read");
+    assert_eq!(read.and_then(|t| t.dpop_jkt), Some("jkt-1".into()));
+    let next = RefreshToken {
+        dpop_jkt: Some("jkt-1".into()),
+        ..refresh("rt-2", "f-1")
+    };
+    assert!(
+        store
+            .rotate_refresh("rt-1", &next, NOW)
+            .await
+            .expect("rotate")
+    );
+    let read = store.refresh_token("rt-2").await.expect("read");
+    assert_eq!(read.and_then(|t| t.dpop_jkt), Some("jkt-1".into()));
+}
+
+async fn a_tenant_requires_dpop_only_when_told(db: &TestDb) {
+    let store = seeded(db).await;
+    assert!(!store.tenant_requires_dpop("acme").await.expect("read"));
+    assert!(store.set_tenant_dpop("acme", true).await.expect("set"));
+    assert!(store.tenant_requires_dpop("acme").await.expect("read"));
+    assert!(store.set_tenant_dpop("acme", false).await.expect("unset"));
+    assert!(!store.tenant_requires_dpop("acme").await.expect("read"));
+    assert!(
+        !store
+            .set_tenant_dpop("nobody", true)
+            .await
+            .expect("no tenant")
+    );
+    assert!(
+        !store
+            .tenant_requires_dpop("nobody")
+            .await
+            .expect("no tenant")
+    );
 }

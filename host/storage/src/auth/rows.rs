@@ -148,6 +148,7 @@ pub(crate) fn refresh(row: &impl Fields) -> Result<RefreshToken, sqlx::Error> {
         resource: row.text("resource")?,
         expires_at: row.int("expires_at")?,
         used_at: row.maybe_int("used_at")?,
+        dpop_jkt: row.maybe_text("dpop_jkt")?,
     })
 }
 

@@ -94,11 +94,21 @@ pub(super) const LIVE_GRANT: &str = "SELECT \
      WHERE f.id = $1";
 
 pub(super) const INSERT_REFRESH: &str = "INSERT INTO refresh_tokens \
-     (token_hash, family_id, client_id, scope, resource, expires_at, used_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+     (token_hash, family_id, client_id, scope, resource, expires_at, used_at, dpop_jkt) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 pub(super) const REFRESH_TOKEN: &str = "SELECT \
-     token_hash, family_id, client_id, scope, resource, expires_at, used_at \
+     token_hash, family_id, client_id, scope, resource, expires_at, used_at, dpop_jkt \
      FROM refresh_tokens WHERE token_hash = $1";
+
+pub(super) const TENANT_REQUIRES_DPOP: &str = "SELECT require_dpop FROM tenants WHERE id = $1";
+pub(crate) const SET_TENANT_DPOP: &str = "UPDATE tenants SET require_dpop = $1 WHERE id = $2";
+
+// A proof not seen, or seen only in a record that has expired, is spent
+// now: one row inserted or revived. A live record makes it a no-op (0 rows).
+pub(super) const SPEND_DPOP_PROOF: &str = "INSERT INTO dpop_proofs (proof_key, expires_at) \
+     VALUES ($1, $2) \
+     ON CONFLICT (proof_key) DO UPDATE SET expires_at = excluded.expires_at \
+     WHERE dpop_proofs.expires_at < $3";
 pub(super) const USE_REFRESH: &str = "UPDATE refresh_tokens SET used_at = $1 \
      WHERE token_hash = $2 AND used_at IS NULL";
 
@@ -174,10 +184,11 @@ pub(super) const INSERT_SSO_LINK: &str = "INSERT INTO sso_links \
      (provider, subject, user_id, linked_at) VALUES ($1, $2, $3, $4)";
 
 /// What [`AuthStore::purge_expired`](toolhost_auth::AuthStore::purge_expired) deletes, one statement per table.
-pub(super) const PURGE_EXPIRED: [&str; 5] = [
+pub(super) const PURGE_EXPIRED: [&str; 6] = [
     "DELETE FROM auth_codes WHERE expires_at < $1",
     "DELETE FROM refresh_tokens WHERE expires_at < $1",
     "DELETE FROM pending_authorizations WHERE expires_at < $1",
     "DELETE FROM web_sessions WHERE expires_at < $1",
     "DELETE FROM sso_attempts WHERE expires_at < $1",
+    "DELETE FROM dpop_proofs WHERE expires_at < $1",
 ];
