@@ -33,7 +33,8 @@
 //!    server at 32 clients, charged to their owners (`served/owners.rs`).
 //! 6. **Discovery over catalog-300** (`served/discovery.rs`): one
 //!    client's `find_tools` p50 and p99 against issue 48's 1 ms, beside
-//!    `greet` on the same server in the same rounds, and the bytes of
+//!    `greet` on the same server in the same rounds, on the shipped store
+//!    and on a SQLite file in tmpfs (the disk's sync out), and the bytes of
 //!    `tools/list` for a caller permitted all 300 tools with discovery on
 //!    and off.
 //!
