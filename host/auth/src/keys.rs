@@ -221,9 +221,10 @@ fn secs(d: Duration) -> i64 {
 }
 
 impl KeyRing {
-    /// A ring of one fresh key, without a store: for tests and the fuzz
-    /// targets ([`crate::fuzzing`]); the host's rings come from the store.
-    pub(crate) fn ephemeral() -> KeyRing {
+    /// A ring of one fresh key, without a store: for tests, the fuzz
+    /// targets ([`crate::fuzzing`]) and the benches; the host's rings come
+    /// from the store.
+    pub fn ephemeral() -> KeyRing {
         let loaded = assemble(&[generate(0)]).expect("a fresh key assembles");
         KeyRing {
             purpose: KeyPurpose::Access,

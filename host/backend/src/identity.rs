@@ -89,7 +89,7 @@ impl Acting {
 
     /// The assertion for `backend` as a header value: the one signed for
     /// this call if it is younger than [`ASSERTION_REUSE`], else a new one.
-    pub(crate) fn header(
+    pub fn header(
         &self,
         backend: &str,
         asserter: &dyn Asserter,
