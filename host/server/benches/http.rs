@@ -32,6 +32,8 @@
 //! served without those guards: `edge guards / without them at 32
 //! clients: E`.
 //!
+//! `-- --bearer` runs only the bearer check's rows (DPoP's among them).
+//!
 //! The full run also serves the Python reference plugin (`hello-py`,
 //! built by `make python-plugins`) in the host as shipped, and reports its
 //! `greet_py` beside Rust's `greet`.
@@ -596,6 +598,11 @@ fn main() {
         .build()
         .expect("tokio");
     rt.block_on(async {
+        // What the bearer check (and DPoP's beyond it) costs, alone.
+        if std::env::args().any(|a| a == "--bearer") {
+            bearer_check().await;
+            return;
+        }
         let plan = plan(quick);
         let ceiling_addr = start_ceiling().await;
         println!(
