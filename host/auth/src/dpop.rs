@@ -291,7 +291,6 @@ impl AuthServer {
 /// benches: a real key, signed with jsonwebtoken.
 #[doc(hidden)]
 pub mod client {
-    use ed25519_dalek::pkcs8::{EncodePrivateKey, KeypairBytes};
     use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
     use jsonwebtoken::{Algorithm, EncodingKey, Header};
     use serde_json::json;
@@ -305,15 +304,7 @@ pub mod client {
     impl Prover {
         /// A new random key.
         pub fn generate() -> Self {
-            let mut seed = [0u8; 32];
-            getrandom::fill(&mut seed).expect("the OS random source is available");
-            let der = KeypairBytes {
-                secret_key: seed,
-                public_key: None,
-            }
-            .to_pkcs8_der()
-            .expect("a 32-byte Ed25519 key encodes");
-            let key = EncodingKey::from_ed_der(der.as_bytes());
+            let key = EncodingKey::from_ed_der(&crate::keys::fresh_ed25519_der());
             let jwk = Jwk::from_encoding_key(&key, Algorithm::EdDSA)
                 .expect("an Ed25519 key has a public JWK");
             Prover { key, jwk }

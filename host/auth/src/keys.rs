@@ -182,8 +182,9 @@ fn assemble(published: &[SigningKey]) -> Result<Loaded, KeyError> {
     })
 }
 
-/// A new Ed25519 key, PKCS#8 v1 (the private key only).
-fn generate(now: i64) -> SigningKey {
+/// A fresh random Ed25519 private key, PKCS#8 v1 DER (the private key
+/// only).
+pub(crate) fn fresh_ed25519_der() -> Vec<u8> {
     let mut seed = [0u8; 32];
     getrandom::fill(&mut seed).expect("the OS random source is available");
     let der = KeypairBytes {
@@ -192,10 +193,15 @@ fn generate(now: i64) -> SigningKey {
     }
     .to_pkcs8_der()
     .expect("a 32-byte Ed25519 key encodes");
+    der.as_bytes().to_vec()
+}
+
+/// A new Ed25519 key, PKCS#8 v1 (the private key only).
+fn generate(now: i64) -> SigningKey {
     SigningKey {
         kid: secret::random(12),
         alg: ALG.into(),
-        private_der: der.as_bytes().to_vec(),
+        private_der: fresh_ed25519_der(),
         created_at: now,
         retired_at: None,
     }

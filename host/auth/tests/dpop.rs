@@ -3,24 +3,17 @@
 //! key, and `authenticate_request` takes a bound token only with a fresh
 //! proof by that key, once, whichever replica sees it.
 
+mod common;
+
 use std::sync::Arc;
 
+use common::serve_auth;
 use toolhost_auth::dpop::DpopError;
 use toolhost_auth::dpop::client::Prover;
 use toolhost_auth::{AuthConfig, AuthServer, BearerError, Presented, admin};
 use toolhost_storage::Store;
 
 const ISSUER: &str = "http://toolhost.test";
-
-async fn serve(auth: Arc<AuthServer>) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let app = toolhost_auth::router(auth);
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
-    base
-}
 
 fn now() -> i64 {
     std::time::SystemTime::now()
@@ -44,7 +37,7 @@ async fn bound_token() -> (Arc<AuthServer>, Arc<AuthServer>, Prover, String) {
     let (client, secret) = admin::add_service(store.as_ref(), "demo", "svc", "mcp")
         .await
         .expect("service");
-    let base = serve(a.clone()).await;
+    let base = serve_auth(a.clone()).await;
     let prover = Prover::generate();
     let proof = prover.proof("POST", &format!("{ISSUER}/oauth/token"), now(), None);
     let text = reqwest::Client::new()

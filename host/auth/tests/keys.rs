@@ -1,9 +1,12 @@
 //! Signing keys live in the store: made on first start, rotated on
 //! schedule, published until every token they signed has expired.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::serve_auth;
 use toolhost_auth::keys::{KeyRing, KeySchedule};
 use toolhost_auth::{AuthStore, KeyPurpose};
 use toolhost_storage::Store;
@@ -78,7 +81,7 @@ async fn a_token_signed_with_another_replicas_new_key_is_accepted_at_once() {
     let (client, secret) = admin::add_service(store.as_ref(), "demo", "svc", "mcp")
         .await
         .expect("service");
-    let base = serve(a.clone()).await;
+    let base = serve_auth(a.clone()).await;
     let text = reqwest::Client::new()
         .post(format!("{base}/oauth/token"))
         .basic_auth(&client.client_id, Some(&secret))
@@ -111,17 +114,6 @@ async fn a_token_signed_with_another_replicas_new_key_is_accepted_at_once() {
     // A key id nobody made is refused (and reads the keys at most once a second).
     let forged = format!("Bearer {}", token.replacen('e', "f", 1));
     assert!(b.authenticate(Some(&forged)).await.is_err());
-}
-
-/// Serves `auth`'s routes on 127.0.0.1:0: the base URL.
-async fn serve(auth: Arc<toolhost_auth::AuthServer>) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let app = toolhost_auth::router(auth);
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
-    base
 }
 
 /// Two replicas on one store: `a` rotates at once (so it makes keys `b`
@@ -169,7 +161,7 @@ async fn assertion_keys_are_apart_from_access_token_keys() {
         .expect("keys");
     assert_eq!(stored.len(), 1);
 
-    let base = serve(auth.clone()).await;
+    let base = serve_auth(auth.clone()).await;
     let text = reqwest::get(format!("{base}{ASSERTION_JWKS_PATH}"))
         .await
         .expect("the JWKS")
@@ -210,7 +202,7 @@ async fn another_replicas_new_assertion_key_is_in_this_replicas_jwks() {
         !kids(b.assertion_keys()).contains(&newest),
         "b has not read it yet"
     );
-    let base = serve(b.clone()).await;
+    let base = serve_auth(b.clone()).await;
     let text = reqwest::get(format!("{base}{ASSERTION_JWKS_PATH}"))
         .await
         .expect("the JWKS")

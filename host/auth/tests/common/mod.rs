@@ -26,6 +26,13 @@ pub fn serve(listener: tokio::net::TcpListener, app: axum::Router) {
     tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
 }
 
+/// Serves `auth`'s routes on a free loopback port: the base URL.
+pub async fn serve_auth(auth: std::sync::Arc<toolhost_auth::AuthServer>) -> String {
+    let (listener, base) = bind().await;
+    serve(listener, toolhost_auth::router(auth));
+    base
+}
+
 /// An HTTP client that follows no redirect, so a test sees each one.
 pub fn browser() -> reqwest::Client {
     reqwest::Client::builder()
