@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::serve_auth;
+use common::{serve_auth, service_token};
 use toolhost_auth::dpop::DpopError;
 use toolhost_auth::dpop::client::Prover;
 use toolhost_auth::{AuthConfig, AuthServer, BearerError, Presented, admin};
@@ -40,19 +40,8 @@ async fn bound_token() -> (Arc<AuthServer>, Arc<AuthServer>, Prover, String) {
     let base = serve_auth(a.clone()).await;
     let prover = Prover::generate();
     let proof = prover.proof("POST", &format!("{ISSUER}/oauth/token"), now(), None);
-    let text = reqwest::Client::new()
-        .post(format!("{base}/oauth/token"))
-        .basic_auth(&client.client_id, Some(&secret))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("dpop", proof)
-        .body("grant_type=client_credentials")
-        .send()
-        .await
-        .expect("token")
-        .text()
-        .await
-        .expect("a body");
-    let answer: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let body = "grant_type=client_credentials";
+    let answer = service_token(&base, &client.client_id, &secret, body, Some(&proof)).await;
     assert_eq!(answer["token_type"], "DPoP", "{answer}");
     let token = answer["access_token"].as_str().expect("a token").to_owned();
     (a, b, prover, token)

@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::serve_auth;
+use common::{serve_auth, service_token};
 use toolhost_auth::keys::{KeyRing, KeySchedule};
 use toolhost_auth::{AuthStore, KeyPurpose};
 use toolhost_storage::Store;
@@ -82,18 +82,8 @@ async fn a_token_signed_with_another_replicas_new_key_is_accepted_at_once() {
         .await
         .expect("service");
     let base = serve_auth(a.clone()).await;
-    let text = reqwest::Client::new()
-        .post(format!("{base}/oauth/token"))
-        .basic_auth(&client.client_id, Some(&secret))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("grant_type=client_credentials&scope=mcp")
-        .send()
-        .await
-        .expect("token")
-        .text()
-        .await
-        .expect("a body");
-    let answer: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let body = "grant_type=client_credentials&scope=mcp";
+    let answer = service_token(&base, &client.client_id, &secret, body, None).await;
     let token = answer["access_token"].as_str().expect("a token");
     let principal = b
         .authenticate(Some(&format!("Bearer {token}")))

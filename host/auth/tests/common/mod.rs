@@ -33,6 +33,28 @@ pub async fn serve_auth(auth: std::sync::Arc<toolhost_auth::AuthServer>) -> Stri
     base
 }
 
+/// A client-credentials token request at `base` for service `client_id`
+/// with `secret`, form `body`, and a `DPoP` proof if given: the token
+/// endpoint's JSON answer.
+pub async fn service_token(
+    base: &str,
+    client_id: &str,
+    secret: &str,
+    body: &str,
+    dpop: Option<&str>,
+) -> serde_json::Value {
+    let mut request = reqwest::Client::new()
+        .post(format!("{base}/oauth/token"))
+        .basic_auth(client_id, Some(secret))
+        .header("content-type", "application/x-www-form-urlencoded");
+    if let Some(proof) = dpop {
+        request = request.header("dpop", proof);
+    }
+    let text = request.body(body.to_owned()).send().await.expect("token");
+    let text = text.text().await.expect("a body");
+    serde_json::from_str(&text).expect("json")
+}
+
 /// An HTTP client that follows no redirect, so a test sees each one.
 pub fn browser() -> reqwest::Client {
     reqwest::Client::builder()
