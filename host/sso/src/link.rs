@@ -11,6 +11,13 @@
 //!   when one of its groups is present and taken away when none is. A role
 //!   the mapping does not name is left as the operator set it. A role that
 //!   cannot be taken away fails the sign-in (closed, not open).
+//! - A token whose groups claim the provider left out as too large (OpenID
+//!   Connect's distributed claims, `_claim_names` naming it, or Entra ID's
+//!   `hasgroups`: the "overage") changes no mapped role, and the sign-in
+//!   says so (`sso.groups_overage`): stripping every role because the list
+//!   was long would lock out the people in the most groups. A token with
+//!   no groups claim and no such sign means no groups (some providers leave
+//!   an empty list out).
 
 use std::collections::BTreeSet;
 
@@ -101,7 +108,7 @@ pub(crate) async fn link(
         )));
     }
     if let Some(change) = set_roles(config, claims, &user, stores.policy).await? {
-        changes.push(("sso.roles", change));
+        changes.push(change);
     }
     Ok(SignedIn {
         username: user.username,
@@ -175,15 +182,39 @@ async fn provision(
     Ok(user)
 }
 
-/// Sets the roles the mapping names from the groups claim; what changed.
+/// Whether the provider left the groups claim out as too large: it names
+/// the claim in `_claim_names` (OpenID Connect Core §5.6.2, as Entra ID
+/// does past 200 groups) or says `hasgroups` (Entra ID's implicit flow).
+fn groups_overflowed(claims: &Map<String, Value>, groups_claim: &str) -> bool {
+    if claims.contains_key(groups_claim) {
+        return false;
+    }
+    let named = claims
+        .get("_claim_names")
+        .and_then(Value::as_object)
+        .is_some_and(|names| names.contains_key(groups_claim));
+    named || claims.get("hasgroups") == Some(&Value::Bool(true))
+}
+
+/// Sets the roles the mapping names from the groups claim; what changed
+/// (an event kind and its detail).
 async fn set_roles(
     config: &ProviderConfig,
     claims: &Map<String, Value>,
     user: &User,
     policy: &dyn PolicyStore,
-) -> Result<Option<String>, UpstreamError> {
+) -> Result<Option<(&'static str, String)>, UpstreamError> {
     if config.roles.is_empty() {
         return Ok(None);
+    }
+    if groups_overflowed(claims, &config.groups_claim) {
+        return Ok(Some((
+            "sso.groups_overage",
+            format!(
+                "roles of {:?} kept as they were: the provider left the {:?} claim out as too large",
+                user.username, config.groups_claim
+            ),
+        )));
     }
     let groups: BTreeSet<&str> = match claims.get(&config.groups_claim) {
         Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
@@ -233,5 +264,5 @@ async fn set_roles(
     for r in missing {
         change.push_str(&format!(" (no role {r:?} in tenant {:?})", user.tenant));
     }
-    Ok(Some(change))
+    Ok(Some(("sso.roles", change)))
 }

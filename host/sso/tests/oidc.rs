@@ -505,6 +505,65 @@ async fn a_person_signs_in_is_linked_and_gets_the_roles_their_groups_map_to() {
 }
 
 #[tokio::test]
+async fn a_groups_overage_keeps_the_mapped_roles_and_says_so_but_no_groups_claim_is_no_groups() {
+    let provider = Provider::start().await;
+    let mut host = Host::start(&provider, |_| {}).await;
+    host.user("alice@example.com").await;
+    let trip = host.leave().await;
+    let token = provider.sign(&alice_in(&provider, &trip, &["tool-admins"]));
+    signed_in(&host.back(&provider, &trip, token).await, &trip);
+    assert_eq!(host.roles_of("alice@example.com").await, ["admin"]);
+
+    // Too many groups: the provider points elsewhere instead (OpenID
+    // Connect's distributed claims, Entra ID's overage), or says `hasgroups`.
+    let overflowed: [fn(&mut serde_json::Map<String, Value>); 2] = [
+        |c| {
+            c.insert("_claim_names".into(), json!({"groups": "src1"}));
+            c.insert(
+                "_claim_sources".into(),
+                json!({"src1": {"endpoint": "https://graph.example/me/getMemberObjects"}}),
+            );
+        },
+        |c| {
+            c.insert("hasgroups".into(), json!(true));
+        },
+    ];
+    for overflow in overflowed {
+        host.cookies.clear();
+        let trip = host.leave().await;
+        let mut claims = alice_in(&provider, &trip, &[]);
+        let object = claims.as_object_mut().expect("claims");
+        object.remove("groups");
+        overflow(object);
+        signed_in(
+            &host.back(&provider, &trip, provider.sign(&claims)).await,
+            &trip,
+        );
+        assert_eq!(host.roles_of("alice@example.com").await, ["admin"], "kept");
+    }
+    let overages: Vec<String> = host
+        .events()
+        .await
+        .into_iter()
+        .filter(|e| e.kind == "sso.groups_overage")
+        .map(|e| e.detail)
+        .collect();
+    assert_eq!(overages.len(), 2, "{overages:?}");
+    assert!(overages[0].contains("kept as they were"), "{overages:?}");
+
+    // No groups claim and no sign of an overage: no groups, the role goes.
+    host.cookies.clear();
+    let trip = host.leave().await;
+    let mut claims = alice_in(&provider, &trip, &[]);
+    claims.as_object_mut().expect("claims").remove("groups");
+    signed_in(
+        &host.back(&provider, &trip, provider.sign(&claims)).await,
+        &trip,
+    );
+    assert!(host.roles_of("alice@example.com").await.is_empty());
+}
+
+#[tokio::test]
 async fn every_bad_answer_is_refused_and_signs_nobody_in() {
     let provider = Provider::start().await;
     let mut host = Host::start(&provider, |_| {}).await;

@@ -386,3 +386,78 @@ fn the_annotated_configuration_parses_and_names_every_key() {
         );
     }
 }
+
+/// Every TOML block in the book's pages and the README: (page, block).
+fn toml_samples() -> Vec<(String, String)> {
+    fn pages(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                pages(&path, found);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                found.push(path);
+            }
+        }
+    }
+    let repo = super::repo();
+    let mut found = vec![repo.join("README.md")];
+    pages(&repo.join("docs"), &mut found);
+    found.sort();
+    let mut samples = Vec::new();
+    for page in found {
+        let text = std::fs::read_to_string(&page).expect("a page");
+        let name = page
+            .strip_prefix(&repo)
+            .unwrap_or(&page)
+            .display()
+            .to_string();
+        let mut rest = text.as_str();
+        while let Some(start) = rest.find("```toml\n") {
+            let block = &rest[start + "```toml\n".len()..];
+            let end = block
+                .find("\n```")
+                .unwrap_or_else(|| panic!("{name}: a block ends"));
+            samples.push((name.clone(), block[..=end].to_owned()));
+            rest = &block[end..];
+        }
+    }
+    samples
+}
+
+/// Every TOML sample the book shows loads as written, with what reads it:
+/// a plugin's manifest where it declares tools (a fragment gets a
+/// `[plugin]` table first), the host's configuration file otherwise.
+#[test]
+fn every_toml_sample_the_book_shows_loads_as_written() {
+    const PLUGIN: &str = "[plugin]\nname = \"sample\"\nversion = \"0.1.0\"\n\
+                          description = \"A sample.\"\ncomponent = \"sample.wasm\"\n\n";
+    let samples = toml_samples();
+    assert!(
+        samples.len() >= 5,
+        "the book's TOML samples: {}",
+        samples.len()
+    );
+    let (mut manifests, mut configs) = (0, 0);
+    for (page, text) in samples {
+        let manifest = text.contains("[plugin]") || text.contains("[tools.");
+        if manifest {
+            let whole = if text.contains("[plugin]") {
+                text
+            } else {
+                format!("{PLUGIN}{text}")
+            };
+            toolhost_catalog::Manifest::parse(&whole, std::path::Path::new(&page))
+                .unwrap_or_else(|e| panic!("{page}'s manifest sample: {e}\n{whole}"));
+            manifests += 1;
+        } else {
+            toml::from_str::<crate::config::ConfigFile>(&text)
+                .unwrap_or_else(|e| panic!("{page}'s configuration sample: {e}\n{text}"));
+            configs += 1;
+        }
+    }
+    assert!(
+        manifests >= 3 && configs >= 2,
+        "{manifests} manifests, {configs} configurations"
+    );
+}
