@@ -9,7 +9,11 @@
 //! * the conformance suite's `authorization` scenarios (metadata and the
 //!   authorization-code grant) against a client registered by DCR;
 //! * the admin's view: `toolhost client list` shows a registered client, and
-//!   `toolhost client revoke` stops it and its tokens at once.
+//!   `toolhost client revoke` stops it and its tokens at once;
+//! * a headless workload with no secret: the Python SDK's
+//!   `PrivateKeyJWTOAuthProvider` (tests/e2e/python_private_key_jwt.py)
+//!   signs assertions with its own key, which the operator registered with
+//!   `toolhost client add-service --jwks`; a replayed assertion is refused.
 //!
 //! The negative cases of the authorization server are in e2e_auth.rs.
 
@@ -56,6 +60,61 @@ fn python_sdk_oauth_client_connects_with_no_token_pasted() {
         .find(|l| l.contains("toolhost-e2e-python-oauth"))
         .unwrap_or_else(|| panic!("the SDK's client is not listed:\n{listed}"));
     assert!(line.contains("dcr") && line.contains("public"), "{line}");
+}
+
+#[test]
+fn a_workload_authenticates_with_private_key_jwt_through_the_python_sdk() {
+    let tools = Tools::require();
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    let keys = server.scratch("workload-key");
+    let keys = keys.to_str().expect("a UTF-8 path");
+    let keygen = tools.python("python_private_key_jwt.py", &["keygen", keys]);
+    server.run_client("workload keygen", keygen, Duration::from_secs(60));
+
+    let jwks = format!("{keys}/jwk.json");
+    let added = stdout(
+        &server.admin(&[
+            "client",
+            "add-service",
+            "ci-workload",
+            "--tenant",
+            "demo",
+            "--scope",
+            "mcp hello:read",
+            "--jwks",
+            &jwks,
+        ]),
+        "client add-service --jwks",
+    );
+    assert!(
+        added.contains("private_key_jwt") && !added.contains("client_secret"),
+        "{added}"
+    );
+    let client_id = added
+        .lines()
+        .find_map(|l| l.strip_prefix("client_id:"))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no client_id in: {added}"))
+        .to_owned();
+
+    let key = format!("{keys}/key.pem");
+    let issuer = server.issuer();
+    let cmd = tools.python(
+        "python_private_key_jwt.py",
+        &[&server.url, &issuer, &client_id, &key],
+    );
+    let out = server.run_client("python SDK private_key_jwt", cmd, Duration::from_secs(120));
+    assert!(
+        out.contains("greet answered Hello, Ada!") && out.contains("invalid_client (used before)"),
+        "python_private_key_jwt.py left out a step:\n{out}"
+    );
+    let events = stdout(&server.admin(&["client", "events"]), "client events");
+    assert!(
+        events
+            .lines()
+            .any(|l| l.contains("client.assertion.refused") && l.contains(&client_id)),
+        "the replay is not an event:\n{events}"
+    );
 }
 
 #[test]

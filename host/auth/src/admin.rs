@@ -133,6 +133,108 @@ pub async fn add_service(
     Ok((client, secret_value))
 }
 
+/// A new service client that authenticates with assertions signed by one of
+/// `jwks`'s keys (RFC 7523 `private_key_jwt`; see [`client_keys`] for what
+/// is accepted) instead of a secret. Its stored secret is a random one
+/// nobody is told, so no secret ever authenticates it.
+pub async fn add_keyed_service(
+    store: &dyn AuthStore,
+    tenant: &str,
+    name: &str,
+    scope: &str,
+    jwks: &str,
+) -> Result<Client, AdminError> {
+    let jwks = client_keys(jwks)?;
+    let (client, _unused_secret) = add_service(store, tenant, name, scope).await?;
+    store
+        .set_client_keys(&client.client_id, &jwks, now())
+        .await?;
+    Ok(client)
+}
+
+/// Sets or replaces a service client's public keys (rotation: list the
+/// new key beside the old until the workload signs with the new one). From
+/// then on it authenticates only with assertions; its secret is refused.
+pub async fn set_service_keys(
+    store: &dyn AuthStore,
+    client_id: &str,
+    jwks: &str,
+) -> Result<usize, AdminError> {
+    let jwks = client_keys(jwks)?;
+    match store.client(client_id).await? {
+        Some(c) if c.kind == ClientKind::Service => {}
+        Some(_) => {
+            return Err(AdminError::Invalid(format!(
+                "{client_id:?} is not a service client"
+            )));
+        }
+        None => return Err(AdminError::NotFound(format!("client {client_id:?}"))),
+    }
+    store.set_client_keys(client_id, &jwks, now()).await?;
+    let count = serde_json::from_str::<serde_json::Value>(&jwks)
+        .ok()
+        .and_then(|v| v["keys"].as_array().map(Vec::len))
+        .unwrap_or(0);
+    Ok(count)
+}
+
+/// The most keys one client may register.
+const MAX_CLIENT_KEYS: usize = 8;
+
+/// A client's public keys as stored: `text` is a JWK Set or one JWK; each
+/// key public only (no private member), of a kind an assertion may be
+/// signed with (Ed25519, P-256, RSA of at least 2048 bits), usable as a
+/// verification key; at most [`MAX_CLIENT_KEYS`].
+pub fn client_keys(text: &str) -> Result<String, AdminError> {
+    use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, JwkSet};
+    let invalid = |m: String| AdminError::Invalid(format!("the client's keys: {m}"));
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| invalid(format!("not JSON: {e}")))?;
+    let raw = match value.get("keys") {
+        Some(serde_json::Value::Array(keys)) => keys.clone(),
+        Some(_) => return Err(invalid("keys must be an array".into())),
+        None => vec![value],
+    };
+    if raw.is_empty() || raw.len() > MAX_CLIENT_KEYS {
+        return Err(invalid(format!(
+            "1 to {MAX_CLIENT_KEYS} keys, not {}",
+            raw.len()
+        )));
+    }
+    let mut keys = Vec::with_capacity(raw.len());
+    for key in raw {
+        let private = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
+        if key
+            .as_object()
+            .is_some_and(|o| private.iter().any(|m| o.contains_key(*m)))
+        {
+            return Err(invalid(
+                "a key carries a private member: give public keys only".into(),
+            ));
+        }
+        let jwk: Jwk = serde_json::from_value(key).map_err(|e| invalid(format!("a key: {e}")))?;
+        let fits = match &jwk.algorithm {
+            AlgorithmParameters::OctetKeyPair(p) => p.curve == EllipticCurve::Ed25519,
+            AlgorithmParameters::EllipticCurve(p) => p.curve == EllipticCurve::P256,
+            AlgorithmParameters::RSA(p) => {
+                use base64::Engine as _;
+                let n = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&p.n);
+                n.is_ok_and(|n| n.len() >= 256)
+            }
+            _ => false,
+        };
+        if !fits {
+            return Err(invalid(
+                "each key must be Ed25519 (OKP), P-256 (EC) or RSA of 2048 bits or more".into(),
+            ));
+        }
+        jsonwebtoken::DecodingKey::from_jwk(&jwk)
+            .map_err(|e| invalid(format!("a key cannot verify: {e}")))?;
+        keys.push(jwk);
+    }
+    serde_json::to_string(&JwkSet { keys }).map_err(|e| invalid(e.to_string()))
+}
+
 /// Replaces a service client's scope set. Its tokens lose removed scopes
 /// on their next request; new tokens get at most the new set.
 pub async fn set_service_scope(

@@ -214,13 +214,15 @@ fn verified_claims(proof: &str, key: &DecodingKey, alg: Algorithm) -> Result<Cla
 }
 
 /// The key is of the kind `alg` signs with: P-256 for ES256, Ed25519 for
-/// EdDSA.
-fn key_fits(jwk: &Jwk, alg: Algorithm) -> bool {
+/// EdDSA, RSA for RS256 (client assertions only: a proof's `alg` is
+/// checked first).
+pub(crate) fn key_fits(jwk: &Jwk, alg: Algorithm) -> bool {
     match (&jwk.algorithm, alg) {
         (AlgorithmParameters::EllipticCurve(p), Algorithm::ES256) => p.curve == EllipticCurve::P256,
         (AlgorithmParameters::OctetKeyPair(p), Algorithm::EdDSA) => {
             p.curve == EllipticCurve::Ed25519
         }
+        (AlgorithmParameters::RSA(_), Algorithm::RS256) => true,
         _ => false,
     }
 }
@@ -274,7 +276,7 @@ impl AuthServer {
         }
         let fresh = self
             .store
-            .spend_dpop_proof(&proof.replay_key(), proof.remember_until(), now)
+            .spend_jwt(&proof.replay_key(), proof.remember_until(), now)
             .await
             .map_err(|e| {
                 tracing::error!(error = %e, "recording a DPoP proof");
@@ -295,19 +297,32 @@ pub mod client {
     use jsonwebtoken::{Algorithm, EncodingKey, Header};
     use serde_json::json;
 
-    /// A client's DPoP key (Ed25519).
+    /// A client's DPoP key (Ed25519, or P-256 for ES256).
     pub struct Prover {
+        alg: Algorithm,
         key: EncodingKey,
         jwk: Jwk,
     }
 
     impl Prover {
-        /// A new random key.
+        /// A new random Ed25519 key.
         pub fn generate() -> Self {
             let key = EncodingKey::from_ed_der(&crate::keys::fresh_ed25519_der());
-            let jwk = Jwk::from_encoding_key(&key, Algorithm::EdDSA)
-                .expect("an Ed25519 key has a public JWK");
-            Prover { key, jwk }
+            Prover::with(Algorithm::EdDSA, key)
+        }
+
+        /// A new random P-256 key (ES256, what most clients' libraries make).
+        pub fn generate_es256() -> Self {
+            use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+            let rng = aws_lc_rs::rand::SystemRandom::new();
+            let der = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+                .expect("a P-256 key");
+            Prover::with(Algorithm::ES256, EncodingKey::from_ec_der(der.as_ref()))
+        }
+
+        fn with(alg: Algorithm, key: EncodingKey) -> Self {
+            let jwk = Jwk::from_encoding_key(&key, alg).expect("the key has a public JWK");
+            Prover { alg, key, jwk }
         }
 
         /// The public key, as a proof's header carries it.
@@ -331,7 +346,7 @@ pub mod client {
             iat: i64,
             access_token: Option<&str>,
         ) -> String {
-            let mut header = Header::new(Algorithm::EdDSA);
+            let mut header = Header::new(self.alg);
             header.typ = Some("dpop+jwt".into());
             header.jwk = Some(self.jwk.clone());
             let mut claims = json!({
@@ -343,7 +358,7 @@ pub mod client {
             if let Some(token) = access_token {
                 claims["ath"] = super::access_token_hash(token).into();
             }
-            jsonwebtoken::encode(&header, &claims, &self.key).expect("EdDSA signing does not fail")
+            jsonwebtoken::encode(&header, &claims, &self.key).expect("signing does not fail")
         }
     }
 }
@@ -387,9 +402,10 @@ mod tests {
 
     #[test]
     fn a_proof_by_either_algorithm_yields_its_keys_thumbprint() {
-        let prover = Prover::generate();
-        let proof = check(&prover.proof("POST", URL, NOW, None), &expected(None), NOW);
-        assert_eq!(proof.expect("valid").jkt, prover.jkt());
+        for prover in [Prover::generate(), Prover::generate_es256()] {
+            let proof = check(&prover.proof("POST", URL, NOW, None), &expected(None), NOW);
+            assert_eq!(proof.expect("valid").jkt, prover.jkt());
+        }
         assert!(check(&es256(|_| {}, claims()), &expected(None), NOW).is_ok());
     }
 

@@ -31,6 +31,11 @@ pub struct TokenResponse {
     pub refresh_token: Option<String>,
 }
 
+/// `invalid_client` for an id that names no usable client.
+fn unknown_client() -> OAuthError {
+    OAuthError::invalid_client("unknown, revoked or expired client")
+}
+
 /// Client credentials from an `Authorization: Basic` header.
 #[derive(Debug, Clone)]
 pub struct BasicCredentials {
@@ -126,19 +131,30 @@ impl AuthServer {
         }
     }
 
-    /// RFC 6749 §2.3: a public client names itself; others prove their
-    /// secret by exactly one method (Basic or form).
+    /// RFC 6749 §2.3: a public client names itself; others prove who they
+    /// are by exactly one method: their secret (Basic or form) or, for a
+    /// service client with registered keys, a signed assertion (RFC 7523,
+    /// [`client_assertion`]), which is then the only way.
     pub(crate) async fn authenticate_client(
         &self,
         params: &Params,
         basic: Option<BasicCredentials>,
     ) -> Result<Client, OAuthError> {
+        let methods = [
+            basic.is_some(),
+            params.get("client_secret").is_some(),
+            params.get("client_assertion_type").is_some()
+                || params.get("client_assertion").is_some(),
+        ];
+        if methods.iter().filter(|m| **m).count() > 1 {
+            return Err(OAuthError::invalid_request(
+                "use one client authentication method: Basic, client_secret or client_assertion",
+            ));
+        }
+        if methods[2] {
+            return self.assertion_client(params).await;
+        }
         let (client_id, presented) = match basic {
-            Some(_) if params.get("client_secret").is_some() => {
-                return Err(OAuthError::invalid_request(
-                    "use one client authentication method, not Basic and client_secret both",
-                ));
-            }
             Some(b) => {
                 if params.get("client_id").is_some_and(|id| id != b.client_id) {
                     return Err(OAuthError::invalid_request(
@@ -152,8 +168,17 @@ impl AuthServer {
                 params.get("client_secret").map(str::to_owned),
             ),
         };
-        let unknown = || OAuthError::invalid_client("unknown, revoked or expired client");
-        let client = self.usable_client(&client_id).await?.ok_or_else(unknown)?;
+        let client = self
+            .usable_client(&client_id)
+            .await?
+            .ok_or_else(unknown_client)?;
+        if client.kind == ClientKind::Service
+            && self.client_keys(&client.client_id).await?.is_some()
+        {
+            return Err(OAuthError::invalid_client(
+                "this client authenticates with a signed assertion (private_key_jwt), not a secret",
+            ));
+        }
         match (&client.secret_hash, presented) {
             (None, None) => Ok(client),
             (None, Some(_)) => Err(OAuthError::invalid_client(
@@ -165,6 +190,83 @@ impl AuthServer {
             (Some(hash), Some(s)) if secret::same(hash, &secret::digest(&s)) => Ok(client),
             (Some(_), Some(_)) => Err(OAuthError::invalid_client("wrong client secret")),
         }
+    }
+
+    /// The service client a `client_assertion` proves, spent once; each
+    /// refusal is `invalid_client` and a `client.assertion.refused` event.
+    async fn assertion_client(&self, params: &Params) -> Result<Client, OAuthError> {
+        use crate::client_assertion::{self as ca, ClientAssertionError};
+        if params.require("client_assertion_type")? != ca::ASSERTION_TYPE {
+            return Err(OAuthError::invalid_client(format!(
+                "client_assertion_type must be {}",
+                ca::ASSERTION_TYPE
+            )));
+        }
+        let assertion = params.require("client_assertion")?;
+        let client_id =
+            ca::claimed_client(assertion).map_err(|e| OAuthError::invalid_client(e.to_string()))?;
+        if params.get("client_id").is_some_and(|id| id != client_id) {
+            return Err(OAuthError::invalid_client(
+                ClientAssertionError::Subject.to_string(),
+            ));
+        }
+        let client = self
+            .usable_client(&client_id)
+            .await?
+            .ok_or_else(unknown_client)?;
+        let checked = async {
+            let jwks = match self.client_keys(&client.client_id).await? {
+                Some(jwks) if client.kind == ClientKind::Service => jwks,
+                _ => {
+                    return Err(OAuthError::invalid_client(
+                        ClientAssertionError::NoKeys.to_string(),
+                    ));
+                }
+            };
+            let token_endpoint = format!("{}/oauth/token", self.config.issuer);
+            let audiences = [self.config.issuer.as_str(), token_endpoint.as_str()];
+            let now = now();
+            let verified = ca::verify(assertion, &client.client_id, &jwks, &audiences, now)
+                .map_err(|e| OAuthError::invalid_client(e.to_string()))?;
+            let key = ca::replay_key(&client.client_id, &verified.jti);
+            let fresh = self
+                .store
+                .spend_jwt(&key, verified.remember_until, now)
+                .await;
+            match fresh {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(OAuthError::invalid_client(
+                    ClientAssertionError::Replayed.to_string(),
+                )),
+                Err(e) => {
+                    tracing::error!(error = %e, "recording a client assertion");
+                    Err(OAuthError::from(&e))
+                }
+            }
+        };
+        match checked.await {
+            Ok(()) => Ok(client),
+            Err(refused) => {
+                let detail = format!("client assertion refused: {}", refused.description);
+                self.event(
+                    "client.assertion.refused",
+                    Some(&client.client_id),
+                    None,
+                    None,
+                    detail,
+                )
+                .await;
+                Err(refused)
+            }
+        }
+    }
+
+    /// The client's registered public keys (a JWK Set), if any.
+    async fn client_keys(&self, client_id: &str) -> Result<Option<String>, OAuthError> {
+        self.store
+            .client_keys(client_id)
+            .await
+            .map_err(|e| OAuthError::from(&e))
     }
 
     async fn redeem_code(
@@ -342,9 +444,18 @@ impl AuthServer {
         if let Some(tenant) = &client.tenant {
             self.check_tenant_dpop(tenant, jkt).await?;
         }
+        // Asking for the first-party scopes alone (`mcp`: what an MCP
+        // client's SDK reads off the resource's challenge and asks for)
+        // asks for access, not for less: the service gets its whole set.
+        // Naming permission scopes narrows it.
+        let asked = params.get("scope").filter(|asked| {
+            !asked
+                .split_whitespace()
+                .all(|s| crate::scope::FIRST_PARTY.contains(&s))
+        });
         let scope = narrowed(
             &scopes(&client.scope)?,
-            params.get("scope"),
+            asked,
             "is not in this service's scope set",
         )?;
         let scope = match endpoint_toolset {

@@ -160,6 +160,8 @@ async fn load(
 }
 
 fn assemble(published: &[SigningKey]) -> Result<Loaded, KeyError> {
+    // Before any key of a ring signs: its Ed25519 key pairs are parsed once.
+    crate::jwt_crypto::install();
     let newest = published.first().ok_or_else(|| KeyError::Unreadable {
         kid: "-".into(),
         message: "no signing key is published".into(),

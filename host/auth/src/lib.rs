@@ -27,6 +27,7 @@ pub mod assertion;
 mod authorize;
 mod bearer;
 pub mod cimd;
+pub mod client_assertion;
 pub mod client_metadata;
 mod config;
 pub mod dpop;
@@ -34,6 +35,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 mod grant;
+pub mod jwt_crypto;
 pub mod keys;
 mod metadata;
 mod pages;

@@ -4,7 +4,17 @@
 use serde_json::{Value, json};
 
 use crate::config::{AuthConfig, TOOLSET_PATH};
-use crate::{dpop, scope};
+use crate::{client_assertion, dpop, scope};
+
+/// How a client authenticates at the token and revocation endpoints:
+/// public clients name themselves, others send their secret or (service
+/// clients with registered keys) a signed assertion.
+const AUTH_METHODS: [&str; 4] = [
+    "none",
+    "client_secret_basic",
+    "client_secret_post",
+    "private_key_jwt",
+];
 
 /// RFC 8414 metadata. One issuer string everywhere: here, in the resource
 /// metadata, in the `iss` of authorization responses and tokens. The same
@@ -23,8 +33,10 @@ pub fn authorization_server(config: &AuthConfig) -> Value {
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
-        "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
-        "revocation_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
+        "token_endpoint_auth_methods_supported": AUTH_METHODS,
+        "token_endpoint_auth_signing_alg_values_supported": client_assertion::ALGORITHMS,
+        "revocation_endpoint_auth_methods_supported": AUTH_METHODS,
+        "revocation_endpoint_auth_signing_alg_values_supported": client_assertion::ALGORITHMS,
         "code_challenge_methods_supported": ["S256"],
         "authorization_response_iss_parameter_supported": true,
         "client_id_metadata_document_supported": true,

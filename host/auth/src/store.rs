@@ -524,11 +524,24 @@ pub trait AuthStore: Send + Sync {
     /// (false for a tenant that does not exist).
     fn tenant_requires_dpop<'a>(&'a self, tenant: &'a str) -> StoreFuture<'a, bool>;
 
-    /// Records a DPoP proof (by [`Proof::replay_key`](crate::dpop::Proof::replay_key))
+    /// Records a single-use JWT (a DPoP proof by
+    /// [`Proof::replay_key`](crate::dpop::Proof::replay_key), a client
+    /// assertion by [`replay_key`](crate::client_assertion::replay_key))
     /// until `until`, in one atomic statement: true if it was not seen
     /// before (or only by a record expired at `now`), false for a replay,
     /// whichever replica saw it first.
-    fn spend_dpop_proof<'a>(&'a self, key: &'a str, until: i64, now: i64) -> StoreFuture<'a, bool>;
+    fn spend_jwt<'a>(&'a self, key: &'a str, until: i64, now: i64) -> StoreFuture<'a, bool>;
+
+    /// A service client's public keys (a JWK Set as JSON), if the operator
+    /// set any: such a client authenticates only with an assertion.
+    fn client_keys<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, Option<String>>;
+    /// Sets (or replaces) a client's public keys (the client must exist).
+    fn set_client_keys<'a>(
+        &'a self,
+        client_id: &'a str,
+        jwks: &'a str,
+        now: i64,
+    ) -> StoreFuture<'a, ()>;
 
     /// Adds one to the shared counter `bucket` for the window from
     /// `window_start` to `window_end` (unix ms) and returns its total, every

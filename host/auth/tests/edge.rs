@@ -137,7 +137,9 @@ impl AuthStore for Faulty {
         record_event(&self, event: &'a AuthEvent) -> ();
         recent_events(&self, limit: u32) -> Vec<AuthEvent>;
         count_hit(&self, bucket: &'a str, window_start: i64, window_end: i64) -> u64;
-        spend_dpop_proof(&self, key: &'a str, until: i64, now: i64) -> bool;
+        spend_jwt(&self, key: &'a str, until: i64, now: i64) -> bool;
+        client_keys(&self, client_id: &'a str) -> Option<String>;
+        set_client_keys(&self, client_id: &'a str, jwks: &'a str, now: i64) -> ();
         tenant_requires_dpop(&self, tenant: &'a str) -> bool;
     }
 }

@@ -32,8 +32,6 @@
 //! served without those guards: `edge guards / without them at 32
 //! clients: E`.
 //!
-//! `-- --bearer` runs only the bearer check's rows (DPoP's among them).
-//!
 //! The full run also serves the Python reference plugin (`hello-py`,
 //! built by `make python-plugins`) in the host as shipped, and reports its
 //! `greet_py` beside Rust's `greet`.
@@ -90,9 +88,8 @@ const QUICK: Plan = Plan {
     calls: 10_000,
     warmup: 1_000,
 };
-/// In-process measurements (bearer check, secret scan).
+/// In-process measurements (the secret scan).
 const CALLS: usize = FULL.calls;
-const WARMUP: usize = FULL.warmup;
 
 /// The native `greet` called with a progress token: it reports progress
 /// once, so its answer streams.
@@ -377,11 +374,6 @@ static TOKENS: std::sync::RwLock<std::collections::BTreeMap<String, String>> =
 
 /// A client-credentials access token from the server at `addr`.
 async fn token(addr: &str, client_id: &str, secret: &str) -> String {
-    token_with(addr, client_id, secret, None).await
-}
-
-/// [`token`] with a `DPoP` proof: a token bound to the proof's key.
-async fn token_with(addr: &str, client_id: &str, secret: &str, dpop: Option<&str>) -> String {
     let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
     let (mut send, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
         .await
@@ -389,13 +381,11 @@ async fn token_with(addr: &str, client_id: &str, secret: &str, dpop: Option<&str
     tokio::spawn(conn);
     let form =
         format!("grant_type=client_credentials&client_id={client_id}&client_secret={secret}");
-    let mut req = hyper::Request::post(format!("http://{addr}/oauth/token"))
+    let req = hyper::Request::post(format!("http://{addr}/oauth/token"))
         .header("host", addr)
-        .header("content-type", "application/x-www-form-urlencoded");
-    if let Some(proof) = dpop {
-        req = req.header("dpop", proof);
-    }
-    let req = req.body(Full::new(Bytes::from(form))).expect("a request");
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Full::new(Bytes::from(form)))
+        .expect("a request");
     let resp = send.send_request(req).await.expect("a response");
     let body = resp.into_body().collect().await.expect("a body").to_bytes();
     let v: Value = serde_json::from_slice(&body).expect("JSON");
@@ -598,11 +588,6 @@ fn main() {
         .build()
         .expect("tokio");
     rt.block_on(async {
-        // What the bearer check (and DPoP's beyond it) costs, alone.
-        if std::env::args().any(|a| a == "--bearer") {
-            bearer_check().await;
-            return;
-        }
         let plan = plan(quick);
         let ceiling_addr = start_ceiling().await;
         println!(
@@ -757,105 +742,7 @@ async fn every_profile(plan: Plan, ceiling_addr: &str, at_1: Run) {
         }
     }
     event_store(plan).await;
-    bearer_check().await;
     secret_scan();
-}
-
-/// What the bearer check costs per request, in-process, for a client that
-/// presents the same token again: the remembered signature check plus the
-/// read of the grant's standing from SQLite.
-async fn bearer_check() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("auth.db").display());
-    let store = Arc::new(Store::connect(&url).await.expect("store"));
-    let issuer = "http://127.0.0.1:1";
-    let auth = AuthServer::start(AuthConfig::new(issuer), store.clone())
-        .await
-        .expect("auth server");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr").to_string();
-    let app = toolhost_auth::router(auth.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
-    let (client, secret) = toolhost_auth::admin::add_service(auth.store(), "bench", "bench", "mcp")
-        .await
-        .expect("a service client");
-    let header = format!("Bearer {}", token(&addr, &client.client_id, &secret).await);
-    let mut samples = Vec::with_capacity(CALLS);
-    for i in 0..WARMUP + CALLS {
-        let t = Instant::now();
-        auth.authenticate(Some(&header))
-            .await
-            .expect("a valid token");
-        if i >= WARMUP {
-            samples.push(t.elapsed());
-        }
-    }
-    samples.sort();
-    let dpop = dpop_samples(&auth, &addr, issuer, &client.client_id, &secret).await;
-    let p = |s: &[Duration], q: usize| s[s.len() * q / 100].as_secs_f64() * 1e6;
-    println!();
-    println!("| bearer check (in-process) | p50 µs | p99 µs |");
-    println!("|---|---|---|");
-    println!(
-        "| token (signature remembered) + live grant read (SQLite) | {:.1} | {:.1} |",
-        p(&samples, 50),
-        p(&samples, 99)
-    );
-    println!(
-        "| DPoP-bound token + its proof (RFC 9449 §4.3, replay record in SQLite) | {:.1} | {:.1} |",
-        p(&dpop, 50),
-        p(&dpop, 99)
-    );
-    println!(
-        "| DPoP beyond the bearer check (budget 30 µs, issue 47) | {:.1} | |",
-        p(&dpop, 50) - p(&samples, 50)
-    );
-}
-
-/// The DPoP rows of [`bearer_check`]: the same client's token, bound to a
-/// key, presented with a fresh proof each time. Making the proof is the
-/// client's work and is not timed; checking it and recording its `jti` is.
-async fn dpop_samples(
-    auth: &AuthServer,
-    addr: &str,
-    issuer: &str,
-    client_id: &str,
-    secret: &str,
-) -> Vec<Duration> {
-    use toolhost_auth::dpop::client::Prover;
-    let prover = Prover::generate();
-    let now = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("after 1970")
-            .as_secs() as i64
-    };
-    let at_token = prover.proof("POST", &format!("{issuer}/oauth/token"), now(), None);
-    let token = token_with(addr, client_id, secret, Some(&at_token)).await;
-    let authorization = format!("DPoP {token}");
-    let url = format!("{issuer}/mcp");
-    let mut samples = Vec::with_capacity(CALLS);
-    for i in 0..WARMUP + CALLS {
-        let proof = prover.proof("POST", &url, now(), Some(&token));
-        let dpop = [proof.as_str()];
-        let presented = toolhost_auth::Presented {
-            authorization: Some(&authorization),
-            dpop: &dpop,
-            method: "POST",
-            url: &url,
-        };
-        let t = Instant::now();
-        auth.authenticate_request(&presented)
-            .await
-            .expect("a valid token and proof");
-        if i >= WARMUP {
-            samples.push(t.elapsed());
-        }
-    }
-    samples.sort();
-    samples
 }
 
 /// The disk's floor under a durable call at concurrency 1: the median of

@@ -118,7 +118,9 @@ pub enum ClientCommand {
         store: StoreArg,
     },
     /// Add a service (machine) client for the client credentials grant.
-    /// Prints its id and secret; the secret is not shown again.
+    /// Prints its id and secret; the secret is not shown again. With
+    /// `--jwks`, it has no secret: it authenticates with assertions signed
+    /// by one of those keys (`private_key_jwt`).
     AddService {
         /// A readable name.
         name: String,
@@ -128,6 +130,24 @@ pub enum ClientCommand {
         /// Its scope set, space-separated (`mcp` is needed to reach /mcp).
         #[arg(long, default_value = "mcp")]
         scope: String,
+        /// A file holding its public keys: a JWK Set or one JWK (Ed25519,
+        /// P-256 or RSA of 2048 bits or more; at most 8).
+        #[arg(long, value_name = "FILE")]
+        jwks: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Set or replace a service client's public keys (a JWK Set or one JWK
+    /// in FILE). From then on it authenticates only with assertions signed
+    /// by one of them (`private_key_jwt`); its secret is refused. To
+    /// rotate, list the new key beside the old until the workload uses it.
+    Keys {
+        /// The service client's id.
+        #[arg(allow_hyphen_values = true)]
+        client_id: String,
+        /// The file with the keys.
+        #[arg(value_name = "FILE")]
+        jwks: std::path::PathBuf,
         #[command(flatten)]
         store: StoreArg,
     },
@@ -255,17 +275,55 @@ pub async fn client(command: ClientCommand) -> anyhow::Result<ExitCode> {
             name,
             tenant,
             scope,
+            jwks,
             store,
         } => {
             let store = open(&store).await?;
-            let (client, secret) = admin::add_service(&store, &tenant, &name, &scope).await?;
-            println!("client_id: {}", client.client_id);
-            println!("client_secret: {secret}");
+            let client = match jwks {
+                Some(file) => {
+                    let keys = read_keys(&file)?;
+                    let client =
+                        admin::add_keyed_service(&store, &tenant, &name, &scope, &keys).await?;
+                    println!("client_id: {}", client.client_id);
+                    println!("authentication: private_key_jwt (no secret)");
+                    client
+                }
+                None => {
+                    let (client, secret) =
+                        admin::add_service(&store, &tenant, &name, &scope).await?;
+                    println!("client_id: {}", client.client_id);
+                    println!("client_secret: {secret}");
+                    client
+                }
+            };
             println!("tenant: {tenant}");
             println!("scope: {}", client.scope);
         }
+        ClientCommand::Keys {
+            client_id,
+            jwks,
+            store,
+        } => {
+            let keys = read_keys(&jwks)?;
+            let count = admin::set_service_keys(&open(&store).await?, &client_id, &keys).await?;
+            println!(
+                "client {client_id} now authenticates with assertions signed by one of {count} key(s)"
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A key file's text (a JWK Set is small: at most 64 KiB is read).
+fn read_keys(file: &std::path::Path) -> anyhow::Result<String> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .with_context(|| format!("opening {}", file.display()))?
+        .take(64 * 1024)
+        .read_to_string(&mut text)
+        .with_context(|| format!("reading {}", file.display()))?;
+    Ok(text)
 }
 
 fn print_client(c: &Client) {

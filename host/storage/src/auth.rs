@@ -691,11 +691,42 @@ impl AuthStore for Store {
         })
     }
 
-    fn spend_dpop_proof<'a>(&'a self, key: &'a str, until: i64, now: i64) -> StoreFuture<'a, bool> {
+    /// On the counters' pool (`connect::open_counters`): the commit does
+    /// not wait for the disk. A record lost to a power cut (SQLite) or a
+    /// database crash (PostgreSQL) lets that JWT be replayed until it
+    /// expires (a DPoP proof's `iat` window, a minute; a client
+    /// assertion's `exp`, at most five); a synced write per request cost
+    /// the DPoP check most of its time (BENCHMARKS Part 32).
+    fn spend_jwt<'a>(&'a self, key: &'a str, until: i64, now: i64) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let spent = execute!(&self.pools, sql::SPEND_DPOP_PROOF, key, until, now)
-                .map_err(failed("record a DPoP proof"))?;
+            let spent = execute!(&self.counters, sql::SPEND_JWT, key, until, now)
+                .map_err(failed("record a single-use JWT"))?;
             Ok(spent == 1)
+        })
+    }
+
+    fn client_keys<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, Option<String>> {
+        Box::pin(async move {
+            fetch_optional!(
+                &self.pools,
+                |row| row.text("jwks"),
+                sql::CLIENT_KEYS,
+                client_id
+            )
+            .map_err(failed("select a client's keys"))
+        })
+    }
+
+    fn set_client_keys<'a>(
+        &'a self,
+        client_id: &'a str,
+        jwks: &'a str,
+        now: i64,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(&self.pools, sql::SET_CLIENT_KEYS, client_id, jwks, now)
+                .map_err(failed("set a client's keys"))?;
+            Ok(())
         })
     }
 

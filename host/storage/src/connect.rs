@@ -291,12 +291,14 @@ pub(crate) fn audit_writer(url: &str) -> Result<Option<SqliteConnectOptions>, sq
 /// Most connections of the counters' pool: a report is one short statement.
 const COUNTER_CONNECTIONS: u32 = 2;
 
-/// A second, small pool for the rate-limit counters, whose commits do not
-/// wait for the disk: SQLite's `synchronous = NORMAL` (in WAL mode a commit
-/// is not fsynced; a power cut may lose the last reports, a killed process
-/// does not) and PostgreSQL's `synchronous_commit = off`. A lost report
-/// lets its requests through again elsewhere; a synced write per request
-/// halved throughput (BENCHMARKS.md part 4). The audit keeps the main pool and its syncs. An
+/// A second, small pool for the rate-limit counters and the single-use JWT
+/// records (DPoP proofs, client assertions), whose commits do not wait for
+/// the disk: SQLite's `synchronous = NORMAL` (in WAL mode a commit is not
+/// fsynced; a power cut may lose the last writes, a killed process does
+/// not) and PostgreSQL's `synchronous_commit = off`. A lost report lets its
+/// requests through again elsewhere, a lost record lets its JWT be replayed
+/// until it expires; a synced write per request halved throughput
+/// (BENCHMARKS.md part 4). The audit keeps the main pool and its syncs. An
 /// in-memory SQLite database has one connection, shared.
 pub(crate) async fn open_counters(
     main: &Pools,

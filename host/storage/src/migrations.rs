@@ -166,6 +166,10 @@ pub(crate) const SQLITE: Files = &[
         "0035_dpop.sql",
         include_str!("../../../migrations/sqlite/0035_dpop.sql"),
     ),
+    (
+        "0036_client_keys.sql",
+        include_str!("../../../migrations/sqlite/0036_client_keys.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -309,6 +313,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0035_dpop.sql",
         include_str!("../../../migrations/postgres/0035_dpop.sql"),
+    ),
+    (
+        "0036_client_keys.sql",
+        include_str!("../../../migrations/postgres/0036_client_keys.sql"),
     ),
 ];
 

@@ -35,6 +35,7 @@ on_both_engines!(
     a_dpop_proof_is_spent_once_until_it_expires,
     a_refresh_token_keeps_its_dpop_binding,
     a_tenant_requires_dpop_only_when_told,
+    a_clients_keys_are_set_replaced_and_go_with_it,
 );
 
 const NOW: i64 = 1_764_000_000;
@@ -805,21 +806,11 @@ async fn an_sso_link_binds_one_subject_to_one_user_per_provider(db: &TestDb) {
 
 async fn a_dpop_proof_is_spent_once_until_it_expires(db: &TestDb) {
     let store = db.store().await;
+    assert!(store.spend_jwt("p-1", NOW + 61, NOW).await.expect("spend"));
+    assert!(!store.spend_jwt("p-1", NOW + 61, NOW).await.expect("replay"));
     assert!(
         store
-            .spend_dpop_proof("p-1", NOW + 61, NOW)
-            .await
-            .expect("spend")
-    );
-    assert!(
-        !store
-            .spend_dpop_proof("p-1", NOW + 61, NOW)
-            .await
-            .expect("replay")
-    );
-    assert!(
-        store
-            .spend_dpop_proof("p-2", NOW + 61, NOW)
+            .spend_jwt("p-2", NOW + 61, NOW)
             .await
             .expect("another")
     );
@@ -827,13 +818,13 @@ async fn a_dpop_proof_is_spent_once_until_it_expires(db: &TestDb) {
     // (the proof itself is stale by then) and is purged.
     assert!(
         !store
-            .spend_dpop_proof("p-1", NOW + 61, NOW + 61)
+            .spend_jwt("p-1", NOW + 61, NOW + 61)
             .await
             .expect("at expiry")
     );
     assert!(
         store
-            .spend_dpop_proof("p-1", NOW + 200, NOW + 62)
+            .spend_jwt("p-1", NOW + 200, NOW + 62)
             .await
             .expect("expired")
     );
@@ -890,4 +881,28 @@ async fn a_tenant_requires_dpop_only_when_told(db: &TestDb) {
             .await
             .expect("no tenant")
     );
+}
+
+async fn a_clients_keys_are_set_replaced_and_go_with_it(db: &TestDb) {
+    let store = seeded(db).await;
+    store
+        .insert_client(&service("svc-1"))
+        .await
+        .expect("service");
+    assert_eq!(store.client_keys("svc-1").await.expect("read"), None);
+    store
+        .set_client_keys("svc-1", r#"{"keys":[1]}"#, NOW)
+        .await
+        .expect("set");
+    store
+        .set_client_keys("svc-1", r#"{"keys":[2]}"#, NOW + 1)
+        .await
+        .expect("replaced");
+    assert_eq!(
+        store.client_keys("svc-1").await.expect("read").as_deref(),
+        Some(r#"{"keys":[2]}"#)
+    );
+    // Keys of no client are refused by the database.
+    assert!(store.set_client_keys("nobody", "{}", NOW).await.is_err());
+    assert_eq!(db.count("client_keys").await, 1, "one row, replaced");
 }

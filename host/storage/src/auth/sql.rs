@@ -103,12 +103,17 @@ pub(super) const REFRESH_TOKEN: &str = "SELECT \
 pub(super) const TENANT_REQUIRES_DPOP: &str = "SELECT require_dpop FROM tenants WHERE id = $1";
 pub(crate) const SET_TENANT_DPOP: &str = "UPDATE tenants SET require_dpop = $1 WHERE id = $2";
 
-// A proof not seen, or seen only in a record that has expired, is spent
-// now: one row inserted or revived. A live record makes it a no-op (0 rows).
-pub(super) const SPEND_DPOP_PROOF: &str = "INSERT INTO dpop_proofs (proof_key, expires_at) \
+// A single-use JWT not seen, or seen only in a record that has expired, is
+// spent now: one row inserted or revived. A live record makes it a no-op
+// (0 rows).
+pub(super) const SPEND_JWT: &str = "INSERT INTO spent_jwts (jwt_key, expires_at) \
      VALUES ($1, $2) \
-     ON CONFLICT (proof_key) DO UPDATE SET expires_at = excluded.expires_at \
-     WHERE dpop_proofs.expires_at < $3";
+     ON CONFLICT (jwt_key) DO UPDATE SET expires_at = excluded.expires_at \
+     WHERE spent_jwts.expires_at < $3";
+pub(super) const CLIENT_KEYS: &str = "SELECT jwks FROM client_keys WHERE client_id = $1";
+pub(super) const SET_CLIENT_KEYS: &str = "INSERT INTO client_keys (client_id, jwks, updated_at) \
+     VALUES ($1, $2, $3) \
+     ON CONFLICT (client_id) DO UPDATE SET jwks = excluded.jwks, updated_at = excluded.updated_at";
 pub(super) const USE_REFRESH: &str = "UPDATE refresh_tokens SET used_at = $1 \
      WHERE token_hash = $2 AND used_at IS NULL";
 
@@ -190,5 +195,5 @@ pub(super) const PURGE_EXPIRED: [&str; 6] = [
     "DELETE FROM pending_authorizations WHERE expires_at < $1",
     "DELETE FROM web_sessions WHERE expires_at < $1",
     "DELETE FROM sso_attempts WHERE expires_at < $1",
-    "DELETE FROM dpop_proofs WHERE expires_at < $1",
+    "DELETE FROM spent_jwts WHERE expires_at < $1",
 ];
