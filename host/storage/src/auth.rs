@@ -695,8 +695,8 @@ impl AuthStore for Store {
     /// not wait for the disk. A record lost to a power cut (SQLite) or a
     /// database crash (PostgreSQL) lets that JWT be replayed until it
     /// expires (a DPoP proof's `iat` window, a minute; a client
-    /// assertion's `exp`, at most five); a synced write per request cost
-    /// the DPoP check most of its time (BENCHMARKS Part 32).
+    /// assertion's `exp`, at most six); a synced commit added about 100 µs
+    /// to each DPoP-bound request (BENCHMARKS Part 32).
     fn spend_jwt<'a>(&'a self, key: &'a str, until: i64, now: i64) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let spent = execute!(&self.counters, sql::SPEND_JWT, key, until, now)
