@@ -46,11 +46,12 @@ import httpx2
 from mcp import Client
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import OAuthClientMetadata
 from mcp.types import Implementation, TextContent
 
 from checks import Failure, check
 from oauth_browser import BrowserError, authorize
+from token_storage import MemoryStorage
 
 EXPECTED = {"message": "Hello, Ada!"}
 CLIENT_INFO = Implementation(name="toolhost-e2e-python-oauth", version="0.1.0")
@@ -59,26 +60,6 @@ REDIRECT_URI = "http://127.0.0.1:9/callback"
 TIMEOUT_SECONDS = 30
 # --expiry natural waits the token out: only for a server with a short TTL.
 MAX_NATURAL_EXPIRY = 30
-
-
-class MemoryStorage:
-    """`mcp.client.auth.TokenStorage` in memory: nothing outlives the run."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client_info: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client_info
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client_info = client_info
 
 
 @dataclass

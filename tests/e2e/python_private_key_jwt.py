@@ -32,34 +32,14 @@ from jwt.algorithms import ECAlgorithm
 from mcp import Client
 from mcp.client.auth.extensions.client_credentials import PrivateKeyJWTOAuthProvider, SignedJWTParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcp.types import Implementation
 
 from checks import Failure, check
+from token_storage import MemoryStorage
 
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 CLIENT_INFO = Implementation(name="toolhost-e2e-private-key-jwt", version="0.1.0")
 TIMEOUT_SECONDS = 30
-
-
-class MemoryStorage:
-    """`mcp.client.auth.TokenStorage` in memory."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client_info: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client_info
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client_info = client_info
 
 
 def workload_key() -> tuple[str, str]:

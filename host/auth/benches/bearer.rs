@@ -20,6 +20,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::now;
 use toolhost_auth::dpop::client::Prover;
 use toolhost_auth::dpop::{self, Expected};
 use toolhost_auth::{AuthConfig, AuthServer, Presented, admin};
@@ -190,13 +191,4 @@ fn p(sorted: &[Duration], q: usize) -> Duration {
 
 fn us(d: Duration) -> String {
     format!("{:.1}", d.as_secs_f64() * 1e6)
-}
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs()
-        .try_into()
-        .expect("fits")
 }

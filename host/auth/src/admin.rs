@@ -161,15 +161,7 @@ pub async fn set_service_keys(
     jwks: &str,
 ) -> Result<usize, AdminError> {
     let jwks = client_keys(jwks)?;
-    match store.client(client_id).await? {
-        Some(c) if c.kind == ClientKind::Service => {}
-        Some(_) => {
-            return Err(AdminError::Invalid(format!(
-                "{client_id:?} is not a service client"
-            )));
-        }
-        None => return Err(AdminError::NotFound(format!("client {client_id:?}"))),
-    }
+    must_be_service(store, client_id).await?;
     store.set_client_keys(client_id, &jwks, now()).await?;
     let count = serde_json::from_str::<serde_json::Value>(&jwks)
         .ok()
@@ -243,19 +235,22 @@ pub async fn set_service_scope(
     scope: &str,
 ) -> Result<(), AdminError> {
     let scopes = service_scopes(scope)?;
-    match store.client(client_id).await? {
-        Some(c) if c.kind == ClientKind::Service => {}
-        Some(_) => {
-            return Err(AdminError::Invalid(format!(
-                "{client_id:?} is not a service client"
-            )));
-        }
-        None => return Err(AdminError::NotFound(format!("client {client_id:?}"))),
-    }
+    must_be_service(store, client_id).await?;
     store
         .set_client_scope(client_id, &scopes.to_string())
         .await?;
     Ok(())
+}
+
+/// `client_id` names a service client.
+async fn must_be_service(store: &dyn AuthStore, client_id: &str) -> Result<(), AdminError> {
+    match store.client(client_id).await? {
+        Some(c) if c.kind == ClientKind::Service => Ok(()),
+        Some(_) => Err(AdminError::Invalid(format!(
+            "{client_id:?} is not a service client"
+        ))),
+        None => Err(AdminError::NotFound(format!("client {client_id:?}"))),
+    }
 }
 
 /// A service's scope set: any scopes, each toolset binding well named

@@ -7,22 +7,13 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{serve_auth, service_token};
+use common::{now, serve_auth, service_token};
 use toolhost_auth::dpop::DpopError;
 use toolhost_auth::dpop::client::Prover;
 use toolhost_auth::{AuthConfig, AuthServer, BearerError, Presented, admin};
 use toolhost_storage::Store;
 
 const ISSUER: &str = "http://toolhost.test";
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs()
-        .try_into()
-        .expect("fits")
-}
 
 /// Two replicas of one issuer on one store, the first serving HTTP, and
 /// a bound service token (with the prover that holds its key).

@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{encode, serve_auth, service_token};
+use common::{encode, now, serve_auth, service_token};
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
@@ -16,15 +16,6 @@ use toolhost_auth::{AuthConfig, AuthServer, AuthStore, admin};
 use toolhost_storage::Store;
 
 const ISSUER: &str = "http://toolhost.test";
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs()
-        .try_into()
-        .expect("fits")
-}
 
 /// A workload's key: what it signs with and the public JWK it registers.
 fn workload_key() -> (EncodingKey, Jwk) {

@@ -12,6 +12,16 @@ use std::collections::BTreeMap;
 use reqwest::redirect::Policy;
 use toolhost_auth::{Client, ClientKind, ClientOrigin};
 
+/// Unix seconds now.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs()
+        .try_into()
+        .expect("fits")
+}
+
 /// A listener on a free loopback port, and its base URL.
 pub async fn bind() -> (tokio::net::TcpListener, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
