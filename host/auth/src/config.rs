@@ -14,6 +14,11 @@ pub struct AuthConfig {
     pub access_ttl: Duration,
     /// Refresh tokens: rotated on every use; one unused this long expires.
     pub refresh_ttl: Duration,
+    /// A grant ends this long after the sign-in (or code) that made it,
+    /// however often it is refreshed: the person signs in again, where a
+    /// person removed at a single-sign-on provider fails. The longest such
+    /// a person keeps access (plus one access token's lifetime).
+    pub grant_max_age: Duration,
     /// Authorization codes: only the redirect back to the client needs it.
     pub code_ttl: Duration,
     /// A browser login lasts a working day.
@@ -50,6 +55,7 @@ impl AuthConfig {
             issuer,
             access_ttl: Duration::from_secs(10 * 60),
             refresh_ttl: Duration::from_secs(30 * 24 * 3600),
+            grant_max_age: Duration::from_secs(30 * 24 * 3600),
             code_ttl: Duration::from_secs(60),
             session_ttl: Duration::from_secs(12 * 3600),
             pending_ttl: Duration::from_secs(10 * 60),

@@ -382,6 +382,11 @@ impl AuthServer {
                 g.family.revoked_at.is_none() && g.client_revoked_at.is_none() && !g.disabled
             })
             .ok_or_else(|| OAuthError::invalid_grant("the grant was revoked"))?;
+        if now() >= grant.family.created_at + secs(self.config.grant_max_age) {
+            return Err(OAuthError::invalid_grant(
+                "the grant has reached the host's grant_max_age: sign in again",
+            ));
+        }
         self.check_tenant_dpop(&grant.tenant, jkt).await?;
         let scope = narrowed(
             &scopes(&old.scope)?,
@@ -395,7 +400,7 @@ impl AuthServer {
             client_id: client.client_id.clone(),
             scope: old.scope.clone(),
             resource: old.resource.clone(),
-            expires_at: now() + secs(self.config.refresh_ttl),
+            expires_at: self.refresh_expiry(grant.family.created_at),
             used_at: None,
             // Once bound, always bound; an unbound one binds to the first
             // key a public client proves.
@@ -491,6 +496,14 @@ impl AuthServer {
             .map_err(|e| OAuthError::from(&e))
     }
 
+    /// When a refresh token made now for a grant made at `granted_at`
+    /// expires: after the refresh lifetime, never past the grant's
+    /// `grant_max_age`.
+    fn refresh_expiry(&self, granted_at: i64) -> i64 {
+        let unused = now() + secs(self.config.refresh_ttl);
+        unused.min(granted_at + secs(self.config.grant_max_age))
+    }
+
     /// Mints the access token (and a first refresh token) of a new grant.
     async fn issue(
         &self,
@@ -508,7 +521,7 @@ impl AuthServer {
                 client_id: family.client_id.clone(),
                 scope: scope.into(),
                 resource: resource.into(),
-                expires_at: now() + secs(self.config.refresh_ttl),
+                expires_at: self.refresh_expiry(family.created_at),
                 used_at: None,
                 dpop_jkt: binding.refresh.map(str::to_owned),
             };

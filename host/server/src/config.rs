@@ -65,6 +65,10 @@ pub struct ConfigFile {
     #[serde(default, with = "humantime_serde")]
     access_token_ttl: Option<Duration>,
     #[serde(default, with = "humantime_serde")]
+    refresh_token_ttl: Option<Duration>,
+    #[serde(default, with = "humantime_serde")]
+    grant_max_age: Option<Duration>,
+    #[serde(default, with = "humantime_serde")]
     code_ttl: Option<Duration>,
     /// Dynamic client registrations per source (an IPv4 address or an IPv6
     /// /64) per minute, all replicas together (default 10).
@@ -191,6 +195,16 @@ pub struct ServeArgs {
     /// Lifetime of access tokens (default 10m).
     #[arg(long, env = "TOOLHOST_ACCESS_TOKEN_TTL", value_parser = humantime::parse_duration)]
     pub access_token_ttl: Option<Duration>,
+    /// How long a refresh token lasts unused (default 30d); each refresh
+    /// makes a new one, never past the grant's `grant_max_age`.
+    #[arg(long, env = "TOOLHOST_REFRESH_TOKEN_TTL", value_parser = humantime::parse_duration)]
+    pub refresh_token_ttl: Option<Duration>,
+    /// How long a grant lasts from the sign-in that made it, however often
+    /// it is refreshed (default 30d): then its person signs in again. The
+    /// longest a person removed or disabled at a single-sign-on provider
+    /// keeps access here (plus one access token's lifetime).
+    #[arg(long, env = "TOOLHOST_GRANT_MAX_AGE", value_parser = humantime::parse_duration)]
+    pub grant_max_age: Option<Duration>,
     /// Lifetime of authorization codes (default 60s).
     #[arg(long, env = "TOOLHOST_CODE_TTL", value_parser = humantime::parse_duration)]
     pub code_ttl: Option<Duration>,
@@ -436,6 +450,10 @@ pub struct Config {
     pub public_url: Option<String>,
     /// Access-token lifetime, if not the default.
     pub access_token_ttl: Option<Duration>,
+    /// Refresh-token lifetime, if not the default.
+    pub refresh_token_ttl: Option<Duration>,
+    /// A grant's longest life, if not the default.
+    pub grant_max_age: Option<Duration>,
     /// Authorization-code lifetime, if not the default.
     pub code_ttl: Option<Duration>,
     /// Dynamic registrations per source address per minute, if not the default.
@@ -620,6 +638,8 @@ impl Config {
                 .or(file.public_url)
                 .map(|u| u.trim_end_matches('/').to_owned()),
             access_token_ttl: args.access_token_ttl.or(file.access_token_ttl),
+            refresh_token_ttl: args.refresh_token_ttl.or(file.refresh_token_ttl),
+            grant_max_age: args.grant_max_age.or(file.grant_max_age),
             code_ttl: args.code_ttl.or(file.code_ttl),
             registrations_per_minute: file.registrations_per_minute,
             logins_per_minute: file.logins_per_minute,

@@ -305,6 +305,12 @@ async fn start_auth(
     if let Some(ttl) = config.access_token_ttl {
         auth.access_ttl = ttl;
     }
+    if let Some(ttl) = config.refresh_token_ttl {
+        auth.refresh_ttl = ttl;
+    }
+    if let Some(age) = config.grant_max_age {
+        auth.grant_max_age = age;
+    }
     if let Some(ttl) = config.code_ttl {
         auth.code_ttl = ttl;
     }
