@@ -6,12 +6,14 @@
 //!
 //! The client's proofs are made as a client library makes them: a real
 //! Ed25519 key, signed by jsonwebtoken (`toolhost_auth::dpop::client`).
+//! One test drives a maintained OAuth client library instead, panva's
+//! oauth4webapi (tests/e2e/dpop_client.mjs), with its own ES256 key.
 
 mod support;
 
 use serde_json::{Value, json};
 use support::oauth::{REDIRECT, VERIFIER, code, encode, form, json, register};
-use support::{Answer, PgSchema, Server, exchange_full};
+use support::{Answer, PgSchema, Server, Tools, exchange_full};
 use toolhost_auth::dpop::client::Prover;
 
 /// A token request of `body` with `proofs` as its `DPoP` headers.
@@ -404,4 +406,21 @@ fn a_tenant_that_requires_dpop_gets_no_token_without_a_proof() {
     );
     let unknown = server.admin(&["tenant", "dpop", "nobody", "required"]);
     assert!(!unknown.status.success(), "an unknown tenant is refused");
+}
+
+#[test]
+fn a_maintained_oauth_library_gets_and_uses_a_dpop_bound_token() {
+    let tools = Tools::require();
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    let (id, secret) = server.add_service("demo", "mcp hello:read");
+    let cmd = tools.node("dpop_client.mjs", &[&server.issuer(), &id, &secret]);
+    let out = server.run_client(
+        "oauth4webapi DPoP client",
+        cmd,
+        std::time::Duration::from_secs(60),
+    );
+    assert!(
+        out.contains("Hello, Ada!") && out.contains("without a proof is 401"),
+        "dpop_client.mjs left out a step:\n{out}"
+    );
 }
