@@ -3,6 +3,8 @@
 //! an assertion by a registered key gets a token once, whichever replica
 //! sees it; a replay, another key's, a secret or two methods at once are
 //! refused with `invalid_client`, and each refused assertion is an event.
+//! Also what a service's token carries when it asks for `mcp` alone, as
+//! the MCP SDK's client-credentials providers do.
 
 mod common;
 
@@ -219,4 +221,49 @@ fn registered_keys_must_be_public_and_of_a_kind_an_assertion_uses() {
     let many = json!({ "keys": vec![jwk; 9] }).to_string();
     assert!(admin::client_keys(&many).is_err(), "too many");
     assert!(admin::client_keys("not JSON").is_err());
+}
+
+/// What MCP SDKs ask for after reading the resource's challenge is `mcp`
+/// alone: a service asking that gets its whole scope set; naming
+/// permissions narrows it, and naming one it lacks is refused.
+#[tokio::test]
+async fn a_service_asking_for_mcp_alone_gets_its_whole_scope_set() {
+    let r = replicas().await;
+    let (client, secret) =
+        admin::add_service(r.store.as_ref(), "demo", "svc", "mcp hello:read crm:read")
+            .await
+            .expect("a service");
+    let granted = |body: &'static str| {
+        let (base, id, secret) = (r.a.clone(), client.client_id.clone(), secret.clone());
+        async move {
+            let answer = service_token(&base, &id, &secret, body, None).await;
+            let mut scopes: Vec<String> = answer["scope"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{answer}"))
+                .split(' ')
+                .map(str::to_owned)
+                .collect();
+            scopes.sort();
+            scopes.join(" ")
+        }
+    };
+    let whole = "crm:read hello:read mcp";
+    assert_eq!(granted("grant_type=client_credentials").await, whole);
+    assert_eq!(
+        granted("grant_type=client_credentials&scope=mcp").await,
+        whole
+    );
+    assert_eq!(
+        granted("grant_type=client_credentials&scope=mcp%20hello:read").await,
+        "hello:read mcp"
+    );
+    let answer = service_token(
+        &r.a,
+        &client.client_id,
+        &secret,
+        "grant_type=client_credentials&scope=mcp%20admin:all",
+        None,
+    )
+    .await;
+    assert_eq!(answer["error"], "invalid_scope", "{answer}");
 }
