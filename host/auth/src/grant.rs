@@ -1,7 +1,12 @@
-//! The token endpoint's grants (RFC 6749 §4.1.3, §6, §4.4) and client
-//! authentication (§2.3). Every refusal is the RFC's error and writes
+//! The token endpoint's grants (RFC 6749 §4.1.3, §6, §4.4, and RFC 7523's
+//! JWT-bearer grant with an identity assertion, `grant/identity.rs`) and
+//! client authentication (§2.3). Every refusal is the RFC's error and writes
 //! nothing, except where revoking is the point (a replayed code or refresh
 //! token revokes its whole family).
+
+mod identity;
+
+pub use identity::JWT_BEARER_GRANT;
 
 use serde::Serialize;
 use toolhost_types::PrincipalKind;
@@ -64,8 +69,12 @@ impl AuthServer {
             "client_credentials" => {
                 (self.client_credentials(&client, params, endpoint_toolset, jkt)).await
             }
+            identity::JWT_BEARER_GRANT => {
+                (self.identity_assertion_grant(&client, params, jkt)).await
+            }
             other => Err(OAuthError::unsupported_grant_type(format!(
-                "grant_type {other} is not supported (authorization_code, refresh_token, client_credentials are)"
+                "grant_type {other} is not supported (authorization_code, refresh_token, client_credentials, {} are)",
+                identity::JWT_BEARER_GRANT
             ))),
         }?;
         if let Err(e) = self.store.touch_client(&client.client_id, now()).await {

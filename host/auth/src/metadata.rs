@@ -32,7 +32,9 @@ pub fn authorization_server(config: &AuthConfig) -> Value {
         "scopes_supported": scope::FIRST_PARTY,
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "grant_types_supported": [
+            "authorization_code", "refresh_token", "client_credentials", crate::grant::JWT_BEARER_GRANT,
+        ],
         "token_endpoint_auth_methods_supported": AUTH_METHODS,
         "token_endpoint_auth_signing_alg_values_supported": client_assertion::ALGORITHMS,
         "revocation_endpoint_auth_methods_supported": AUTH_METHODS,

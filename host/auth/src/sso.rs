@@ -363,7 +363,7 @@ async fn record_ok(
 }
 
 /// An auth event, mirrored into the audit trail.
-async fn record(
+pub(crate) async fn record(
     auth: &AuthServer,
     kind: &str,
     client_id: Option<&str>,

@@ -58,6 +58,33 @@ pub enum UpstreamError {
     NoAccount(String),
 }
 
+/// What an identity assertion authorization grant (an ID-JAG, presented
+/// with RFC 7523's JWT-bearer grant) must be for.
+#[derive(Debug, Clone, Copy)]
+pub struct GrantExpect<'a> {
+    /// Our issuer: the assertion's `aud`.
+    pub audience: &'a str,
+    /// Our MCP endpoint: the assertion's `resource`.
+    pub resource: &'a str,
+    /// The client presenting it, authenticated: the assertion's `client_id`.
+    pub client_id: &'a str,
+    /// Now, in unix seconds.
+    pub now: i64,
+}
+
+/// What a verified ID-JAG vouches for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssertedGrant {
+    /// The local user it names, and what linking them changed.
+    pub signed_in: SignedIn,
+    /// Its `jti`, spent once.
+    pub jti: String,
+    /// Its `exp`.
+    pub expires_at: i64,
+    /// Its `scope`, if it carries one: the most a token from it may have.
+    pub scope: Option<String>,
+}
+
 /// A boxed future, so adapters can be trait objects.
 pub type UpstreamFuture<'a, T> =
     Pin<Box<dyn Future<Output = Result<T, UpstreamError>> + Send + 'a>>;
@@ -78,6 +105,28 @@ pub trait UpstreamIdentity: Send + Sync {
         code: &'a str,
         login: UpstreamLogin<'a>,
     ) -> UpstreamFuture<'a, SignedIn>;
+
+    /// The issuer whose identity assertion grants (ID-JAGs) this provider
+    /// vouches for, if the operator trusts it for them; `None` (the
+    /// default) if not.
+    fn assertion_issuer(&self) -> Option<&str> {
+        None
+    }
+
+    /// Checks an ID-JAG this provider issued against `expect` and links
+    /// the person it names to a local user.
+    fn verify_assertion_grant<'a>(
+        &'a self,
+        assertion: &'a str,
+        expect: GrantExpect<'a>,
+    ) -> UpstreamFuture<'a, AssertedGrant> {
+        let _ = (assertion, expect);
+        Box::pin(async {
+            Err(UpstreamError::Refused(
+                "this provider is not trusted for identity assertion grants".into(),
+            ))
+        })
+    }
 }
 
 /// Where an SSO event is also recorded besides the auth events: the host's

@@ -59,6 +59,11 @@ pub(crate) struct SsoFile {
     /// none is, at every sign-in.
     #[serde(default)]
     roles: BTreeMap<String, Roles>,
+    /// Whether the provider's identity assertion grants (ID-JAGs, MCP's
+    /// enterprise-managed authorization) get the people they name tokens
+    /// at `/oauth/token` without a consent page (default false).
+    #[serde(default)]
+    id_jag: bool,
 }
 
 /// `[sso.NAME.provision]`.
@@ -102,6 +107,7 @@ pub(crate) fn providers(file: BTreeMap<String, SsoFile>) -> anyhow::Result<Vec<P
         if let Some(groups) = f.groups_claim {
             c.groups_claim = groups;
         }
+        c.id_jag = f.id_jag;
         c.provision = f.provision.map(|p| Provision {
             tenant: p.tenant,
             role: p.role,

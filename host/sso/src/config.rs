@@ -60,6 +60,10 @@ pub struct ProviderConfig {
     pub roles: BTreeMap<String, Vec<String>>,
     /// Whether unknown people get an account, and where.
     pub provision: Option<Provision>,
+    /// Whether this provider's identity assertion grants (ID-JAGs) get
+    /// people tokens at the host's token endpoint without a consent page
+    /// (MCP's enterprise-managed authorization).
+    pub id_jag: bool,
 }
 
 /// The scopes asked for when none are configured.
@@ -99,6 +103,7 @@ impl ProviderConfig {
             groups_claim: DEFAULT_GROUPS_CLAIM.into(),
             roles: BTreeMap::new(),
             provision: None,
+            id_jag: false,
         }
     }
 

@@ -12,12 +12,12 @@ use toolhost_auth::upstream::UpstreamError;
 use crate::discovery::Discovery;
 
 /// Clock skew tolerated on `exp`, `nbf` and `iat`, in seconds.
-const LEEWAY: u64 = 60;
+pub(crate) const LEEWAY: u64 = 60;
 
 /// The algorithms an ID token may be signed with: public-key ones only
 /// (a shared-secret `HS256` would let anyone holding the client secret
 /// mint tokens; `none` is not an algorithm jsonwebtoken verifies).
-const ALLOWED: [Algorithm; 9] = [
+pub(crate) const ALLOWED: [Algorithm; 9] = [
     Algorithm::RS256,
     Algorithm::RS384,
     Algorithm::RS512,

@@ -18,6 +18,7 @@
 mod config;
 mod discovery;
 mod http;
+mod id_jag;
 mod id_token;
 mod link;
 
@@ -27,7 +28,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Deserialize;
 use toolhost_auth::AuthStore;
 use toolhost_auth::upstream::{
-    SignedIn, UpstreamError, UpstreamFuture, UpstreamIdentity, UpstreamLogin,
+    AssertedGrant, GrantExpect, SignedIn, UpstreamError, UpstreamFuture, UpstreamIdentity,
+    UpstreamLogin,
 };
 use toolhost_policy::PolicyStore;
 
@@ -199,7 +201,28 @@ impl OidcProvider {
             auth: self.auth.as_ref(),
             policy: self.policy.as_ref(),
         };
-        link::link(&self.config, &claims, &stores, now).await
+        link::link(&self.config, &claims, &stores, now, true).await
+    }
+
+    async fn verify_assertion_grant_with(
+        &self,
+        assertion: &str,
+        expect: GrantExpect<'_>,
+    ) -> Result<AssertedGrant, UpstreamError> {
+        let checked =
+            id_jag::verify(assertion, &self.discovery, &self.config.issuer, &expect).await?;
+        let stores = link::Stores {
+            auth: self.auth.as_ref(),
+            policy: self.policy.as_ref(),
+        };
+        let signed_in =
+            link::link(&self.config, &checked.claims, &stores, expect.now, false).await?;
+        Ok(AssertedGrant {
+            signed_in,
+            jti: checked.jti,
+            expires_at: checked.expires_at,
+            scope: checked.scope,
+        })
     }
 }
 
@@ -222,6 +245,18 @@ impl UpstreamIdentity for OidcProvider {
         login: UpstreamLogin<'a>,
     ) -> UpstreamFuture<'a, SignedIn> {
         Box::pin(self.sign_in_with(code, login))
+    }
+
+    fn assertion_issuer(&self) -> Option<&str> {
+        self.config.id_jag.then_some(self.config.issuer.as_str())
+    }
+
+    fn verify_assertion_grant<'a>(
+        &'a self,
+        assertion: &'a str,
+        expect: GrantExpect<'a>,
+    ) -> UpstreamFuture<'a, AssertedGrant> {
+        Box::pin(self.verify_assertion_grant_with(assertion, expect))
     }
 }
 

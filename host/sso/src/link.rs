@@ -38,12 +38,15 @@ fn store_failed(e: impl std::fmt::Display) -> UpstreamError {
     UpstreamError::Unavailable(format!("the store: {e}"))
 }
 
-/// Links `claims` to a local user and sets their mapped roles.
+/// Links `claims` to a local user and, with `set_mapped_roles` (a
+/// sign-in, not an identity assertion, which carries no groups), sets
+/// their mapped roles.
 pub(crate) async fn link(
     config: &ProviderConfig,
     claims: &Map<String, Value>,
     stores: &Stores<'_>,
     now: i64,
+    set_mapped_roles: bool,
 ) -> Result<SignedIn, UpstreamError> {
     let subject = claims
         .get("sub")
@@ -107,7 +110,9 @@ pub(crate) async fn link(
             user.username
         )));
     }
-    if let Some(change) = set_roles(config, claims, &user, stores.policy).await? {
+    if set_mapped_roles
+        && let Some(change) = set_roles(config, claims, &user, stores.policy).await?
+    {
         changes.push(change);
     }
     Ok(SignedIn {

@@ -65,8 +65,13 @@ impl Key {
     }
 
     fn sign(&self, claims: &Value) -> String {
+        self.sign_typed(claims, None)
+    }
+
+    fn sign_typed(&self, claims: &Value, typ: Option<&str>) -> String {
         let mut header = Header::new(Algorithm::EdDSA);
         header.kid = Some(self.kid.clone());
+        header.typ = typ.map(Into::into);
         jsonwebtoken::encode(
             &header,
             claims,
@@ -187,6 +192,11 @@ impl Provider {
 
     fn sign(&self, claims: &Value) -> String {
         self.idp.lock().expect("idp").keys[0].sign(claims)
+    }
+
+    /// An identity assertion grant (ID-JAG) with `claims`, as `typ`.
+    fn sign_id_jag(&self, claims: &Value, typ: &str) -> String {
+        self.idp.lock().expect("idp").keys[0].sign_typed(claims, Some(typ))
     }
 
     /// Down: no new connection is accepted, and a kept-alive one is
@@ -561,6 +571,170 @@ async fn a_groups_overage_keeps_the_mapped_roles_and_says_so_but_no_groups_claim
         &trip,
     );
     assert!(host.roles_of("alice@example.com").await.is_empty());
+}
+
+/// The ID-JAG claims for alice from `provider`, for client `agent` at `host`.
+fn id_jag_claims(provider: &Provider, host: &Host) -> Value {
+    json!({
+        "iss": provider.base,
+        "sub": "sub-alice",
+        "email": "alice@example.com",
+        "email_verified": true,
+        "aud": host.base,
+        "client_id": "agent",
+        "resource": format!("{}/mcp", host.base),
+        "scope": "mcp",
+        "jti": toolhost_auth::secret::random(12),
+        "iat": now(),
+        "exp": now() + 300,
+    })
+}
+
+impl Host {
+    /// A confidential client `agent` (secret `agent-secret`).
+    async fn agent(&self) {
+        let mut agent = common::admin_client("agent", &["http://127.0.0.1:9/cb"]);
+        agent.kind = toolhost_auth::ClientKind::Confidential;
+        agent.secret_hash = Some(toolhost_auth::secret::digest("agent-secret"));
+        self.store.insert_client(&agent).await.expect("agent");
+    }
+
+    /// The JWT-bearer grant with `assertion`, by `agent`: status and answer.
+    async fn exchange(&self, assertion: &str) -> (u16, Value) {
+        let form = common::encode(&[
+            ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+            ("assertion", assertion),
+        ]);
+        let resp = reqwest::Client::new()
+            .post(format!("{}/oauth/token", self.base))
+            .basic_auth("agent", Some("agent-secret"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form)
+            .send()
+            .await
+            .expect("token");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.expect("a body");
+        (status, serde_json::from_str(&text).expect("JSON"))
+    }
+}
+
+#[tokio::test]
+async fn an_identity_assertion_grant_gets_the_person_a_token_once_and_every_bad_one_is_refused() {
+    let provider = Provider::start().await;
+    let host = Host::start(&provider, |c| c.id_jag = true).await;
+    host.user("alice@example.com").await;
+    host.agent().await;
+    const TYP: &str = "oauth-id-jag+jwt";
+
+    let assertion = provider.sign_id_jag(&id_jag_claims(&provider, &host), TYP);
+    let (status, answer) = host.exchange(&assertion).await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer["access_token"].is_string(), "{answer}");
+    assert_eq!(answer["scope"], "mcp", "{answer}");
+    assert!(
+        answer.get("refresh_token").is_none(),
+        "no refresh token: {answer}"
+    );
+
+    let (status, answer) = host.exchange(&assertion).await;
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{answer}"
+    );
+    assert!(
+        answer["error_description"]
+            .as_str()
+            .is_some_and(|d| d.contains("used before"))
+    );
+
+    type Tweak = fn(&mut Value, &Host);
+    let cases: Vec<(&str, Tweak, &str)> = vec![
+        (
+            "another server",
+            |c, _| c["aud"] = "https://other.example".into(),
+            "another authorization server",
+        ),
+        (
+            "another resource",
+            |c, _| c["resource"] = "https://other.example/mcp".into(),
+            "another resource",
+        ),
+        (
+            "another client",
+            |c, _| c["client_id"] = "someone-else".into(),
+            "another client",
+        ),
+        ("expired", |c, _| c["exp"] = (now() - 120).into(), "expired"),
+        (
+            "a day long",
+            |c, _| c["exp"] = (now() + 86_400).into(),
+            "too long",
+        ),
+        (
+            "no jti",
+            |c, _| drop(c.as_object_mut().map(|o| o.remove("jti"))),
+            "jti",
+        ),
+        (
+            "a scope beyond it",
+            |c, _| c["scope"] = "openid".into(),
+            "beyond",
+        ),
+        (
+            "another provider",
+            |c, _| c["iss"] = "https://idp.other.example".into(),
+            "no identity provider",
+        ),
+        (
+            "nobody here",
+            |c, _| {
+                c["sub"] = "sub-bob".into();
+                c["email"] = "bob@example.com".into();
+            },
+            "no account",
+        ),
+    ];
+    for (what, tweak, says) in cases {
+        let mut claims = id_jag_claims(&provider, &host);
+        tweak(&mut claims, &host);
+        let (status, answer) = host.exchange(&provider.sign_id_jag(&claims, TYP)).await;
+        assert_eq!(status, 400, "{what}: {answer}");
+        let description = answer["error_description"].as_str().unwrap_or_default();
+        assert!(description.contains(says), "{what}: {answer}");
+    }
+    // An ID token is not an identity assertion.
+    let as_id_token = provider.sign_id_jag(&id_jag_claims(&provider, &host), "JWT");
+    let (status, answer) = host.exchange(&as_id_token).await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer["error_description"]
+            .as_str()
+            .is_some_and(|d| d.contains("typ")),
+        "{answer}"
+    );
+
+    let events = host.events().await;
+    let count = |kind: &str| events.iter().filter(|e| e.kind == kind).count();
+    assert_eq!(count("id_jag.granted"), 1);
+    assert_eq!(count("id_jag.refused"), 11);
+    assert_eq!(count("sso.linked"), 1, "linked as a sign-in would link");
+}
+
+#[tokio::test]
+async fn a_provider_not_trusted_for_identity_assertions_vouches_for_nobody() {
+    let provider = Provider::start().await;
+    let host = Host::start(&provider, |_| {}).await;
+    host.user("alice@example.com").await;
+    host.agent().await;
+    let assertion = provider.sign_id_jag(&id_jag_claims(&provider, &host), "oauth-id-jag+jwt");
+    let (status, answer) = host.exchange(&assertion).await;
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{answer}"
+    );
 }
 
 #[tokio::test]
