@@ -485,16 +485,22 @@ impl AuthServer {
             created_at: now(),
             revoked_at: None,
         };
-        self.insert_family(&family).await?;
+        self.grant_without_refresh(&family, client, jkt).await
+    }
+
+    /// Stores `family` and mints its access token, with no refresh token
+    /// (client credentials, an identity assertion: the client asks again).
+    async fn grant_without_refresh(
+        &self,
+        family: &Family,
+        client: &Client,
+        jkt: Option<&str>,
+    ) -> Result<TokenResponse, OAuthError> {
+        self.insert_family(family).await?;
         let binding = Binding::for_client(client, jkt);
-        self.issue(
-            &family,
-            &family.scope,
-            &self.config.resource(),
-            false,
-            binding,
-        )
-        .await
+        let resource = self.config.resource();
+        self.issue(family, &family.scope, &resource, false, binding)
+            .await
     }
 
     /// Stores a new grant's family, before its first tokens are minted.

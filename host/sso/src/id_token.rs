@@ -29,6 +29,59 @@ pub(crate) const ALLOWED: [Algorithm; 9] = [
     Algorithm::EdDSA,
 ];
 
+/// Who must have signed a JWT, and for whom.
+pub(crate) struct Signed<'a> {
+    /// What it is, in refusals ("ID token").
+    pub what: &'a str,
+    /// Its `iss`, whose JWKS signed it.
+    pub issuer: &'a str,
+    /// Its `aud`.
+    pub audience: &'a str,
+    /// What a wrong `aud` is called in a refusal.
+    pub other_audience: &'a str,
+}
+
+impl Signed<'_> {
+    /// The JWT's claims, checked: a public-key algorithm, a key of the
+    /// issuer's JWKS, `iss`, `aud`, `exp`, `iat` and `sub` present, `exp`
+    /// and `nbf` within [`LEEWAY`].
+    pub(crate) async fn claims(
+        &self,
+        token: &str,
+        keys: &Discovery,
+    ) -> Result<Map<String, Value>, UpstreamError> {
+        let what = self.what;
+        let refused = |why: String| UpstreamError::Refused(format!("{what}: {why}"));
+        let header =
+            decode_header(token).map_err(|e| refused(format!("unreadable header: {e}")))?;
+        if !ALLOWED.contains(&header.alg) {
+            return Err(refused(format!(
+                "algorithm {:?} is not accepted",
+                header.alg
+            )));
+        }
+        let jwk = keys.key(header.kid.as_deref(), header.alg).await?;
+        let key = DecodingKey::from_jwk(&jwk).map_err(|e| refused(format!("the key: {e}")))?;
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[self.issuer]);
+        validation.set_audience(&[self.audience]);
+        validation.set_required_spec_claims(&["exp", "iat", "iss", "aud", "sub"]);
+        validation.leeway = LEEWAY;
+        validation.validate_nbf = true;
+        let decoded = decode::<Map<String, Value>>(token, &key, &validation).map_err(|e| {
+            refused(match e.kind() {
+                ErrorKind::ExpiredSignature => "it has expired".into(),
+                ErrorKind::InvalidIssuer => "issued by another issuer".into(),
+                ErrorKind::InvalidAudience => self.other_audience.into(),
+                ErrorKind::InvalidSignature => "the signature does not verify".into(),
+                ErrorKind::ImmatureSignature => "not valid yet".into(),
+                other => format!("{other:?}"),
+            })
+        })?;
+        Ok(decoded.claims)
+    }
+}
+
 /// What the token must say.
 pub(crate) struct Expected<'a> {
     pub issuer: &'a str,
@@ -44,33 +97,13 @@ pub(crate) async fn verify(
     expected: &Expected<'_>,
 ) -> Result<Map<String, Value>, UpstreamError> {
     let refused = |why: String| UpstreamError::Refused(format!("ID token: {why}"));
-    let header = decode_header(token).map_err(|e| refused(format!("unreadable header: {e}")))?;
-    if !ALLOWED.contains(&header.alg) {
-        return Err(refused(format!(
-            "algorithm {:?} is not accepted",
-            header.alg
-        )));
-    }
-    let jwk = keys.key(header.kid.as_deref(), header.alg).await?;
-    let key = DecodingKey::from_jwk(&jwk).map_err(|e| refused(format!("the key: {e}")))?;
-    let mut validation = Validation::new(header.alg);
-    validation.set_issuer(&[expected.issuer]);
-    validation.set_audience(&[expected.client_id]);
-    validation.set_required_spec_claims(&["exp", "iat", "iss", "aud", "sub"]);
-    validation.leeway = LEEWAY;
-    validation.validate_nbf = true;
-    let claims = decode::<Map<String, Value>>(token, &key, &validation)
-        .map_err(|e| {
-            refused(match e.kind() {
-                ErrorKind::ExpiredSignature => "it has expired".into(),
-                ErrorKind::InvalidIssuer => "issued by another issuer".into(),
-                ErrorKind::InvalidAudience => "issued to another client".into(),
-                ErrorKind::InvalidSignature => "the signature does not verify".into(),
-                ErrorKind::ImmatureSignature => "not valid yet".into(),
-                other => format!("{other:?}"),
-            })
-        })?
-        .claims;
+    let signed = Signed {
+        what: "ID token",
+        issuer: expected.issuer,
+        audience: expected.client_id,
+        other_audience: "issued to another client",
+    };
+    let claims = signed.claims(token, keys).await?;
     let nonce = claims.get("nonce").and_then(Value::as_str);
     if !nonce.is_some_and(|n| toolhost_auth::secret::same(n, expected.nonce)) {
         return Err(refused(

@@ -17,7 +17,7 @@
 use serde::Deserialize;
 use toolhost_types::PrincipalKind;
 
-use super::{Binding, narrowed, scopes};
+use super::{narrowed, scopes};
 use crate::error::OAuthError;
 use crate::params::Params;
 use crate::scope::Scopes;
@@ -62,8 +62,7 @@ impl AuthServer {
                 return Err(refused);
             }
         };
-        for (kind, detail) in &grant.signed_in.changes {
-            let detail = format!("{provider}: {detail}");
+        let record = |kind: &'static str, detail: String| {
             crate::sso::record(
                 self,
                 kind,
@@ -73,7 +72,9 @@ impl AuthServer {
                 detail,
                 true,
             )
-            .await;
+        };
+        for (kind, detail) in &grant.signed_in.changes {
+            record(kind, format!("{provider}: {detail}")).await;
         }
         self.check_tenant_dpop(&user.tenant, jkt).await?;
         let family = Family {
@@ -85,30 +86,12 @@ impl AuthServer {
             created_at: now(),
             revoked_at: None,
         };
-        self.insert_family(&family).await?;
         let detail = format!(
             "{provider}: {:?} (subject {:?}) by identity assertion",
             user.username, grant.signed_in.subject
         );
-        crate::sso::record(
-            self,
-            "id_jag.granted",
-            Some(&client.client_id),
-            Some(&user),
-            None,
-            detail,
-            true,
-        )
-        .await;
-        let binding = Binding::for_client(client, jkt);
-        self.issue(
-            &family,
-            &family.scope,
-            &self.config.resource(),
-            false,
-            binding,
-        )
-        .await
+        record("id_jag.granted", detail).await;
+        self.grant_without_refresh(&family, client, jkt).await
     }
 
     /// The provider's name, the verified assertion and its enabled user.
