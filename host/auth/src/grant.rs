@@ -257,14 +257,8 @@ impl AuthServer {
             Ok(()) => Ok(client),
             Err(refused) => {
                 let detail = format!("client assertion refused: {}", refused.description);
-                self.event(
-                    "client.assertion.refused",
-                    Some(&client.client_id),
-                    None,
-                    None,
-                    detail,
-                )
-                .await;
+                self.refusal_event("client.assertion.refused", &client.client_id, detail)
+                    .await;
                 Err(refused)
             }
         }

@@ -258,6 +258,20 @@ async fn count_pruned(store: &dyn AuthStore, max: u64, now: i64) -> Option<u64> 
 }
 
 /// Now, in unix milliseconds.
+/// Counts one hit of `bucket` in this minute's window, on every replica
+/// together: whether the minute's total is still within `limit`. A store
+/// that cannot count answers false (the caller does without).
+pub(crate) async fn counted_within(store: &dyn AuthStore, bucket: &str, limit: u32) -> bool {
+    let (start, end) = window(now_ms());
+    match store.count_hit(bucket, start, end).await {
+        Ok(total) => total <= u64::from(limit),
+        Err(e) => {
+            tracing::error!(bucket, error = %log_detail(&e), "counting a bounded event");
+            false
+        }
+    }
+}
+
 fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -17,6 +17,10 @@ use crate::upstream::{Sso, UpstreamIdentity};
 use crate::verified::Verified;
 use crate::{secret, token};
 
+/// The most refusal events of one kind kept per client per minute
+/// ([`AuthServer::refusal_event`]).
+pub(crate) const REFUSAL_EVENTS_PER_MINUTE: u32 = 10;
+
 /// The authorization server: configuration, store, keys and limiters.
 pub struct AuthServer {
     pub(crate) config: AuthConfig,
@@ -328,6 +332,26 @@ impl AuthServer {
             tracing::error!(error = %e, kind, "recording an auth event");
         }
         event
+    }
+
+    /// [`event`](Self::event) for a refusal a peer can cause at will (a
+    /// forged or replayed assertion naming `client_id`): at most
+    /// [`REFUSAL_EVENTS_PER_MINUTE`] of `kind` per client per minute are
+    /// kept, the rest only logged, so a flood cannot grow the events table
+    /// without bound.
+    pub(crate) async fn refusal_event(&self, kind: &str, client_id: &str, detail: String) {
+        let bucket = format!("event:{kind}:{client_id}");
+        let limit = REFUSAL_EVENTS_PER_MINUTE;
+        if crate::per_source::counted_within(self.store.as_ref(), &bucket, limit).await {
+            self.event(kind, Some(client_id), None, None, detail).await;
+        } else {
+            tracing::info!(
+                kind,
+                client_id,
+                detail,
+                "auth event past its per-minute bound, not kept"
+            );
+        }
     }
 
     /// A new client secret and the digest stored for it, for kinds that have one.

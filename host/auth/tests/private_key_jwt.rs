@@ -267,3 +267,30 @@ async fn a_service_asking_for_mcp_alone_gets_its_whole_scope_set() {
     .await;
     assert_eq!(answer["error"], "invalid_scope", "{answer}");
 }
+
+/// Anyone who knows a client's id can send forged assertions: each is
+/// refused, but only a bounded number a minute become events.
+#[tokio::test]
+async fn forged_assertions_are_refused_but_their_events_are_bounded() {
+    let r = replicas().await;
+    let (_, jwk) = workload_key();
+    let jwks = json!({ "keys": [jwk] }).to_string();
+    let client = admin::add_keyed_service(r.store.as_ref(), "demo", "ci", "mcp", &jwks)
+        .await
+        .expect("a keyed service");
+    let (forger, _) = workload_key();
+    let sent = 25;
+    for _ in 0..sent {
+        let forged = assertion(&forger, &client.client_id, ISSUER, None);
+        let (status, _) = token(&r.a, &with_assertion(&forged)).await;
+        assert_eq!(status, 401);
+    }
+    let events = r.store.recent_events(100).await.expect("events");
+    let kept = events
+        .iter()
+        .filter(|e| e.kind == "client.assertion.refused")
+        .count();
+    // 10 a minute per client; a run that straddles a minute keeps two
+    // minutes' worth.
+    assert!((10..=20).contains(&kept), "kept {kept} of {sent}");
+}

@@ -718,7 +718,9 @@ async fn an_identity_assertion_grant_gets_the_person_a_token_once_and_every_bad_
     let events = host.events().await;
     let count = |kind: &str| events.iter().filter(|e| e.kind == kind).count();
     assert_eq!(count("id_jag.granted"), 1);
-    assert_eq!(count("id_jag.refused"), 11);
+    // 11 refusals; at most 10 a minute are kept per client (11 when the
+    // test straddles a minute).
+    assert!((10..=11).contains(&count("id_jag.refused")), "{events:?}");
     assert_eq!(count("sso.linked"), 1, "linked as a sign-in would link");
 }
 

@@ -51,14 +51,8 @@ impl AuthServer {
             Ok(checked) => checked,
             Err(refused) => {
                 let detail = format!("identity assertion refused: {}", refused.description);
-                self.event(
-                    "id_jag.refused",
-                    Some(&client.client_id),
-                    None,
-                    None,
-                    detail,
-                )
-                .await;
+                self.refusal_event("id_jag.refused", &client.client_id, detail)
+                    .await;
                 return Err(refused);
             }
         };
