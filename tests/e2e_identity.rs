@@ -145,3 +145,134 @@ fn a_backend_told_who_acts_refuses_a_request_without_a_valid_assertion() {
         "refused before counting"
     );
 }
+
+/// The audience the provider knows the testbench by.
+const TESTBENCH_AUDIENCE: &str = "https://testbench.example";
+
+/// A claim of an access token (its payload, undecoded by any key).
+fn claim(token: &str, name: &str) -> String {
+    let payload = token.split('.').nth(1).expect("a JWT");
+    let claims: Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).expect("base64url"))
+            .expect("JSON claims");
+    claims[name].as_str().expect("a string claim").to_owned()
+}
+
+#[test]
+fn each_persons_token_is_exchanged_at_their_provider_and_names_the_host_and_client() {
+    use support::openid::{Provider, account, corp_section, printed_token, sign_in};
+    let tools = support::Tools::require();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let backend = Backend::start();
+    let accounts = json!({
+        "alice": account("alice-pw", "alice-sub-1", "alice@example.com", &["tool-admins"]),
+        "bob": account("bob-pw", "bob-sub-2", "bob@example.com", &["tool-admins"]),
+    });
+    let provider = Provider::start(&tools, dir.path(), &accounts, true);
+    // The testbench backend reached with the person's own token, never
+    // the operator's credential: no token file at all.
+    let config = dir.path().join("toolhost.toml");
+    let backends = format!(
+        "[backends.testbench]\n\
+         url = \"{}\"\n\
+         auth = \"token-exchange\"\n\
+         exchange_provider = \"corp\"\n\
+         exchange_audience = \"{TESTBENCH_AUDIENCE}\"\n\
+         exchange_scope = \"testbench.read\"\n",
+        backend.running.url()
+    );
+    let toml = corp_section(dir.path(), &provider.issuer) + &backends;
+    std::fs::write(&config, toml).expect("write the host config");
+    let config = config.to_str().expect("utf-8");
+    let server = Server::start_with(&[toolhost_fixtures::TESTBENCH], &["--config", config]);
+    provider.trust_host(&server.issuer(), &[TESTBENCH_AUDIENCE]);
+    let mut seed = testbench::Seed::contract();
+    for p in seed.projects.iter_mut().filter(|p| p.id == 2) {
+        p.name = HIDDEN.into();
+        p.people = Some(vec!["alice-sub-1".into()]);
+    }
+    backend.running.handle.load(seed).expect("a valid seed");
+    backend
+        .running
+        .handle
+        .require_provider_tokens(testbench::ProviderCheck {
+            issuer: provider.issuer.clone(),
+            jwks_uri: provider.jwks_uri(),
+            audience: TESTBENCH_AUDIENCE.into(),
+        });
+
+    // alice and bob sign in through the provider with the Python SDK.
+    let tool = ["--expect-tool", "run_by_tag", "--print-token"];
+    let out = sign_in(&tools, &server, "alice, SSO", ("alice", "alice-pw"), &tool);
+    let alice = printed_token(&out);
+    let out = sign_in(&tools, &server, "bob, SSO", ("bob", "bob-pw"), &tool);
+    let bob = printed_token(&out);
+
+    // alice may see vault: her question offers both projects.
+    let staging = json!({"tags": ["smoke"], "environment": "staging"});
+    let asked = answer(&server, &alice, "run_by_tag", staging.clone());
+    assert_eq!(names(&asked), ["payments", HIDDEN], "{asked}");
+    let listed = answer(&server, &alice, "list_environments", json!({}));
+    assert!(listed.to_string().contains(HIDDEN), "{listed}");
+    // bob may not: nothing to choose, and vault is named nowhere.
+    let ran = answer(&server, &bob, "run_by_tag", staging);
+    assert_eq!(ran["project"], "payments", "no question: {ran}");
+    let listed = answer(&server, &bob, "list_environments", json!({}));
+    assert_eq!(names(&listed), ["payments"], "{listed}");
+    assert!(!ran.to_string().contains(HIDDEN) && !listed.to_string().contains(HIDDEN));
+
+    // Every request carried the provider's token for its person, naming
+    // the host as the actor now and the person's MCP client before it;
+    // each person's token was exchanged once and kept across their calls.
+    let tokens = backend.running.handle.provider_tokens();
+    let of = |sub: &str| -> Vec<&testbench::ProviderToken> {
+        tokens.iter().filter(|t| t.sub == sub).collect()
+    };
+    let (alices, bobs) = (of("alice-sub-1"), of("bob-sub-2"));
+    assert!(alices.len() >= 2 && bobs.len() >= 2, "{tokens:?}");
+    assert_eq!(alices.len() + bobs.len(), tokens.len(), "{tokens:?}");
+    for (person, theirs) in [(&alice, &alices), (&bob, &bobs)] {
+        let client = claim(person, "client_id");
+        for t in theirs.iter() {
+            let act = t.act.as_ref().expect("an act claim");
+            assert_eq!(act.sub, "toolhost", "the host acts: {t:?}");
+            let before = act.act.as_ref().expect("a prior actor");
+            assert_eq!(before.sub, client, "through the person's client: {t:?}");
+            assert_eq!(
+                (t.aud.as_str(), t.client_id.as_str()),
+                (TESTBENCH_AUDIENCE, "toolhost")
+            );
+            assert_eq!(t.scope.as_deref(), Some("testbench.read"));
+            assert_eq!(t.jti, theirs[0].jti, "one exchange, kept: {theirs:?}");
+        }
+    }
+    assert_ne!(alices[0].jti, bobs[0].jti);
+    let exchanged = provider.log().matches("exchanged a token of").count();
+    assert_eq!(exchanged, 2, "{}", provider.log());
+
+    // demo signed in with a password: no identity at the provider, so no
+    // token and no request; a service never gets a person's token.
+    let demo = support::oauth::user_token(&server, "demo", support::DEMO_PASSWORD);
+    let (_, service) = server.service_client("mcp testbench:read testbench:run");
+    let before = backend.running.handle.provider_tokens().len();
+    for (who, token) in [("demo", &demo), ("a service", &service)] {
+        let refused = support::bench::call(&server, token, "list_environments", json!({}));
+        let failed = refused["result"]["isError"] == json!(true) || refused.get("error").is_some();
+        assert!(failed, "{who}: {refused}");
+        assert!(!refused.to_string().contains(HIDDEN), "{who}: {refused}");
+    }
+    assert_eq!(backend.running.handle.provider_tokens().len(), before);
+    assert_eq!(provider.log().matches("exchanged a token of").count(), 2);
+
+    // No exchanged token is in the host's log or its audit trail.
+    let log = server.log();
+    for t in ["eyJ", "subject_token="] {
+        assert!(!log.contains(t), "the log holds {t}");
+    }
+    let verify = server.admin(&["audit", "verify"]);
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+}

@@ -19,156 +19,45 @@
 mod support;
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::json;
 use support::oauth::{Browser, REDIRECT, approve, query, register, stdout};
-use support::{DEMO_PASSWORD, Server, TOKEN_ENV, Tools};
+use support::openid::{Provider, account, corp_section};
+use support::{DEMO_PASSWORD, Server, Tools};
 
 /// alice's password at the provider; it reaches the script by environment.
 const IDP_PASSWORD: &str = "alice-at-the-provider";
-const IDP_PASSWORD_ENV: &str = "IDP_PASSWORD";
-const CLIENT_SECRET: &str = "toolhost-secret-at-the-provider";
-
-/// The provider, killed when dropped.
-struct Provider {
-    child: Child,
-    issuer: String,
-    accounts: PathBuf,
-}
-
-impl Provider {
-    fn start(tools: &Tools, dir: &std::path::Path) -> Provider {
-        let accounts = dir.join("accounts.json");
-        let config = dir.join("provider.json");
-        write_accounts(&accounts, &["tool-admins", "staff"]);
-        // A native client: its loopback redirect URI matches on any port,
-        // so it can be registered before toolhost has one.
-        let client = json!({
-            "client_id": "toolhost",
-            "client_secret": CLIENT_SECRET,
-            "application_type": "native",
-            "redirect_uris": ["http://127.0.0.1/oauth/sso/corp/callback"],
-        });
-        let file = json!({
-            "port": 0,
-            "clients": [client],
-            "accounts_file": accounts,
-        });
-        fs::write(&config, file.to_string()).expect("write the provider config");
-        let mut cmd = tools.node(
-            "oidc_provider.mjs",
-            &["--config", config.to_str().expect("utf-8")],
-        );
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(fs::File::create(dir.join("provider.log")).expect("log"))
-            .spawn()
-            .expect("node oidc_provider.mjs");
-        let out = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|e| {
-                panic!(
-                    "the provider printed no issuer ({e}):\n{}",
-                    fs::read_to_string(dir.join("provider.log")).unwrap_or_default()
-                )
-            });
-        let issuer =
-            serde_json::from_str::<serde_json::Value>(&line).expect("a JSON line")["issuer"]
-                .as_str()
-                .expect("an issuer")
-                .to_owned();
-        Provider {
-            child,
-            issuer,
-            accounts,
-        }
-    }
-
-    /// alice's groups at the provider (read at her next sign-in).
-    fn set_groups(&self, groups: &[&str]) {
-        write_accounts(&self.accounts, groups);
-    }
-}
 
 /// The provider's one account, alice, in `groups`.
-fn write_accounts(path: &std::path::Path, groups: &[&str]) {
-    let accounts = json!({
-            "alice": {
-                "password": IDP_PASSWORD,
-                "sub": "alice-sub-1",
-                "email": "alice@example.com",
-                "email_verified": true,
-                "groups": groups,
-            }
-    });
-    fs::write(path, accounts.to_string()).expect("write the accounts");
+fn accounts(groups: &[&str]) -> serde_json::Value {
+    let alice = account(IDP_PASSWORD, "alice-sub-1", "alice@example.com", groups);
+    json!({ "alice": alice })
 }
 
-impl Drop for Provider {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The host's configuration: provider `corp`, people made in tenant
-/// `demo` on their first sign-in, `tool-admins` giving `admin`.
+/// The host's configuration: provider `corp` ([`corp_section`]).
 fn host_config(dir: &std::path::Path, issuer: &str) -> PathBuf {
-    let secret = dir.join("corp.secret");
-    fs::write(&secret, CLIENT_SECRET).expect("write the secret");
     let config = dir.join("toolhost.toml");
-    let toml = format!(
-        "[sso.corp]\n\
-         label = \"Corp\"\n\
-         issuer = \"{issuer}\"\n\
-         client_id = \"toolhost\"\n\
-         client_secret_file = \"{}\"\n\
-         scopes = [\"openid\", \"email\", \"profile\", \"groups\"]\n\
-         claim = \"preferred_username\"\n\
-         [sso.corp.provision]\n\
-         tenant = \"demo\"\n\
-         [sso.corp.roles]\n\
-         \"tool-admins\" = \"admin\"\n",
-        secret.display()
-    );
-    fs::write(&config, toml).expect("write the host config");
+    fs::write(&config, corp_section(dir, issuer)).expect("write the host config");
     config
 }
 
 fn sign_in(tools: &Tools, server: &Server, what: &str, expect: &[&str]) -> String {
-    let mut args = vec![
-        server.url.as_str(),
-        "--sso-label",
-        "Corp",
-        "--sso-username",
-        "alice",
-        "--sso-password-env",
-        IDP_PASSWORD_ENV,
-    ];
-    args.extend_from_slice(expect);
-    let mut cmd = tools.python("python_sso.py", &args);
-    cmd.env(IDP_PASSWORD_ENV, IDP_PASSWORD)
-        .env_remove(TOKEN_ENV);
-    server.run_client(what, cmd, Duration::from_secs(120))
+    let alice = ("alice", IDP_PASSWORD);
+    support::openid::sign_in(tools, server, what, alice, expect)
 }
 
 #[test]
 fn python_sdk_signs_in_through_the_organisations_openid_provider() {
     let tools = Tools::require();
     let dir = tempfile::tempdir().expect("a temp dir");
-    let provider = Provider::start(&tools, dir.path());
+    let provider = Provider::start(
+        &tools,
+        dir.path(),
+        &accounts(&["tool-admins", "staff"]),
+        false,
+    );
     let config = host_config(dir.path(), &provider.issuer);
     let server = Server::start_with(
         &[toolhost_fixtures::HELLO],
@@ -186,7 +75,7 @@ fn python_sdk_signs_in_through_the_organisations_openid_provider() {
     assert!(out.contains("sign-in through Corp as alice"), "{out}");
 
     // The group is removed at the provider: at her next sign-in the role goes.
-    provider.set_groups(&["staff"]);
+    provider.set_accounts(&accounts(&["staff"]));
     sign_in(
         &tools,
         &server,
@@ -233,4 +122,89 @@ fn python_sdk_signs_in_through_the_organisations_openid_provider() {
         DEMO_PASSWORD,
     );
     assert!(query(&location, "code").is_some(), "{location}");
+}
+
+/// The agent's secret at the provider, and at toolhost.
+const AGENT_SECRET: &str = "agent-secret-at-the-provider";
+
+#[test]
+fn an_agent_trades_the_providers_identity_assertion_grant_for_a_persons_token() {
+    let tools = Tools::require();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    // The agent is a client of the provider that may use token exchange.
+    let agent = json!({
+        "client_id": "agent",
+        "client_secret": AGENT_SECRET,
+        "application_type": "native",
+        "grant_types": ["authorization_code", support::openid::TOKEN_EXCHANGE],
+        "redirect_uris": ["http://127.0.0.1/callback"],
+    });
+    let accounts = accounts(&["tool-admins"]);
+    let provider = Provider::start_with_clients(&tools, dir.path(), &accounts, true, &[agent]);
+    let config = dir.path().join("toolhost.toml");
+    let section =
+        support::openid::corp_section_with(dir.path(), &provider.issuer, "id_jag = true\n");
+    fs::write(&config, section).expect("write the host config");
+    let server = Server::start_with(
+        &[toolhost_fixtures::HELLO],
+        &["--config", config.to_str().expect("utf-8")],
+    );
+    // alice signed in once: her roles come from her groups at sign-in.
+    sign_in(&tools, &server, "alice, SSO", &["--expect-tool", "greet"]);
+
+    // The agent's confidential client at toolhost (RFC 7591).
+    let body = json!({
+        "redirect_uris": [REDIRECT],
+        "client_name": "agent",
+        "token_endpoint_auth_method": "client_secret_post",
+    });
+    let headers = [("Content-Type", "application/json")];
+    let (status, answer) = support::exchange(
+        &server.url,
+        "POST",
+        "/oauth/register",
+        &headers,
+        &body.to_string(),
+    );
+    assert_eq!(status, 201, "{answer}");
+    let client: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
+    let (client_id, secret) = (
+        client["client_id"].as_str().expect("an id"),
+        client["client_secret"].as_str().expect("a secret"),
+    );
+    provider.trust_host(&server.issuer(), &[]);
+    provider.issue_id_jags(&server.issuer(), "agent", client_id);
+
+    let args = [
+        server.url.as_str(),
+        "--idp",
+        &provider.issuer,
+        "--agent",
+        "agent",
+        "--host-client",
+        client_id,
+        "--username",
+        "alice",
+    ];
+    let mut cmd = tools.python("python_id_jag.py", &args);
+    cmd.env("IDP_PASSWORD", IDP_PASSWORD)
+        .env("AGENT_SECRET", AGENT_SECRET)
+        .env("HOST_CLIENT_SECRET", secret);
+    let out = server.run_client("python SDK, ID-JAG", cmd, Duration::from_secs(120));
+    assert!(out.contains("greet: Hello, Ada!"), "{out}");
+    assert!(out.contains("refused invalid_grant"), "{out}");
+    assert_eq!(
+        provider
+            .log()
+            .matches("issued an ID-JAG of alice-sub-1")
+            .count(),
+        1
+    );
+
+    let events = stdout(
+        &server.admin(&["client", "events", "--limit", "50"]),
+        "client events",
+    );
+    assert!(events.contains("id_jag.granted"), "{events}");
+    assert!(events.contains("id_jag.refused"), "the replay: {events}");
 }

@@ -31,6 +31,34 @@
 // the same way without a page. The one stdout line comes once listening;
 // everything else (oidc-provider's notices included) goes to stderr. Runs
 // until killed.
+//
+// Token exchange (RFC 8693) for toolhost's token-exchange backends, with
+// `"token_exchange": {"trust_file": "/path/trust.json"}` in the config and
+// a client whose grant_types include
+// urn:ietf:params:oauth:grant-type:token-exchange. The trust file, read at
+// every exchange (the test writes it once toolhost has its port),
+//   {"issuer": "http://127.0.0.1:H", "jwks_uri": "http://127.0.0.1:H/.well-known/backend-assertion-jwks.json",
+//    "audiences": ["https://testbench.example"]}
+// names the host whose subject tokens (EdDSA, typ toolhost-assertion+jwt,
+// aud this provider's issuer, sub an account's subject here) are trusted,
+// and the audiences tokens may be issued for. The answer is an RS256
+// access token (typ at+jwt, RFC 9068) of this provider's own key: sub the
+// person, aud the audience asked for, client_id the authenticated client,
+// act {sub: that client, act: {sub: the subject token's act.sub}} (the host
+// acting now, the MCP client before it), 300 s.
+//
+// The same grant issues identity assertion grants (ID-JAGs, MCP's
+// enterprise-managed authorization) when requested_token_type is
+// urn:ietf:params:oauth:token-type:id-jag: the subject token is an ID token
+// this provider issued to the requesting client, and the trust file's
+//   "id_jag": {"audience": "http://127.0.0.1:H", "clients": {"agent": "<its client id at H>"}}
+// names the authorization server it may be for and each client's id there.
+// The answer (token_type N_A) is an RS256 JWT of typ oauth-id-jag+jwt: iss
+// this provider, sub and the account's email and preferred_username, aud
+// the audience, resource and scope as asked, client_id the mapped id, 300 s.
+const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ID_JAG = "urn:ietf:params:oauth:token-type:id-jag";
+const ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
@@ -41,6 +69,7 @@ import { parseArgs } from "node:util";
 console.info = console.log = (...args) => console.error(...args);
 
 const { default: Provider, errors } = await import("oidc-provider");
+const jose = await import("jose");
 
 const { values: argv } = parseArgs({ options: { config: { type: "string" } } });
 if (!argv.config) {
@@ -83,6 +112,7 @@ const server = http.createServer();
 await new Promise((resolve) => server.listen(config.port ?? 0, "127.0.0.1", resolve));
 const issuer = `http://127.0.0.1:${server.address().port}`;
 
+const keys = signingKeys();
 const provider = new Provider(issuer, {
   clients: config.clients.map((c) => ({
     grant_types: ["authorization_code"],
@@ -90,7 +120,7 @@ const provider = new Provider(issuer, {
     token_endpoint_auth_method: "client_secret_basic", // _post is accepted too
     ...c,
   })),
-  jwks: { keys: signingKeys() },
+  jwks: { keys },
   // Signed cookies; never `secure` on plain http (oidc-provider sets that
   // only when the request is https).
   cookies: { keys: [crypto.randomBytes(32).toString("base64url")] },
@@ -132,6 +162,108 @@ const provider = new Provider(issuer, {
     ctx.body = page("Sign-in failed", `<p id="error">${esc(out.error)}: ${esc(out.error_description ?? "")}</p>`);
   },
 });
+if (config.token_exchange) {
+  const params = ["audience", "resource", "scope", "requested_token_type", "subject_token", "subject_token_type"];
+  provider.registerGrantType(TOKEN_EXCHANGE, exchange, params);
+}
+
+/** The token exchange grant: the host's subject token for a person's access
+ * token of one audience. oidc-provider has authenticated the client and
+ * checked that it may use this grant. */
+async function exchange(ctx) {
+  const trust = JSON.parse(fs.readFileSync(config.token_exchange.trust_file, "utf8"));
+  const { params, client } = ctx.oidc;
+  if (params.requested_token_type === ID_JAG) return idJag(ctx, trust);
+  if (params.subject_token_type !== "urn:ietf:params:oauth:token-type:jwt") {
+    throw new errors.InvalidRequest("subject_token_type must be a JWT");
+  }
+  if (params.requested_token_type && params.requested_token_type !== "urn:ietf:params:oauth:token-type:access_token") {
+    throw new errors.InvalidRequest("only access tokens are issued");
+  }
+  if (!trust.audiences.includes(params.audience)) throw new errors.InvalidTarget("unknown audience");
+  let subject;
+  try {
+    const jwks = jose.createRemoteJWKSet(new URL(trust.jwks_uri));
+    ({ payload: subject } = await jose.jwtVerify(params.subject_token, jwks, {
+      issuer: trust.issuer,
+      audience: issuer,
+      typ: "toolhost-assertion+jwt",
+      algorithms: ["EdDSA"],
+      maxTokenAge: "2m",
+    }));
+  } catch (e) {
+    console.error(`oidc_provider: subject token refused: ${e.code ?? e.message}`);
+    throw new errors.InvalidGrant("the subject token is not trusted");
+  }
+  if (!accountBySub(subject.sub)) throw new errors.InvalidGrant("unknown subject");
+  const key = keys[0];
+  const signer = await jose.importJWK(key, key.alg ?? "RS256");
+  const act = { sub: client.clientId, ...(subject.act?.sub ? { act: { sub: subject.act.sub } } : {}) };
+  const claims = { client_id: client.clientId, act, ...(params.scope ? { scope: params.scope } : {}) };
+  const token = await new jose.SignJWT(claims)
+    .setProtectedHeader({ alg: key.alg ?? "RS256", kid: key.kid, typ: "at+jwt" })
+    .setIssuer(issuer)
+    .setSubject(subject.sub)
+    .setAudience(params.audience)
+    .setIssuedAt()
+    .setExpirationTime("300s")
+    .setJti(crypto.randomUUID())
+    .sign(signer);
+  console.error(`oidc_provider: exchanged a token of ${subject.sub} for ${params.audience}, acting ${JSON.stringify(act)}`);
+  ctx.body = {
+    access_token: token,
+    issued_token_type: "urn:ietf:params:oauth:token-type:access_token",
+    token_type: "Bearer",
+    expires_in: 300,
+  };
+}
+
+/** An ID-JAG for the person of an ID token this provider issued to the client. */
+async function idJag(ctx, trust) {
+  const { params, client } = ctx.oidc;
+  if (params.subject_token_type !== ID_TOKEN) throw new errors.InvalidRequest("subject_token_type must be an ID token");
+  const hostClient = trust.id_jag?.clients?.[client.clientId];
+  if (!hostClient || params.audience !== trust.id_jag.audience) {
+    throw new errors.InvalidTarget("no identity assertion grants for this client and audience");
+  }
+  let person;
+  try {
+    const publicPart = ({ kty, n, e, crv, x, y, kid, alg }) =>
+      Object.fromEntries(Object.entries({ kty, n, e, crv, x, y, kid, alg }).filter(([, v]) => v !== undefined));
+    const publicKeys = keys.map(publicPart);
+    ({ payload: person } = await jose.jwtVerify(params.subject_token, jose.createLocalJWKSet({ keys: publicKeys }), {
+      issuer,
+      audience: client.clientId,
+    }));
+  } catch (e) {
+    console.error(`oidc_provider: ID token refused: ${e.code ?? e.message}`);
+    throw new errors.InvalidGrant("the ID token is not one this provider issued to this client");
+  }
+  const found = accountBySub(person.sub);
+  if (!found) throw new errors.InvalidGrant("unknown subject");
+  const [username, account] = found;
+  const key = keys[0];
+  const claims = {
+    client_id: hostClient,
+    email: account.email,
+    email_verified: account.email_verified,
+    preferred_username: username,
+    ...(params.resource ? { resource: params.resource } : {}),
+    ...(params.scope ? { scope: params.scope } : {}),
+  };
+  const grant = await new jose.SignJWT(claims)
+    .setProtectedHeader({ alg: key.alg ?? "RS256", kid: key.kid, typ: "oauth-id-jag+jwt" })
+    .setIssuer(issuer)
+    .setSubject(person.sub)
+    .setAudience(params.audience)
+    .setIssuedAt()
+    .setExpirationTime("300s")
+    .setJti(crypto.randomUUID())
+    .sign(await jose.importJWK(key, key.alg ?? "RS256"));
+  console.error(`oidc_provider: issued an ID-JAG of ${person.sub} for ${params.audience} (client ${hostClient})`);
+  ctx.body = { access_token: grant, issued_token_type: ID_JAG, token_type: "N_A", expires_in: 300 };
+}
+
 provider.on("server_error", (_ctx, err) => console.error("oidc_provider: server_error:", err));
 
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -16,6 +16,8 @@ consents, and hands the code to the SDK. The SDK then lists the tools.
 
 `--expect-tool NAME` (repeatable) requires each NAME in `tools/list`;
 `--expect-no-tools` requires an empty list (the person's roles allow none).
+`--print-token` ends with a line `access_token: …`, the token the SDK got,
+for a test that then calls as this person over plain HTTP.
 Prints one line per step; exits 1 with the reason on the first failure.
 """
 
@@ -63,7 +65,7 @@ class SsoUser(CodeCatcher):
         self.caught(query)
 
 
-async def run(url: str, sso: SsoLogin, expect: list[str], expect_none: bool) -> None:
+async def run(url: str, sso: SsoLogin, expect: list[str], expect_none: bool, print_token: bool) -> None:
     user = SsoUser(sso)
     storage = MemoryStorage()
     provider = OAuthClientProvider(
@@ -85,6 +87,9 @@ async def run(url: str, sso: SsoLogin, expect: list[str], expect_none: bool) -> 
         check(name in names, f"tools/list has no {name!r} (got {names})")
     if expect_none:
         check(names == [], f"tools/list should be empty for this person, got {names}")
+    if print_token:
+        check(storage.tokens is not None, "the SDK kept no token")
+        print(f"access_token: {storage.tokens.access_token}", flush=True)
 
 
 def main() -> int:
@@ -95,6 +100,7 @@ def main() -> int:
     args.add_argument("--sso-password-env", required=True, help="environment variable holding the provider password")
     args.add_argument("--expect-tool", action="append", default=[])
     args.add_argument("--expect-no-tools", action="store_true")
+    args.add_argument("--print-token", action="store_true")
     opts = args.parse_args()
     password = os.environ.get(opts.sso_password_env)
     if not password:
@@ -102,7 +108,7 @@ def main() -> int:
         return 1
     sso = SsoLogin(label=opts.sso_label, username=opts.sso_username, password=password)
     try:
-        asyncio.run(run(opts.url, sso, opts.expect_tool, opts.expect_no_tools))
+        asyncio.run(run(opts.url, sso, opts.expect_tool, opts.expect_no_tools, opts.print_token))
     except (Failure, BrowserError) as e:
         print(f"python_sso: {type(e).__name__}: {e}", file=sys.stderr)
         return 1

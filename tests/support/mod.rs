@@ -19,6 +19,7 @@ pub mod keep_alive;
 pub mod languages;
 pub mod mix;
 pub mod oauth;
+pub mod openid;
 pub mod otlp;
 pub mod private_pg;
 pub mod registry;

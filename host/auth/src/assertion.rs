@@ -126,6 +126,26 @@ impl Assertions {
     }
 }
 
+impl Assertions {
+    /// A subject token for RFC 8693 token exchange at the identity
+    /// provider whose issuer is `provider_issuer` (its `aud`): the claims
+    /// of a backend assertion, except that `sub` is the person's subject
+    /// at that provider (`provider_subject`, from their sign-in link),
+    /// since the host's user id means nothing there. Its audience is a
+    /// URL, never a backend name, so a backend never accepts one.
+    pub fn subject_token(
+        &self,
+        who: &Identity,
+        provider_subject: &str,
+        provider_issuer: &str,
+    ) -> String {
+        let now = crate::server::now();
+        let mut claims = AssertionClaims::new(&self.issuer, provider_issuer, who, now);
+        claims.sub = provider_subject.to_owned();
+        self.sign(&claims)
+    }
+}
+
 impl Asserter for Assertions {
     fn assert(&self, who: &Identity, audience: &str) -> Result<String, String> {
         let claims = AssertionClaims::new(&self.issuer, audience, who, crate::server::now());
@@ -228,6 +248,23 @@ mod tests {
         let expired = signer.sign(&claims);
         let refused = verify(&signer.ring, &expired, "testbench").expect_err("expired");
         assert!(refused.contains("Expired"), "{refused}");
+    }
+
+    #[test]
+    fn a_subject_token_names_the_person_as_the_provider_knows_them() {
+        let signer = signer();
+        let provider = "https://login.example.com";
+        let token = signer.subject_token(&person(), "alice-sub-1", provider);
+        let claims = verify(&signer.ring, &token, provider).expect("verifies");
+        assert_eq!(
+            (claims.sub.as_str(), claims.aud.as_str()),
+            ("alice-sub-1", provider)
+        );
+        assert_eq!(claims.act.sub, "claude-desktop");
+        assert!(
+            verify(&signer.ring, &token, "testbench").is_err(),
+            "no backend takes it"
+        );
     }
 
     #[test]

@@ -9,9 +9,10 @@ use reqwest::header::{HeaderMap, HeaderValue};
 
 use crate::headers::{self, TENANT_HEADER};
 use crate::target::{Credential, Target};
+use crate::token_exchange::ExchangedTokens;
 use crate::{
     ASSERTION_HEADER, Access, Asserter, BackendAuth, BackendConfig, BackendError, ConfigError,
-    Method, Request, Response, Secret,
+    Exchanger, Method, Request, Response, Secret,
 };
 
 /// Largest request body a plugin may send. Tool arguments are small JSON;
@@ -27,6 +28,11 @@ pub struct Backends {
     /// Signs identity assertions, once the host installs its signer
     /// ([`Backends::assert_with`]); shared by every clone.
     asserter: Arc<OnceLock<Arc<dyn Asserter>>>,
+    /// Exchanges people's identities for backends' tokens, once the host
+    /// installs its exchanger ([`Backends::exchange_with`]).
+    exchanger: Arc<OnceLock<Arc<dyn Exchanger>>>,
+    /// The tokens exchanged so far, shared by every clone.
+    exchanged: Arc<ExchangedTokens>,
 }
 
 impl Backends {
@@ -46,6 +52,8 @@ impl Backends {
         Ok(Backends {
             targets: Arc::new(targets),
             asserter: Arc::default(),
+            exchanger: Arc::default(),
+            exchanged: Arc::default(),
         })
     }
 
@@ -60,10 +68,27 @@ impl Backends {
         }
     }
 
+    /// Installs the exchanger of people's identities for backends' tokens
+    /// (RFC 8693), for this value and every clone. The first stays. Until
+    /// one is, a request to a token-exchange backend is refused.
+    pub fn exchange_with(&self, exchanger: Arc<dyn Exchanger>) {
+        if self.exchanger.set(exchanger).is_err() {
+            tracing::warn!("a token exchanger was installed already; kept the first");
+        }
+    }
+
     /// Whether the operator asked for the identity of who acts to be sent
-    /// to backend `name`.
+    /// to backend `name` (an assertion, or a token exchanged for them).
     pub fn asserts_identity(&self, name: &str) -> bool {
-        (self.targets.get(name)).is_some_and(|t| t.auth == BackendAuth::CredentialAndAssertion)
+        (self.targets.get(name)).is_some_and(|t| t.auth != BackendAuth::Credential)
+    }
+
+    /// Each token-exchange backend and what it asks its provider for.
+    pub fn exchanges(&self) -> Vec<(String, crate::TokenExchange)> {
+        let exchanges = self.targets.iter();
+        exchanges
+            .filter_map(|(name, t)| Some((name.clone(), t.exchange.clone()?)))
+            .collect()
     }
 
     /// No backends: every request is [`BackendError::NotDeclared`].
@@ -71,6 +96,8 @@ impl Backends {
         Backends {
             targets: Arc::new(BTreeMap::new()),
             asserter: Arc::default(),
+            exchanger: Arc::default(),
+            exchanged: Arc::default(),
         }
     }
 
@@ -135,12 +162,44 @@ impl Backends {
             .map_err(BackendError::Refused)?;
         within_body_cap(req.body.as_deref())?;
         add_host_headers(&mut headers, &access.tenant, credential)?;
-        let asserted = self.assertion(access, &req.backend, target)?;
-        if let Some(value) = &asserted {
+        let mut sent = Vec::new();
+        if let Some(value) = self.assertion(access, &req.backend, target)? {
             headers.insert(ASSERTION_HEADER, value.clone());
+            sent.push(value);
         }
-        let headers = (headers, asserted);
-        target.exchange(req.method, url, headers, req.body).await
+        if let Some(value) = self.exchanged_token(access, &req.backend, target).await? {
+            headers.insert(reqwest::header::AUTHORIZATION, value.clone());
+            // An echo of the bare token is scrubbed too, not only the header.
+            sent.extend(value.as_bytes().strip_prefix(b"Bearer ").and_then(|t| {
+                let mut bare = HeaderValue::from_bytes(t).ok()?;
+                bare.set_sensitive(true);
+                Some(bare)
+            }));
+            sent.push(value);
+        }
+        target
+            .exchange(req.method, url, (headers, sent), req.body)
+            .await
+    }
+
+    /// The person's token for `name`, if it is a token-exchange backend:
+    /// kept from an earlier call or exchanged now.
+    async fn exchanged_token(
+        &self,
+        access: &Access,
+        name: &str,
+        target: &Target,
+    ) -> Result<Option<HeaderValue>, BackendError> {
+        let Some(spec) = target.exchange.as_ref() else {
+            return Ok(None);
+        };
+        let acting = access.acting.as_ref();
+        let (Some(acting), Some(exchanger)) = (acting, self.exchanger.get()) else {
+            return Err(crate::identity::unsendable(name));
+        };
+        let who = acting.identity();
+        let value = self.exchanged.header(name, who, spec, exchanger.as_ref());
+        value.await.map(Some)
     }
 
     /// The identity assertion for `name`, if its operator asked for one:

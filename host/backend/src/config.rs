@@ -60,6 +60,9 @@ pub struct BackendConfig {
     /// How the host authenticates to it (default
     /// [`BackendAuth::Credential`]).
     pub auth: BackendAuth,
+    /// What to ask the identity provider for, with
+    /// [`BackendAuth::TokenExchange`] (required then, refused otherwise).
+    pub exchange: Option<crate::TokenExchange>,
 }
 
 /// How the host authenticates to a backend: the operator chooses, per
@@ -77,6 +80,15 @@ pub enum BackendAuth {
     /// of a call with no identity to send (an exploration run, the command
     /// line) is refused, never sent without it.
     CredentialAndAssertion,
+    /// A token the organisation's identity provider issues for the person
+    /// (`auth = "token-exchange"`, RFC 8693): on each person's calls the
+    /// host exchanges a subject token it signs for that person for a
+    /// token of the backend's audience, sends it as `Authorization:
+    /// Bearer`, and keeps it until shortly before it expires. A service
+    /// client, an exploration run or `toolhost call` never reaches such a
+    /// backend; a person with no sign-in through the provider is told to
+    /// sign in. The operator's credential, if any, goes in another header.
+    TokenExchange,
 }
 
 impl BackendAuth {
@@ -85,14 +97,18 @@ impl BackendAuth {
         match self {
             BackendAuth::Credential => "credential",
             BackendAuth::CredentialAndAssertion => "credential+assertion",
+            BackendAuth::TokenExchange => "token-exchange",
         }
     }
 
     /// The mode named `s` in the configuration file.
     pub fn parse(s: &str) -> Option<Self> {
-        [BackendAuth::Credential, BackendAuth::CredentialAndAssertion]
-            .into_iter()
-            .find(|a| a.as_str() == s)
+        let modes = [
+            BackendAuth::Credential,
+            BackendAuth::CredentialAndAssertion,
+            BackendAuth::TokenExchange,
+        ];
+        modes.into_iter().find(|a| a.as_str() == s)
     }
 }
 
@@ -109,6 +125,7 @@ impl BackendConfig {
             max_response: DEFAULT_MAX_RESPONSE,
             exploration: false,
             auth: BackendAuth::Credential,
+            exchange: None,
         }
     }
 }
@@ -147,6 +164,14 @@ pub enum ConfigError {
     /// break, say). The value itself is never shown.
     #[error("backend {0:?}: the credential is empty or not a valid header value")]
     BadCredential(String),
+    /// The authentication mode and its settings do not fit together.
+    #[error("backend {name:?}: {reason}")]
+    BadAuth {
+        /// The backend.
+        name: String,
+        /// What does not fit.
+        reason: &'static str,
+    },
     /// The HTTP client could not be built (TLS setup); a start-up failure.
     #[error("backend {name:?}: cannot build the HTTP client: {reason}")]
     Client {
@@ -191,7 +216,11 @@ mod tests {
 
     #[test]
     fn auth_modes_are_named_as_in_the_configuration_file() {
-        for mode in [BackendAuth::Credential, BackendAuth::CredentialAndAssertion] {
+        for mode in [
+            BackendAuth::Credential,
+            BackendAuth::CredentialAndAssertion,
+            BackendAuth::TokenExchange,
+        ] {
             assert_eq!(BackendAuth::parse(mode.as_str()), Some(mode));
         }
         assert_eq!(BackendAuth::parse("assertion"), None);

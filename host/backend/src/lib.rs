@@ -7,7 +7,9 @@
 //! the WIT glue (`runtime` calls [`Backends::send`] from the `backend`
 //! import), the manifest's declarations (`catalog`), parsing the
 //! operator's config file (`server`), or signing the identity assertions a
-//! backend may ask for (an [`Asserter`]; the host's lives in `auth`).
+//! backend may ask for (an [`Asserter`]; the host's lives in `auth`), or
+//! exchanging a person's identity for a backend's token at the identity
+//! provider (an [`Exchanger`]; the host's lives in `sso`).
 //!
 //! ```
 //! use toolhost_backend::{BackendConfig, Backends, Secret};
@@ -34,6 +36,7 @@ mod path;
 mod redact;
 mod secret;
 mod target;
+mod token_exchange;
 
 pub use access::Access;
 pub use backends::{Backends, MAX_REQUEST_BODY};
@@ -48,3 +51,7 @@ pub use message::{Request, Response};
 pub use method::Method;
 pub use path::MAX_PATH;
 pub use secret::{REDACTED, Secret};
+pub use token_exchange::{
+    EXCHANGE_MARGIN, ExchangeError, ExchangeFuture, Exchanged, Exchanger, MAX_EXCHANGED,
+    TokenExchange,
+};

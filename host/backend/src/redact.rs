@@ -23,10 +23,14 @@ impl Redactor {
         Redactor { needles }
     }
 
-    /// This redactor with one more value to replace (the identity
-    /// assertion one request carried).
-    pub(crate) fn and(&self, needle: Vec<u8>) -> Self {
-        Redactor::new(self.needles.iter().cloned().chain([needle]))
+    /// This redactor with more values to replace (the identity assertion
+    /// or the exchanged token one request carried). With none, a clone.
+    pub(crate) fn and_each(&self, needles: impl IntoIterator<Item = Vec<u8>>) -> Self {
+        let mut needles = needles.into_iter().peekable();
+        if needles.peek().is_none() {
+            return self.clone();
+        }
+        Redactor::new(self.needles.iter().cloned().chain(needles))
     }
 
     /// The bytes with every occurrence of every needle replaced.
@@ -82,7 +86,7 @@ mod tests {
     #[test]
     fn a_value_added_for_one_request_is_replaced_too() {
         let scrubbed = redactor()
-            .and(b"eyJ.assertion".to_vec())
+            .and_each([b"eyJ.assertion".to_vec()])
             .scrub(b"s3cret eyJ.assertion".to_vec());
         assert_eq!(scrubbed, b"[redacted] [redacted]");
     }

@@ -22,6 +22,8 @@ pub(crate) struct Target {
     max_response: u64,
     pub(crate) exploration: bool,
     pub(crate) auth: crate::BackendAuth,
+    /// What to ask the provider for, with [`crate::BackendAuth::TokenExchange`].
+    pub(crate) exchange: Option<crate::TokenExchange>,
     client: reqwest::Client,
 }
 
@@ -44,6 +46,7 @@ impl Target {
             reason,
         })?;
         let header = credential_header(&config)?;
+        check_auth(&config, &header)?;
         let credential = match &config.credential {
             Some(secret) => Some(Credential::new(&config, header, secret)?),
             None => None,
@@ -67,6 +70,7 @@ impl Target {
             max_response,
             exploration: config.exploration,
             auth: config.auth,
+            exchange: config.exchange,
             client,
         })
     }
@@ -79,17 +83,16 @@ impl Target {
         &self,
         method: Method,
         url: Url,
-        (headers, asserted): (HeaderMap, Option<HeaderValue>),
+        (headers, sent): (HeaderMap, Vec<HeaderValue>),
         body: Option<Vec<u8>>,
     ) -> Result<Response, BackendError> {
         let mut request = self.client.request(method.to_http(), url).headers(headers);
         if let Some(body) = body {
             request = request.body(body);
         }
-        let redactor = match asserted {
-            Some(value) => self.redactor.and(value.as_bytes().to_vec()),
-            None => self.redactor.clone(),
-        };
+        let redactor = self
+            .redactor
+            .and_each(sent.iter().map(|v| v.as_bytes().to_vec()));
         let exchange = exchange::run(request, self.max_response, &redactor);
         tokio::time::timeout(self.timeout, exchange)
             .await
@@ -111,6 +114,37 @@ fn credential_header(config: &BackendConfig) -> Result<HeaderName, ConfigError> 
         return Err(bad_header("is one the host sets itself"));
     }
     Ok(header)
+}
+
+/// A token-exchange backend names what to ask for, and its token owns
+/// `Authorization`; no other mode takes exchange settings.
+fn check_auth(config: &BackendConfig, credential_header: &HeaderName) -> Result<(), ConfigError> {
+    let bad = |reason| ConfigError::BadAuth {
+        name: config.name.clone(),
+        reason,
+    };
+    let exchanging = config.auth == crate::BackendAuth::TokenExchange;
+    match &config.exchange {
+        None if exchanging => Err(bad(
+            "auth = \"token-exchange\" needs exchange_provider and exchange_audience",
+        )),
+        Some(_) if !exchanging => Err(bad(
+            "exchange_provider and exchange_audience apply only with auth = \"token-exchange\"",
+        )),
+        Some(x) if x.provider.is_empty() || x.audience.is_empty() => Err(bad(
+            "exchange_provider and exchange_audience must not be empty",
+        )),
+        _ if exchanging
+            && config.credential.is_some()
+            && credential_header == reqwest::header::AUTHORIZATION =>
+        {
+            Err(bad(
+                "the exchanged token is sent in Authorization: the credential needs \
+                 another credential_header",
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 impl Credential {

@@ -14,7 +14,8 @@ use axum::response::IntoResponse;
 use tokio::net::TcpListener;
 use toolhost_backend::{
     Access, Acting, Asserter, BackendAuth, BackendConfig, BackendError, Backends, ConfigError,
-    Identity, MAX_REQUEST_BODY, Method, Request, Response, Secret,
+    ExchangeFuture, Exchanged, Exchanger, Identity, MAX_REQUEST_BODY, Method, Request, Response,
+    Secret, TokenExchange,
 };
 use url::Url;
 
@@ -438,6 +439,117 @@ async fn a_backend_told_who_acts_gets_the_calls_assertion_in_place_of_the_plugin
     );
 }
 
+/// Exchanges for `person-token-<n>-<subject>`, counting exchanges.
+#[derive(Default)]
+struct Exchanging(std::sync::atomic::AtomicUsize);
+
+impl Exchanger for Exchanging {
+    fn exchange<'a>(&'a self, who: &'a Identity, _: &'a TokenExchange) -> ExchangeFuture<'a> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let token = format!("person-token-{n}-{}", who.subject);
+        let expires_in = Duration::from_secs(300);
+        Box::pin(async move { Ok(Exchanged { token, expires_in }) })
+    }
+}
+
+/// `crm` on token exchange: no credential, the person's token instead.
+fn exchanging(server: &Server) -> Backends {
+    server.backends(|c| {
+        c.credential = None;
+        c.auth = BackendAuth::TokenExchange;
+        c.exchange = Some(TokenExchange {
+            provider: "corp".into(),
+            audience: "https://crm.example".into(),
+            scope: None,
+        });
+    })
+}
+
+#[tokio::test]
+async fn a_token_exchange_backend_gets_each_persons_own_token_in_place_of_the_plugins() {
+    let server = Server::start().await;
+    let backends = exchanging(&server);
+    let exchanger = Arc::new(Exchanging::default());
+    backends.exchange_with(exchanger.clone());
+    let as_ann = Access {
+        acting: Some(acting("u_ann")),
+        ..access(&["crm"], false)
+    };
+    let forged = Request {
+        headers: vec![("Authorization".into(), "Bearer stolen".into())],
+        ..get("crm", "/x")
+    };
+    backends.send(&as_ann, forged).await.expect("sent");
+    let echoed = backends
+        .send(&as_ann, get("crm", "/echo"))
+        .await
+        .expect("sent");
+    let as_bob = Access {
+        acting: Some(acting("u_bob")),
+        ..access(&["crm"], false)
+    };
+    backends
+        .send(&as_bob, get("crm", "/x"))
+        .await
+        .expect("sent");
+    let sent: Vec<_> = server.seen().into_iter().map(|s| s.headers).collect();
+    let bearer = |h: &HeaderMap| -> Vec<String> {
+        let values = h.get_all("authorization").iter();
+        values
+            .map(|v| v.to_str().expect("text").to_owned())
+            .collect()
+    };
+    assert_eq!(bearer(&sent[0]), ["Bearer person-token-0-u_ann"]);
+    assert_eq!(bearer(&sent[1]), ["Bearer person-token-0-u_ann"], "kept");
+    assert_eq!(
+        bearer(&sent[2]),
+        ["Bearer person-token-1-u_bob"],
+        "bob's own"
+    );
+    assert_eq!(exchanger.0.load(std::sync::atomic::Ordering::Relaxed), 2);
+    let body = String::from_utf8(echoed.body).expect("utf-8");
+    assert!(
+        !body.contains("person-token"),
+        "the plugin never reads it: {body}"
+    );
+    let headers = format!("{:?}", echoed.headers);
+    assert!(!headers.contains("person-token"), "{headers}");
+}
+
+#[tokio::test]
+async fn a_token_exchange_backend_is_sent_nothing_for_a_service_a_run_or_without_an_exchanger() {
+    let server = Server::start().await;
+    let backends = exchanging(&server);
+    let as_ann = Access {
+        acting: Some(acting("u_ann")),
+        ..access(&["crm"], false)
+    };
+    let before = backends.send(&as_ann, get("crm", "/x")).await;
+    assert!(
+        matches!(before, Err(BackendError::Refused(_))),
+        "{before:?}"
+    );
+    let exchanger = Arc::new(Exchanging::default());
+    backends.exchange_with(exchanger.clone());
+    let service = Access {
+        acting: Some(Acting::new(Identity {
+            kind: "service",
+            ..acting("svc-nightly").identity().clone()
+        })),
+        ..access(&["crm"], false)
+    };
+    let no_one = access(&["crm"], false);
+    for who in [&service, &no_one] {
+        let refused = backends.send(who, get("crm", "/x")).await;
+        assert!(
+            matches!(refused, Err(BackendError::Refused(_))),
+            "{refused:?}"
+        );
+    }
+    assert!(server.seen().is_empty(), "nothing was sent");
+    assert_eq!(exchanger.0.load(std::sync::atomic::Ordering::Relaxed), 0);
+}
+
 #[tokio::test]
 async fn a_backend_told_who_acts_is_sent_nothing_without_an_identity_or_a_signer() {
     let server = Server::start().await;
@@ -719,4 +831,42 @@ fn backends_new_refuses_bad_configs_naming_the_value() {
     }
     let err = Backends::new(vec![ok(), ok()]).expect_err("duplicate");
     assert_eq!(err, ConfigError::Duplicate("crm".to_owned()));
+}
+
+#[test]
+fn token_exchange_settings_come_with_their_mode_and_own_authorization() {
+    let spec = || TokenExchange {
+        provider: "corp".into(),
+        audience: "https://crm.example".into(),
+        scope: None,
+    };
+    let config = |auth, exchange, credential: Option<&str>| {
+        let mut c = BackendConfig::new("crm", "http://127.0.0.1:1/".parse().expect("URL"));
+        (c.auth, c.exchange) = (auth, exchange);
+        c.credential = credential.map(|s| Secret::new(s.to_owned()));
+        c
+    };
+    let exchanging = BackendAuth::TokenExchange;
+    let refused = [
+        config(exchanging, None, None),
+        config(BackendAuth::Credential, Some(spec()), None),
+        config(
+            exchanging,
+            Some(TokenExchange {
+                audience: String::new(),
+                ..spec()
+            }),
+            None,
+        ),
+        config(exchanging, Some(spec()), Some("s3cret")),
+    ];
+    for c in refused {
+        let err = Backends::new(vec![c]).expect_err("refused");
+        assert!(matches!(err, ConfigError::BadAuth { .. }), "{err}");
+        assert!(!err.to_string().contains("s3cret"), "{err}");
+    }
+    let mut other_header = config(exchanging, Some(spec()), Some("s3cret"));
+    other_header.credential_header = "x-api-key".into();
+    let backends = Backends::new(vec![other_header]).expect("fits");
+    assert_eq!(backends.exchanges(), [("crm".to_owned(), spec())]);
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use anyhow::Context;
 use serde::Deserialize;
-use toolhost_backend::{BackendAuth, BackendConfig, Secret};
+use toolhost_backend::{BackendAuth, BackendConfig, Secret, TokenExchange};
 use toolhost_invoke::ResultPolicy;
 use toolhost_limits::{ByteSize, RequestLimits};
 use toolhost_policy::Operators;
@@ -146,8 +146,18 @@ pub(crate) struct BackendFile {
     /// token file's credential and `X-Tenant`) or `credential+assertion`
     /// (also a signed identity assertion naming who acts, in
     /// `X-Toolhost-Assertion`, verifiable at
-    /// `/.well-known/backend-assertion-jwks.json`).
+    /// `/.well-known/backend-assertion-jwks.json`), or `token-exchange`
+    /// (a token the `exchange_provider` issues for the person who acts,
+    /// RFC 8693, in `Authorization`).
     auth: Option<String>,
+    /// With `auth = "token-exchange"`: the `[sso.NAME]` provider that
+    /// issues the backend's tokens.
+    exchange_provider: Option<String>,
+    /// With `auth = "token-exchange"`: the audience asked for, as the
+    /// provider knows the backend.
+    exchange_audience: Option<String>,
+    /// With `auth = "token-exchange"`: the scope asked for, if any.
+    exchange_scope: Option<String>,
 }
 
 /// Flags (and their `TOOLHOST_*` environment variables) of `toolhost serve`.
@@ -721,6 +731,7 @@ impl Checked {
             trusted_proxies(&args.trusted_proxies, file.trusted_proxies.as_deref())?;
         let password_login = !args.no_password_login && file.password_login.unwrap_or(true);
         let sso = sign_in_providers(password_login, std::mem::take(&mut file.sso))?;
+        exchanges_name_providers(&backends, &sso)?;
         Ok(Checked {
             backends,
             run_lease,
@@ -928,6 +939,9 @@ pub(crate) fn backends(
             max_response: None,
             exploration: false,
             auth: None,
+            exchange_provider: None,
+            exchange_audience: None,
+            exchange_scope: None,
         });
         entry.url = url.into();
     }
@@ -955,6 +969,7 @@ pub(crate) fn backends(
         let url = url::Url::parse(&b.url)
             .with_context(|| format!("backend {name:?}: url {:?} is not a URL", b.url))?;
         let mut c = BackendConfig::new(&name, url);
+        c.exchange = exchange(&name, &b)?;
         if let Some(path) = &b.token_file {
             let token = std::fs::read_to_string(path).with_context(|| {
                 format!("backend {name:?}: reading token file {}", path.display())
@@ -974,13 +989,50 @@ pub(crate) fn backends(
         if let Some(auth) = &b.auth {
             c.auth = BackendAuth::parse(auth).with_context(|| {
                 format!(
-                    "backend {name:?}: auth {auth:?} is not \"credential\" or \"credential+assertion\""
+                    "backend {name:?}: auth {auth:?} is not \"credential\", \
+                     \"credential+assertion\" or \"token-exchange\""
                 )
             })?;
         }
         out.push(c);
     }
     Ok(out)
+}
+
+/// A backend's token-exchange settings, if it has any: the provider and
+/// the audience go together (the backend checks they fit its mode).
+fn exchange(name: &str, b: &BackendFile) -> anyhow::Result<Option<TokenExchange>> {
+    match (&b.exchange_provider, &b.exchange_audience) {
+        (None, None) if b.exchange_scope.is_none() => Ok(None),
+        (Some(provider), Some(audience)) => Ok(Some(TokenExchange {
+            provider: provider.clone(),
+            audience: audience.clone(),
+            scope: b.exchange_scope.clone(),
+        })),
+        _ => anyhow::bail!(
+            "backend {name:?}: exchange_provider and exchange_audience go together \
+             (with auth = \"token-exchange\")"
+        ),
+    }
+}
+
+/// Every token-exchange backend names a configured `[sso.NAME]` provider.
+fn exchanges_name_providers(
+    backends: &[BackendConfig],
+    sso: &[toolhost_sso::ProviderConfig],
+) -> anyhow::Result<()> {
+    for b in backends {
+        if let Some(x) = &b.exchange
+            && !sso.iter().any(|p| p.name == x.provider)
+        {
+            anyhow::bail!(
+                "backend {:?}: exchange_provider {:?} is no configured [sso.NAME] provider",
+                b.name,
+                x.provider
+            );
+        }
+    }
+    Ok(())
 }
 
 fn read_file(path: &Path) -> anyhow::Result<ConfigFile> {

@@ -50,10 +50,19 @@ pub(crate) async fn serve(
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let auth = start_auth(config, addr, store.clone()).await?;
+    let (auth, providers) = start_auth(config, addr, store.clone()).await?;
     // Backends told who acts get assertions signed with the host's own
     // assertion keys (issue 46); until now their requests were refused.
     features.backends.assert_with(auth.backend_assertions());
+    // Token-exchange backends get each person's token from their provider,
+    // the host proving who acts with a subject token of the same keys.
+    features
+        .backends
+        .exchange_with(Arc::new(toolhost_sso::PersonTokens::new(
+            providers,
+            auth.backend_assertions(),
+            store.clone() as Arc<dyn toolhost_auth::AuthStore>,
+        )));
     let demo_password = match config.seed_demo {
         true => crate::demo::seed_demo(store).await?,
         false => None,
@@ -291,12 +300,13 @@ fn announce(
 }
 
 /// The authorization server: issuer from the configuration or the bound
-/// address, keys loaded (or made) from the store.
+/// address, keys loaded (or made) from the store; and the sign-in
+/// providers it was given.
 async fn start_auth(
     config: &Config,
     addr: SocketAddr,
     store: Arc<Store>,
-) -> anyhow::Result<Arc<AuthServer>> {
+) -> anyhow::Result<(Arc<AuthServer>, Vec<Arc<toolhost_sso::OidcProvider>>)> {
     let issuer = config
         .public_url
         .clone()
@@ -327,7 +337,7 @@ async fn start_auth(
         auth.max_pending = n;
     }
     auth.password_login = config.password_login;
-    let mut providers: Vec<Arc<dyn toolhost_auth::upstream::UpstreamIdentity>> = Vec::new();
+    let mut providers = Vec::new();
     for p in &config.sso {
         let provider = toolhost_sso::OidcProvider::new(
             p.clone(),
@@ -342,13 +352,18 @@ async fn start_auth(
         );
         providers.push(Arc::new(provider));
     }
+    let upstream = providers.iter().cloned();
     let sso = toolhost_auth::upstream::Sso {
-        providers,
+        providers: upstream
+            .map(|p| p as Arc<dyn toolhost_auth::upstream::UpstreamIdentity>)
+            .collect(),
         audit: Some(Arc::new(crate::sso_config::StoreAudit(store.clone()))),
     };
-    AuthServer::start_with_sso(auth, store, sso)
-        .await
-        .context("starting the authorization server")
+    let auth = AuthServer::start_with_sso(auth, store, sso).await;
+    Ok((
+        auth.context("starting the authorization server")?,
+        providers,
+    ))
 }
 
 /// Deletes expired artifacts every `period`.

@@ -21,6 +21,7 @@ mod http;
 mod id_jag;
 mod id_token;
 mod link;
+mod person_tokens;
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -39,6 +40,7 @@ pub use config::{
 };
 
 use discovery::Discovery;
+pub use person_tokens::PersonTokens;
 
 /// An OpenID Connect provider people sign in through.
 pub struct OidcProvider {
@@ -117,17 +119,34 @@ impl OidcProvider {
 
     /// Redeems `code` for an ID token (Core §3.1.3.1).
     async fn redeem(&self, code: &str, login: UpstreamLogin<'_>) -> Result<String, UpstreamError> {
-        let metadata = self.discovery.metadata().await?;
-        let endpoint =
-            http::allowed_url(&metadata.token_endpoint).map_err(UpstreamError::Refused)?;
-        let mut form = vec![
+        let form = [
             ("grant_type", "authorization_code"),
             ("code", code),
             ("redirect_uri", login.redirect_uri),
             ("code_verifier", login.code_verifier),
         ];
-        // client_secret_basic unless the provider supports only _post
-        // (Discovery §3: basic is the default when the list is absent).
+        let answer = self.post_token(&form, "the code").await?;
+        serde_json::from_slice::<TokenAnswer>(&answer.body)
+            .ok()
+            .and_then(|a| a.id_token)
+            .ok_or_else(|| UpstreamError::Refused("the token endpoint returned no id_token".into()))
+    }
+
+    /// POSTs `form` to the provider's token endpoint as this host's client
+    /// (client_secret_basic unless the provider supports only _post): a
+    /// 2xx answer, a 4xx as [`UpstreamError::Refused`] with its error
+    /// code (`what` is what was refused), anything else
+    /// [`UpstreamError::Unavailable`].
+    pub(crate) async fn post_token(
+        &self,
+        form: &[(&str, &str)],
+        what: &str,
+    ) -> Result<http::Answer, UpstreamError> {
+        let metadata = self.discovery.metadata().await?;
+        let endpoint =
+            http::allowed_url(&metadata.token_endpoint).map_err(UpstreamError::Refused)?;
+        let mut form = form.to_vec();
+        // Discovery §3: basic is the default when the list is absent.
         let methods = metadata
             .token_endpoint_auth_methods_supported
             .unwrap_or_default();
@@ -161,26 +180,20 @@ impl OidcProvider {
         )
         .await?;
         match answer.status {
-            200..=299 => {}
+            200..=299 => Ok(answer),
             400..=499 => {
                 let error = serde_json::from_slice::<TokenRefusal>(&answer.body)
                     .map(|r| r.error)
                     .unwrap_or_else(|_| format!("status {}", answer.status));
-                return Err(UpstreamError::Refused(format!(
-                    "the token endpoint refused the code: {}",
+                Err(UpstreamError::Refused(format!(
+                    "the token endpoint refused {what}: {}",
                     error.chars().take(100).collect::<String>()
-                )));
+                )))
             }
-            status => {
-                return Err(UpstreamError::Unavailable(format!(
-                    "the token endpoint answered status {status}"
-                )));
-            }
+            status => Err(UpstreamError::Unavailable(format!(
+                "the token endpoint answered status {status}"
+            ))),
         }
-        serde_json::from_slice::<TokenAnswer>(&answer.body)
-            .ok()
-            .and_then(|a| a.id_token)
-            .ok_or_else(|| UpstreamError::Refused("the token endpoint returned no id_token".into()))
     }
 
     async fn sign_in_with(

@@ -141,7 +141,11 @@ impl Keys {
             ));
         }
         let kid = header.kid.ok_or("no key id")?;
-        let key = self.key(check, &kid).await?;
+        let jwks = format!(
+            "{}{ASSERTION_JWKS_PATH}",
+            check.issuer.trim_end_matches('/')
+        );
+        let key = self.key(&jwks, &kid).await?;
         let mut validation = Validation::new(Algorithm::EdDSA);
         validation.leeway = 5;
         validation.set_audience(&[&check.audience]);
@@ -151,14 +155,15 @@ impl Keys {
         data.map(|d| d.claims).map_err(|e| e.to_string())
     }
 
-    /// The key `kid`, fetching the JWKS when it is not known yet.
-    async fn key(&self, check: &AssertionCheck, kid: &str) -> Result<DecodingKey, String> {
+    /// The key `kid` of the set at `jwks`, fetching the set when the key
+    /// is not known yet.
+    pub(crate) async fn key(&self, jwks: &str, kid: &str) -> Result<DecodingKey, String> {
         let mut set = self.set.lock().await;
         let known = |set: &Option<JwkSet>| set.as_ref().and_then(|s| s.find(kid)).cloned();
         let jwk = match known(&set) {
             Some(jwk) => jwk,
             None => {
-                *set = Some(fetch(&check.issuer).await?);
+                *set = Some(fetch(jwks).await?);
                 known(&set).ok_or_else(|| format!("unknown key id {kid:?}"))?
             }
         };
@@ -166,11 +171,8 @@ impl Keys {
     }
 }
 
-async fn fetch(issuer: &str) -> Result<JwkSet, String> {
-    let url = format!("{}{ASSERTION_JWKS_PATH}", issuer.trim_end_matches('/'));
-    let answer = reqwest::get(&url)
-        .await
-        .map_err(|e| format!("{url}: {e}"))?;
+async fn fetch(url: &str) -> Result<JwkSet, String> {
+    let answer = reqwest::get(url).await.map_err(|e| format!("{url}: {e}"))?;
     let text = answer.text().await.map_err(|e| format!("{url}: {e}"))?;
     serde_json::from_str(&text).map_err(|e| format!("{url}: {e}"))
 }

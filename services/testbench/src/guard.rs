@@ -1,6 +1,7 @@
-//! The gate in front of every `/api` route: the bearer token (401), the
-//! host's identity assertion when one is required (401, see
-//! [`crate::authority`]), then the request is counted under its route
+//! The gate in front of every `/api` route: the bearer token (401; the
+//! identity provider's for the person when one is required, see
+//! [`crate::provider`]), the host's identity assertion when one is
+//! required (401, see [`crate::authority`]), then the request is counted under its route
 //! template, then `X-Tenant` (400), and the projects the caller may see.
 //!
 //! axum is built here without its `matched-path` feature, so each route is
@@ -79,11 +80,24 @@ impl Guarded {
 }
 
 async fn check(State(gate): State<Gate>, mut req: Request, next: Next) -> Response {
-    if !authorized(req.headers(), gate.handle.token()) {
-        return ApiError::Unauthorized.into_response();
+    let mut person = None;
+    match gate.handle.provider_check() {
+        None if !authorized(req.headers(), gate.handle.token()) => {
+            return ApiError::Unauthorized.into_response();
+        }
+        None => {}
+        Some((check, keys)) => {
+            let verified = keys.verify_provider_token(&check, req.headers()).await;
+            let Some(token) = verified else {
+                return ApiError::Unauthorized.into_response();
+            };
+            person = Some(token.sub.clone());
+            gate.handle.accepted_token(token);
+        }
     }
     let tenant = tenant(req.headers());
     let person = match gate.handle.assertion_check() {
+        None if person.is_some() => person,
         None => None,
         Some(check) => {
             let keys = gate.handle.keys();

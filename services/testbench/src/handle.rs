@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::authority::{Asserted, AssertionCheck, Keys};
 use crate::counters::Counters;
 use crate::execution::Advance;
+use crate::provider::{ProviderCheck, ProviderToken};
 use crate::seed::{Seed, SeedError};
 use crate::store::Store;
 
@@ -29,6 +30,9 @@ struct Shared {
     /// Whether requests must carry the host's identity assertion.
     check: Mutex<Option<AssertionCheck>>,
     keys: Keys,
+    /// Whether the bearer token must be the identity provider's.
+    provider_check: Mutex<Option<ProviderCheck>>,
+    provider_keys: Keys,
     state: Mutex<State>,
 }
 
@@ -41,6 +45,8 @@ pub(crate) struct State {
     pub(crate) counters: Counters,
     /// The assertions accepted, oldest first (at most [`KEPT_ASSERTIONS`]).
     pub(crate) asserted: Vec<Asserted>,
+    /// The provider tokens accepted, oldest first (at most [`KEPT_ASSERTIONS`]).
+    pub(crate) exchanged: Vec<ProviderToken>,
 }
 
 impl Handle {
@@ -49,6 +55,7 @@ impl Handle {
             store: Store::new(config.seed.clone()),
             counters: Counters::default(),
             asserted: Vec::new(),
+            exchanged: Vec::new(),
         };
         let shared = Shared {
             token: config.token,
@@ -57,6 +64,8 @@ impl Handle {
             test_api: config.test_api,
             check: Mutex::default(),
             keys: Keys::default(),
+            provider_check: Mutex::default(),
+            provider_keys: Keys::default(),
             state: Mutex::new(state),
         };
         Handle {
@@ -78,6 +87,7 @@ impl Handle {
                 store: Store::new(seed),
                 counters: Counters::default(),
                 asserted: Vec::new(),
+                exchanged: Vec::new(),
             }
         });
     }
@@ -100,6 +110,7 @@ impl Handle {
                 store,
                 counters: Counters::default(),
                 asserted: Vec::new(),
+                exchanged: Vec::new(),
             };
         });
         Ok(())
@@ -134,6 +145,37 @@ impl Handle {
 
     pub(crate) fn keys(&self) -> &Keys {
         &self.shared.keys
+    }
+
+    /// From now on every `/api` request's bearer token must be an access
+    /// token the identity provider issued for this backend, verified as
+    /// `check` says (the static token no longer suffices), else it is a
+    /// 401; projects with `people` are then seen by those people only, by
+    /// the provider's subject for them. Kept across [`Handle::reset`].
+    pub fn require_provider_tokens(&self, check: ProviderCheck) {
+        let mut kept = (self.shared.provider_check.lock()).unwrap_or_else(PoisonError::into_inner);
+        *kept = Some(check);
+    }
+
+    /// The provider tokens accepted since the start or the last reset,
+    /// oldest first (the latest thousand).
+    pub fn provider_tokens(&self) -> Vec<ProviderToken> {
+        self.with(|s| s.exchanged.clone())
+    }
+
+    pub(crate) fn provider_check(&self) -> Option<(ProviderCheck, &Keys)> {
+        let check = (self.shared.provider_check.lock()).unwrap_or_else(PoisonError::into_inner);
+        check.clone().map(|c| (c, &self.shared.provider_keys))
+    }
+
+    /// Keeps an accepted provider token for [`Handle::provider_tokens`].
+    pub(crate) fn accepted_token(&self, token: ProviderToken) {
+        self.with(|s| {
+            if s.exchanged.len() == KEPT_ASSERTIONS {
+                s.exchanged.remove(0);
+            }
+            s.exchanged.push(token);
+        });
     }
 
     /// Keeps an accepted assertion for [`Handle::assertions`].

@@ -75,6 +75,7 @@ mod execution;
 mod guard;
 mod handle;
 mod pace;
+mod provider;
 mod seed;
 mod store;
 mod test_api;
@@ -89,6 +90,7 @@ pub use authority::{ASSERTION_HEADER, ASSERTION_JWKS_PATH, Actor, Asserted, Asse
 pub use counters::Counters;
 pub use execution::{Advance, Kind, Status};
 pub use handle::Handle;
+pub use provider::{ProviderActor, ProviderCheck, ProviderToken};
 pub use seed::{Application, Environment, Outcome, Pipeline, Project, Seed, SeedError, Test};
 
 /// How a backend runs.

@@ -344,24 +344,33 @@ fn annotated_example() -> String {
     page[start..=end].to_owned()
 }
 
-/// The table of `example` that `heading` names (the first, for `NAME`).
-fn example_table<'a>(example: &'a toml::Table, heading: &str) -> &'a toml::Table {
-    let first = |t: &'a toml::Table, key: &str| -> &'a toml::Table {
+/// The table of `example` that `heading` names (for `NAME`, every one
+/// merged).
+fn example_table(example: &toml::Table, heading: &str) -> toml::Table {
+    // Every `[key.NAME]` merged: one backend may show keys another cannot
+    // have (a token-exchange backend's, say).
+    let every = |t: &toml::Table, key: &str| -> toml::Table {
         let named = t.get(key).and_then(|v| v.as_table());
         let named = named.unwrap_or_else(|| panic!("the example has no [{key}]"));
-        let any = named.values().next().and_then(|v| v.as_table());
-        any.unwrap_or_else(|| panic!("the example has no [{key}.NAME]"))
+        let mut merged = toml::Table::new();
+        for each in named.values().filter_map(|v| v.as_table()) {
+            merged.extend(each.clone());
+        }
+        assert!(!merged.is_empty(), "the example has no [{key}.NAME]");
+        merged
     };
-    let table = |t: &'a toml::Table, key: &str| -> &'a toml::Table {
+    let table = |t: &toml::Table, key: &str| -> toml::Table {
         let found = t.get(key).and_then(|v| v.as_table());
-        found.unwrap_or_else(|| panic!("the example has no [{key}]"))
+        found
+            .unwrap_or_else(|| panic!("the example has no [{key}]"))
+            .clone()
     };
     match heading {
-        "The top level" => example,
+        "The top level" => example.clone(),
         "[limits]" => table(example, "limits"),
-        "[backends.NAME]" => first(example, "backends"),
-        "[sso.NAME]" => first(example, "sso"),
-        "[sso.NAME.provision]" => table(first(example, "sso"), "provision"),
+        "[backends.NAME]" => every(example, "backends"),
+        "[sso.NAME]" => every(example, "sso"),
+        "[sso.NAME.provision]" => table(&every(example, "sso"), "provision"),
         other => panic!("where in the example is {other}?"),
     }
 }
