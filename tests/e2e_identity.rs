@@ -276,3 +276,168 @@ fn each_persons_token_is_exchanged_at_their_provider_and_names_the_host_and_clie
         String::from_utf8_lossy(&verify.stdout)
     );
 }
+
+/// A backend that answers every request with the request's own head (so
+/// a plugin would read back whatever the host sent) and keeps each head.
+struct Echo {
+    url: String,
+    heads: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Echo {
+    fn start() -> Echo {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = heads.clone();
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().map_while(Result::ok) {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\nx-echo: {}\r\n\r\n{head}",
+                    head.len(),
+                    head.lines()
+                        .filter(|l| l.contains(':'))
+                        .collect::<Vec<_>>()
+                        .join(" | "),
+                );
+                let _ = stream.write_all(answer.as_bytes());
+                kept.lock().expect("heads").push(head);
+            }
+        });
+        Echo { url, heads }
+    }
+
+    /// Every value the host sent in `header`, without a `Bearer ` prefix.
+    fn sent(&self, header: &str) -> Vec<String> {
+        let heads = self.heads.lock().expect("heads");
+        let prefix = format!("{header}: ");
+        let values = heads
+            .iter()
+            .flat_map(|h| h.lines().map(str::to_owned).collect::<Vec<_>>());
+        let values = values.filter_map(|l| {
+            let lower = l.to_ascii_lowercase();
+            lower
+                .starts_with(&prefix)
+                .then(|| l[prefix.len()..].trim().to_owned())
+        });
+        values
+            .map(|v| v.strip_prefix("Bearer ").map(str::to_owned).unwrap_or(v))
+            .collect()
+    }
+}
+
+/// The plugin asks the echo backend `decoy` to show what it was sent,
+/// forging the header the host owns: the report, checked for what the
+/// plugin may never hold.
+fn reach_echo(server: &Server, token: &str, forged: &str) -> Value {
+    let args = json!({"backend": "decoy", "path": "/echo", "headers": [[forged, "forged"]]});
+    let got = answer(server, token, "reach", args);
+    assert_eq!(got["ok"], json!(true), "{got}");
+    assert!(
+        got["body"].as_str().expect("a body").contains("[redacted]"),
+        "{got}"
+    );
+    assert_eq!(
+        got["jwts_in_memory"],
+        json!(0),
+        "a JWT in the plugin's memory: {got}"
+    );
+    got
+}
+
+/// None of `secrets` is in the answers, the host's log or its store (the
+/// database file and its write-ahead log, byte for byte).
+fn nowhere(server: &Server, secrets: &[String], answers: &[String]) {
+    assert!(!secrets.is_empty(), "something was sent");
+    let database = server.database_path();
+    let mut store = std::fs::read(&database).expect("the database");
+    let wal = format!("{}-wal", database.display());
+    store.extend(std::fs::read(wal).unwrap_or_default());
+    let log = server.log();
+    for secret in secrets {
+        let jwt = secret.starts_with("eyJ0eXAi") || secret.starts_with("eyJhbGci");
+        assert!(
+            secret.len() > 40 && jwt,
+            "a JWT the plugin's count would see: {secret}"
+        );
+        for (place, text) in answers
+            .iter()
+            .map(|a| ("an answer", a))
+            .chain([("the log", &log)])
+        {
+            assert!(
+                !text.contains(secret.as_str()),
+                "{place} holds what was sent"
+            );
+        }
+        let found = store.windows(secret.len()).any(|w| w == secret.as_bytes());
+        assert!(!found, "the store holds what was sent");
+    }
+}
+
+#[test]
+fn no_assertion_or_exchanged_token_reaches_the_plugin_the_store_the_log_or_an_answer() {
+    use support::openid::{Provider, account, corp_section, printed_token, sign_in};
+    use toolhost_fixtures::T_ESCAPE_BACKEND;
+
+    // The host's own assertion.
+    let echo = Echo::start();
+    let decoy = format!("decoy={}", echo.url);
+    let flags = ["--backend", &decoy, "--backend-assertion", "decoy"];
+    let server = Server::start_with(&[T_ESCAPE_BACKEND], &flags);
+    let demo = support::oauth::user_token(&server, "demo", support::DEMO_PASSWORD);
+    let got = reach_echo(&server, &demo, "X-Toolhost-Assertion");
+    nowhere(
+        &server,
+        &echo.sent("x-toolhost-assertion"),
+        &[got.to_string()],
+    );
+    drop(server);
+
+    // A person's token from their provider.
+    let tools = support::Tools::require();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let accounts = json!({
+        "alice": account("alice-pw", "alice-sub-1", "alice@example.com", &["tool-admins"]),
+    });
+    let provider = Provider::start(&tools, dir.path(), &accounts, true);
+    let echo = Echo::start();
+    let backends = format!(
+        "[backends.decoy]\n\
+         url = \"{}\"\n\
+         auth = \"token-exchange\"\n\
+         exchange_provider = \"corp\"\n\
+         exchange_audience = \"https://decoy.example\"\n",
+        echo.url
+    );
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        corp_section(dir.path(), &provider.issuer) + &backends,
+    )
+    .expect("write the host config");
+    let config = config.to_str().expect("utf-8");
+    let server = Server::start_with(&[T_ESCAPE_BACKEND], &["--config", config]);
+    provider.trust_host(&server.issuer(), &["https://decoy.example"]);
+    let args = ["--expect-tool", "reach", "--print-token"];
+    let alice = printed_token(&sign_in(
+        &tools,
+        &server,
+        "alice",
+        ("alice", "alice-pw"),
+        &args,
+    ));
+    let first = reach_echo(&server, &alice, "Authorization");
+    let again = reach_echo(&server, &alice, "Authorization");
+    let sent = echo.sent("authorization");
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0], sent[1], "one token, kept");
+    nowhere(&server, &sent, &[first.to_string(), again.to_string()]);
+}

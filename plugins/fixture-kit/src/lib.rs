@@ -1,7 +1,8 @@
 //! What the hostile fixtures (`t-<suite>-<case>`) share, so each fixture
 //! holds only its one misbehaviour: the `ping` tool that proves a plugin
 //! still answers right after a hostile call, the empty argument and result
-//! types, and the report of an escape attempt. A library, not a plugin.
+//! types, the report of an escape attempt, and a search of the instance's
+//! whole linear memory. A library, not a plugin.
 
 use toolhost_sdk::prelude::*;
 
@@ -61,4 +62,27 @@ impl Attempt {
             },
         }
     }
+}
+
+/// How many times `needle` occurs in the whole of this instance's linear
+/// memory, the occurrence at `except` (the needle itself) not counted.
+#[allow(unsafe_code)]
+pub fn copies_in_memory(needle: &[u8], except: Option<usize>) -> usize {
+    // Address 0 is the null pointer to Rust; nothing the guest writes is
+    // placed in the first bytes.
+    const FROM: usize = 16;
+    let size = core::arch::wasm32::memory_size::<0>() * 65_536;
+    // SAFETY: in a wasm32 guest, every address below the memory's size is
+    // readable; the bytes are only compared.
+    let memory = unsafe { std::slice::from_raw_parts(FROM as *const u8, size - FROM) };
+    let Some(&first) = needle.first() else {
+        return 0;
+    };
+    memory
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| {
+            b == first && Some(FROM + i) != except && memory[i..].starts_with(needle)
+        })
+        .count()
 }

@@ -95,7 +95,7 @@ fn remember(_ctx: &Ctx, args: Remember) -> Result<Remembered, ToolError> {
         kept.push(text.clone());
         kept.clone()
     };
-    let copies = copies_in_memory(text.as_bytes(), None);
+    let copies = fixture_kit::copies_in_memory(text.as_bytes(), None);
     std::thread::sleep(std::time::Duration::from_millis(args.hold_ms));
     Ok(Remembered { kept, copies })
 }
@@ -125,29 +125,6 @@ fn recall(_ctx: &Ctx, args: Recall) -> Result<Recalled, ToolError> {
         .clone();
     Ok(Recalled {
         kept,
-        copies: copies_in_memory(secret.as_bytes(), Some(secret.as_ptr() as usize)),
+        copies: fixture_kit::copies_in_memory(secret.as_bytes(), Some(secret.as_ptr() as usize)),
     })
-}
-
-/// How many times `needle` occurs in the whole of this instance's linear
-/// memory, the occurrence at `except` (the needle itself) not counted.
-#[allow(unsafe_code)]
-fn copies_in_memory(needle: &[u8], except: Option<usize>) -> usize {
-    // Address 0 is the null pointer to Rust; nothing the guest writes is
-    // placed in the first bytes.
-    const FROM: usize = 16;
-    let size = core::arch::wasm32::memory_size::<0>() * 65_536;
-    // SAFETY: in a wasm32 guest, every address below the memory's size is
-    // readable; the bytes are only compared.
-    let memory = unsafe { std::slice::from_raw_parts(FROM as *const u8, size - FROM) };
-    let Some(&first) = needle.first() else {
-        return 0;
-    };
-    memory
-        .iter()
-        .enumerate()
-        .filter(|&(i, &b)| {
-            b == first && Some(FROM + i) != except && memory[i..].starts_with(needle)
-        })
-        .count()
 }
