@@ -320,6 +320,64 @@ fn a_public_clients_refresh_token_is_bound_to_its_dpop_key() {
 }
 
 #[test]
+fn a_code_bound_to_a_dpop_key_is_redeemed_only_with_a_proof_by_it() {
+    let server = Server::start(&[toolhost_fixtures::HELLO]);
+    let prover = Prover::generate();
+    let client = register(&server, REDIRECT, "e2e-dpop-jkt");
+    // RFC 9449 §10: the authorization request names the key's thumbprint.
+    let bound_code = || {
+        let extra = format!("&dpop_jkt={}", prover.jkt());
+        let demo = ("demo", support::DEMO_PASSWORD);
+        let mut browser = support::oauth::Browser::default();
+        let location = support::oauth::approve_with(&server, &mut browser, &client, demo, &extra);
+        support::oauth::query(&location, "code").unwrap_or_else(|| panic!("a code: {location}"))
+    };
+    let redeem = |code: &str| {
+        format!(
+            "grant_type=authorization_code&client_id={}&code={code}&redirect_uri={}&code_verifier={VERIFIER}",
+            encode(&client),
+            encode(REDIRECT)
+        )
+    };
+    // No proof, or another key's: refused, and the code is spent.
+    let thief = Prover::generate();
+    for proofs in [vec![], vec![token_proof(&server, &thief)]] {
+        let code = bound_code();
+        let proofs: Vec<&str> = proofs.iter().map(String::as_str).collect();
+        let (status, answer) = token_request(&server, &redeem(&code), &proofs);
+        assert_eq!(
+            (status, &answer["error"]),
+            (400, &json!("invalid_dpop_proof")),
+            "{answer}"
+        );
+        let mine = token_request(&server, &redeem(&code), &[&token_proof(&server, &prover)]);
+        assert_eq!(
+            (mine.0, &mine.1["error"]),
+            (400, &json!("invalid_grant")),
+            "spent: {}",
+            mine.1
+        );
+    }
+    // A proof by the named key: a token bound to it.
+    let code = bound_code();
+    let (status, tokens) =
+        token_request(&server, &redeem(&code), &[&token_proof(&server, &prover)]);
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().expect("an access token");
+    assert_eq!(cnf_jkt(access), Some(prover.jkt()));
+    // A thumbprint that is none is refused at the authorization endpoint.
+    let path = support::oauth::authorize_path(&client, "&dpop_jkt=not-a-thumbprint");
+    let page = support::oauth::Browser::default().send(&server, "GET", &path, None);
+    let location = page.header("location").unwrap_or_default().to_owned();
+    assert!(
+        location.contains("error=invalid_request") || page.status == 400,
+        "{} {location} {}",
+        page.status,
+        page.body
+    );
+}
+
+#[test]
 fn the_token_endpoint_refuses_a_bad_proof_and_metadata_names_the_algorithms() {
     let server = Server::start(&[toolhost_fixtures::HELLO]);
     let (id, secret) = server.add_service("demo", "mcp");

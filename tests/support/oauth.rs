@@ -224,7 +224,19 @@ pub fn approve(
     user: &str,
     password: &str,
 ) -> String {
-    let page = browser.send(server, "GET", &authorize_path(client_id, ""), None);
+    approve_with(server, browser, client_id, (user, password), "")
+}
+
+/// [`approve`] of an authorization request with `extra` query parameters
+/// (`&name=value…`).
+pub fn approve_with(
+    server: &Server,
+    browser: &mut Browser,
+    client_id: &str,
+    (user, password): (&str, &str),
+    extra: &str,
+) -> String {
+    let page = browser.send(server, "GET", &authorize_path(client_id, extra), None);
     if page.status == 302 {
         return page.header("location").expect("a location").to_owned();
     }

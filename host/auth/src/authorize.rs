@@ -80,6 +80,10 @@ struct Request {
     scope: String,
     resource: String,
     force_consent: bool,
+    /// The DPoP key the code is bound to (RFC 9449 §10), if the request
+    /// named one. Absent from requests kept by an older build.
+    #[serde(default)]
+    dpop_jkt: Option<String>,
 }
 
 /// A refusal on the way: a page, a page saying how long to wait (429
@@ -250,6 +254,15 @@ fn checked(
         Some(name) => scope.with_toolset(name),
         None => scope,
     };
+    // A JWK SHA-256 thumbprint is base64url of 32 bytes, as a PKCE S256
+    // challenge is.
+    let dpop_jkt = params.get("dpop_jkt");
+    if dpop_jkt.is_some_and(|jkt| !pkce::valid_challenge(jkt)) {
+        return Err(refuse(
+            "invalid_request",
+            "dpop_jkt is not a base64url JWK SHA-256 thumbprint",
+        ));
+    }
     Ok(Request {
         client_id: client.client_id.clone(),
         client_name: client.name.clone(),
@@ -261,6 +274,7 @@ fn checked(
         force_consent: params
             .get("prompt")
             .is_some_and(|p| p.split(' ').any(|v| v == "consent")),
+        dpop_jkt: dpop_jkt.map(str::to_owned),
     })
 }
 
@@ -860,6 +874,7 @@ async fn issue_code(
         scope: request.scope.clone(),
         resource: request.resource.clone(),
         expires_at: now() + secs(auth.config.code_ttl),
+        dpop_jkt: request.dpop_jkt.clone(),
     };
     auth.store
         .insert_code(&record)

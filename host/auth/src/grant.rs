@@ -327,6 +327,14 @@ impl AuthServer {
                 "code_verifier does not match the code_challenge",
             ));
         }
+        // RFC 9449 §10: a code bound to a DPoP key goes only to a proof by it.
+        if let Some(bound) = code.dpop_jkt.as_deref()
+            && jkt != Some(bound)
+        {
+            return Err(OAuthError::invalid_dpop_proof(
+                "the authorization request bound this code to another DPoP key (dpop_jkt)",
+            ));
+        }
         let user = self
             .store
             .user_by_id(&code.user_id)

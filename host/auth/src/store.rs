@@ -195,6 +195,10 @@ pub struct AuthCode {
     pub resource: String,
     /// After this, the code is refused.
     pub expires_at: i64,
+    /// The JWK thumbprint of the DPoP key the authorization request bound
+    /// it to (`dpop_jkt`, RFC 9449 §10): the token request's proof must be
+    /// by that key.
+    pub dpop_jkt: Option<String>,
 }
 
 /// What redeeming a code found.

@@ -266,6 +266,7 @@ impl AuthStore for Store {
                 code.scope.as_str(),
                 code.resource.as_str(),
                 code.expires_at,
+                code.dpop_jkt.as_deref(),
             )
             .map_err(conflict("insert code", "authorization code".into()))?;
             Ok(())

@@ -170,6 +170,10 @@ pub(crate) const SQLITE: Files = &[
         "0036_client_keys.sql",
         include_str!("../../../migrations/sqlite/0036_client_keys.sql"),
     ),
+    (
+        "0037_code_dpop_jkt.sql",
+        include_str!("../../../migrations/sqlite/0037_code_dpop_jkt.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -317,6 +321,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0036_client_keys.sql",
         include_str!("../../../migrations/postgres/0036_client_keys.sql"),
+    ),
+    (
+        "0037_code_dpop_jkt.sql",
+        include_str!("../../../migrations/postgres/0037_code_dpop_jkt.sql"),
     ),
 ];
 

@@ -123,6 +123,7 @@ fn code(hash: &str, family_id: &str) -> AuthCode {
         scope: "mcp:tools".into(),
         resource: "https://host.example/mcp".into(),
         expires_at: NOW + 60,
+        dpop_jkt: None,
     }
 }
 
@@ -285,8 +286,10 @@ async fn a_code_is_redeemed_once_then_replayed_with_its_family(db: &TestDb) {
     assert_eq!(unknown, CodeRedemption::Unknown);
 
     // Expiry is the caller's check: an expired code still redeems once.
+    // A code bound to a DPoP key comes back with its binding.
     let expired = AuthCode {
         expires_at: NOW - 1,
+        dpop_jkt: Some("0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I".into()),
         ..code("code-2", "fam-2")
     };
     store.insert_code(&expired).await.expect("insert");

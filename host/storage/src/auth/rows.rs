@@ -135,6 +135,7 @@ pub(crate) fn code(row: &impl Fields) -> Result<AuthCode, sqlx::Error> {
         scope: row.text("scope")?,
         resource: row.text("resource")?,
         expires_at: row.int("expires_at")?,
+        dpop_jkt: row.maybe_text("dpop_jkt")?,
     })
 }
 

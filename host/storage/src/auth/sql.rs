@@ -65,13 +65,13 @@ pub(super) const EXPIRE_IDLE_CLIENTS: &str = "DELETE FROM oauth_clients \
 
 pub(super) const INSERT_CODE: &str = "INSERT INTO auth_codes \
      (code_hash, family_id, client_id, user_id, redirect_uri, code_challenge, scope, \
-     resource, expires_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+     resource, expires_at, dpop_jkt) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 // The conditional UPDATE is the whole decision: exactly one caller gets the row.
 pub(super) const REDEEM_CODE: &str = "UPDATE auth_codes SET used_at = $1 \
      WHERE code_hash = $2 AND used_at IS NULL \
      RETURNING code_hash, family_id, client_id, user_id, redirect_uri, code_challenge, \
-     scope, resource, expires_at";
+     scope, resource, expires_at, dpop_jkt";
 pub(super) const CODE_FAMILY: &str = "SELECT family_id FROM auth_codes WHERE code_hash = $1";
 
 pub(super) const INSERT_FAMILY: &str = "INSERT INTO token_families \
