@@ -53,5 +53,5 @@ pub use path::MAX_PATH;
 pub use secret::{REDACTED, Secret};
 pub use token_exchange::{
     EXCHANGE_MARGIN, ExchangeError, ExchangeFuture, Exchanged, Exchanger, MAX_EXCHANGED,
-    TokenExchange,
+    REFUSAL_MEMORY, TokenExchange,
 };

@@ -21,10 +21,17 @@ use reqwest::header::HeaderValue;
 
 use crate::{BackendError, Identity};
 
-/// Most tokens one host keeps at once, over every backend and person.
-/// Past it, expired ones go first, then the one closest to expiring: a
-/// flood of people costs exchanges, never memory.
-pub const MAX_EXCHANGED: usize = 10_000;
+/// Most tokens (and remembered refusals) one host keeps at once, over
+/// every backend and person: with tokens of at most 8 KiB, 32 MiB at
+/// worst. Past it, expired ones go first, then the one closest to
+/// expiring: a flood of people costs exchanges, never memory.
+pub const MAX_EXCHANGED: usize = 4_096;
+
+/// How long a refusal (no sign-in at the provider, the provider's no, or
+/// its silence) is remembered for one person, client and backend: a
+/// plugin that asks in a loop gets the same answer without a new
+/// exchange, store read or log line.
+pub const REFUSAL_MEMORY: Duration = Duration::from_secs(10);
 
 /// How long before its expiry a token stops being reused: a request sent
 /// with it then still has this long (or half its life, if that is
@@ -117,7 +124,8 @@ impl Key {
 }
 
 struct Kept {
-    value: HeaderValue,
+    /// The `Authorization` value, or the refusal to repeat.
+    answer: Result<HeaderValue, BackendError>,
     until: Instant,
 }
 
@@ -146,32 +154,37 @@ impl ExchangedTokens {
             )));
         }
         let key = Key::of(backend, who);
-        if let Some(value) = self.kept(&key) {
-            return Ok(value);
+        if let Some(answer) = self.kept(&key) {
+            return answer;
         }
-        let exchanged = exchanger
-            .exchange(who, spec)
-            .await
-            .map_err(|e| refusal(backend, spec, e))?;
+        let exchanged = match exchanger.exchange(who, spec).await {
+            Ok(exchanged) => exchanged,
+            Err(e) => {
+                let refused = refusal(backend, spec, e);
+                self.keep(key, Err(refused.clone()), REFUSAL_MEMORY);
+                return Err(refused);
+            }
+        };
         let mut value = HeaderValue::from_str(&format!("Bearer {}", exchanged.token))
             .map_err(|_| refusal(backend, spec, ExchangeError::Refused("not a header".into())))?;
         value.set_sensitive(true);
-        self.keep(key, value.clone(), exchanged.expires_in);
+        let reusable =
+            (exchanged.expires_in).saturating_sub(EXCHANGE_MARGIN.min(exchanged.expires_in / 2));
+        if reusable >= MIN_KEPT {
+            self.keep(key, Ok(value.clone()), reusable);
+        }
         Ok(value)
     }
 
-    fn kept(&self, key: &Key) -> Option<HeaderValue> {
+    fn kept(&self, key: &Key) -> Option<Result<HeaderValue, BackendError>> {
         let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         (kept.get(key))
             .filter(|k| k.until > Instant::now())
-            .map(|k| k.value.clone())
+            .map(|k| k.answer.clone())
     }
 
-    fn keep(&self, key: Key, value: HeaderValue, expires_in: Duration) {
-        let reusable = expires_in.saturating_sub(EXCHANGE_MARGIN.min(expires_in / 2));
-        if reusable < MIN_KEPT {
-            return;
-        }
+    /// Keeps `answer` for `key` for `life`, within [`MAX_EXCHANGED`].
+    fn keep(&self, key: Key, answer: Result<HeaderValue, BackendError>, life: Duration) {
         let now = Instant::now();
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         if kept.len() >= MAX_EXCHANGED && !kept.contains_key(&key) {
@@ -183,8 +196,8 @@ impl ExchangedTokens {
                 }
             }
         }
-        let until = now + reusable;
-        kept.insert(key, Kept { value, until });
+        let until = now + life;
+        kept.insert(key, Kept { answer, until });
     }
 
     #[cfg(test)]
@@ -340,9 +353,9 @@ mod tests {
                 Box::pin(async move { Err(e) })
             }
         }
-        let tokens = ExchangedTokens::default();
         let asked = |e: ExchangeError| {
             let failing = Failing(e);
+            let tokens = ExchangedTokens::default();
             ask(&tokens, "crm", &person("ann"), &failing).expect_err("no token")
         };
         let unlinked = asked(ExchangeError::NotLinked {
@@ -366,7 +379,28 @@ mod tests {
             matches!(&down, BackendError::Unavailable(m) if !m.contains("10.1")),
             "{down}"
         );
-        assert_eq!(tokens.len(), 0);
+    }
+
+    #[test]
+    fn a_refusal_is_repeated_for_a_while_without_asking_again() {
+        /// Refuses, counting the times it was asked.
+        #[derive(Default)]
+        struct Refusing(AtomicUsize);
+        impl Exchanger for Refusing {
+            fn exchange<'a>(&'a self, _: &'a Identity, _: &'a TokenExchange) -> ExchangeFuture<'a> {
+                self.0.fetch_add(1, Ordering::Relaxed);
+                Box::pin(async { Err(ExchangeError::Refused("invalid_grant".into())) })
+            }
+        }
+        let (tokens, refusing) = (ExchangedTokens::default(), Refusing::default());
+        let first = ask(&tokens, "crm", &person("ann"), &refusing).expect_err("refused");
+        for _ in 0..100 {
+            let again = ask(&tokens, "crm", &person("ann"), &refusing).expect_err("refused");
+            assert_eq!(again, first);
+        }
+        assert_eq!(refusing.0.load(Ordering::Relaxed), 1, "asked once");
+        ask(&tokens, "crm", &person("bob"), &refusing).expect_err("bob's own answer");
+        assert_eq!(refusing.0.load(Ordering::Relaxed), 2);
     }
 
     #[test]
@@ -377,7 +411,7 @@ mod tests {
             let who = person(&format!("p{i}"));
             tokens.keep(
                 Key::of("crm", &who),
-                value.clone(),
+                Ok(value.clone()),
                 Duration::from_secs(300),
             );
         }
