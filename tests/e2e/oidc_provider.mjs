@@ -196,19 +196,9 @@ async function exchange(ctx) {
     throw new errors.InvalidGrant("the subject token is not trusted");
   }
   if (!accountBySub(subject.sub)) throw new errors.InvalidGrant("unknown subject");
-  const key = keys[0];
-  const signer = await jose.importJWK(key, key.alg ?? "RS256");
   const act = { sub: client.clientId, ...(subject.act?.sub ? { act: { sub: subject.act.sub } } : {}) };
   const claims = { client_id: client.clientId, act, ...(params.scope ? { scope: params.scope } : {}) };
-  const token = await new jose.SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg ?? "RS256", kid: key.kid, typ: "at+jwt" })
-    .setIssuer(issuer)
-    .setSubject(subject.sub)
-    .setAudience(params.audience)
-    .setIssuedAt()
-    .setExpirationTime("300s")
-    .setJti(crypto.randomUUID())
-    .sign(signer);
+  const token = await signed(claims, "at+jwt", subject.sub, params.audience);
   console.error(`oidc_provider: exchanged a token of ${subject.sub} for ${params.audience}, acting ${JSON.stringify(act)}`);
   ctx.body = {
     access_token: token,
@@ -216,6 +206,21 @@ async function exchange(ctx) {
     token_type: "Bearer",
     expires_in: 300,
   };
+}
+
+/** `claims` signed by this provider's first key as a JWT of `typ` for
+ * `sub` and `aud`, with iss, iat, a 300 s exp and a random jti. */
+async function signed(claims, typ, sub, aud) {
+  const key = keys[0];
+  return new jose.SignJWT(claims)
+    .setProtectedHeader({ alg: key.alg ?? "RS256", kid: key.kid, typ })
+    .setIssuer(issuer)
+    .setSubject(sub)
+    .setAudience(aud)
+    .setIssuedAt()
+    .setExpirationTime("300s")
+    .setJti(crypto.randomUUID())
+    .sign(await jose.importJWK(key, key.alg ?? "RS256"));
 }
 
 /** An ID-JAG for the person of an ID token this provider issued to the client. */
@@ -242,7 +247,6 @@ async function idJag(ctx, trust) {
   const found = accountBySub(person.sub);
   if (!found) throw new errors.InvalidGrant("unknown subject");
   const [username, account] = found;
-  const key = keys[0];
   const claims = {
     client_id: hostClient,
     email: account.email,
@@ -251,15 +255,7 @@ async function idJag(ctx, trust) {
     ...(params.resource ? { resource: params.resource } : {}),
     ...(params.scope ? { scope: params.scope } : {}),
   };
-  const grant = await new jose.SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg ?? "RS256", kid: key.kid, typ: "oauth-id-jag+jwt" })
-    .setIssuer(issuer)
-    .setSubject(person.sub)
-    .setAudience(params.audience)
-    .setIssuedAt()
-    .setExpirationTime("300s")
-    .setJti(crypto.randomUUID())
-    .sign(await jose.importJWK(key, key.alg ?? "RS256"));
+  const grant = await signed(claims, "oauth-id-jag+jwt", person.sub, params.audience);
   console.error(`oidc_provider: issued an ID-JAG of ${person.sub} for ${params.audience} (client ${hostClient})`);
   ctx.body = { access_token: grant, issued_token_type: ID_JAG, token_type: "N_A", expires_in: 300 };
 }

@@ -26,7 +26,6 @@ Prints one line per step; exits 1 with the reason on the first failure.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import base64
 import hashlib
 import os
@@ -40,8 +39,9 @@ from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuth
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 
+import checks
 from checks import Failure, check
-from oauth_browser import BrowserError, authorize
+from oauth_browser import authorize
 from token_storage import MemoryStorage
 
 CLIENT_INFO = Implementation(name="toolhost-e2e-python-id-jag", version="0.1.0")
@@ -165,14 +165,7 @@ def main() -> int:
     args.add_argument("--host-client", required=True, help="the agent's client id at toolhost")
     args.add_argument("--username", required=True, help="the person at the provider")
     opts = args.parse_args()
-    try:
-        asyncio.run(run(opts.url, opts))
-    except (Failure, BrowserError) as e:
-        print(f"python_id_jag: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-    except BaseExceptionGroup as group:  # anyio task groups wrap the cause
-        print(f"python_id_jag: {group!r}", file=sys.stderr)
-        return 1
+    checks.run(run(opts.url, opts))
     return 0
 
 

@@ -24,7 +24,6 @@ Prints one line per step; exits 1 with the reason on the first failure.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from urllib.parse import parse_qs, urlsplit
@@ -36,8 +35,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 from mcp.types import Implementation
 
-from oauth_browser import BrowserError, SsoLogin, authorize
-from checks import Failure, check
+import checks
+from oauth_browser import SsoLogin, authorize
+from checks import check
 from python_oauth import CodeCatcher, MemoryStorage
 
 CLIENT_INFO = Implementation(name="toolhost-e2e-python-sso", version="0.1.0")
@@ -107,14 +107,7 @@ def main() -> int:
         print(f"python_sso: ${opts.sso_password_env} is not set", file=sys.stderr)
         return 1
     sso = SsoLogin(label=opts.sso_label, username=opts.sso_username, password=password)
-    try:
-        asyncio.run(run(opts.url, sso, opts.expect_tool, opts.expect_no_tools, opts.print_token))
-    except (Failure, BrowserError) as e:
-        print(f"python_sso: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-    except BaseExceptionGroup as group:  # anyio task groups wrap the cause
-        print(f"python_sso: {group!r}", file=sys.stderr)
-        return 1
+    checks.run(run(opts.url, sso, opts.expect_tool, opts.expect_no_tools, opts.print_token))
     return 0
 
 
