@@ -63,6 +63,10 @@ pub(crate) async fn serve(
             auth.backend_assertions(),
             store.clone() as Arc<dyn toolhost_auth::AuthStore>,
         )));
+    for (backend, x) in features.backends.exchanges() {
+        let (provider, audience) = (&x.provider, &x.audience);
+        tracing::info!(backend, provider, audience, "token-exchange backend");
+    }
     let demo_password = match config.seed_demo {
         true => crate::demo::seed_demo(store).await?,
         false => None,
