@@ -333,7 +333,7 @@ NODE_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Ht
 NODE_DIR := $(TOOLS)/node
 E2E_PATH := $(CURDIR)/$(NODE_DIR)/bin:$(PATH)
 # The end-to-end tests, one per client.
-E2E_TESTS := e2e_python e2e_discovery e2e_toolsets e2e_identity e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_dpop e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci e2e_runs e2e_workspace e2e_workspace_languages e2e_author_cli e2e_languages e2e_sso e2e_replicas e2e_console e2e_console_volume e2e_attacks e2e_faults e2e_edge e2e_release
+E2E_TESTS := e2e_python e2e_discovery e2e_toolsets e2e_identity e2e_connections e2e_typescript e2e_inspector e2e_conformance e2e_oauth e2e_auth e2e_dpop e2e_rbac e2e_resolver e2e_gates e2e_gates_web e2e_rate_limit e2e_audit e2e_bounds e2e_results e2e_catalog e2e_catalog_oci e2e_runs e2e_workspace e2e_workspace_languages e2e_author_cli e2e_languages e2e_sso e2e_replicas e2e_console e2e_console_volume e2e_attacks e2e_faults e2e_edge e2e_release
 
 .PHONY: e2e e2e-tools e2e-node e2e-npm e2e-python e2e-registry e2e-haproxy e2e-chromium e2e-faketime
 

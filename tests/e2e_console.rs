@@ -38,7 +38,7 @@ const HOSTILE: &str =
 /// The console's pages, in navigation order, each with its screenshot's
 /// name and its heading. (The flows below photograph reviews, runs, audit
 /// and people again with rows on them.)
-const PAGES: [(&str, &str, &str); 12] = [
+const PAGES: [(&str, &str, &str); 13] = [
     ("/admin", "inbox", "Inbox"),
     ("/admin/approvals", "approvals", "Approvals"),
     ("/admin/checkpoints", "checkpoints", "Checkpoints"),
@@ -49,6 +49,7 @@ const PAGES: [(&str, &str, &str); 12] = [
     ("/admin/people", "people", "People"),
     ("/admin/people/clients", "clients", "Service clients"),
     ("/admin/toolsets", "toolsets", "Toolsets"),
+    ("/admin/connections", "connections", "Connections"),
     ("/admin/tenants", "tenants", "Tenants"),
     ("/admin/audit", "audit", "Audit"),
 ];

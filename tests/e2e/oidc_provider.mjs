@@ -56,6 +56,16 @@
 // The answer (token_type N_A) is an RS256 JWT of typ oauth-id-jag+jwt: iss
 // this provider, sub and the account's email and preferred_username, aud
 // the audience, resource and scope as asked, client_id the mapped id, 300 s.
+//
+// OAuth resources (RFC 8707), for toolhost's connection backends, with
+//   "resources": {"https://testbench.example": {"scope": "testbench.read", "ttl": 35}}
+// in the config: an authorization request naming one of them (resource=…,
+// scope=…) gets an RS256 JWT access token (typ at+jwt, RFC 9068: sub the
+// account, aud the resource, client_id, scope, jti) living `ttl` seconds;
+// a client whose grant_types include refresh_token also gets a refresh
+// token, which the refresh_token grant redeems for a new access token.
+// Each refresh token issued is written to stderr
+// (`oidc_provider: issued refresh token VALUE`).
 const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ID_JAG = "urn:ietf:params:oauth:token-type:id-jag";
 const ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token";
@@ -124,7 +134,30 @@ const provider = new Provider(issuer, {
   // Signed cookies; never `secure` on plain http (oidc-provider sets that
   // only when the request is https).
   cookies: { keys: [crypto.randomBytes(32).toString("base64url")] },
-  features: { devInteractions: { enabled: false } },
+  features: {
+    devInteractions: { enabled: false },
+    // RFC 8707 resources of the config's "resources" (an OAuth resource
+    // such as toolhost's connection backends): JWT access tokens (RFC 9068)
+    // whose aud is the resource; any other resource is refused.
+    resourceIndicators: {
+      enabled: true,
+      useGrantedResource: async () => true,
+      async getResourceServerInfo(_ctx, indicator) {
+        const resource = (config.resources ?? {})[indicator];
+        if (!resource) throw new errors.InvalidTarget();
+        return {
+          scope: resource.scope,
+          audience: indicator,
+          accessTokenTTL: resource.ttl ?? 3600,
+          accessTokenFormat: "jwt",
+          jwt: { sign: { alg: "RS256" } },
+        };
+      },
+    },
+  },
+  // A client allowed the refresh_token grant gets a refresh token with its
+  // code (oidc-provider's default asks for offline_access besides).
+  issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   pkce: { required: () => true }, // S256 is the only method oidc-provider knows
   scopes: ["openid", "email", "profile", "groups"],
@@ -137,7 +170,15 @@ const provider = new Provider(issuer, {
   // Claims of the granted scopes in the ID token, not only at userinfo.
   conformIdTokenClaims: false,
   // Seconds; set so the defaults' "you SHOULD change" notices stay quiet.
-  ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, Interaction: 3600, Session: 86400, Grant: 86400 },
+  // An access token for a resource lives as long as the resource says.
+  ttl: {
+    AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 3600,
+    AuthorizationCode: 60,
+    IdToken: 3600,
+    Interaction: 3600,
+    Session: 86400,
+    Grant: 86400,
+  },
   async findAccount(_ctx, sub) {
     if (!accountBySub(sub)) return undefined;
     return {
@@ -357,6 +398,12 @@ async function interaction(req, res) {
 
   return failed(res, 400, `unexpected prompt ${details.prompt.name}`);
 }
+
+// Each refresh token issued (an opaque token's value is its jti), for the
+// tests that look for it where it must never be.
+provider.on("refresh_token.saved", (token) => {
+  console.error(`oidc_provider: issued refresh token ${token.jti}`);
+});
 
 const callback = provider.callback();
 server.on("request", async (req, res) => {

@@ -15,6 +15,7 @@ pub mod browser;
 pub mod catalog_300;
 pub mod cluster;
 pub mod console;
+pub mod echo;
 pub mod keep_alive;
 pub mod languages;
 pub mod mix;

@@ -50,6 +50,31 @@ impl Provider {
         exchange: bool,
         more: &[Value],
     ) -> Provider {
+        Provider::launch(tools, dir, accounts, (exchange, more), json!({}))
+    }
+
+    /// [`Provider::start_with_clients`] (no token exchange) serving the
+    /// OAuth `resources` (`{"https://…": {"scope": "…", "ttl": SECONDS}}`):
+    /// JWT access tokens for them, and refresh tokens to clients allowed
+    /// the refresh_token grant.
+    pub fn start_with_resources(
+        tools: &Tools,
+        dir: &Path,
+        accounts: &Value,
+        more: &[Value],
+        resources: Value,
+    ) -> Provider {
+        let extra = json!({ "resources": resources });
+        Provider::launch(tools, dir, accounts, (false, more), extra)
+    }
+
+    fn launch(
+        tools: &Tools,
+        dir: &Path,
+        accounts: &Value,
+        (exchange, more): (bool, &[Value]),
+        extra: Value,
+    ) -> Provider {
         let accounts_file = dir.join("accounts.json");
         let config = dir.join("provider.json");
         fs::write(&accounts_file, accounts.to_string()).expect("write the accounts");
@@ -74,6 +99,9 @@ impl Provider {
         });
         if let Some(trust) = &trust {
             file["token_exchange"] = json!({ "trust_file": trust });
+        }
+        for (k, v) in extra.as_object().expect("an object") {
+            file[k] = v.clone();
         }
         fs::write(&config, file.to_string()).expect("write the provider config");
         let log = dir.join("provider.log");

@@ -356,6 +356,58 @@ pub struct SsoLink {
     pub linked_at: i64,
 }
 
+/// A person's own connection to a backend (issue 46): their tokens at the
+/// backend's authorization server, sealed. Only the connections room
+/// (`toolhost_sso::Connections`) can open `sealed`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PersonConnection {
+    /// The person's tenant.
+    pub tenant: String,
+    /// The person.
+    pub user_id: String,
+    /// The backend it is for.
+    pub backend: String,
+    /// The sealing key's id.
+    pub key_id: String,
+    /// The sealed tokens (base64).
+    pub sealed: String,
+    /// When the person connected.
+    pub connected_at: i64,
+    /// When the access token expires, if the server said.
+    pub expires_at: Option<i64>,
+}
+
+impl std::fmt::Debug for PersonConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PersonConnection")
+            .field("tenant", &self.tenant)
+            .field("user_id", &self.user_id)
+            .field("backend", &self.backend)
+            .field("key_id", &self.key_id)
+            .field("connected_at", &self.connected_at)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A connect flow under way, from the host's page to the backend's
+/// authorization server and back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionAttempt {
+    /// SHA-256 hex of the `state` sent.
+    pub state_hash: String,
+    /// The tenant of the person who started it.
+    pub tenant: String,
+    /// The person who started it: only their browser session finishes it.
+    pub user_id: String,
+    /// The backend being connected.
+    pub backend: String,
+    /// The PKCE verifier the code is redeemed with.
+    pub code_verifier: String,
+    /// After this, the callback is refused.
+    pub expires_at: i64,
+}
+
 /// A security event: registrations, revocations, replays, failed logins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthEvent {
@@ -518,6 +570,49 @@ pub trait AuthStore: Send + Sync {
     ) -> StoreFuture<'a, Option<SsoLink>>;
     /// Links a subject to a user; `Conflict` if either is linked already.
     fn insert_sso_link<'a>(&'a self, link: &'a SsoLink) -> StoreFuture<'a, ()>;
+
+    /// The connection of `user_id` of `tenant` to `backend`, if any.
+    fn person_connection<'a>(
+        &'a self,
+        tenant: &'a str,
+        user_id: &'a str,
+        backend: &'a str,
+    ) -> StoreFuture<'a, Option<PersonConnection>>;
+    /// Stores a connection, replacing the person's earlier one to that
+    /// backend.
+    fn put_person_connection<'a>(&'a self, c: &'a PersonConnection) -> StoreFuture<'a, ()>;
+    /// Replaces the connection sealed as `sealed` with `c` (a refresh):
+    /// false if it changed meanwhile (another replica refreshed it, or it
+    /// was revoked), and then nothing is written.
+    fn refresh_person_connection<'a>(
+        &'a self,
+        sealed: &'a str,
+        c: &'a PersonConnection,
+    ) -> StoreFuture<'a, bool>;
+    /// Removes a connection; whether there was one.
+    fn delete_person_connection<'a>(
+        &'a self,
+        tenant: &'a str,
+        user_id: &'a str,
+        backend: &'a str,
+    ) -> StoreFuture<'a, bool>;
+    /// The connections of `tenant` (of `user_id` alone, if given), by user
+    /// and backend, at most `limit`.
+    fn person_connections<'a>(
+        &'a self,
+        tenant: &'a str,
+        user_id: Option<&'a str>,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<PersonConnection>>;
+    /// Stores a connect flow under way, ending the person's earlier ones
+    /// to that backend (one attempt per person and backend).
+    fn insert_connection_attempt<'a>(&'a self, a: &'a ConnectionAttempt) -> StoreFuture<'a, ()>;
+    /// Removes and returns the attempt with this state digest: `Some` for
+    /// exactly one caller (single use), expired ones included.
+    fn take_connection_attempt<'a>(
+        &'a self,
+        state_hash: &'a str,
+    ) -> StoreFuture<'a, Option<ConnectionAttempt>>;
 
     /// Appends a security event.
     fn record_event<'a>(&'a self, event: &'a AuthEvent) -> StoreFuture<'a, ()>;

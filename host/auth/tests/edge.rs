@@ -13,8 +13,9 @@ use axum::extract::Request;
 use axum::middleware::{self, Next};
 use toolhost_auth::{
     AuthCode, AuthConfig, AuthEvent, AuthServer, AuthStore, AuthStoreError, Client, ClientAddr,
-    CodeRedemption, Family, KeyPurpose, LiveGrant, PendingAuthorization, RefreshToken, SigningKey,
-    SsoAttempt, SsoLink, StoreFuture, User, WebSession, admin, pkce,
+    CodeRedemption, ConnectionAttempt, Family, KeyPurpose, LiveGrant, PendingAuthorization,
+    PersonConnection, RefreshToken, SigningKey, SsoAttempt, SsoLink, StoreFuture, User, WebSession,
+    admin, pkce,
 };
 use toolhost_storage::Store;
 
@@ -92,6 +93,13 @@ impl AuthStore for Faulty {
         self.inner.insert_pending(p)
     }
     forward! {
+        person_connection(&self, tenant: &'a str, user_id: &'a str, backend: &'a str) -> Option<PersonConnection>;
+        put_person_connection(&self, c: &'a PersonConnection) -> ();
+        refresh_person_connection(&self, sealed: &'a str, c: &'a PersonConnection) -> bool;
+        delete_person_connection(&self, tenant: &'a str, user_id: &'a str, backend: &'a str) -> bool;
+        person_connections(&self, tenant: &'a str, user_id: Option<&'a str>, limit: u32) -> Vec<PersonConnection>;
+        insert_connection_attempt(&self, a: &'a ConnectionAttempt) -> ();
+        take_connection_attempt(&self, state_hash: &'a str) -> Option<ConnectionAttempt>;
         ensure_tenant(&self, id: &'a str, now: i64) -> ();
         insert_user(&self, user: &'a User) -> ();
         user_by_name(&self, username: &'a str) -> Option<User>;

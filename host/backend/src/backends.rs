@@ -12,7 +12,7 @@ use crate::target::{Credential, Target};
 use crate::token_exchange::ExchangedTokens;
 use crate::{
     ASSERTION_HEADER, Access, Asserter, BackendAuth, BackendConfig, BackendError, ConfigError,
-    Exchanger, Method, Request, Response, Secret,
+    ConnectionError, Connector, Exchanger, Identity, Method, Request, Response, Secret,
 };
 
 /// Largest request body a plugin may send. Tool arguments are small JSON;
@@ -33,6 +33,9 @@ pub struct Backends {
     exchanger: Arc<OnceLock<Arc<dyn Exchanger>>>,
     /// The tokens exchanged so far, shared by every clone.
     exchanged: Arc<ExchangedTokens>,
+    /// Keeps each person's own connections, once the host installs its
+    /// connector ([`Backends::connect_with`]).
+    connector: Arc<OnceLock<Arc<dyn Connector>>>,
 }
 
 impl Backends {
@@ -54,6 +57,7 @@ impl Backends {
             asserter: Arc::default(),
             exchanger: Arc::default(),
             exchanged: Arc::default(),
+            connector: Arc::default(),
         })
     }
 
@@ -77,6 +81,40 @@ impl Backends {
         }
     }
 
+    /// Installs the keeper of people's own connections, for this value and
+    /// every clone. The first stays. Until one is, a request to a
+    /// connection backend is refused.
+    pub fn connect_with(&self, connector: Arc<dyn Connector>) {
+        if self.connector.set(connector).is_err() {
+            tracing::warn!("a connector was installed already; kept the first");
+        }
+    }
+
+    /// The backends that act with each person's own connection.
+    pub fn connection_backends(&self) -> Vec<String> {
+        let targets = self.targets.iter();
+        targets
+            .filter(|(_, t)| t.auth == BackendAuth::Connection)
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// Whether `who` has a usable connection to `backend` (a connection
+    /// backend; false for any other, for a service, and while the store
+    /// or the backend's authorization server does not answer).
+    pub async fn connected(&self, backend: &str, who: &Identity) -> bool {
+        let is_connection =
+            (self.targets.get(backend)).is_some_and(|t| t.auth == BackendAuth::Connection);
+        let Some(connector) = self
+            .connector
+            .get()
+            .filter(|_| is_connection && who.kind == "user")
+        else {
+            return false;
+        };
+        connector.token(backend, who).await.is_ok()
+    }
+
     /// Whether the operator asked for the identity of who acts to be sent
     /// to backend `name` (an assertion, or a token exchanged for them).
     pub fn asserts_identity(&self, name: &str) -> bool {
@@ -98,6 +136,7 @@ impl Backends {
             asserter: Arc::default(),
             exchanger: Arc::default(),
             exchanged: Arc::default(),
+            connector: Arc::default(),
         }
     }
 
@@ -167,7 +206,7 @@ impl Backends {
             headers.insert(ASSERTION_HEADER, value.clone());
             sent.push(value);
         }
-        if let Some(value) = self.exchanged_token(access, &req.backend, target).await? {
+        if let Some(value) = self.person_token(access, &req.backend, target).await? {
             headers.insert(reqwest::header::AUTHORIZATION, value.clone());
             // An echo of the bare token is scrubbed too, not only the header.
             sent.extend(value.as_bytes().strip_prefix(b"Bearer ").and_then(|t| {
@@ -180,6 +219,55 @@ impl Backends {
         target
             .exchange(req.method, url, (headers, sent), req.body)
             .await
+    }
+
+    /// The person's token for `name` as an `Authorization` value, if it
+    /// is a token-exchange or a connection backend.
+    async fn person_token(
+        &self,
+        access: &Access,
+        name: &str,
+        target: &Target,
+    ) -> Result<Option<HeaderValue>, BackendError> {
+        match target.auth {
+            BackendAuth::TokenExchange => self.exchanged_token(access, name, target).await,
+            BackendAuth::Connection => self.connection_token(access, name).await.map(Some),
+            BackendAuth::Credential | BackendAuth::CredentialAndAssertion => Ok(None),
+        }
+    }
+
+    /// The person's own token at connection backend `name`, from the
+    /// connector; a person who has not connected stops the call with
+    /// [`BackendError::ConnectionRequired`].
+    async fn connection_token(
+        &self,
+        access: &Access,
+        name: &str,
+    ) -> Result<HeaderValue, BackendError> {
+        let acting = access.acting.as_ref();
+        let (Some(acting), Some(connector)) = (acting, self.connector.get()) else {
+            return Err(crate::identity::unsendable(name));
+        };
+        let who = acting.identity();
+        if who.kind != "user" {
+            return Err(crate::connection::services_stay_services(name));
+        }
+        let token = match connector.token(name, who).await {
+            Ok(token) => token,
+            Err(ConnectionError::NotConnected) => {
+                return Err(crate::connection::required(name, connector.as_ref()));
+            }
+            Err(ConnectionError::Unavailable(reason)) => {
+                tracing::warn!(backend = name, %reason, "a person's connection could not be read");
+                return Err(BackendError::Unavailable(format!(
+                    "the connection to backend {name:?} could not be read or refreshed"
+                )));
+            }
+        };
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| crate::identity::unsendable(name))?;
+        value.set_sensitive(true);
+        Ok(value)
     }
 
     /// The person's token for `name`, if it is a token-exchange backend:

@@ -89,6 +89,14 @@ pub enum BackendAuth {
     /// backend; a person with no sign-in through the provider is told to
     /// sign in. The operator's credential, if any, goes in another header.
     TokenExchange,
+    /// Each person's own connection (`auth = "connection"`): the backend
+    /// is an OAuth resource with an authorization server of its own, where
+    /// each person connects their account once; the host sends that
+    /// person's token, as `Authorization: Bearer`, on their calls only. A
+    /// person who has not connected is asked to
+    /// ([`crate::BackendError::ConnectionRequired`]); a service client,
+    /// an exploration run or `toolhost call` never reaches such a backend.
+    Connection,
 }
 
 impl BackendAuth {
@@ -98,6 +106,7 @@ impl BackendAuth {
             BackendAuth::Credential => "credential",
             BackendAuth::CredentialAndAssertion => "credential+assertion",
             BackendAuth::TokenExchange => "token-exchange",
+            BackendAuth::Connection => "connection",
         }
     }
 
@@ -107,6 +116,7 @@ impl BackendAuth {
             BackendAuth::Credential,
             BackendAuth::CredentialAndAssertion,
             BackendAuth::TokenExchange,
+            BackendAuth::Connection,
         ];
         modes.into_iter().find(|a| a.as_str() == s)
     }
@@ -220,6 +230,7 @@ mod tests {
             BackendAuth::Credential,
             BackendAuth::CredentialAndAssertion,
             BackendAuth::TokenExchange,
+            BackendAuth::Connection,
         ] {
             assert_eq!(BackendAuth::parse(mode.as_str()), Some(mode));
         }

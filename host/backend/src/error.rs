@@ -22,4 +22,18 @@ pub enum BackendError {
     /// The backend could not be reached, or the exchange broke off.
     #[error("backend unavailable: {0}")]
     Unavailable(String),
+    /// The backend acts with each person's own connection, and the caller
+    /// has not connected it (or their connection was revoked or expired).
+    /// The call stops here: the host asks the person to connect at `url`,
+    /// a page of the host's own, and the call can then run again.
+    #[error(
+        "backend {backend:?} acts with each person's own connection, and you have not \
+         connected it: connect at {url}, then call again"
+    )]
+    ConnectionRequired {
+        /// The backend.
+        backend: String,
+        /// The host's page where the person connects it.
+        url: String,
+    },
 }

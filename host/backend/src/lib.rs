@@ -9,7 +9,8 @@
 //! operator's config file (`server`), or signing the identity assertions a
 //! backend may ask for (an [`Asserter`]; the host's lives in `auth`), or
 //! exchanging a person's identity for a backend's token at the identity
-//! provider (an [`Exchanger`]; the host's lives in `sso`).
+//! provider (an [`Exchanger`]; the host's lives in `sso`), or keeping each
+//! person's own connections (a [`Connector`]; the host's lives in `sso`).
 //!
 //! ```
 //! use toolhost_backend::{BackendConfig, Backends, Secret};
@@ -24,6 +25,7 @@
 mod access;
 mod backends;
 mod config;
+mod connection;
 mod error;
 mod exchange;
 #[doc(hidden)]
@@ -44,6 +46,7 @@ pub use config::{
     BackendAuth, BackendConfig, ConfigError, DEFAULT_CREDENTIAL_HEADER, DEFAULT_MAX_RESPONSE,
     DEFAULT_TIMEOUT, MAX_NAME,
 };
+pub use connection::{ConnectionError, ConnectionFuture, Connector};
 pub use error::BackendError;
 pub use headers::{MAX_HEADER_BYTES, MAX_HEADERS, TENANT_HEADER};
 pub use identity::{ASSERTION_HEADER, ASSERTION_REUSE, Acting, Asserter, Identity};

@@ -134,12 +134,12 @@ fn check_auth(config: &BackendConfig, credential_header: &HeaderName) -> Result<
         Some(x) if x.provider.is_empty() || x.audience.is_empty() => Err(bad(
             "exchange_provider and exchange_audience must not be empty",
         )),
-        _ if exchanging
+        _ if (exchanging || config.auth == crate::BackendAuth::Connection)
             && config.credential.is_some()
             && credential_header == reqwest::header::AUTHORIZATION =>
         {
             Err(bad(
-                "the exchanged token is sent in Authorization: the credential needs \
+                "the person's token is sent in Authorization: the credential needs \
                  another credential_header",
             ))
         }

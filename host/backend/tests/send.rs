@@ -14,8 +14,8 @@ use axum::response::IntoResponse;
 use tokio::net::TcpListener;
 use toolhost_backend::{
     Access, Acting, Asserter, BackendAuth, BackendConfig, BackendError, Backends, ConfigError,
-    ExchangeFuture, Exchanged, Exchanger, Identity, MAX_REQUEST_BODY, Method, Request, Response,
-    Secret, TokenExchange,
+    ConnectionError, ConnectionFuture, Connector, ExchangeFuture, Exchanged, Exchanger, Identity,
+    MAX_REQUEST_BODY, Method, Request, Response, Secret, TokenExchange,
 };
 use url::Url;
 
@@ -548,6 +548,117 @@ async fn a_token_exchange_backend_is_sent_nothing_for_a_service_a_run_or_without
     }
     assert!(server.seen().is_empty(), "nothing was sent");
     assert_eq!(exchanger.0.load(std::sync::atomic::Ordering::Relaxed), 0);
+}
+
+/// Connections of the people in it: `own-token-<subject>` each, counting
+/// the tokens handed out.
+#[derive(Default)]
+struct Connected {
+    people: Vec<&'static str>,
+    handed: std::sync::atomic::AtomicUsize,
+}
+
+impl Connector for Connected {
+    fn token<'a>(&'a self, _backend: &'a str, who: &'a Identity) -> ConnectionFuture<'a> {
+        let connected = self.people.contains(&who.subject.as_str());
+        if connected {
+            self.handed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        let token = format!("own-token-{}", who.subject);
+        Box::pin(async move {
+            connected
+                .then_some(token)
+                .ok_or(ConnectionError::NotConnected)
+        })
+    }
+
+    fn connect_url(&self, backend: &str) -> String {
+        format!("https://host.example/admin/connections/{backend}/connect")
+    }
+}
+
+#[tokio::test]
+async fn a_connection_backend_gets_each_persons_own_token_and_asks_who_has_none() {
+    let server = Server::start().await;
+    let backends = server.backends(|c| {
+        c.credential = None;
+        c.auth = BackendAuth::Connection;
+    });
+    let as_ann = Access {
+        acting: Some(acting("u_ann")),
+        ..access(&["crm"], false)
+    };
+    // No connector installed yet: nothing is sent.
+    let before = backends.send(&as_ann, get("crm", "/x")).await;
+    assert!(
+        matches!(before, Err(BackendError::Refused(_))),
+        "{before:?}"
+    );
+    let connector = Arc::new(Connected {
+        people: vec!["u_ann"],
+        ..Connected::default()
+    });
+    backends.connect_with(connector.clone());
+    let forged = Request {
+        headers: vec![("Authorization".into(), "Bearer stolen".into())],
+        ..get("crm", "/x")
+    };
+    backends.send(&as_ann, forged).await.expect("sent");
+    let echoed = backends
+        .send(&as_ann, get("crm", "/echo"))
+        .await
+        .expect("sent");
+    let body = String::from_utf8(echoed.body).expect("utf-8");
+    assert!(
+        !body.contains("own-token"),
+        "the plugin never reads it: {body}"
+    );
+    assert!(!format!("{:?}", echoed.headers).contains("own-token"));
+    // bob has not connected: he is asked to, and nothing is sent for him.
+    let as_bob = Access {
+        acting: Some(acting("u_bob")),
+        ..access(&["crm"], false)
+    };
+    let asked = backends.send(&as_bob, get("crm", "/x")).await;
+    let Err(BackendError::ConnectionRequired { backend, url }) = asked else {
+        panic!("asked to connect: {asked:?}");
+    };
+    assert_eq!(backend, "crm");
+    assert_eq!(url, "https://host.example/admin/connections/crm/connect");
+    // A service, or a call with no one acting, never gets a token.
+    let service = Access {
+        acting: Some(Acting::new(Identity {
+            kind: "service",
+            ..acting("u_ann").identity().clone()
+        })),
+        ..access(&["crm"], false)
+    };
+    for who in [&service, &access(&["crm"], false)] {
+        let refused = backends.send(who, get("crm", "/x")).await;
+        assert!(
+            matches!(refused, Err(BackendError::Refused(_))),
+            "{refused:?}"
+        );
+    }
+    let sent: Vec<_> = server.seen().into_iter().map(|s| s.headers).collect();
+    assert_eq!(sent.len(), 2, "ann's two requests only");
+    for headers in &sent {
+        let values: Vec<_> = headers.get_all("authorization").iter().collect();
+        assert_eq!(
+            values,
+            [&HeaderValue::from_static("Bearer own-token-u_ann")]
+        );
+    }
+    assert_eq!(
+        connector.handed.load(std::sync::atomic::Ordering::Relaxed),
+        2
+    );
+    let ann = acting("u_ann");
+    assert!(backends.connected("crm", ann.identity()).await);
+    assert!(!backends.connected("crm", acting("u_bob").identity()).await);
+    assert!(!backends.connected("other", ann.identity()).await);
+    assert_eq!(backends.connection_backends(), ["crm"]);
 }
 
 #[tokio::test]

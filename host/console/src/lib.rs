@@ -57,6 +57,7 @@ mod authoring;
 mod catalog;
 mod checkpoints;
 mod clients;
+mod connections;
 mod decision_page;
 mod diff;
 mod inbox;
@@ -116,6 +117,8 @@ pub struct Console {
     store: Arc<Store>,
     templates: Arc<Templates>,
     counts: Arc<Mutex<HashMap<String, (Instant, Waiting)>>>,
+    /// People's own connections to backends, if any backend takes them.
+    connections: Option<Arc<toolhost_sso::connections::Connections>>,
 }
 
 /// How long the navigation's counts are reused for a person between
@@ -147,7 +150,18 @@ impl Console {
             store,
             templates: Arc::new(Templates::new()?),
             counts: Arc::default(),
+            connections: None,
         })
+    }
+
+    /// This console, with the page where people connect, see and revoke
+    /// their own connections to backends (`connections`).
+    pub fn with_connections(
+        mut self,
+        connections: Option<Arc<toolhost_sso::connections::Connections>>,
+    ) -> Self {
+        self.connections = connections;
+        self
     }
 
     /// Every route under `/admin`, and the old approvals address.
@@ -175,6 +189,7 @@ impl Console {
             .merge(audit::routes())
             .merge(tenants::routes())
             .merge(toolsets::routes())
+            .merge(connections::routes())
             .route(
                 OLD_APPROVALS,
                 get(|| async { moved(Page::Approvals.path()) }),

@@ -28,6 +28,9 @@ pub enum Page {
     Clients,
     /// The tenant's toolsets.
     Toolsets,
+    /// People's own connections to backends: everyone's own (a tenant
+    /// admin's: the tenant's).
+    Connections,
     /// Every tenant of the host, with what each holds: the operators'.
     Tenants,
     /// The audit trail.
@@ -35,7 +38,7 @@ pub enum Page {
 }
 
 /// Every page, in navigation order.
-pub const ALL: [Page; 12] = [
+pub const ALL: [Page; 13] = [
     Page::Inbox,
     Page::Approvals,
     Page::Checkpoints,
@@ -46,6 +49,7 @@ pub const ALL: [Page; 12] = [
     Page::People,
     Page::Clients,
     Page::Toolsets,
+    Page::Connections,
     Page::Tenants,
     Page::Audit,
 ];
@@ -64,6 +68,7 @@ impl Page {
             Page::People => "/admin/people",
             Page::Clients => "/admin/people/clients",
             Page::Toolsets => "/admin/toolsets",
+            Page::Connections => "/admin/connections",
             Page::Tenants => "/admin/tenants",
             Page::Audit => "/admin/audit",
         }
@@ -82,6 +87,7 @@ impl Page {
             Page::People => "People",
             Page::Clients => "Service clients",
             Page::Toolsets => "Toolsets",
+            Page::Connections => "Connections",
             Page::Tenants => "Tenants",
             Page::Audit => "Audit",
         }
@@ -104,6 +110,7 @@ impl Page {
             Page::People => viewer.is_tenant_admin(),
             Page::Clients => viewer.is_tenant_admin(),
             Page::Toolsets => viewer.may_use("list_toolsets"),
+            Page::Connections => true,
             Page::Tenants => viewer.is_host_operator(),
             Page::Audit => viewer.granted(AUDIT_PERMISSION),
         }

@@ -18,7 +18,7 @@ pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; 
                        form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// The templates, by name.
-const TEMPLATES: [(&str, &str); 15] = [
+const TEMPLATES: [(&str, &str); 17] = [
     ("layout.html", include_str!("../templates/layout.html")),
     ("macros.html", include_str!("../templates/macros.html")),
     ("error.html", include_str!("../templates/error.html")),
@@ -43,6 +43,11 @@ const TEMPLATES: [(&str, &str); 15] = [
     ("audit.html", include_str!("../templates/audit.html")),
     ("tenants.html", include_str!("../templates/tenants.html")),
     ("toolsets.html", include_str!("../templates/toolsets.html")),
+    (
+        "connections.html",
+        include_str!("../templates/connections.html"),
+    ),
+    ("connect.html", include_str!("../templates/connect.html")),
 ];
 
 /// The console's templates, parsed once.

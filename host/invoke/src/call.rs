@@ -601,8 +601,13 @@ impl Toolhost {
         let plugin = tool.plugin();
         let mut snapshots = Snapshots::new();
         let name = plugin.manifest.plugin.name.as_str();
+        // A snapshot listed with a person's own connection is theirs while
+        // the connection lasts: once it is revoked (or expired past
+        // refreshing), it is listed again, which asks them to connect.
+        let disconnected = self.disconnected(plugin, acting).await;
         for kind in &section(tool).resolves {
             let generation = match &self.entity_generations {
+                _ if disconnected => None,
                 None => Some(0),
                 Some(g) => g
                     .generation(&who.tenant, name, kind)
@@ -635,6 +640,19 @@ impl Toolhost {
         Ok(Arc::new(snapshots))
     }
 
+    /// Whether the person acting lacks a connection to a backend of
+    /// `plugin` that acts with each person's own connection.
+    async fn disconnected(&self, plugin: &LoadedPlugin, acting: &Acting) -> bool {
+        let personal = self.backends.connection_backends();
+        let declared = |b: &&String| plugin.manifest.backends.contains_key(b.as_str());
+        for backend in personal.iter().filter(declared) {
+            if !self.backends.connected(backend, acting.identity()).await {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The backends `plugin` may reach: those its manifest declares.
     pub(crate) fn grant(&self, plugin: &LoadedPlugin) -> Option<BackendGrant> {
         if plugin.manifest.backends.is_empty() {
@@ -644,6 +662,16 @@ impl Toolhost {
             backends: self.backends.clone(),
             declared: Arc::new(plugin.manifest.backend_names()),
         })
+    }
+}
+
+impl Toolhost {
+    /// Whether `who` has a usable connection to `backend`, a backend that
+    /// acts with each person's own connection (false for any other, and
+    /// for a service).
+    pub async fn connected(&self, who: &Principal, backend: &str) -> bool {
+        let acting = acting(who, "", "");
+        self.backends.connected(backend, acting.identity()).await
     }
 }
 

@@ -34,7 +34,7 @@ use crate::progress::ProgressRelay;
 use crate::subscriptions::{self, SessionSubscriptions};
 use crate::task_status::{self, ListenTasks};
 use crate::tool_defs::ToolDefs;
-use crate::{clarify, convert, cursor, prompts, resources, tasks};
+use crate::{clarify, connect, convert, cursor, prompts, resources, tasks};
 
 /// What the edge put in this request's extensions before rmcp: the
 /// caller's principal, the tasks a listen request names.
@@ -354,6 +354,20 @@ impl McpServer {
             let question = match self.answered(&who, &tool, &arguments, &retry, as_task, answer) {
                 Answered::Respond(respond) => return respond.await,
                 Answered::Ask(question) => question,
+                Answered::Connect { backend, url } => {
+                    let version = ctx.protocol_version();
+                    let caps = ctx.client_capabilities();
+                    if rounds < ask::MAX_ROUNDS
+                        && connect::in_session(version.as_ref(), caps.as_ref())
+                    {
+                        rounds += 1;
+                        let asked = connect::ask(&ctx, &self.host, &who, (&backend, &url));
+                        if asked.await == connect::Asked::Connected {
+                            continue;
+                        }
+                    }
+                    return Err(connect::required(&backend, &url));
+                }
             };
             match channel {
                 ask::Channel::InputRequired => {
@@ -420,6 +434,10 @@ impl McpServer {
                     .plugin_inputs(who, tool, arguments, requests, retry))
                 .map(CallToolResponse::InputRequired),
             ))),
+            Err(toolhost_invoke::InvokeError::Call(CallError::ConnectionRequired {
+                backend,
+                url,
+            })) => Answered::Connect { backend, url },
             Err(toolhost_invoke::InvokeError::Call(CallError::MissingClientCapability {
                 capability,
             })) => Answered::Respond(Box::pin(std::future::ready(Err(
@@ -444,6 +462,11 @@ enum Answered<'a> {
         >,
     ),
     Ask(Clarification),
+    /// The person has not connected `backend`: they are asked to, at `url`.
+    Connect {
+        backend: String,
+        url: String,
+    },
 }
 
 impl ServerHandler for McpServer {

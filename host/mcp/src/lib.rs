@@ -15,6 +15,7 @@
 mod ask;
 mod clarify;
 mod client;
+mod connect;
 mod convert;
 mod cursor;
 mod events;

@@ -106,6 +106,18 @@ pub enum CallError {
         /// The error's message.
         message: String,
     },
+    /// Not a failure of the plugin: it sent a request to a backend that
+    /// acts with each person's own connection, and the caller has not
+    /// connected it (or the connection was revoked or could not be
+    /// refreshed). The call stopped there; the MCP edge asks the person to
+    /// connect at `url`, and the call can run again once they have.
+    #[error("backend {backend:?} needs the person's connection: connect at {url}")]
+    ConnectionRequired {
+        /// The backend.
+        backend: String,
+        /// The host's page where the person connects it.
+        url: String,
+    },
     /// The plugin used a capability outside what its manifest declares
     /// (a resolver kind not in `resolves`, …): a bug in the plugin.
     #[error("the plugin broke its contract: {detail}")]
@@ -136,6 +148,7 @@ impl CallError {
             CallError::Trapped { .. } => "TRAPPED",
             CallError::InvalidOutput { .. } => "INVALID_OUTPUT",
             CallError::Protocol { .. } => "PROTOCOL_ERROR",
+            CallError::ConnectionRequired { .. } => "CONNECTION_REQUIRED",
             CallError::ContractViolation { .. } => "CONTRACT_VIOLATION",
             CallError::MissingClientCapability { .. } => "MISSING_CLIENT_CAPABILITY",
             CallError::InputRequired { .. } => "INPUT_REQUIRED",
@@ -153,6 +166,7 @@ impl CallError {
                 | CallError::NotFound(_)
                 | CallError::ToolFailed(_)
                 | CallError::Protocol { .. }
+                | CallError::ConnectionRequired { .. }
         )
     }
 }

@@ -779,6 +779,12 @@ pub(crate) fn classify(
             message: message.clone(),
         };
     }
+    if let Some(stop) = e.downcast_ref::<crate::host::backend::ConnectionStop>() {
+        return CallError::ConnectionRequired {
+            backend: stop.backend.clone(),
+            url: stop.url.clone(),
+        };
+    }
     if let Some(ContractBreach(detail)) = e.downcast_ref::<ContractBreach>() {
         return CallError::ContractViolation {
             detail: detail.clone(),

@@ -86,6 +86,10 @@ pub struct ConfigFile {
     /// manifests use.
     #[serde(default)]
     backends: BTreeMap<String, BackendFile>,
+    /// The keys people's tokens at `auth = "connection"` backends are
+    /// sealed with: a line `ID BASE64-KEY` (32 random bytes) each, the
+    /// sealing key first; older keys after it still open what they sealed.
+    connection_keys_file: Option<PathBuf>,
     #[serde(default, with = "humantime_serde")]
     gate_ttl: Option<Duration>,
     allow_self_approval: Option<bool>,
@@ -148,8 +152,10 @@ pub(crate) struct BackendFile {
     /// `X-Toolhost-Assertion`, verifiable at
     /// `/.well-known/backend-assertion-jwks.json`), or `token-exchange`
     /// (a token the `exchange_provider` issues for the person who acts,
-    /// RFC 8693, in `Authorization`).
-    auth: Option<String>,
+    /// RFC 8693, in `Authorization`), or `connection` (each person's own
+    /// token at the backend's `connect_issuer`, connected once in their
+    /// browser, in `Authorization`).
+    pub(crate) auth: Option<String>,
     /// With `auth = "token-exchange"`: the `[sso.NAME]` provider that
     /// issues the backend's tokens.
     exchange_provider: Option<String>,
@@ -158,6 +164,19 @@ pub(crate) struct BackendFile {
     exchange_audience: Option<String>,
     /// With `auth = "token-exchange"`: the scope asked for, if any.
     exchange_scope: Option<String>,
+    /// With `auth = "connection"`: the backend's authorization server, as
+    /// its RFC 8414 metadata names it (https; http only to a loopback
+    /// address).
+    pub(crate) connect_issuer: Option<String>,
+    /// With `auth = "connection"`: the host's client id at that server.
+    pub(crate) connect_client_id: Option<String>,
+    /// With `auth = "connection"`: a file holding the host's client
+    /// secret there.
+    pub(crate) connect_client_secret_file: Option<PathBuf>,
+    /// With `auth = "connection"`: the scope asked for, if any.
+    pub(crate) connect_scope: Option<String>,
+    /// With `auth = "connection"`: the RFC 8707 resource asked for, if any.
+    pub(crate) connect_resource: Option<String>,
 }
 
 /// Flags (and their `TOOLHOST_*` environment variables) of `toolhost serve`.
@@ -504,6 +523,8 @@ pub struct Config {
     pub discovery: toolhost_discovery::Discovery,
     /// The single-sign-on providers, secrets read.
     pub sso: Vec<toolhost_sso::ProviderConfig>,
+    /// People's own connections: the connection backends and the keys.
+    pub connections: crate::person_connections::ConnectionsConfig,
 }
 
 /// The answer bounds: defaults for what is not set; zero is refused.
@@ -599,6 +620,7 @@ impl Config {
         Config {
             password_login: checked.password_login,
             sso: checked.sso,
+            connections: checked.connections,
             listen: checked.listen,
             plugins: args.plugins.or(file.plugins),
             dev_allow_unsigned: args.dev_allow_unsigned,
@@ -696,6 +718,7 @@ struct Checked {
     trusted_proxies: crate::forwarded::TrustedProxies,
     password_login: bool,
     sso: Vec<toolhost_sso::ProviderConfig>,
+    connections: crate::person_connections::ConnectionsConfig,
     request_limits: RequestLimits,
     rate_limits: crate::rate_limit::RateLimits,
     upload_quota: UploadQuota,
@@ -707,6 +730,10 @@ impl Checked {
     /// Checks the flags over the file; the file's backends and providers
     /// are taken from it.
     fn resolve(args: &ServeArgs, file: &mut ConfigFile) -> anyhow::Result<Checked> {
+        let connections = crate::person_connections::connections(
+            &file.backends,
+            file.connection_keys_file.as_deref(),
+        )?;
         let backends = backends(
             std::mem::take(&mut file.backends),
             &args.backends,
@@ -741,6 +768,7 @@ impl Checked {
             trusted_proxies,
             password_login,
             sso,
+            connections,
             request_limits: args.limits.over(file.limits)?,
             rate_limits: rate_limits(
                 args.rate_limit_window.or(file.rate_limit_window),
@@ -942,6 +970,11 @@ pub(crate) fn backends(
             exchange_provider: None,
             exchange_audience: None,
             exchange_scope: None,
+            connect_issuer: None,
+            connect_client_id: None,
+            connect_client_secret_file: None,
+            connect_scope: None,
+            connect_resource: None,
         });
         entry.url = url.into();
     }
@@ -990,7 +1023,7 @@ pub(crate) fn backends(
             c.auth = BackendAuth::parse(auth).with_context(|| {
                 format!(
                     "backend {name:?}: auth {auth:?} is not \"credential\", \
-                     \"credential+assertion\" or \"token-exchange\""
+                     \"credential+assertion\", \"token-exchange\" or \"connection\""
                 )
             })?;
         }

@@ -67,6 +67,8 @@ pub(crate) async fn serve(
         let (provider, audience) = (&x.provider, &x.audience);
         tracing::info!(backend, provider, audience, "token-exchange backend");
     }
+    let issuer = issuer(config, addr);
+    let connections = person_connections(config, &issuer, store, features)?;
     let demo_password = match config.seed_demo {
         true => crate::demo::seed_demo(store).await?,
         false => None,
@@ -78,7 +80,16 @@ pub(crate) async fn serve(
         sessions: CancellationToken::new(),
         guard: Guard::new(config.max_request_bytes),
     };
-    let app = app(parts, &host, features, &auth, &edge, metrics, background).await?;
+    let app = app(
+        parts,
+        &host,
+        features,
+        (&auth, connections),
+        &edge,
+        metrics,
+        background,
+    );
+    let app = app.await?;
     announce(config, addr, &host, &auth, demo_password)?;
     let closing = CancellationToken::new();
     let connections = crate::connections::Connections::new(
@@ -141,12 +152,42 @@ impl Edge {
     }
 }
 
+/// People's own connections, if a backend takes them: the connector the
+/// backends ask for each person's token, and the console's pages.
+fn person_connections(
+    config: &Config,
+    issuer: &str,
+    store: &Arc<Store>,
+    features: &Features,
+) -> anyhow::Result<Option<Arc<toolhost_sso::connections::Connections>>> {
+    let Some(keys) = config.connections.keys.clone() else {
+        return Ok(None);
+    };
+    let connections = toolhost_sso::connections::Connections::new(
+        issuer,
+        config.connections.backends.clone(),
+        keys,
+        store.clone() as Arc<dyn toolhost_auth::AuthStore>,
+    )
+    .map_err(|e| anyhow::anyhow!("people's connections: {e}"))?;
+    let connections = Arc::new(connections);
+    features.backends.connect_with(connections.clone());
+    for backend in connections.backend_names() {
+        let callback = connections.callback_url(&backend);
+        tracing::info!(backend, callback, "connection backend");
+    }
+    Ok(Some(connections))
+}
+
 /// Every route of the host, with the layers each needs.
 async fn app(
     parts: &Parts<'_>,
     host: &Arc<Toolhost>,
     features: &Features,
-    auth: &Arc<AuthServer>,
+    (auth, connections): (
+        &Arc<AuthServer>,
+        Option<Arc<toolhost_sso::connections::Connections>>,
+    ),
     edge: &Edge,
     metrics: PrometheusHandle,
     background: &mut Background,
@@ -161,7 +202,8 @@ async fn app(
     }
     let mcp = Mcp::new(config, host, features, store, edge).await?;
     let app = router(ops, mcp.service, edge.guard.clone(), auth.clone());
-    let app = crate::http::with_console(app, auth.clone(), host.clone(), store.clone())?;
+    let console = (auth.clone(), connections);
+    let app = crate::http::with_console(app, console, host.clone(), store.clone())?;
     let submissions = crate::catalog_http::CatalogHttp {
         store: store.clone(),
         runtime: parts.runtime.clone(),
@@ -306,16 +348,17 @@ fn announce(
 /// The authorization server: issuer from the configuration or the bound
 /// address, keys loaded (or made) from the store; and the sign-in
 /// providers it was given.
+/// The host's public address: its OAuth issuer, and the base of its pages.
+fn issuer(config: &Config, addr: SocketAddr) -> String {
+    (config.public_url.clone()).unwrap_or_else(|| format!("http://{addr}"))
+}
+
 async fn start_auth(
     config: &Config,
     addr: SocketAddr,
     store: Arc<Store>,
 ) -> anyhow::Result<(Arc<AuthServer>, Vec<Arc<toolhost_sso::OidcProvider>>)> {
-    let issuer = config
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{addr}"));
-    let mut auth = AuthConfig::new(issuer);
+    let mut auth = AuthConfig::new(issuer(config, addr));
     if let Some(ttl) = config.access_token_ttl {
         auth.access_ttl = ttl;
     }

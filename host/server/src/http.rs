@@ -93,11 +93,14 @@ pub fn router(
 /// because only a host wired with its host tools has pages to show.
 pub fn with_console(
     app: Router,
-    auth: Arc<AuthServer>,
+    (auth, connections): (
+        Arc<AuthServer>,
+        Option<Arc<toolhost_sso::connections::Connections>>,
+    ),
     host: Arc<Toolhost>,
     store: Arc<Store>,
 ) -> anyhow::Result<Router> {
-    let console = toolhost_console::Console::new(auth, host, store)?;
+    let console = toolhost_console::Console::new(auth, host, store)?.with_connections(connections);
     Ok(app.merge(console.routes()))
 }
 

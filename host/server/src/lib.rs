@@ -42,6 +42,7 @@ mod log_redact;
 mod mcp_listen;
 mod mcp_replay;
 mod mcp_sessions;
+mod person_connections;
 mod prometheus;
 mod rate_lease;
 mod rate_limit;

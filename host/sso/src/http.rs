@@ -90,6 +90,99 @@ pub(crate) async fn get_json<T: serde::de::DeserializeOwned>(
         .map_err(|e| UpstreamError::Refused(format!("{what} is not what it should be: {e}")))
 }
 
+/// The token endpoint's refusal (RFC 6749 §5.2).
+#[derive(serde::Deserialize)]
+struct TokenRefusal {
+    error: String,
+}
+
+/// A token endpoint and this host's client there.
+pub(crate) struct TokenClient<'a> {
+    /// The endpoint (checked by [`allowed_url`] before anything is sent).
+    pub endpoint: &'a str,
+    /// `token_endpoint_auth_methods_supported`, if the server said.
+    pub auth_methods: Option<&'a [String]>,
+    pub client_id: &'a str,
+    pub client_secret: &'a crate::ClientSecret,
+}
+
+impl TokenClient<'_> {
+    /// POSTs `form` to the token endpoint as this host's client
+    /// (client_secret_basic unless the server supports only _post): a 2xx
+    /// answer, a 4xx as [`UpstreamError::Refused`] with its error code
+    /// (`what` is what was refused), anything else
+    /// [`UpstreamError::Unavailable`].
+    pub(crate) async fn post(
+        &self,
+        http: &reqwest::Client,
+        form: &[(&str, &str)],
+        what: &str,
+    ) -> Result<Answer, UpstreamError> {
+        let answer = self.send(http, form).await?;
+        match answer.status {
+            200..=299 => Ok(answer),
+            400..=499 => Err(UpstreamError::Refused(format!(
+                "the token endpoint refused {what}: {}",
+                refusal(&answer)
+            ))),
+            status => Err(UpstreamError::Unavailable(format!(
+                "the token endpoint answered status {status}"
+            ))),
+        }
+    }
+
+    /// POSTs `form` as this host's client and returns whatever answer came.
+    pub(crate) async fn send(
+        &self,
+        http: &reqwest::Client,
+        form: &[(&str, &str)],
+    ) -> Result<Answer, UpstreamError> {
+        let endpoint = allowed_url(self.endpoint).map_err(UpstreamError::Refused)?;
+        let mut form = form.to_vec();
+        // RFC 8414 §2 (and Discovery §3): basic is the default when the
+        // list is absent.
+        let methods = self.auth_methods.unwrap_or_default();
+        let basic = methods.is_empty() || methods.iter().any(|m| m == "client_secret_basic");
+        let mut request = http.post(endpoint);
+        if basic {
+            // RFC 6749 §2.3.1: each part form-encoded before base64.
+            let encode =
+                |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+            request = request.basic_auth(
+                encode(self.client_id),
+                Some(encode(self.client_secret.expose())),
+            );
+        } else if methods.iter().any(|m| m == "client_secret_post") {
+            form.push(("client_id", self.client_id));
+            form.push(("client_secret", self.client_secret.expose()));
+        } else {
+            return Err(UpstreamError::Refused(format!(
+                "the token endpoint takes none of client_secret_basic, client_secret_post ({methods:?})"
+            )));
+        }
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(&form)
+            .finish();
+        send(
+            "the token endpoint",
+            request
+                .header("content-type", "application/x-www-form-urlencoded")
+                .header("accept", "application/json")
+                .body(body),
+        )
+        .await
+    }
+}
+
+/// A 4xx answer's error code (RFC 6749 §5.2), at most 100 characters, or
+/// its status.
+pub(crate) fn refusal(answer: &Answer) -> String {
+    let error = serde_json::from_slice::<TokenRefusal>(&answer.body)
+        .map(|r| r.error)
+        .unwrap_or_else(|_| format!("status {}", answer.status));
+    error.chars().take(100).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::allowed_url;

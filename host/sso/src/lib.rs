@@ -16,6 +16,7 @@
 //! `jsonwebtoken`'s, the crate the host's own tokens already use.
 
 mod config;
+pub mod connections;
 mod discovery;
 mod http;
 mod id_jag;
@@ -63,12 +64,6 @@ impl std::fmt::Debug for OidcProvider {
 #[derive(Deserialize)]
 struct TokenAnswer {
     id_token: Option<String>,
-}
-
-/// The token endpoint's refusal (RFC 6749 §5.2).
-#[derive(Deserialize)]
-struct TokenRefusal {
-    error: String,
 }
 
 impl OidcProvider {
@@ -143,57 +138,13 @@ impl OidcProvider {
         what: &str,
     ) -> Result<http::Answer, UpstreamError> {
         let metadata = self.discovery.metadata().await?;
-        let endpoint =
-            http::allowed_url(&metadata.token_endpoint).map_err(UpstreamError::Refused)?;
-        let mut form = form.to_vec();
-        // Discovery §3: basic is the default when the list is absent.
-        let methods = metadata
-            .token_endpoint_auth_methods_supported
-            .unwrap_or_default();
-        let basic = methods.is_empty() || methods.iter().any(|m| m == "client_secret_basic");
-        let mut request = self.http.post(endpoint);
-        if basic {
-            // RFC 6749 §2.3.1: each part form-encoded before base64.
-            let encode =
-                |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-            request = request.basic_auth(
-                encode(&self.config.client_id),
-                Some(encode(self.config.client_secret.expose())),
-            );
-        } else if methods.iter().any(|m| m == "client_secret_post") {
-            form.push(("client_id", &self.config.client_id));
-            form.push(("client_secret", self.config.client_secret.expose()));
-        } else {
-            return Err(UpstreamError::Refused(format!(
-                "the token endpoint takes none of client_secret_basic, client_secret_post ({methods:?})"
-            )));
-        }
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(&form)
-            .finish();
-        let answer = http::send(
-            "the token endpoint",
-            request
-                .header("content-type", "application/x-www-form-urlencoded")
-                .header("accept", "application/json")
-                .body(body),
-        )
-        .await?;
-        match answer.status {
-            200..=299 => Ok(answer),
-            400..=499 => {
-                let error = serde_json::from_slice::<TokenRefusal>(&answer.body)
-                    .map(|r| r.error)
-                    .unwrap_or_else(|_| format!("status {}", answer.status));
-                Err(UpstreamError::Refused(format!(
-                    "the token endpoint refused {what}: {}",
-                    error.chars().take(100).collect::<String>()
-                )))
-            }
-            status => Err(UpstreamError::Unavailable(format!(
-                "the token endpoint answered status {status}"
-            ))),
-        }
+        let client = http::TokenClient {
+            endpoint: &metadata.token_endpoint,
+            auth_methods: metadata.token_endpoint_auth_methods_supported.as_deref(),
+            client_id: &self.config.client_id,
+            client_secret: &self.config.client_secret,
+        };
+        client.post(&self.http, form, what).await
     }
 
     async fn sign_in_with(

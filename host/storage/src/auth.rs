@@ -16,9 +16,9 @@ mod rows;
 pub(crate) mod sql;
 
 use toolhost_auth::{
-    AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, CodeRedemption, Family, KeyPurpose,
-    LiveGrant, PendingAuthorization, RefreshToken, SigningKey, SsoAttempt, SsoLink, StoreFuture,
-    User, WebSession,
+    AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, CodeRedemption, ConnectionAttempt,
+    Family, KeyPurpose, LiveGrant, PendingAuthorization, PersonConnection, RefreshToken,
+    SigningKey, SsoAttempt, SsoLink, StoreFuture, User, WebSession,
 };
 
 use crate::connect::{execute, fetch_all, fetch_optional, on_pool};
@@ -638,6 +638,143 @@ impl AuthStore for Store {
                 format!("a link at {:?} for this subject or user", link.provider),
             ))?;
             Ok(())
+        })
+    }
+
+    fn person_connection<'a>(
+        &'a self,
+        tenant: &'a str,
+        user_id: &'a str,
+        backend: &'a str,
+    ) -> StoreFuture<'a, Option<PersonConnection>> {
+        Box::pin(async move {
+            fetch_optional!(
+                &self.pools,
+                rows::person_connection,
+                sql::PERSON_CONNECTION,
+                tenant,
+                user_id,
+                backend
+            )
+            .map_err(failed("select person connection"))
+        })
+    }
+
+    fn put_person_connection<'a>(&'a self, c: &'a PersonConnection) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::PUT_PERSON_CONNECTION,
+                c.tenant.as_str(),
+                c.user_id.as_str(),
+                c.backend.as_str(),
+                c.key_id.as_str(),
+                c.sealed.as_str(),
+                c.connected_at,
+                c.expires_at,
+            )
+            .map_err(failed("put person connection"))?;
+            Ok(())
+        })
+    }
+
+    fn refresh_person_connection<'a>(
+        &'a self,
+        sealed: &'a str,
+        c: &'a PersonConnection,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let changed = execute!(
+                &self.pools,
+                sql::REFRESH_PERSON_CONNECTION,
+                c.key_id.as_str(),
+                c.sealed.as_str(),
+                c.expires_at,
+                c.tenant.as_str(),
+                c.user_id.as_str(),
+                c.backend.as_str(),
+                sealed,
+            )
+            .map_err(failed("refresh person connection"))?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn delete_person_connection<'a>(
+        &'a self,
+        tenant: &'a str,
+        user_id: &'a str,
+        backend: &'a str,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let deleted = execute!(
+                &self.pools,
+                sql::DELETE_PERSON_CONNECTION,
+                tenant,
+                user_id,
+                backend
+            )
+            .map_err(failed("delete person connection"))?;
+            Ok(deleted > 0)
+        })
+    }
+
+    fn person_connections<'a>(
+        &'a self,
+        tenant: &'a str,
+        user_id: Option<&'a str>,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<PersonConnection>> {
+        Box::pin(async move {
+            fetch_all!(
+                &self.pools,
+                rows::person_connection,
+                sql::PERSON_CONNECTIONS,
+                tenant,
+                user_id,
+                i64::from(limit)
+            )
+            .map_err(failed("select person connections"))
+        })
+    }
+
+    fn insert_connection_attempt<'a>(&'a self, a: &'a ConnectionAttempt) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            execute!(
+                &self.pools,
+                sql::CLEAR_CONNECTION_ATTEMPTS,
+                a.tenant.as_str(),
+                a.user_id.as_str(),
+                a.backend.as_str(),
+            )
+            .map_err(failed("clear connection attempts"))?;
+            execute!(
+                &self.pools,
+                sql::INSERT_CONNECTION_ATTEMPT,
+                a.state_hash.as_str(),
+                a.tenant.as_str(),
+                a.user_id.as_str(),
+                a.backend.as_str(),
+                a.code_verifier.as_str(),
+                a.expires_at,
+            )
+            .map_err(failed("insert connection attempt"))?;
+            Ok(())
+        })
+    }
+
+    fn take_connection_attempt<'a>(
+        &'a self,
+        state_hash: &'a str,
+    ) -> StoreFuture<'a, Option<ConnectionAttempt>> {
+        Box::pin(async move {
+            fetch_optional!(
+                &self.pools,
+                rows::connection_attempt,
+                sql::TAKE_CONNECTION_ATTEMPT,
+                state_hash
+            )
+            .map_err(failed("take connection attempt"))
         })
     }
 

@@ -174,6 +174,10 @@ pub(crate) const SQLITE: Files = &[
         "0037_code_dpop_jkt.sql",
         include_str!("../../../migrations/sqlite/0037_code_dpop_jkt.sql"),
     ),
+    (
+        "0038_person_connections.sql",
+        include_str!("../../../migrations/sqlite/0038_person_connections.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -325,6 +329,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0037_code_dpop_jkt.sql",
         include_str!("../../../migrations/postgres/0037_code_dpop_jkt.sql"),
+    ),
+    (
+        "0038_person_connections.sql",
+        include_str!("../../../migrations/postgres/0038_person_connections.sql"),
     ),
 ];
 

@@ -7,8 +7,8 @@ mod common;
 use common::TestDb;
 use toolhost_auth::{
     AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, ClientKind, ClientOrigin,
-    CodeRedemption, Family, KeyPurpose, PendingAuthorization, RefreshToken, SigningKey, SsoAttempt,
-    SsoLink, User, WebSession,
+    CodeRedemption, ConnectionAttempt, Family, KeyPurpose, PendingAuthorization, PersonConnection,
+    RefreshToken, SigningKey, SsoAttempt, SsoLink, User, WebSession,
 };
 use toolhost_types::PrincipalKind;
 
@@ -32,6 +32,8 @@ on_both_engines!(
     expired_codes_tokens_requests_and_sessions_are_purged,
     an_sso_attempt_is_taken_once_and_purged_when_expired,
     an_sso_link_binds_one_subject_to_one_user_per_provider,
+    a_persons_connection_is_theirs_replaced_refreshed_once_and_revoked,
+    a_connection_attempt_is_taken_once_and_one_per_person_and_backend,
     a_dpop_proof_is_spent_once_until_it_expires,
     a_refresh_token_keeps_its_dpop_binding,
     a_tenant_requires_dpop_only_when_told,
@@ -755,6 +757,121 @@ async fn an_sso_attempt_is_taken_once_and_purged_when_expired(db: &TestDb) {
     );
     store.purge_expired(NOW).await.expect("purge");
     assert_eq!(db.count("sso_attempts").await, 0);
+}
+
+fn connection(user_id: &str, backend: &str, sealed: &str) -> PersonConnection {
+    PersonConnection {
+        tenant: "acme".into(),
+        user_id: user_id.into(),
+        backend: backend.into(),
+        key_id: "k1".into(),
+        sealed: sealed.into(),
+        connected_at: NOW,
+        expires_at: Some(NOW + 3600),
+    }
+}
+
+async fn a_persons_connection_is_theirs_replaced_refreshed_once_and_revoked(db: &TestDb) {
+    let store = seeded(db).await;
+    store.insert_user(&user("u-bob", "bob")).await.expect("bob");
+    let alices = connection("u-alice", "crm", "sealed-a1");
+    store.put_person_connection(&alices).await.expect("put");
+    store
+        .put_person_connection(&connection("u-bob", "crm", "sealed-b1"))
+        .await
+        .expect("put");
+    let read = |u: &'static str| store.person_connection("acme", u, "crm");
+    assert_eq!(read("u-alice").await.expect("read"), Some(alices.clone()));
+    assert_eq!(
+        store
+            .person_connection("other", "u-alice", "crm")
+            .await
+            .expect("read"),
+        None,
+        "another tenant's name finds nothing"
+    );
+    // Connecting again replaces the person's connection.
+    let again = connection("u-alice", "crm", "sealed-a2");
+    store.put_person_connection(&again).await.expect("put");
+    assert_eq!(read("u-alice").await.expect("read"), Some(again.clone()));
+    // Two refreshes of one reading: one wins, the other writes nothing.
+    let (r1, r2) = (
+        connection("u-alice", "crm", "sealed-r1"),
+        connection("u-alice", "crm", "sealed-r2"),
+    );
+    let (a, b) = tokio::join!(
+        store.refresh_person_connection("sealed-a2", &r1),
+        store.refresh_person_connection("sealed-a2", &r2)
+    );
+    assert_eq!(
+        [a.expect("refresh"), b.expect("refresh")]
+            .iter()
+            .filter(|w| **w)
+            .count(),
+        1
+    );
+    let kept = read("u-alice").await.expect("read").expect("kept");
+    assert!(["sealed-r1", "sealed-r2"].contains(&kept.sealed.as_str()));
+    // A tenant's list, or one person's.
+    let all = store
+        .person_connections("acme", None, 10)
+        .await
+        .expect("list");
+    let whose: Vec<_> = all.iter().map(|c| c.user_id.as_str()).collect();
+    assert_eq!(whose, ["u-alice", "u-bob"]);
+    let bobs = store.person_connections("acme", Some("u-bob"), 10).await;
+    assert_eq!(bobs.expect("list").len(), 1);
+    assert_eq!(
+        store
+            .person_connections("acme", None, 1)
+            .await
+            .expect("list")
+            .len(),
+        1
+    );
+    // Revoked once; a refresh of what was revoked writes nothing.
+    let gone = store.delete_person_connection("acme", "u-alice", "crm");
+    assert!(gone.await.expect("delete"));
+    let again = store.delete_person_connection("acme", "u-alice", "crm");
+    assert!(!again.await.expect("delete"));
+    let late = store.refresh_person_connection(&kept.sealed, &r1).await;
+    assert!(!late.expect("refresh"));
+    assert_eq!(read("u-alice").await.expect("read"), None);
+    assert!(read("u-bob").await.expect("read").is_some());
+}
+
+async fn a_connection_attempt_is_taken_once_and_one_per_person_and_backend(db: &TestDb) {
+    let store = seeded(db).await;
+    let attempt = |state: &str, backend: &str, expires_at: i64| ConnectionAttempt {
+        state_hash: state.into(),
+        tenant: "acme".into(),
+        user_id: "u-alice".into(),
+        backend: backend.into(),
+        code_verifier: "v".repeat(43),
+        expires_at,
+    };
+    for (state, backend) in [("s-1", "crm"), ("s-2", "crm"), ("s-3", "wiki")] {
+        let a = attempt(state, backend, NOW + 600);
+        store.insert_connection_attempt(&a).await.expect("insert");
+    }
+    // The second flow to crm ended the first.
+    assert_eq!(
+        store.take_connection_attempt("s-1").await.expect("take"),
+        None
+    );
+    let (a, b) = tokio::join!(
+        store.take_connection_attempt("s-2"),
+        store.take_connection_attempt("s-2")
+    );
+    let won: Vec<_> = [a.expect("take"), b.expect("take")]
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(won, vec![attempt("s-2", "crm", NOW + 600)]);
+    let old = attempt("s-4", "crm", NOW - 1);
+    store.insert_connection_attempt(&old).await.expect("insert");
+    store.purge_expired(NOW).await.expect("purge");
+    assert_eq!(db.count("connection_attempts").await, 1, "wiki's live one");
 }
 
 async fn an_sso_link_binds_one_subject_to_one_user_per_provider(db: &TestDb) {

@@ -94,6 +94,18 @@ impl BackendCapability {
     }
 }
 
+/// Why a call stopped at a backend request: the person has not connected
+/// the backend (a trap the sandbox turns into
+/// [`CallError::ConnectionRequired`](crate::CallError::ConnectionRequired):
+/// the plugin cannot go on without the connection, and the host, not the
+/// plugin, asks the person for it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the person has not connected backend {backend:?}")]
+pub(crate) struct ConnectionStop {
+    pub(crate) backend: String,
+    pub(crate) url: String,
+}
+
 fn error(e: BackendError) -> wit::Error {
     match e {
         BackendError::NotDeclared(n) => wit::Error::NotDeclared(n),
@@ -101,6 +113,8 @@ fn error(e: BackendError) -> wit::Error {
         BackendError::Timeout => wit::Error::Timeout,
         BackendError::TooLarge => wit::Error::TooLarge,
         BackendError::Unavailable(r) => wit::Error::Unavailable(r),
+        // Stopped in `send` before it gets here; told as a refusal if not.
+        e @ BackendError::ConnectionRequired { .. } => wit::Error::Refused(e.to_string()),
     }
 }
 
@@ -154,6 +168,9 @@ impl wit::Host for BackendCapability {
                 }
                 Err(_) => run.sent(verb.as_str(), &backend, &path, 0, 0, started.elapsed()),
             }
+        }
+        if let Err(BackendError::ConnectionRequired { backend, url }) = sent {
+            return Err(ConnectionStop { backend, url }.into());
         }
         Ok(match sent {
             Ok(r) => Ok(wit::Response {
@@ -239,6 +256,52 @@ mod tests {
                 "{r:?}"
             );
         }
+    }
+
+    /// A connector for whom nobody has connected.
+    struct NobodyConnected;
+
+    impl toolhost_backend::Connector for NobodyConnected {
+        fn token<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a toolhost_backend::Identity,
+        ) -> toolhost_backend::ConnectionFuture<'a> {
+            Box::pin(async { Err(toolhost_backend::ConnectionError::NotConnected) })
+        }
+        fn connect_url(&self, backend: &str) -> String {
+            format!("https://host.example/admin/connections/{backend}/connect")
+        }
+    }
+
+    #[tokio::test]
+    async fn a_person_without_a_connection_stops_the_call_instead_of_the_plugin_seeing_it() {
+        let url = url::Url::parse("http://127.0.0.1:9/").expect("a URL");
+        let mut config = BackendConfig::new("testbench", url);
+        config.auth = toolhost_backend::BackendAuth::Connection;
+        let backends = Backends::new(vec![config]).expect("valid");
+        backends.connect_with(Arc::new(NobodyConnected));
+        let grant = BackendGrant {
+            backends,
+            declared: Arc::new(["testbench".to_owned()].into()),
+        };
+        let ann = toolhost_backend::Acting::new(toolhost_backend::Identity {
+            subject: "u_ann".into(),
+            kind: "user",
+            tenant: "acme".into(),
+            client_id: "client-1".into(),
+            tool: "list_environments".into(),
+            call_id: "call-1".into(),
+        });
+        let quiet = Quiet::new(false);
+        let mut cap = capability(Some(grant), &quiet).for_whom(Some(ann));
+        let stopped = cap.send(request("testbench", wit::Method::Get)).await;
+        let err = stopped.expect_err("the call stops");
+        let stop = err
+            .downcast_ref::<ConnectionStop>()
+            .expect("a connection stop");
+        assert_eq!(stop.backend, "testbench");
+        assert!(stop.url.ends_with("/admin/connections/testbench/connect"));
     }
 
     #[tokio::test]

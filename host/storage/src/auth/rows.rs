@@ -7,8 +7,9 @@
 //! build, and guessing would be worse.
 
 use toolhost_auth::{
-    AuthCode, AuthEvent, Client, ClientKind, ClientOrigin, Family, LiveGrant, PendingAuthorization,
-    RefreshToken, SigningKey, SsoAttempt, SsoLink, User, WebSession,
+    AuthCode, AuthEvent, Client, ClientKind, ClientOrigin, ConnectionAttempt, Family, LiveGrant,
+    PendingAuthorization, PersonConnection, RefreshToken, SigningKey, SsoAttempt, SsoLink, User,
+    WebSession,
 };
 use toolhost_types::PrincipalKind;
 
@@ -205,6 +206,31 @@ pub(crate) fn sso_link(row: &impl Fields) -> Result<SsoLink, sqlx::Error> {
         subject: row.text("subject")?,
         user_id: row.text("user_id")?,
         linked_at: row.int("linked_at")?,
+    })
+}
+
+/// A `person_connections` row.
+pub(crate) fn person_connection(row: &impl Fields) -> Result<PersonConnection, sqlx::Error> {
+    Ok(PersonConnection {
+        tenant: row.text("tenant")?,
+        user_id: row.text("user_id")?,
+        backend: row.text("backend")?,
+        key_id: row.text("key_id")?,
+        sealed: row.text("sealed")?,
+        connected_at: row.int("connected_at")?,
+        expires_at: row.maybe_int("expires_at")?,
+    })
+}
+
+/// A `connection_attempts` row.
+pub(crate) fn connection_attempt(row: &impl Fields) -> Result<ConnectionAttempt, sqlx::Error> {
+    Ok(ConnectionAttempt {
+        state_hash: row.text("state_hash")?,
+        tenant: row.text("tenant")?,
+        user_id: row.text("user_id")?,
+        backend: row.text("backend")?,
+        code_verifier: row.text("code_verifier")?,
+        expires_at: row.int("expires_at")?,
     })
 }
 

@@ -189,11 +189,52 @@ pub(super) const INSERT_SSO_LINK: &str = "INSERT INTO sso_links \
      (provider, subject, user_id, linked_at) VALUES ($1, $2, $3, $4)";
 
 /// What [`AuthStore::purge_expired`](toolhost_auth::AuthStore::purge_expired) deletes, one statement per table.
-pub(super) const PURGE_EXPIRED: [&str; 6] = [
+pub(super) const PURGE_EXPIRED: [&str; 7] = [
     "DELETE FROM auth_codes WHERE expires_at < $1",
     "DELETE FROM refresh_tokens WHERE expires_at < $1",
     "DELETE FROM pending_authorizations WHERE expires_at < $1",
     "DELETE FROM web_sessions WHERE expires_at < $1",
     "DELETE FROM sso_attempts WHERE expires_at < $1",
     "DELETE FROM spent_jwts WHERE expires_at < $1",
+    "DELETE FROM connection_attempts WHERE expires_at < $1",
 ];
+
+/// The columns of a `person_connections` row, in order.
+macro_rules! connection_columns {
+    () => {
+        "tenant, user_id, backend, key_id, sealed, connected_at, expires_at"
+    };
+}
+pub(super) const PERSON_CONNECTION: &str = concat!(
+    "SELECT ",
+    connection_columns!(),
+    " FROM person_connections WHERE tenant = $1 AND user_id = $2 AND backend = $3"
+);
+pub(super) const PUT_PERSON_CONNECTION: &str = concat!(
+    "INSERT INTO person_connections (",
+    connection_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant, user_id, backend) DO UPDATE \
+     SET key_id = excluded.key_id, sealed = excluded.sealed, \
+     connected_at = excluded.connected_at, expires_at = excluded.expires_at"
+);
+pub(super) const REFRESH_PERSON_CONNECTION: &str = "UPDATE person_connections \
+     SET key_id = $1, sealed = $2, expires_at = $3 \
+     WHERE tenant = $4 AND user_id = $5 AND backend = $6 AND sealed = $7";
+pub(super) const DELETE_PERSON_CONNECTION: &str = "DELETE FROM person_connections \
+     WHERE tenant = $1 AND user_id = $2 AND backend = $3";
+pub(super) const PERSON_CONNECTIONS: &str = concat!(
+    "SELECT ",
+    connection_columns!(),
+    " FROM person_connections WHERE tenant = $1 AND ($2 IS NULL OR user_id = $2) \
+     ORDER BY user_id, backend LIMIT $3"
+);
+/// A person's earlier flows to a backend end when they start another: one
+/// attempt per person and backend, however often the page is loaded.
+pub(super) const CLEAR_CONNECTION_ATTEMPTS: &str = "DELETE FROM connection_attempts \
+     WHERE tenant = $1 AND user_id = $2 AND backend = $3";
+pub(super) const INSERT_CONNECTION_ATTEMPT: &str = "INSERT INTO connection_attempts \
+     (state_hash, tenant, user_id, backend, code_verifier, expires_at) \
+     VALUES ($1, $2, $3, $4, $5, $6)";
+pub(super) const TAKE_CONNECTION_ATTEMPT: &str = "DELETE FROM connection_attempts \
+     WHERE state_hash = $1 \
+     RETURNING state_hash, tenant, user_id, backend, code_verifier, expires_at";
