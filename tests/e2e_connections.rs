@@ -156,20 +156,8 @@ fn each_person_connects_their_own_account_and_only_their_token_serves_them() {
     .expect("write");
     let config_path = config_file.to_str().expect("utf-8");
     let server = Server::start_with(&[toolhost_fixtures::TESTBENCH], &["--config", config_path]);
-    let mut seed = testbench::Seed::contract();
-    for p in seed.projects.iter_mut().filter(|p| p.id == 2) {
-        p.name = HIDDEN.into();
-        p.people = Some(vec!["alice-up-1".into()]);
-    }
-    backend.running.handle.load(seed).expect("a valid seed");
-    backend
-        .running
-        .handle
-        .require_provider_tokens(testbench::ProviderCheck {
-            issuer: provider.issuer.clone(),
-            jwks_uri: provider.jwks_uri(),
-            audience: RESOURCE.into(),
-        });
+    let private = (HIDDEN, "alice-up-1");
+    support::openid::private_project_behind(&backend, private, &provider, RESOURCE);
     let alice = person(&server, "alice", "alice-up-pw");
     let bob = person(&server, "bob", "bob-up-pw");
 

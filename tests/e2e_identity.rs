@@ -187,20 +187,8 @@ fn each_persons_token_is_exchanged_at_their_provider_and_names_the_host_and_clie
     let config = config.to_str().expect("utf-8");
     let server = Server::start_with(&[toolhost_fixtures::TESTBENCH], &["--config", config]);
     provider.trust_host(&server.issuer(), &[TESTBENCH_AUDIENCE]);
-    let mut seed = testbench::Seed::contract();
-    for p in seed.projects.iter_mut().filter(|p| p.id == 2) {
-        p.name = HIDDEN.into();
-        p.people = Some(vec!["alice-sub-1".into()]);
-    }
-    backend.running.handle.load(seed).expect("a valid seed");
-    backend
-        .running
-        .handle
-        .require_provider_tokens(testbench::ProviderCheck {
-            issuer: provider.issuer.clone(),
-            jwks_uri: provider.jwks_uri(),
-            audience: TESTBENCH_AUDIENCE.into(),
-        });
+    let private = (HIDDEN, "alice-sub-1");
+    support::openid::private_project_behind(&backend, private, &provider, TESTBENCH_AUDIENCE);
 
     // alice and bob sign in through the provider with the Python SDK.
     let tool = ["--expect-tool", "run_by_tag", "--print-token"];

@@ -193,6 +193,29 @@ impl Drop for Provider {
     }
 }
 
+/// The testbench seeded with the contract, its project 2 renamed `name`
+/// and shown only to the person `subject` (as `provider` knows them), and
+/// taking only `provider`'s access tokens for `audience` from now on.
+pub fn private_project_behind(
+    backend: &super::bench::Backend,
+    (name, subject): (&str, &str),
+    provider: &Provider,
+    audience: &str,
+) {
+    let mut seed = testbench::Seed::contract();
+    for p in seed.projects.iter_mut().filter(|p| p.id == 2) {
+        p.name = name.into();
+        p.people = Some(vec![subject.into()]);
+    }
+    let handle = &backend.running.handle;
+    handle.load(seed).expect("a valid seed");
+    handle.require_provider_tokens(testbench::ProviderCheck {
+        issuer: provider.issuer.clone(),
+        jwks_uri: provider.jwks_uri(),
+        audience: audience.into(),
+    });
+}
+
 /// An account of the provider's accounts file.
 pub fn account(password: &str, sub: &str, email: &str, groups: &[&str]) -> Value {
     json!({
