@@ -208,6 +208,12 @@ fn each_person_connects_their_own_account_and_only_their_token_serves_them() {
         "a refreshed token: {refreshed:?}"
     );
 
+    // alice administers the tenant: she revokes bob's connection, and his
+    // next call asks him again.
+    python(&tools, &server, &alice, &["revoke-other"]);
+    python(&tools, &server, &bob, &["required"]);
+    let tokens = backend.running.handle.provider_tokens();
+
     // alice revokes her connection in the console: her next call asks
     // again, and nothing reaches the backend for her meanwhile.
     let out = python(&tools, &server, &alice, &["revoke", "required"]);

@@ -23,6 +23,8 @@ all of them:
 * `connected`: a call completes and asks nothing.
 * `revoke`: the browser revokes the person's connection on the console's
   Connections page.
+* `revoke-other`: the same page of a tenant admin, who revokes the one
+  other person's connection listed there.
 * `connect`: the browser alone, at the connect page of
   $TOOLHOST_E2E_BACKEND (default `testbench`), as a person who opened it
   from the console would.
@@ -107,8 +109,9 @@ async def connect(browser: httpx2.AsyncClient, url: str) -> None:
     raise AssertionError(f"not connected after {MAX_STEPS} steps; last: {describe(response)}")
 
 
-async def revoke(browser: httpx2.AsyncClient, mcp_url: str) -> None:
-    """Revokes the person's connection on the Connections page."""
+async def revoke(browser: httpx2.AsyncClient, mcp_url: str, others: bool = False) -> None:
+    """Revokes the person's connection on the Connections page (with
+    `others`, a tenant admin's: every other person's listed there)."""
     page_url = urljoin(mcp_url, "/admin/connections")
     response = await browser.get(page_url)
     signed_in = False
@@ -128,9 +131,9 @@ async def revoke(browser: httpx2.AsyncClient, mcp_url: str) -> None:
     action = f"/admin/connections/{BACKEND}/revoke"
     # The person's own (a tenant admin's page also lists others', each
     # naming whose it is in a user_id field).
-    form = next((f for f in page.forms if f.action == action and "user_id" not in f.names()), None)
-    check(form is not None, f"no revoke form for {BACKEND}: {describe(response)}")
-    response = await submit(browser, response, form, form.fields())  # type: ignore[arg-type]
+    forms = [f for f in page.forms if f.action == action and ("user_id" in f.names()) == others]
+    check(len(forms) == 1, f"{len(forms)} revoke forms for {BACKEND} (others: {others}): {describe(response)}")
+    response = await submit(browser, response, forms[0], forms[0].fields())
     check(response.is_redirect, f"revoking: {describe(response)}")
     location = response.headers["location"]
     check("done=revoked" in location, f"revoking led to {location}")
@@ -194,6 +197,8 @@ async def main() -> None:
                     structured(step, await c.call_tool(TOOL, {}))
             elif step == "revoke":
                 await revoke(browser, url)
+            elif step == "revoke-other":
+                await revoke(browser, url, others=True)
             elif step == "connect":
                 await connect(browser, urljoin(url, f"/admin/connections/{BACKEND}/connect"))
             else:
