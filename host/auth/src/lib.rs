@@ -64,9 +64,9 @@ pub use server::AuthServer;
 pub use sso::callback_url as sso_callback_url;
 pub use store::{
     AuthCode, AuthEvent, AuthStore, AuthStoreError, Client, ClientKind, ClientOrigin,
-    CodeRedemption, ConnectionAttempt, Family, KeyPurpose, LiveGrant, PendingAuthorization,
-    PersonConnection, RefreshToken, SigningKey, SsoAttempt, SsoLink, StoreFuture, Tenant, User,
-    WebSession,
+    CodeRedemption, ConnectionAttempt, EVENT_RETENTION, Family, KeyPurpose, LiveGrant,
+    PendingAuthorization, PersonConnection, RefreshToken, SigningKey, SsoAttempt, SsoLink,
+    StoreFuture, Tenant, User, WebSession,
 };
 pub use token::{AccessClaims, Confirmation, TokenError};
 pub use web::{WebUser, sign_in_path};

@@ -408,6 +408,11 @@ pub struct ConnectionAttempt {
     pub expires_at: i64,
 }
 
+/// How long security events are kept: long enough to look back over a
+/// quarter, short enough that a flood of failed sign-ins is not kept for
+/// ever.
+pub const EVENT_RETENTION: std::time::Duration = std::time::Duration::from_secs(90 * 24 * 3600);
+
 /// A security event: registrations, revocations, replays, failed logins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthEvent {
@@ -467,8 +472,9 @@ pub trait AuthStore: Send + Sync {
     fn expire_idle_clients(&self, before: i64) -> StoreFuture<'_, u64>;
 
     /// Deletes what can no longer be used: codes, refresh tokens, pending
-    /// authorizations and browser sessions that expired before `before`.
-    /// Returns how many rows went.
+    /// authorizations, browser sessions, sign-in and connect attempts and
+    /// spent JWTs that expired before `before`, and security events older
+    /// than [`EVENT_RETENTION`] before it. Returns how many rows went.
     fn purge_expired(&self, before: i64) -> StoreFuture<'_, u64>;
 
     /// Stores a new authorization code.

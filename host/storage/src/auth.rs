@@ -248,6 +248,9 @@ impl AuthStore for Store {
                 purged += execute!(&self.pools, statement, before)
                     .map_err(failed("purge expired auth rows"))?;
             }
+            let retained = toolhost_auth::EVENT_RETENTION.as_secs() as i64;
+            purged += execute!(&self.pools, sql::PURGE_OLD_EVENTS, before - retained)
+                .map_err(failed("purge old auth events"))?;
             Ok(purged)
         })
     }

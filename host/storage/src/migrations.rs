@@ -178,6 +178,10 @@ pub(crate) const SQLITE: Files = &[
         "0038_person_connections.sql",
         include_str!("../../../migrations/sqlite/0038_person_connections.sql"),
     ),
+    (
+        "0039_auth_events_at.sql",
+        include_str!("../../../migrations/sqlite/0039_auth_events_at.sql"),
+    ),
 ];
 
 /// migrations/postgres, in order: the same numbers as [`SQLITE`].
@@ -333,6 +337,10 @@ pub(crate) const POSTGRES: Files = &[
     (
         "0038_person_connections.sql",
         include_str!("../../../migrations/postgres/0038_person_connections.sql"),
+    ),
+    (
+        "0039_auth_events_at.sql",
+        include_str!("../../../migrations/postgres/0039_auth_events_at.sql"),
     ),
 ];
 

@@ -27,7 +27,7 @@ on_both_engines!(
     sessions_are_found_by_digest_and_ended_per_user,
     a_pending_authorization_is_taken_once,
     consent_is_saved_and_replaced,
-    events_are_listed_newest_first_up_to_the_limit,
+    events_are_listed_newest_first_up_to_the_limit_and_kept_for_the_retention,
     idle_dynamic_clients_expire_with_their_tokens_but_admin_clients_stay,
     expired_codes_tokens_requests_and_sessions_are_purged,
     an_sso_attempt_is_taken_once_and_purged_when_expired,
@@ -595,7 +595,7 @@ async fn consent_is_saved_and_replaced(db: &TestDb) {
     assert_eq!(scope.as_deref(), Some("mcp:tools mcp:admin"));
 }
 
-async fn events_are_listed_newest_first_up_to_the_limit(db: &TestDb) {
+async fn events_are_listed_newest_first_up_to_the_limit_and_kept_for_the_retention(db: &TestDb) {
     let store = db.store().await;
     let event = |kind: &str| AuthEvent {
         at: NOW,
@@ -614,6 +614,23 @@ async fn events_are_listed_newest_first_up_to_the_limit(db: &TestDb) {
         [event("family.revoked.replay"), event("login.failed")]
     );
     assert_eq!(store.recent_events(10).await.expect("recent").len(), 3);
+    // Kept for the retention, then purged with what expired.
+    let retained = toolhost_auth::EVENT_RETENTION.as_secs() as i64;
+    let older = AuthEvent {
+        at: NOW - retained - 1,
+        ..event("login.failed")
+    };
+    store.record_event(&older).await.expect("record");
+    assert_eq!(store.purge_expired(NOW).await.expect("purge"), 1);
+    assert_eq!(store.recent_events(10).await.expect("recent").len(), 3);
+    assert_eq!(
+        store
+            .purge_expired(NOW + retained + 1)
+            .await
+            .expect("purge"),
+        3
+    );
+    assert!(store.recent_events(10).await.expect("recent").is_empty());
 }
 
 async fn idle_dynamic_clients_expire_with_their_tokens_but_admin_clients_stay(db: &TestDb) {

@@ -199,6 +199,9 @@ pub(super) const PURGE_EXPIRED: [&str; 7] = [
     "DELETE FROM connection_attempts WHERE expires_at < $1",
 ];
 
+/// Security events older than the retention (its cut-off bound as `$1`).
+pub(super) const PURGE_OLD_EVENTS: &str = "DELETE FROM auth_events WHERE at < $1";
+
 /// The columns of a `person_connections` row, in order.
 macro_rules! connection_columns {
     () => {
