@@ -604,8 +604,9 @@ impl Toolhost {
         // A snapshot listed with a person's own connection is theirs while
         // the connection lasts: once it is revoked (or expired past
         // refreshing), it is listed again, which asks them to connect.
-        let disconnected = self.disconnected(plugin, acting).await;
-        for kind in &section(tool).resolves {
+        let kinds = &section(tool).resolves;
+        let disconnected = !kinds.is_empty() && self.disconnected(plugin, acting).await;
+        for kind in kinds {
             let generation = match &self.entity_generations {
                 _ if disconnected => None,
                 None => Some(0),

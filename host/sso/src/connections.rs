@@ -109,6 +109,28 @@ pub struct Connections {
     keys: Arc<SealingKeys>,
     store: Arc<dyn AuthStore>,
     http: reqwest::Client,
+    /// Turns to refresh, by [`stripe`] of the person and backend.
+    refreshing: Box<[tokio::sync::Mutex<()>]>,
+}
+
+/// How many refresh turns a replica has: people and backends share them
+/// by hash, so the lock memory is fixed however many people there are.
+const REFRESH_TURNS: usize = 64;
+
+/// The refresh turn of `owner`.
+fn stripe(owner: Owner<'_>) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (owner.tenant, owner.user_id, owner.backend).hash(&mut h);
+    (h.finish() % REFRESH_TURNS as u64) as usize
+}
+
+/// A stored connection as a request finds it.
+enum Current {
+    /// Its access token, fresh.
+    Fresh(String),
+    /// Expired (or about to): the row and its tokens, to refresh.
+    Expired(Box<PersonConnection>, Tokens),
 }
 
 impl std::fmt::Debug for Connections {
@@ -154,6 +176,9 @@ impl Connections {
             keys,
             store,
             http,
+            refreshing: (0..REFRESH_TURNS)
+                .map(|_| tokio::sync::Mutex::new(()))
+                .collect(),
         })
     }
 
@@ -363,13 +388,30 @@ impl Connections {
 
     /// The access token of `owner`, refreshed if it must be.
     async fn token_of(&self, owner: Owner<'_>) -> Result<String, ConnectionError> {
-        let unavailable = |e: String| ConnectionError::Unavailable(e);
         let upstream = (self.backends.get(owner.backend)).ok_or(ConnectionError::NotConnected)?;
+        if let Current::Fresh(token) = self.current(owner).await? {
+            return Ok(token);
+        }
+        // One refresh at a time per person and backend on this replica: the
+        // requests of a call that all find the token expired refresh it
+        // once (a server that rotates refresh tokens may take a second use
+        // of the old one for theft and end the grant).
+        let _turn = self.refreshing[stripe(owner)].lock().await;
+        match self.current(owner).await? {
+            Current::Fresh(token) => Ok(token),
+            Current::Expired(row, tokens) => self.refreshed(upstream, owner, &row, tokens).await,
+        }
+    }
+
+    /// The stored connection of `owner`: its access token if it is fresh
+    /// (sealed again under the current key if an older one sealed it), or
+    /// the row and tokens to refresh.
+    async fn current(&self, owner: Owner<'_>) -> Result<Current, ConnectionError> {
         let row = self
             .store
             .person_connection(owner.tenant, owner.user_id, owner.backend);
         let row = (row.await)
-            .map_err(|e| unavailable(e.to_string()))?
+            .map_err(|e| ConnectionError::Unavailable(e.to_string()))?
             .ok_or(ConnectionError::NotConnected)?;
         let Some(tokens) = self.opened(owner, &row) else {
             tracing::warn!(
@@ -381,20 +423,19 @@ impl Connections {
         let fresh = row
             .expires_at
             .is_none_or(|at| at - REFRESH_MARGIN.as_secs() as i64 > now());
-        if fresh {
-            if row.key_id != self.keys.current() {
-                // Rotation: sealed again under the current key, once.
-                if let Ok(resealed) = self.sealed(owner, &tokens, row.connected_at, row.expires_at)
-                {
-                    let _ = self
-                        .store
-                        .refresh_person_connection(&row.sealed, &resealed)
-                        .await;
-                }
-            }
-            return Ok(tokens.access_token);
+        if !fresh {
+            return Ok(Current::Expired(Box::new(row), tokens));
         }
-        self.refreshed(upstream, owner, &row, tokens).await
+        if row.key_id != self.keys.current() {
+            // Rotation: sealed again under the current key, once.
+            if let Ok(resealed) = self.sealed(owner, &tokens, row.connected_at, row.expires_at) {
+                let _ = self
+                    .store
+                    .refresh_person_connection(&row.sealed, &resealed)
+                    .await;
+            }
+        }
+        Ok(Current::Fresh(tokens.access_token))
     }
 
     fn opened(&self, owner: Owner<'_>, row: &PersonConnection) -> Option<Tokens> {
