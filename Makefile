@@ -238,8 +238,9 @@ fmt:
 ## capacity, the idle server's CPU and, with `perf`, its CPU by owner; find_tools' p50 and p99
 ## over catalog-300 beside greet's, and tools/list's bytes with discovery on and off), then
 ## audit appends on one PostgreSQL from one writer process and from three; then what
-## the identity assertion costs a backend request, and the bearer check with DPoP's cost
-## beyond it; results go in BENCHMARKS.md
+## the identity assertion costs a backend request, the bearer check with DPoP's cost
+## beyond it, and what a person's connection costs a backend request; results go in
+## BENCHMARKS.md
 bench: plugins python-plugins ts-plugins sdk e2e-tools bench-baseline
 	$(CARGO) bench -p toolhost-runtime --bench sandbox --locked
 	$(CARGO) bench -p toolhost-runtime --bench languages --locked
@@ -251,6 +252,7 @@ bench: plugins python-plugins ts-plugins sdk e2e-tools bench-baseline
 	$(CARGO) bench -p toolhost --bench replicas --locked
 	$(CARGO) bench -p toolhost-auth --bench assertion --locked
 	$(CARGO) bench -p toolhost-auth --bench bearer --locked
+	$(CARGO) bench -p toolhost-sso --bench connection --locked
 
 ## soak: ten minutes (TOOLHOST_SOAK_SECONDS) at 32 clients mixing calls, clarifications,
 ## gates and runs; RSS, open files, threads, store connections and latency per 30 s
